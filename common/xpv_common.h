@@ -1,0 +1,66 @@
+/*
+ * xpv_common.h — small utilities shared by every layer: error messages,
+ * growable byte buffers, JSON string escaping, hashing and time helpers.
+ *
+ * Invariants: an xpv_buf's data is always NUL-terminated when data != NULL;
+ * xpv_err.msg is always a NUL-terminated string (empty means "no error").
+ * Nothing here holds global state.
+ */
+#ifndef XPV_COMMON_H
+#define XPV_COMMON_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define XPV_VERSION "0.1.0"
+
+typedef struct {
+    char msg[512];
+} xpv_err;
+
+/* Sets the message (printf-style). Always returns -1 so callers can write
+ * `return xpv_err_set(err, "...")`. A NULL err is allowed. */
+int xpv_err_set(xpv_err *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Prefixes an existing message with context, e.g. the file name. */
+int xpv_err_prefix(xpv_err *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+typedef struct {
+    char *data;
+    size_t len;
+    size_t cap;
+} xpv_buf;
+
+/* Allocation failure aborts: every caller would have to give up anyway and
+ * the process is a single-user tool. */
+void xpv_buf_reserve(xpv_buf *b, size_t extra);
+void xpv_buf_append(xpv_buf *b, const void *p, size_t n);
+void xpv_buf_puts(xpv_buf *b, const char *s);
+void xpv_buf_putc(xpv_buf *b, char c);
+void xpv_buf_printf(xpv_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Appends s as a quoted JSON string; invalid UTF-8 bytes become U+FFFD. */
+void xpv_buf_json_str(xpv_buf *b, const char *s, size_t n);
+/* Appends a double the shortest way that reads back identically;
+ * non-finite values become null. */
+void xpv_buf_json_double(xpv_buf *b, double v);
+void xpv_buf_reset(xpv_buf *b);
+void xpv_buf_free(xpv_buf *b);
+
+void *xpv_xmalloc(size_t n);
+void *xpv_xcalloc(size_t n, size_t size);
+void *xpv_xrealloc(void *p, size_t n);
+char *xpv_xstrdup(const char *s);
+char *xpv_xstrndup(const char *s, size_t n);
+
+uint64_t xpv_hash64(const void *p, size_t n);
+
+/* Wall-clock and monotonic seconds. */
+double xpv_now_mono(void);
+
+/* Profile ids are the first 64 bits of a hash of the path relative to the
+ * profile directory, so they stay the same across restarts and rebuilds. */
+int64_t xpv_profile_id_for(const char *rel_path);
+void xpv_profile_id_hex(int64_t id, char out[17]);
+int xpv_profile_id_parse(const char *hex, int64_t *out);
+
+#endif

@@ -1,0 +1,52 @@
+/*
+ * analysis.h — step timelines and kernel summaries, computed while a profile
+ * is indexed (issue: "computed at index time, exact").
+ *
+ * The sink's writer thread calls xpv_analysis_event() for every event as it
+ * is stored; names are not available then (only interned ids), so anything
+ * that depends on a name is resolved in xpv_analysis_finish(), which runs
+ * once, after the reader is done, and may also scan the event store.
+ * finish writes the profile's rows of `kernel_stats` and `steps`.
+ */
+#ifndef XPV_ANALYSIS_H
+#define XPV_ANALYSIS_H
+
+#include "../xpv_event.h"
+#include "../../common/xpv_common.h"
+#include <sqlite3.h>
+
+typedef struct xpv_analysis xpv_analysis;
+
+typedef struct {
+    uint32_t id;
+    int64_t pid, tid;
+    const char *process_name; /* never NULL ("" when unnamed) */
+    const char *thread_name;  /* never NULL */
+    int device_id;            /* device ordinal, -1 for host tracks */
+    int64_t events;
+} xpv_track_info;
+
+typedef struct {
+    sqlite3 *db;
+    int64_t profile_id;
+    /* Interned string lookup; returns "" for unknown ids. */
+    const char *(*string)(void *ctx, uint32_t id, size_t *len);
+    void *string_ctx;
+    const xpv_track_info *tracks; /* indexed by track id */
+    size_t ntracks;
+    const char *producer; /* "JAX/XLA", "PyTorch", "TensorFlow", "Nsight Systems", "unknown" */
+} xpv_analysis_input;
+
+typedef struct {
+    char step_source[32]; /* annotation|profiler_step|steps_line|nvtx|tf|module|none */
+    int64_t step_count;
+    int64_t kernel_count; /* device kernel events (or XLA ops on TPU) */
+} xpv_analysis_result;
+
+xpv_analysis *xpv_analysis_new(void);
+void xpv_analysis_event(xpv_analysis *a, const xpv_event *ev);
+int xpv_analysis_finish(xpv_analysis *a, const xpv_analysis_input *in, xpv_analysis_result *out,
+                        xpv_err *err);
+void xpv_analysis_free(xpv_analysis *a);
+
+#endif

@@ -1,0 +1,372 @@
+/*
+ * discover.c — walking the profile directory, sniffing formats, grouping
+ * files into runs and hosts, pairing xplane.pb with its trace.json twin.
+ */
+#define _GNU_SOURCE
+#include "discover.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <glob.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#define SNIFF_BYTES 65536
+#define MAX_DEPTH 64
+
+static int ends_with(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), m = strlen(suffix);
+    return n >= m && strcmp(s + n - m, suffix) == 0;
+}
+
+static int is_xprof_cache(const char *name)
+{
+    static const char *const suffixes[] = {".SSTABLE", ".op_stats_v2.pb", ".hlo_proto.pb",
+                                           ".dcn_collective_stats.pb", ".smart_suggestion.pb"};
+    if (strcmp(name, ".cached_tools.json") == 0 || strcmp(name, "cache_version.txt") == 0) return 1;
+    for (size_t i = 0; i < sizeof suffixes / sizeof suffixes[0]; i++)
+        if (ends_with(name, suffixes[i])) return 1;
+    return 0;
+}
+
+/* Names worth opening at all; the content decides the rest. */
+static int is_candidate_name(const char *name)
+{
+    static const char *const suffixes[] = {".xplane.pb", ".json", ".json.gz", ".sqlite",
+                                           ".sqlite3", ".nsys-rep", ".qdrep"};
+    if (is_xprof_cache(name)) return 0;
+    for (size_t i = 0; i < sizeof suffixes / sizeof suffixes[0]; i++)
+        if (ends_with(name, suffixes[i])) return 1;
+    return 0;
+}
+
+static int contains(const unsigned char *h, size_t n, const char *needle)
+{
+    return memmem(h, n, needle, strlen(needle)) != NULL;
+}
+
+static const char *sniff_json_producer(const char *name, const unsigned char *h, size_t n)
+{
+    if (strcmp(name, "perfetto_trace.json.gz") == 0 || strcmp(name, "perfetto_trace.json") == 0)
+        return XPV_FMT_PERFETTO_JSON;
+    if (ends_with(name, ".pt.trace.json") || ends_with(name, ".pt.trace.json.gz") ||
+        contains(h, n, "\"schemaVersion\"") || contains(h, n, "\"deviceProperties\"") ||
+        contains(h, n, "\"ProfilerStep#") || contains(h, n, "\"cpu_op\""))
+        return XPV_FMT_PYTORCH_JSON;
+    if (ends_with(name, ".ctf.json") || contains(h, n, "/job:") ||
+        (contains(h, n, "/device:") && contains(h, n, " Compute\"")))
+        return XPV_FMT_TF_JSON;
+    if (ends_with(name, ".trace.json") || ends_with(name, ".trace.json.gz") ||
+        contains(h, n, "\"highres-ticks\""))
+        return XPV_FMT_JAX_JSON;
+    return XPV_FMT_CHROME_JSON;
+}
+
+const char *xpv_sniff_format(const char *name, const unsigned char *head, size_t n, int gz)
+{
+    if (ends_with(name, ".nsys-rep") || ends_with(name, ".qdrep")) return XPV_FMT_NSYS_REP;
+    if (ends_with(name, ".xplane.pb")) return XPV_FMT_XPLANE;
+    if (n >= 16 && memcmp(head, "SQLite format 3", 16) == 0) return XPV_FMT_NSYS_SQLITE;
+    if (ends_with(name, ".sqlite") || ends_with(name, ".sqlite3")) return NULL;
+    size_t i = 0;
+    if (n >= 3 && head[0] == 0xEF && head[1] == 0xBB && head[2] == 0xBF) i = 3;
+    while (i < n && (head[i] == ' ' || head[i] == '\n' || head[i] == '\r' || head[i] == '\t')) i++;
+    (void)gz;
+    /* A .json name is claimed even when the content is wrong, so the user
+     * sees why it failed instead of it silently vanishing. */
+    if (i < n && (head[i] == '{' || head[i] == '[')) return sniff_json_producer(name, head, n);
+    return XPV_FMT_CHROME_JSON;
+}
+
+/* Reads up to SNIFF_BYTES of content, inflating gzip. Returns bytes read or -1. */
+static ssize_t read_head(const char *path, unsigned char *buf, int *is_gzip, char **error)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        if (asprintf(error, "cannot open: %s", strerror(errno)) < 0) *error = NULL;
+        return -1;
+    }
+    unsigned char raw[SNIFF_BYTES];
+    ssize_t n = read(fd, raw, sizeof raw);
+    close(fd);
+    if (n < 0) {
+        if (asprintf(error, "cannot read: %s", strerror(errno)) < 0) *error = NULL;
+        return -1;
+    }
+    *is_gzip = n >= 2 && raw[0] == 0x1f && raw[1] == 0x8b;
+    if (!*is_gzip) {
+        memcpy(buf, raw, (size_t)n);
+        return n;
+    }
+    z_stream z = {0};
+    if (inflateInit2(&z, 16 + MAX_WBITS) != Z_OK) return 0;
+    z.next_in = raw;
+    z.avail_in = (uInt)n;
+    z.next_out = buf;
+    z.avail_out = SNIFF_BYTES;
+    inflate(&z, Z_SYNC_FLUSH);
+    ssize_t out = (ssize_t)(SNIFF_BYTES - z.avail_out);
+    inflateEnd(&z);
+    return out;
+}
+
+/* ---- walking ---- */
+
+typedef struct {
+    dev_t dev;
+    ino_t ino;
+} dir_id;
+
+typedef struct {
+    xpv_found_list *out;
+    const char *root;   /* real path of the walk root */
+    size_t root_len;
+    dir_id *seen;
+    size_t nseen, capseen;
+} walk_state;
+
+static int inside_root(const walk_state *w, const char *real)
+{
+    return strncmp(real, w->root, w->root_len) == 0 &&
+           (real[w->root_len] == '/' || real[w->root_len] == 0 || w->root_len == 1);
+}
+
+static int seen_before(walk_state *w, const struct stat *st)
+{
+    for (size_t i = 0; i < w->nseen; i++)
+        if (w->seen[i].dev == st->st_dev && w->seen[i].ino == st->st_ino) return 1;
+    if (w->nseen == w->capseen) {
+        w->capseen = w->capseen ? w->capseen * 2 : 64;
+        w->seen = xpv_xrealloc(w->seen, w->capseen * sizeof *w->seen);
+    }
+    w->seen[w->nseen++] = (dir_id){st->st_dev, st->st_ino};
+    return 0;
+}
+
+static xpv_found *push_item(xpv_found_list *l)
+{
+    if (l->n == l->cap) {
+        l->cap = l->cap ? l->cap * 2 : 32;
+        l->items = xpv_xrealloc(l->items, l->cap * sizeof *l->items);
+    }
+    xpv_found *f = &l->items[l->n++];
+    memset(f, 0, sizeof *f);
+    f->companion_of = -1;
+    return f;
+}
+
+static const char *const HOST_SUFFIXES[] = {".xplane.pb", ".pt.trace.json.gz", ".pt.trace.json",
+                                            ".trace.json.gz", ".trace.json", ".json.gz", ".json",
+                                            ".sqlite3", ".sqlite", ".nsys-rep", ".qdrep"};
+
+static char *strip_known_suffix(const char *name)
+{
+    for (size_t i = 0; i < sizeof HOST_SUFFIXES / sizeof HOST_SUFFIXES[0]; i++)
+        if (ends_with(name, HOST_SUFFIXES[i]))
+            return xpv_xstrndup(name, strlen(name) - strlen(HOST_SUFFIXES[i]));
+    return xpv_xstrdup(name);
+}
+
+/* run/host from a relative path: TensorBoard's rule for .../plugins/profile/<run>/<file>,
+ * otherwise the containing folder is the run. */
+static void assign_run_host(xpv_found *f)
+{
+    const char *rel = f->rel_path;
+    const char *name = strrchr(rel, '/');
+    name = name ? name + 1 : rel;
+    f->host = strip_known_suffix(name);
+    const char *marker = NULL;
+    for (const char *p = rel; (p = strstr(p, "plugins/profile/")) != NULL; p++)
+        if (p == rel || p[-1] == '/') marker = p;
+    if (marker) {
+        const char *run = marker + strlen("plugins/profile/");
+        const char *run_end = strchr(run, '/');
+        if (run_end && run_end < name) {
+            size_t prefix = marker > rel ? (size_t)(marker - rel - 1) : 0;
+            xpv_buf b = {0};
+            if (prefix) {
+                xpv_buf_append(&b, rel, prefix);
+                xpv_buf_putc(&b, '/');
+            }
+            xpv_buf_append(&b, run, (size_t)(run_end - run));
+            f->run = b.data;
+            return;
+        }
+    }
+    f->run = name > rel ? xpv_xstrndup(rel, (size_t)(name - rel - 1)) : xpv_xstrdup(".");
+}
+
+static void add_file(walk_state *w, const char *abs, const char *rel, const char *name,
+                     const struct stat *st)
+{
+    if (!is_candidate_name(name)) return;
+    unsigned char head[SNIFF_BYTES];
+    int gz = 0;
+    char *error = NULL;
+    ssize_t n = read_head(abs, head, &gz, &error);
+    const char *format = n >= 0 ? xpv_sniff_format(name, head, (size_t)n, gz) : NULL;
+    if (n >= 0 && !format) return; /* e.g. a .sqlite file that is not ours to claim */
+    if (n < 0) format = ends_with(name, ".xplane.pb") ? XPV_FMT_XPLANE : XPV_FMT_UNKNOWN;
+    if (n == 0 && !error && asprintf(&error, "empty file (0 bytes)") < 0) error = NULL;
+    xpv_found *f = push_item(w->out);
+    f->abs_path = xpv_xstrdup(abs);
+    f->rel_path = xpv_xstrdup(rel);
+    f->format = format;
+    f->size = (int64_t)st->st_size;
+    f->mtime_ns = (int64_t)st->st_mtim.tv_sec * 1000000000LL + st->st_mtim.tv_nsec;
+    f->error = error;
+    assign_run_host(f);
+}
+
+static void walk_dir(walk_state *w, const char *abs, const char *rel, int depth);
+
+static void visit_entry(walk_state *w, const char *abs, const char *rel, const char *name,
+                        int depth)
+{
+    struct stat lst, st;
+    if (lstat(abs, &lst) != 0) return;
+    if (S_ISLNK(lst.st_mode)) {
+        char real[PATH_MAX];
+        if (!realpath(abs, real) || !inside_root(w, real)) return; /* never leave the root */
+    }
+    if (stat(abs, &st) != 0) return;
+    if (S_ISDIR(st.st_mode)) walk_dir(w, abs, rel, depth + 1);
+    else if (S_ISREG(st.st_mode)) add_file(w, abs, rel, name, &st);
+}
+
+static void walk_dir(walk_state *w, const char *abs, const char *rel, int depth)
+{
+    struct stat st;
+    if (depth > MAX_DEPTH || stat(abs, &st) != 0 || seen_before(w, &st)) return;
+    DIR *d = opendir(abs);
+    if (!d) return;
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL) {
+        if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0) continue;
+        char child_abs[PATH_MAX], child_rel[PATH_MAX];
+        if (snprintf(child_abs, sizeof child_abs, "%s/%s", abs, de->d_name) >= PATH_MAX) continue;
+        if (snprintf(child_rel, sizeof child_rel, "%s%s%s", rel, *rel ? "/" : "", de->d_name) >=
+            PATH_MAX)
+            continue;
+        visit_entry(w, child_abs, child_rel, de->d_name, depth);
+    }
+    closedir(d);
+}
+
+/* ---- ordering and pairing ---- */
+
+static int newest_first(const void *a, const void *b)
+{
+    const xpv_found *x = a, *y = b;
+    if (x->mtime_ns != y->mtime_ns) return x->mtime_ns < y->mtime_ns ? 1 : -1;
+    int c = strcmp(y->run, x->run); /* XProf run names are timestamps */
+    return c ? c : strcmp(x->rel_path, y->rel_path);
+}
+
+static int is_trace_json_format(const char *fmt)
+{
+    return strcmp(fmt, XPV_FMT_XPLANE) != 0 && strcmp(fmt, XPV_FMT_NSYS_SQLITE) != 0 &&
+           strcmp(fmt, XPV_FMT_NSYS_REP) != 0 && strcmp(fmt, XPV_FMT_UNKNOWN) != 0;
+}
+
+/* A <host>.trace.json.gz beside <host>.xplane.pb is the same capture. */
+static void pair_companions(xpv_found_list *l)
+{
+    for (size_t i = 0; i < l->n; i++) {
+        xpv_found *j = &l->items[i];
+        if (!is_trace_json_format(j->format) || strcmp(j->format, XPV_FMT_PERFETTO_JSON) == 0)
+            continue;
+        for (size_t k = 0; k < l->n; k++) {
+            xpv_found *x = &l->items[k];
+            if (strcmp(x->format, XPV_FMT_XPLANE) == 0 && strcmp(x->run, j->run) == 0 &&
+                strcmp(x->host, j->host) == 0) {
+                j->companion_of = (int)k;
+                break;
+            }
+        }
+    }
+}
+
+int xpv_discover(const char *root, xpv_found_list *out, xpv_err *err)
+{
+    memset(out, 0, sizeof *out);
+    char real[PATH_MAX];
+    struct stat st;
+    if (!realpath(root, real) || stat(real, &st) != 0)
+        return xpv_err_set(err, "profile path %s: %s", root, strerror(errno));
+    walk_state w = {.out = out};
+    if (S_ISDIR(st.st_mode)) {
+        if (access(real, R_OK | X_OK) != 0)
+            return xpv_err_set(err, "profile directory %s: %s", root, strerror(errno));
+        out->root_abs = xpv_xstrdup(real);
+        w.root = out->root_abs;
+        w.root_len = strlen(w.root);
+        walk_dir(&w, real, "", 0);
+    } else if (S_ISREG(st.st_mode)) {
+        char *slash = strrchr(real, '/');
+        out->root_abs = xpv_xstrndup(real, slash > real ? (size_t)(slash - real) : 1);
+        w.root = out->root_abs;
+        w.root_len = strlen(w.root);
+        add_file(&w, real, slash + 1, slash + 1, &st);
+        if (out->n == 0)
+            return xpv_err_set(err, "%s is not a profile this tool reads (by name or content)", root);
+    } else {
+        return xpv_err_set(err, "profile path %s is neither a directory nor a file", root);
+    }
+    free(w.seen);
+    qsort(out->items, out->n, sizeof *out->items, newest_first);
+    pair_companions(out);
+    return 0;
+}
+
+void xpv_found_list_free(xpv_found_list *l)
+{
+    for (size_t i = 0; i < l->n; i++) {
+        xpv_found *f = &l->items[i];
+        free(f->abs_path);
+        free(f->rel_path);
+        free(f->run);
+        free(f->host);
+        free(f->error);
+    }
+    free(l->items);
+    free(l->root_abs);
+    memset(l, 0, sizeof *l);
+}
+
+/* ---- auto-detection, as the replaced script did ---- */
+
+int xpv_autodetect_profile_dir(const char *cwd, char *out, size_t outsz, xpv_err *err)
+{
+    static const char *const patterns[] = {"profiles/*/", "profiles/*/*/", "*/profiles/*/"};
+    int64_t best_mtime = -1;
+    for (size_t p = 0; p < sizeof patterns / sizeof patterns[0]; p++) {
+        char pattern[PATH_MAX];
+        snprintf(pattern, sizeof pattern, "%s/%s", cwd, patterns[p]);
+        glob_t g;
+        if (glob(pattern, GLOB_MARK, NULL, &g) != 0) continue;
+        for (size_t i = 0; i < g.gl_pathc; i++) {
+            struct stat st;
+            if (stat(g.gl_pathv[i], &st) != 0 || !S_ISDIR(st.st_mode)) continue;
+            int64_t m = (int64_t)st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec;
+            if (m > best_mtime) {
+                best_mtime = m;
+                snprintf(out, outsz, "%s", g.gl_pathv[i]);
+            }
+        }
+        globfree(&g);
+    }
+    if (best_mtime < 0)
+        return xpv_err_set(err, "no --profile-dir given and none of ./profiles/*/, "
+                                "./profiles/*/*/, ./*/profiles/*/ exists under %s", cwd);
+    size_t n = strlen(out);
+    if (n > 1 && out[n - 1] == '/') out[n - 1] = 0;
+    return 0;
+}

@@ -1,0 +1,58 @@
+/*
+ * discover.h — finding profiles under a directory (or one file), telling
+ * their format by name and by content, and grouping them into runs the way
+ * TensorBoard/XProf do (`.../plugins/profile/<run>/<host>.<ext>`).
+ *
+ * Invariants: discovery only reads; it follows no symlink that leaves the
+ * root; every path it returns is inside the root. Files it cannot read are
+ * still returned, with `error` set, so they are listed with the reason.
+ */
+#ifndef XPV_DISCOVER_H
+#define XPV_DISCOVER_H
+
+#include "../common/xpv_common.h"
+
+/* Format names as shown to users (and stored in profiles.format). */
+#define XPV_FMT_XPLANE "xplane"
+#define XPV_FMT_JAX_JSON "jax_trace_json"
+#define XPV_FMT_PERFETTO_JSON "perfetto_trace_json"
+#define XPV_FMT_PYTORCH_JSON "pytorch_trace_json"
+#define XPV_FMT_TF_JSON "tf_timeline_json"
+#define XPV_FMT_CHROME_JSON "chrome_trace_json"
+#define XPV_FMT_NSYS_SQLITE "nsys_sqlite"
+#define XPV_FMT_NSYS_REP "nsys_rep"
+#define XPV_FMT_UNKNOWN "unknown"
+
+typedef struct {
+    char *abs_path;
+    char *rel_path; /* relative to the profile root; the file name when root is a file */
+    char *run;
+    char *host;
+    const char *format; /* one of XPV_FMT_* */
+    int64_t size;
+    int64_t mtime_ns;
+    char *error;        /* non-NULL: why the file cannot be used (unreadable, empty, ...) */
+    int companion_of;   /* index of the xplane.pb this trace JSON duplicates, or -1 */
+} xpv_found;
+
+typedef struct {
+    xpv_found *items;
+    size_t n, cap;
+    char *root_abs;     /* the profile directory (the file's directory when root is a file) */
+} xpv_found_list;
+
+/* Walks root (a directory or one file). Returns 0, or -1 when root itself
+ * cannot be used (missing, unreadable) with err. Items come newest first. */
+int xpv_discover(const char *root, xpv_found_list *out, xpv_err *err);
+void xpv_found_list_free(xpv_found_list *l);
+
+/* Exposed for tests: the format a file's name and first bytes suggest, or
+ * NULL when the file is not a profile (not listed at all). */
+const char *xpv_sniff_format(const char *name, const unsigned char *head, size_t head_len,
+                             int head_is_gzip);
+
+/* Picks the profile directory the old script would: the newest of
+ * ./profiles/x/, ./profiles/x/y/ and ./x/profiles/y/ under cwd. */
+int xpv_autodetect_profile_dir(const char *cwd, char *out, size_t outsz, xpv_err *err);
+
+#endif

@@ -1,0 +1,508 @@
+/*
+ * event_store.c — block encoding, the block writer and block queries.
+ *
+ * Blob layout (all integers LEB128 varints; "z" = zigzag-encoded signed):
+ *   u8 version(=1), n (written at flush, when n is known)
+ *   per event: u8 flags, u8 ph, u8 kind, z(ts - previous ts), (dur_ns + 1),
+ *              name, [cat], [z corr], [z step, u8 step_src], [ps remainder],
+ *              [nargs, per arg: key, u8 type, value]
+ *   flags: 1 cat, 2 corr, 4 step, 8 ps remainder, 16 args
+ *   value: INT z · UINT varint · DOUBLE 8 bytes little-endian · STR id ·
+ *          TEXT/JSON length + bytes
+ * The first event's ts delta is from 0. Decoding checks every length against
+ * the blob, so a damaged block is an error, never an out-of-bounds read.
+ *
+ * Invariant: a block holds events of one track and one duration class, and
+ * its row's t_min/t_max bound every event in it.
+ */
+#include "event_store.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define BLOCK_MAX_EVENTS 4096
+#define BLOCK_MAX_BYTES (192 * 1024)
+#define OPEN_BYTES_LIMIT (48u << 20)
+
+enum { F_CAT = 1, F_CORR = 2, F_STEP = 4, F_PSREM = 8, F_ARGS = 16 };
+
+/* ---- varints ---- */
+
+static void put_varint(xpv_buf *b, uint64_t v)
+{
+    unsigned char tmp[10];
+    int n = 0;
+    do {
+        unsigned char c = v & 0x7F;
+        v >>= 7;
+        tmp[n++] = c | (v ? 0x80 : 0);
+    } while (v);
+    xpv_buf_append(b, tmp, (size_t)n);
+}
+
+static void put_zigzag(xpv_buf *b, int64_t v)
+{
+    put_varint(b, ((uint64_t)v << 1) ^ (uint64_t)(v >> 63));
+}
+
+typedef struct {
+    const unsigned char *p, *end;
+    int bad;
+} reader;
+
+static uint64_t get_varint(reader *r)
+{
+    uint64_t v = 0;
+    for (int shift = 0; shift < 64; shift += 7) {
+        if (r->p >= r->end) break;
+        unsigned c = *r->p++;
+        v |= (uint64_t)(c & 0x7F) << shift;
+        if (!(c & 0x80)) return v;
+    }
+    r->bad = 1;
+    return 0;
+}
+
+static int64_t get_zigzag(reader *r)
+{
+    uint64_t u = get_varint(r);
+    return (int64_t)(u >> 1) ^ -(int64_t)(u & 1);
+}
+
+static unsigned get_u8(reader *r)
+{
+    if (r->p >= r->end) {
+        r->bad = 1;
+        return 0;
+    }
+    return *r->p++;
+}
+
+static const char *get_bytes(reader *r, uint64_t n)
+{
+    if (n > (uint64_t)(r->end - r->p)) {
+        r->bad = 1;
+        return NULL;
+    }
+    const char *s = (const char *)r->p;
+    r->p += n;
+    return s;
+}
+
+/* ---- encoding ---- */
+
+static void encode_arg(xpv_buf *b, const xpv_arg *a)
+{
+    put_varint(b, a->key);
+    xpv_buf_putc(b, (char)a->type);
+    switch (a->type) {
+    case XPV_ARG_INT: put_zigzag(b, a->v.i); break;
+    case XPV_ARG_UINT: put_varint(b, a->v.u); break;
+    case XPV_ARG_DOUBLE: {
+        unsigned char raw[8];
+        uint64_t bits;
+        memcpy(&bits, &a->v.d, 8);
+        for (int i = 0; i < 8; i++) raw[i] = (unsigned char)(bits >> (8 * i));
+        xpv_buf_append(b, raw, 8);
+        break;
+    }
+    case XPV_ARG_STR: put_varint(b, a->v.str); break;
+    default:
+        put_varint(b, a->len);
+        xpv_buf_append(b, a->text, a->len);
+        break;
+    }
+}
+
+static void encode_event(xpv_buf *b, const xpv_event *ev, int64_t prev_ts)
+{
+    int64_t psrem = 0;
+    if (ev->dur_ns >= 0 && ev->dur_ps >= 0) psrem = ev->dur_ps - ev->dur_ns * 1000;
+    unsigned flags = (ev->cat ? F_CAT : 0) | (ev->corr >= 0 ? F_CORR : 0) |
+                     (ev->step >= 0 ? F_STEP : 0) | (psrem > 0 && psrem < 1000 ? F_PSREM : 0) |
+                     (ev->nargs ? F_ARGS : 0);
+    char head[3] = {(char)flags, ev->ph, (char)ev->kind};
+    xpv_buf_append(b, head, 3);
+    put_zigzag(b, ev->ts_ns - prev_ts);
+    put_varint(b, (uint64_t)(ev->dur_ns + 1));
+    put_varint(b, ev->name);
+    if (flags & F_CAT) put_varint(b, ev->cat);
+    if (flags & F_CORR) put_zigzag(b, ev->corr);
+    if (flags & F_STEP) {
+        put_zigzag(b, ev->step);
+        xpv_buf_putc(b, (char)ev->step_src);
+    }
+    if (flags & F_PSREM) put_varint(b, (uint64_t)psrem);
+    if (flags & F_ARGS) {
+        put_varint(b, ev->nargs);
+        for (uint32_t i = 0; i < ev->nargs; i++) encode_arg(b, &ev->args[i]);
+    }
+}
+
+/* ---- writer ---- */
+
+typedef struct open_block {
+    uint32_t track;
+    int lod;
+    uint32_t n;
+    int64_t t_min, t_max, busy_ns, prev_ts;
+    xpv_buf data;
+    struct open_block *next_in_bucket;
+} open_block;
+
+struct xpv_store_writer {
+    sqlite3 *db;
+    int64_t profile_id;
+    sqlite3_stmt *insert;
+    open_block **buckets;
+    size_t nbuckets, nblocks;
+    size_t open_bytes;
+    xpv_buf scratch;
+};
+
+xpv_store_writer *xpv_store_writer_open(sqlite3 *db, int64_t profile_id, xpv_err *err)
+{
+    xpv_store_writer *w = xpv_xcalloc(1, sizeof *w);
+    w->db = db;
+    w->profile_id = profile_id;
+    w->nbuckets = 1024;
+    w->buckets = xpv_xcalloc(w->nbuckets, sizeof *w->buckets);
+    if (sqlite3_prepare_v2(db,
+                           "INSERT INTO blocks(profile_id, track, lod, t_min, t_max, n, busy_ns, "
+                           "data) VALUES(?1,?2,?3,?4,?5,?6,?7,?8)",
+                           -1, &w->insert, NULL) != SQLITE_OK) {
+        xpv_err_set(err, "sqlite: %s", sqlite3_errmsg(db));
+        free(w->buckets);
+        free(w);
+        return NULL;
+    }
+    return w;
+}
+
+/* Writes one block row: a version byte and the count, then the events. */
+static int flush_block(xpv_store_writer *w, open_block *b, xpv_err *err)
+{
+    if (b->n == 0) return 0;
+    xpv_buf *blob = &w->scratch;
+    xpv_buf_reset(blob);
+    xpv_buf_putc(blob, 1);
+    put_varint(blob, b->n);
+    xpv_buf_append(blob, b->data.data, b->data.len);
+    sqlite3_stmt *st = w->insert;
+    sqlite3_bind_int64(st, 1, w->profile_id);
+    sqlite3_bind_int64(st, 2, b->track);
+    sqlite3_bind_int(st, 3, b->lod);
+    sqlite3_bind_int64(st, 4, b->t_min);
+    sqlite3_bind_int64(st, 5, b->t_max);
+    sqlite3_bind_int64(st, 6, b->n);
+    sqlite3_bind_int64(st, 7, b->busy_ns);
+    sqlite3_bind_blob(st, 8, blob->data, (int)blob->len, SQLITE_STATIC);
+    int rc = sqlite3_step(st);
+    sqlite3_reset(st);
+    if (rc != SQLITE_DONE) return xpv_err_set(err, "sqlite: %s", sqlite3_errmsg(w->db));
+    w->open_bytes -= b->data.len;
+    b->n = 0;
+    xpv_buf_reset(&b->data);
+    return 0;
+}
+
+static int flush_all(xpv_store_writer *w, xpv_err *err)
+{
+    for (size_t i = 0; i < w->nbuckets; i++)
+        for (open_block *b = w->buckets[i]; b; b = b->next_in_bucket)
+            if (flush_block(w, b, err) != 0) return -1;
+    return 0;
+}
+
+static void grow_buckets(xpv_store_writer *w)
+{
+    size_t n = w->nbuckets * 2;
+    open_block **nb = xpv_xcalloc(n, sizeof *nb);
+    for (size_t i = 0; i < w->nbuckets; i++) {
+        open_block *b = w->buckets[i];
+        while (b) {
+            open_block *next = b->next_in_bucket;
+            size_t h = ((size_t)b->track * 64 + (size_t)b->lod) & (n - 1);
+            b->next_in_bucket = nb[h];
+            nb[h] = b;
+            b = next;
+        }
+    }
+    free(w->buckets);
+    w->buckets = nb;
+    w->nbuckets = n;
+}
+
+static open_block *find_block(xpv_store_writer *w, uint32_t track, int lod)
+{
+    size_t h = ((size_t)track * 64 + (size_t)lod) & (w->nbuckets - 1);
+    for (open_block *b = w->buckets[h]; b; b = b->next_in_bucket)
+        if (b->track == track && b->lod == lod) return b;
+    if (w->nblocks >= w->nbuckets) {
+        grow_buckets(w);
+        h = ((size_t)track * 64 + (size_t)lod) & (w->nbuckets - 1);
+    }
+    open_block *b = xpv_xcalloc(1, sizeof *b);
+    b->track = track;
+    b->lod = lod;
+    b->next_in_bucket = w->buckets[h];
+    w->buckets[h] = b;
+    w->nblocks++;
+    return b;
+}
+
+int xpv_store_add(xpv_store_writer *w, const xpv_event *ev, xpv_err *err)
+{
+    int lod = xpv_store_lod(ev->dur_ns);
+    open_block *b = find_block(w, ev->track, lod);
+    int64_t end = ev->ts_ns + (ev->dur_ns > 0 ? ev->dur_ns : 0);
+    if (b->n == 0) {
+        b->t_min = ev->ts_ns;
+        b->t_max = end;
+        b->busy_ns = 0;
+        b->prev_ts = 0;
+    }
+    if (ev->ts_ns < b->t_min) b->t_min = ev->ts_ns;
+    if (end > b->t_max) b->t_max = end;
+    if (ev->dur_ns > 0) b->busy_ns += ev->dur_ns;
+    size_t before = b->data.len;
+    encode_event(&b->data, ev, b->prev_ts);
+    w->open_bytes += b->data.len - before;
+    b->prev_ts = ev->ts_ns;
+    b->n++;
+    if (b->n >= BLOCK_MAX_EVENTS || b->data.len >= BLOCK_MAX_BYTES)
+        if (flush_block(w, b, err) != 0) return -1;
+    if (w->open_bytes > OPEN_BYTES_LIMIT) return flush_all(w, err);
+    return 0;
+}
+
+static void free_blocks(xpv_store_writer *w)
+{
+    for (size_t i = 0; i < w->nbuckets; i++) {
+        open_block *b = w->buckets[i];
+        while (b) {
+            open_block *next = b->next_in_bucket;
+            xpv_buf_free(&b->data);
+            free(b);
+            b = next;
+        }
+    }
+    free(w->buckets);
+    xpv_buf_free(&w->scratch);
+    sqlite3_finalize(w->insert);
+    free(w);
+}
+
+int xpv_store_writer_close(xpv_store_writer *w, xpv_err *err)
+{
+    int rc = flush_all(w, err);
+    free_blocks(w);
+    return rc;
+}
+
+void xpv_store_writer_abandon(xpv_store_writer *w) { free_blocks(w); }
+
+/* ---- decoding ---- */
+
+static int decode_args(reader *r, xpv_arg *args, uint32_t nargs)
+{
+    for (uint32_t i = 0; i < nargs && !r->bad; i++) {
+        xpv_arg *a = &args[i];
+        a->key = (uint32_t)get_varint(r);
+        a->type = (uint8_t)get_u8(r);
+        a->text = NULL;
+        a->len = 0;
+        switch (a->type) {
+        case XPV_ARG_INT: a->v.i = get_zigzag(r); break;
+        case XPV_ARG_UINT: a->v.u = get_varint(r); break;
+        case XPV_ARG_DOUBLE: {
+            const unsigned char *raw = (const unsigned char *)get_bytes(r, 8);
+            uint64_t bits = 0;
+            for (int k = 0; raw && k < 8; k++) bits |= (uint64_t)raw[k] << (8 * k);
+            memcpy(&a->v.d, &bits, 8);
+            break;
+        }
+        case XPV_ARG_STR: a->v.str = (uint32_t)get_varint(r); break;
+        case XPV_ARG_TEXT:
+        case XPV_ARG_JSON: {
+            uint64_t len = get_varint(r);
+            a->text = get_bytes(r, len);
+            a->len = (uint32_t)len;
+            break;
+        }
+        default: r->bad = 1;
+        }
+    }
+    return r->bad ? -1 : 0;
+}
+
+int xpv_store_decode(const void *data, size_t len, uint32_t track, int64_t block_id,
+                     xpv_store_visit fn, void *ctx, xpv_err *err)
+{
+    reader r = {data, (const unsigned char *)data + len, 0};
+    if (get_u8(&r) != 1) return xpv_err_set(err, "event block %lld: unknown version", (long long)block_id);
+    uint64_t n = get_varint(&r);
+    xpv_arg stack_args[64], *args = stack_args;
+    uint32_t args_cap = 64;
+    int64_t prev_ts = 0;
+    int rc = 0;
+    for (uint64_t i = 0; i < n && !r.bad && rc == 0; i++) {
+        xpv_event ev;
+        xpv_event_init(&ev);
+        unsigned flags = get_u8(&r);
+        ev.ph = (char)get_u8(&r);
+        ev.kind = (uint8_t)get_u8(&r);
+        ev.ts_ns = prev_ts + get_zigzag(&r);
+        prev_ts = ev.ts_ns;
+        ev.dur_ns = (int64_t)get_varint(&r) - 1;
+        ev.dur_ps = ev.dur_ns >= 0 ? ev.dur_ns * 1000 : -1;
+        ev.name = (uint32_t)get_varint(&r);
+        ev.track = track;
+        if (flags & F_CAT) ev.cat = (uint32_t)get_varint(&r);
+        if (flags & F_CORR) ev.corr = get_zigzag(&r);
+        if (flags & F_STEP) {
+            ev.step = get_zigzag(&r);
+            ev.step_src = (uint8_t)get_u8(&r);
+        }
+        if (flags & F_PSREM) ev.dur_ps += (int64_t)get_varint(&r);
+        if (flags & F_ARGS) {
+            uint64_t nargs = get_varint(&r);
+            if (nargs > (uint64_t)(r.end - r.p)) {
+                r.bad = 1;
+                break;
+            }
+            if (nargs > args_cap) {
+                if (args != stack_args) free(args);
+                args = xpv_xmalloc(nargs * sizeof *args);
+                args_cap = (uint32_t)nargs;
+            }
+            if (decode_args(&r, args, (uint32_t)nargs) != 0) break;
+            ev.args = args;
+            ev.nargs = (uint32_t)nargs;
+        }
+        if (!r.bad) rc = fn(ctx, &ev, block_id, (uint32_t)i);
+    }
+    if (args != stack_args) free(args);
+    if (r.bad) return xpv_err_set(err, "event block %lld is damaged", (long long)block_id);
+    return rc;
+}
+
+/* ---- queries ---- */
+
+static const char *const BLOCK_QUERY_SQL =
+    "SELECT id, track, lod, t_min, t_max, n, busy_ns%s FROM blocks"
+    " WHERE profile_id=?1 AND (?2 < 0 OR track=?2) AND lod BETWEEN ?3 AND ?4"
+    " AND t_min <= ?6 AND t_max >= ?5 ORDER BY track, lod, t_min";
+
+static int prepare_block_query(sqlite3 *db, const xpv_store_query *q, int with_data,
+                               sqlite3_stmt **st, xpv_err *err)
+{
+    char sql[512];
+    snprintf(sql, sizeof sql, BLOCK_QUERY_SQL, with_data ? ", data" : "");
+    if (sqlite3_prepare_v2(db, sql, -1, st, NULL) != SQLITE_OK)
+        return xpv_err_set(err, "sqlite: %s", sqlite3_errmsg(db));
+    sqlite3_bind_int64(*st, 1, q->profile_id);
+    sqlite3_bind_int64(*st, 2, q->track);
+    sqlite3_bind_int(*st, 3, q->lod_min);
+    sqlite3_bind_int(*st, 4, q->lod_max);
+    sqlite3_bind_int64(*st, 5, q->t0);
+    sqlite3_bind_int64(*st, 6, q->t1);
+    return 0;
+}
+
+typedef struct {
+    const xpv_store_query *q;
+    xpv_store_visit fn;
+    void *ctx;
+} window_filter;
+
+static int filter_window(void *ctx, const xpv_event *ev, int64_t block_id, uint32_t index)
+{
+    window_filter *f = ctx;
+    int64_t end = ev->ts_ns + (ev->dur_ns > 0 ? ev->dur_ns : 0);
+    if (ev->ts_ns > f->q->t1 || end < f->q->t0) return 0;
+    return f->fn(f->ctx, ev, block_id, index);
+}
+
+int xpv_store_scan(sqlite3 *db, const xpv_store_query *q, xpv_store_visit fn, void *ctx,
+                   xpv_err *err)
+{
+    sqlite3_stmt *st;
+    if (prepare_block_query(db, q, 1, &st, err) != 0) return -1;
+    window_filter f = {q, fn, ctx};
+    int rc = 0, step;
+    while (rc == 0 && (step = sqlite3_step(st)) == SQLITE_ROW) {
+        const void *blob = sqlite3_column_blob(st, 7);
+        int len = sqlite3_column_bytes(st, 7);
+        rc = xpv_store_decode(blob, (size_t)len, (uint32_t)sqlite3_column_int64(st, 1),
+                              sqlite3_column_int64(st, 0), filter_window, &f, err);
+    }
+    if (rc == 0 && step != SQLITE_DONE) rc = xpv_err_set(err, "sqlite: %s", sqlite3_errmsg(db));
+    sqlite3_finalize(st);
+    return rc;
+}
+
+int xpv_store_blocks(sqlite3 *db, const xpv_store_query *q, xpv_block_visit fn, void *ctx,
+                     xpv_err *err)
+{
+    sqlite3_stmt *st;
+    if (prepare_block_query(db, q, 0, &st, err) != 0) return -1;
+    int rc = 0, step;
+    while (rc == 0 && (step = sqlite3_step(st)) == SQLITE_ROW) {
+        xpv_block_info b = {
+            .block_id = sqlite3_column_int64(st, 0),
+            .track = (uint32_t)sqlite3_column_int64(st, 1),
+            .lod = sqlite3_column_int(st, 2),
+            .t_min = sqlite3_column_int64(st, 3),
+            .t_max = sqlite3_column_int64(st, 4),
+            .n = sqlite3_column_int64(st, 5),
+            .busy_ns = sqlite3_column_int64(st, 6),
+        };
+        rc = fn(ctx, &b);
+    }
+    if (rc == 0 && step != SQLITE_DONE) rc = xpv_err_set(err, "sqlite: %s", sqlite3_errmsg(db));
+    sqlite3_finalize(st);
+    return rc;
+}
+
+typedef struct {
+    uint32_t want;
+    xpv_store_visit fn;
+    void *ctx;
+    int found;
+} pick_one;
+
+static int pick_index(void *ctx, const xpv_event *ev, int64_t block_id, uint32_t index)
+{
+    pick_one *p = ctx;
+    if (index != p->want) return 0;
+    p->found = 1;
+    int rc = p->fn(p->ctx, ev, block_id, index);
+    return rc ? rc : 1; /* stop decoding */
+}
+
+int xpv_store_event_at(sqlite3 *db, int64_t profile_id, int64_t block_id, uint32_t index,
+                       xpv_store_visit fn, void *ctx, xpv_err *err)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db, "SELECT track, data FROM blocks WHERE id=?1 AND profile_id=?2", -1,
+                           &st, NULL) != SQLITE_OK)
+        return xpv_err_set(err, "sqlite: %s", sqlite3_errmsg(db));
+    sqlite3_bind_int64(st, 1, block_id);
+    sqlite3_bind_int64(st, 2, profile_id);
+    int rc;
+    if (sqlite3_step(st) != SQLITE_ROW) {
+        rc = xpv_err_set(err, "no event %lld:%u in this profile", (long long)block_id, index);
+    } else {
+        pick_one p = {index, fn, ctx, 0};
+        rc = xpv_store_decode(sqlite3_column_blob(st, 1), (size_t)sqlite3_column_bytes(st, 1),
+                              (uint32_t)sqlite3_column_int64(st, 0), block_id, pick_index, &p,
+                              err);
+        if (rc == 1) rc = 0;
+        if (rc == 0 && !p.found)
+            rc = xpv_err_set(err, "no event %lld:%u in this profile", (long long)block_id, index);
+    }
+    sqlite3_finalize(st);
+    return rc;
+}

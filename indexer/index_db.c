@@ -1,0 +1,240 @@
+/*
+ * index_db.c — opening, creating, validating and rebuilding the index.
+ *
+ * Invariant: a database handed out by xpv_index_open has the current schema
+ * and belongs to the given profile directory. Anything else is removed first.
+ */
+#define _GNU_SOURCE
+#include "index_db.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static const char *const SCHEMA_SQL =
+    "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT);"
+    "CREATE TABLE profiles("
+    " id INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE, run TEXT, host TEXT,"
+    " format TEXT, producer TEXT, size_bytes INTEGER, mtime_ns INTEGER,"
+    " status TEXT NOT NULL DEFAULT 'pending', error TEXT, warnings TEXT,"
+    " partial INTEGER NOT NULL DEFAULT 0, events INTEGER, start_ns INTEGER, end_ns INTEGER,"
+    " devices TEXT, facts TEXT, phase_counts TEXT, step_source TEXT, step_count INTEGER,"
+    " kernel_count INTEGER, companion_of INTEGER, indexed_at REAL, index_seconds REAL);"
+    "CREATE TABLE strings(profile_id INTEGER NOT NULL, id INTEGER NOT NULL, value TEXT,"
+    " PRIMARY KEY(profile_id, id)) WITHOUT ROWID;"
+    "CREATE TABLE tracks(profile_id INTEGER NOT NULL, id INTEGER NOT NULL, pid INTEGER,"
+    " tid INTEGER, process_name TEXT, thread_name TEXT, process_sort INTEGER,"
+    " thread_sort INTEGER, process_labels TEXT, device_id INTEGER, events INTEGER,"
+    " t_min INTEGER, t_max INTEGER, PRIMARY KEY(profile_id, id)) WITHOUT ROWID;"
+    /* Events, packed: see event_store.c for the blob layout. lod is the
+     * duration class (dur < 2^lod ns), t_max the latest end in the block. */
+    "CREATE TABLE blocks(id INTEGER PRIMARY KEY, profile_id INTEGER NOT NULL,"
+    " track INTEGER NOT NULL, lod INTEGER NOT NULL, t_min INTEGER NOT NULL,"
+    " t_max INTEGER NOT NULL, n INTEGER NOT NULL, busy_ns INTEGER NOT NULL, data BLOB);"
+    "CREATE INDEX blocks_by_time ON blocks(profile_id, track, lod, t_min, t_max);"
+    /* kind: kernel | memcpy | memset | xla_op | hlo_category. device -1 = all devices.
+     * Durations in picoseconds (exact integer sums). Unknown values are NULL. */
+    "CREATE TABLE kernel_stats(profile_id INTEGER NOT NULL, kind TEXT NOT NULL,"
+    " device INTEGER NOT NULL, name TEXT NOT NULL, category TEXT, count INTEGER,"
+    " total_ps INTEGER, min_ps INTEGER, max_ps INTEGER, median_ps REAL, stddev_ps REAL,"
+    " percent REAL, grid TEXT, block TEXT, registers_per_thread INTEGER,"
+    " shared_memory_bytes INTEGER, occupancy_pct REAL, op TEXT, shapes INTEGER);"
+    "CREATE INDEX kernel_stats_by_profile ON kernel_stats(profile_id, kind, device);"
+    /* device -1 = all devices combined. Times in picoseconds. */
+    "CREATE TABLE steps(profile_id INTEGER NOT NULL, step INTEGER NOT NULL, name TEXT,"
+    " device INTEGER NOT NULL, start_ps INTEGER, duration_ps INTEGER, compute_ps INTEGER,"
+    " collective_ps INTEGER, memcpy_h2d_ps INTEGER, memcpy_d2h_ps INTEGER,"
+    " memcpy_d2d_ps INTEGER, memcpy_other_ps INTEGER, memset_ps INTEGER, idle_ps INTEGER,"
+    " host_ps INTEGER);"
+    "CREATE INDEX steps_by_profile ON steps(profile_id, device, step);";
+
+int xpv_db_exec(sqlite3 *db, const char *sql, xpv_err *err)
+{
+    char *msg = NULL;
+    if (sqlite3_exec(db, sql, NULL, NULL, &msg) != SQLITE_OK) {
+        xpv_err_set(err, "sqlite: %s", msg ? msg : sqlite3_errmsg(db));
+        sqlite3_free(msg);
+        return -1;
+    }
+    return 0;
+}
+
+static int mkdir_p(const char *path, xpv_err *err)
+{
+    char tmp[4096];
+    snprintf(tmp, sizeof tmp, "%s", path);
+    for (char *p = tmp + 1; *p; p++) {
+        if (*p != '/') continue;
+        *p = 0;
+        if (mkdir(tmp, 0755) != 0 && errno != EEXIST)
+            return xpv_err_set(err, "cannot create %s: %s", tmp, strerror(errno));
+        *p = '/';
+    }
+    if (mkdir(tmp, 0755) != 0 && errno != EEXIST)
+        return xpv_err_set(err, "cannot create %s: %s", tmp, strerror(errno));
+    return 0;
+}
+
+int xpv_index_default_path(const char *profile_dir_abs, char *out, size_t outsz, xpv_err *err)
+{
+    char dir[4096];
+    const char *xdg = getenv("XDG_CACHE_HOME");
+    const char *home = getenv("HOME");
+    if (xdg && *xdg) snprintf(dir, sizeof dir, "%s/xprof-view", xdg);
+    else if (home && *home) snprintf(dir, sizeof dir, "%s/.cache/xprof-view", home);
+    else snprintf(dir, sizeof dir, "/tmp/xprof-view-%d", (int)getuid());
+    if (mkdir_p(dir, err) != 0) return -1;
+    const char *base = strrchr(profile_dir_abs, '/');
+    base = (base && base[1]) ? base + 1 : "root";
+    uint64_t h = xpv_hash64(profile_dir_abs, strlen(profile_dir_abs));
+    int n = snprintf(out, outsz, "%s/%.40s-%016llx.sqlite", dir, base, (unsigned long long)h);
+    if (n < 0 || (size_t)n >= outsz) return xpv_err_set(err, "index path too long");
+    return 0;
+}
+
+static void remove_db_files(const char *db_path)
+{
+    char side[4200];
+    unlink(db_path);
+    snprintf(side, sizeof side, "%s-wal", db_path);
+    unlink(side);
+    snprintf(side, sizeof side, "%s-shm", db_path);
+    unlink(side);
+    snprintf(side, sizeof side, "%s-journal", db_path);
+    unlink(side);
+}
+
+/* Returns 1 when the open database is a current index of profile_dir. */
+static int index_is_current(sqlite3 *db, const char *profile_dir)
+{
+    sqlite3_stmt *st = NULL;
+    int version = -1, dir_ok = 0;
+    if (sqlite3_prepare_v2(db, "SELECT key, value FROM meta", -1, &st, NULL) != SQLITE_OK)
+        return 0;
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        const char *k = (const char *)sqlite3_column_text(st, 0);
+        const char *v = (const char *)sqlite3_column_text(st, 1);
+        if (!k || !v) continue;
+        if (strcmp(k, "schema_version") == 0) version = atoi(v);
+        if (strcmp(k, "profile_dir") == 0) dir_ok = strcmp(v, profile_dir) == 0;
+    }
+    int rc = sqlite3_finalize(st);
+    if (rc != SQLITE_OK || version != XPV_SCHEMA_VERSION || !dir_ok) return 0;
+    /* A cheap structural check of the first pages; deep damage found later
+     * by a query makes the caller rebuild too. */
+    if (sqlite3_prepare_v2(db, "PRAGMA quick_check(1)", -1, &st, NULL) != SQLITE_OK) return 0;
+    int ok = sqlite3_step(st) == SQLITE_ROW &&
+             strcmp((const char *)sqlite3_column_text(st, 0), "ok") == 0;
+    sqlite3_finalize(st);
+    return ok;
+}
+
+static int configure(sqlite3 *db, xpv_err *err)
+{
+    sqlite3_busy_timeout(db, 10000);
+    /* WAL lets the server read while the indexer writes; the index is a
+     * cache, so durability on power loss is not worth an fsync. */
+    return xpv_db_exec(db,
+                       "PRAGMA journal_mode=WAL; PRAGMA synchronous=OFF;"
+                       "PRAGMA cache_size=-65536; PRAGMA temp_store=MEMORY;",
+                       err);
+}
+
+static int create_schema(sqlite3 *db, const char *profile_dir, xpv_err *err)
+{
+    if (xpv_db_exec(db, "BEGIN", err) || xpv_db_exec(db, SCHEMA_SQL, err)) return -1;
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db, "INSERT INTO meta VALUES('schema_version', ?1),('profile_dir', ?2)",
+                           -1, &st, NULL) != SQLITE_OK)
+        return xpv_err_set(err, "sqlite: %s", sqlite3_errmsg(db));
+    sqlite3_bind_int(st, 1, XPV_SCHEMA_VERSION);
+    sqlite3_bind_text(st, 2, profile_dir, -1, SQLITE_TRANSIENT);
+    int rc = sqlite3_step(st);
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE) return xpv_err_set(err, "sqlite: %s", sqlite3_errmsg(db));
+    return xpv_db_exec(db, "COMMIT", err);
+}
+
+static int path_is_inside(const char *path, const char *dir)
+{
+    size_t n = strlen(dir);
+    return strncmp(path, dir, n) == 0 && (path[n] == '/' || path[n] == 0);
+}
+
+static int refuse_inside_profile_dir(const char *db_path, const char *profile_dir, xpv_err *err)
+{
+    char parent[4096], real_parent[PATH_MAX];
+    snprintf(parent, sizeof parent, "%s", db_path);
+    char *slash = strrchr(parent, '/');
+    if (slash && slash != parent) *slash = 0;
+    else snprintf(parent, sizeof parent, "%s", slash ? "/" : ".");
+    if (!realpath(parent, real_parent))
+        return xpv_err_set(err, "index directory %s: %s", parent, strerror(errno));
+    if (path_is_inside(real_parent, profile_dir))
+        return xpv_err_set(err, "refusing to write the index %s inside the profile directory %s",
+                           db_path, profile_dir);
+    return 0;
+}
+
+int xpv_index_open(const char *db_path, const char *profile_dir_abs, sqlite3 **out, int *rebuilt,
+                   xpv_err *err)
+{
+    if (rebuilt) *rebuilt = 0;
+    if (refuse_inside_profile_dir(db_path, profile_dir_abs, err) != 0) return -1;
+    for (int attempt = 0; attempt < 2; attempt++) {
+        sqlite3 *db = NULL;
+        int exists = access(db_path, F_OK) == 0;
+        int rc = sqlite3_open_v2(db_path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL);
+        if (rc == SQLITE_OK && exists && index_is_current(db, profile_dir_abs)) {
+            if (configure(db, err) == 0) {
+                *out = db;
+                return 0;
+            }
+        } else if (rc == SQLITE_OK && !exists) {
+            if (configure(db, err) == 0 && create_schema(db, profile_dir_abs, err) == 0) {
+                *out = db;
+                return 0;
+            }
+        }
+        /* Stale, foreign or damaged: throw it away and start again once. */
+        sqlite3_close(db);
+        remove_db_files(db_path);
+        if (rebuilt && exists) *rebuilt = 1;
+    }
+    if (!err || !err->msg[0]) xpv_err_set(err, "cannot create index %s", db_path);
+    return -1;
+}
+
+int xpv_index_open_reader(const char *db_path, sqlite3 **out, xpv_err *err)
+{
+    sqlite3 *db = NULL;
+    if (sqlite3_open_v2(db_path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+        xpv_err_set(err, "cannot open index %s: %s", db_path, db ? sqlite3_errmsg(db) : "?");
+        sqlite3_close(db);
+        return -1;
+    }
+    sqlite3_busy_timeout(db, 10000);
+    *out = db;
+    return 0;
+}
+
+int xpv_index_clear_profile(sqlite3 *db, int64_t profile_id, xpv_err *err)
+{
+    static const char *const tables[] = {"strings", "tracks", "blocks", "kernel_stats", "steps"};
+    for (size_t i = 0; i < sizeof tables / sizeof tables[0]; i++) {
+        char sql[128];
+        sqlite3_stmt *st;
+        snprintf(sql, sizeof sql, "DELETE FROM %s WHERE profile_id=?1", tables[i]);
+        if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+            return xpv_err_set(err, "sqlite: %s", sqlite3_errmsg(db));
+        sqlite3_bind_int64(st, 1, profile_id);
+        int rc = sqlite3_step(st);
+        sqlite3_finalize(st);
+        if (rc != SQLITE_DONE) return xpv_err_set(err, "sqlite: %s", sqlite3_errmsg(db));
+    }
+    return 0;
+}

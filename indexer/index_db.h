@@ -1,0 +1,45 @@
+/*
+ * index_db.h — the SQLite index: where it lives, its schema, and the rule
+ * that an index of another schema version, for another profile directory, or
+ * that SQLite reports as damaged is deleted and rebuilt, never trusted.
+ *
+ * Tables (all keyed by profile_id = xpv_profile_id_for(relative path)):
+ *   meta          schema_version, profile_dir
+ *   profiles      one row per discovered file: where, what format, status
+ *   strings       interned names and arg values per profile
+ *   tracks        (pid, tid) tracks with names, sort order, device, counts
+ *   blocks        events, packed in blocks per (track, duration class)
+ *   kernel_stats  per-name kernel / memcpy / memset / XLA-op summaries
+ *   steps         step timelines with per-category device time
+ * The index is a cache: deleting the file loses nothing.
+ */
+#ifndef XPV_INDEX_DB_H
+#define XPV_INDEX_DB_H
+
+#include "../common/xpv_common.h"
+#include <sqlite3.h>
+
+/* Bump when any table's meaning changes: older indexes are rebuilt. */
+#define XPV_SCHEMA_VERSION 1
+
+/* Writes the default index path for a profile directory into out:
+ * $XDG_CACHE_HOME/xprof-view/<basename>-<hash>.sqlite (or ~/.cache/...).
+ * Creates the cache directory. */
+int xpv_index_default_path(const char *profile_dir_abs, char *out, size_t outsz, xpv_err *err);
+
+/* Opens (creating or rebuilding as needed) the index for profile_dir_abs.
+ * Refuses a db path inside the profile directory. *rebuilt is set when an
+ * existing file was discarded (may be NULL). */
+int xpv_index_open(const char *db_path, const char *profile_dir_abs, sqlite3 **out, int *rebuilt,
+                   xpv_err *err);
+
+/* Opens an existing index read-only for a serving thread. */
+int xpv_index_open_reader(const char *db_path, sqlite3 **out, xpv_err *err);
+
+/* Deletes every row that belongs to one profile except its profiles row. */
+int xpv_index_clear_profile(sqlite3 *db, int64_t profile_id, xpv_err *err);
+
+/* Runs a statement with no result rows; returns 0 or -1 with err. */
+int xpv_db_exec(sqlite3 *db, const char *sql, xpv_err *err);
+
+#endif

@@ -1,0 +1,208 @@
+/*
+ * indexer.c — registering discovered files and indexing the pending ones.
+ */
+#include "indexer.h"
+#include "index_db.h"
+#include "ingest.h"
+#include "readers/readers.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static int upsert_found(sqlite3 *db, sqlite3_stmt *sel, sqlite3_stmt *ins, const xpv_found *f,
+                        const char *companion_path, int *pending, xpv_err *err)
+{
+    int64_t id = xpv_profile_id_for(f->rel_path);
+    sqlite3_bind_int64(sel, 1, id);
+    int unchanged = 0;
+    if (sqlite3_step(sel) == SQLITE_ROW) {
+        const char *status = (const char *)sqlite3_column_text(sel, 2);
+        unchanged = sqlite3_column_int64(sel, 0) == f->size &&
+                    sqlite3_column_int64(sel, 1) == f->mtime_ns && status &&
+                    strcmp(status, "pending") != 0;
+    }
+    sqlite3_reset(sel);
+    if (unchanged) return 0;
+    if (xpv_index_clear_profile(db, id, err) != 0) return -1;
+    sqlite3_bind_int64(ins, 1, id);
+    sqlite3_bind_text(ins, 2, f->rel_path, -1, SQLITE_STATIC);
+    sqlite3_bind_text(ins, 3, f->run, -1, SQLITE_STATIC);
+    sqlite3_bind_text(ins, 4, f->host, -1, SQLITE_STATIC);
+    sqlite3_bind_text(ins, 5, f->format, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(ins, 6, f->size);
+    sqlite3_bind_int64(ins, 7, f->mtime_ns);
+    if (companion_path) sqlite3_bind_int64(ins, 8, xpv_profile_id_for(companion_path));
+    else sqlite3_bind_null(ins, 8);
+    int rc = sqlite3_step(ins);
+    sqlite3_reset(ins);
+    if (rc != SQLITE_DONE) return xpv_err_set(err, "sqlite: %s", sqlite3_errmsg(db));
+    (*pending)++;
+    return 0;
+}
+
+static int drop_vanished(sqlite3 *db, const xpv_found_list *found, xpv_err *err)
+{
+    if (xpv_db_exec(db, "CREATE TEMP TABLE IF NOT EXISTS found_ids(id INTEGER PRIMARY KEY);"
+                        "DELETE FROM found_ids;", err) != 0)
+        return -1;
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db, "INSERT OR IGNORE INTO found_ids VALUES(?1)", -1, &st, NULL))
+        return xpv_err_set(err, "sqlite: %s", sqlite3_errmsg(db));
+    for (size_t i = 0; i < found->n; i++) {
+        sqlite3_bind_int64(st, 1, xpv_profile_id_for(found->items[i].rel_path));
+        sqlite3_step(st);
+        sqlite3_reset(st);
+    }
+    sqlite3_finalize(st);
+    static const char *const tables[] = {"strings", "tracks", "blocks", "kernel_stats", "steps"};
+    for (size_t t = 0; t < sizeof tables / sizeof tables[0]; t++) {
+        char sql[160];
+        snprintf(sql, sizeof sql,
+                 "DELETE FROM %s WHERE profile_id NOT IN (SELECT id FROM found_ids)", tables[t]);
+        if (xpv_db_exec(db, sql, err) != 0) return -1;
+    }
+    return xpv_db_exec(db, "DELETE FROM profiles WHERE id NOT IN (SELECT id FROM found_ids)", err);
+}
+
+int xpv_indexer_register(sqlite3 *db, const xpv_found_list *found, xpv_err *err)
+{
+    sqlite3_stmt *sel = NULL, *ins = NULL;
+    int pending = 0, rc = 0;
+    if (xpv_db_exec(db, "BEGIN IMMEDIATE", err) != 0) return -1;
+    if (sqlite3_prepare_v2(db, "SELECT size_bytes, mtime_ns, status FROM profiles WHERE id=?1", -1,
+                           &sel, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(db,
+                           "INSERT OR REPLACE INTO profiles(id, path, run, host, format, size_bytes,"
+                           " mtime_ns, companion_of, status) VALUES(?1,?2,?3,?4,?5,?6,?7,?8,"
+                           "'pending')",
+                           -1, &ins, NULL) != SQLITE_OK)
+        rc = xpv_err_set(err, "sqlite: %s", sqlite3_errmsg(db));
+    for (size_t i = 0; rc == 0 && i < found->n; i++) {
+        const xpv_found *f = &found->items[i];
+        const char *comp = f->companion_of >= 0 ? found->items[f->companion_of].rel_path : NULL;
+        rc = upsert_found(db, sel, ins, f, comp, &pending, err);
+    }
+    sqlite3_finalize(sel);
+    sqlite3_finalize(ins);
+    if (rc == 0) rc = drop_vanished(db, found, err);
+    if (rc != 0) {
+        xpv_db_exec(db, "ROLLBACK", NULL);
+        return -1;
+    }
+    return xpv_db_exec(db, "COMMIT", err) == 0 ? pending : -1;
+}
+
+static int set_status(sqlite3 *db, int64_t id, const char *status, const char *error, int partial,
+                      double seconds, xpv_err *err)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db,
+                           "UPDATE profiles SET status=?2, error=?3, partial=?4, indexed_at=?5,"
+                           " index_seconds=?6 WHERE id=?1",
+                           -1, &st, NULL) != SQLITE_OK)
+        return xpv_err_set(err, "sqlite: %s", sqlite3_errmsg(db));
+    sqlite3_bind_int64(st, 1, id);
+    sqlite3_bind_text(st, 2, status, -1, SQLITE_STATIC);
+    if (error) sqlite3_bind_text(st, 3, error, -1, SQLITE_STATIC);
+    sqlite3_bind_int(st, 4, partial);
+    sqlite3_bind_double(st, 5, (double)time(NULL));
+    sqlite3_bind_double(st, 6, seconds);
+    int rc = sqlite3_step(st);
+    sqlite3_finalize(st);
+    return rc == SQLITE_DONE ? 0 : xpv_err_set(err, "sqlite: %s", sqlite3_errmsg(db));
+}
+
+static void unsupported_hint(const xpv_found *f, char *out, size_t n)
+{
+    size_t len = strlen(f->abs_path);
+    const char *dot = strrchr(f->abs_path, '.');
+    int stem = dot ? (int)(dot - f->abs_path) : (int)len;
+    snprintf(out, n,
+             "Nsight Systems reports are readable only by nsys; export one with: "
+             "nsys export --type sqlite --output %.*s.sqlite %s "
+             "(write it outside the profile directory if that is read-only)",
+             stem, f->abs_path, f->abs_path);
+}
+
+/* Runs the reader into a fresh sink; the status reflects the reader's result. */
+static int run_reader(sqlite3 *db, const xpv_found *f, int64_t id, xpv_reader_fn reader,
+                      double t0, xpv_err *err)
+{
+    xpv_err rerr = {{0}};
+    xpv_sink *sink = xpv_sink_open(db, id, err);
+    if (!sink) return -1;
+    int read_rc = reader(f->abs_path, sink, &rerr);
+    xpv_sink_stats stats;
+    int rc = xpv_sink_finish(sink, &stats, err);
+    xpv_sink_free(sink);
+    if (rc != 0) return -1;
+    double secs = xpv_now_mono() - t0;
+    if (read_rc != 0)
+        return set_status(db, id, "error", rerr.msg[0] ? rerr.msg : "unreadable", stats.events > 0,
+                          secs, err);
+    return set_status(db, id, "ok", NULL, 0, secs, err);
+}
+
+int xpv_indexer_index_file(sqlite3 *db, const xpv_found *f, int64_t id, xpv_err *err)
+{
+    double t0 = xpv_now_mono();
+    if (xpv_db_exec(db, "BEGIN IMMEDIATE", err) != 0) return -1;
+    int rc = xpv_index_clear_profile(db, id, err);
+    xpv_reader_fn reader = xpv_reader_for(f->format);
+    if (rc == 0 && f->error) {
+        rc = set_status(db, id, "error", f->error, 0, 0, err);
+    } else if (rc == 0 && !reader) {
+        char hint[2048];
+        if (strcmp(f->format, XPV_FMT_NSYS_REP) == 0) unsupported_hint(f, hint, sizeof hint);
+        else snprintf(hint, sizeof hint, "not a profile format this tool reads");
+        rc = set_status(db, id, "unsupported", hint, 0, 0, err);
+    } else if (rc == 0) {
+        rc = run_reader(db, f, id, reader, t0, err);
+    }
+    if (rc != 0) {
+        xpv_db_exec(db, "ROLLBACK", NULL);
+        return -1;
+    }
+    return xpv_db_exec(db, "COMMIT", err);
+}
+
+static int is_pending(sqlite3 *db, int64_t id)
+{
+    sqlite3_stmt *st;
+    int pending = 0;
+    if (sqlite3_prepare_v2(db, "SELECT status FROM profiles WHERE id=?1", -1, &st, NULL) == SQLITE_OK) {
+        sqlite3_bind_int64(st, 1, id);
+        if (sqlite3_step(st) == SQLITE_ROW) {
+            const char *s = (const char *)sqlite3_column_text(st, 0);
+            pending = s && strcmp(s, "pending") == 0;
+        }
+        sqlite3_finalize(st);
+    }
+    return pending;
+}
+
+int xpv_indexer_run(sqlite3 *db, const xpv_found_list *found, xpv_progress_fn progress,
+                    void *ctx, volatile int *stop, xpv_err *err)
+{
+    xpv_index_progress p = {0, 0, NULL};
+    for (size_t i = 0; i < found->n; i++)
+        p.total += is_pending(db, xpv_profile_id_for(found->items[i].rel_path));
+    /* Pass 0: primary sources; pass 1: trace-JSON twins of an xplane. */
+    for (int pass = 0; pass < 2; pass++) {
+        for (size_t i = 0; i < found->n && !(stop && *stop); i++) {
+            const xpv_found *f = &found->items[i];
+            int64_t id = xpv_profile_id_for(f->rel_path);
+            if ((f->companion_of >= 0) != pass || !is_pending(db, id)) continue;
+            p.current = f->rel_path;
+            if (progress) progress(ctx, &p);
+            if (xpv_indexer_index_file(db, f, id, err) != 0)
+                return xpv_err_prefix(err, "indexing %s", f->rel_path);
+            p.done++;
+        }
+    }
+    p.current = NULL;
+    if (progress) progress(ctx, &p);
+    return 0;
+}

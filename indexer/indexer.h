@@ -1,0 +1,36 @@
+/*
+ * indexer.h — keeping the index in step with the profile directory.
+ *
+ * xpv_indexer_register() records every discovered file in `profiles`,
+ * marks new or changed ones (size or mtime differ) `pending`, and drops the
+ * rows of files that are gone. xpv_indexer_run() then indexes the pending
+ * ones, one transaction per profile, primaries before trace-JSON twins.
+ * A file whose size and mtime are unchanged is never read again.
+ */
+#ifndef XPV_INDEXER_H
+#define XPV_INDEXER_H
+
+#include "discover.h"
+#include <sqlite3.h>
+
+typedef struct {
+    int total;            /* profiles pending when the run started */
+    int done;
+    const char *current;  /* relative path being indexed, NULL when idle */
+} xpv_index_progress;
+
+typedef void (*xpv_progress_fn)(void *ctx, const xpv_index_progress *p);
+
+/* Returns the number of pending profiles, or -1 with err. */
+int xpv_indexer_register(sqlite3 *db, const xpv_found_list *found, xpv_err *err);
+
+/* Indexes every pending profile of `found`. Stops early when *stop becomes
+ * non-zero. A profile that fails gets status `error`; that is not an error
+ * of the run. Returns 0, or -1 with err on an index (SQLite) failure. */
+int xpv_indexer_run(sqlite3 *db, const xpv_found_list *found, xpv_progress_fn progress,
+                    void *ctx, volatile int *stop, xpv_err *err);
+
+/* Indexes one file into the profile row `id` (already registered). */
+int xpv_indexer_index_file(sqlite3 *db, const xpv_found *f, int64_t id, xpv_err *err);
+
+#endif

@@ -1,0 +1,82 @@
+/*
+ * ingest.h — the sink a format reader writes one profile into.
+ *
+ * A reader (indexer/readers/) calls, in any order:
+ *   xpv_sink_intern()        to get string ids,
+ *   xpv_sink_track()         to get a track id for a (pid, tid) pair,
+ *   xpv_sink_process_*() / xpv_sink_thread_*()  to name and sort tracks,
+ *   xpv_sink_event()         for every event,
+ *   xpv_sink_fact()          for producer facts (producer, device names, rank, ...).
+ * and returns 0, or -1 with an error message naming the byte offset and the
+ * reason. Events delivered before an error are kept (the profile is marked
+ * partial).
+ *
+ * The sink copies everything it is given: pointers in an xpv_event need only
+ * live for the duration of the call. It hands batches to a writer thread
+ * (event store + analysis), so a reader's parsing overlaps with storage.
+ * A sink is used by one reader thread at a time.
+ */
+#ifndef XPV_INGEST_H
+#define XPV_INGEST_H
+
+#include "xpv_event.h"
+#include "../common/xpv_common.h"
+
+#include <sqlite3.h>
+
+typedef struct xpv_sink xpv_sink;
+
+uint32_t xpv_sink_intern(xpv_sink *s, const char *str, size_t len);
+static inline uint32_t xpv_sink_intern_cstr(xpv_sink *s, const char *str);
+/* For arg string values: interns short strings while the table is within its
+ * memory budget and returns 0 otherwise, in which case the reader keeps the
+ * value inline (XPV_ARG_TEXT). Keeps memory flat on huge, unique values. */
+uint32_t xpv_sink_intern_value(xpv_sink *s, const char *str, size_t len);
+/* Looks an interned id back up (valid until the sink is finished). */
+const char *xpv_sink_string(xpv_sink *s, uint32_t id, size_t *len);
+
+/* Track for process `pid`, thread `tid` (readers map string pids/tids to
+ * numbers themselves). Created on first use. */
+uint32_t xpv_sink_track(xpv_sink *s, int64_t pid, int64_t tid);
+void xpv_sink_process_name(xpv_sink *s, int64_t pid, const char *name, size_t len);
+void xpv_sink_process_sort(xpv_sink *s, int64_t pid, int64_t sort_index);
+void xpv_sink_process_label(xpv_sink *s, int64_t pid, const char *labels, size_t len);
+/* Marks process pid as device `device_id` (GPU/TPU ordinal). */
+void xpv_sink_process_device(xpv_sink *s, int64_t pid, int device_id);
+void xpv_sink_thread_name(xpv_sink *s, int64_t pid, int64_t tid, const char *name, size_t len);
+void xpv_sink_thread_sort(xpv_sink *s, int64_t pid, int64_t tid, int64_t sort_index);
+
+void xpv_sink_event(xpv_sink *s, const xpv_event *ev);
+
+/* Producer facts. Known keys: "producer" (JAX/XLA, PyTorch, TensorFlow,
+ * Nsight Systems, unknown), "rank", "world_size", "device" (repeatable: one
+ * device name each), "warning" (repeatable). Value is plain text. */
+void xpv_sink_fact(xpv_sink *s, const char *key, const char *value);
+/* Counts an event the reader skipped (unknown phase, ...) under `what`. */
+void xpv_sink_skipped(xpv_sink *s, const char *what);
+
+static inline uint32_t xpv_sink_intern_cstr(xpv_sink *s, const char *str)
+{
+    size_t n = 0;
+    while (str[n]) n++;
+    return xpv_sink_intern(s, str, n);
+}
+
+/* ---- used by the indexer driver, not by readers ---- */
+
+typedef struct {
+    int64_t events;          /* events stored */
+    int64_t phase_counts[128]; /* by phase letter as read, after B/E pairing */
+    int partial;             /* reader failed part-way */
+} xpv_sink_stats;
+
+/* Opens a sink writing profile `profile_id` into `db` (inside a transaction
+ * the caller owns). */
+xpv_sink *xpv_sink_open(sqlite3 *db, int64_t profile_id, xpv_err *err);
+/* Drains the writer thread, runs the analysis and writes tracks, strings,
+ * facts and derived tables. Returns 0 or -1 with err. */
+int xpv_sink_finish(xpv_sink *s, xpv_sink_stats *stats, xpv_err *err);
+/* Frees a sink (after finish, or instead of it to abandon). */
+void xpv_sink_free(xpv_sink *s);
+
+#endif

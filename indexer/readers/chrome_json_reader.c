@@ -1,0 +1,10 @@
+/*
+ * chrome_json_reader.c — placeholder: the reader for this format has not landed.
+ */
+#include "readers.h"
+
+int xpv_read_chrome_json(const char *path, xpv_sink *sink, xpv_err *err)
+{
+    (void)sink;
+    return xpv_err_set(err, "%s: this format's reader is not built yet", path);
+}

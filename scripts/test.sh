@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# test.sh — README command 2: installs what is missing, builds with
+# -Wall -Wextra -Werror, and runs the whole suite (CUnit unit tests,
+# end-to-end tests of the real binary, browser tests in headless Chromium),
+# then the unit tests again under AddressSanitizer and UBSan.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+scripts/install-deps.sh test
+jobs=$(nproc 2>/dev/null || echo 2)
+
+cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DXPV_WERROR=ON >/dev/null
+cmake --build build -j"$jobs"
+(cd build && ctest --output-on-failure -j"$jobs" "$@")
+
+cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DXPV_WERROR=ON -DXPV_SANITIZE=ON >/dev/null
+cmake --build build-asan -j"$jobs"
+(cd build-asan && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -j"$jobs" -L unit)

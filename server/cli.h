@@ -1,0 +1,34 @@
+/*
+ * cli.h — command-line options, compatible with the view_profile script
+ * xprof-view replaces.
+ */
+#ifndef XPV_CLI_H
+#define XPV_CLI_H
+
+#include <stdio.h>
+
+typedef enum { XPV_UI_BOTH, XPV_UI_PERFETTO, XPV_UI_TENSORBOARD } xpv_ui_mode;
+
+typedef struct {
+    const char *profile_dir; /* NULL: auto-detect */
+    int port;
+    const char *host;
+    int bind_all;
+    int perfetto_port; /* 0 disables the hand-off listener */
+    xpv_ui_mode ui;
+    int list_only;
+    int extract;
+    const char *extract_dir; /* NULL: xprof-extract-<timestamp> */
+    int json;
+    const char *db_path;
+    int open_browser;
+    int show_version;
+    int show_help;
+    int quiet;
+} xpv_options;
+
+/* Parses argv into opts. Returns 0, or -1 after printing the problem. */
+int xpv_cli_parse(int argc, char **argv, xpv_options *opts);
+void xpv_cli_usage(FILE *out);
+
+#endif

@@ -1,0 +1,148 @@
+/*
+ * extract.c — writing every indexed profile as trace JSON files.
+ *
+ * Invariants: nothing is written inside the profile directory; an existing
+ * file is never replaced (the final name is created with link(), which fails
+ * when it exists); a file appears under its final name only when complete.
+ */
+#define _GNU_SOURCE
+#include "extract.h"
+#include "../api/trace_export.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+static int ends_with(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), m = strlen(suffix);
+    return n >= m && strcmp(s + n - m, suffix) == 0;
+}
+
+/* host.trace.json.gz -> host.trace.json; host.xplane.pb -> host.xplane.trace.json */
+static void output_name(const char *rel, char *out, size_t n)
+{
+    size_t len = strlen(rel);
+    if (ends_with(rel, ".gz")) len -= 3;
+    else if (ends_with(rel, ".pb")) len -= 3;
+    int is_json = len >= 5 && strncmp(rel + len - 5, ".json", 5) == 0;
+    snprintf(out, n, "%.*s%s", (int)len, rel, is_json ? "" : ".trace.json");
+}
+
+static int make_parents(const char *path)
+{
+    char tmp[PATH_MAX];
+    snprintf(tmp, sizeof tmp, "%.4000s", path);
+    for (char *p = tmp + 1; *p; p++) {
+        if (*p != '/') continue;
+        *p = 0;
+        if (mkdir(tmp, 0755) != 0 && errno != EEXIST) return -1;
+        *p = '/';
+    }
+    return 0;
+}
+
+static int write_fd(void *ctx, const char *data, size_t len)
+{
+    FILE *f = ctx;
+    return fwrite(data, 1, len, f) == len ? 0 : -1;
+}
+
+static int extract_one(sqlite3 *db, int64_t id, const char *target, xpv_err *err)
+{
+    char tmp[PATH_MAX + 32];
+    snprintf(tmp, sizeof tmp, "%.4060s.tmp-%d", target, (int)getpid());
+    if (make_parents(target) != 0) return xpv_err_set(err, "cannot create folders for %s: %s", target, strerror(errno));
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd < 0) return xpv_err_set(err, "cannot create %s: %s", tmp, strerror(errno));
+    FILE *f = fdopen(fd, "w");
+    int rc = xpv_export_trace(db, id, write_fd, f, err);
+    if (fclose(f) != 0 && rc == 0) rc = xpv_err_set(err, "writing %s: %s", tmp, strerror(errno));
+    if (rc == 0 && link(tmp, target) != 0)
+        rc = xpv_err_set(err, "cannot create %s: %s", target, strerror(errno));
+    unlink(tmp);
+    return rc;
+}
+
+static int choose_outdir(const xpv_options *o, char *out, size_t n)
+{
+    if (o->extract_dir) {
+        snprintf(out, n, "%s", o->extract_dir);
+    } else {
+        char stamp[32];
+        time_t now = time(NULL);
+        struct tm tm;
+        localtime_r(&now, &tm);
+        strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
+        snprintf(out, n, "xprof-extract-%s", stamp);
+    }
+    if (mkdir(out, 0755) != 0 && errno != EEXIST) {
+        fprintf(stderr, "xprof-view: cannot create %s: %s\n", out, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+static int outdir_inside_profiles(const char *outdir, const char *root)
+{
+    char real[PATH_MAX];
+    if (!realpath(outdir, real)) return 0;
+    size_t n = strlen(root);
+    return strncmp(real, root, n) == 0 && (real[n] == '/' || real[n] == 0);
+}
+
+static const char *profile_status(sqlite3 *db, int64_t id, char *buf, size_t n)
+{
+    sqlite3_stmt *st;
+    buf[0] = 0;
+    if (sqlite3_prepare_v2(db, "SELECT status FROM profiles WHERE id=?1", -1, &st, NULL) == SQLITE_OK) {
+        sqlite3_bind_int64(st, 1, id);
+        if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
+            snprintf(buf, n, "%s", (const char *)sqlite3_column_text(st, 0));
+        sqlite3_finalize(st);
+    }
+    return buf;
+}
+
+int xpv_extract_all(sqlite3 *db, const xpv_found_list *found, const xpv_options *o)
+{
+    char outdir[PATH_MAX];
+    if (choose_outdir(o, outdir, sizeof outdir) != 0) return 1;
+    if (outdir_inside_profiles(outdir, found->root_abs)) {
+        fprintf(stderr, "xprof-view: refusing to write into the profile directory (%s)\n", outdir);
+        return 1;
+    }
+    int written = 0, failed = 0;
+    for (size_t i = 0; i < found->n; i++) {
+        const xpv_found *f = &found->items[i];
+        int64_t id = xpv_profile_id_for(f->rel_path);
+        char status[32], name[PATH_MAX], target[PATH_MAX];
+        if (strcmp(profile_status(db, id, status, sizeof status), "ok") != 0) {
+            printf("skipped  %s (%s)\n", f->rel_path, status);
+            continue;
+        }
+        output_name(f->rel_path, name, sizeof name);
+        if (snprintf(target, sizeof target, "%.2048s/%.2000s", outdir, name) >= (int)sizeof target)
+            continue;
+        if (access(target, F_OK) == 0) {
+            printf("exists   %s (not overwritten)\n", target);
+            continue;
+        }
+        xpv_err err = {{0}};
+        if (extract_one(db, id, target, &err) != 0) {
+            fprintf(stderr, "xprof-view: %s: %s\n", f->rel_path, err.msg);
+            failed++;
+        } else {
+            printf("wrote    %s\n", target);
+            written++;
+        }
+    }
+    printf("%d trace file%s written to %s\n", written, written == 1 ? "" : "s", outdir);
+    return failed ? 1 : 0;
+}

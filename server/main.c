@@ -1,0 +1,152 @@
+/*
+ * main.c — xprof-view's entry point: resolve the profile directory, bring
+ * the index up to date, then list, extract or serve.
+ *
+ * The profile directory is only ever read. The index lives elsewhere
+ * (index_db.h) and extraction writes only into the chosen output folder.
+ */
+#define _GNU_SOURCE
+#include "cli.h"
+#include "extract.h"
+#include "serve.h"
+#include "../api/api.h"
+#include "../indexer/discover.h"
+#include "../indexer/index_db.h"
+#include "../indexer/indexer.h"
+
+#include <cjson/cJSON.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static int resolve_profile_dir(const xpv_options *o, char *out, size_t n)
+{
+    xpv_err err = {{0}};
+    if (o->profile_dir) {
+        snprintf(out, n, "%s", o->profile_dir);
+        return 0;
+    }
+    char cwd[PATH_MAX];
+    if (!getcwd(cwd, sizeof cwd) || xpv_autodetect_profile_dir(cwd, out, n, &err) != 0) {
+        fprintf(stderr, "xprof-view: %s\n", err.msg[0] ? err.msg : "cannot read the working directory");
+        return -1;
+    }
+    fprintf(stderr, "xprof-view: using profile directory %s (newest found)\n", out);
+    return 0;
+}
+
+static void print_progress(void *ctx, const xpv_index_progress *p)
+{
+    const xpv_options *o = ctx;
+    if (!o->quiet && p->current && isatty(2))
+        fprintf(stderr, "\rindexing %d/%d %-60.60s", p->done + 1, p->total, p->current);
+    else if (!o->quiet && !p->current && p->total && isatty(2))
+        fprintf(stderr, "\r%-80s\r", "");
+}
+
+static void format_size(int64_t bytes, char *out, size_t n)
+{
+    if (bytes >= (1LL << 30)) snprintf(out, n, "%.1f GB", (double)bytes / (1 << 30));
+    else if (bytes >= (1LL << 20)) snprintf(out, n, "%.1f MB", (double)bytes / (1 << 20));
+    else if (bytes >= 1024) snprintf(out, n, "%.1f KB", (double)bytes / 1024);
+    else snprintf(out, n, "%lld B", (long long)bytes);
+}
+
+static void print_table(cJSON *list)
+{
+    printf("%-3s %-28s %-24s %-20s %9s %10s  %s\n", "#", "run", "host", "format", "size", "events",
+           "status");
+    int i = 0;
+    cJSON *p;
+    cJSON_ArrayForEach(p, list)
+    {
+        char size[32];
+        format_size((int64_t)cJSON_GetNumberValue(cJSON_GetObjectItem(p, "size_bytes")), size,
+                    sizeof size);
+        cJSON *events = cJSON_GetObjectItem(p, "events");
+        cJSON *error = cJSON_GetObjectItem(p, "error");
+        char ev[32] = "-";
+        if (cJSON_IsNumber(events)) snprintf(ev, sizeof ev, "%.0f", events->valuedouble);
+        printf("%-3d %-28s %-24s %-20s %9s %10s  %s%s%s\n", ++i,
+               cJSON_GetStringValue(cJSON_GetObjectItem(p, "run")),
+               cJSON_GetStringValue(cJSON_GetObjectItem(p, "host")),
+               cJSON_GetStringValue(cJSON_GetObjectItem(p, "format")), size, ev,
+               cJSON_GetStringValue(cJSON_GetObjectItem(p, "status")),
+               cJSON_IsString(error) ? ": " : "", cJSON_IsString(error) ? error->valuestring : "");
+        printf("    %s\n", cJSON_GetStringValue(cJSON_GetObjectItem(p, "path")));
+    }
+}
+
+static int list_profiles(sqlite3 *db, const xpv_options *o)
+{
+    xpv_buf b = {0};
+    xpv_api_profile_array(db, 1, &b);
+    cJSON *list = cJSON_Parse(b.data);
+    int count = cJSON_GetArraySize(list);
+    if (o->json) printf("%s\n", b.data);
+    else if (count) print_table(list);
+    cJSON_Delete(list);
+    xpv_buf_free(&b);
+    return count;
+}
+
+static int open_index(const xpv_options *o, const char *root, char *db_path, size_t n, sqlite3 **db)
+{
+    xpv_err err = {{0}};
+    int rebuilt = 0;
+    if (o->db_path) snprintf(db_path, n, "%s", o->db_path);
+    else if (xpv_index_default_path(root, db_path, n, &err) != 0) goto fail;
+    if (xpv_index_open(db_path, root, db, &rebuilt, &err) != 0) goto fail;
+    if (rebuilt && !o->quiet)
+        fprintf(stderr, "xprof-view: the index %s was stale or damaged and was rebuilt\n", db_path);
+    return 0;
+fail:
+    fprintf(stderr, "xprof-view: %s\n", err.msg);
+    return -1;
+}
+
+int main(int argc, char **argv)
+{
+    xpv_options o;
+    if (xpv_cli_parse(argc, argv, &o) != 0) return 2;
+    if (o.show_help) return xpv_cli_usage(stdout), 0;
+    if (o.show_version) return printf("xprof-view %s\n", XPV_VERSION), 0;
+    char dir[PATH_MAX], db_path[PATH_MAX];
+    if (resolve_profile_dir(&o, dir, sizeof dir) != 0) return 1;
+    xpv_err err = {{0}};
+    xpv_found_list found;
+    if (xpv_discover(dir, &found, &err) != 0) {
+        fprintf(stderr, "xprof-view: %s\n", err.msg);
+        return 1;
+    }
+    sqlite3 *db = NULL;
+    int rc = 1;
+    if (open_index(&o, found.root_abs, db_path, sizeof db_path, &db) != 0) goto out;
+    if (xpv_indexer_register(db, &found, &err) < 0) {
+        fprintf(stderr, "xprof-view: index: %s\n", err.msg);
+        goto out;
+    }
+    if (o.list_only || o.extract) {
+        if (xpv_indexer_run(db, &found, print_progress, &o, NULL, &err) != 0) {
+            fprintf(stderr, "xprof-view: %s\n", err.msg);
+            goto out;
+        }
+        if (found.n == 0) {
+            fprintf(stderr, "xprof-view: no profiles found under %s (looked for *.xplane.pb, "
+                            "*.trace.json[.gz], *.pt.trace.json[.gz], perfetto_trace.json.gz, "
+                            "*.sqlite and *.nsys-rep)\n", dir);
+            goto out;
+        }
+        rc = o.list_only ? (list_profiles(db, &o) > 0 ? 0 : 1) : xpv_extract_all(db, &found, &o);
+        goto out;
+    }
+    sqlite3_close(db);
+    db = NULL;
+    rc = xpv_serve(&o, db_path, &found);
+out:
+    sqlite3_close(db);
+    xpv_found_list_free(&found);
+    return rc;
+}

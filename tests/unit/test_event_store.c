@@ -1,0 +1,188 @@
+/*
+ * test_event_store.c — events written through a sink come back from the
+ * event store exactly: times, durations (to the picosecond), names, args,
+ * window queries, block headers, single-event lookup, and damage detection.
+ */
+#include "testutil.h"
+#include "indexer/event_store.h"
+#include "indexer/index_db.h"
+#include "indexer/ingest.h"
+
+#include <stdio.h>
+#include <string.h>
+
+typedef struct {
+    int64_t n, sum_ts, sum_dur, sum_ps;
+    int args_ok;
+    int64_t last_block;
+    uint32_t last_index;
+} tally;
+
+static int count_visit(void *ctx, const xpv_event *ev, int64_t block_id, uint32_t index)
+{
+    tally *t = ctx;
+    t->n++;
+    t->sum_ts += ev->ts_ns;
+    t->sum_dur += ev->dur_ns;
+    t->sum_ps += ev->dur_ps;
+    t->last_block = block_id;
+    t->last_index = index;
+    if (ev->nargs == 3 && ev->args[0].type == XPV_ARG_INT && ev->args[0].v.i == -ev->ts_ns &&
+        ev->args[1].type == XPV_ARG_DOUBLE && ev->args[1].v.d == 0.5 &&
+        ev->args[2].type == XPV_ARG_TEXT && ev->args[2].len == 5 &&
+        memcmp(ev->args[2].text, "hello", 5) == 0)
+        t->args_ok++;
+    return 0;
+}
+
+static sqlite3 *fresh_index(void)
+{
+    const char *dir = xpv_test_tmpdir();
+    char db_path[512], profiles[512];
+    snprintf(db_path, sizeof db_path, "%s/index.sqlite", dir);
+    snprintf(profiles, sizeof profiles, "%s/profiles", dir);
+    xpv_test_write(dir, "profiles/.keep", "", 0);
+    sqlite3 *db = NULL;
+    xpv_err err = {{0}};
+    CU_ASSERT_EQUAL_FATAL(xpv_index_open(db_path, profiles, &db, NULL, &err), 0);
+    CU_ASSERT_EQUAL(xpv_db_exec(db, "INSERT INTO profiles(id, path) VALUES(7, 'p')", &err), 0);
+    return db;
+}
+
+/* 20000 events on 3 tracks with durations spanning many classes. */
+static void write_events(sqlite3 *db)
+{
+    xpv_err err = {{0}};
+    xpv_sink *s = xpv_sink_open(db, 7, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+    uint32_t key_a = xpv_sink_intern_cstr(s, "a"), key_b = xpv_sink_intern_cstr(s, "b"),
+             key_c = xpv_sink_intern_cstr(s, "c"), name = xpv_sink_intern_cstr(s, "kernel");
+    for (int i = 0; i < 20000; i++) {
+        xpv_event ev;
+        xpv_event_init(&ev);
+        ev.track = xpv_sink_track(s, 1, i % 3);
+        ev.ts_ns = 1000000 + (int64_t)i * 100;
+        ev.dur_ns = (i * 7919) % 100000;
+        ev.dur_ps = ev.dur_ns * 1000 + (i % 1000);
+        ev.name = name;
+        xpv_arg args[3] = {{.key = key_a, .type = XPV_ARG_INT, .v.i = -ev.ts_ns},
+                           {.key = key_b, .type = XPV_ARG_DOUBLE, .v.d = 0.5},
+                           {.key = key_c, .type = XPV_ARG_TEXT, .text = "hello", .len = 5}};
+        ev.args = args;
+        ev.nargs = 3;
+        xpv_sink_event(s, &ev);
+    }
+    xpv_sink_stats stats;
+    CU_ASSERT_EQUAL(xpv_sink_finish(s, &stats, &err), 0);
+    CU_ASSERT_EQUAL(stats.events, 20000);
+    CU_ASSERT_EQUAL(stats.phase_counts['X'], 20000);
+    xpv_sink_free(s);
+}
+
+static void test_round_trip(void)
+{
+    sqlite3 *db = fresh_index();
+    write_events(db);
+    xpv_store_query q;
+    xpv_store_query_all(&q, 7);
+    tally t = {0};
+    xpv_err err = {{0}};
+    CU_ASSERT_EQUAL(xpv_store_scan(db, &q, count_visit, &t, &err), 0);
+    int64_t want_ts = 0, want_dur = 0, want_ps = 0;
+    for (int i = 0; i < 20000; i++) {
+        want_ts += 1000000 + (int64_t)i * 100;
+        want_dur += (i * 7919) % 100000;
+        want_ps += (int64_t)((i * 7919) % 100000) * 1000 + (i % 1000);
+    }
+    CU_ASSERT_EQUAL(t.n, 20000);
+    CU_ASSERT_EQUAL(t.sum_ts, want_ts);
+    CU_ASSERT_EQUAL(t.sum_dur, want_dur);
+    CU_ASSERT_EQUAL(t.sum_ps, want_ps);
+    CU_ASSERT_EQUAL(t.args_ok, 20000);
+    sqlite3_close(db);
+}
+
+static void test_window_and_track(void)
+{
+    sqlite3 *db = fresh_index();
+    write_events(db);
+    xpv_store_query q;
+    xpv_store_query_all(&q, 7);
+    q.track = 0; /* pid 1 tid 0 was created first */
+    q.t0 = 1000000 + 5000 * 100;
+    q.t1 = 1000000 + 6000 * 100;
+    tally t = {0};
+    xpv_err err = {{0}};
+    CU_ASSERT_EQUAL(xpv_store_scan(db, &q, count_visit, &t, &err), 0);
+    int64_t want = 0;
+    for (int i = 0; i < 20000; i += 3) {
+        int64_t ts = 1000000 + (int64_t)i * 100, end = ts + (i * 7919) % 100000;
+        if (ts <= q.t1 && end >= q.t0) want++;
+    }
+    CU_ASSERT_EQUAL(t.n, want);
+    CU_ASSERT(want > 333);
+    /* The last event seen can be fetched alone by its reference. */
+    tally one = {0};
+    CU_ASSERT_EQUAL(xpv_store_event_at(db, 7, t.last_block, t.last_index, count_visit, &one, &err), 0);
+    CU_ASSERT_EQUAL(one.n, 1);
+    CU_ASSERT_NOT_EQUAL(xpv_store_event_at(db, 7, t.last_block, 99999, count_visit, &one, &err), 0);
+    sqlite3_close(db);
+}
+
+static int sum_blocks(void *ctx, const xpv_block_info *b)
+{
+    int64_t *n = ctx;
+    *n += b->n;
+    return 0;
+}
+
+static void test_block_headers(void)
+{
+    sqlite3 *db = fresh_index();
+    write_events(db);
+    xpv_store_query q;
+    xpv_store_query_all(&q, 7);
+    int64_t n = 0;
+    xpv_err err = {{0}};
+    CU_ASSERT_EQUAL(xpv_store_blocks(db, &q, sum_blocks, &n, &err), 0);
+    CU_ASSERT_EQUAL(n, 20000);
+    sqlite3_close(db);
+}
+
+static int never(void *ctx, const xpv_event *ev, int64_t b, uint32_t i)
+{
+    (void)ctx, (void)ev, (void)b, (void)i;
+    return 0;
+}
+
+static void test_damaged_block(void)
+{
+    unsigned char blob[] = {1, 5, 0, 'X', 1, 2}; /* says 5 events, holds part of one */
+    xpv_err err = {{0}};
+    CU_ASSERT_EQUAL(xpv_store_decode(blob, sizeof blob, 0, 1, never, NULL, &err), -1);
+    CU_ASSERT(strstr(err.msg, "damaged") != NULL);
+    unsigned char version[] = {9, 0};
+    CU_ASSERT_EQUAL(xpv_store_decode(version, sizeof version, 0, 1, never, NULL, &err), -1);
+}
+
+static void test_lod_classes(void)
+{
+    CU_ASSERT_EQUAL(xpv_store_lod(-1), 0);
+    CU_ASSERT_EQUAL(xpv_store_lod(0), 0);
+    CU_ASSERT_EQUAL(xpv_store_lod(1), 1);
+    CU_ASSERT_EQUAL(xpv_store_lod(1023), 10);
+    CU_ASSERT_EQUAL(xpv_store_lod(1024), 11);
+}
+
+int main(void)
+{
+    static const xpv_test_case tests[] = {
+        {"round trip through sink and store", test_round_trip},
+        {"window and track queries, single lookup", test_window_and_track},
+        {"block headers count every event", test_block_headers},
+        {"damaged blocks are errors", test_damaged_block},
+        {"duration classes", test_lod_classes},
+        {NULL, NULL},
+    };
+    return xpv_test_run("event_store", tests, 0);
+}

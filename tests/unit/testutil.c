@@ -1,0 +1,83 @@
+/*
+ * test_util.c — see testutil.h.
+ */
+#define _GNU_SOURCE
+#include "testutil.h"
+
+#include <CUnit/Basic.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static char tmpdir[256];
+
+const char *xpv_test_tmpdir(void)
+{
+    const char *base = getenv("TMPDIR");
+    char cmd[600];
+    if (tmpdir[0]) {
+        snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+        if (system(cmd) != 0) fprintf(stderr, "cannot remove %s\n", tmpdir);
+    }
+    snprintf(tmpdir, sizeof tmpdir, "%s/xpv-test-XXXXXX", base && *base ? base : "/tmp");
+    if (!mkdtemp(tmpdir)) {
+        perror("mkdtemp");
+        abort();
+    }
+    return tmpdir;
+}
+
+static void cleanup(void)
+{
+    if (!tmpdir[0]) return;
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+    if (system(cmd) != 0) fprintf(stderr, "cannot remove %s\n", tmpdir);
+}
+
+int xpv_test_write(const char *dir, const char *rel, const void *data, size_t n)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", dir, rel);
+    for (char *p = path + strlen(dir) + 1; *p; p++) {
+        if (*p != '/') continue;
+        *p = 0;
+        if (mkdir(path, 0755) != 0 && errno != EEXIST) return -1;
+        *p = '/';
+    }
+    FILE *f = fopen(path, "wb");
+    if (!f) return -1;
+    size_t w = fwrite(data, 1, n, f);
+    return (fclose(f) == 0 && w == n) ? 0 : -1;
+}
+
+const char *xpv_test_fixtures(void)
+{
+    static char path[4096];
+    const char *env = getenv("XPV_FIXTURES");
+    struct stat st;
+    if (!env || stat(env, &st) != 0 || !S_ISDIR(st.st_mode)) return NULL;
+    snprintf(path, sizeof path, "%s", env);
+    return path;
+}
+
+int xpv_test_run(const char *suite_name, const xpv_test_case *tests, int needs_fixtures)
+{
+    if (needs_fixtures && !xpv_test_fixtures()) {
+        printf("SKIP %s: ../shared/fixtures not found (set XPV_FIXTURES); fixture tests skipped\n",
+               suite_name);
+        return 77;
+    }
+    if (CU_initialize_registry() != CUE_SUCCESS) return 1;
+    CU_pSuite suite = CU_add_suite(suite_name, NULL, NULL);
+    for (const xpv_test_case *t = tests; t->name; t++) CU_add_test(suite, t->name, t->fn);
+    CU_basic_set_mode(CU_BRM_VERBOSE);
+    CU_basic_run_tests();
+    unsigned failed = CU_get_number_of_failures() + CU_get_number_of_tests_failed();
+    CU_cleanup_registry();
+    cleanup();
+    return failed ? 1 : 0;
+}

@@ -1,0 +1,25 @@
+/*
+ * testutil.h — helpers shared by the CUnit tests: temporary folders,
+ * writing files, the fixtures folder, and running a suite.
+ */
+#ifndef XPV_TEST_UTIL_H
+#define XPV_TEST_UTIL_H
+
+#include <CUnit/CUnit.h>
+#include <stddef.h>
+
+/* A fresh empty folder under $TMPDIR; removed by xpv_test_cleanup(). */
+const char *xpv_test_tmpdir(void);
+/* Writes data to dir/rel, creating parent folders. Returns 0 on success. */
+int xpv_test_write(const char *dir, const char *rel, const void *data, size_t n);
+/* ../shared/fixtures (from $XPV_FIXTURES), or NULL when absent. */
+const char *xpv_test_fixtures(void);
+/* Registers `tests` as one suite and runs it; returns the process exit code
+ * (77 = skipped when needs_fixtures and there are none). */
+typedef struct {
+    const char *name;
+    void (*fn)(void);
+} xpv_test_case;
+int xpv_test_run(const char *suite, const xpv_test_case *tests, int needs_fixtures);
+
+#endif
