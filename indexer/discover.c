@@ -4,6 +4,7 @@
  */
 #define _GNU_SOURCE
 #include "discover.h"
+#include "readers/readers.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -212,6 +213,7 @@ static void add_file(walk_state *w, const char *abs, const char *rel, const char
     char *error = NULL;
     ssize_t n = read_head(abs, head, &gz, &error);
     const char *format = n >= 0 ? xpv_sniff_format(name, head, (size_t)n, gz) : NULL;
+    if (format && strcmp(format, XPV_FMT_NSYS_SQLITE) == 0 && !xpv_nsys_sniff(abs)) format = NULL;
     if (n >= 0 && !format) return; /* e.g. a .sqlite file that is not ours to claim */
     if (n < 0) format = ends_with(name, ".xplane.pb") ? XPV_FMT_XPLANE : XPV_FMT_UNKNOWN;
     if (n == 0 && !error && asprintf(&error, "empty file (0 bytes)") < 0) error = NULL;

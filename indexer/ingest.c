@@ -174,6 +174,8 @@ struct xpv_sink {
     track_count *counts;
     size_t ncounts;
     int64_t phase_counts[128];
+    int64_t read_counts[128]; /* reader thread: phases as read from the file */
+    int has_read_counts;
     int64_t events;
     int64_t t_min, t_max;
     int writer_failed;
@@ -508,6 +510,12 @@ void xpv_sink_skipped(xpv_sink *s, const char *what)
     s->skip_counts[s->nskip++] = 1;
 }
 
+void xpv_sink_count_read(xpv_sink *s, char ph)
+{
+    s->read_counts[(unsigned char)ph & 127]++;
+    s->has_read_counts = 1;
+}
+
 /* ---- public: finish ---- */
 
 static int write_strings(xpv_sink *s, xpv_err *err)
@@ -606,11 +614,13 @@ static int run_analysis(xpv_sink *s, xpv_analysis_result *res, xpv_err *err)
 
 static void phase_counts_json(const xpv_sink *s, xpv_buf *out)
 {
+    const int64_t *counts = s->has_read_counts ? s->read_counts : s->phase_counts;
     xpv_buf_putc(out, '{');
     int first = 1;
     for (int ph = 1; ph < 128; ph++) {
-        if (!s->phase_counts[ph]) continue;
-        xpv_buf_printf(out, "%s\"%c\":%lld", first ? "" : ",", ph, (long long)s->phase_counts[ph]);
+        if (!counts[ph]) continue;
+        if (ph == '"' || ph == '\\' || ph < 0x20) continue;
+        xpv_buf_printf(out, "%s\"%c\":%lld", first ? "" : ",", ph, (long long)counts[ph]);
         first = 0;
     }
     xpv_buf_putc(out, '}');
@@ -710,7 +720,8 @@ int xpv_sink_finish(xpv_sink *s, xpv_sink_stats *stats, xpv_err *err)
     if (stats) {
         memset(stats, 0, sizeof *stats);
         stats->events = s->events;
-        memcpy(stats->phase_counts, s->phase_counts, sizeof stats->phase_counts);
+        memcpy(stats->phase_counts, s->has_read_counts ? s->read_counts : s->phase_counts,
+               sizeof stats->phase_counts);
     }
     return 0;
 }

@@ -54,6 +54,11 @@ void xpv_sink_event(xpv_sink *s, const xpv_event *ev);
 void xpv_sink_fact(xpv_sink *s, const char *key, const char *value);
 /* Counts an event the reader skipped (unknown phase, ...) under `what`. */
 void xpv_sink_skipped(xpv_sink *s, const char *what);
+/* Counts one event as read from the file, by its phase letter (M and
+ * unknown phases included). A reader that reports these makes them the
+ * profile's `phase_counts` (what an independent count of the file gives);
+ * otherwise the phases of stored events are used. */
+void xpv_sink_count_read(xpv_sink *s, char ph);
 
 static inline uint32_t xpv_sink_intern_cstr(xpv_sink *s, const char *str)
 {
