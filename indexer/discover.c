@@ -164,7 +164,7 @@ static xpv_found *push_item(xpv_found_list *l)
 }
 
 static const char *const HOST_SUFFIXES[] = {".xplane.pb", ".pt.trace.json.gz", ".pt.trace.json",
-                                            ".trace.json.gz", ".trace.json", ".json.gz", ".json",
+                                            ".trace.json.gz", ".trace.json", ".ctf.json", ".json.gz", ".json",
                                             ".sqlite3", ".sqlite", ".nsys-rep", ".qdrep"};
 
 static char *strip_known_suffix(const char *name)

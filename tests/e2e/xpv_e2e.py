@@ -1,0 +1,65 @@
+"""Shared helpers for the end-to-end tests: paths from the environment,
+running the real binary, a tiny test runner printing 'N passed, N failed'."""
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import traceback
+
+BIN = os.environ.get("XPV_BIN", "")
+GEN = os.environ.get("XPV_GEN", "")
+FIXTURES = os.environ.get("XPV_FIXTURES", "")
+SKIP = 77
+
+
+def need_fixtures():
+    if not FIXTURES or not os.path.isdir(FIXTURES):
+        print("SKIP: ../shared/fixtures not found (set XPV_FIXTURES); fixture tests skipped")
+        sys.exit(SKIP)
+
+
+def tmpdir(prefix="xpv-e2e-"):
+    d = tempfile.mkdtemp(prefix=prefix)
+    _TMPDIRS.append(d)
+    return d
+
+
+_TMPDIRS = []
+
+
+def run(args, **kw):
+    """Runs the binary; returns CompletedProcess with text output."""
+    kw.setdefault("capture_output", True)
+    kw.setdefault("text", True)
+    kw.setdefault("timeout", 300)
+    return subprocess.run([BIN] + list(args), **kw)
+
+
+def snapshot(root):
+    """(path, size, mtime_ns) of everything under root, to prove it was only read."""
+    out = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        for name in sorted(dirnames + filenames):
+            p = os.path.join(dirpath, name)
+            st = os.lstat(p)
+            out.append((os.path.relpath(p, root), st.st_size, st.st_mtime_ns))
+    return sorted(out)
+
+
+def main(tests):
+    """Runs test functions, prints a closing 'N passed, N failed' line."""
+    passed = failed = 0
+    for t in tests:
+        try:
+            t()
+            passed += 1
+            print("ok   " + t.__name__)
+        except Exception:
+            failed += 1
+            print("FAIL " + t.__name__)
+            traceback.print_exc()
+    for d in _TMPDIRS:
+        shutil.rmtree(d, ignore_errors=True)
+    print("%d passed, %d failed" % (passed, failed))
+    sys.exit(1 if failed else 0)
