@@ -1,0 +1,296 @@
+/*
+ * gz_input.c — chunked, pipelined file input (see gz_input.h).
+ *
+ * A ring of NSLOTS chunk buffers is shared by two threads: the producer
+ * fills free slots in ring order (reading, and inflating when the file
+ * starts with the gzip magic 1f 8b), the consumer takes full slots in the
+ * same order. Concatenated gzip members are read as one stream, as gzip(1)
+ * does. A stream that ends before the gzip trailer is an error
+ * ("truncated"), never a silent short read.
+ *
+ * Invariants: slot states move free -> full (producer) -> held (consumer)
+ * -> free (release), all under `mu`. After the producer has published its
+ * last chunk it sets `done` (and `failed` with a message on error).
+ */
+#define _GNU_SOURCE
+#include "gz_input.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#define NSLOTS 4
+#define DEFAULT_CHUNK (4u << 20)
+#define READ_SIZE (1u << 20)
+
+enum { SLOT_FREE, SLOT_FULL, SLOT_HELD };
+
+struct xpv_gz_input {
+    int fd;
+    int gzip;
+    size_t chunk_size, headroom;
+    char *mem[NSLOTS];
+    size_t len[NSLOTS];
+    int64_t offset[NSLOTS];
+    int state[NSLOTS];
+    int next_fill, next_take;
+
+    pthread_t thread;
+    int thread_started;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int done, failed, quit;
+    xpv_err err;
+
+    /* producer only */
+    z_stream zs;
+    int zs_ready;
+    unsigned char *inbuf;
+    int64_t produced;
+    int64_t compressed_read;
+};
+
+/* ---- producer ---- */
+
+/* Waits for the next slot in ring order to be free; -1 when asked to quit. */
+static int wait_free_slot(xpv_gz_input *in)
+{
+    pthread_mutex_lock(&in->mu);
+    while (in->state[in->next_fill] != SLOT_FREE && !in->quit)
+        pthread_cond_wait(&in->cv, &in->mu);
+    int rc = in->quit ? -1 : in->next_fill;
+    pthread_mutex_unlock(&in->mu);
+    return rc;
+}
+
+static void publish(xpv_gz_input *in, int slot, size_t len)
+{
+    pthread_mutex_lock(&in->mu);
+    in->len[slot] = len;
+    in->offset[slot] = in->produced;
+    in->state[slot] = SLOT_FULL;
+    in->next_fill = (slot + 1) % NSLOTS;
+    pthread_cond_broadcast(&in->cv);
+    pthread_mutex_unlock(&in->mu);
+    in->produced += (int64_t)len;
+}
+
+static void finish(xpv_gz_input *in, const xpv_err *err)
+{
+    pthread_mutex_lock(&in->mu);
+    if (err) {
+        in->err = *err;
+        in->failed = 1;
+    }
+    in->done = 1;
+    pthread_cond_broadcast(&in->cv);
+    pthread_mutex_unlock(&in->mu);
+}
+
+static ssize_t read_some(int fd, void *buf, size_t n)
+{
+    for (;;) {
+        ssize_t r = read(fd, buf, n);
+        if (r >= 0 || errno != EINTR) return r;
+    }
+}
+
+/* Plain file: fills chunks straight from read(). */
+static int produce_plain(xpv_gz_input *in, xpv_err *err)
+{
+    for (;;) {
+        int slot = wait_free_slot(in);
+        if (slot < 0) return 0;
+        char *dst = in->mem[slot] + in->headroom;
+        size_t got = 0;
+        while (got < in->chunk_size) {
+            ssize_t r = read_some(in->fd, dst + got, in->chunk_size - got);
+            if (r < 0)
+                return xpv_err_set(err, "read error at offset %lld: %s",
+                                   (long long)(in->produced + (int64_t)got), strerror(errno));
+            if (r == 0) break;
+            got += (size_t)r;
+        }
+        if (got) publish(in, slot, got);
+        if (got < in->chunk_size) return 0;
+    }
+}
+
+/* Refills zlib's input; returns bytes now available, 0 at end of file, -1 on error. */
+static int refill_input(xpv_gz_input *in, xpv_err *err)
+{
+    if (in->zs.avail_in) return (int)in->zs.avail_in;
+    ssize_t r = read_some(in->fd, in->inbuf, READ_SIZE);
+    if (r < 0)
+        return xpv_err_set(err, "read error at compressed offset %lld: %s",
+                           (long long)in->compressed_read, strerror(errno));
+    in->compressed_read += r;
+    in->zs.next_in = in->inbuf;
+    in->zs.avail_in = (uInt)r;
+    return (int)r;
+}
+
+/* After one gzip member ends: 1 if another member follows, 0 if the file
+ * ends here (trailing zero padding, which some writers leave, is ignored). */
+static int next_member(xpv_gz_input *in, xpv_err *err)
+{
+    for (;;) {
+        int avail = refill_input(in, err);
+        if (avail < 0) return -1;
+        if (avail == 0) return 0;
+        while (in->zs.avail_in && in->zs.next_in[0] == 0)
+            in->zs.next_in++, in->zs.avail_in--;
+        if (in->zs.avail_in == 0) continue;
+        if (in->zs.next_in[0] != 0x1f) return 0;
+        inflateReset(&in->zs);
+        return 1;
+    }
+}
+
+static int produce_gzip(xpv_gz_input *in, xpv_err *err)
+{
+    int member_open = 1;
+    while (member_open) {
+        int slot = wait_free_slot(in);
+        if (slot < 0) return 0;
+        char *dst = in->mem[slot] + in->headroom;
+        in->zs.next_out = (Bytef *)dst;
+        in->zs.avail_out = (uInt)in->chunk_size;
+        while (in->zs.avail_out) {
+            int avail = refill_input(in, err);
+            if (avail < 0) return -1;
+            size_t have = in->chunk_size - in->zs.avail_out;
+            if (avail == 0)
+                return xpv_err_set(err,
+                                   "truncated gzip data: the stream ends at uncompressed offset "
+                                   "%lld before the end of the compressed data",
+                                   (long long)(in->produced + (int64_t)have));
+            int zrc = inflate(&in->zs, Z_NO_FLUSH);
+            if (zrc == Z_STREAM_END) {
+                int more = next_member(in, err);
+                if (more < 0) return -1;
+                if (!more) {
+                    member_open = 0;
+                    break;
+                }
+            } else if (zrc != Z_OK && zrc != Z_BUF_ERROR) {
+                return xpv_err_set(err, "corrupt gzip data at uncompressed offset %lld: %s",
+                                   (long long)(in->produced + (int64_t)have),
+                                   in->zs.msg ? in->zs.msg : "inflate failed");
+            }
+        }
+        size_t have = in->chunk_size - in->zs.avail_out;
+        if (have) publish(in, slot, have);
+    }
+    return 0;
+}
+
+static void *producer_main(void *arg)
+{
+    xpv_gz_input *in = arg;
+    xpv_err err = {{0}};
+    int rc = in->gzip ? produce_gzip(in, &err) : produce_plain(in, &err);
+    finish(in, rc == 0 ? NULL : &err);
+    return NULL;
+}
+
+/* ---- consumer ---- */
+
+xpv_gz_input *xpv_gz_open(const char *path, size_t chunk_size, size_t headroom, xpv_err *err)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        xpv_err_set(err, "%s: cannot open: %s", path, strerror(errno));
+        return NULL;
+    }
+    xpv_gz_input *in = xpv_xcalloc(1, sizeof *in);
+    in->fd = fd;
+    in->chunk_size = chunk_size ? chunk_size : DEFAULT_CHUNK;
+    in->headroom = headroom;
+    unsigned char magic[2] = {0, 0};
+    ssize_t n = pread(fd, magic, 2, 0);
+    in->gzip = n == 2 && magic[0] == 0x1f && magic[1] == 0x8b;
+    for (int i = 0; i < NSLOTS; i++)
+        in->mem[i] = xpv_xmalloc(in->headroom + in->chunk_size + 16);
+    pthread_mutex_init(&in->mu, NULL);
+    pthread_cond_init(&in->cv, NULL);
+    if (in->gzip) {
+        in->inbuf = xpv_xmalloc(READ_SIZE);
+        if (inflateInit2(&in->zs, 16 + MAX_WBITS) != Z_OK) {
+            xpv_err_set(err, "%s: zlib cannot start", path);
+            xpv_gz_close(in);
+            return NULL;
+        }
+        in->zs_ready = 1;
+    }
+    if (pthread_create(&in->thread, NULL, producer_main, in) != 0) {
+        xpv_err_set(err, "%s: cannot start the input thread", path);
+        xpv_gz_close(in);
+        return NULL;
+    }
+    in->thread_started = 1;
+    return in;
+}
+
+int xpv_gz_next(xpv_gz_input *in, xpv_gz_chunk *out, xpv_err *err)
+{
+    pthread_mutex_lock(&in->mu);
+    int slot = in->next_take;
+    while (in->state[slot] != SLOT_FULL && !in->done)
+        pthread_cond_wait(&in->cv, &in->mu);
+    int rc;
+    if (in->state[slot] == SLOT_FULL) {
+        in->state[slot] = SLOT_HELD;
+        in->next_take = (slot + 1) % NSLOTS;
+        out->data = in->mem[slot] + in->headroom;
+        out->len = in->len[slot];
+        out->offset = in->offset[slot];
+        out->slot = slot;
+        rc = 1;
+    } else if (in->failed) {
+        if (err) *err = in->err;
+        rc = -1;
+    } else {
+        rc = 0;
+    }
+    pthread_mutex_unlock(&in->mu);
+    return rc;
+}
+
+void xpv_gz_release(xpv_gz_input *in, const xpv_gz_chunk *c)
+{
+    pthread_mutex_lock(&in->mu);
+    in->state[c->slot] = SLOT_FREE;
+    pthread_cond_broadcast(&in->cv);
+    pthread_mutex_unlock(&in->mu);
+}
+
+int xpv_gz_is_gzip(const xpv_gz_input *in)
+{
+    return in->gzip;
+}
+
+void xpv_gz_close(xpv_gz_input *in)
+{
+    if (!in) return;
+    if (in->thread_started) {
+        pthread_mutex_lock(&in->mu);
+        in->quit = 1;
+        pthread_cond_broadcast(&in->cv);
+        pthread_mutex_unlock(&in->mu);
+        pthread_join(in->thread, NULL);
+    }
+    if (in->zs_ready) inflateEnd(&in->zs);
+    free(in->inbuf);
+    for (int i = 0; i < NSLOTS; i++)
+        free(in->mem[i]);
+    pthread_mutex_destroy(&in->mu);
+    pthread_cond_destroy(&in->cv);
+    close(in->fd);
+    free(in);
+}

@@ -1,0 +1,572 @@
+/*
+ * json_scan.c — the tokenizer behind the trace-JSON reader (see json_scan.h).
+ *
+ * Strings are scanned 16 bytes at a time with SSE2 where the compiler
+ * offers it: one compare finds the next quote, backslash, control character
+ * or non-ASCII byte, so the long ASCII call stacks that fill PyTorch traces
+ * cost a few instructions per 16 bytes. Non-ASCII bytes are validated as
+ * UTF-8 (no overlongs, no surrogates, nothing above U+10FFFF).
+ *
+ * Numbers keep their text: integer and fixed-point conversions are exact
+ * decimal arithmetic; doubles use an exact fast path when the digits and
+ * the power of ten are both exactly representable, strtod() otherwise.
+ */
+#include "json_scan.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
+
+#define MAX_NUMBER_LEN 1024
+
+static int fail(js_error *e, const char *at, const char *reason)
+{
+    if (e) {
+        e->at = at;
+        e->reason = reason;
+    }
+    return JS_ERR;
+}
+
+/* ---- strings ---- */
+
+/* Validates the UTF-8 sequence at p; *n gets its length. */
+static int utf8_check(const unsigned char *p, const unsigned char *end, int *n, js_error *e)
+{
+    unsigned c = p[0];
+    int need;
+    unsigned lo = 0x80, hi = 0xBF;
+    if (c < 0xC2) return fail(e, (const char *)p, "invalid UTF-8 byte");
+    if (c < 0xE0)
+        need = 1;
+    else if (c < 0xF0) {
+        need = 2;
+        if (c == 0xE0) lo = 0xA0;
+        if (c == 0xED) hi = 0x9F;
+    } else if (c < 0xF5) {
+        need = 3;
+        if (c == 0xF0) lo = 0x90;
+        if (c == 0xF4) hi = 0x8F;
+    } else {
+        return fail(e, (const char *)p, "invalid UTF-8 byte");
+    }
+    for (int i = 1; i <= need; i++) {
+        if (p + i >= end) return JS_MORE;
+        unsigned b = p[i];
+        unsigned l = i == 1 ? lo : 0x80, h = i == 1 ? hi : 0xBF;
+        if (b < l || b > h) return fail(e, (const char *)p + i, "invalid UTF-8 sequence");
+    }
+    *n = need + 1;
+    return JS_OK;
+}
+
+static int hex_value(unsigned char c)
+{
+    if (c >= '0' && c <= '9') return c - '0';
+    c |= 0x20;
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    return -1;
+}
+
+/* Validates the escape at p (a backslash); *n gets its length. */
+static int escape_check(const char *p, const char *end, int *n, js_error *e)
+{
+    if (p + 1 >= end) return JS_MORE;
+    switch (p[1]) {
+    case '"':
+    case '\\':
+    case '/':
+    case 'b':
+    case 'f':
+    case 'n':
+    case 'r':
+    case 't':
+        *n = 2;
+        return JS_OK;
+    case 'u':
+        if (end - p < 6) return JS_MORE;
+        for (int i = 2; i < 6; i++)
+            if (hex_value((unsigned char)p[i]) < 0) return fail(e, p + i, "invalid \\u escape");
+        *n = 6;
+        return JS_OK;
+    default:
+        return fail(e, p + 1, "invalid escape in string");
+    }
+}
+
+int js_scan_string(const char *p, const char *end, const char **after, int *escaped, js_error *e)
+{
+    int esc = 0;
+    for (;;) {
+#ifdef __SSE2__
+        const __m128i quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\'),
+                      ctl = _mm_set1_epi8(0x1F);
+        while (end - p >= 16) {
+            __m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
+            __m128i special = _mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, bslash));
+            special = _mm_or_si128(special, _mm_cmpeq_epi8(_mm_max_epu8(v, ctl), ctl));
+            unsigned m = (unsigned)_mm_movemask_epi8(special) | (unsigned)_mm_movemask_epi8(v);
+            if (m == 0) {
+                p += 16;
+                continue;
+            }
+            p += __builtin_ctz(m);
+            break;
+        }
+#endif
+        if (p >= end) {
+            *after = p;
+            *escaped = esc;
+            return JS_MORE;
+        }
+        unsigned char c = (unsigned char)*p;
+        int n = 1, rc = JS_OK;
+        if (c == '"') {
+            *after = p + 1;
+            *escaped = esc;
+            return JS_OK;
+        } else if (c == '\\') {
+            rc = escape_check(p, end, &n, e);
+            esc = 1;
+        } else if (c < 0x20) {
+            return fail(e, p, "control character in string");
+        } else if (c >= 0x80) {
+            rc = utf8_check((const unsigned char *)p, (const unsigned char *)end, &n, e);
+        }
+        if (rc == JS_MORE) {
+            *after = p;
+            *escaped = esc;
+        }
+        if (rc != JS_OK) return rc;
+        p += n;
+    }
+}
+
+static char *put_utf8(char *d, unsigned cp)
+{
+    if (cp < 0x80) {
+        *d++ = (char)cp;
+    } else if (cp < 0x800) {
+        *d++ = (char)(0xC0 | (cp >> 6));
+        *d++ = (char)(0x80 | (cp & 0x3F));
+    } else if (cp < 0x10000) {
+        *d++ = (char)(0xE0 | (cp >> 12));
+        *d++ = (char)(0x80 | ((cp >> 6) & 0x3F));
+        *d++ = (char)(0x80 | (cp & 0x3F));
+    } else {
+        *d++ = (char)(0xF0 | (cp >> 18));
+        *d++ = (char)(0x80 | ((cp >> 12) & 0x3F));
+        *d++ = (char)(0x80 | ((cp >> 6) & 0x3F));
+        *d++ = (char)(0x80 | (cp & 0x3F));
+    }
+    return d;
+}
+
+static unsigned hex4(const char *p)
+{
+    unsigned v = 0;
+    for (int i = 0; i < 4; i++)
+        v = v * 16 + (unsigned)hex_value((unsigned char)p[i]);
+    return v;
+}
+
+size_t js_unescape(const char *s, size_t len, char *dst)
+{
+    const char *end = s + len;
+    char *d = dst;
+    while (s < end) {
+        const char *bs = memchr(s, '\\', (size_t)(end - s));
+        size_t plain = bs ? (size_t)(bs - s) : (size_t)(end - s);
+        memmove(d, s, plain);
+        d += plain;
+        s += plain;
+        if (!bs) break;
+        char c = s[1];
+        s += 2;
+        switch (c) {
+        case 'b':
+            *d++ = '\b';
+            break;
+        case 'f':
+            *d++ = '\f';
+            break;
+        case 'n':
+            *d++ = '\n';
+            break;
+        case 'r':
+            *d++ = '\r';
+            break;
+        case 't':
+            *d++ = '\t';
+            break;
+        case 'u': {
+            unsigned cp = hex4(s);
+            s += 4;
+            if (cp >= 0xD800 && cp <= 0xDBFF && end - s >= 6 && s[0] == '\\' && s[1] == 'u') {
+                unsigned lo = hex4(s + 2);
+                if (lo >= 0xDC00 && lo <= 0xDFFF) {
+                    cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+                    s += 6;
+                }
+            }
+            if (cp >= 0xD800 && cp <= 0xDFFF) cp = 0xFFFD;
+            d = put_utf8(d, cp);
+            break;
+        }
+        default:
+            *d++ = c;
+            break; /* " \ / */
+        }
+    }
+    return (size_t)(d - dst);
+}
+
+/* ---- numbers ---- */
+
+static int is_digit(char c)
+{
+    return c >= '0' && c <= '9';
+}
+
+int js_scan_number(const char *p, const char *end, int final, const char **after, int *is_int,
+                   js_error *e)
+{
+    const char *s = p;
+    int integral = 1;
+    if (p < end && *p == '-') p++;
+    if (p >= end) goto more;
+    if (*p == '0') {
+        p++;
+    } else if (*p >= '1' && *p <= '9') {
+        while (p < end && is_digit(*p))
+            p++;
+    } else {
+        return fail(e, p, "invalid number");
+    }
+    if (p < end && *p == '.') {
+        integral = 0;
+        p++;
+        if (p >= end) goto more;
+        if (!is_digit(*p)) return fail(e, p, "invalid number: no digit after '.'");
+        while (p < end && is_digit(*p))
+            p++;
+    }
+    if (p < end && (*p == 'e' || *p == 'E')) {
+        integral = 0;
+        p++;
+        if (p < end && (*p == '+' || *p == '-')) p++;
+        if (p >= end) goto more;
+        if (!is_digit(*p)) return fail(e, p, "invalid number: bad exponent");
+        while (p < end && is_digit(*p))
+            p++;
+    }
+    if (p >= end && !final) goto more;
+    if (p - s > MAX_NUMBER_LEN) return fail(e, s, "number too long");
+    if (p < end && is_digit(*p)) return fail(e, p, "invalid number: leading zero");
+    *after = p;
+    *is_int = integral;
+    return JS_OK;
+more:
+    if (final) return fail(e, p, "unexpected end of input in a number");
+    if (p - s > MAX_NUMBER_LEN) return fail(e, s, "number too long");
+    return JS_MORE;
+}
+
+int js_to_uint64(const char *s, size_t n, uint64_t *out)
+{
+    uint64_t v = 0;
+    for (size_t i = 0; i < n; i++) {
+        unsigned d = (unsigned)(s[i] - '0');
+        if (v > (UINT64_MAX - d) / 10) return -1;
+        v = v * 10 + d;
+    }
+    *out = v;
+    return 0;
+}
+
+int js_to_int64(const char *s, size_t n, int64_t *out)
+{
+    int neg = n && s[0] == '-';
+    uint64_t v;
+    if (js_to_uint64(s + neg, n - (size_t)neg, &v) != 0) return -1;
+    if (neg) {
+        if (v > (uint64_t)INT64_MAX + 1) return -1;
+        *out = v == (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(int64_t)v;
+    } else {
+        if (v > (uint64_t)INT64_MAX) return -1;
+        *out = (int64_t)v;
+    }
+    return 0;
+}
+
+typedef struct {
+    int neg;
+    const char *ip, *fp; /* integer and fraction digits */
+    size_t ni, nf;
+    int64_t exp; /* clamped to +-100000 */
+} number_parts;
+
+static void split_number(const char *s, size_t n, number_parts *np)
+{
+    const char *end = s + n, *p = s;
+    memset(np, 0, sizeof *np);
+    if (p < end && *p == '-') np->neg = 1, p++;
+    np->ip = p;
+    while (p < end && is_digit(*p))
+        p++;
+    np->ni = (size_t)(p - np->ip);
+    if (p < end && *p == '.') {
+        np->fp = ++p;
+        while (p < end && is_digit(*p))
+            p++;
+        np->nf = (size_t)(p - np->fp);
+    }
+    if (p < end && (*p == 'e' || *p == 'E')) {
+        p++;
+        int eneg = p < end && *p == '-';
+        if (p < end && (*p == '-' || *p == '+')) p++;
+        int64_t x = 0;
+        for (; p < end && is_digit(*p); p++)
+            if (x < 100000) x = x * 10 + (*p - '0');
+        np->exp = eneg ? -x : x;
+    }
+}
+
+static int digit_at(const number_parts *np, int64_t i)
+{
+    if (i < (int64_t)np->ni) return np->ip[i] - '0';
+    i -= (int64_t)np->ni;
+    if (i < (int64_t)np->nf) return np->fp[i] - '0';
+    return 0;
+}
+
+int js_to_scaled_int64(const char *s, size_t n, int scale, int64_t *out)
+{
+    number_parts np;
+    split_number(s, n, &np);
+    /* Digits before the scaled decimal point: truncation drops the rest. */
+    int64_t keep = (int64_t)np.ni + np.exp + scale;
+    uint64_t v = 0;
+    for (int64_t i = 0; i < keep; i++) {
+        unsigned d = (unsigned)digit_at(&np, i);
+        if (v == 0 && d == 0) {
+            if (i >= (int64_t)(np.ni + np.nf)) break; /* only zeros follow */
+            continue;
+        }
+        if (v > (UINT64_MAX - d) / 10) return -1;
+        v = v * 10 + d;
+    }
+    if (np.neg) {
+        if (v > (uint64_t)INT64_MAX + 1) return -1;
+        *out = v == (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(int64_t)v;
+    } else {
+        if (v > (uint64_t)INT64_MAX) return -1;
+        *out = (int64_t)v;
+    }
+    return 0;
+}
+
+int js_to_double(const char *s, size_t n, double *out)
+{
+    static const double pow10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                   1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+                                   1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+    number_parts np;
+    split_number(s, n, &np);
+    /* Exact fast path: digits < 2^53 and a power of ten <= 1e22 are both
+     * exact doubles, so one multiply or divide rounds correctly. */
+    if (np.ni + np.nf <= 15) {
+        uint64_t m = 0;
+        for (size_t i = 0; i < np.ni; i++)
+            m = m * 10 + (uint64_t)(np.ip[i] - '0');
+        for (size_t i = 0; i < np.nf; i++)
+            m = m * 10 + (uint64_t)(np.fp[i] - '0');
+        int64_t e10 = np.exp - (int64_t)np.nf;
+        if (e10 >= -22 && e10 <= 22) {
+            double v = (double)m;
+            v = e10 < 0 ? v / pow10[-e10] : v * pow10[e10];
+            *out = np.neg ? -v : v;
+            return 0;
+        }
+    }
+    char buf[MAX_NUMBER_LEN + 1];
+    if (n > MAX_NUMBER_LEN) return -1;
+    memcpy(buf, s, n);
+    buf[n] = 0;
+    double v = strtod(buf, NULL);
+    if (isinf(v)) return -1;
+    *out = v;
+    return 0;
+}
+
+/* ---- skipping ---- */
+
+enum {
+    EXP_VALUE,
+    EXP_VALUE_OR_CLOSE,
+    EXP_KEY_OR_CLOSE,
+    EXP_KEY,
+    EXP_COLON,
+    EXP_COMMA_OR_CLOSE,
+};
+
+void js_skipper_init(js_skipper *s)
+{
+    memset(s, 0, sizeof *s);
+}
+
+static int top_is_object(const js_skipper *s)
+{
+    int d = s->depth - 1;
+    return (s->is_object[d / 8] >> (d % 8)) & 1;
+}
+
+static int push(js_skipper *s, int is_object, const char *at, js_error *e)
+{
+    if (s->depth >= JS_MAX_DEPTH) return fail(e, at, "nesting too deep");
+    int d = s->depth++;
+    if (is_object)
+        s->is_object[d / 8] |= (uint8_t)(1u << (d % 8));
+    else
+        s->is_object[d / 8] &= (uint8_t) ~(1u << (d % 8));
+    s->expect = is_object ? EXP_KEY_OR_CLOSE : EXP_VALUE_OR_CLOSE;
+    return JS_OK;
+}
+
+static int literal(const char *p, const char *end, int final, const char **after, js_error *e)
+{
+    const char *word = *p == 't' ? "true" : *p == 'f' ? "false" : "null";
+    size_t n = strlen(word);
+    size_t have = (size_t)(end - p) < n ? (size_t)(end - p) : n;
+    if (memcmp(p, word, have) != 0) return fail(e, p, "invalid literal");
+    if (have < n) return final ? fail(e, end, "unexpected end of input") : JS_MORE;
+    *after = p + n;
+    return JS_OK;
+}
+
+/* One scalar value (string start, number, literal) or container start. */
+static int skip_value_start(js_skipper *s, const char **pp, const char *end, int final, js_error *e)
+{
+    const char *p = *pp, *after;
+    int is_int, rc;
+    switch (*p) {
+    case '{':
+        *pp = p + 1;
+        return push(s, 1, p, e);
+    case '[':
+        *pp = p + 1;
+        return push(s, 0, p, e);
+    case '"':
+        s->in_string = 1;
+        s->string_is_key = 0;
+        *pp = p + 1;
+        return JS_OK;
+    case 't':
+    case 'f':
+    case 'n':
+        rc = literal(p, end, final, &after, e);
+        break;
+    default:
+        if (*p != '-' && !is_digit(*p)) return fail(e, p, "expected a value");
+        rc = js_scan_number(p, end, final, &after, &is_int, e);
+        break;
+    }
+    if (rc != JS_OK) return rc;
+    *pp = after;
+    s->expect = EXP_COMMA_OR_CLOSE;
+    return JS_OK;
+}
+
+int js_skipper_feed(js_skipper *s, const char *p, const char *end, int final, const char **stop,
+                    js_error *e)
+{
+    for (;;) {
+        if (s->in_string) {
+            const char *after;
+            int esc, rc = js_scan_string(p, end, &after, &esc, e);
+            if (rc == JS_MORE) {
+                if (final) return fail(e, end, "unexpected end of input in a string");
+                *stop = after;
+                return JS_MORE;
+            }
+            if (rc != JS_OK) return rc;
+            p = after;
+            s->in_string = 0;
+            s->expect = s->string_is_key ? EXP_COLON : EXP_COMMA_OR_CLOSE;
+        } else {
+            p = js_skip_ws(p, end);
+            if (p >= end) {
+                if (final) return fail(e, p, "unexpected end of input");
+                *stop = p;
+                return JS_MORE;
+            }
+            const char *start = p;
+            int rc = JS_OK;
+            char c = *p;
+            switch (s->expect) {
+            case EXP_VALUE_OR_CLOSE:
+                if (c == ']') {
+                    s->depth--, p++;
+                    s->expect = EXP_COMMA_OR_CLOSE;
+                    break;
+                }
+                /* fall through */
+            case EXP_VALUE:
+                rc = skip_value_start(s, &p, end, final, e);
+                break;
+            case EXP_KEY_OR_CLOSE:
+                if (c == '}') {
+                    s->depth--, p++;
+                    s->expect = EXP_COMMA_OR_CLOSE;
+                    break;
+                }
+                /* fall through */
+            case EXP_KEY:
+                if (c != '"') return fail(e, p, "expected a string key");
+                s->in_string = 1;
+                s->string_is_key = 1;
+                p++;
+                break;
+            case EXP_COLON:
+                if (c != ':') return fail(e, p, "expected ':'");
+                s->expect = EXP_VALUE;
+                p++;
+                break;
+            default: /* EXP_COMMA_OR_CLOSE */
+                if (s->depth == 0) break;
+                if (c == ',') {
+                    s->expect = top_is_object(s) ? EXP_KEY : EXP_VALUE;
+                    p++;
+                } else if (c == (top_is_object(s) ? '}' : ']')) {
+                    s->depth--, p++;
+                } else {
+                    return fail(e, p, "expected ',' or a closing bracket");
+                }
+                break;
+            }
+            if (rc == JS_MORE) {
+                *stop = start;
+                return JS_MORE;
+            }
+            if (rc != JS_OK) return rc;
+        }
+        if (s->depth == 0 && s->expect == EXP_COMMA_OR_CLOSE && !s->in_string) {
+            *stop = p;
+            return JS_OK;
+        }
+    }
+}
+
+int js_skip_value(const char *p, const char *end, int final, const char **after, js_error *e)
+{
+    js_skipper s;
+    js_skipper_init(&s);
+    const char *stop;
+    int rc = js_skipper_feed(&s, p, end, final, &stop, e);
+    if (rc == JS_OK) *after = stop;
+    return rc;
+}
