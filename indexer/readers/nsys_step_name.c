@@ -50,9 +50,25 @@ static int starts_word(const char *name, size_t i)
     return is_upper(name[i]) && is_lower(name[i - 1]); /* camel-case hump */
 }
 
+/* Length of a `num` / `number` suffix (optionally after '_') at name[j]:
+ * TraceMe metadata ("train#step_num=5,_r=1#", as JAX writes into NVTX)
+ * and "step number 3" spell the number out. 0 when none. */
+static size_t num_suffix_at(const char *name, size_t len, size_t j)
+{
+    static const char *const suffixes[] = {"_number", " number", "number", "_num", "num"};
+    for (size_t k = 0; k < sizeof suffixes / sizeof *suffixes; k++) {
+        size_t n = strlen(suffixes[k]), i = 0;
+        while (i < n && j + i < len && to_lower(name[j + i]) == suffixes[k][i])
+            i++;
+        if (i == n && !(j + n < len && is_alpha(name[j + n]))) return n;
+    }
+    return 0;
+}
+
 /* Parses the number after the keyword that ends at name[j]; 1 on success. */
 static int number_after(const char *name, size_t len, size_t j, int64_t *step)
 {
+    j += num_suffix_at(name, len, j);
     if (j < len && is_alpha(name[j])) return 0;
     size_t k = j;
     while (k < len && k - j < 3 && name[k] && strchr(" _#:=-", name[k]))

@@ -7,7 +7,10 @@
  * "backstep 3", "step 1.5", long annotation strings):
  *  - a keyword `step`, `iteration` or `iter` (any case) that starts a word:
  *    at the start, after a non-letter, or as a camel-case hump (`trainStep`);
- *  - the keyword is not followed by another letter (`steps`, `iterator`);
+ *  - the keyword is not followed by another letter (`steps`, `iterator`),
+ *    except a `num` / `number` suffix, optionally after '_' or ' '
+ *    (`step_num=5` as JAX's TraceMe metadata writes it into NVTX names:
+ *    "train#step_num=5,_r=1#"; "stepNum 3"; "step number 7");
  *  - then at most 3 separators out of " _#:=-", then decimal digits
  *    (at most 18);
  *  - the number is not followed by a letter or digit, nor by '.' + digit;

@@ -45,6 +45,11 @@ static void test_step_names_found(void)
         {"step 5.", 5},
         {"step12", 12},
         {"epoch 2 iteration 31", 31},
+        {"train#step_num=5,_r=1#", 5},
+        {"train_step#step_num=3#", 3},
+        {"stepNum 11", 11},
+        {"step number 7", 7},
+        {"iteration_number: 4", 4},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         int64_t step;
@@ -78,6 +83,10 @@ static void test_step_lookalikes_rejected(void)
         "stepA1",
         "istep 3",
         "step 1234567890123456789",
+        "XlaModule:#hlo_module=jit_train_step,program_id=23#",
+        "step_numbers 3",
+        "step_num",
+        "Optimizer.step#SGD.step",
         /* long annotation strings (DLProf-style) are never step markers */
         "{'traceMarker': ['train.py:34'], 'funcStack': '/<module>/train_step 12/Conv2d::forward', "
         "'op': 'conv2d'}",
