@@ -170,7 +170,7 @@ static void kernel_row(xpv_nsys *x, const kernel_keys *k, sqlite3_stmt *st)
     ev.ts_ns = start;
     ev.dur_ns = xpv_nsys_duration(x, start, sqlite3_column_int64(st, K_END));
     ev.dur_ps = ev.dur_ns * 1000;
-    ev.track = xpv_nsys_gpu_track(x, device, stream);
+    ev.track = xpv_nsys_gpu_track(x, device, stream, int_or(st, K_GPID, -1));
     ev.kind = XPV_KIND_KERNEL;
     ev.cat = k->cat;
     ev.corr = int_or(st, K_CORR, -1);
@@ -215,10 +215,11 @@ int xpv_nsys_read_kernels(xpv_nsys *x, xpv_err *err)
 
 /* ---- memcpy and memset ---- */
 
-enum { M_START, M_END, M_DEVICE, M_STREAM, M_CORR, M_BYTES, M_KIND, M_VALUE, M_NCOLS };
+enum { M_START, M_END, M_DEVICE, M_STREAM, M_CORR, M_BYTES, M_KIND, M_VALUE, M_GPID, M_NCOLS };
 
-static const char *const memory_cols[M_NCOLS] = {"start",         "end",   "deviceId", "streamId",
-                                                 "correlationId", "bytes", "copyKind", "value"};
+static const char *const memory_cols[M_NCOLS] = {"start",    "end",           "deviceId",
+                                                 "streamId", "correlationId", "bytes",
+                                                 "copyKind", "value",         "globalPid"};
 
 /* CUPTI_ActivityMemcpyKind values, as nsys stores them in copyKind. */
 static const char *copy_kind_label(int64_t kind)
@@ -278,7 +279,7 @@ static void memory_row(xpv_nsys *x, const memory_keys *k, sqlite3_stmt *st)
     ev.ts_ns = start;
     ev.dur_ns = xpv_nsys_duration(x, start, sqlite3_column_int64(st, M_END));
     ev.dur_ps = ev.dur_ns * 1000;
-    ev.track = xpv_nsys_gpu_track(x, device, stream);
+    ev.track = xpv_nsys_gpu_track(x, device, stream, int_or(st, M_GPID, -1));
     ev.cat = k->cat;
     ev.corr = int_or(st, M_CORR, -1);
     if (k->is_memset) {

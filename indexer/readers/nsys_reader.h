@@ -5,7 +5,10 @@
  *
  * Track layout:
  *  - GPU activity: pid = XPV_NSYS_GPU_PID_BASE + deviceId (marked as device
- *    deviceId, named "GPU N (<name>)"), tid = streamId ("Stream N");
+ *    deviceId, named "GPU N (<name>)"), tid = streamId ("Stream N"). When
+ *    the export holds CUDA streams of several processes (one report of an
+ *    MPI job), stream numbers repeat across processes, so then
+ *    tid = pid * XPV_NSYS_STREAM_PID_SCALE + streamId ("Stream N (pid P)");
  *  - host activity: pid and tid decoded from nsys' globalTid
  *    ((pid << 24) | tid, higher bits hold hardware/VM ids), named from the
  *    PROCESSES and ThreadNames tables after all events are read.
@@ -16,6 +19,7 @@
 #include "nsys_db.h"
 
 #define XPV_NSYS_GPU_PID_BASE 1000000000LL
+#define XPV_NSYS_STREAM_PID_SCALE 1000000LL
 /* Host processes sort first (sort index 0), then GPUs by ordinal. */
 #define XPV_NSYS_GPU_SORT_BASE 1000000LL
 
@@ -41,6 +45,7 @@ typedef struct {
     unsigned char *gpu_used; /* device ordinal -> 1 once it has a track */
     size_t gpu_used_cap;
     int64_t negative_durations; /* rows with end < start, stored as 0 */
+    int multi_process;          /* CUDA streams of more than one process */
 } xpv_nsys;
 
 /* Sink id of a key/name given as a C string (interned on each call: use
@@ -50,8 +55,9 @@ static inline uint32_t xpv_nsys_intern(xpv_nsys *x, const char *s)
     return xpv_sink_intern_cstr(x->sink, s);
 }
 
-/* Track of GPU `device`, stream `stream`; names it on first use. */
-uint32_t xpv_nsys_gpu_track(xpv_nsys *x, int64_t device, int64_t stream);
+/* Track of GPU `device`, stream `stream` of the process with nsys
+ * globalPid `global_pid` (-1 unknown); names it on first use. */
+uint32_t xpv_nsys_gpu_track(xpv_nsys *x, int64_t device, int64_t stream, int64_t global_pid);
 /* Track of host thread `global_tid`; remembered for naming. */
 uint32_t xpv_nsys_host_track(xpv_nsys *x, int64_t global_tid);
 /* Duration end - start, counting and clamping a negative one to 0. */

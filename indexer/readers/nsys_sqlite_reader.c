@@ -102,15 +102,21 @@ static void name_gpu(xpv_nsys *x, int64_t device)
     }
 }
 
-uint32_t xpv_nsys_gpu_track(xpv_nsys *x, int64_t device, int64_t stream)
+uint32_t xpv_nsys_gpu_track(xpv_nsys *x, int64_t device, int64_t stream, int64_t global_pid)
 {
-    int64_t pid = XPV_NSYS_GPU_PID_BASE + device;
-    uint32_t track = xpv_sink_track(x->sink, pid, stream);
+    int64_t pid = XPV_NSYS_GPU_PID_BASE + device, tid = stream;
+    int by_process = x->multi_process && global_pid >= 0;
+    if (by_process) tid = xpv_nsys_pid_of(global_pid) * XPV_NSYS_STREAM_PID_SCALE + stream;
+    uint32_t track = xpv_sink_track(x->sink, pid, tid);
     if (first_use(x, track)) {
-        char name[48];
-        snprintf(name, sizeof name, "Stream %lld", (long long)stream);
-        xpv_sink_thread_name(x->sink, pid, stream, name, strlen(name));
-        xpv_sink_thread_sort(x->sink, pid, stream, stream);
+        char name[80];
+        if (by_process)
+            snprintf(name, sizeof name, "Stream %lld (pid %lld)", (long long)stream,
+                     (long long)xpv_nsys_pid_of(global_pid));
+        else
+            snprintf(name, sizeof name, "Stream %lld", (long long)stream);
+        xpv_sink_thread_name(x->sink, pid, tid, name, strlen(name));
+        xpv_sink_thread_sort(x->sink, pid, tid, tid);
         int gpu_named = device >= 0 && (size_t)device < x->gpu_used_cap && x->gpu_used[device];
         if (!gpu_named) name_gpu(x, device);
     }
@@ -176,6 +182,30 @@ static int load_gpu_names(xpv_nsys *x, xpv_err *err)
 {
     if (load_gpu_names_from(x, "TARGET_INFO_GPU", err) != 0) return -1;
     return load_gpu_names_from(x, "TARGET_INFO_CUDA_DEVICE", err);
+}
+
+/* 1 when the export lists CUDA streams of more than one process. */
+static int detect_multi_process(xpv_nsys *x, xpv_err *err)
+{
+    static const char *const tables[] = {"TARGET_INFO_CUDA_STREAM", "TARGET_INFO_CUDA_NULL_STREAM"};
+    static const char *const wanted[] = {"processId"};
+    static const char *const required[] = {"processId", NULL};
+    int64_t first = -1;
+    for (size_t t = 0; t < 2 && !x->multi_process; t++) {
+        sqlite3_stmt *st;
+        if (xpv_nsys_db_select(x->db, tables[t], wanted, 1, required, "GROUP BY 1", &st, err) != 0)
+            return -1;
+        if (!st) continue;
+        int rc;
+        while ((rc = xpv_nsys_step(x, st, tables[t], err)) == SQLITE_ROW) {
+            int64_t p = sqlite3_column_int64(st, 0);
+            if (first >= 0 && p != first) x->multi_process = 1;
+            first = p;
+        }
+        sqlite3_finalize(st);
+        if (rc < 0) return -1;
+    }
+    return 0;
 }
 
 /* ---- host process and thread names (after events) ---- */
@@ -369,7 +399,7 @@ static void nsys_free(xpv_nsys *x)
 static int read_all(xpv_nsys *x, xpv_err *err)
 {
     if (xpv_nsys_strings_init(&x->strings, x->db, x->sink, err) != 0) return -1;
-    if (load_gpu_names(x, err) != 0) return -1;
+    if (load_gpu_names(x, err) != 0 || detect_multi_process(x, err) != 0) return -1;
     if (xpv_nsys_read_kernels(x, err) != 0 || xpv_nsys_read_memcpy(x, err) != 0 ||
         xpv_nsys_read_memset(x, err) != 0 || xpv_nsys_read_runtime(x, err) != 0 ||
         xpv_nsys_read_nvtx(x, err) != 0)

@@ -493,10 +493,34 @@ def test_missing_optional_columns_and_newer_metadata():
     assert steps == [(9, "iteration 9")], steps
 
 
+def test_streams_of_several_processes_stay_apart():
+    """One report of an MPI job: ranks reuse stream numbers on device 0."""
+    root = tmpdir()
+    path = os.path.join(root, "mpi.sqlite")
+    con = sqlite3.connect(path)
+    con.executescript(
+        "CREATE TABLE StringIds(id INTEGER PRIMARY KEY, value TEXT NOT NULL);"
+        "INSERT INTO StringIds VALUES(1, 'k');"
+        "CREATE TABLE TARGET_INFO_CUDA_STREAM(streamId INTEGER, processId INTEGER);"
+        "INSERT INTO TARGET_INFO_CUDA_STREAM VALUES(7, 11), (7, 12);"
+        "CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL(start INTEGER, end INTEGER, deviceId INTEGER,"
+        " streamId INTEGER, correlationId INTEGER, globalPid INTEGER, demangledName INTEGER);")
+    con.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES(?, ?, 0, 7, ?, ?, 1)",
+                    [(0, 10, 1, 11 << 24), (5, 15, 1, 12 << 24), (20, 30, 2, 11 << 24)])
+    con.commit()
+    con.close()
+    p, idx = index_one(path)
+    assert p["status"] == "ok", p
+    per_track = Counter(idx.tracks[e["track"]]["thread"] for e in idx.events)
+    assert per_track == {"Stream 7 (pid 11)": 2, "Stream 7 (pid 12)": 1}, per_track
+    assert {t["device"] for t in idx.tracks.values()} == {0}
+
+
 if __name__ == "__main__":
     need_fixtures()
     main([test_listing_formats_status_and_rep_hint, test_facts_devices_and_version,
           test_export_files_not_modified, test_kernels_equal_sql_per_device,
           test_kernel_args_and_track_names, test_memcpy_memset_runtime_equal_sql,
           test_nvtx_ranges_on_host_thread_tracks, test_kernel_summary_equals_nsys_stats,
-          test_export_without_kernel_table, test_missing_optional_columns_and_newer_metadata])
+          test_export_without_kernel_table, test_missing_optional_columns_and_newer_metadata,
+          test_streams_of_several_processes_stay_apart])
