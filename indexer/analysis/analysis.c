@@ -1,32 +1,225 @@
 /*
- * analysis.c — placeholder until the analysis lands: records nothing and
- * writes no rows, reporting step source "none".
+ * analysis.c — the analysis entry points (analysis.h): routes each stored
+ * event to the kernel summaries (kernel_stats.c) and the step markers
+ * (steps.c) while the profile streams in, then at finish runs, in order:
+ * launches by correlation (launches.c) -> ops for PyTorch kernels ->
+ * hlo_category groups -> kernel_stats rows -> steps -> step breakdown.
+ *
+ * Memory while streaming: 8 bytes per kernel / memcpy / memset / XLA-op
+ * duration up to DURATION_MEM_CAP, spilled to a temp file beyond; a few
+ * bytes per track and group; 40 bytes per step marker. At finish: 24 bytes
+ * per host launch up to LAUNCH_LIMIT, plus the events of one step window
+ * (at most INTERVAL_CAP intervals before the window is split).
+ *
+ * Environment (read once, in xpv_analysis_new): XPV_ANALYSIS=off skips the
+ * analysis (for measuring its cost); XPV_TIMING=1 prints the finish time
+ * to stderr; XPV_ANALYSIS_DURATION_CAP=<bytes> lowers the in-memory
+ * duration cap (tests use it to exercise the spill path).
  */
-#include "analysis.h"
+#include "analysis_internal.h"
 
-#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+
+#define DURATION_MEM_CAP (32u << 20)
+#define LAUNCH_LIMIT (2u << 20)
+#define INTERVAL_CAP (1u << 20)
 
 struct xpv_analysis {
-    int64_t kernels;
+    int disabled, timing;
+    xpv_kstats ks;
+    xpv_step_markers markers;
+    int64_t (*track_kinds)[XPV_KIND_COUNT];
+    size_t ntracks;
+    int64_t kinds[XPV_KIND_COUNT];
+    int64_t device_events_with_corr;
 };
 
-xpv_analysis *xpv_analysis_new(void) { return xpv_xcalloc(1, sizeof(xpv_analysis)); }
+xpv_analysis *xpv_analysis_new(void)
+{
+    xpv_analysis *a = xpv_xcalloc(1, sizeof *a);
+    const char *off = getenv("XPV_ANALYSIS"), *timing = getenv("XPV_TIMING");
+    a->disabled = off && strcmp(off, "off") == 0;
+    a->timing = timing && *timing && strcmp(timing, "0") != 0;
+    const char *cap = getenv("XPV_ANALYSIS_DURATION_CAP");
+    xpv_kstats_init(&a->ks, cap && *cap ? (size_t)strtoull(cap, NULL, 10) : DURATION_MEM_CAP);
+    xpv_markers_init(&a->markers);
+    return a;
+}
+
+void xpv_analysis_free(xpv_analysis *a)
+{
+    if (!a) return;
+    xpv_kstats_free(&a->ks);
+    xpv_markers_free(&a->markers);
+    free(a->track_kinds);
+    free(a);
+}
+
+static void count_kind(xpv_analysis *a, const xpv_event *ev)
+{
+    if (ev->track >= a->ntracks) {
+        size_t n = a->ntracks ? a->ntracks : 64;
+        while (n <= ev->track)
+            n *= 2;
+        a->track_kinds = xpv_xrealloc(a->track_kinds, n * sizeof *a->track_kinds);
+        memset(a->track_kinds + a->ntracks, 0, (n - a->ntracks) * sizeof *a->track_kinds);
+        a->ntracks = n;
+    }
+    a->track_kinds[ev->track][ev->kind]++;
+    a->kinds[ev->kind]++;
+}
 
 void xpv_analysis_event(xpv_analysis *a, const xpv_event *ev)
 {
-    if (ev->kind == XPV_KIND_KERNEL) a->kernels++;
+    if (a->disabled || ev->kind >= XPV_KIND_COUNT) return;
+    count_kind(a, ev);
+    switch (ev->kind) {
+    case XPV_KIND_KERNEL:
+    case XPV_KIND_MEMCPY_H2D:
+    case XPV_KIND_MEMCPY_D2H:
+    case XPV_KIND_MEMCPY_D2D:
+    case XPV_KIND_MEMCPY_OTHER:
+    case XPV_KIND_MEMSET:
+    case XPV_KIND_XLA_OP:
+        if (ev->dur_ps > 0) xpv_kstats_add(&a->ks, ev);
+        if (ev->corr >= 0) a->device_events_with_corr++;
+        break;
+    case XPV_KIND_STEP:
+    case XPV_KIND_XLA_MODULE:
+        xpv_markers_add(&a->markers, ev);
+        break;
+    default:
+        break;
+    }
+}
+
+/* ---- finish ---- */
+
+typedef struct {
+    uint8_t *kernel, *xla_op, *module, *launch, *device;
+} track_sets;
+
+static int64_t track_count(const xpv_analysis *a, size_t t, int kind)
+{
+    return t < a->ntracks ? a->track_kinds[t][kind] : 0;
+}
+
+static void mark_tracks(const xpv_analysis *a, size_t ntracks, int tpu, track_sets *ts)
+{
+    size_t n = ntracks ? ntracks : 1;
+    ts->kernel = xpv_xcalloc(n, 1);
+    ts->xla_op = xpv_xcalloc(n, 1);
+    ts->module = xpv_xcalloc(n, 1);
+    ts->launch = xpv_xcalloc(n, 1);
+    ts->device = xpv_xcalloc(n, 1);
+    for (size_t t = 0; t < ntracks; t++) {
+        ts->kernel[t] = track_count(a, t, XPV_KIND_KERNEL) > 0;
+        ts->xla_op[t] = track_count(a, t, XPV_KIND_XLA_OP) > 0;
+        ts->module[t] = track_count(a, t, XPV_KIND_XLA_MODULE) > 0;
+        ts->launch[t] = track_count(a, t, XPV_KIND_LAUNCH) > 0;
+        int64_t work = 0;
+        for (int k = XPV_KIND_KERNEL; k <= XPV_KIND_MEMSET; k++)
+            work += track_count(a, t, k);
+        ts->device[t] = work > 0 || (tpu && ts->xla_op[t]);
+    }
+}
+
+static void free_tracks(track_sets *ts)
+{
+    free(ts->kernel);
+    free(ts->xla_op);
+    free(ts->module);
+    free(ts->launch);
+    free(ts->device);
+}
+
+static void warn(xpv_analysis_result *out, const char *fmt, long long x, long long y)
+{
+    size_t used = strlen(out->warnings);
+    if (used + 1 >= sizeof out->warnings) return;
+    if (used) out->warnings[used++] = '\n';
+    snprintf(out->warnings + used, sizeof out->warnings - used, fmt, x, y);
+}
+
+static int need_op_links(const xpv_kstats *k)
+{
+    for (size_t i = 0; i < k->n; i++)
+        if (k->g[i].kind == XPV_KIND_KERNEL && !k->g[i].ops_from_reader) return 1;
+    return 0;
+}
+
+static int summarise_kernels(xpv_analysis *a, const xpv_analysis_input *in, const track_sets *ts,
+                             const xpv_launches *l, xpv_idmap *collective, xpv_err *err)
+{
+    if (l->n && need_op_links(&a->ks) && xpv_kstats_link_ops(&a->ks, in, ts->kernel, l, err) != 0)
+        return -1;
+    if (a->kinds[XPV_KIND_XLA_OP] && xpv_kstats_hlo_categories(&a->ks, in, ts->xla_op, err) != 0)
+        return -1;
+    return xpv_kstats_write(&a->ks, in, collective, err);
+}
+
+static int build_steps(xpv_analysis *a, const xpv_analysis_input *in, const track_sets *ts,
+                       const xpv_launches *l, const xpv_idmap *collective, int tpu,
+                       xpv_analysis_result *out, xpv_err *err)
+{
+    xpv_step_list steps;
+    if (xpv_steps_build(&a->markers, in, ts->module, ts->kernel, &steps, err) != 0) return -1;
+    xpv_breakdown_opts o = {.steps = &steps,
+                            .device_tracks = ts->device,
+                            .xla_ops_are_work = tpu,
+                            .launches = l,
+                            .collective = collective,
+                            .interval_cap = INTERVAL_CAP};
+    int rc = xpv_steps_write(in, &o, err);
+    snprintf(out->step_source, sizeof out->step_source, "%s", steps.source);
+    out->step_count = (int64_t)steps.n;
+    if (rc == 0 && steps.n && (o.joined_by_corr || o.joined_by_time))
+        warn(out,
+             "steps: %lld device events joined to their step through the correlation id of their "
+             "host launch, %lld by their start time",
+             (long long)o.joined_by_corr, (long long)o.joined_by_time);
+    if (a->markers.dropped)
+        warn(out, "steps: %lld step markers past the first %lld were ignored",
+             (long long)a->markers.dropped, (long long)a->markers.n);
+    xpv_step_list_free(&steps);
+    return rc;
 }
 
 int xpv_analysis_finish(xpv_analysis *a, const xpv_analysis_input *in, xpv_analysis_result *out,
                         xpv_err *err)
 {
-    (void)in;
-    (void)err;
+    double t0 = xpv_now_mono();
+    int tpu = a->kinds[XPV_KIND_KERNEL] == 0 && a->kinds[XPV_KIND_XLA_OP] > 0;
+    out->kernel_count = tpu ? a->kinds[XPV_KIND_XLA_OP] : a->kinds[XPV_KIND_KERNEL];
     snprintf(out->step_source, sizeof out->step_source, "none");
     out->step_count = 0;
-    out->kernel_count = a->kernels;
-    return 0;
+    if (a->disabled) return 0;
+    track_sets ts;
+    mark_tracks(a, in->ntracks, tpu, &ts);
+    xpv_launches launches = {0};
+    xpv_idmap collective;
+    xpv_idmap_init(&collective);
+    int rc = 0;
+    if (a->device_events_with_corr && a->kinds[XPV_KIND_LAUNCH])
+        rc = xpv_launches_build(&launches, in, ts.launch, need_op_links(&a->ks), LAUNCH_LIMIT, err);
+    int64_t spilled = a->ks.durs.nspilled;
+    size_t groups = a->ks.n;
+    if (rc == 0) rc = summarise_kernels(a, in, &ts, &launches, &collective, err);
+    xpv_kstats_free(&a->ks); /* the durations are no longer needed */
+    xpv_kstats_init(&a->ks, 0);
+    if (rc == 0) rc = build_steps(a, in, &ts, &launches, &collective, tpu, out, err);
+    if (launches.dropped)
+        warn(out,
+             "steps: only %lld host launches were kept (memory cap); %lld later ones use the "
+             "time join",
+             (long long)launches.n, (long long)launches.dropped);
+    if (a->timing)
+        fprintf(stderr,
+                "xpv-analysis: finish %.3f s (%zu groups, %lld durations spilled, %lld steps)\n",
+                xpv_now_mono() - t0, groups, (long long)spilled, (long long)out->step_count);
+    xpv_launches_free(&launches);
+    xpv_idmap_free(&collective);
+    free_tracks(&ts);
+    return rc;
 }
-
-void xpv_analysis_free(xpv_analysis *a) { free(a); }

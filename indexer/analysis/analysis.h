@@ -41,6 +41,7 @@ typedef struct {
     char step_source[32]; /* annotation|profiler_step|steps_line|nvtx|tf|module|none */
     int64_t step_count;
     int64_t kernel_count; /* device kernel events (or XLA ops on TPU) */
+    char warnings[1024];  /* newline-separated notes for the profile's warnings ("" none) */
 } xpv_analysis_result;
 
 xpv_analysis *xpv_analysis_new(void);

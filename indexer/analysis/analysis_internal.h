@@ -1,0 +1,222 @@
+/*
+ * analysis_internal.h — the pieces the analysis is built from, shared by the
+ * files of indexer/analysis/ and by nothing else:
+ *
+ *   idmap.c         u64 -> u64 hash map (group keys, correlation ids, names)
+ *   intervals.c     int64 sorting and the union of [start, end) intervals
+ *   durations.c     every duration of every group, kept in memory up to a
+ *                   cap and spilled to an unlinked temp file beyond it
+ *   collectives.c   which kernel / op names are collectives
+ *   kernel_stats.c  per-name summaries (table kernel_stats)
+ *   launches.c      host launches by correlation id, and the CPU op around each
+ *   steps.c         step markers, marker preference, module fallback
+ *   step_breakdown.c per-step device time split and idle (table steps)
+ *   analysis.c      the public entry points: routes events, runs finish
+ *
+ * Times: event starts are integer ns of the source clock, durations exact ps.
+ * Inside the analysis every time is ps: start_ps = ts_ns * 1000.
+ */
+#ifndef XPV_ANALYSIS_INTERNAL_H
+#define XPV_ANALYSIS_INTERNAL_H
+
+#include "analysis.h"
+#include "../event_store.h"
+
+#include <stdio.h>
+
+/* ---- idmap.c ---- */
+
+#define XPV_IDMAP_EMPTY UINT64_MAX /* reserved key */
+
+typedef struct {
+    uint64_t *keys, *vals;
+    size_t cap, n;
+} xpv_idmap;
+
+void xpv_idmap_init(xpv_idmap *m);
+void xpv_idmap_free(xpv_idmap *m);
+/* The value slot of key, or NULL when absent. */
+uint64_t *xpv_idmap_get(const xpv_idmap *m, uint64_t key);
+/* The value slot of key, inserting `init` first when absent. */
+uint64_t *xpv_idmap_put(xpv_idmap *m, uint64_t key, uint64_t init);
+
+/* ---- intervals.c ---- */
+
+typedef struct {
+    int64_t start, end; /* ps, end exclusive */
+} xpv_ival;
+
+typedef struct {
+    xpv_ival *v;
+    size_t n, cap;
+} xpv_ivals;
+
+void xpv_sort_i64(int64_t *v, size_t n);
+void xpv_ivals_push(xpv_ivals *iv, int64_t start, int64_t end);
+/* Sorts and merges iv in place into disjoint intervals; returns their total length. */
+int64_t xpv_ivals_union(xpv_ivals *iv);
+void xpv_ivals_free(xpv_ivals *iv);
+
+/* ---- durations.c ---- */
+
+/* The in-memory part of one group's durations. */
+typedef struct {
+    int64_t *v;
+    uint32_t n, cap;
+} xpv_dur_list;
+
+typedef struct {
+    size_t mem_bytes, mem_cap;
+    FILE *spill; /* records: u32 group, i64 duration (little-endian host order) */
+    int64_t nspilled;
+    int spill_failed; /* tmpfile() failed: everything stays in memory */
+} xpv_durs;
+
+void xpv_durs_init(xpv_durs *d, size_t mem_cap);
+void xpv_durs_add(xpv_durs *d, xpv_dur_list *l, uint32_t group, int64_t v);
+/* Reads every spilled record back, calling fn(ctx, group, value). */
+int xpv_durs_replay(xpv_durs *d, void (*fn)(void *ctx, uint32_t group, int64_t v), void *ctx,
+                    xpv_err *err);
+void xpv_durs_free(xpv_durs *d);
+
+/* ---- collectives.c ---- */
+
+/* 1 when the name looks like a collective (NCCL/RCCL kernel, XLA all-reduce, ...). */
+int xpv_collective_name(const char *name, size_t len);
+
+/* ---- kernel_stats.c ---- */
+
+#define XPV_KS_HLO_CATEGORY XPV_KIND_COUNT /* pseudo kind for hlo_category groups */
+
+typedef struct {
+    int32_t grid[3], block[3];
+    int32_t registers;
+    int64_t shared_bytes; /* static + dynamic, -1 unknown */
+} xpv_shape;
+
+typedef struct {
+    uint32_t op;
+    int64_t n;
+} xpv_op_tally;
+
+#define XPV_KS_MAX_OPS 4
+#define XPV_KS_MAX_SHAPES 256
+
+typedef struct {
+    uint8_t kind; /* enum xpv_kind, or XPV_KS_HLO_CATEGORY */
+    uint8_t ops_from_reader;
+    uint32_t name, track;
+    int64_t count, total_ps;
+    double occ_sum;
+    int64_t occ_n;
+    uint32_t *shapes; /* distinct shape ids */
+    uint32_t nshapes;
+    xpv_op_tally ops[XPV_KS_MAX_OPS];
+    xpv_dur_list durs;
+    int64_t fill; /* finish: values gathered so far */
+    int64_t *dst; /* finish: where its values go */
+} xpv_kgroup;
+
+typedef struct {
+    xpv_kgroup *g;
+    size_t n, cap;
+    xpv_idmap index; /* group key -> index */
+    xpv_shape *shapes;
+    size_t nshapes, cap_shapes;
+    xpv_idmap shape_index; /* hash of shape -> id */
+    xpv_durs durs;
+    char **cat_names; /* hlo_category values (name ids of XPV_KS_HLO_CATEGORY groups) */
+    size_t ncat;
+    xpv_idmap cat_index;
+} xpv_kstats;
+
+void xpv_kstats_init(xpv_kstats *k, size_t mem_cap);
+void xpv_kstats_add(xpv_kstats *k, const xpv_event *ev);
+void xpv_kstats_free(xpv_kstats *k);
+
+struct xpv_launches;
+/* Adds the CPU op found through correlation to kernel groups whose reader
+ * gave no op (PyTorch). Scans the kernel tracks. */
+int xpv_kstats_link_ops(xpv_kstats *k, const xpv_analysis_input *in, const uint8_t *kernel_tracks,
+                        const struct xpv_launches *l, xpv_err *err);
+/* Groups the XLA_OP events of the marked tracks by their `hlo_category` arg. */
+int xpv_kstats_hlo_categories(xpv_kstats *k, const xpv_analysis_input *in,
+                              const uint8_t *xla_op_tracks, xpv_err *err);
+/* Writes every kernel_stats row; fills `collective` with name ids (key
+ * kind << 32 | name) of collective kernels / XLA ops. */
+int xpv_kstats_write(xpv_kstats *k, const xpv_analysis_input *in, xpv_idmap *collective,
+                     xpv_err *err);
+
+/* ---- launches.c ---- */
+
+typedef struct {
+    int64_t corr, ts_ns;
+    uint32_t op; /* innermost enclosing cpu_op name, 0 unknown */
+} xpv_launch_rec;
+
+typedef struct xpv_launches {
+    xpv_launch_rec *r; /* sorted by corr after build */
+    size_t n, cap, limit;
+    int64_t dropped; /* launches past the limit */
+} xpv_launches;
+
+/* Collects LAUNCH events (corr >= 0) of the marked host tracks, at most
+ * `limit`; with link_ops, also the innermost `cpu_op`/`Operator` event around
+ * each launch on the same track. */
+int xpv_launches_build(xpv_launches *l, const xpv_analysis_input *in, const uint8_t *launch_tracks,
+                       int link_ops, size_t limit, xpv_err *err);
+const xpv_launch_rec *xpv_launches_find(const xpv_launches *l, int64_t corr);
+void xpv_launches_free(xpv_launches *l);
+
+/* ---- steps.c ---- */
+
+typedef struct {
+    int64_t step, ts_ns, dur_ps;
+    uint32_t name, track;
+    uint8_t src;
+} xpv_marker;
+
+typedef struct {
+    int64_t number;
+    uint32_t name;
+    int64_t start_ps, end_ps;
+} xpv_step;
+
+typedef struct {
+    xpv_marker *m;
+    size_t n, cap;
+    int64_t dropped;
+    xpv_idmap module_counts; /* XLA_MODULE name id -> executions */
+} xpv_step_markers;
+
+void xpv_markers_init(xpv_step_markers *s);
+void xpv_markers_add(xpv_step_markers *s, const xpv_event *ev);
+void xpv_markers_free(xpv_step_markers *s);
+
+typedef struct {
+    xpv_step *v; /* sorted by start */
+    size_t n;
+    const char *source; /* annotation|profiler_step|steps_line|nvtx|tf|module|none */
+} xpv_step_list;
+
+/* Picks the marker source and builds the steps (module fallback included).
+ * module_tracks / kernel_tracks mark tracks with XLA_MODULE / KERNEL events. */
+int xpv_steps_build(xpv_step_markers *s, const xpv_analysis_input *in, const uint8_t *module_tracks,
+                    const uint8_t *kernel_tracks, xpv_step_list *out, xpv_err *err);
+void xpv_step_list_free(xpv_step_list *l);
+
+/* ---- step_breakdown.c ---- */
+
+typedef struct {
+    const xpv_step_list *steps;
+    const uint8_t *device_tracks;           /* tracks whose device work counts */
+    int xla_ops_are_work;                   /* TPU: no kernels, XLA ops are the device work */
+    const xpv_launches *launches;           /* may be empty */
+    const xpv_idmap *collective;            /* from xpv_kstats_write */
+    size_t interval_cap;                    /* intervals held at once before a window is split */
+    int64_t joined_by_corr, joined_by_time; /* out */
+} xpv_breakdown_opts;
+
+int xpv_steps_write(const xpv_analysis_input *in, xpv_breakdown_opts *o, xpv_err *err);
+
+#endif

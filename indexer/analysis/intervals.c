@@ -1,0 +1,136 @@
+/*
+ * intervals.c — sorting int64 values and intervals, and the union of a set
+ * of [start, end) intervals (how busy time is measured without counting
+ * overlapping streams twice).
+ *
+ * The sorts are plain quicksorts (Hoare partition, median of three,
+ * insertion sort below 16 elements): Hoare's partition stays balanced on
+ * many equal keys, which kernel durations have.
+ */
+#include "analysis_internal.h"
+
+#include <stdlib.h>
+
+static void insertion_i64(int64_t *v, size_t n)
+{
+    for (size_t i = 1; i < n; i++) {
+        int64_t x = v[i];
+        size_t j = i;
+        for (; j > 0 && v[j - 1] > x; j--)
+            v[j] = v[j - 1];
+        v[j] = x;
+    }
+}
+
+static int64_t median3(int64_t a, int64_t b, int64_t c)
+{
+    if (a > b) {
+        int64_t t = a;
+        a = b;
+        b = t;
+    }
+    return c < a ? a : (c > b ? b : c);
+}
+
+void xpv_sort_i64(int64_t *v, size_t n)
+{
+    while (n > 16) {
+        int64_t pivot = median3(v[0], v[n / 2], v[n - 1]);
+        size_t i = 0, j = n - 1;
+        for (;;) {
+            while (v[i] < pivot)
+                i++;
+            while (v[j] > pivot)
+                j--;
+            if (i >= j) break;
+            int64_t t = v[i];
+            v[i++] = v[j];
+            v[j--] = t;
+        }
+        /* [0, j] <= pivot <= [j+1, n): recurse into the smaller side. */
+        size_t left = j + 1;
+        if (left < n - left) {
+            xpv_sort_i64(v, left);
+            v += left;
+            n -= left;
+        } else {
+            xpv_sort_i64(v + left, n - left);
+            n = left;
+        }
+    }
+    insertion_i64(v, n);
+}
+
+static void insertion_ivals(xpv_ival *v, size_t n)
+{
+    for (size_t i = 1; i < n; i++) {
+        xpv_ival x = v[i];
+        size_t j = i;
+        for (; j > 0 && v[j - 1].start > x.start; j--)
+            v[j] = v[j - 1];
+        v[j] = x;
+    }
+}
+
+static void sort_ivals(xpv_ival *v, size_t n)
+{
+    while (n > 16) {
+        int64_t pivot = median3(v[0].start, v[n / 2].start, v[n - 1].start);
+        size_t i = 0, j = n - 1;
+        for (;;) {
+            while (v[i].start < pivot)
+                i++;
+            while (v[j].start > pivot)
+                j--;
+            if (i >= j) break;
+            xpv_ival t = v[i];
+            v[i++] = v[j];
+            v[j--] = t;
+        }
+        size_t left = j + 1;
+        if (left < n - left) {
+            sort_ivals(v, left);
+            v += left;
+            n -= left;
+        } else {
+            sort_ivals(v + left, n - left);
+            n = left;
+        }
+    }
+    insertion_ivals(v, n);
+}
+
+void xpv_ivals_push(xpv_ivals *iv, int64_t start, int64_t end)
+{
+    if (iv->n == iv->cap) {
+        iv->cap = iv->cap ? iv->cap * 2 : 256;
+        iv->v = xpv_xrealloc(iv->v, iv->cap * sizeof *iv->v);
+    }
+    iv->v[iv->n++] = (xpv_ival){start, end};
+}
+
+int64_t xpv_ivals_union(xpv_ivals *iv)
+{
+    if (iv->n == 0) return 0;
+    sort_ivals(iv->v, iv->n);
+    size_t out = 0;
+    for (size_t i = 1; i < iv->n; i++) {
+        if (iv->v[i].start <= iv->v[out].end) {
+            if (iv->v[i].end > iv->v[out].end) iv->v[out].end = iv->v[i].end;
+        } else {
+            iv->v[++out] = iv->v[i];
+        }
+    }
+    iv->n = out + 1;
+    int64_t total = 0;
+    for (size_t i = 0; i < iv->n; i++)
+        total += iv->v[i].end - iv->v[i].start;
+    return total;
+}
+
+void xpv_ivals_free(xpv_ivals *iv)
+{
+    free(iv->v);
+    iv->v = NULL;
+    iv->n = iv->cap = 0;
+}

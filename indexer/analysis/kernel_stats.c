@@ -1,0 +1,262 @@
+/*
+ * kernel_stats.c — per-name summaries of device work (table kernel_stats).
+ *
+ * While events stream in, each KERNEL / MEMCPY_* / MEMSET / XLA_OP event with
+ * a positive duration lands in a group keyed by (kind, name id, track): an
+ * exact count and int64 ps total, every duration (durations.c, for the exact
+ * median), the distinct launch shapes and the ops that launched it. At
+ * finish, groups of one (kind, name) are merged per device and over all
+ * devices into rows:
+ *   - total/min/max exact ps; median exact (mean of the two middle values for
+ *     an even count); stddev is the sample standard deviation (n - 1, as
+ *     `nsys stats` cuda_gpu_kern_sum), 0 for one instance;
+ *   - percent = share of the summed durations of the same kind family
+ *     (kernel, memcpy, memset, xla_op, hlo_category) in the same device scope;
+ *   - launch shape (grid, block, registers, static + dynamic shared memory)
+ *     only when exactly one distinct shape was seen: otherwise `shapes` says
+ *     how many (saturating at XPV_KS_MAX_SHAPES) and the shape columns are
+ *     NULL; occupancy_pct is the mean over instances that report one;
+ *   - op = the most frequent launching op (the reader's hlo_op/tf_op, else the
+ *     CPU op found through correlation, see launches.c);
+ *   - category: collective|compute for kernels and XLA ops (by name or op),
+ *     memcpy_h2d|memcpy_d2h|memcpy_d2d|memcpy_other, memset.
+ * Tracks without a device id contribute to the all-devices rows only.
+ */
+#include "analysis_internal.h"
+
+#include <assert.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static uint64_t group_key(unsigned kind, uint32_t track, uint32_t name)
+{
+    assert(track < (1u << 26));
+    return ((uint64_t)kind << 58) | ((uint64_t)track << 32) | name;
+}
+
+void xpv_kstats_init(xpv_kstats *k, size_t mem_cap)
+{
+    memset(k, 0, sizeof *k);
+    xpv_idmap_init(&k->index);
+    xpv_idmap_init(&k->shape_index);
+    xpv_idmap_init(&k->cat_index);
+    xpv_durs_init(&k->durs, mem_cap);
+}
+
+void xpv_kstats_free(xpv_kstats *k)
+{
+    for (size_t i = 0; i < k->n; i++) {
+        free(k->g[i].shapes);
+        free(k->g[i].durs.v);
+    }
+    for (size_t i = 0; i < k->ncat; i++)
+        free(k->cat_names[i]);
+    free(k->cat_names);
+    free(k->g);
+    free(k->shapes);
+    xpv_idmap_free(&k->index);
+    xpv_idmap_free(&k->shape_index);
+    xpv_idmap_free(&k->cat_index);
+    xpv_durs_free(&k->durs);
+}
+
+static uint32_t find_group(xpv_kstats *k, unsigned kind, uint32_t name, uint32_t track, int add)
+{
+    uint64_t key = group_key(kind, track, name);
+    uint64_t *slot = add ? xpv_idmap_put(&k->index, key, k->n) : xpv_idmap_get(&k->index, key);
+    if (!slot) return UINT32_MAX;
+    if (*slot < k->n) return (uint32_t)*slot;
+    if (k->n == k->cap) {
+        k->cap = k->cap ? k->cap * 2 : 256;
+        k->g = xpv_xrealloc(k->g, k->cap * sizeof *k->g);
+    }
+    xpv_kgroup *g = &k->g[k->n];
+    memset(g, 0, sizeof *g);
+    g->kind = (uint8_t)kind;
+    g->name = name;
+    g->track = track;
+    return (uint32_t)k->n++;
+}
+
+static uint32_t shape_id(xpv_kstats *k, const xpv_shape *s)
+{
+    uint64_t h = xpv_hash64(s, sizeof *s);
+    for (;; h++) {
+        if (h == XPV_IDMAP_EMPTY) continue;
+        uint64_t *slot = xpv_idmap_put(&k->shape_index, h, k->nshapes);
+        if (*slot < k->nshapes) {
+            if (memcmp(&k->shapes[*slot], s, sizeof *s) == 0) return (uint32_t)*slot;
+            continue; /* hash collision: probe the next key */
+        }
+        if (k->nshapes == k->cap_shapes) {
+            k->cap_shapes = k->cap_shapes ? k->cap_shapes * 2 : 64;
+            k->shapes = xpv_xrealloc(k->shapes, k->cap_shapes * sizeof *k->shapes);
+        }
+        k->shapes[k->nshapes] = *s;
+        return (uint32_t)k->nshapes++;
+    }
+}
+
+static void tally_op(xpv_kgroup *g, uint32_t op)
+{
+    for (int i = 0; i < XPV_KS_MAX_OPS; i++) {
+        if (g->ops[i].op == op) {
+            g->ops[i].n++;
+            return;
+        }
+        if (g->ops[i].op == 0) {
+            g->ops[i] = (xpv_op_tally){op, 1};
+            return;
+        }
+    }
+}
+
+static void note_launch(xpv_kstats *k, xpv_kgroup *g, const xpv_launch *l)
+{
+    xpv_shape s;
+    memset(&s, 0, sizeof s); /* padding too: shapes are hashed bytewise */
+    memcpy(s.grid, l->grid, sizeof s.grid);
+    memcpy(s.block, l->block, sizeof s.block);
+    s.registers = l->registers_per_thread;
+    s.shared_bytes = -1;
+    if (l->static_shared_bytes >= 0 || l->dynamic_shared_bytes >= 0)
+        s.shared_bytes = (int64_t)(l->static_shared_bytes > 0 ? l->static_shared_bytes : 0) +
+                         (l->dynamic_shared_bytes > 0 ? l->dynamic_shared_bytes : 0);
+    int known = s.grid[0] >= 0 || s.block[0] >= 0 || s.registers >= 0 || s.shared_bytes >= 0;
+    if (known) {
+        uint32_t id = shape_id(k, &s), i = 0;
+        while (i < g->nshapes && g->shapes[i] != id)
+            i++;
+        if (i == g->nshapes && g->nshapes < XPV_KS_MAX_SHAPES) {
+            g->shapes = xpv_xrealloc(g->shapes, (g->nshapes + 1) * sizeof *g->shapes);
+            g->shapes[g->nshapes++] = id;
+        }
+    }
+    if (l->occupancy_pct >= 0) {
+        g->occ_sum += l->occupancy_pct;
+        g->occ_n++;
+    }
+    if (l->op) {
+        tally_op(g, l->op);
+        g->ops_from_reader = 1;
+    }
+}
+
+static void add_value(xpv_kstats *k, uint32_t gi, int64_t dur_ps)
+{
+    xpv_kgroup *g = &k->g[gi];
+    g->count++;
+    g->total_ps += dur_ps;
+    xpv_durs_add(&k->durs, &g->durs, gi, dur_ps);
+}
+
+void xpv_kstats_add(xpv_kstats *k, const xpv_event *ev)
+{
+    uint32_t gi = find_group(k, ev->kind, ev->name, ev->track, 1);
+    add_value(k, gi, ev->dur_ps);
+    if (ev->kind == XPV_KIND_KERNEL && ev->launch) note_launch(k, &k->g[gi], ev->launch);
+}
+
+/* ---- finish: ops through correlation ---- */
+
+typedef struct {
+    xpv_kstats *k;
+    const xpv_launches *l;
+} link_ctx;
+
+static int link_visit(void *ctx, const xpv_event *ev, int64_t block_id, uint32_t index)
+{
+    (void)block_id, (void)index;
+    link_ctx *c = ctx;
+    if (ev->kind != XPV_KIND_KERNEL || ev->dur_ps <= 0 || ev->corr < 0) return 0;
+    uint32_t gi = find_group(c->k, ev->kind, ev->name, ev->track, 0);
+    if (gi == UINT32_MAX || c->k->g[gi].ops_from_reader) return 0;
+    const xpv_launch_rec *r = xpv_launches_find(c->l, ev->corr);
+    if (r && r->op) tally_op(&c->k->g[gi], r->op);
+    return 0;
+}
+
+int xpv_kstats_link_ops(xpv_kstats *k, const xpv_analysis_input *in, const uint8_t *kernel_tracks,
+                        const xpv_launches *l, xpv_err *err)
+{
+    link_ctx c = {k, l};
+    for (size_t t = 0; t < in->ntracks; t++) {
+        if (!kernel_tracks[t]) continue;
+        xpv_store_query q;
+        xpv_store_query_all(&q, in->profile_id);
+        q.track = (int64_t)t;
+        if (xpv_store_scan(in->db, &q, link_visit, &c, err) < 0) return -1;
+    }
+    return 0;
+}
+
+/* ---- finish: TPU hlo_category groups ---- */
+
+typedef struct {
+    xpv_kstats *k;
+    const xpv_analysis_input *in;
+    xpv_idmap key_is_category; /* arg key id -> 1 when it is "hlo_category" */
+} hlo_ctx;
+
+static uint32_t category_index(xpv_kstats *k, const char *s, size_t len)
+{
+    for (uint64_t h = xpv_hash64(s, len);; h++) {
+        if (h == XPV_IDMAP_EMPTY) continue;
+        uint64_t *slot = xpv_idmap_put(&k->cat_index, h, k->ncat);
+        if (*slot < k->ncat) {
+            const char *have = k->cat_names[*slot];
+            if (strlen(have) == len && memcmp(have, s, len) == 0) return (uint32_t)*slot;
+            continue;
+        }
+        k->cat_names = xpv_xrealloc(k->cat_names, (k->ncat + 1) * sizeof *k->cat_names);
+        k->cat_names[k->ncat] = xpv_xstrndup(s, len);
+        return (uint32_t)k->ncat++;
+    }
+}
+
+static int hlo_visit(void *ctx, const xpv_event *ev, int64_t block_id, uint32_t index)
+{
+    (void)block_id, (void)index;
+    hlo_ctx *c = ctx;
+    if (ev->kind != XPV_KIND_XLA_OP || ev->dur_ps <= 0) return 0;
+    for (uint32_t i = 0; i < ev->nargs; i++) {
+        const xpv_arg *a = &ev->args[i];
+        uint64_t *is_cat = xpv_idmap_get(&c->key_is_category, a->key);
+        if (!is_cat) {
+            size_t len;
+            const char *key = c->in->string(c->in->string_ctx, a->key, &len);
+            is_cat = xpv_idmap_put(&c->key_is_category, a->key,
+                                   len == 12 && memcmp(key, "hlo_category", 12) == 0);
+        }
+        if (!*is_cat) continue;
+        const char *s = NULL;
+        size_t len = 0;
+        if (a->type == XPV_ARG_STR)
+            s = c->in->string(c->in->string_ctx, a->v.str, &len);
+        else if (a->type == XPV_ARG_TEXT)
+            s = a->text, len = a->len;
+        if (!s || !len) return 0;
+        uint32_t name = category_index(c->k, s, len);
+        add_value(c->k, find_group(c->k, XPV_KS_HLO_CATEGORY, name, ev->track, 1), ev->dur_ps);
+        return 0;
+    }
+    return 0;
+}
+
+int xpv_kstats_hlo_categories(xpv_kstats *k, const xpv_analysis_input *in,
+                              const uint8_t *xla_op_tracks, xpv_err *err)
+{
+    hlo_ctx c = {.k = k, .in = in};
+    xpv_idmap_init(&c.key_is_category);
+    int rc = 0;
+    for (size_t t = 0; t < in->ntracks && rc == 0; t++) {
+        if (!xla_op_tracks[t]) continue;
+        xpv_store_query q;
+        xpv_store_query_all(&q, in->profile_id);
+        q.track = (int64_t)t;
+        if (xpv_store_scan(in->db, &q, hlo_visit, &c, err) < 0) rc = -1;
+    }
+    xpv_idmap_free(&c.key_is_category);
+    return rc;
+}

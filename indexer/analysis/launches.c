@@ -1,0 +1,169 @@
+/*
+ * launches.c — host launches by correlation id, for joining device events
+ * to steps and, in PyTorch traces, kernels to the CPU op that launched them.
+ *
+ * Built at finish by scanning the host tracks that hold LAUNCH events (a
+ * correlation id >= 0). At most `limit` launches are kept (24 bytes each);
+ * device events whose launch was dropped fall back to the time join, and
+ * the caller says so in a warning.
+ *
+ * The CPU op of a launch is the innermost `cpu_op` (older traces:
+ * `Operator`) slice on the launch's own thread that contains the launch's
+ * start: ops are swept in start order with a stack of open ops, so an op
+ * nested in another wins. Step markers themselves (ProfilerStep#N, also
+ * cat cpu_op) are not ops.
+ */
+#include "analysis_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+    int64_t start, end;
+    uint32_t name;
+} cpu_op;
+
+typedef struct {
+    const xpv_analysis_input *in;
+    int link_ops;
+    xpv_idmap cat_is_op; /* cat id -> 1 for cpu_op / Operator */
+    xpv_launch_rec *launches;
+    size_t nl, capl;
+    cpu_op *ops;
+    size_t nops, capops;
+} track_ctx;
+
+static int is_op_category(track_ctx *c, uint32_t cat)
+{
+    uint64_t *v = xpv_idmap_get(&c->cat_is_op, cat);
+    if (v) return (int)*v;
+    size_t len;
+    const char *s = c->in->string(c->in->string_ctx, cat, &len);
+    int yes =
+        (len == 6 && memcmp(s, "cpu_op", 6) == 0) || (len == 8 && memcmp(s, "Operator", 8) == 0);
+    xpv_idmap_put(&c->cat_is_op, cat, (uint64_t)yes);
+    return yes;
+}
+
+static int track_visit(void *ctx, const xpv_event *ev, int64_t block_id, uint32_t index)
+{
+    (void)block_id, (void)index;
+    track_ctx *c = ctx;
+    if (ev->kind == XPV_KIND_LAUNCH && ev->corr >= 0) {
+        if (c->nl == c->capl) {
+            c->capl = c->capl ? c->capl * 2 : 1024;
+            c->launches = xpv_xrealloc(c->launches, c->capl * sizeof *c->launches);
+        }
+        c->launches[c->nl++] = (xpv_launch_rec){ev->corr, ev->ts_ns, 0};
+    } else if (c->link_ops && ev->kind != XPV_KIND_STEP && ev->dur_ns > 0 && ev->cat &&
+               is_op_category(c, ev->cat)) {
+        if (c->nops == c->capops) {
+            c->capops = c->capops ? c->capops * 2 : 1024;
+            c->ops = xpv_xrealloc(c->ops, c->capops * sizeof *c->ops);
+        }
+        c->ops[c->nops++] = (cpu_op){ev->ts_ns, ev->ts_ns + ev->dur_ns, ev->name};
+    }
+    return 0;
+}
+
+static int launch_by_ts(const void *pa, const void *pb)
+{
+    const xpv_launch_rec *a = pa, *b = pb;
+    return a->ts_ns < b->ts_ns ? -1 : a->ts_ns > b->ts_ns;
+}
+
+static int launch_by_corr(const void *pa, const void *pb)
+{
+    const xpv_launch_rec *a = pa, *b = pb;
+    return a->corr < b->corr ? -1 : a->corr > b->corr;
+}
+
+/* Outer ops first: by start, then longest first. */
+static int op_order(const void *pa, const void *pb)
+{
+    const cpu_op *a = pa, *b = pb;
+    if (a->start != b->start) return a->start < b->start ? -1 : 1;
+    return a->end > b->end ? -1 : a->end < b->end;
+}
+
+static void link_track_ops(track_ctx *c)
+{
+    qsort(c->launches, c->nl, sizeof *c->launches, launch_by_ts);
+    qsort(c->ops, c->nops, sizeof *c->ops, op_order);
+    size_t *stack = xpv_xmalloc((c->nops ? c->nops : 1) * sizeof *stack), depth = 0, next = 0;
+    for (size_t i = 0; i < c->nl; i++) {
+        int64_t ts = c->launches[i].ts_ns;
+        while (next < c->nops && c->ops[next].start <= ts) {
+            while (depth && c->ops[stack[depth - 1]].end <= c->ops[next].start)
+                depth--;
+            stack[depth++] = next++;
+        }
+        while (depth && c->ops[stack[depth - 1]].end <= ts)
+            depth--;
+        if (depth) c->launches[i].op = c->ops[stack[depth - 1]].name;
+    }
+    free(stack);
+}
+
+static void keep(xpv_launches *l, const track_ctx *c)
+{
+    for (size_t i = 0; i < c->nl; i++) {
+        if (l->n == l->limit) {
+            l->dropped += (int64_t)(c->nl - i);
+            return;
+        }
+        if (l->n == l->cap) {
+            l->cap = l->cap ? l->cap * 2 : 4096;
+            if (l->cap > l->limit) l->cap = l->limit;
+            l->r = xpv_xrealloc(l->r, l->cap * sizeof *l->r);
+        }
+        l->r[l->n++] = c->launches[i];
+    }
+}
+
+int xpv_launches_build(xpv_launches *l, const xpv_analysis_input *in, const uint8_t *launch_tracks,
+                       int link_ops, size_t limit, xpv_err *err)
+{
+    memset(l, 0, sizeof *l);
+    l->limit = limit;
+    track_ctx c = {.in = in, .link_ops = link_ops};
+    xpv_idmap_init(&c.cat_is_op);
+    int rc = 0;
+    for (size_t t = 0; t < in->ntracks && rc == 0; t++) {
+        if (!launch_tracks[t]) continue;
+        c.nl = c.nops = 0;
+        xpv_store_query q;
+        xpv_store_query_all(&q, in->profile_id);
+        q.track = (int64_t)t;
+        if (xpv_store_scan(in->db, &q, track_visit, &c, err) < 0) {
+            rc = -1;
+            break;
+        }
+        if (link_ops) link_track_ops(&c);
+        keep(l, &c);
+    }
+    free(c.launches);
+    free(c.ops);
+    xpv_idmap_free(&c.cat_is_op);
+    qsort(l->r, l->n, sizeof *l->r, launch_by_corr);
+    return rc;
+}
+
+const xpv_launch_rec *xpv_launches_find(const xpv_launches *l, int64_t corr)
+{
+    size_t lo = 0, hi = l->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (l->r[mid].corr < corr)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < l->n && l->r[lo].corr == corr ? &l->r[lo] : NULL;
+}
+
+void xpv_launches_free(xpv_launches *l)
+{
+    free(l->r);
+    memset(l, 0, sizeof *l);
+}

@@ -1,0 +1,263 @@
+/*
+ * step_breakdown.c — where each step's time goes (table steps).
+ *
+ * A step is the window [start, end) of its marker (steps.c). A device event
+ * (kernel, memcpy, memset; XLA op on TPU) belongs to the step that contains
+ * the host launch with its correlation id when that launch is known
+ * (launches.c), else to the step that contains its own start. Per step and
+ * device, and combined over devices (device -1):
+ *   - compute / collective / memcpy_* / memset: plain sums of the durations
+ *     of the step's events, each clipped to the step window (overlapping
+ *     streams add up here);
+ *   - idle = duration - the union of the clipped busy intervals of that
+ *     device (combined row: the union over all devices), so overlap never
+ *     counts twice;
+ *   - host_ps = the part of the step in which no device is busy: duration -
+ *     the union over all devices (the same value on every row of a step:
+ *     host-side time such as launch overhead, input and Python).
+ * Tracks without a device id count in the combined row only.
+ *
+ * Steps are processed window by window through event-store scans of the
+ * device tracks, so memory is bounded by the events of one window; a window
+ * that holds more than interval_cap events is split in halves (clipping to
+ * the halves sums to clipping to the step, and unions of disjoint halves
+ * add up).
+ */
+#include "analysis_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+enum { C_COMPUTE, C_COLLECTIVE, C_H2D, C_D2H, C_D2D, C_OTHER, C_MEMSET, C_COUNT };
+
+typedef struct {
+    int64_t cat[C_COUNT];
+    int64_t busy;
+} acc;
+
+typedef struct {
+    const xpv_analysis_input *in;
+    xpv_breakdown_opts *o;
+    int *track_slot;  /* track -> slot, -1 not a device track */
+    int *slot_device; /* slot -> device id (-1: tracks without one) */
+    size_t nslots;
+    acc *per_step; /* [step][nslots + 1]: last column = combined */
+    acc *tmp;      /* one window, per slot */
+    xpv_ivals *iv; /* one window, per slot */
+    xpv_ivals all;
+    size_t k, nivals;
+    int64_t w0, w1;
+    int splittable;
+    int64_t by_corr, by_time;
+} bd_ctx;
+
+static long step_at(const xpv_step_list *s, int64_t t)
+{
+    size_t lo = 0, hi = s->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (s->v[mid].start_ps <= t)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    /* lo = steps starting at or before t; overlapping steps: look back a little. */
+    for (size_t i = lo, tries = 0; i > 0 && tries < 8; i--, tries++)
+        if (t < s->v[i - 1].end_ps) return (long)(i - 1);
+    return -1;
+}
+
+static int category(const bd_ctx *c, const xpv_event *ev)
+{
+    switch (ev->kind) {
+    case XPV_KIND_MEMCPY_H2D:
+        return C_H2D;
+    case XPV_KIND_MEMCPY_D2H:
+        return C_D2H;
+    case XPV_KIND_MEMCPY_D2D:
+        return C_D2D;
+    case XPV_KIND_MEMCPY_OTHER:
+        return C_OTHER;
+    case XPV_KIND_MEMSET:
+        return C_MEMSET;
+    case XPV_KIND_KERNEL:
+        break;
+    case XPV_KIND_XLA_OP:
+        if (c->o->xla_ops_are_work) break;
+        return -1;
+    default:
+        return -1;
+    }
+    uint64_t key = ((uint64_t)ev->kind << 32) | ev->name;
+    return xpv_idmap_get(c->o->collective, key) ? C_COLLECTIVE : C_COMPUTE;
+}
+
+static int window_visit(void *ctx, const xpv_event *ev, int64_t block_id, uint32_t index)
+{
+    (void)block_id, (void)index;
+    bd_ctx *c = ctx;
+    int cat = ev->dur_ps > 0 ? category(c, ev) : -1;
+    if (cat < 0) return 0;
+    int64_t s = ev->ts_ns * 1000, e = s + ev->dur_ps;
+    int64_t cs = s > c->w0 ? s : c->w0, ce = e < c->w1 ? e : c->w1;
+    if (ce <= cs) return 0;
+    const xpv_launch_rec *r = ev->corr >= 0 ? xpv_launches_find(c->o->launches, ev->corr) : NULL;
+    if ((size_t)step_at(c->o->steps, r ? r->ts_ns * 1000 : s) != c->k) return 0;
+    int64_t step_start = c->o->steps->v[c->k].start_ps;
+    if (cs == (s > step_start ? s : step_start)) { /* first window that sees it */
+        if (r)
+            c->by_corr++;
+        else
+            c->by_time++;
+    }
+    int slot = c->track_slot[ev->track];
+    c->tmp[slot].cat[cat] += ce - cs;
+    xpv_ivals_push(&c->iv[slot], cs, ce);
+    return ++c->nivals > c->o->interval_cap && c->splittable;
+}
+
+static int scan_window(bd_ctx *c, xpv_err *err)
+{
+    memset(c->tmp, 0, c->nslots * sizeof *c->tmp);
+    for (size_t s = 0; s < c->nslots; s++)
+        c->iv[s].n = 0;
+    c->nivals = 0;
+    int64_t corr0 = c->by_corr, time0 = c->by_time;
+    for (size_t t = 0; t < c->in->ntracks; t++) {
+        if (c->track_slot[t] < 0) continue;
+        xpv_store_query q;
+        xpv_store_query_all(&q, c->in->profile_id);
+        q.track = (int64_t)t;
+        q.t0 = c->w0 / 1000 - 1;
+        q.t1 = c->w1 / 1000 + 1;
+        int rc = xpv_store_scan(c->in->db, &q, window_visit, c, err);
+        if (rc < 0) return -1;
+        if (rc > 0) {
+            c->by_corr = corr0, c->by_time = time0;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static void commit_window(bd_ctx *c)
+{
+    acc *row = &c->per_step[c->k * (c->nslots + 1)];
+    c->all.n = 0;
+    for (size_t s = 0; s < c->nslots; s++) {
+        for (int i = 0; i < C_COUNT; i++) {
+            row[s].cat[i] += c->tmp[s].cat[i];
+            row[c->nslots].cat[i] += c->tmp[s].cat[i];
+        }
+        row[s].busy += xpv_ivals_union(&c->iv[s]);
+        for (size_t i = 0; i < c->iv[s].n; i++)
+            xpv_ivals_push(&c->all, c->iv[s].v[i].start, c->iv[s].v[i].end);
+    }
+    row[c->nslots].busy += xpv_ivals_union(&c->all);
+}
+
+static int process_window(bd_ctx *c, int64_t w0, int64_t w1, xpv_err *err)
+{
+    c->w0 = w0;
+    c->w1 = w1;
+    c->splittable = w1 - w0 >= 2000;
+    int rc = scan_window(c, err);
+    if (rc < 0) return -1;
+    if (rc == 0) {
+        commit_window(c);
+        return 0;
+    }
+    int64_t mid = w0 + (w1 - w0) / 2;
+    if (process_window(c, w0, mid, err) != 0) return -1;
+    return process_window(c, mid, w1, err);
+}
+
+static void assign_slots(bd_ctx *c)
+{
+    c->track_slot = xpv_xmalloc((c->in->ntracks ? c->in->ntracks : 1) * sizeof *c->track_slot);
+    c->slot_device = xpv_xmalloc((c->in->ntracks + 1) * sizeof *c->slot_device);
+    c->nslots = 0;
+    for (size_t t = 0; t < c->in->ntracks; t++) {
+        c->track_slot[t] = -1;
+        if (!c->o->device_tracks[t]) continue;
+        int dev = c->in->tracks[t].device_id < 0 ? -1 : c->in->tracks[t].device_id;
+        size_t s = 0;
+        while (s < c->nslots && c->slot_device[s] != dev)
+            s++;
+        if (s == c->nslots) c->slot_device[c->nslots++] = dev;
+        c->track_slot[t] = (int)s;
+    }
+}
+
+static int write_row(bd_ctx *c, sqlite3_stmt *st, const xpv_step *s, int device, const acc *a,
+                     int64_t host_ps, xpv_err *err)
+{
+    size_t len;
+    const char *name = c->in->string(c->in->string_ctx, s->name, &len);
+    int64_t dur = s->end_ps - s->start_ps;
+    sqlite3_bind_int64(st, 1, c->in->profile_id);
+    sqlite3_bind_int64(st, 2, s->number);
+    sqlite3_bind_text(st, 3, name, (int)len, SQLITE_TRANSIENT);
+    sqlite3_bind_int(st, 4, device);
+    sqlite3_bind_int64(st, 5, s->start_ps);
+    sqlite3_bind_int64(st, 6, dur);
+    for (int i = 0; i < C_COUNT; i++)
+        sqlite3_bind_int64(st, 7 + i, a->cat[i]);
+    sqlite3_bind_int64(st, 14, dur - a->busy);
+    sqlite3_bind_int64(st, 15, host_ps);
+    int rc = sqlite3_step(st) == SQLITE_DONE
+                 ? 0
+                 : xpv_err_set(err, "sqlite: %s", sqlite3_errmsg(c->in->db));
+    sqlite3_reset(st);
+    return rc;
+}
+
+static int write_rows(bd_ctx *c, xpv_err *err)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(c->in->db,
+                           "INSERT INTO steps(profile_id, step, name, device, start_ps,"
+                           " duration_ps, compute_ps, collective_ps, memcpy_h2d_ps, memcpy_d2h_ps,"
+                           " memcpy_d2d_ps, memcpy_other_ps, memset_ps, idle_ps, host_ps)"
+                           " VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15)",
+                           -1, &st, NULL) != SQLITE_OK)
+        return xpv_err_set(err, "sqlite: %s", sqlite3_errmsg(c->in->db));
+    int rc = 0;
+    for (size_t k = 0; k < c->o->steps->n && rc == 0; k++) {
+        const xpv_step *s = &c->o->steps->v[k];
+        const acc *row = &c->per_step[k * (c->nslots + 1)];
+        int64_t host_ps = (s->end_ps - s->start_ps) - row[c->nslots].busy;
+        for (size_t slot = 0; slot < c->nslots && rc == 0; slot++)
+            if (c->slot_device[slot] >= 0)
+                rc = write_row(c, st, s, c->slot_device[slot], &row[slot], host_ps, err);
+        if (rc == 0) rc = write_row(c, st, s, -1, &row[c->nslots], host_ps, err);
+    }
+    sqlite3_finalize(st);
+    return rc;
+}
+
+int xpv_steps_write(const xpv_analysis_input *in, xpv_breakdown_opts *o, xpv_err *err)
+{
+    bd_ctx c = {.in = in, .o = o};
+    assign_slots(&c);
+    c.per_step = xpv_xcalloc((o->steps->n ? o->steps->n : 1) * (c.nslots + 1), sizeof *c.per_step);
+    c.tmp = xpv_xcalloc(c.nslots + 1, sizeof *c.tmp);
+    c.iv = xpv_xcalloc(c.nslots + 1, sizeof *c.iv);
+    int rc = 0;
+    for (size_t k = 0; k < o->steps->n && rc == 0; k++) {
+        c.k = k;
+        if (c.nslots) rc = process_window(&c, o->steps->v[k].start_ps, o->steps->v[k].end_ps, err);
+    }
+    if (rc == 0) rc = write_rows(&c, err);
+    o->joined_by_corr = c.by_corr;
+    o->joined_by_time = c.by_time;
+    for (size_t s = 0; s < c.nslots + 1; s++)
+        xpv_ivals_free(&c.iv[s]);
+    xpv_ivals_free(&c.all);
+    free(c.iv);
+    free(c.tmp);
+    free(c.per_step);
+    free(c.track_slot);
+    free(c.slot_device);
+    return rc;
+}

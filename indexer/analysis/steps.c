@@ -1,0 +1,312 @@
+/*
+ * steps.c — which events are the steps.
+ *
+ * Step markers (kind STEP, positive duration) are kept as they stream in;
+ * the source with the lowest enum xpv_step_source value present wins
+ * (annotation, profiler_step, steps_line, nvtx, tf). Markers with the same
+ * step number (several hosts or threads) merge into one step: the earliest
+ * start, the latest end, the name of the earliest marker. Markers without a
+ * number are numbered 0, 1, ... in start order per thread, so the n-th
+ * marker of each thread merges with the n-th of the others.
+ *
+ * Without markers, steps are the executions of one XLA module ("module"):
+ *   1. the most frequent XLA_MODULE event name; its events on each track, in
+ *      start order, are executions 0, 1, ...;
+ *   2. else the most frequent `hlo_module` arg of kernel events; per device,
+ *      its kernels (in start order) form one execution until a gap (start
+ *      after the latest end so far) longer than max(50 us, 10 x the median
+ *      gap) opens the next.
+ * The n-th execution of every track/device merges into step n (earliest
+ * start, latest end). Without either: source "none", no steps.
+ */
+#include "analysis_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_MARKERS (1u << 20)
+#define MIN_EXECUTION_GAP_PS 50000000LL
+
+static const char *const SOURCE_NAME[] = {
+    [XPV_STEP_NONE] = "none",
+    [XPV_STEP_ANNOTATION] = "annotation",
+    [XPV_STEP_PROFILER_STEP] = "profiler_step",
+    [XPV_STEP_STEPS_LINE] = "steps_line",
+    [XPV_STEP_NVTX] = "nvtx",
+    [XPV_STEP_TF] = "tf",
+    [XPV_STEP_MODULE] = "module",
+};
+
+void xpv_markers_init(xpv_step_markers *s)
+{
+    memset(s, 0, sizeof *s);
+    xpv_idmap_init(&s->module_counts);
+}
+
+void xpv_markers_free(xpv_step_markers *s)
+{
+    free(s->m);
+    xpv_idmap_free(&s->module_counts);
+}
+
+void xpv_markers_add(xpv_step_markers *s, const xpv_event *ev)
+{
+    if (ev->dur_ps <= 0) return;
+    if (ev->kind == XPV_KIND_XLA_MODULE) {
+        ++*xpv_idmap_put(&s->module_counts, ev->name, 0);
+        return;
+    }
+    if (ev->step_src < XPV_STEP_ANNOTATION || ev->step_src > XPV_STEP_TF) return;
+    if (s->n == MAX_MARKERS) {
+        s->dropped++;
+        return;
+    }
+    if (s->n == s->cap) {
+        s->cap = s->cap ? s->cap * 2 : 64;
+        s->m = xpv_xrealloc(s->m, s->cap * sizeof *s->m);
+    }
+    s->m[s->n++] = (xpv_marker){ev->step, ev->ts_ns, ev->dur_ps, ev->name, ev->track, ev->step_src};
+}
+
+/* ---- merging numbered pieces into steps ---- */
+
+/* One execution or marker: `number` decides which step it merges into. */
+typedef struct {
+    int64_t number, start_ps, end_ps;
+    uint32_t name, lane; /* lane: track or device, for numbering by order */
+} piece;
+
+static int piece_by_lane(const void *pa, const void *pb)
+{
+    const piece *a = pa, *b = pb;
+    if (a->lane != b->lane) return a->lane < b->lane ? -1 : 1;
+    return a->start_ps < b->start_ps ? -1 : a->start_ps > b->start_ps;
+}
+
+static int piece_by_number(const void *pa, const void *pb)
+{
+    const piece *a = pa, *b = pb;
+    if (a->number != b->number) return a->number < b->number ? -1 : 1;
+    return a->start_ps < b->start_ps ? -1 : a->start_ps > b->start_ps;
+}
+
+static int step_by_start(const void *pa, const void *pb)
+{
+    const xpv_step *a = pa, *b = pb;
+    if (a->start_ps != b->start_ps) return a->start_ps < b->start_ps ? -1 : 1;
+    return a->number < b->number ? -1 : a->number > b->number;
+}
+
+/* Numbers pieces with number < 0 by start order within their lane. */
+static void number_by_order(piece *p, size_t n)
+{
+    qsort(p, n, sizeof *p, piece_by_lane);
+    int64_t rank = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (i && p[i].lane != p[i - 1].lane) rank = 0;
+        if (p[i].number < 0) p[i].number = rank++;
+    }
+}
+
+static void merge_pieces(piece *p, size_t n, xpv_step_list *out)
+{
+    qsort(p, n, sizeof *p, piece_by_number);
+    out->v = xpv_xmalloc((n ? n : 1) * sizeof *out->v);
+    out->n = 0;
+    for (size_t i = 0; i < n; i++) {
+        xpv_step *last = out->n ? &out->v[out->n - 1] : NULL;
+        if (last && last->number == p[i].number) {
+            if (p[i].end_ps > last->end_ps) last->end_ps = p[i].end_ps;
+            continue; /* sorted by start within a number: the first is the earliest */
+        }
+        out->v[out->n++] = (xpv_step){p[i].number, p[i].name, p[i].start_ps, p[i].end_ps};
+    }
+    qsort(out->v, out->n, sizeof *out->v, step_by_start);
+}
+
+static void from_markers(const xpv_step_markers *s, int src, xpv_step_list *out)
+{
+    piece *p = xpv_xmalloc(s->n * sizeof *p);
+    size_t n = 0, unnumbered = 0;
+    for (size_t i = 0; i < s->n; i++) {
+        const xpv_marker *m = &s->m[i];
+        if (m->src != src) continue;
+        int64_t start = m->ts_ns * 1000;
+        p[n++] = (piece){m->step, start, start + m->dur_ps, m->name, m->track};
+        unnumbered += m->step < 0;
+    }
+    if (unnumbered) number_by_order(p, n);
+    merge_pieces(p, n, out);
+    free(p);
+}
+
+/* ---- module fallback ---- */
+
+typedef struct {
+    const xpv_analysis_input *in;
+    uint32_t want;           /* module name id (XLA_MODULE) or hlo_module value id */
+    int by_arg;              /* look at the hlo_module arg of kernels */
+    xpv_idmap key_is_module; /* arg key id -> 1 for "hlo_module" */
+    xpv_idmap counts;        /* hlo_module value id -> kernels */
+    piece *p;
+    size_t n, cap;
+} module_ctx;
+
+static uint32_t hlo_module_of(module_ctx *c, const xpv_event *ev)
+{
+    for (uint32_t i = 0; i < ev->nargs; i++) {
+        const xpv_arg *a = &ev->args[i];
+        if (a->type != XPV_ARG_STR) continue;
+        uint64_t *yes = xpv_idmap_get(&c->key_is_module, a->key);
+        if (!yes) {
+            size_t len;
+            const char *k = c->in->string(c->in->string_ctx, a->key, &len);
+            yes = xpv_idmap_put(&c->key_is_module, a->key,
+                                len == 10 && memcmp(k, "hlo_module", 10) == 0);
+        }
+        if (*yes) return a->v.str;
+    }
+    return 0;
+}
+
+static void push_piece(module_ctx *c, const xpv_event *ev, uint32_t lane)
+{
+    if (c->n == c->cap) {
+        c->cap = c->cap ? c->cap * 2 : 256;
+        c->p = xpv_xrealloc(c->p, c->cap * sizeof *c->p);
+    }
+    int64_t start = ev->ts_ns * 1000;
+    c->p[c->n++] = (piece){-1, start, start + ev->dur_ps, c->want, lane};
+}
+
+static int module_visit(void *ctx, const xpv_event *ev, int64_t block_id, uint32_t index)
+{
+    (void)block_id, (void)index;
+    module_ctx *c = ctx;
+    if (ev->dur_ps <= 0) return 0;
+    if (!c->by_arg) {
+        if (ev->kind == XPV_KIND_XLA_MODULE && ev->name == c->want) push_piece(c, ev, ev->track);
+        return 0;
+    }
+    if (ev->kind != XPV_KIND_KERNEL) return 0;
+    uint32_t module = hlo_module_of(c, ev);
+    if (!module) return 0;
+    if (!c->want) {
+        ++*xpv_idmap_put(&c->counts, module, 0);
+    } else if (module == c->want) {
+        int dev = c->in->tracks[ev->track].device_id;
+        push_piece(c, ev, dev >= 0 ? (uint32_t)dev : 0xFFFFFFFFu);
+    }
+    return 0;
+}
+
+static int scan_tracks(module_ctx *c, const uint8_t *tracks, xpv_err *err)
+{
+    for (size_t t = 0; t < c->in->ntracks; t++) {
+        if (!tracks[t]) continue;
+        xpv_store_query q;
+        xpv_store_query_all(&q, c->in->profile_id);
+        q.track = (int64_t)t;
+        if (xpv_store_scan(c->in->db, &q, module_visit, c, err) < 0) return -1;
+    }
+    return 0;
+}
+
+static uint32_t most_frequent(const xpv_idmap *m)
+{
+    uint64_t best_n = 0, best = 0;
+    for (size_t i = 0; i < m->cap; i++) {
+        if (m->keys[i] == XPV_IDMAP_EMPTY) continue;
+        if (m->vals[i] > best_n || (m->vals[i] == best_n && m->keys[i] < best))
+            best_n = m->vals[i], best = m->keys[i];
+    }
+    return (uint32_t)best;
+}
+
+/* Turns the kernels of one module (sorted by lane, start) into executions. */
+static size_t kernels_to_executions(piece *p, size_t n)
+{
+    int64_t *gaps = xpv_xmalloc((n ? n : 1) * sizeof *gaps), run_end = 0;
+    size_t ngaps = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (i == 0 || p[i].lane != p[i - 1].lane) {
+            run_end = p[i].end_ps;
+            continue;
+        }
+        if (p[i].start_ps > run_end) gaps[ngaps++] = p[i].start_ps - run_end;
+        if (p[i].end_ps > run_end) run_end = p[i].end_ps;
+    }
+    xpv_sort_i64(gaps, ngaps);
+    int64_t threshold = ngaps ? 10 * gaps[ngaps / 2] : 0;
+    if (threshold < MIN_EXECUTION_GAP_PS) threshold = MIN_EXECUTION_GAP_PS;
+    free(gaps);
+    size_t out = 0;
+    int64_t number = 0;
+    for (size_t i = 0; i < n; i++) {
+        int new_lane = i == 0 || p[i].lane != p[out - 1].lane;
+        if (new_lane) number = 0;
+        if (new_lane || p[i].start_ps > p[out - 1].end_ps + threshold) {
+            if (!new_lane) number++;
+            p[out] = p[i];
+            p[out++].number = number;
+        } else if (p[i].end_ps > p[out - 1].end_ps) {
+            p[out - 1].end_ps = p[i].end_ps;
+        }
+    }
+    return out;
+}
+
+static int from_modules(const xpv_step_markers *s, const xpv_analysis_input *in,
+                        const uint8_t *module_tracks, const uint8_t *kernel_tracks,
+                        xpv_step_list *out, xpv_err *err)
+{
+    module_ctx c = {.in = in};
+    xpv_idmap_init(&c.key_is_module);
+    xpv_idmap_init(&c.counts);
+    int rc = 0;
+    if (s->module_counts.n) {
+        c.want = most_frequent(&s->module_counts);
+        rc = scan_tracks(&c, module_tracks, err);
+        if (rc == 0) number_by_order(c.p, c.n);
+    } else {
+        c.by_arg = 1;
+        rc = scan_tracks(&c, kernel_tracks, err);
+        if (rc == 0 && c.counts.n) {
+            c.want = most_frequent(&c.counts);
+            rc = scan_tracks(&c, kernel_tracks, err);
+            qsort(c.p, c.n, sizeof *c.p, piece_by_lane);
+            c.n = kernels_to_executions(c.p, c.n);
+        }
+    }
+    if (rc == 0 && c.n) {
+        merge_pieces(c.p, c.n, out);
+        out->source = SOURCE_NAME[XPV_STEP_MODULE];
+    }
+    free(c.p);
+    xpv_idmap_free(&c.key_is_module);
+    xpv_idmap_free(&c.counts);
+    return rc;
+}
+
+int xpv_steps_build(xpv_step_markers *s, const xpv_analysis_input *in, const uint8_t *module_tracks,
+                    const uint8_t *kernel_tracks, xpv_step_list *out, xpv_err *err)
+{
+    memset(out, 0, sizeof *out);
+    out->source = SOURCE_NAME[XPV_STEP_NONE];
+    int best = 0;
+    for (size_t i = 0; i < s->n; i++)
+        if (!best || s->m[i].src < best) best = s->m[i].src;
+    if (best) {
+        from_markers(s, best, out);
+        out->source = SOURCE_NAME[best];
+        return 0;
+    }
+    return from_modules(s, in, module_tracks, kernel_tracks, out, err);
+}
+
+void xpv_step_list_free(xpv_step_list *l)
+{
+    free(l->v);
+    l->v = NULL;
+    l->n = 0;
+}
