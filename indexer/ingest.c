@@ -715,6 +715,10 @@ int xpv_sink_finish(xpv_sink *s, xpv_sink_stats *stats, xpv_err *err)
     if (xpv_store_writer_close(store, err) != 0) return -1;
     xpv_analysis_result res;
     if (run_analysis(s, &res, err) != 0) return -1;
+    for (char *w = res.warnings, *nl; *w; w = nl ? nl + 1 : w + strlen(w)) {
+        if ((nl = strchr(w, '\n'))) *nl = 0;
+        json_item(&s->warnings, w);
+    }
     if (write_strings(s, err) != 0 || write_tracks(s, err) != 0) return -1;
     if (update_profile_row(s, &res, err) != 0) return -1;
     if (stats) {
