@@ -1,0 +1,52 @@
+// api.js — the REST API client. Every call goes to the server this page came
+// from (relative URLs), so the UI never talks to another host. Errors carry
+// the server's {"error": "..."} message.
+
+export class ApiError extends Error {
+  constructor(message, status) { super(message); this.status = status; }
+}
+
+export async function getJSON(path, { signal } = {}) {
+  let res;
+  try {
+    res = await fetch(path, { signal, headers: { Accept: 'application/json' } });
+  } catch (e) {
+    if (e.name === 'AbortError') throw e;
+    throw new ApiError('The xprof-view server is not answering. Is it still running?', 0);
+  }
+  let body = null;
+  const text = await res.text();
+  try { body = text ? JSON.parse(text) : null; } catch { body = null; }
+  if (!res.ok) {
+    const msg = body && body.error ? body.error : `${res.status} ${res.statusText}`;
+    throw new ApiError(msg, res.status);
+  }
+  if (body === null) throw new ApiError(`Bad JSON from ${path}`, res.status);
+  return body;
+}
+
+export const api = {
+  health: (o) => getJSON('/api/health', o),
+  profiles: (o) => getJSON('/api/profiles', o),
+  latest: (o) => getJSON('/api/profiles/latest', o),
+  profile: (id, o) => getJSON(`/api/profiles/${enc(id)}`, o),
+  kernels: (id, params, o) => getJSON(`/api/profiles/${enc(id)}/kernels${query(params)}`, o),
+  steps: (id, o) => getJSON(`/api/profiles/${enc(id)}/steps`, o),
+  tracks: (id, o) => getJSON(`/api/profiles/${enc(id)}/tracks`, o),
+  events: (id, params, o) => getJSON(`/api/profiles/${enc(id)}/events${query(params)}`, o),
+  event: (id, ref, o) => getJSON(`/api/profiles/${enc(id)}/event${query({ ref })}`, o),
+  traceUrl: (id) => `/api/profiles/${enc(id)}/trace`,
+  kernelsCsvUrl: (id, params) => `/api/profiles/${enc(id)}/kernels${query({ ...params, format: 'csv' })}`,
+};
+
+function enc(s) { return encodeURIComponent(s); }
+
+export function query(params) {
+  if (!params) return '';
+  const parts = [];
+  for (const [k, v] of Object.entries(params)) {
+    if (v === undefined || v === null || v === '') continue;
+    parts.push(`${encodeURIComponent(k)}=${encodeURIComponent(v)}`);
+  }
+  return parts.length ? '?' + parts.join('&') : '';
+}

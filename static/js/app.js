@@ -1,0 +1,162 @@
+// app.js — entry point: the hash router, the header (profile tabs, Perfetto
+// hand-off, download link) and the start page chosen by the server's --ui
+// mode. Routes:
+//   #/profiles                 every profile
+//   #/p/<id>/overview          summary cards and step chart
+//   #/p/<id>/kernels           kernel table
+//   #/p/<id>/timeline[?step=N] trace viewer
+// Each page module exports mount(container, ctx) and returns a cleanup
+// function that stops its timers and requests.
+
+import { api, ApiError } from './api.js';
+import { h, fmtBytes } from './format.js';
+import { openInPerfetto } from './perfetto.js';
+import { stateView, pendingView } from './states.js';
+import * as profilesPage from './profiles.js';
+import * as overviewPage from './overview.js';
+import * as kernelsPage from './kernels.js';
+import * as timelinePage from './timeline.js';
+
+const PAGES = { overview: overviewPage, kernels: kernelsPage, timeline: timelinePage };
+const view = document.getElementById('view');
+let cleanup = null;
+let routeSeq = 0;
+let currentProfile = null;
+
+export function notify(msg, ms = 6000) {
+  const t = document.getElementById('toast');
+  t.textContent = msg;
+  t.hidden = false;
+  clearTimeout(notify.timer);
+  notify.timer = setTimeout(() => { t.hidden = true; }, ms);
+}
+
+function parseHash() {
+  const raw = location.hash.replace(/^#\/?/, '');
+  const [path, qs] = raw.split('?');
+  const parts = path.split('/').filter(Boolean).map(decodeURIComponent);
+  return { parts, params: new URLSearchParams(qs || '') };
+}
+
+function setHeader(profile, page) {
+  const tabs = document.getElementById('tabs');
+  const actions = document.getElementById('profile-actions');
+  const title = document.getElementById('profile-title');
+  currentProfile = profile;
+  tabs.hidden = !profile;
+  actions.hidden = !profile;
+  title.replaceChildren();
+  if (!profile) return;
+  for (const a of tabs.querySelectorAll('a')) {
+    a.href = `#/p/${encodeURIComponent(profile.id)}/${a.dataset.page}`;
+    if (a.dataset.page === page) a.setAttribute('aria-current', 'page');
+    else a.removeAttribute('aria-current');
+  }
+  title.append(h('b', null, profileName(profile)), '  ·  ',
+    [profile.format, profile.producer, fmtBytes(profile.size_bytes)].filter(Boolean).join(' · '));
+  title.title = profile.path || '';
+  const dl = document.getElementById('download-trace');
+  dl.href = api.traceUrl(profile.id);
+  dl.setAttribute('download', traceFileName(profile));
+}
+
+export function profileName(p) {
+  const parts = [p.run, p.host].filter(Boolean);
+  if (parts.length) return parts.join(' / ');
+  return (p.path || p.id || '').split('/').pop();
+}
+
+function traceFileName(p) {
+  const base = (p.host || p.run || p.id || 'trace').replace(/[^\w.-]+/g, '_');
+  return `${base}.trace.json.gz`;
+}
+
+document.getElementById('open-perfetto').addEventListener('click', () => {
+  if (!currentProfile) return;
+  const p = currentProfile;
+  openInPerfetto(api.traceUrl(p.id), profileName(p), traceFileName(p), notify);
+});
+
+async function startPage(seq) {
+  // --ui decides where a bare URL lands: perfetto -> timeline, tensorboard ->
+  // overview, both -> the profile list.
+  let mode = 'both';
+  try {
+    const health = await api.health();
+    mode = health.ui || health.ui_mode || 'both';
+  } catch { /* the profile list shows the error state */ }
+  if (seq !== routeSeq) return;
+  const page = mode === 'perfetto' ? 'timeline' : mode === 'tensorboard' ? 'overview' : null;
+  if (page) {
+    try {
+      const latest = await api.latest();
+      if (seq !== routeSeq) return;
+      location.replace(`#/p/${encodeURIComponent(latest.id)}/${page}`);
+      return;
+    } catch { /* no profile yet: fall through to the list */ }
+  }
+  if (seq === routeSeq) location.replace('#/profiles');
+}
+
+async function route() {
+  const seq = ++routeSeq;
+  if (cleanup) { cleanup(); cleanup = null; }
+  const { parts, params } = parseHash();
+  view.classList.remove('fill');
+  if (parts.length === 0) { setHeader(null); view.replaceChildren(); return startPage(seq); }
+  if (parts[0] === 'profiles') {
+    setHeader(null);
+    document.title = 'Profiles · xprof-view';
+    cleanup = profilesPage.mount(view, { notify });
+    return;
+  }
+  if (parts[0] === 'p' && parts[1]) {
+    const id = parts[1];
+    const pageName = PAGES[parts[2]] ? parts[2] : 'overview';
+    return mountProfilePage(seq, id, pageName, params);
+  }
+  setHeader(null);
+  view.replaceChildren(stateView('Page not found', 'There is no page at this address.', 'error',
+    h('a', { href: '#/profiles' }, 'Go to all profiles')));
+}
+
+async function mountProfilePage(seq, id, pageName, params) {
+  let stopped = false;
+  let timer = null;
+  cleanup = () => { stopped = true; clearTimeout(timer); };
+  if (!currentProfile || currentProfile.id !== id) view.replaceChildren(stateView('Loading profile…', '', 'loading'));
+  const load = async () => {
+    let profile;
+    try {
+      profile = await api.profile(id);
+    } catch (e) {
+      if (stopped || seq !== routeSeq) return;
+      setHeader(null);
+      const missing = e instanceof ApiError && e.status === 404;
+      view.replaceChildren(stateView(missing ? 'No such profile' : 'Cannot load this profile', e.message, 'error',
+        h('a', { href: '#/profiles' }, 'Go to all profiles')));
+      if (!missing) timer = setTimeout(load, 3000);
+      return;
+    }
+    if (stopped || seq !== routeSeq) return;
+    setHeader(profile, pageName);
+    document.title = `${pageName[0].toUpperCase()}${pageName.slice(1)} · ${profileName(profile)} · xprof-view`;
+    if (profile.status === 'pending' || profile.status === 'indexing') {
+      view.replaceChildren(await pendingView(profile));
+      timer = setTimeout(load, 1500);
+      return;
+    }
+    if (profile.status === 'error') {
+      view.replaceChildren(stateView('This profile could not be read', profile.error || 'Unknown error', 'error',
+        h('a', { href: '#/profiles' }, 'Go to all profiles')));
+      return;
+    }
+    if (pageName === 'timeline') view.classList.add('fill');
+    const pageCleanup = PAGES[pageName].mount(view, { id, profile, params, notify });
+    cleanup = () => { stopped = true; clearTimeout(timer); if (pageCleanup) pageCleanup(); };
+  };
+  await load();
+}
+
+window.addEventListener('hashchange', route);
+route();

@@ -1,0 +1,188 @@
+// chart.js — the two charts, drawn as SVG by our own code: the step-time
+// chart (one stacked bar per step, categories in a fixed order) and a
+// horizontal bar chart (top kernels by total time). Bars are focusable and
+// carry data attributes (data-step, data-value) so keyboards, screen readers
+// and tests can read them.
+
+import { h, fmtDur, fmtPct } from './format.js';
+
+const SVG = 'http://www.w3.org/2000/svg';
+
+export const CATEGORIES = [
+  { key: 'compute', label: 'Compute', color: '--c-compute' },
+  { key: 'collective', label: 'Collectives', color: '--c-collective' },
+  { key: 'memcpy', label: 'Memcpy', color: '--c-memcpy' },
+  { key: 'memset', label: 'Memset', color: '--c-memset' },
+  { key: 'idle', label: 'Idle', color: '--c-idle' },
+  { key: 'host', label: 'Host', color: '--c-host' },
+];
+
+function s(tag, attrs, ...kids) {
+  const el = document.createElementNS(SVG, tag);
+  for (const [k, v] of Object.entries(attrs || {})) if (v !== undefined && v !== null) el.setAttribute(k, v);
+  for (const k of kids) if (k) el.append(k);
+  return el;
+}
+
+// A "nice" axis step (1, 2 or 5 times a power of ten) giving about n ticks.
+export function niceStep(range, n) {
+  const raw = range / Math.max(1, n);
+  const pow = Math.pow(10, Math.floor(Math.log10(raw)));
+  const m = raw / pow;
+  return (m <= 1 ? 1 : m <= 2 ? 2 : m <= 5 ? 5 : 10) * pow;
+}
+
+// The category times of one step, from the steps API. Memcpy may come as one
+// field or split by direction.
+export function stepParts(st) {
+  const memcpy = st.memcpy_us ?? sumKnown([st.memcpy_h2d_us, st.memcpy_d2h_us, st.memcpy_d2d_us, st.memcpy_other_us]);
+  return {
+    compute: st.compute_us ?? null, collective: st.collective_us ?? null, memcpy,
+    memset: st.memset_us ?? null, idle: st.idle_us ?? null, host: st.host_us ?? null,
+  };
+}
+
+function sumKnown(vals) {
+  const known = vals.filter((v) => v !== null && v !== undefined);
+  return known.length ? known.reduce((a, b) => a + b, 0) : null;
+}
+
+// steps: array from the steps API. Bars stack the categories; when a step has
+// no breakdown at all the bar shows its duration as one neutral block.
+export function stepChart(container, steps, { onSelect, height = 260 } = {}) {
+  const width = Math.max(320, container.clientWidth || 800);
+  const pad = { l: 64, r: 12, t: 10, b: 30 };
+  const plotW = width - pad.l - pad.r, plotH = height - pad.t - pad.b;
+  const totals = steps.map((st) => {
+    const p = stepParts(st);
+    const sum = CATEGORIES.reduce((a, c) => a + (p[c.key] || 0), 0);
+    return Math.max(sum, st.duration_us || 0);
+  });
+  const maxV = Math.max(...totals, 1e-9);
+  const step = niceStep(maxV, 5);
+  const top = Math.ceil(maxV / step) * step;
+  const y = (v) => pad.t + plotH - (v / top) * plotH;
+  const svg = s('svg', { viewBox: `0 0 ${width} ${height}`, height, role: 'group',
+    'aria-label': `Step time chart: ${steps.length} steps, stacked by category` });
+  const grid = s('g', { class: 'grid' });
+  const axis = s('g', { class: 'axis' });
+  for (let v = 0; v <= top + step / 2; v += step) {
+    grid.append(s('line', { x1: pad.l, x2: width - pad.r, y1: y(v), y2: y(v) }));
+    const t = s('text', { x: pad.l - 8, y: y(v) + 4, 'text-anchor': 'end' });
+    t.textContent = fmtDur(v);
+    axis.append(t);
+  }
+  svg.append(grid, axis);
+  const slot = plotW / steps.length;
+  const barW = Math.max(1, Math.min(48, slot * 0.72));
+  const colors = Object.fromEntries(CATEGORIES.map((c) => [c.key, cssVar(c.color)]));
+  const bars = s('g', { role: 'list', 'aria-label': 'Steps' });
+  const labelEvery = Math.ceil(steps.length / Math.max(1, Math.floor(plotW / 44)));
+  steps.forEach((st, i) => {
+    const x = pad.l + i * slot + (slot - barW) / 2;
+    const p = stepParts(st);
+    const g = s('g', { class: 'bar', tabindex: '0', role: 'listitem', 'data-step': st.step, 'data-step-bar': '',
+      'data-duration-us': st.duration_us, 'aria-label': `Step ${st.step}: ${fmtDur(st.duration_us)}` +
+        CATEGORIES.filter((c) => p[c.key]).map((c) => `, ${c.label} ${fmtDur(p[c.key])}`).join('') });
+    let acc = 0;
+    let any = false;
+    for (const c of CATEGORIES) {
+      const v = p[c.key];
+      if (!v) continue;
+      any = true;
+      g.append(s('rect', { x, width: barW, y: y(acc + v), height: Math.max(0, y(acc) - y(acc + v)), fill: colors[c.key] }));
+      acc += v;
+    }
+    if (!any) g.append(s('rect', { x, width: barW, y: y(totals[i]), height: y(0) - y(totals[i]), fill: cssVar('--c-summary') }));
+    // An invisible full-height target makes thin bars easy to hover and click.
+    g.append(s('rect', { class: 'hit', x: pad.l + i * slot, width: slot, y: pad.t, height: plotH, fill: 'transparent' }));
+    bars.append(g);
+    if (i % labelEvery === 0) {
+      const t = s('text', { x: x + barW / 2, y: height - pad.b + 16, 'text-anchor': 'middle' });
+      t.textContent = st.step;
+      axis.append(t);
+    }
+  });
+  svg.append(bars);
+  const tip = h('div.tooltip', { hidden: true, role: 'tooltip' });
+  const showTip = (g, clientX, clientY) => {
+    const st = steps.find((x) => String(x.step) === g.getAttribute('data-step'));
+    if (!st) return;
+    const p = stepParts(st);
+    tip.replaceChildren(h('div', { style: { fontWeight: 600, marginBottom: '4px' } },
+      `Step ${st.step}`, st.name && st.name !== String(st.step) ? h('span.muted', null, ` · ${st.name}`) : null),
+    h('table', null, h('tbody', null,
+      h('tr', null, h('td', null, 'Duration'), h('td.num', null, fmtDur(st.duration_us))),
+      ...CATEGORIES.map((c) => h('tr', null,
+        h('td', null, h('span.sw', { style: { background: colors[c.key] } }), c.label),
+        h('td.num', null, p[c.key] === null ? '—' : `${fmtDur(p[c.key])}  ${st.duration_us ? fmtPct(100 * p[c.key] / st.duration_us) : ''}`))))),
+    onSelect ? h('div.muted', { style: { marginTop: '4px' } }, 'Click to open this step in the timeline') : null);
+    tip.hidden = false;
+    const box = container.getBoundingClientRect();
+    const tw = tip.offsetWidth;
+    let left = clientX - box.left + 14;
+    if (left + tw > box.width) left = clientX - box.left - tw - 14;
+    tip.style.left = `${Math.max(0, left)}px`;
+    tip.style.top = `${Math.max(0, clientY - box.top - 20)}px`;
+  };
+  bars.addEventListener('mousemove', (e) => { const g = e.target.closest('.bar'); if (g) showTip(g, e.clientX, e.clientY); });
+  bars.addEventListener('mouseleave', () => { tip.hidden = true; });
+  bars.addEventListener('focusin', (e) => {
+    const g = e.target.closest('.bar');
+    if (!g) return;
+    const r = g.getBoundingClientRect();
+    showTip(g, r.left + r.width / 2, r.top + 40);
+  });
+  bars.addEventListener('focusout', () => { tip.hidden = true; });
+  if (onSelect) {
+    const pick = (g) => g && onSelect(Number(g.getAttribute('data-step')));
+    bars.addEventListener('click', (e) => pick(e.target.closest('.bar')));
+    bars.addEventListener('keydown', (e) => { if (e.key === 'Enter' || e.key === ' ') { e.preventDefault(); pick(e.target.closest('.bar')); } });
+    bars.style.cursor = 'pointer';
+  }
+  container.replaceChildren(svg, tip);
+}
+
+// items: [{label, value, title}] drawn as horizontal bars, longest first.
+export function barChart(container, items, { format = fmtDur, rowH = 22, onSelect } = {}) {
+  const width = Math.max(320, container.clientWidth || 600);
+  const labelW = Math.min(360, Math.floor(width * 0.42));
+  const valueW = 90;
+  const height = items.length * rowH + 4;
+  const maxV = Math.max(...items.map((i) => i.value || 0), 1e-9);
+  const svg = s('svg', { viewBox: `0 0 ${width} ${height}`, height, role: 'list', 'aria-label': 'Top kernels by total time' });
+  const color = cssVar('--c-compute');
+  items.forEach((it, i) => {
+    const yy = i * rowH + 2;
+    const w = Math.max(1, ((width - labelW - valueW - 8) * (it.value || 0)) / maxV);
+    const g = s('g', { class: 'bar', role: 'listitem', tabindex: onSelect ? '0' : undefined, 'data-value': it.value,
+      'aria-label': `${it.label}: ${format(it.value)}` });
+    const title = s('title');
+    title.textContent = it.title || it.label;
+    const label = s('text', { x: labelW - 8, y: yy + rowH / 2 + 4, 'text-anchor': 'end' });
+    label.textContent = ellipsize(it.label, Math.floor(labelW / 6.6));
+    const val = s('text', { x: labelW + w + 6, y: yy + rowH / 2 + 4 });
+    val.textContent = format(it.value);
+    g.append(title, label, s('rect', { x: labelW, y: yy + 3, width: w, height: rowH - 6, rx: 2, fill: color }), val);
+    if (onSelect) {
+      g.style.cursor = 'pointer';
+      g.addEventListener('click', () => onSelect(it));
+      g.addEventListener('keydown', (e) => { if (e.key === 'Enter') onSelect(it); });
+    }
+    svg.append(g);
+  });
+  container.replaceChildren(svg);
+}
+
+function ellipsize(str, n) {
+  return str.length > n ? str.slice(0, Math.max(1, n - 1)) + '…' : str;
+}
+
+export function cssVar(name) {
+  return getComputedStyle(document.documentElement).getPropertyValue(name).trim() || '#888';
+}
+
+export function legend() {
+  return h('div.legend', { 'aria-hidden': 'true' },
+    CATEGORIES.map((c) => h('span', { style: { '--sw': `var(${c.color})` } }, c.label)));
+}

@@ -1,0 +1,163 @@
+// kernels.js — the kernel summary of one profile: a sortable, filterable
+// table with every column of /api/profiles/{id}/kernels, a device selector,
+// CSV download and a top-N chart of total time. Unknown values (null) show
+// as "—", never 0. Each numeric cell keeps the API's raw value in
+// data-value, so what is shown can be checked against the API.
+
+import { api } from './api.js';
+import { h, fmtUs, fmtPct, fmtCount, fmtDims, fmtDur, deviceLabel, deviceId, isKnown, UNKNOWN } from './format.js';
+import { barChart } from './chart.js';
+import { stateView } from './states.js';
+import { resizeObserve } from './overview.js';
+
+const COLUMNS = [
+  { key: 'name', label: 'Name', type: 'text' },
+  { key: 'count', label: 'Count', type: 'int' },
+  { key: 'total_us', label: 'Total (µs)', type: 'us' },
+  { key: 'avg_us', label: 'Avg (µs)', type: 'us' },
+  { key: 'median_us', label: 'Median (µs)', type: 'us' },
+  { key: 'min_us', label: 'Min (µs)', type: 'us' },
+  { key: 'max_us', label: 'Max (µs)', type: 'us' },
+  { key: 'percent', label: 'Percent', type: 'pct' },
+  { key: 'grid', label: 'Grid', type: 'dims' },
+  { key: 'block', label: 'Block', type: 'dims' },
+  { key: 'registers_per_thread', label: 'Registers', type: 'int' },
+  { key: 'occupancy_pct', label: 'Occupancy', type: 'pct' },
+  { key: 'op', label: 'Op', type: 'text' },
+];
+const PAGE_ROWS = 500;
+const TOP_N = 10;
+
+export function cellText(col, v) {
+  if (!isKnown(v)) return UNKNOWN;
+  switch (col.type) {
+    case 'us': return fmtUs(v);
+    case 'int': return fmtCount(v);
+    case 'pct': return fmtPct(v, 2);
+    case 'dims': return fmtDims(v);
+    default: return String(v);
+  }
+}
+
+export function mount(view, { id, profile, params }) {
+  let ctrl = null;
+  let kernels = null;
+  let kernelTime = null;
+  let sortKey = params.get('sort') || 'total_us';
+  let sortDesc = true;
+  let limit = PAGE_ROWS;
+  const devices = Array.isArray(profile.devices) ? profile.devices : [];
+
+  const deviceSel = h('select', { 'aria-label': 'Device', onchange: () => load() },
+    h('option', { value: '' }, 'All devices'),
+    devices.map((d) => h('option', { value: deviceId(d) }, deviceLabel(d))));
+  const filter = h('input', { type: 'search', placeholder: 'Filter by kernel or op name…', 'aria-label': 'Filter kernels',
+    value: params.get('q') || '', oninput: () => { limit = PAGE_ROWS; renderTable(); } });
+  const csv = h('a.btn', { href: api.kernelsCsvUrl(id, {}), download: 'kernels.csv' }, 'Download CSV');
+  const summary = h('span.sub', { 'aria-live': 'polite' }, '\u00a0');
+  const chartBox = h('div.chart', { style: { minHeight: `${TOP_N * 19 + 4}px` } });
+  const tableBox = h('div.table-wrap', null);
+  const more = h('div', { style: { minHeight: '0' } });
+  view.replaceChildren(h('div.kernels-layout', null,
+    h('div.toolbar', null,
+      h('div.grow', null, h('h1', null, 'Kernels'), summary),
+      h('label.inline', null, 'Device', deviceSel), filter, csv),
+    h('section.panel', { 'aria-labelledby': 'topn-h' }, h('h2', { id: 'topn-h' }, `Top ${TOP_N} kernels by total time`), chartBox),
+    tableBox, more));
+
+  async function load() {
+    if (ctrl) ctrl.abort();
+    ctrl = new AbortController();
+    const device = deviceSel.value;
+    csv.href = api.kernelsCsvUrl(id, { device });
+    tableBox.setAttribute('aria-busy', 'true');
+    if (!kernels) tableBox.replaceChildren(...Array.from({ length: 6 }, () => h('div.skeleton', { style: { height: '22px', margin: '12px' } })));
+    try {
+      const res = await api.kernels(id, { device }, { signal: ctrl.signal });
+      kernels = res.kernels || [];
+      kernelTime = res.kernel_time_us;
+    } catch (e) {
+      if (e.name === 'AbortError') return;
+      kernels = null;
+      tableBox.replaceChildren(stateView('Cannot load kernels', e.message, 'error'));
+      chartBox.replaceChildren();
+      return;
+    } finally {
+      tableBox.removeAttribute('aria-busy');
+    }
+    renderChart();
+    renderTable();
+  }
+
+  function renderChart() {
+    const top = kernels.slice().sort((a, b) => (b.total_us || 0) - (a.total_us || 0)).slice(0, TOP_N);
+    if (!top.length) { chartBox.replaceChildren(stateView('No kernels', '', 'empty')); return; }
+    const items = top.map((k) => ({ label: k.name, value: k.total_us, title: `${k.name}\n${fmtDur(k.total_us)} in ${fmtCount(k.count)} calls` }));
+    barChart(chartBox, items, { rowH: 19, onSelect: (it) => { filter.value = it.label; renderTable(); } });
+  }
+
+  function sorted() {
+    const q = filter.value.trim().toLowerCase();
+    let rows = q ? kernels.filter((k) => (k.name || '').toLowerCase().includes(q) || (k.op || '').toLowerCase().includes(q)) : kernels.slice();
+    const col = COLUMNS.find((c) => c.key === sortKey) || COLUMNS[2];
+    const dir = sortDesc ? -1 : 1;
+    rows.sort((a, b) => {
+      const x = a[col.key], y = b[col.key];
+      if (!isKnown(x) && !isKnown(y)) return 0;
+      if (!isKnown(x)) return 1; // unknowns last whatever the direction
+      if (!isKnown(y)) return -1;
+      if (col.type === 'text' || col.type === 'dims') return dir * String(x).localeCompare(String(y));
+      return dir * (x - y);
+    });
+    return rows;
+  }
+
+  function renderTable() {
+    if (!kernels) return;
+    if (!kernels.length) {
+      summary.textContent = 'No kernels in this profile';
+      tableBox.replaceChildren(stateView('No kernels', 'This profile (or device) has no device kernels.', 'empty'));
+      more.replaceChildren();
+      return;
+    }
+    const rows = sorted();
+    const launches = kernels.reduce((a, k) => a + (k.count || 0), 0);
+    summary.textContent = `${fmtCount(kernels.length)} kernels · ${fmtCount(launches)} launches · ${fmtDur(kernelTime)} kernel time` +
+      (rows.length !== kernels.length ? ` · ${fmtCount(rows.length)} match the filter` : '');
+    const thead = h('thead', null, h('tr', null, COLUMNS.map((c) => {
+      const sortedHere = c.key === sortKey;
+      return h(`th${c.type === 'text' || c.type === 'dims' ? '' : '.num'}`, {
+        scope: 'col', 'aria-sort': sortedHere ? (sortDesc ? 'descending' : 'ascending') : 'none' },
+      h('button.sort', { type: 'button', 'data-key': c.key, 'aria-label': `Sort by ${c.label}`,
+        onclick: () => {
+          if (sortKey === c.key) sortDesc = !sortDesc;
+          else { sortKey = c.key; sortDesc = c.type !== 'text' && c.type !== 'dims'; }
+          renderTable();
+          tableBox.querySelector(`button[data-key="${c.key}"]`)?.focus();
+        } }, c.label));
+    })));
+    const tbody = h('tbody');
+    for (const k of rows.slice(0, limit)) {
+      tbody.append(h('tr', { dataset: { name: k.name } }, COLUMNS.map((c) => {
+        const v = k[c.key];
+        const text = cellText(c, v);
+        const cls = c.key === 'name' ? 'td.name.mono' : c.type === 'text' ? 'td.mono' : c.type === 'dims' ? 'td.mono' : 'td.num';
+        return h(cls + (isKnown(v) ? '' : '.unknown'), {
+          'data-key': c.key, 'data-value': isKnown(v) ? (typeof v === 'object' ? JSON.stringify(v) : String(v)) : 'null',
+          title: c.key === 'name' || c.key === 'op' ? text : undefined }, text);
+      })));
+    }
+    const table = h('table.data', { 'aria-label': 'Kernel summary', 'aria-rowcount': rows.length + 1 }, thead, tbody);
+    tableBox.replaceChildren(table);
+    more.replaceChildren();
+    if (rows.length > limit) {
+      more.append(h('button.btn', { type: 'button', onclick: () => { limit = rows.length; renderTable(); } },
+        `Show all ${fmtCount(rows.length)} rows (${fmtCount(limit)} shown)`));
+    }
+  }
+
+  const life = new AbortController();
+  load();
+  resizeObserve(chartBox, () => kernels && renderChart(), life.signal);
+  return () => { life.abort(); if (ctrl) ctrl.abort(); };
+}

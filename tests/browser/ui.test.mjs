@@ -1,0 +1,357 @@
+// ui.test.mjs — browser tests of the xprof-view frontend in real headless
+// Chromium (Debian's /usr/bin/chromium driven by playwright-core; no browser
+// download). run.sh starts the real binary and passes its address:
+//   XPV_URL            base URL of a running xprof-view (required)
+//   XPV_ARTIFACTS      folder for screenshots (default ./artifacts)
+//   XPV_PERF_PROFILE   optional id of a big profile to measure first paint
+//                      and JS heap on (figures printed, never asserted)
+// Prints "N passed, N failed" and exits non-zero when anything failed.
+
+import { chromium } from 'playwright-core';
+import fs from 'node:fs';
+import path from 'node:path';
+
+const BASE = process.env.XPV_URL;
+if (!BASE) { console.error('XPV_URL is not set (run tests/browser/run.sh)'); process.exit(2); }
+const ART = process.env.XPV_ARTIFACTS || path.join(path.dirname(new URL(import.meta.url).pathname), 'artifacts');
+fs.mkdirSync(ART, { recursive: true });
+const CHROMIUM = process.env.XPV_CHROMIUM || '/usr/bin/chromium';
+
+let passed = 0, failed = 0;
+const results = [];
+async function test(name, fn) {
+  const t = Date.now();
+  try {
+    await fn();
+    passed++;
+    results.push(`ok   ${name} (${Date.now() - t} ms)`);
+    console.log(`ok   ${name}`);
+  } catch (e) {
+    failed++;
+    console.log(`FAIL ${name}\n     ${String(e && e.stack || e).split('\n').slice(0, 6).join('\n     ')}`);
+  }
+}
+function assert(cond, msg) { if (!cond) throw new Error(msg || 'assertion failed'); }
+function eq(a, b, msg) { if (a !== b) throw new Error(`${msg || 'not equal'}: got ${JSON.stringify(a)}, want ${JSON.stringify(b)}`); }
+
+async function api(p) {
+  const res = await fetch(BASE + p);
+  if (!res.ok) throw new Error(`${p}: HTTP ${res.status}`);
+  return res.json();
+}
+
+const browser = await chromium.launch({
+  executablePath: CHROMIUM,
+  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking',
+    // playwright itself gives every launch a fresh, temporary --user-data-dir.
+    '--disable-component-update', '--disable-sync', '--no-first-run',
+    '--enable-precise-memory-info'],
+});
+
+// Every request any page makes, to prove nothing leaves 127.0.0.1.
+const allRequests = [];
+async function newPage({ dark = false, viewport = { width: 1280, height: 720 }, scale = 1 } = {}) {
+  const ctx = await browser.newContext({ viewport, deviceScaleFactor: scale, colorScheme: dark ? 'dark' : 'light' });
+  const page = await ctx.newPage();
+  const errors = [];
+  page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
+  page.on('pageerror', (e) => errors.push(String(e)));
+  page.on('request', (r) => allRequests.push(r.url()));
+  page.errors = errors;
+  return page;
+}
+async function shot(page, name) { await page.screenshot({ path: path.join(ART, `${name}.png`) }); }
+
+// Pick the fixture profiles to test: one with kernels, one with steps.
+const { profiles } = await api('/api/profiles');
+let ready = profiles.filter((p) => p.status === 'ok');
+const deadline = Date.now() + 120000;
+while (profiles.some((p) => p.status === 'pending') && Date.now() < deadline) {
+  await new Promise((r) => setTimeout(r, 500));
+  const again = (await api('/api/profiles')).profiles;
+  profiles.splice(0, profiles.length, ...again);
+  ready = profiles.filter((p) => p.status === 'ok');
+}
+const byKernels = ready.slice().sort((a, b) => (b.kernel_count || 0) - (a.kernel_count || 0))[0];
+const bySteps = ready.slice().sort((a, b) => (b.step_count || 0) - (a.step_count || 0))[0];
+console.log(`profiles: ${profiles.length} (${ready.length} ready); kernels test on ${byKernels && byKernels.path}; steps test on ${bySteps && bySteps.path}`);
+
+await test('profile list shows every profile, newest first, latest highlighted', async () => {
+  assert(profiles.length > 0, 'the server lists no profiles');
+  const page = await newPage();
+  await page.goto(`${BASE}/#/profiles`);
+  await page.waitForSelector('table.data tbody tr');
+  const ids = await page.$$eval('table.data tbody tr', (trs) => trs.map((t) => t.dataset.id));
+  eq(ids.join(','), profiles.map((p) => p.id).join(','), 'rows in API order');
+  eq(await page.$eval('table.data tbody tr', (t) => t.classList.contains('latest')), true, 'first row highlighted');
+  // The filter box narrows the list.
+  await page.fill('input[type="search"]', 'no-such-profile-name');
+  await page.waitForFunction(() => document.querySelectorAll('table.data tbody tr').length === 0);
+  await page.fill('input[type="search"]', '');
+  await page.waitForSelector('table.data tbody tr');
+  await shot(page, 'profiles');
+  eq(page.errors.length, 0, `console errors: ${page.errors.join(' | ')}`);
+  await page.context().close();
+});
+
+await test('overview: cards, one bar per step, step source shown', async () => {
+  assert(bySteps, 'no ready profile');
+  const steps = await api(`/api/profiles/${bySteps.id}/steps`);
+  const page = await newPage();
+  await page.goto(`${BASE}/#/p/${bySteps.id}/overview`);
+  await page.waitForFunction(() => !document.querySelector('.cards .card[data-empty]'), null, { timeout: 15000 });
+  if (steps.steps.length) {
+    await page.waitForSelector('[data-step-bar]');
+    const bars = await page.$$eval('[data-step-bar]', (gs) => gs.map((g) => [g.getAttribute('data-step'), Number(g.getAttribute('data-duration-us'))]));
+    eq(bars.length, steps.steps.length, 'bars');
+    eq(bars.map((b) => b[0]).join(','), steps.steps.map((s) => String(s.step)).join(','), 'bar step numbers');
+    bars.forEach((b, i) => eq(b[1], steps.steps[i].duration_us, `duration of step ${b[0]}`));
+    // Hover shows the details of that step.
+    const box = await page.locator('[data-step-bar] .hit').first().boundingBox();
+    await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
+    await page.waitForSelector('.tooltip:not([hidden])');
+    assert((await page.textContent('.tooltip')).includes(`Step ${steps.steps[0].step}`), 'tooltip names the step');
+  }
+  eq(await page.$eval('[data-source]', (e) => e.dataset.source), steps.source, 'step source');
+  await shot(page, 'overview');
+  eq(page.errors.length, 0, `console errors: ${page.errors.join(' | ')}`);
+  await page.context().close();
+});
+
+await test('kernel table shows the same numbers as the API', async () => {
+  assert(byKernels, 'no ready profile');
+  const api_ = await api(`/api/profiles/${byKernels.id}/kernels`);
+  const page = await newPage();
+  await page.goto(`${BASE}/#/p/${byKernels.id}/kernels`);
+  await page.waitForSelector('table.data[aria-label="Kernel summary"], .state');
+  const want = api_.kernels.slice().sort((a, b) => (b.total_us ?? -1) - (a.total_us ?? -1));
+  if (!want.length) { await shot(page, 'kernels'); return; }
+  const rows = await page.$$eval('table.data tbody tr', (trs) => trs.map((tr) =>
+    Object.fromEntries([...tr.querySelectorAll('td')].map((td) => [td.dataset.key, [td.dataset.value, td.textContent]]))));
+  eq(rows.length, Math.min(want.length, 500), 'rows');
+  const cols = ['name', 'count', 'total_us', 'avg_us', 'median_us', 'min_us', 'max_us', 'percent', 'grid', 'block', 'registers_per_thread', 'occupancy_pct', 'op'];
+  // Ties in total time may come in either order: match rows by name and total.
+  const key = (name, total) => `${name}\u0000${total}`;
+  const apiByKey = new Map(want.map((k) => [key(k.name, String(k.total_us)), k]));
+  for (const r of rows) {
+    const k = apiByKey.get(key(r.name[0], r.total_us[0]));
+    assert(k, `row ${r.name[0]} not in the API answer`);
+    for (const c of cols) {
+      const v = k[c];
+      const shown = r[c][0];
+      const expect = v === null || v === undefined ? 'null' : typeof v === 'object' ? JSON.stringify(v) : String(v);
+      eq(shown, expect, `${k.name} ${c}`);
+      if (v === null || v === undefined) eq(r[c][1], '—', `${k.name} ${c} unknown shown as —`);
+    }
+    if (k.total_us !== null) {
+      const shownTotal = Number(r.total_us[1].replace(/,/g, ''));
+      assert(Math.abs(shownTotal - k.total_us) < 0.0005 + 1e-9 * k.total_us, `${k.name} total shown ${r.total_us[1]} vs ${k.total_us}`);
+    }
+    eq(r.count[1].replace(/,/g, ''), String(k.count), `${k.name} count text`);
+  }
+  // Sorting by name puts rows in name order.
+  await page.click('button.sort[data-key="name"]');
+  const names = await page.$$eval('table.data tbody tr td[data-key="name"]', (tds) => tds.map((t) => t.dataset.value));
+  const sortedNames = names.slice().sort((a, b) => a.localeCompare(b));
+  eq(names.join('\n'), sortedNames.join('\n'), 'sorted by name');
+  // The CSV link asks the API for CSV.
+  const href = await page.$eval('a[download="kernels.csv"]', (a) => a.getAttribute('href'));
+  assert(href.includes(`/api/profiles/${byKernels.id}/kernels`) && href.includes('format=csv'), `csv href ${href}`);
+  await page.click('button.sort[data-key="total_us"]');
+  await shot(page, 'kernels');
+  eq(page.errors.length, 0, `console errors: ${page.errors.join(' | ')}`);
+  await page.context().close();
+});
+
+async function canvasInk(page) {
+  // Counts canvas pixels that differ from the background, inside track rows.
+  return page.$eval('canvas.tl-canvas', (c) => {
+    const ctx = c.getContext('2d');
+    const d = ctx.getImageData(0, 0, c.width, c.height).data;
+    const bg = [d[0], d[1], d[2]];
+    let ink = 0;
+    for (let i = 0; i < d.length; i += 4 * 3) {
+      if (Math.abs(d[i] - bg[0]) + Math.abs(d[i + 1] - bg[1]) + Math.abs(d[i + 2] - bg[2]) > 60) ink++;
+    }
+    return ink;
+  });
+}
+
+await test('timeline draws events, zooms with wheel and W, fetches new windows', async () => {
+  const p = byKernels;
+  const page = await newPage();
+  const eventReqs = [];
+  page.on('request', (r) => { if (r.url().includes(`/api/profiles/${p.id}/events?`)) eventReqs.push(r.url()); });
+  await page.goto(`${BASE}/#/p/${p.id}/timeline`);
+  await page.waitForFunction(() => Number(document.querySelector('canvas.tl-canvas')?.dataset.eventsDrawn || 0) +
+    Number(document.querySelector('canvas.tl-canvas')?.dataset.summariesDrawn || 0) > 0, null, { timeout: 20000 });
+  assert(await canvasInk(page) > 200, 'canvas has drawn pixels in the track area');
+  const first = new URL(eventReqs[0]);
+  for (const k of ['start_us', 'end_us', 'resolution']) assert(first.searchParams.has(k), `events request has ${k}`);
+  const view0 = await page.$eval('canvas.tl-canvas', (c) => [Number(c.dataset.viewStart), Number(c.dataset.viewEnd)]);
+  await shot(page, 'timeline');
+  // Wheel zoom at the middle of the canvas.
+  const box = await page.locator('canvas.tl-canvas').boundingBox();
+  await page.mouse.move(box.x + box.width / 2, box.y + 40);
+  const nReq = eventReqs.length;
+  await page.mouse.wheel(0, -400);
+  await page.waitForFunction((v0) => Number(document.querySelector('canvas.tl-canvas').dataset.viewEnd) -
+    Number(document.querySelector('canvas.tl-canvas').dataset.viewStart) < (v0[1] - v0[0]) * 0.9, view0);
+  await page.waitForFunction((n) => window.__xpvTimeline.fetcher.requests > n, nReq, { timeout: 5000 }).catch(() => {});
+  const view1 = await page.$eval('canvas.tl-canvas', (c) => [Number(c.dataset.viewStart), Number(c.dataset.viewEnd)]);
+  assert(view1[1] - view1[0] < view0[1] - view0[0], 'wheel zoomed in');
+  await page.waitForTimeout(400);
+  assert(eventReqs.length > nReq, 'a new events request after zooming');
+  const zr = new URL(eventReqs[eventReqs.length - 1]);
+  assert(Number(zr.searchParams.get('end_us')) - Number(zr.searchParams.get('start_us')) < Number(first.searchParams.get('end_us')) - Number(first.searchParams.get('start_us')),
+    'zoomed request asks for a narrower window');
+  // W zooms in further, S out, D pans.
+  await page.locator('canvas.tl-canvas').focus();
+  for (let i = 0; i < 3; i++) await page.keyboard.press('w');
+  await page.waitForTimeout(100);
+  const view2 = await page.$eval('canvas.tl-canvas', (c) => [Number(c.dataset.viewStart), Number(c.dataset.viewEnd)]);
+  assert(view2[1] - view2[0] < (view1[1] - view1[0]) * 0.7, `W zoomed in: ${view1} -> ${view2}`);
+  await page.keyboard.press('d');
+  await page.waitForTimeout(50);
+  const view3 = await page.$eval('canvas.tl-canvas', (c) => [Number(c.dataset.viewStart), Number(c.dataset.viewEnd)]);
+  assert(view3[0] > view2[0], 'D panned right');
+  await page.waitForTimeout(500);
+  await shot(page, 'timeline-zoomed');
+  // Click on an event opens its details.
+  const target = await page.evaluate(() => {
+    const tl = window.__xpvTimeline.state;
+    const c = document.querySelector('canvas.tl-canvas');
+    const w = c.width / tl.dpr;
+    for (const row of tl.rows) {
+      if (row.type !== 'thread' || !tl.data) continue;
+      const list = tl.data.byTrack.get(row.track.id) || [];
+      for (const ev of list) {
+        if (ev.summary || ev.depth !== 0) continue;
+        const x0 = ((ev.s - tl.viewStart) / (tl.viewEnd - tl.viewStart)) * w;
+        const x1 = ((ev.e - tl.viewStart) / (tl.viewEnd - tl.viewStart)) * w;
+        const y = row.y - document.querySelector('.tl-scroll').scrollTop + 3 + 9;
+        if (x1 - x0 >= 3 && x0 > 0 && x1 < w && y > 0 && y < c.clientHeight) return { x: (x0 + x1) / 2, y, name: ev.name };
+      }
+    }
+    return null;
+  });
+  if (target) {
+    await page.mouse.click(box.x + target.x, box.y + target.y);
+    await page.waitForFunction((n) => document.querySelector('.tl-details h2')?.textContent === n, target.name, { timeout: 5000 });
+    await page.waitForFunction(() => !document.querySelector('.tl-details .skeleton'), null, { timeout: 5000 });
+    await shot(page, 'timeline-selected');
+  }
+  eq(page.errors.length, 0, `console errors: ${page.errors.join(' | ')}`);
+  await page.context().close();
+});
+
+await test('Perfetto button and trace download link on every profile page', async () => {
+  const p = byKernels;
+  const page = await newPage();
+  for (const tab of ['overview', 'kernels', 'timeline']) {
+    await page.goto(`${BASE}/#/p/${p.id}/${tab}`);
+    await page.waitForSelector('#profile-actions:not([hidden])');
+    assert(await page.isVisible('#open-perfetto'), `Perfetto button on ${tab}`);
+    const href = await page.getAttribute('#download-trace', 'href');
+    eq(href, `/api/profiles/${encodeURIComponent(p.id)}/trace`, `download link on ${tab}`);
+  }
+  const res = await fetch(`${BASE}/api/profiles/${p.id}/trace`, { method: 'HEAD' }).catch(() => null);
+  assert(!res || res.status < 500, 'trace route answers');
+  await page.context().close();
+});
+
+await test('dark theme and 4K: pages render with no console errors', async () => {
+  const p = byKernels;
+  const page = await newPage({ dark: true });
+  for (const tab of ['profiles', `p/${bySteps.id}/overview`, `p/${p.id}/kernels`, `p/${p.id}/timeline`]) {
+    await page.goto(`${BASE}/#/${tab}`);
+    await page.waitForTimeout(tab.endsWith('timeline') ? 1500 : 800);
+    await shot(page, `dark-${tab.split('/').pop()}`);
+  }
+  const bg = await page.evaluate(() => getComputedStyle(document.body).backgroundColor);
+  assert(/rgb\((\d+), (\d+), (\d+)\)/.test(bg) && Number(bg.match(/\d+/)[0]) < 60, `dark background, got ${bg}`);
+  eq(page.errors.length, 0, `console errors: ${page.errors.join(' | ')}`);
+  await page.context().close();
+  const big = await newPage({ viewport: { width: 1920, height: 1080 }, scale: 2 });
+  await big.goto(`${BASE}/#/p/${p.id}/timeline`);
+  await big.waitForFunction(() => Number(document.querySelector('canvas.tl-canvas')?.dataset.eventsDrawn || 0) +
+    Number(document.querySelector('canvas.tl-canvas')?.dataset.summariesDrawn || 0) > 0, null, { timeout: 20000 });
+  const dims = await big.$eval('canvas.tl-canvas', (c) => [c.width, c.clientWidth]);
+  eq(dims[0], dims[1] * 2, 'canvas backing store at devicePixelRatio 2');
+  const res = new URL((await big.evaluate(() => performance.getEntriesByType('resource').map((e) => e.name)))
+    .filter((u) => u.includes('/events?')).pop());
+  assert(Number(res.searchParams.get('resolution')) >= dims[0], 'resolution in device pixels');
+  await shot(big, 'timeline-4k');
+  eq(big.errors.length, 0, `console errors: ${big.errors.join(' | ')}`);
+  await big.context().close();
+});
+
+await test('error and empty states: API down, unknown profile, profile with an error', async () => {
+  const page = await newPage();
+  await page.route('**/api/profiles', (r) => r.abort());
+  await page.goto(`${BASE}/#/profiles`);
+  await page.waitForSelector('.state.error');
+  assert((await page.textContent('.state.error')).includes('not answering'), 'API down message');
+  await shot(page, 'state-api-down');
+  await page.unroute('**/api/profiles');
+  await page.goto(`${BASE}/#/p/ffffffffffffffff/overview`);
+  await page.waitForSelector('.state.error');
+  assert((await page.textContent('.state.error h2')).includes('No such profile'), 'unknown profile');
+  const bad = profiles.find((p) => p.status === 'error');
+  if (bad) {
+    await page.goto(`${BASE}/#/p/${bad.id}/overview`);
+    await page.waitForSelector('.state.error');
+    assert((await page.textContent('.state.error')).includes(bad.error || ''), 'error message shown');
+    await shot(page, 'state-profile-error');
+  }
+  await page.context().close();
+});
+
+await test('start page follows the server --ui mode', async () => {
+  const health = await api('/api/health');
+  const page = await newPage();
+  await page.goto(`${BASE}/`);
+  await page.waitForFunction(() => location.hash.length > 2);
+  const hash = await page.evaluate(() => location.hash);
+  const mode = health.ui || 'both';
+  const want = mode === 'perfetto' ? /\/timeline$/ : mode === 'tensorboard' ? /\/overview$/ : /^#\/profiles$/;
+  assert(want.test(hash), `mode ${mode} landed on ${hash}`);
+  await page.context().close();
+});
+
+await test('offline: no request leaves 127.0.0.1', async () => {
+  const outside = allRequests.filter((u) => !/^(https?:\/\/(127\.0\.0\.1|localhost)(:\d+)?\/|data:|blob:)/.test(u));
+  assert(allRequests.length > 10, 'requests were recorded');
+  eq(outside.length, 0, `requests to other hosts: ${outside.slice(0, 5).join(', ')}`);
+});
+
+if (process.env.XPV_PERF_PROFILE) {
+  await test('measure: timeline first paint and JS heap on the big profile', async () => {
+    const id = process.env.XPV_PERF_PROFILE;
+    const prof = await api(`/api/profiles/${id}`);
+    const page = await newPage();
+    const cdp = await page.context().newCDPSession(page);
+    await cdp.send('Performance.enable');
+    const t0 = Date.now();
+    await page.goto(`${BASE}/#/p/${id}/timeline`);
+    await page.waitForFunction(() => document.querySelector('canvas.tl-canvas')?.dataset.firstPaintMs, null, { timeout: 60000 });
+    const wall = Date.now() - t0;
+    const inPage = await page.$eval('canvas.tl-canvas', (c) => Number(c.dataset.firstPaintMs));
+    const nav = await page.evaluate(() => performance.getEntriesByName('xpv-timeline-first-paint')[0]?.startTime);
+    // Zoom around to see memory stays bounded.
+    const box = await page.locator('canvas.tl-canvas').boundingBox();
+    await page.mouse.move(box.x + box.width / 3, box.y + 50);
+    for (let i = 0; i < 30; i++) { await page.mouse.wheel(0, i < 20 ? -300 : 400); await page.waitForTimeout(120); }
+    await page.waitForTimeout(1000);
+    const m = Object.fromEntries((await cdp.send('Performance.getMetrics')).metrics.map((x) => [x.name, x.value]));
+    console.log(`PERF profile=${prof.path} events=${prof.events} size=${prof.size_bytes}`);
+    console.log(`PERF timeline first paint: ${nav?.toFixed(0)} ms from navigation start (${inPage.toFixed(0)} ms after the page mounted; ${wall} ms wall incl. browser)`);
+    console.log(`PERF JS heap used after 30 zooms: ${(m.JSHeapUsedSize / 1e6).toFixed(1)} MB (total ${(m.JSHeapTotalSize / 1e6).toFixed(1)} MB), DOM nodes ${m.Nodes}`);
+    await shot(page, 'timeline-big');
+    await page.context().close();
+  });
+}
+
+await browser.close();
+console.log(`${passed} passed, ${failed} failed`);
+process.exit(failed ? 1 : 0);
