@@ -26,25 +26,58 @@ const char *const xpv_nsys_read_tables[] = {"CUPTI_ACTIVITY_KIND_KERNEL",
 
 /* ---- sniffing ---- */
 
-int xpv_nsys_sniff(const char *path)
+static int has_bytes(const char *hay, size_t n, const char *needle)
 {
-    sqlite3 *db = xpv_nsys_db_open(path, NULL);
-    if (!db) return 0;
-    sqlite3_stmt *st;
-    int found = 0;
+    size_t m = strlen(needle);
+    for (size_t i = 0; i + m <= n; i++)
+        if (hay[i] == needle[0] && memcmp(hay + i, needle, m) == 0) return 1;
+    return 0;
+}
+
+/* A damaged export cannot be read through SQLite, but the text of its
+ * schema (CREATE TABLE statements, near the start of the file) still tells
+ * what it was; claiming it lists it with SQLite's reason instead of hiding
+ * it. Looks at the first MiB only. */
+static int schema_text_says_nsys(const char *path)
+{
+    enum { SCAN_BYTES = 1 << 20 };
+    FILE *f = fopen(path, "rb");
+    if (!f) return 0;
+    char *buf = xpv_xmalloc(SCAN_BYTES);
+    size_t n = fread(buf, 1, SCAN_BYTES, f);
+    fclose(f);
+    int found = has_bytes(buf, n, "StringIds") &&
+                (has_bytes(buf, n, "CUPTI_ACTIVITY_KIND_") || has_bytes(buf, n, "NVTX_EVENTS") ||
+                 has_bytes(buf, n, "TARGET_INFO_") || has_bytes(buf, n, "EXPORT_META_DATA") ||
+                 has_bytes(buf, n, "META_DATA_EXPORT"));
+    free(buf);
+    return found;
+}
+
+/* 1 nsys tables, 0 none, -1 the catalog could not be read. */
+static int catalog_says_nsys(sqlite3 *db)
+{
     const char *sql =
         "SELECT (SELECT count(*) FROM sqlite_master WHERE type='table' AND name='StringIds'),"
         " (SELECT count(*) FROM sqlite_master WHERE type='table' AND"
         "  (name LIKE 'TARGET\\_INFO\\_%' ESCAPE '\\' OR"
         "   name LIKE 'CUPTI\\_ACTIVITY\\_KIND\\_%' ESCAPE '\\' OR"
         "   name IN ('NVTX_EVENTS', 'EXPORT_META_DATA', 'META_DATA_EXPORT')))";
-    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK) {
-        if (sqlite3_step(st) == SQLITE_ROW)
-            found = sqlite3_column_int(st, 0) > 0 && sqlite3_column_int(st, 1) > 0;
-        sqlite3_finalize(st);
-    }
-    sqlite3_close(db);
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) return -1;
+    int found = -1;
+    if (sqlite3_step(st) == SQLITE_ROW)
+        found = sqlite3_column_int(st, 0) > 0 && sqlite3_column_int(st, 1) > 0;
+    sqlite3_finalize(st);
     return found;
+}
+
+int xpv_nsys_sniff(const char *path)
+{
+    sqlite3 *db = xpv_nsys_db_open(path, NULL);
+    int found = db ? catalog_says_nsys(db) : -1;
+    sqlite3_close(db);
+    return found >= 0 ? found : schema_text_says_nsys(path);
 }
 
 /* ---- shared helpers (nsys_reader.h) ---- */

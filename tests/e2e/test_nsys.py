@@ -516,6 +516,17 @@ def test_streams_of_several_processes_stay_apart():
     assert {t["device"] for t in idx.tracks.values()} == {0}
 
 
+def test_damaged_export_listed_with_reason():
+    root = tmpdir()
+    with open(os.path.join(FIXTURES, "nsys", SAXPY), "rb") as f:
+        data = f.read()
+    with open(os.path.join(root, "cut.sqlite"), "wb") as f:
+        f.write(data[:300000])  # schema text intact, most pages gone
+    p = list_json(root, os.path.join(tmpdir(), "index.sqlite"))["cut.sqlite"]
+    assert p["format"] == "nsys_sqlite" and p["status"] == "error", p
+    assert "cut.sqlite" in p["error"] and "malformed" in p["error"], p["error"]
+
+
 if __name__ == "__main__":
     need_fixtures()
     main([test_listing_formats_status_and_rep_hint, test_facts_devices_and_version,
@@ -523,4 +534,4 @@ if __name__ == "__main__":
           test_kernel_args_and_track_names, test_memcpy_memset_runtime_equal_sql,
           test_nvtx_ranges_on_host_thread_tracks, test_kernel_summary_equals_nsys_stats,
           test_export_without_kernel_table, test_missing_optional_columns_and_newer_metadata,
-          test_streams_of_several_processes_stay_apart])
+          test_streams_of_several_processes_stay_apart, test_damaged_export_listed_with_reason])

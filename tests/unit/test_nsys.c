@@ -162,12 +162,37 @@ static void test_sniff_rejects_other_files(void)
         const char *path = make_db(cases[i][0], cases[i][1]);
         CU_ASSERT_EQUAL(xpv_nsys_sniff(path), 0);
     }
+    const char *dir = xpv_test_tmpdir(); /* a new folder on each call */
     char path[4200];
-    snprintf(path, sizeof path, "%s/not_sqlite.sqlite", xpv_test_tmpdir());
+    snprintf(path, sizeof path, "%s/not_sqlite.sqlite", dir);
     const char junk[] = "SQLite format 3\0 but then nothing a database would hold";
-    CU_ASSERT_EQUAL(xpv_test_write(xpv_test_tmpdir(), "not_sqlite.sqlite", junk, sizeof junk), 0);
+    CU_ASSERT_EQUAL(xpv_test_write(dir, "not_sqlite.sqlite", junk, sizeof junk), 0);
+    CU_ASSERT_EQUAL(access(path, R_OK), 0);
     CU_ASSERT_EQUAL(xpv_nsys_sniff(path), 0);
-    snprintf(path, sizeof path, "%s/missing.sqlite", xpv_test_tmpdir());
+    snprintf(path, sizeof path, "%s/missing.sqlite", dir);
+    CU_ASSERT_EQUAL(xpv_nsys_sniff(path), 0);
+}
+
+/* A damaged export (SQLite cannot read its catalog) is still claimed when
+ * its schema text names nsys tables, so it is listed with the reason. */
+static void test_sniff_claims_damaged_exports(void)
+{
+    char damaged[512];
+    memset(damaged, 0xEE, sizeof damaged);
+    memcpy(damaged, "SQLite format 3", 16);
+    const char *schema = "CREATE TABLE StringIds(id INTEGER PRIMARY KEY, value TEXT)"
+                         "CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL(start INT, end INT)";
+    memcpy(damaged + 120, schema, strlen(schema));
+    const char *dir = xpv_test_tmpdir();
+    CU_ASSERT_EQUAL(xpv_test_write(dir, "damaged.sqlite", damaged, sizeof damaged), 0);
+    char path[4200];
+    snprintf(path, sizeof path, "%s/damaged.sqlite", dir);
+    CU_ASSERT_EQUAL(xpv_nsys_sniff(path), 1);
+    memcpy(damaged + 120, "CREATE TABLE StringIds(id INTEGER PRIMARY KEY, value TEXT)", 59);
+    memset(damaged + 179, 0xEE, sizeof damaged - 179);
+    CU_ASSERT_EQUAL(xpv_test_write(dir, "damaged2.sqlite", damaged, sizeof damaged), 0);
+    snprintf(path, sizeof path, "%s/damaged2.sqlite", dir);
+    CU_ASSERT_EQUAL(access(path, R_OK), 0);
     CU_ASSERT_EQUAL(xpv_nsys_sniff(path), 0);
 }
 
@@ -203,6 +228,7 @@ int main(void)
         {"step names bounded by length", test_step_name_not_nul_terminated},
         {"sniff claims nsys exports", test_sniff_claims_nsys_exports},
         {"sniff rejects other files", test_sniff_rejects_other_files},
+        {"sniff claims damaged exports", test_sniff_claims_damaged_exports},
         {"sniff leaves the file unchanged", test_sniff_leaves_file_unchanged},
         {NULL, NULL},
     };
