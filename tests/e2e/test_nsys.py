@@ -250,6 +250,7 @@ def test_kernels_equal_sql_per_device():
         assert dict(per_dev) == per_dev_sql, (name, dict(per_dev), per_dev_sql)
         assert got == want, (name, (got - want).most_common(3), (want - got).most_common(3))
         assert sum(per_dev.values()) == {RTX: 46, SAXPY: 5}[name]
+        assert fixture_dir()["listed"][name]["kernel_count"] == sum(per_dev_sql.values())
 
 
 def test_kernel_args_and_track_names():
@@ -370,10 +371,7 @@ def test_kernel_summary_equals_nsys_stats():
     for name in (RTX, SAXPY):
         idx = index_of(name)
         got = idx.kernel_stats(-1)
-        if not got:
-            print("SKIP (part): kernel_stats has no kernel rows for %s: the analysis (issue 5)"
-                  " has not landed; the summary is not asserted yet" % name)
-            continue
+        assert got, "kernel_stats has no kernel rows for %s (the analysis writes them)" % name
         con = open_fixture(os.path.join(FIXTURES, "nsys", name))
         for device in [None] + [r[0] for r in con.execute(
                 "SELECT DISTINCT deviceId FROM CUPTI_ACTIVITY_KIND_KERNEL")]:
@@ -391,6 +389,8 @@ def test_kernel_summary_equals_nsys_stats():
                     assert close(r[5], sd * 1000, rel=1e-6), (nm, "stddev", r[5], sd * 1000)
                 assert close(r[6], pct, abs_=1e-9), (nm, "percent", r[6], pct)
                 asserted += 1
+    # 26 kernel names (rtx2070) + 1 (saxpy), each over all devices and on device 0
+    assert asserted == (26 + 1) * 2, asserted
     print("kernel summary rows asserted: %d" % asserted)
 
 
@@ -434,6 +434,11 @@ def test_export_without_kernel_table():
     steps = sorted((e["step"], e["name_text"]) for e in idx.events if e["kind"] == KIND_STEP)
     assert steps == [(1, "step 1"), (2, "train_step_2"), (3, "Step#3")], steps
     assert all(e["step_src"] == STEP_NVTX for e in idx.events if e["kind"] == KIND_STEP)
+    # The analysis (issue 5) turns them into the profile's steps.
+    assert (p["step_source"], p["step_count"]) == ("nvtx", 3), (p["step_source"], p["step_count"])
+    rows = idx.db.execute("SELECT step, start_ps, duration_ps FROM steps WHERE profile_id=?"
+                          " AND device=-1 ORDER BY step", (idx.id,)).fetchall()
+    assert rows == [(1, 100000, 800000), (2, 1000000, 900000), (3, 2000000, 900000)], rows
     assert by_name["data loader"]["dur"] == 100 and by_name["data loader"]["ph"] == "X"
     assert by_name["checkpoint"]["ph"] == "i" and by_name["checkpoint"]["dur"] == -1
     open_range = by_name["step 4"]  # no end: an instant, never a step
