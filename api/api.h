@@ -22,6 +22,58 @@ int xpv_api_profile_array(sqlite3 *db, int include_companions, xpv_buf *out);
 /* `{"profiles": [...]}` */
 int xpv_api_profiles(sqlite3 *db, xpv_buf *out);
 
+/* `{"profile", "status", "kind", "device", "kernel_time_us", "total_rows",
+ * "devices": [..], "kernels": [{name, count, total_us, avg_us, median_us,
+ * min_us, max_us, stddev_us, percent, device, op, grid, block,
+ * registers_per_thread, shared_memory_bytes, occupancy_pct, category,
+ * shapes}]}` from kernel_stats, or CSV with the same columns (plus kind).
+ * kind NULL: "kernel", or "xla_op" when the profile has no kernel rows. */
+typedef struct {
+    const char *kind; /* kernel|memcpy|memset|xla_op|hlo_category, NULL: default */
+    int device;       /* -1: all devices combined */
+    const char *sort; /* total|count|avg|max|name, NULL: total */
+    int order_given, desc;
+    int64_t limit; /* <= 0: all */
+    int csv;
+} xpv_kernels_query;
+int xpv_api_kernels(sqlite3 *db, int64_t id, const xpv_kernels_query *q, xpv_buf *out);
+int xpv_api_kernel_kind_valid(const char *kind);
+
+/* `{"profile", "status", "device", "source", "devices": [..], "steps":
+ * [{step, name, start_us, duration_us, compute_us, collective_us,
+ * memcpy_us, memset_us, idle_us, host_us, memcpy_h2d_us, memcpy_d2h_us,
+ * memcpy_d2d_us, memcpy_other_us}]}`; device -1 = all devices. */
+int xpv_api_steps(sqlite3 *db, int64_t id, int device, xpv_buf *out);
+
+/* `{"profile", "status", "start_us", "end_us", "processes": [{pid, name,
+ * sort_index, device, labels, threads: [{id, tid, name, sort_index, events,
+ * start_us, end_us}]}]}` in display order. `id` is the track id used by
+ * the events answer. */
+int xpv_api_tracks(sqlite3 *db, int64_t id, xpv_buf *out);
+
+/* The timeline window (see events.c):
+ * `{"profile", "start_us", "end_us", "resolution", "pixel_us", "truncated",
+ *   "tracks": [{"id", "max_depth",
+ *               "events": [[start_us, dur_us, name, depth, "ref"], ...],
+ *               "spans":  [[start_us, end_us, count, name|-1, depth], ...]}],
+ *   "names": ["...", ...]}`
+ * name is an index into "names"; ref names the event for xpv_api_event.
+ * Tracks with nothing in the window are left out. */
+#define XPV_EVENTS_MAX_RESOLUTION 20000
+typedef struct {
+    int has_start, has_end; /* default: the profile's span */
+    double start_us, end_us;
+    int resolution;        /* pixels, <= 0: 1000 */
+    const int64_t *tracks; /* NULL: every track */
+    size_t ntracks;
+} xpv_events_query;
+int xpv_api_events(sqlite3 *db, int64_t id, const xpv_events_query *q, xpv_buf *out);
+
+/* One event by ref: `{"profile", "ref", "name", "cat", "ph", "kind",
+ * "start_us", "dur_us", "end_us", "correlation", "step", "track", "pid",
+ * "tid", "process", "thread", "device", "args": {...}}`. */
+int xpv_api_event(sqlite3 *db, int64_t id, int64_t block, uint32_t index, xpv_buf *out);
+
 /* Appends {"error": msg} and returns status. */
 int xpv_api_error(xpv_buf *out, int status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

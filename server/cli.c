@@ -10,29 +10,30 @@
 
 void xpv_cli_usage(FILE *out)
 {
-    fprintf(out,
-            "usage: xprof-view [--profile-dir=DIR|FILE] [--port=N] [--host=ADDR] [--bind-all]\n"
-            "                  [--perfetto-port=N] [--ui=perfetto|tensorboard|both] [--list-only]\n"
-            "                  [--extract[=OUTDIR]] [--json] [--db=PATH] [--open] [--version]\n"
-            "\n"
-            "Finds JAX/XLA, PyTorch, TensorFlow and Nsight Systems profiles under DIR, indexes\n"
-            "them and serves them in the browser at http://HOST:PORT/ (works offline).\n"
-            "\n"
-            "  --profile-dir=DIR   directory searched recursively, or one profile file;\n"
-            "                      default: newest of ./profiles/*/, ./profiles/*/*/, ./*/profiles/*/\n"
-            "  --port=N            HTTP port (default 6006)\n"
-            "  --host=ADDR         address to bind (default 127.0.0.1, this machine only)\n"
-            "  --bind-all          bind every interface: profiles become visible on the network\n"
-            "  --perfetto-port=N   trace server for ui.perfetto.dev (default 9001, 0 disables)\n"
-            "  --ui=MODE           start page: perfetto (timeline), tensorboard (overview),\n"
-            "                      both (profile list, default)\n"
-            "  --list-only         print the profiles found and exit (with --json: as JSON)\n"
-            "  --extract[=OUTDIR]  write each profile as Perfetto-ready trace JSON into OUTDIR\n"
-            "                      (default: ./xprof-extract-<timestamp>) and exit\n"
-            "  --db=PATH           index file (default under $XDG_CACHE_HOME/xprof-view/)\n"
-            "  --open              open the system browser\n"
-            "  --quiet             print less\n"
-            "  --version, --help\n");
+    fprintf(
+        out,
+        "usage: xprof-view [--profile-dir=DIR|FILE] [--port=N] [--host=ADDR] [--bind-all]\n"
+        "                  [--perfetto-port=N] [--ui=perfetto|tensorboard|both] [--list-only]\n"
+        "                  [--extract[=OUTDIR]] [--json] [--db=PATH] [--open] [--version]\n"
+        "\n"
+        "Finds JAX/XLA, PyTorch, TensorFlow and Nsight Systems profiles under DIR, indexes\n"
+        "them and serves them in the browser at http://HOST:PORT/ (works offline).\n"
+        "\n"
+        "  --profile-dir=DIR   directory searched recursively, or one profile file;\n"
+        "                      default: newest of ./profiles/*/, ./profiles/*/*/, ./*/profiles/*/\n"
+        "  --port=N            HTTP port (default 6006)\n"
+        "  --host=ADDR         address to bind (default 127.0.0.1, this machine only)\n"
+        "  --bind-all          bind every interface: profiles become visible on the network\n"
+        "  --perfetto-port=N   trace server for ui.perfetto.dev (default 9001, 0 disables)\n"
+        "  --ui=MODE           start page: perfetto (timeline), tensorboard (overview),\n"
+        "                      both (profile list, default)\n"
+        "  --list-only         print the profiles found and exit (with --json: as JSON)\n"
+        "  --extract[=OUTDIR]  write each profile as Perfetto-ready trace JSON into OUTDIR\n"
+        "                      (default: ./xprof-extract-<timestamp>) and exit\n"
+        "  --db=PATH           index file (default under $XDG_CACHE_HOME/xprof-view/)\n"
+        "  --open              open the system browser\n"
+        "  --quiet             print less\n"
+        "  --version, --help\n");
 }
 
 static int parse_int(const char *name, const char *v, int lo, int hi, int *out)
@@ -41,7 +42,8 @@ static int parse_int(const char *name, const char *v, int lo, int hi, int *out)
     errno = 0;
     long n = strtol(v, &end, 10);
     if (errno || *v == 0 || *end || n < lo || n > hi) {
-        fprintf(stderr, "xprof-view: %s must be a number from %d to %d, not '%s'\n", name, lo, hi, v);
+        fprintf(stderr, "xprof-view: %s must be a number from %d to %d, not '%s'\n", name, lo, hi,
+                v);
         return -1;
     }
     *out = (int)n;
@@ -61,9 +63,12 @@ static const char *option_value(int argc, char **argv, int *i, const char *name)
 
 static int parse_ui(const char *v, xpv_ui_mode *ui)
 {
-    if (strcmp(v, "both") == 0) *ui = XPV_UI_BOTH;
-    else if (strcmp(v, "perfetto") == 0) *ui = XPV_UI_PERFETTO;
-    else if (strcmp(v, "tensorboard") == 0) *ui = XPV_UI_TENSORBOARD;
+    if (strcmp(v, "both") == 0)
+        *ui = XPV_UI_BOTH;
+    else if (strcmp(v, "perfetto") == 0)
+        *ui = XPV_UI_PERFETTO;
+    else if (strcmp(v, "tensorboard") == 0)
+        *ui = XPV_UI_TENSORBOARD;
     else {
         fprintf(stderr, "xprof-view: --ui must be perfetto, tensorboard or both, not '%s'\n", v);
         return -1;
@@ -74,24 +79,40 @@ static int parse_ui(const char *v, xpv_ui_mode *ui)
 static int parse_one(int argc, char **argv, int *i, xpv_options *o)
 {
     const char *a = argv[*i], *v;
-    if (strcmp(a, "--list-only") == 0) o->list_only = 1;
-    else if (strcmp(a, "--json") == 0) o->json = 1;
-    else if (strcmp(a, "--bind-all") == 0) o->bind_all = 1;
-    else if (strcmp(a, "--open") == 0) o->open_browser = 1;
-    else if (strcmp(a, "--quiet") == 0) o->quiet = 1;
-    else if (strcmp(a, "--version") == 0) o->show_version = 1;
-    else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) o->show_help = 1;
-    else if (strcmp(a, "--extract") == 0) o->extract = 1;
-    else if (strncmp(a, "--extract=", 10) == 0) o->extract = 1, o->extract_dir = a + 10;
-    else if ((v = option_value(argc, argv, i, "--profile-dir")) || (v = option_value(argc, argv, i, "--profile_dir")) || (v = option_value(argc, argv, i, "--logdir")))
+    if (strcmp(a, "--list-only") == 0)
+        o->list_only = 1;
+    else if (strcmp(a, "--json") == 0)
+        o->json = 1;
+    else if (strcmp(a, "--bind-all") == 0)
+        o->bind_all = 1;
+    else if (strcmp(a, "--open") == 0)
+        o->open_browser = 1;
+    else if (strcmp(a, "--quiet") == 0)
+        o->quiet = 1;
+    else if (strcmp(a, "--version") == 0)
+        o->show_version = 1;
+    else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0)
+        o->show_help = 1;
+    else if (strcmp(a, "--extract") == 0)
+        o->extract = 1;
+    else if (strncmp(a, "--extract=", 10) == 0)
+        o->extract = 1, o->extract_dir = a + 10;
+    else if ((v = option_value(argc, argv, i, "--profile-dir")) ||
+             (v = option_value(argc, argv, i, "--profile_dir")) ||
+             (v = option_value(argc, argv, i, "--logdir")))
         o->profile_dir = v;
-    else if ((v = option_value(argc, argv, i, "--port"))) return parse_int("--port", v, 1, 65535, &o->port);
+    else if ((v = option_value(argc, argv, i, "--port")))
+        return parse_int("--port", v, 1, 65535, &o->port);
     else if ((v = option_value(argc, argv, i, "--perfetto-port")))
         return parse_int("--perfetto-port", v, 0, 65535, &o->perfetto_port);
-    else if ((v = option_value(argc, argv, i, "--host"))) o->host = v;
-    else if ((v = option_value(argc, argv, i, "--db"))) o->db_path = v;
-    else if ((v = option_value(argc, argv, i, "--ui"))) return parse_ui(v, &o->ui);
-    else if (a[0] != '-' && !o->profile_dir) o->profile_dir = a;
+    else if ((v = option_value(argc, argv, i, "--host")))
+        o->host = v;
+    else if ((v = option_value(argc, argv, i, "--db")))
+        o->db_path = v;
+    else if ((v = option_value(argc, argv, i, "--ui")))
+        return parse_ui(v, &o->ui);
+    else if (a[0] != '-' && !o->profile_dir)
+        o->profile_dir = a;
     else {
         fprintf(stderr, "xprof-view: unknown option '%s' (see --help)\n", a);
         return -1;

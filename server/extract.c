@@ -29,8 +29,10 @@ static int ends_with(const char *s, const char *suffix)
 static void output_name(const char *rel, char *out, size_t n)
 {
     size_t len = strlen(rel);
-    if (ends_with(rel, ".gz")) len -= 3;
-    else if (ends_with(rel, ".pb")) len -= 3;
+    if (ends_with(rel, ".gz"))
+        len -= 3;
+    else if (ends_with(rel, ".pb"))
+        len -= 3;
     int is_json = len >= 5 && strncmp(rel + len - 5, ".json", 5) == 0;
     snprintf(out, n, "%.*s%s", (int)len, rel, is_json ? "" : ".trace.json");
 }
@@ -58,7 +60,8 @@ static int extract_one(sqlite3 *db, int64_t id, const char *target, xpv_err *err
 {
     char tmp[PATH_MAX + 32];
     snprintf(tmp, sizeof tmp, "%.4060s.tmp-%d", target, (int)getpid());
-    if (make_parents(target) != 0) return xpv_err_set(err, "cannot create folders for %s: %s", target, strerror(errno));
+    if (make_parents(target) != 0)
+        return xpv_err_set(err, "cannot create folders for %s: %s", target, strerror(errno));
     int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
     if (fd < 0) return xpv_err_set(err, "cannot create %s: %s", tmp, strerror(errno));
     FILE *f = fdopen(fd, "w");
@@ -101,7 +104,8 @@ static const char *profile_status(sqlite3 *db, int64_t id, char *buf, size_t n)
 {
     sqlite3_stmt *st;
     buf[0] = 0;
-    if (sqlite3_prepare_v2(db, "SELECT status FROM profiles WHERE id=?1", -1, &st, NULL) == SQLITE_OK) {
+    if (sqlite3_prepare_v2(db, "SELECT status FROM profiles WHERE id=?1", -1, &st, NULL) ==
+        SQLITE_OK) {
         sqlite3_bind_int64(st, 1, id);
         if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
             snprintf(buf, n, "%s", (const char *)sqlite3_column_text(st, 0));

@@ -30,7 +30,8 @@ static int resolve_profile_dir(const xpv_options *o, char *out, size_t n)
     }
     char cwd[PATH_MAX];
     if (!getcwd(cwd, sizeof cwd) || xpv_autodetect_profile_dir(cwd, out, n, &err) != 0) {
-        fprintf(stderr, "xprof-view: %s\n", err.msg[0] ? err.msg : "cannot read the working directory");
+        fprintf(stderr, "xprof-view: %s\n",
+                err.msg[0] ? err.msg : "cannot read the working directory");
         return -1;
     }
     fprintf(stderr, "xprof-view: using profile directory %s (newest found)\n", out);
@@ -48,10 +49,14 @@ static void print_progress(void *ctx, const xpv_index_progress *p)
 
 static void format_size(int64_t bytes, char *out, size_t n)
 {
-    if (bytes >= (1LL << 30)) snprintf(out, n, "%.1f GB", (double)bytes / (1 << 30));
-    else if (bytes >= (1LL << 20)) snprintf(out, n, "%.1f MB", (double)bytes / (1 << 20));
-    else if (bytes >= 1024) snprintf(out, n, "%.1f KB", (double)bytes / 1024);
-    else snprintf(out, n, "%lld B", (long long)bytes);
+    if (bytes >= (1LL << 30))
+        snprintf(out, n, "%.1f GB", (double)bytes / (1 << 30));
+    else if (bytes >= (1LL << 20))
+        snprintf(out, n, "%.1f MB", (double)bytes / (1 << 20));
+    else if (bytes >= 1024)
+        snprintf(out, n, "%.1f KB", (double)bytes / 1024);
+    else
+        snprintf(out, n, "%lld B", (long long)bytes);
 }
 
 static void print_table(cJSON *list)
@@ -85,8 +90,10 @@ static int list_profiles(sqlite3 *db, const xpv_options *o)
     xpv_api_profile_array(db, 1, &b);
     cJSON *list = cJSON_Parse(b.data);
     int count = cJSON_GetArraySize(list);
-    if (o->json) printf("%s\n", b.data);
-    else if (count) print_table(list);
+    if (o->json)
+        printf("%s\n", b.data);
+    else if (count)
+        print_table(list);
     cJSON_Delete(list);
     xpv_buf_free(&b);
     return count;
@@ -96,8 +103,10 @@ static int open_index(const xpv_options *o, const char *root, char *db_path, siz
 {
     xpv_err err = {{0}};
     int rebuilt = 0;
-    if (o->db_path) snprintf(db_path, n, "%s", o->db_path);
-    else if (xpv_index_default_path(root, db_path, n, &err) != 0) goto fail;
+    if (o->db_path)
+        snprintf(db_path, n, "%s", o->db_path);
+    else if (xpv_index_default_path(root, db_path, n, &err) != 0)
+        goto fail;
     if (xpv_index_open(db_path, root, db, &rebuilt, &err) != 0) goto fail;
     if (rebuilt && !o->quiet)
         fprintf(stderr, "xprof-view: the index %s was stale or damaged and was rebuilt\n", db_path);
@@ -134,9 +143,11 @@ int main(int argc, char **argv)
             goto out;
         }
         if (found.n == 0) {
-            fprintf(stderr, "xprof-view: no profiles found under %s (looked for *.xplane.pb, "
-                            "*.trace.json[.gz], *.pt.trace.json[.gz], perfetto_trace.json.gz, "
-                            "*.sqlite and *.nsys-rep)\n", dir);
+            fprintf(stderr,
+                    "xprof-view: no profiles found under %s (looked for *.xplane.pb, "
+                    "*.trace.json[.gz], *.pt.trace.json[.gz], perfetto_trace.json.gz, "
+                    "*.sqlite and *.nsys-rep)\n",
+                    dir);
             goto out;
         }
         rc = o.list_only ? (list_profiles(db, &o) > 0 ? 0 : 1) : xpv_extract_all(db, &found, &o);
@@ -144,7 +155,7 @@ int main(int argc, char **argv)
     }
     sqlite3_close(db);
     db = NULL;
-    rc = xpv_serve(&o, db_path, &found);
+    rc = xpv_serve(&o, db_path, dir, &found);
 out:
     sqlite3_close(db);
     xpv_found_list_free(&found);

@@ -1,13 +1,300 @@
 /*
- * serve.c — placeholder until the HTTP server lands.
+ * serve.c — the main listener: request checks, routing to the API, the
+ * embedded frontend and TensorBoard routes; start-up, the printed URLs,
+ * and a clean shutdown on SIGINT/SIGTERM.
+ *
+ * Threads: libmicrohttpd's pool answers requests, each pool thread with its
+ * own read-only index connection; one background thread indexes; the main
+ * thread only waits for a signal. Signals are blocked in every thread and
+ * taken synchronously with sigwait, so no handler runs at a random point.
  */
+#define _GNU_SOURCE
 #include "serve.h"
+#include "background_index.h"
+#include "http.h"
+#include "listen.h"
+#include "perfetto_listener.h"
+#include "routes.h"
+#include "server.h"
+#include "static_files.h"
+#include "tensorboard_routes.h"
+#include "../indexer/index_db.h"
 
-int xpv_serve(const xpv_options *opts, const char *db_path, xpv_found_list *found)
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+extern char **environ;
+
+static pthread_key_t db_key;
+static pthread_once_t db_key_once = PTHREAD_ONCE_INIT;
+
+static void close_thread_db(void *db)
 {
-    (void)opts;
-    (void)db_path;
-    (void)found;
-    fprintf(stderr, "xprof-view: the HTTP server is not built yet\n");
-    return 1;
+    sqlite3_close(db);
+}
+static void make_db_key(void)
+{
+    pthread_key_create(&db_key, close_thread_db);
+}
+
+sqlite3 *xpv_server_db(xpv_server *s, xpv_err *err)
+{
+    pthread_once(&db_key_once, make_db_key);
+    sqlite3 *db = pthread_getspecific(db_key);
+    if (db) return db;
+    if (xpv_index_open_reader(s->db_path, &db, err) != 0) return NULL;
+    pthread_setspecific(db_key, db);
+    return db;
+}
+
+void xpv_server_progress_get(xpv_server *s, xpv_server_progress *out)
+{
+    pthread_mutex_lock(&s->mu);
+    *out = s->progress;
+    pthread_mutex_unlock(&s->mu);
+}
+
+const char *xpv_server_ui_name(const xpv_server *s)
+{
+    switch (s->opts->ui) {
+    case XPV_UI_PERFETTO:
+        return "perfetto";
+    case XPV_UI_TENSORBOARD:
+        return "tensorboard";
+    default:
+        return "both";
+    }
+}
+
+/* ---- requests ---- */
+
+/* Rejects paths that could name something outside the embedded files or
+ * the API: traversal (also once percent-decoded), empty segments, odd bytes. */
+static const char *path_problem(const char *url)
+{
+    if (url[0] != '/') return "the request target must be a path starting with /";
+    if (strstr(url, "//")) return "empty path segment";
+    for (const char *p = url; *p; p++)
+        if ((unsigned char)*p < 0x20 || *p == '\\' || *p == 0x7f) return "bad character in path";
+    for (const char *seg = url; seg; seg = strchr(seg + 1, '/'))
+        if (strncmp(seg, "/..", 3) == 0 && (seg[3] == '/' || seg[3] == 0)) return "path traversal";
+    if (strstr(url, "%2e") || strstr(url, "%2E") || strstr(url, "%2f") || strstr(url, "%2F"))
+        return "encoded dots or slashes in path";
+    return NULL;
+}
+
+static void route(xpv_server *s, struct MHD_Connection *c, const char *url, const char *method,
+                  xpv_reply *r)
+{
+    const char *problem;
+    if (strlen(url) > XPV_HTTP_MAX_URL) {
+        xpv_reply_error(r, 414, "URL longer than %d bytes", XPV_HTTP_MAX_URL);
+        return;
+    }
+    if (xpv_http_header_bytes(c) > XPV_HTTP_MAX_HEADERS) {
+        xpv_reply_error(r, 431, "request headers larger than %d bytes", XPV_HTTP_MAX_HEADERS);
+        return;
+    }
+    if (strcmp(method, "OPTIONS") == 0) {
+        r->status = 204;
+        r->allow = "GET, HEAD, OPTIONS";
+        return;
+    }
+    if (strcmp(method, "GET") && strcmp(method, "HEAD")) {
+        xpv_reply_error(r, 405, "method %.20s not allowed: this server only reads", method);
+        r->allow = "GET, HEAD, OPTIONS";
+        return;
+    }
+    if ((problem = path_problem(url))) {
+        xpv_reply_error(r, 400, "%s", problem);
+        return;
+    }
+    if (strncmp(url, "/api/", 5) == 0 || strcmp(url, "/api") == 0) {
+        xpv_routes_api(s, c, url, r);
+        return;
+    }
+    if (strncmp(url, "/data/plugin/profile/", 21) == 0) {
+        xpv_tensorboard_reply(s, c, url, r);
+        return;
+    }
+    xpv_static_reply(url, r);
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
+                                  const char *method, const char *version, const char *upload_data,
+                                  size_t *upload_size, void **con_cls)
+{
+    (void)version;
+    (void)upload_data;
+    static int marker;
+    int bodyless = strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0;
+    if (*con_cls == NULL && !bodyless) {
+        *con_cls = &marker; /* read and drop any body, then answer */
+        return MHD_YES;
+    }
+    if (*upload_size) {
+        *upload_size = 0;
+        return MHD_YES;
+    }
+    xpv_reply r;
+    xpv_reply_init(&r);
+    route(cls, c, url, method, &r);
+    return xpv_http_send(c, &r);
+}
+
+static size_t pool_threads(void)
+{
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    if (n < 4) n = 4;
+    if (n > 16) n = 16;
+    return (size_t)n;
+}
+
+static struct MHD_Daemon *start_main(xpv_server *s, int fd, int ipv6)
+{
+    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | (ipv6 ? MHD_USE_IPv6 : 0);
+    return MHD_start_daemon(
+        flags, 0, NULL, NULL, on_request, s, MHD_OPTION_LISTEN_SOCKET, fd,
+        MHD_OPTION_THREAD_POOL_SIZE, (unsigned)pool_threads(), MHD_OPTION_CONNECTION_LIMIT,
+        (unsigned)2048, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)120,
+        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(256 * 1024), MHD_OPTION_END);
+}
+
+/* ---- start-up output ---- */
+
+static void latest_profile_hex(xpv_server *s, char hex[17])
+{
+    xpv_err err = {{0}};
+    hex[0] = 0;
+    sqlite3 *db = xpv_server_db(s, &err);
+    sqlite3_stmt *st;
+    if (!db || sqlite3_prepare_v2(db,
+                                  "SELECT id FROM profiles WHERE companion_of IS NULL ORDER BY"
+                                  " mtime_ns DESC, run DESC, path LIMIT 1",
+                                  -1, &st, NULL) != SQLITE_OK)
+        return;
+    if (sqlite3_step(st) == SQLITE_ROW) xpv_profile_id_hex(sqlite3_column_int64(st, 0), hex);
+    sqlite3_finalize(st);
+}
+
+static void print_urls(xpv_server *s, const char *url, size_t nfound)
+{
+    const xpv_options *o = s->opts;
+    printf("xprof-view %s: %zu profile file%s under %s\n", XPV_VERSION, nfound,
+           nfound == 1 ? "" : "s", s->root_abs);
+    printf("serving at %s   (Ctrl-C to stop)\n", url);
+    char hex[17];
+    latest_profile_hex(s, hex);
+    if (s->perfetto_port && hex[0])
+        printf("open the latest profile in Perfetto UI (needs internet):\n"
+               "  https://ui.perfetto.dev/#!/?url=http://127.0.0.1:%d/%s.json\n",
+               s->perfetto_port, hex);
+    if (!o->quiet && nfound)
+        printf("indexing runs in the background; profiles show as pending until done\n");
+    fflush(stdout);
+}
+
+static void open_browser(const char *url)
+{
+    pid_t pid;
+    char *argv[] = {"xdg-open", (char *)url, NULL};
+    if (posix_spawnp(&pid, "xdg-open", NULL, NULL, argv, environ) != 0)
+        fprintf(stderr, "xprof-view: --open: cannot run xdg-open; open %s yourself\n", url);
+}
+
+static void make_url(const char *host, int port, int ipv6, char *out, size_t n)
+{
+    if (strcmp(host, "0.0.0.0") == 0 || strcmp(host, "::") == 0)
+        snprintf(out, n, "http://127.0.0.1:%d/", port);
+    else if (ipv6)
+        snprintf(out, n, "http://[%s]:%d/", host, port);
+    else
+        snprintf(out, n, "http://%s:%d/", host, port);
+}
+
+/* ---- the whole run ---- */
+
+static int wait_for_signal(void)
+{
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    int sig = 0;
+    sigwait(&set, &sig);
+    return sig;
+}
+
+static void block_signals(void)
+{
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &set, NULL);
+    signal(SIGPIPE, SIG_IGN);
+}
+
+static void init_server(xpv_server *s, const xpv_options *o, const char *db_path,
+                        const char *profile_arg, const xpv_found_list *found)
+{
+    memset(s, 0, sizeof *s);
+    s->opts = o;
+    pthread_mutex_init(&s->mu, NULL);
+    snprintf(s->db_path, sizeof s->db_path, "%s", db_path);
+    snprintf(s->root_abs, sizeof s->root_abs, "%s", found->root_abs);
+    snprintf(s->profile_arg, sizeof s->profile_arg, "%s", profile_arg);
+}
+
+int xpv_serve(const xpv_options *o, const char *db_path, const char *profile_arg,
+              xpv_found_list *found)
+{
+    static xpv_server server;
+    xpv_server *s = &server;
+    xpv_err err = {{0}};
+    init_server(s, o, db_path, profile_arg, found);
+    block_signals();
+    if (!xpv_listen_is_loopback(o->host))
+        fprintf(stderr,
+                "xprof-view: warning: listening on %s: anyone who can reach this machine "
+                "on port %d can read these profiles\n",
+                o->host, o->port);
+    int ipv6 = 0, busy = 0;
+    int fd = xpv_listen_open(o->host, o->port, &ipv6, &s->port, &busy, &err);
+    if (fd < 0) {
+        fprintf(stderr, "xprof-view: %s\n", err.msg);
+        return busy ? 3 : 1;
+    }
+    xpv_static_init();
+    struct MHD_Daemon *d = start_main(s, fd, ipv6);
+    if (!d) {
+        fprintf(stderr, "xprof-view: cannot start the HTTP server on %s:%d\n", o->host, s->port);
+        close(fd);
+        return 1;
+    }
+    if (o->perfetto_port && xpv_perfetto_start(s, o->perfetto_port, &err) != 0)
+        fprintf(stderr,
+                "xprof-view: warning: %s; the Perfetto UI link is off (use "
+                "--perfetto-port=N, 0 to disable)\n",
+                err.msg);
+    if (xpv_bg_index_start(s, found, &err) != 0)
+        fprintf(stderr, "xprof-view: background indexing is off: %s\n", err.msg);
+    char url[512];
+    make_url(o->host, s->port, ipv6, url, sizeof url);
+    print_urls(s, url, found->n);
+    if (o->open_browser) open_browser(url);
+    int sig = wait_for_signal();
+    fprintf(stderr, "\nxprof-view: %s received, shutting down\n",
+            sig == SIGINT ? "SIGINT" : "SIGTERM");
+    if (!xpv_bg_index_stop(s, 3.0))
+        fprintf(stderr, "xprof-view: indexing was interrupted; it resumes on the next start\n");
+    xpv_perfetto_stop();
+    MHD_stop_daemon(d);
+    close(fd);
+    xpv_static_free();
+    return 0;
 }

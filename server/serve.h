@@ -9,7 +9,10 @@
 #include "../indexer/discover.h"
 
 /* Serves until SIGINT/SIGTERM. The index at db_path is already registered
- * (pending profiles are indexed in the background). Returns the exit code. */
-int xpv_serve(const xpv_options *opts, const char *db_path, xpv_found_list *found);
+ * (pending profiles are indexed in the background). profile_arg is the
+ * directory or file discovery walked (re-scanned while serving). Returns
+ * the exit code. */
+int xpv_serve(const xpv_options *opts, const char *db_path, const char *profile_arg,
+              xpv_found_list *found);
 
 #endif

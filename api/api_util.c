@@ -1,0 +1,157 @@
+/*
+ * api_util.c — see api_util.h.
+ */
+#include "api_util.h"
+#include "api.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void xpv_api_put_us(xpv_buf *b, int64_t ns)
+{
+    char tmp[32], *p = tmp + sizeof tmp;
+    uint64_t mag = ns < 0 ? (uint64_t)0 - (uint64_t)ns : (uint64_t)ns;
+    unsigned frac = (unsigned)(mag % 1000);
+    uint64_t whole = mag / 1000;
+    *--p = 0;
+    if (frac) {
+        int digits = 3;
+        while (frac % 10 == 0)
+            frac /= 10, digits--;
+        for (int i = 0; i < digits; i++)
+            *--p = (char)('0' + frac % 10), frac /= 10;
+        *--p = '.';
+    }
+    do
+        *--p = (char)('0' + whole % 10), whole /= 10;
+    while (whole);
+    if (ns < 0) *--p = '-';
+    xpv_buf_puts(b, p);
+}
+
+void xpv_api_put_ps_col(xpv_buf *b, sqlite3_stmt *st, int col)
+{
+    if (sqlite3_column_type(st, col) == SQLITE_NULL) {
+        xpv_buf_puts(b, "null");
+        return;
+    }
+    /* An integer ps value divided by 1e6 rounds once, to the double nearest
+     * the exact decimal, which the shortest-form printer then writes. */
+    if (sqlite3_column_type(st, col) == SQLITE_INTEGER)
+        xpv_buf_json_double(b, (double)sqlite3_column_int64(st, col) / 1e6);
+    else
+        xpv_buf_json_double(b, sqlite3_column_double(st, col) / 1e6);
+}
+
+void xpv_api_put_int_col(xpv_buf *b, sqlite3_stmt *st, int col)
+{
+    if (sqlite3_column_type(st, col) == SQLITE_NULL)
+        xpv_buf_puts(b, "null");
+    else
+        xpv_buf_printf(b, "%lld", (long long)sqlite3_column_int64(st, col));
+}
+
+void xpv_api_put_real_col(xpv_buf *b, sqlite3_stmt *st, int col)
+{
+    if (sqlite3_column_type(st, col) == SQLITE_NULL)
+        xpv_buf_puts(b, "null");
+    else
+        xpv_buf_json_double(b, sqlite3_column_double(st, col));
+}
+
+void xpv_api_put_text_col(xpv_buf *b, sqlite3_stmt *st, int col)
+{
+    const char *v = (const char *)sqlite3_column_text(st, col);
+    if (v)
+        xpv_buf_json_str(b, v, (size_t)sqlite3_column_bytes(st, col));
+    else
+        xpv_buf_puts(b, "null");
+}
+
+/* ---- interned strings ---- */
+
+#define STRING_CACHE_SLOTS 4096
+
+typedef struct {
+    uint32_t id;
+    int used;
+    char *value;
+    size_t len;
+} string_slot;
+
+struct xpv_api_strings {
+    sqlite3_stmt *lookup;
+    int64_t profile_id;
+    string_slot slots[STRING_CACHE_SLOTS];
+};
+
+xpv_api_strings *xpv_api_strings_open(sqlite3 *db, int64_t profile_id)
+{
+    xpv_api_strings *s = xpv_xcalloc(1, sizeof *s);
+    s->profile_id = profile_id;
+    if (sqlite3_prepare_v2(db, "SELECT value FROM strings WHERE profile_id=?1 AND id=?2", -1,
+                           &s->lookup, NULL) != SQLITE_OK)
+        s->lookup = NULL; /* every lookup then answers "" */
+    return s;
+}
+
+const char *xpv_api_string(xpv_api_strings *s, uint32_t id, size_t *len)
+{
+    string_slot *slot = &s->slots[(id * 2654435761u) % STRING_CACHE_SLOTS];
+    if (!slot->used || slot->id != id) {
+        free(slot->value);
+        slot->value = NULL;
+        slot->len = 0;
+        if (s->lookup && id) {
+            sqlite3_bind_int64(s->lookup, 1, s->profile_id);
+            sqlite3_bind_int64(s->lookup, 2, id);
+            if (sqlite3_step(s->lookup) == SQLITE_ROW && sqlite3_column_text(s->lookup, 0)) {
+                slot->len = (size_t)sqlite3_column_bytes(s->lookup, 0);
+                slot->value =
+                    xpv_xstrndup((const char *)sqlite3_column_text(s->lookup, 0), slot->len);
+            }
+            sqlite3_reset(s->lookup);
+        }
+        slot->id = id;
+        slot->used = 1;
+    }
+    if (len) *len = slot->len;
+    return slot->value ? slot->value : "";
+}
+
+void xpv_api_strings_free(xpv_api_strings *s)
+{
+    if (!s) return;
+    for (size_t i = 0; i < STRING_CACHE_SLOTS; i++)
+        free(s->slots[i].value);
+    sqlite3_finalize(s->lookup);
+    free(s);
+}
+
+int xpv_api_profile_state_get(sqlite3 *db, int64_t id, xpv_api_profile_state *ps, xpv_buf *out)
+{
+    sqlite3_stmt *st;
+    memset(ps, 0, sizeof *ps);
+    if (sqlite3_prepare_v2(db,
+                           "SELECT status, events, start_ns, end_ns, mtime_ns, indexed_at"
+                           " FROM profiles WHERE id=?1",
+                           -1, &st, NULL) != SQLITE_OK)
+        return xpv_api_error(out, 500, "index: %s", sqlite3_errmsg(db));
+    sqlite3_bind_int64(st, 1, id);
+    int status = 200;
+    if (sqlite3_step(st) == SQLITE_ROW) {
+        const char *s = (const char *)sqlite3_column_text(st, 0);
+        snprintf(ps->status, sizeof ps->status, "%s", s ? s : "");
+        ps->events = sqlite3_column_int64(st, 1);
+        ps->has_span = sqlite3_column_type(st, 2) != SQLITE_NULL;
+        ps->start_ns = sqlite3_column_int64(st, 2);
+        ps->end_ns = sqlite3_column_int64(st, 3);
+        ps->mtime_ns = sqlite3_column_int64(st, 4);
+        ps->indexed_at = sqlite3_column_double(st, 5);
+    } else {
+        status = xpv_api_error(out, 404, "no such profile");
+    }
+    sqlite3_finalize(st);
+    return status;
+}

@@ -1,0 +1,46 @@
+/*
+ * api_util.h — helpers shared by the api/ answers: exact microsecond
+ * numbers from integer nanoseconds or picoseconds, SQL column output,
+ * interned-string lookups with a small cache, and profile checks.
+ *
+ * Invariant: numbers derived from integers are written exactly (a value in
+ * ns becomes µs with at most 3 decimals); an unknown (NULL) value is written
+ * as null, never 0.
+ */
+#ifndef XPV_API_UTIL_H
+#define XPV_API_UTIL_H
+
+#include "../common/xpv_common.h"
+#include <sqlite3.h>
+
+/* ns -> µs, exact: "1234.567", "12", "-0.5". */
+void xpv_api_put_us(xpv_buf *b, int64_t ns);
+/* Integer ps column -> µs as a JSON number (null when NULL). */
+void xpv_api_put_ps_col(xpv_buf *b, sqlite3_stmt *st, int col);
+/* Integer column as a JSON number or null. */
+void xpv_api_put_int_col(xpv_buf *b, sqlite3_stmt *st, int col);
+/* Real column as a JSON number or null. */
+void xpv_api_put_real_col(xpv_buf *b, sqlite3_stmt *st, int col);
+/* Text column as a JSON string or null. */
+void xpv_api_put_text_col(xpv_buf *b, sqlite3_stmt *st, int col);
+
+/* Looks up interned strings of one profile, caching recent ones. */
+typedef struct xpv_api_strings xpv_api_strings;
+xpv_api_strings *xpv_api_strings_open(sqlite3 *db, int64_t profile_id);
+/* The string (never NULL: "" when unknown); valid until the next call. */
+const char *xpv_api_string(xpv_api_strings *s, uint32_t id, size_t *len);
+void xpv_api_strings_free(xpv_api_strings *s);
+
+/* Reads the profile's status ("ok", "pending", ...) into status (may be
+ * NULL) and its time span. Returns 200, or 404/500 with the error in out. */
+typedef struct {
+    char status[16];
+    int64_t events;
+    int has_span;
+    int64_t start_ns, end_ns;
+    int64_t mtime_ns;
+    double indexed_at;
+} xpv_api_profile_state;
+int xpv_api_profile_state_get(sqlite3 *db, int64_t id, xpv_api_profile_state *ps, xpv_buf *out);
+
+#endif

@@ -1,0 +1,426 @@
+/*
+ * events.c — the events of a time window, reduced to what `resolution`
+ * pixels can show, for the timeline.
+ *
+ * With pixel = window / resolution, an event class (dur < 2^lod ns) whose
+ * durations can reach a pixel (2^lod > pixel) is returned event by event.
+ * Shorter classes become summary spans per track: a block whose events are
+ * dense (more than DENSE_PER_PIXEL per pixel) or that spans under two pixels
+ * is spread over the pixels it covers from its header alone, never decoded;
+ * a sparse block is decoded and its events are counted per pixel. Adjacent
+ * pixels with the same dominant name merge into one span; a pixel holding a
+ * single decoded event returns that event itself. So the answer is bounded
+ * by tracks x resolution whatever the profile's size.
+ *
+ * Nesting depth is computed per track over the returned items (sorted by
+ * start, longest first); an event's ancestors are never shorter than it, so
+ * every returned event's ancestors are returned too and depths are stable
+ * across zoom levels. Spans are leaves.
+ */
+#include "api.h"
+#include "api_util.h"
+#include "../indexer/event_store.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define DENSE_PER_PIXEL 4
+#define MAX_EVENTS 400000
+#define NO_NAME INT64_MIN
+
+typedef struct {
+    int64_t start, end;
+    int64_t block; /* -1 for a summary span */
+    uint32_t index;
+    uint32_t name;
+    int name_known;
+    int64_t count;
+    int depth;
+} item;
+
+typedef struct {
+    int64_t count;
+    int64_t t0, t1;
+    uint32_t name;
+    int64_t name_dur; /* duration of the event that gave the name, NO_NAME none */
+    int64_t block;    /* the single decoded event here, or -1 */
+    uint32_t index;
+} bucket;
+
+typedef struct {
+    int wanted;
+    item *items;
+    size_t nitems, cap;
+    bucket *buckets; /* resolution entries, allocated on first use */
+} track_acc;
+
+typedef struct {
+    int64_t a, b;
+    double pixel;
+    int resolution;
+    track_acc *tracks;
+    size_t ntracks;
+    int64_t nevents;
+    int truncated;
+    track_acc *current;
+    int current_long;
+} window;
+
+static void push_item(track_acc *t, const item *it)
+{
+    if (t->nitems == t->cap) {
+        t->cap = t->cap ? t->cap * 2 : 64;
+        t->items = xpv_xrealloc(t->items, t->cap * sizeof *t->items);
+    }
+    t->items[t->nitems++] = *it;
+}
+
+static bucket *buckets_of(window *w, track_acc *t)
+{
+    if (!t->buckets) {
+        t->buckets = xpv_xcalloc((size_t)w->resolution, sizeof *t->buckets);
+        for (int i = 0; i < w->resolution; i++)
+            t->buckets[i].name_dur = NO_NAME;
+    }
+    return t->buckets;
+}
+
+static int pixel_of(const window *w, int64_t t)
+{
+    if (t <= w->a) return 0;
+    double p = (double)(t - w->a) / w->pixel;
+    return p >= w->resolution ? w->resolution - 1 : (int)p;
+}
+
+static void bucket_add_event(window *w, track_acc *t, const xpv_event *ev, int64_t end,
+                             int64_t block, uint32_t index)
+{
+    bucket *k = &buckets_of(w, t)[pixel_of(w, ev->ts_ns)];
+    if (k->count == 0) {
+        k->t0 = ev->ts_ns, k->t1 = end, k->block = block, k->index = index;
+    } else {
+        k->block = -1;
+        if (ev->ts_ns < k->t0) k->t0 = ev->ts_ns;
+        if (end > k->t1) k->t1 = end;
+    }
+    k->count++;
+    if (ev->dur_ns > k->name_dur) k->name = ev->name, k->name_dur = ev->dur_ns;
+}
+
+static int visit_event(void *ctx, const xpv_event *ev, int64_t block, uint32_t index)
+{
+    window *w = ctx;
+    int64_t end = ev->ts_ns + (ev->dur_ns > 0 ? ev->dur_ns : 0);
+    if (ev->ts_ns > w->b || end < w->a) return 0;
+    if (!w->current_long) {
+        bucket_add_event(w, w->current, ev, end, block, index);
+        return 0;
+    }
+    if (w->nevents >= MAX_EVENTS) {
+        w->truncated = 1;
+        return 0;
+    }
+    item it = {ev->ts_ns, end, block, index, ev->name, 1, 1, 0};
+    push_item(w->current, &it);
+    w->nevents++;
+    return 0;
+}
+
+/* A dense or narrow block's events, spread over its pixels by time. */
+static void spread_header(window *w, track_acc *t, int64_t t_min, int64_t t_max, int64_t n)
+{
+    int64_t lo = t_min > w->a ? t_min : w->a, hi = t_max < w->b ? t_max : w->b;
+    if (hi < lo) return;
+    bucket *bk = buckets_of(w, t);
+    int p0 = pixel_of(w, lo), p1 = pixel_of(w, hi);
+    double span = (double)(t_max - t_min);
+    int64_t given = 0;
+    for (int p = p0; p <= p1; p++) {
+        double px_lo = (double)w->a + p * w->pixel, px_hi = px_lo + w->pixel;
+        double upto = p == p1 ? (double)hi : px_hi;
+        double share = span > 0 ? ((upto - (double)t_min) / span) : 1.0;
+        int64_t cum = p == p1 && hi == t_max && lo == t_min ? n : llround(n * fmin(1.0, share));
+        int64_t add = cum - given;
+        if (add <= 0) continue;
+        given = cum;
+        bucket *k = &bk[p];
+        int64_t k0 = (int64_t)fmax((double)lo, px_lo), k1 = (int64_t)fmin((double)hi, px_hi);
+        if (k->count == 0) k->t0 = k0, k->t1 = k1;
+        if (k0 < k->t0) k->t0 = k0;
+        if (k1 > k->t1) k->t1 = k1;
+        k->count += add;
+        k->block = -1;
+    }
+}
+
+static int load_tracks(sqlite3 *db, int64_t id, const xpv_events_query *q, window *w, xpv_buf *out)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db, "SELECT max(id) FROM tracks WHERE profile_id=?1", -1, &st, NULL) !=
+        SQLITE_OK)
+        return xpv_api_error(out, 500, "index: %s", sqlite3_errmsg(db));
+    sqlite3_bind_int64(st, 1, id);
+    int64_t max_id = -1;
+    if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL)
+        max_id = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    if (max_id >= (1 << 24)) return xpv_api_error(out, 500, "index: implausible track id");
+    w->ntracks = (size_t)(max_id + 1);
+    w->tracks = xpv_xcalloc(w->ntracks ? w->ntracks : 1, sizeof *w->tracks);
+    for (size_t i = 0; i < w->ntracks; i++)
+        w->tracks[i].wanted = q->tracks == NULL;
+    for (size_t i = 0; q->tracks && i < q->ntracks; i++) {
+        if (q->tracks[i] < 0 || (size_t)q->tracks[i] >= w->ntracks)
+            return xpv_api_error(out, 400, "no track %lld in this profile",
+                                 (long long)q->tracks[i]);
+        w->tracks[q->tracks[i]].wanted = 1;
+    }
+    return 200;
+}
+
+static const char *const WINDOW_SQL =
+    "SELECT id, track, lod, t_min, t_max, n, CASE WHEN lod >= ?5 OR ((t_max - t_min) >= ?6 AND"
+    " n <= (t_max - t_min) * ?7) THEN data END FROM blocks WHERE profile_id=?1 AND"
+    " (?2 < 0 OR track=?2) AND t_min <= ?4 AND t_max >= ?3";
+
+static int scan_track(sqlite3 *db, sqlite3_stmt *st, int64_t track, window *w, int long_lod,
+                      xpv_buf *out)
+{
+    sqlite3_bind_int64(st, 2, track);
+    int rc;
+    xpv_err err = {{0}};
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        int64_t tr = sqlite3_column_int64(st, 1);
+        if (tr < 0 || (size_t)tr >= w->ntracks || !w->tracks[tr].wanted) continue;
+        w->current = &w->tracks[tr];
+        w->current_long = sqlite3_column_int(st, 2) >= long_lod;
+        if (sqlite3_column_type(st, 6) == SQLITE_NULL) {
+            spread_header(w, w->current, sqlite3_column_int64(st, 3), sqlite3_column_int64(st, 4),
+                          sqlite3_column_int64(st, 5));
+            continue;
+        }
+        if (xpv_store_decode(sqlite3_column_blob(st, 6), (size_t)sqlite3_column_bytes(st, 6),
+                             (uint32_t)tr, sqlite3_column_int64(st, 0), visit_event, w,
+                             &err) != 0) {
+            sqlite3_reset(st);
+            return xpv_api_error(out, 500, "index: %s", err.msg);
+        }
+    }
+    sqlite3_reset(st);
+    if (rc != SQLITE_DONE) return xpv_api_error(out, 500, "index: %s", sqlite3_errmsg(db));
+    return 200;
+}
+
+static int collect(sqlite3 *db, int64_t id, const xpv_events_query *q, window *w, xpv_buf *out)
+{
+    int long_lod = 0;
+    while (long_lod < XPV_LOD_COUNT - 1 && ldexp(1.0, long_lod) <= w->pixel)
+        long_lod++;
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db, WINDOW_SQL, -1, &st, NULL) != SQLITE_OK)
+        return xpv_api_error(out, 500, "index: %s", sqlite3_errmsg(db));
+    sqlite3_bind_int64(st, 1, id);
+    sqlite3_bind_int64(st, 3, w->a);
+    sqlite3_bind_int64(st, 4, w->b);
+    sqlite3_bind_int(st, 5, long_lod);
+    sqlite3_bind_double(st, 6, 2.0 * w->pixel);
+    sqlite3_bind_double(st, 7, DENSE_PER_PIXEL / w->pixel);
+    int status = 200;
+    if (!q->tracks) status = scan_track(db, st, -1, w, long_lod, out);
+    for (size_t i = 0; q->tracks && i < q->ntracks && status == 200; i++)
+        status = scan_track(db, st, q->tracks[i], w, long_lod, out);
+    sqlite3_finalize(st);
+    return status;
+}
+
+/* Pixels -> single events and summary spans (same-name neighbours merged). */
+static void buckets_to_items(window *w, track_acc *t)
+{
+    if (!t->buckets) return;
+    item span = {0};
+    int open = 0;
+    for (int p = 0; p < w->resolution; p++) {
+        bucket *k = &t->buckets[p];
+        if (!k->count || (k->count == 1 && k->block >= 0)) {
+            if (open) push_item(t, &span), open = 0;
+            if (k->count) {
+                item it = {k->t0, k->t1, k->block, k->index, k->name, 1, 1, 0};
+                push_item(t, &it);
+            }
+            continue;
+        }
+        int known = k->name_dur != NO_NAME;
+        if (open && span.name_known == known && (!known || span.name == k->name)) {
+            span.count += k->count;
+            if (k->t0 < span.start) span.start = k->t0;
+            if (k->t1 > span.end) span.end = k->t1;
+            continue;
+        }
+        if (open) push_item(t, &span);
+        span = (item){k->t0, k->t1, -1, 0, known ? k->name : 0, known, k->count, 0};
+        open = 1;
+    }
+    if (open) push_item(t, &span);
+    free(t->buckets);
+    t->buckets = NULL;
+}
+
+static int by_start_longest_first(const void *pa, const void *pb)
+{
+    const item *x = pa, *y = pb;
+    if (x->start != y->start) return x->start < y->start ? -1 : 1;
+    if (x->end != y->end) return x->end > y->end ? -1 : 1;
+    if ((x->block < 0) != (y->block < 0)) return x->block < 0 ? 1 : -1;
+    if (x->block != y->block) return x->block < y->block ? -1 : 1;
+    return x->index < y->index ? -1 : x->index > y->index;
+}
+
+static int assign_depths(track_acc *t)
+{
+    qsort(t->items, t->nitems, sizeof *t->items, by_start_longest_first);
+    int64_t *stack = xpv_xmalloc((t->nitems + 1) * sizeof *stack);
+    size_t depth = 0;
+    int max_depth = 0;
+    for (size_t i = 0; i < t->nitems; i++) {
+        item *it = &t->items[i];
+        while (depth && stack[depth - 1] <= it->start)
+            depth--;
+        it->depth = (int)depth;
+        if (it->depth > max_depth) max_depth = it->depth;
+        if (it->block >= 0 && it->end > it->start) stack[depth++] = it->end;
+    }
+    free(stack);
+    return max_depth;
+}
+
+/* ---- names: string id -> index in the answer's names table ---- */
+
+typedef struct {
+    uint32_t *ids;
+    size_t n, cap;
+    uint32_t *slots; /* local index + 1 */
+    size_t nslots;
+} name_table;
+
+static uint32_t name_local(name_table *nt, uint32_t id)
+{
+    if (nt->n * 2 >= nt->nslots) {
+        size_t ns = nt->nslots ? nt->nslots * 2 : 1024;
+        uint32_t *slots = xpv_xcalloc(ns, sizeof *slots);
+        for (size_t i = 0; i < nt->n; i++) {
+            size_t h = (nt->ids[i] * 2654435761u) & (ns - 1);
+            while (slots[h])
+                h = (h + 1) & (ns - 1);
+            slots[h] = (uint32_t)i + 1;
+        }
+        free(nt->slots);
+        nt->slots = slots;
+        nt->nslots = ns;
+    }
+    size_t h = (id * 2654435761u) & (nt->nslots - 1);
+    while (nt->slots[h]) {
+        if (nt->ids[nt->slots[h] - 1] == id) return nt->slots[h] - 1;
+        h = (h + 1) & (nt->nslots - 1);
+    }
+    if (nt->n == nt->cap) {
+        nt->cap = nt->cap ? nt->cap * 2 : 256;
+        nt->ids = xpv_xrealloc(nt->ids, nt->cap * sizeof *nt->ids);
+    }
+    nt->ids[nt->n] = id;
+    nt->slots[h] = (uint32_t)nt->n + 1;
+    return (uint32_t)nt->n++;
+}
+
+static void put_track(xpv_buf *b, window *w, size_t id, name_table *nt)
+{
+    track_acc *t = &w->tracks[id];
+    int max_depth = assign_depths(t);
+    xpv_buf_printf(b, "{\"id\":%zu,\"max_depth\":%d,\"events\":[", id, max_depth);
+    int n = 0;
+    for (size_t i = 0; i < t->nitems; i++) {
+        const item *it = &t->items[i];
+        if (it->block < 0) continue;
+        xpv_buf_puts(b, n++ ? ",[" : "[");
+        xpv_api_put_us(b, it->start);
+        xpv_buf_putc(b, ',');
+        xpv_api_put_us(b, it->end - it->start);
+        xpv_buf_printf(b, ",%u,%d,\"%lld:%u\"]", name_local(nt, it->name), it->depth,
+                       (long long)it->block, it->index);
+    }
+    xpv_buf_puts(b, "],\"spans\":[");
+    n = 0;
+    for (size_t i = 0; i < t->nitems; i++) {
+        const item *it = &t->items[i];
+        if (it->block >= 0) continue;
+        xpv_buf_puts(b, n++ ? ",[" : "[");
+        xpv_api_put_us(b, it->start);
+        xpv_buf_putc(b, ',');
+        xpv_api_put_us(b, it->end);
+        xpv_buf_printf(b, ",%lld,%lld,%d]", (long long)it->count,
+                       it->name_known ? (long long)name_local(nt, it->name) : -1LL, it->depth);
+    }
+    xpv_buf_puts(b, "]}");
+}
+
+static void put_answer(sqlite3 *db, int64_t id, window *w, xpv_buf *out)
+{
+    char hex[17];
+    xpv_profile_id_hex(id, hex);
+    xpv_buf_printf(out, "{\"profile\":\"%s\",\"start_us\":", hex);
+    xpv_api_put_us(out, w->a);
+    xpv_buf_puts(out, ",\"end_us\":");
+    xpv_api_put_us(out, w->b);
+    xpv_buf_printf(out, ",\"resolution\":%d,\"pixel_us\":", w->resolution);
+    xpv_buf_json_double(out, w->pixel / 1000.0);
+    xpv_buf_printf(out, ",\"truncated\":%s,\"tracks\":[", w->truncated ? "true" : "false");
+    name_table nt = {0};
+    int n = 0;
+    for (size_t i = 0; i < w->ntracks; i++) {
+        track_acc *t = &w->tracks[i];
+        buckets_to_items(w, t);
+        if (!t->nitems) continue;
+        if (n++) xpv_buf_putc(out, ',');
+        put_track(out, w, i, &nt);
+    }
+    xpv_buf_puts(out, "],\"names\":[");
+    xpv_api_strings *strings = xpv_api_strings_open(db, id);
+    for (size_t i = 0; i < nt.n; i++) {
+        size_t len;
+        const char *s = xpv_api_string(strings, nt.ids[i], &len);
+        if (i) xpv_buf_putc(out, ',');
+        xpv_buf_json_str(out, s, len);
+    }
+    xpv_api_strings_free(strings);
+    xpv_buf_puts(out, "]}");
+    free(nt.ids);
+    free(nt.slots);
+}
+
+int xpv_api_events(sqlite3 *db, int64_t id, const xpv_events_query *q, xpv_buf *out)
+{
+    xpv_api_profile_state ps;
+    int status = xpv_api_profile_state_get(db, id, &ps, out);
+    if (status != 200) return status;
+    int resolution = q->resolution > 0 ? q->resolution : 1000;
+    if (resolution > XPV_EVENTS_MAX_RESOLUTION)
+        return xpv_api_error(out, 400, "resolution must be from 1 to %d",
+                             XPV_EVENTS_MAX_RESOLUTION);
+    int64_t a = q->has_start ? (int64_t)floor(q->start_us * 1000.0) : ps.start_ns;
+    int64_t b = q->has_end ? (int64_t)ceil(q->end_us * 1000.0) : ps.end_ns;
+    if (!ps.has_span && !(q->has_start && q->has_end)) a = 0, b = 1;
+    if (b <= a) return xpv_api_error(out, 400, "end_us must be greater than start_us");
+    window w = {.a = a, .b = b, .resolution = resolution};
+    w.pixel = (double)(b - a) / resolution;
+    status = load_tracks(db, id, q, &w, out);
+    if (status == 200) status = collect(db, id, q, &w, out);
+    if (status == 200) put_answer(db, id, &w, out);
+    for (size_t i = 0; i < w.ntracks; i++) {
+        free(w.tracks[i].items);
+        free(w.tracks[i].buckets);
+    }
+    free(w.tracks);
+    return status;
+}

@@ -1,0 +1,99 @@
+/*
+ * steps.c — the step timeline from the `steps` table: one row per step with
+ * its device time split by category (ps in the table, µs here).
+ *
+ * device -1 is the combination of all devices; ?device=N selects one.
+ * memcpy_us is the sum of the four memcpy directions, which are also given
+ * one by one; it is null only when every direction is unknown.
+ */
+#include "api.h"
+#include "api_util.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static const char *const STEP_SQL =
+    "SELECT step, name, start_ps, duration_ps, compute_ps, collective_ps,"
+    " CASE WHEN memcpy_h2d_ps IS NULL AND memcpy_d2h_ps IS NULL AND memcpy_d2d_ps IS NULL AND"
+    " memcpy_other_ps IS NULL THEN NULL ELSE ifnull(memcpy_h2d_ps,0) + ifnull(memcpy_d2h_ps,0) +"
+    " ifnull(memcpy_d2d_ps,0) + ifnull(memcpy_other_ps,0) END,"
+    " memset_ps, idle_ps, host_ps, memcpy_h2d_ps, memcpy_d2h_ps, memcpy_d2d_ps, memcpy_other_ps"
+    " FROM steps WHERE profile_id=?1 AND device=?2 ORDER BY step, start_ps";
+
+static const char *const STEP_FIELDS[] = {
+    "start_us", "duration_us", "compute_us",    "collective_us", "memcpy_us",     "memset_us",
+    "idle_us",  "host_us",     "memcpy_h2d_us", "memcpy_d2h_us", "memcpy_d2d_us", "memcpy_other_us",
+};
+
+static void put_step(xpv_buf *b, sqlite3_stmt *st)
+{
+    xpv_buf_puts(b, "{\"step\":");
+    xpv_api_put_int_col(b, st, 0);
+    xpv_buf_puts(b, ",\"name\":");
+    xpv_api_put_text_col(b, st, 1);
+    for (size_t i = 0; i < sizeof STEP_FIELDS / sizeof STEP_FIELDS[0]; i++) {
+        xpv_buf_printf(b, ",\"%s\":", STEP_FIELDS[i]);
+        xpv_api_put_ps_col(b, st, 2 + (int)i);
+    }
+    xpv_buf_putc(b, '}');
+}
+
+static void put_step_source(sqlite3 *db, int64_t id, xpv_buf *b)
+{
+    sqlite3_stmt *st;
+    const char *src = NULL;
+    if (sqlite3_prepare_v2(db, "SELECT step_source FROM profiles WHERE id=?1", -1, &st, NULL) ==
+        SQLITE_OK) {
+        sqlite3_bind_int64(st, 1, id);
+        if (sqlite3_step(st) == SQLITE_ROW) src = (const char *)sqlite3_column_text(st, 0);
+        xpv_buf_json_str(b, src ? src : "none", strlen(src ? src : "none"));
+        sqlite3_finalize(st);
+    } else {
+        xpv_buf_puts(b, "\"none\"");
+    }
+}
+
+static void put_step_devices(sqlite3 *db, int64_t id, xpv_buf *b)
+{
+    sqlite3_stmt *st;
+    xpv_buf_puts(b, ",\"devices\":[");
+    if (sqlite3_prepare_v2(db,
+                           "SELECT DISTINCT device FROM steps WHERE profile_id=?1 AND device>=0"
+                           " ORDER BY device",
+                           -1, &st, NULL) == SQLITE_OK) {
+        sqlite3_bind_int64(st, 1, id);
+        for (int n = 0; sqlite3_step(st) == SQLITE_ROW; n++)
+            xpv_buf_printf(b, "%s%d", n ? "," : "", sqlite3_column_int(st, 0));
+        sqlite3_finalize(st);
+    }
+    xpv_buf_putc(b, ']');
+}
+
+int xpv_api_steps(sqlite3 *db, int64_t id, int device, xpv_buf *out)
+{
+    xpv_api_profile_state ps;
+    int status = xpv_api_profile_state_get(db, id, &ps, out);
+    if (status != 200) return status;
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db, STEP_SQL, -1, &st, NULL) != SQLITE_OK)
+        return xpv_api_error(out, 500, "index: %s", sqlite3_errmsg(db));
+    char hex[17];
+    xpv_profile_id_hex(id, hex);
+    xpv_buf_printf(out, "{\"profile\":\"%s\",\"status\":", hex);
+    xpv_buf_json_str(out, ps.status, strlen(ps.status));
+    xpv_buf_printf(out, ",\"device\":%d,\"source\":", device);
+    put_step_source(db, id, out);
+    put_step_devices(db, id, out);
+    xpv_buf_puts(out, ",\"steps\":[");
+    sqlite3_bind_int64(st, 1, id);
+    sqlite3_bind_int(st, 2, device);
+    int rc, n = 0;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        if (n++) xpv_buf_putc(out, ',');
+        put_step(out, st);
+    }
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE) return xpv_api_error(out, 500, "index: %s", sqlite3_errmsg(db));
+    xpv_buf_puts(out, "]}");
+    return 200;
+}

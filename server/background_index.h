@@ -1,0 +1,26 @@
+/*
+ * background_index.h — indexing on its own thread and connection, so the
+ * server answers at once while profiles are read (they show as "pending").
+ * After the first run it re-scans the profile directory every few seconds
+ * and indexes new or changed files; a scan that finds nothing changed
+ * touches no table.
+ */
+#ifndef XPV_BACKGROUND_INDEX_H
+#define XPV_BACKGROUND_INDEX_H
+
+#include "server.h"
+#include "../indexer/discover.h"
+
+#define XPV_RESCAN_SECONDS 5
+
+/* Starts the thread; `found` (already registered) is indexed first and must
+ * stay valid until xpv_bg_index_stop returns. Returns 0 or -1 with err. */
+int xpv_bg_index_start(xpv_server *s, const xpv_found_list *found, xpv_err *err);
+
+/* Asks the thread to stop and waits for it up to wait_seconds; a profile
+ * cut short stays pending and is indexed on the next start. Returns 1 when
+ * the thread ended, 0 when it is still busy (the process may exit anyway:
+ * its transaction is uncommitted and SQLite discards it). */
+int xpv_bg_index_stop(xpv_server *s, double wait_seconds);
+
+#endif

@@ -1,0 +1,317 @@
+/*
+ * routes.c — see routes.h. Every numeric parameter is parsed strictly
+ * (whole string, finite, within range); anything else is a 400.
+ */
+#define _GNU_SOURCE
+#include "routes.h"
+#include "trace_stream.h"
+#include "../api/api.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_TRACKS_PARAM 4096
+
+static const char *param(struct MHD_Connection *c, const char *name)
+{
+    return MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, name);
+}
+
+static int parse_long(const char *v, long long lo, long long hi, long long *out)
+{
+    char *end;
+    errno = 0;
+    if (!v || !*v || strlen(v) > 24) return -1;
+    long long n = strtoll(v, &end, 10);
+    if (errno || *end || n < lo || n > hi) return -1;
+    *out = n;
+    return 0;
+}
+
+/* Optional integer parameter; -1 with a 400 in r when present but bad. */
+static int int_param(struct MHD_Connection *c, const char *name, long long lo, long long hi,
+                     long long *out, xpv_reply *r)
+{
+    const char *v = param(c, name);
+    if (!v) return 0;
+    if (parse_long(v, lo, hi, out) == 0) return 0;
+    xpv_reply_error(r, 400, "%s must be an integer from %lld to %lld", name, lo, hi);
+    return -1;
+}
+
+static int double_param(struct MHD_Connection *c, const char *name, double limit, int *has,
+                        double *out, xpv_reply *r)
+{
+    const char *v = param(c, name);
+    *has = 0;
+    if (!v) return 0;
+    char *end;
+    errno = 0;
+    double d = strlen(v) <= 40 ? strtod(v, &end) : NAN;
+    if (strlen(v) <= 40 && *v && !*end && !errno && isfinite(d) && fabs(d) <= limit) {
+        *has = 1;
+        *out = d;
+        return 0;
+    }
+    xpv_reply_error(r, 400, "%s must be a number of microseconds within +-%.0f", name, limit);
+    return -1;
+}
+
+static int with_db(xpv_server *s, sqlite3 **db, xpv_reply *r)
+{
+    xpv_err err = {{0}};
+    *db = xpv_server_db(s, &err);
+    if (*db) return 0;
+    xpv_reply_error(r, 503, "index unavailable: %s", err.msg);
+    return -1;
+}
+
+int xpv_routes_profile_id(xpv_server *s, const char *text, size_t len, int64_t *id, xpv_reply *r)
+{
+    char hex[32];
+    if (len == 6 && strncmp(text, "latest", 6) == 0) {
+        sqlite3 *db;
+        if (with_db(s, &db, r) != 0) return -1;
+        sqlite3_stmt *st;
+        int found = 0;
+        if (sqlite3_prepare_v2(db,
+                               "SELECT id FROM profiles WHERE companion_of IS NULL ORDER BY"
+                               " mtime_ns DESC, run DESC, path LIMIT 1",
+                               -1, &st, NULL) == SQLITE_OK) {
+            if (sqlite3_step(st) == SQLITE_ROW) *id = sqlite3_column_int64(st, 0), found = 1;
+            sqlite3_finalize(st);
+        }
+        if (!found) xpv_reply_error(r, 404, "no profiles found");
+        return found ? 0 : -1;
+    }
+    if (len != 16) {
+        xpv_reply_error(r, 400, "a profile id is 16 hex digits (or \"latest\")");
+        return -1;
+    }
+    memcpy(hex, text, 16);
+    hex[16] = 0;
+    if (xpv_profile_id_parse(hex, id) != 0) {
+        xpv_reply_error(r, 400, "a profile id is 16 hex digits (or \"latest\")");
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- /api/health ---- */
+
+static void health(xpv_server *s, xpv_reply *r)
+{
+    sqlite3 *db;
+    if (with_db(s, &db, r) != 0) return;
+    xpv_server_progress p;
+    xpv_server_progress_get(s, &p);
+    xpv_buf *b = &r->body;
+    xpv_buf_printf(b, "{\"version\":\"%s\",\"ui\":\"%s\"", XPV_VERSION, xpv_server_ui_name(s));
+    sqlite3_stmt *st;
+    int64_t total = 0;
+    xpv_buf counts = {0};
+    if (sqlite3_prepare_v2(db,
+                           "SELECT status, count(*) FROM profiles WHERE companion_of IS NULL"
+                           " GROUP BY status ORDER BY status",
+                           -1, &st, NULL) == SQLITE_OK) {
+        while (sqlite3_step(st) == SQLITE_ROW) {
+            const char *status = (const char *)sqlite3_column_text(st, 0);
+            int64_t n = sqlite3_column_int64(st, 1);
+            if (counts.len) xpv_buf_putc(&counts, ',');
+            xpv_buf_json_str(&counts, status ? status : "", status ? strlen(status) : 0);
+            xpv_buf_printf(&counts, ":%lld", (long long)n);
+            total += n;
+        }
+        sqlite3_finalize(st);
+    }
+    xpv_buf_printf(b, ",\"profiles\":%lld,\"status_counts\":{%s}", (long long)total,
+                   counts.data ? counts.data : "");
+    xpv_buf_free(&counts);
+    xpv_buf_printf(b,
+                   ",\"indexing\":{\"active\":%s,\"total\":%d,\"done\":%d,\"runs\":%lld,"
+                   "\"current\":",
+                   p.active ? "true" : "false", p.total, p.done, (long long)p.runs);
+    if (p.current[0])
+        xpv_buf_json_str(b, p.current, strlen(p.current));
+    else
+        xpv_buf_puts(b, "null");
+    xpv_buf_puts(b, ",\"error\":");
+    if (p.error[0])
+        xpv_buf_json_str(b, p.error, strlen(p.error));
+    else
+        xpv_buf_puts(b, "null");
+    xpv_buf_puts(b, "},\"perfetto\":");
+    if (s->perfetto_port)
+        xpv_buf_printf(b, "{\"port\":%d,\"base_url\":\"http://127.0.0.1:%d/\"}", s->perfetto_port,
+                       s->perfetto_port);
+    else
+        xpv_buf_puts(b, "null");
+    xpv_buf_puts(b, ",\"profile_dir\":");
+    xpv_buf_json_str(b, s->root_abs, strlen(s->root_abs));
+    xpv_buf_putc(b, '}');
+    xpv_reply_json(r, 200);
+}
+
+/* ---- per-profile routes ---- */
+
+static void kernels(struct MHD_Connection *c, sqlite3 *db, int64_t id, xpv_reply *r)
+{
+    xpv_kernels_query q = {.device = -1};
+    long long device = -1, limit = 0;
+    if (int_param(c, "device", -1, 1000000, &device, r) ||
+        int_param(c, "limit", 1, 10000000, &limit, r))
+        return;
+    q.device = (int)device;
+    q.limit = limit;
+    q.kind = param(c, "kind");
+    if (q.kind && !xpv_api_kernel_kind_valid(q.kind)) {
+        xpv_reply_error(r, 400, "kind must be kernel, memcpy, memset, xla_op or hlo_category");
+        return;
+    }
+    q.sort = param(c, "sort");
+    const char *order = param(c, "order"), *format = param(c, "format");
+    if (order) {
+        if (strcmp(order, "asc") && strcmp(order, "desc")) {
+            xpv_reply_error(r, 400, "order must be asc or desc");
+            return;
+        }
+        q.order_given = 1;
+        q.desc = strcmp(order, "desc") == 0;
+    }
+    if (format && strcmp(format, "json") && strcmp(format, "csv")) {
+        xpv_reply_error(r, 400, "format must be json or csv");
+        return;
+    }
+    q.csv = format && strcmp(format, "csv") == 0;
+    int status = xpv_api_kernels(db, id, &q, &r->body);
+    xpv_reply_json(r, status);
+    if (status == 200 && q.csv) {
+        char hex[17];
+        xpv_profile_id_hex(id, hex);
+        r->content_type = "text/csv; charset=utf-8";
+        snprintf(r->disposition, sizeof r->disposition, "attachment; filename=\"%s-%s.csv\"", hex,
+                 q.kind ? q.kind : "kernels");
+    }
+}
+
+static void steps(struct MHD_Connection *c, sqlite3 *db, int64_t id, xpv_reply *r)
+{
+    long long device = -1;
+    if (int_param(c, "device", -1, 1000000, &device, r)) return;
+    xpv_reply_json(r, xpv_api_steps(db, id, (int)device, &r->body));
+}
+
+static int parse_tracks(const char *v, int64_t *out, size_t *n, xpv_reply *r)
+{
+    *n = 0;
+    const char *p = v;
+    while (*p) {
+        char tmp[24];
+        size_t len = strcspn(p, ",");
+        long long t;
+        if (len == 0 || len >= sizeof tmp || *n >= MAX_TRACKS_PARAM) goto bad;
+        memcpy(tmp, p, len);
+        tmp[len] = 0;
+        if (parse_long(tmp, 0, (1 << 24) - 1, &t) != 0) goto bad;
+        out[(*n)++] = t;
+        p += len;
+        if (*p == ',') p++;
+    }
+    if (*n) return 0;
+bad:
+    xpv_reply_error(r, 400, "tracks must be a comma-separated list of track ids (at most %d)",
+                    MAX_TRACKS_PARAM);
+    return -1;
+}
+
+static void events(struct MHD_Connection *c, sqlite3 *db, int64_t id, xpv_reply *r)
+{
+    xpv_events_query q = {0};
+    long long resolution = 1000;
+    const double limit = 9e12; /* µs: keeps every ns value inside int64 */
+    if (double_param(c, "start_us", limit, &q.has_start, &q.start_us, r) ||
+        double_param(c, "end_us", limit, &q.has_end, &q.end_us, r) ||
+        int_param(c, "resolution", 1, XPV_EVENTS_MAX_RESOLUTION, &resolution, r))
+        return;
+    q.resolution = (int)resolution;
+    const char *tracks = param(c, "tracks");
+    int64_t *list = NULL;
+    if (tracks && *tracks) {
+        list = xpv_xmalloc(MAX_TRACKS_PARAM * sizeof *list);
+        if (parse_tracks(tracks, list, &q.ntracks, r) != 0) {
+            free(list);
+            return;
+        }
+        q.tracks = list;
+    }
+    xpv_reply_json(r, xpv_api_events(db, id, &q, &r->body));
+    free(list);
+}
+
+static void event(struct MHD_Connection *c, sqlite3 *db, int64_t id, xpv_reply *r)
+{
+    const char *ref = param(c, "ref");
+    char block_s[24], index_s[24];
+    long long block, index;
+    const char *colon = ref ? strchr(ref, ':') : NULL;
+    if (!colon || colon - ref >= 24 || strlen(colon + 1) >= 24) goto bad;
+    snprintf(block_s, sizeof block_s, "%.*s", (int)(colon - ref), ref);
+    snprintf(index_s, sizeof index_s, "%s", colon + 1);
+    if (parse_long(block_s, 0, INT64_MAX, &block) || parse_long(index_s, 0, UINT32_MAX, &index))
+        goto bad;
+    xpv_reply_json(r, xpv_api_event(db, id, block, (uint32_t)index, &r->body));
+    return;
+bad:
+    xpv_reply_error(r, 400, "ref must be <block>:<index> as given by the events answer");
+}
+
+static void profile_route(xpv_server *s, struct MHD_Connection *c, const char *rest, xpv_reply *r)
+{
+    size_t idlen = strcspn(rest, "/");
+    int64_t id;
+    if (xpv_routes_profile_id(s, rest, idlen, &id, r) != 0) return;
+    const char *sub = rest[idlen] ? rest + idlen + 1 : "";
+    if (strcmp(sub, "trace") == 0) {
+        xpv_trace_stream_reply(s, c, id, 1, r);
+        return;
+    }
+    sqlite3 *db;
+    if (with_db(s, &db, r) != 0) return;
+    if (!*sub)
+        xpv_reply_json(r, xpv_api_profile(db, id, &r->body));
+    else if (strcmp(sub, "kernels") == 0)
+        kernels(c, db, id, r);
+    else if (strcmp(sub, "steps") == 0)
+        steps(c, db, id, r);
+    else if (strcmp(sub, "tracks") == 0)
+        xpv_reply_json(r, xpv_api_tracks(db, id, &r->body));
+    else if (strcmp(sub, "events") == 0)
+        events(c, db, id, r);
+    else if (strcmp(sub, "event") == 0)
+        event(c, db, id, r);
+    else
+        xpv_reply_error(r, 404, "no such API route");
+}
+
+void xpv_routes_api(xpv_server *s, struct MHD_Connection *c, const char *path, xpv_reply *r)
+{
+    char clean[XPV_HTTP_MAX_URL];
+    snprintf(clean, sizeof clean, "%s", path);
+    size_t n = strlen(clean);
+    if (n > 1 && clean[n - 1] == '/') clean[n - 1] = 0;
+    sqlite3 *db;
+    if (strcmp(clean, "/api/health") == 0) {
+        health(s, r);
+    } else if (strcmp(clean, "/api/profiles") == 0) {
+        if (with_db(s, &db, r) == 0) xpv_reply_json(r, xpv_api_profiles(db, &r->body));
+    } else if (strcmp(clean, "/api/profiles/latest") == 0) {
+        if (with_db(s, &db, r) == 0) xpv_reply_json(r, xpv_api_profile_latest(db, &r->body));
+    } else if (strncmp(clean, "/api/profiles/", 14) == 0) {
+        profile_route(s, c, clean + 14, r);
+    } else {
+        xpv_reply_error(r, 404, "no such API route");
+    }
+}

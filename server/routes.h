@@ -1,0 +1,26 @@
+/*
+ * routes.h — the REST API under /api/: parameters checked here (a bad one
+ * is a 400 with a JSON error), answers produced by api/.
+ *
+ *   /api/health
+ *   /api/profiles                      /api/profiles/latest
+ *   /api/profiles/{id}                 {id} is 16 hex digits, or "latest"
+ *   /api/profiles/{id}/kernels?kind=&device=&sort=&order=&limit=&format=json|csv
+ *   /api/profiles/{id}/steps?device=
+ *   /api/profiles/{id}/tracks
+ *   /api/profiles/{id}/events?start_us=&end_us=&tracks=1,2&resolution=
+ *   /api/profiles/{id}/event?ref=<block>:<index>
+ *   /api/profiles/{id}/trace           streamed Chrome trace JSON
+ */
+#ifndef XPV_ROUTES_H
+#define XPV_ROUTES_H
+
+#include "http.h"
+#include "server.h"
+
+void xpv_routes_api(xpv_server *s, struct MHD_Connection *c, const char *path, xpv_reply *r);
+
+/* Resolves "latest" or a hex id to a profile id; 0 or -1 with r filled. */
+int xpv_routes_profile_id(xpv_server *s, const char *text, size_t len, int64_t *id, xpv_reply *r);
+
+#endif

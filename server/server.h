@@ -1,0 +1,49 @@
+/*
+ * server.h — the state the HTTP server's parts share (serve.c owns it).
+ *
+ * Invariants: the index is opened read-only by every serving thread, each
+ * with its own connection (xpv_server_db); only the background indexer
+ * writes. Fields under `mu` are the only mutable state after start-up.
+ */
+#ifndef XPV_SERVER_H
+#define XPV_SERVER_H
+
+#include "cli.h"
+#include "../common/xpv_common.h"
+
+#define XPV_SERVER_PATH_MAX 4096
+
+#include <pthread.h>
+#include <sqlite3.h>
+
+typedef struct {
+    int active; /* a run is in progress */
+    int total;  /* profiles pending when the current (or last) run started */
+    int done;
+    char current[1024]; /* relative path being indexed, "" when idle */
+    int64_t runs;       /* completed runs (start-up and rescans) */
+    char error[512];    /* the last run's failure, "" when none */
+} xpv_server_progress;
+
+typedef struct xpv_server {
+    const xpv_options *opts;
+    char db_path[XPV_SERVER_PATH_MAX];
+    char root_abs[XPV_SERVER_PATH_MAX];    /* the profile directory */
+    char profile_arg[XPV_SERVER_PATH_MAX]; /* what discovery walks: the directory or the one file */
+    int port;                              /* the main listener's port */
+    int perfetto_port;                     /* 0 when the hand-off listener is not running */
+    pthread_mutex_t mu;
+    xpv_server_progress progress; /* under mu */
+    volatile int stop;
+} xpv_server;
+
+/* The calling thread's read-only index connection, opened on first use and
+ * closed when the thread exits. NULL (with err) when it cannot be opened. */
+sqlite3 *xpv_server_db(xpv_server *s, xpv_err *err);
+
+/* Copies the progress under the lock. */
+void xpv_server_progress_get(xpv_server *s, xpv_server_progress *out);
+
+const char *xpv_server_ui_name(const xpv_server *s);
+
+#endif
