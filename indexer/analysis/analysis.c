@@ -32,6 +32,8 @@ struct xpv_analysis {
     int64_t (*track_kinds)[XPV_KIND_COUNT];
     size_t ntracks;
     int64_t kinds[XPV_KIND_COUNT];
+    int64_t base_ns; /* earliest event start = profiles.start_ns */
+    int64_t events;
     int64_t device_events_with_corr;
 };
 
@@ -73,6 +75,7 @@ static void count_kind(xpv_analysis *a, const xpv_event *ev)
 void xpv_analysis_event(xpv_analysis *a, const xpv_event *ev)
 {
     if (a->disabled || ev->kind >= XPV_KIND_COUNT) return;
+    if (a->events++ == 0 || ev->ts_ns < a->base_ns) a->base_ns = ev->ts_ns;
     count_kind(a, ev);
     switch (ev->kind) {
     case XPV_KIND_KERNEL:
@@ -164,7 +167,8 @@ static int build_steps(xpv_analysis *a, const xpv_analysis_input *in, const trac
                        xpv_analysis_result *out, xpv_err *err)
 {
     xpv_step_list steps;
-    if (xpv_steps_build(&a->markers, in, ts->module, ts->kernel, &steps, err) != 0) return -1;
+    if (xpv_steps_build(&a->markers, in, ts->module, ts->kernel, a->base_ns, &steps, err) != 0)
+        return -1;
     xpv_breakdown_opts o = {.steps = &steps,
                             .device_tracks = ts->device,
                             .xla_ops_are_work = tpu,

@@ -13,8 +13,11 @@
  *   step_breakdown.c per-step device time split and idle (table steps)
  *   analysis.c      the public entry points: routes events, runs finish
  *
- * Times: event starts are integer ns of the source clock, durations exact ps.
- * Inside the analysis every time is ps: start_ps = ts_ns * 1000.
+ * Times: event starts are integer ns of the source clock (often ns since the
+ * Unix epoch, which overflows int64 when multiplied by 1000), durations
+ * exact ps. Inside the analysis every time is ps from the profile's start:
+ * t_ps = (ts_ns - base_ns) * 1000, base_ns = the earliest event start, which
+ * is also profiles.start_ns.
  */
 #ifndef XPV_ANALYSIS_INTERNAL_H
 #define XPV_ANALYSIS_INTERNAL_H
@@ -194,15 +197,17 @@ void xpv_markers_add(xpv_step_markers *s, const xpv_event *ev);
 void xpv_markers_free(xpv_step_markers *s);
 
 typedef struct {
-    xpv_step *v; /* sorted by start */
+    xpv_step *v; /* sorted by start; times in ps from base_ns */
     size_t n;
+    int64_t base_ns;
     const char *source; /* annotation|profiler_step|steps_line|nvtx|tf|module|none */
 } xpv_step_list;
 
 /* Picks the marker source and builds the steps (module fallback included).
  * module_tracks / kernel_tracks mark tracks with XLA_MODULE / KERNEL events. */
 int xpv_steps_build(xpv_step_markers *s, const xpv_analysis_input *in, const uint8_t *module_tracks,
-                    const uint8_t *kernel_tracks, xpv_step_list *out, xpv_err *err);
+                    const uint8_t *kernel_tracks, int64_t base_ns, xpv_step_list *out,
+                    xpv_err *err);
 void xpv_step_list_free(xpv_step_list *l);
 
 /* ---- step_breakdown.c ---- */

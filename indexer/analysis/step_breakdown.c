@@ -1,27 +1,34 @@
 /*
  * step_breakdown.c — where each step's time goes (table steps).
  *
- * A step is the window [start, end) of its marker (steps.c). A device event
- * (kernel, memcpy, memset; XLA op on TPU) belongs to the step that contains
- * the host launch with its correlation id when that launch is known
- * (launches.c), else to the step that contains its own start. Per step and
- * device, and combined over devices (device -1):
- *   - compute / collective / memcpy_* / memset: plain sums of the durations
- *     of the step's events, each clipped to the step window (overlapping
- *     streams add up here);
- *   - idle = duration - the union of the clipped busy intervals of that
- *     device (combined row: the union over all devices), so overlap never
- *     counts twice;
- *   - host_ps = the part of the step in which no device is busy: duration -
- *     the union over all devices (the same value on every row of a step:
- *     host-side time such as launch overhead, input and Python).
+ * A step is the window [start, end) of its marker (steps.c); start_ps in the
+ * table counts from the profile's start (profiles.start_ns), because ps since
+ * the Unix epoch do not fit in int64. Per step and device, and combined over
+ * devices (device -1):
+ *   - compute / collective / memcpy_* / memset: plain sums of the full
+ *     durations of the device events (kernels, copies, memsets; XLA ops on
+ *     TPU) that belong to the step. An event belongs to the step whose window
+ *     contains the host launch with its correlation id when that launch is
+ *     known (launches.c), else to the step whose window contains its own
+ *     start. Durations are not clipped to the window: a GPU runs behind its
+ *     host, and the work a step launched is that step's work even when it
+ *     finishes after the host has moved on (XProf groups device events into
+ *     steps the same way). Overlapping streams add up here.
+ *   - idle = duration - the union of the busy intervals of that device
+ *     (combined row: of all devices), clipped to the step window, counting
+ *     every device event in the window whatever step launched it: the time
+ *     the device had nothing to do during the step. Overlap never counts
+ *     twice.
+ *   - host_ps = duration - the union over all devices: the part of the step
+ *     in which no device is busy (host-side time: launch overhead, input,
+ *     Python). The same value on every row of a step.
  * Tracks without a device id count in the combined row only.
  *
- * Steps are processed window by window through event-store scans of the
- * device tracks, so memory is bounded by the events of one window; a window
- * that holds more than interval_cap events is split in halves (clipping to
- * the halves sums to clipping to the step, and unions of disjoint halves
- * add up).
+ * Two passes over the device tracks of the event store: one full scan that
+ * assigns each event to its step, and one scan per step window for the
+ * unions, so memory is bounded by the events of one window; a window that
+ * holds more than interval_cap events is split in halves (clipped unions of
+ * disjoint halves add up).
  */
 #include "analysis_internal.h"
 
@@ -42,7 +49,6 @@ typedef struct {
     int *slot_device; /* slot -> device id (-1: tracks without one) */
     size_t nslots;
     acc *per_step; /* [step][nslots + 1]: last column = combined */
-    acc *tmp;      /* one window, per slot */
     xpv_ivals *iv; /* one window, per slot */
     xpv_ivals all;
     size_t k, nivals;
@@ -92,50 +98,65 @@ static int category(const bd_ctx *c, const xpv_event *ev)
     return xpv_idmap_get(c->o->collective, key) ? C_COLLECTIVE : C_COMPUTE;
 }
 
-static int window_visit(void *ctx, const xpv_event *ev, int64_t block_id, uint32_t index)
+static int assign_visit(void *ctx, const xpv_event *ev, int64_t block_id, uint32_t index)
 {
     (void)block_id, (void)index;
     bd_ctx *c = ctx;
     int cat = ev->dur_ps > 0 ? category(c, ev) : -1;
     if (cat < 0) return 0;
-    int64_t s = ev->ts_ns * 1000, e = s + ev->dur_ps;
-    int64_t cs = s > c->w0 ? s : c->w0, ce = e < c->w1 ? e : c->w1;
-    if (ce <= cs) return 0;
+    int64_t base = c->o->steps->base_ns;
     const xpv_launch_rec *r = ev->corr >= 0 ? xpv_launches_find(c->o->launches, ev->corr) : NULL;
-    if ((size_t)step_at(c->o->steps, r ? r->ts_ns * 1000 : s) != c->k) return 0;
-    int64_t step_start = c->o->steps->v[c->k].start_ps;
-    if (cs == (s > step_start ? s : step_start)) { /* first window that sees it */
-        if (r)
-            c->by_corr++;
-        else
-            c->by_time++;
-    }
-    int slot = c->track_slot[ev->track];
-    c->tmp[slot].cat[cat] += ce - cs;
-    xpv_ivals_push(&c->iv[slot], cs, ce);
-    return ++c->nivals > c->o->interval_cap && c->splittable;
+    long k = step_at(c->o->steps, ((r ? r->ts_ns : ev->ts_ns) - base) * 1000);
+    if (k < 0) return 0;
+    if (r)
+        c->by_corr++;
+    else
+        c->by_time++;
+    acc *row = &c->per_step[(size_t)k * (c->nslots + 1)];
+    row[c->track_slot[ev->track]].cat[cat] += ev->dur_ps;
+    row[c->nslots].cat[cat] += ev->dur_ps;
+    return 0;
 }
 
-static int scan_window(bd_ctx *c, xpv_err *err)
+static int assign_events(bd_ctx *c, xpv_err *err)
 {
-    memset(c->tmp, 0, c->nslots * sizeof *c->tmp);
-    for (size_t s = 0; s < c->nslots; s++)
-        c->iv[s].n = 0;
-    c->nivals = 0;
-    int64_t corr0 = c->by_corr, time0 = c->by_time;
     for (size_t t = 0; t < c->in->ntracks; t++) {
         if (c->track_slot[t] < 0) continue;
         xpv_store_query q;
         xpv_store_query_all(&q, c->in->profile_id);
         q.track = (int64_t)t;
-        q.t0 = c->w0 / 1000 - 1;
-        q.t1 = c->w1 / 1000 + 1;
+        if (xpv_store_scan(c->in->db, &q, assign_visit, c, err) < 0) return -1;
+    }
+    return 0;
+}
+
+static int window_visit(void *ctx, const xpv_event *ev, int64_t block_id, uint32_t index)
+{
+    (void)block_id, (void)index;
+    bd_ctx *c = ctx;
+    if (ev->dur_ps <= 0 || category(c, ev) < 0) return 0;
+    int64_t s = (ev->ts_ns - c->o->steps->base_ns) * 1000, e = s + ev->dur_ps;
+    int64_t cs = s > c->w0 ? s : c->w0, ce = e < c->w1 ? e : c->w1;
+    if (ce <= cs) return 0;
+    xpv_ivals_push(&c->iv[c->track_slot[ev->track]], cs, ce);
+    return ++c->nivals > c->o->interval_cap && c->splittable;
+}
+
+static int scan_window(bd_ctx *c, xpv_err *err)
+{
+    for (size_t s = 0; s < c->nslots; s++)
+        c->iv[s].n = 0;
+    c->nivals = 0;
+    for (size_t t = 0; t < c->in->ntracks; t++) {
+        if (c->track_slot[t] < 0) continue;
+        xpv_store_query q;
+        xpv_store_query_all(&q, c->in->profile_id);
+        q.track = (int64_t)t;
+        q.t0 = c->o->steps->base_ns + c->w0 / 1000 - 1;
+        q.t1 = c->o->steps->base_ns + c->w1 / 1000 + 1;
         int rc = xpv_store_scan(c->in->db, &q, window_visit, c, err);
         if (rc < 0) return -1;
-        if (rc > 0) {
-            c->by_corr = corr0, c->by_time = time0;
-            return 1;
-        }
+        if (rc > 0) return 1;
     }
     return 0;
 }
@@ -145,10 +166,6 @@ static void commit_window(bd_ctx *c)
     acc *row = &c->per_step[c->k * (c->nslots + 1)];
     c->all.n = 0;
     for (size_t s = 0; s < c->nslots; s++) {
-        for (int i = 0; i < C_COUNT; i++) {
-            row[s].cat[i] += c->tmp[s].cat[i];
-            row[c->nslots].cat[i] += c->tmp[s].cat[i];
-        }
         row[s].busy += xpv_ivals_union(&c->iv[s]);
         for (size_t i = 0; i < c->iv[s].n; i++)
             xpv_ivals_push(&c->all, c->iv[s].v[i].start, c->iv[s].v[i].end);
@@ -241,9 +258,8 @@ int xpv_steps_write(const xpv_analysis_input *in, xpv_breakdown_opts *o, xpv_err
     bd_ctx c = {.in = in, .o = o};
     assign_slots(&c);
     c.per_step = xpv_xcalloc((o->steps->n ? o->steps->n : 1) * (c.nslots + 1), sizeof *c.per_step);
-    c.tmp = xpv_xcalloc(c.nslots + 1, sizeof *c.tmp);
     c.iv = xpv_xcalloc(c.nslots + 1, sizeof *c.iv);
-    int rc = 0;
+    int rc = c.nslots && o->steps->n ? assign_events(&c, err) : 0;
     for (size_t k = 0; k < o->steps->n && rc == 0; k++) {
         c.k = k;
         if (c.nslots) rc = process_window(&c, o->steps->v[k].start_ps, o->steps->v[k].end_ps, err);
@@ -255,7 +271,6 @@ int xpv_steps_write(const xpv_analysis_input *in, xpv_breakdown_opts *o, xpv_err
         xpv_ivals_free(&c.iv[s]);
     xpv_ivals_free(&c.all);
     free(c.iv);
-    free(c.tmp);
     free(c.per_step);
     free(c.track_slot);
     free(c.slot_device);

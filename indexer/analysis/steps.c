@@ -124,14 +124,14 @@ static void merge_pieces(piece *p, size_t n, xpv_step_list *out)
     qsort(out->v, out->n, sizeof *out->v, step_by_start);
 }
 
-static void from_markers(const xpv_step_markers *s, int src, xpv_step_list *out)
+static void from_markers(const xpv_step_markers *s, int src, int64_t base_ns, xpv_step_list *out)
 {
     piece *p = xpv_xmalloc(s->n * sizeof *p);
     size_t n = 0, unnumbered = 0;
     for (size_t i = 0; i < s->n; i++) {
         const xpv_marker *m = &s->m[i];
         if (m->src != src) continue;
-        int64_t start = m->ts_ns * 1000;
+        int64_t start = (m->ts_ns - base_ns) * 1000;
         p[n++] = (piece){m->step, start, start + m->dur_ps, m->name, m->track};
         unnumbered += m->step < 0;
     }
@@ -144,6 +144,7 @@ static void from_markers(const xpv_step_markers *s, int src, xpv_step_list *out)
 
 typedef struct {
     const xpv_analysis_input *in;
+    int64_t base_ns;
     uint32_t want;           /* module name id (XLA_MODULE) or hlo_module value id */
     int by_arg;              /* look at the hlo_module arg of kernels */
     xpv_idmap key_is_module; /* arg key id -> 1 for "hlo_module" */
@@ -175,7 +176,7 @@ static void push_piece(module_ctx *c, const xpv_event *ev, uint32_t lane)
         c->cap = c->cap ? c->cap * 2 : 256;
         c->p = xpv_xrealloc(c->p, c->cap * sizeof *c->p);
     }
-    int64_t start = ev->ts_ns * 1000;
+    int64_t start = (ev->ts_ns - c->base_ns) * 1000;
     c->p[c->n++] = (piece){-1, start, start + ev->dur_ps, c->want, lane};
 }
 
@@ -257,10 +258,10 @@ static size_t kernels_to_executions(piece *p, size_t n)
 }
 
 static int from_modules(const xpv_step_markers *s, const xpv_analysis_input *in,
-                        const uint8_t *module_tracks, const uint8_t *kernel_tracks,
+                        const uint8_t *module_tracks, const uint8_t *kernel_tracks, int64_t base_ns,
                         xpv_step_list *out, xpv_err *err)
 {
-    module_ctx c = {.in = in};
+    module_ctx c = {.in = in, .base_ns = base_ns};
     xpv_idmap_init(&c.key_is_module);
     xpv_idmap_init(&c.counts);
     int rc = 0;
@@ -289,19 +290,20 @@ static int from_modules(const xpv_step_markers *s, const xpv_analysis_input *in,
 }
 
 int xpv_steps_build(xpv_step_markers *s, const xpv_analysis_input *in, const uint8_t *module_tracks,
-                    const uint8_t *kernel_tracks, xpv_step_list *out, xpv_err *err)
+                    const uint8_t *kernel_tracks, int64_t base_ns, xpv_step_list *out, xpv_err *err)
 {
     memset(out, 0, sizeof *out);
+    out->base_ns = base_ns;
     out->source = SOURCE_NAME[XPV_STEP_NONE];
     int best = 0;
     for (size_t i = 0; i < s->n; i++)
         if (!best || s->m[i].src < best) best = s->m[i].src;
     if (best) {
-        from_markers(s, best, out);
+        from_markers(s, best, base_ns, out);
         out->source = SOURCE_NAME[best];
         return 0;
     }
-    return from_modules(s, in, module_tracks, kernel_tracks, out, err);
+    return from_modules(s, in, module_tracks, kernel_tracks, base_ns, out, err);
 }
 
 void xpv_step_list_free(xpv_step_list *l)

@@ -420,24 +420,29 @@ static void test_correlation_vs_time_join(void)
     host_event(s, XPV_KIND_LAUNCH, "cuda_runtime", "cudaLaunchKernel", 1500, 5, 13);
     /* launched in step 1, runs in step 1 */
     device_event(s, XPV_KIND_KERNEL, 100, 7, "k", 200, 100000, 11, NULL);
-    /* launched in step 1 (corr 12) but runs in step 2: belongs to step 1,
-     * clipped to step 1's window it adds nothing; never to step 2 */
+    /* launched in step 1 (corr 12) but runs in step 2: step 1's work, in
+     * full; during step 2 it still keeps the device busy */
     device_event(s, XPV_KIND_KERNEL, 100, 7, "k", 1100, 50000, 12, NULL);
     /* launched in step 2 */
     device_event(s, XPV_KIND_KERNEL, 100, 7, "k", 1600, 30000, 13, NULL);
-    /* no correlation: joins by start time (step 2), clipped at its end */
+    /* no correlation: joins by start time (step 2), full duration; idle
+     * counts only the part inside the window */
     device_event(s, XPV_KIND_MEMCPY_H2D, 100, 8, "", 1950, 80000, -1, NULL);
     /* correlation without a known launch: time join (step 1) */
     device_event(s, XPV_KIND_MEMSET, 100, 8, "", 500, 7000, 99, NULL);
+    /* outside every step: nowhere */
+    device_event(s, XPV_KIND_KERNEL, 100, 7, "k", 3000, 1000, -1, NULL);
     finish(s);
-    CU_ASSERT_EQUAL(q_int(db, step_col("compute_ps", 1, 0)), 100000);
+    CU_ASSERT_EQUAL(q_int(db, step_col("compute_ps", 1, 0)), 150000);
     CU_ASSERT_EQUAL(q_int(db, step_col("memset_ps", 1, 0)), 7000);
+    CU_ASSERT_EQUAL(q_int(db, step_col("idle_ps", 1, 0)), 1000000 - 100000 - 7000);
     CU_ASSERT_EQUAL(q_int(db, step_col("compute_ps", 2, 0)), 30000);
-    CU_ASSERT_EQUAL(q_int(db, step_col("memcpy_h2d_ps", 2, 0)), 50000);
-    CU_ASSERT_EQUAL(q_int(db, step_col("idle_ps", 2, 0)), 1000000 - 80000);
+    CU_ASSERT_EQUAL(q_int(db, step_col("memcpy_h2d_ps", 2, 0)), 80000);
+    CU_ASSERT_EQUAL(q_int(db, step_col("idle_ps", 2, 0)), 1000000 - 50000 - 30000 - 50000);
     CU_ASSERT_EQUAL(q_int(db, step_col("compute_ps", 2, -1)), 30000);
+    CU_ASSERT_EQUAL(q_int(db, step_col("host_ps", 2, -1)), 1000000 - 130000);
     char *w = q_text(db, "SELECT warnings FROM profiles WHERE id=7");
-    CU_ASSERT_PTR_NOT_NULL(strstr(w, "2 device events joined to their step through the "
+    CU_ASSERT_PTR_NOT_NULL(strstr(w, "3 device events joined to their step through the "
                                      "correlation id of their host launch, 2 by their start time"));
     sqlite3_close(db);
 }
@@ -465,6 +470,27 @@ static void test_interval_union(void)
     CU_ASSERT_EQUAL(q_int(db, step_col("host_ps", 0, -1)), 1000000 - 650000);
     CU_ASSERT_EQUAL(q_int(db, step_col("host_ps", 0, 0)), 1000000 - 650000);
     CU_ASSERT_EQUAL(q_int(db, "SELECT count(*) FROM steps WHERE profile_id=7"), 3);
+    sqlite3_close(db);
+}
+
+/* Unix-epoch ns (as PyTorch traces have) overflow int64 in ps: step starts
+ * count from the profile's start. */
+static void test_epoch_timestamps(void)
+{
+    const int64_t t0 = 1623142623460172000LL;
+    sqlite3 *db = fresh_index();
+    xpv_sink *s = open_sink(db);
+    xpv_sink_process_device(s, 100, 0);
+    host_event(s, XPV_KIND_OTHER, "cpu_op", "first", t0 - 500, 10, -1);
+    marker(s, 1, XPV_STEP_PROFILER_STEP, 5, "ProfilerStep#5", t0, 176078000);
+    host_event(s, XPV_KIND_LAUNCH, "cuda_runtime", "cudaLaunchKernel", t0 + 1000, 5, 1);
+    device_event(s, XPV_KIND_KERNEL, 100, 7, "k", t0 + 2000, 123456789, 1, NULL);
+    finish(s);
+    CU_ASSERT_EQUAL(q_int(db, step_col("start_ps", 5, -1)), 500000);
+    CU_ASSERT_EQUAL(q_int(db, step_col("duration_ps", 5, -1)), 176078000000LL);
+    CU_ASSERT_EQUAL(q_int(db, step_col("compute_ps", 5, 0)), 123456789);
+    CU_ASSERT_EQUAL(q_int(db, step_col("idle_ps", 5, 0)), 176078000000LL - 123456789);
+    CU_ASSERT_EQUAL(q_int(db, "SELECT start_ns FROM profiles WHERE id=7"), t0 - 500);
     sqlite3_close(db);
 }
 
@@ -593,6 +619,7 @@ int main(void)
         {"step marker preference and merging", test_marker_preference_and_merge},
         {"correlation join vs time join", test_correlation_vs_time_join},
         {"idle from interval unions", test_interval_union},
+        {"epoch timestamps", test_epoch_timestamps},
         {"module fallback", test_module_fallback},
         {"no markers: none", test_no_markers},
         {"spilled durations stay exact", test_spilled_durations},
