@@ -15,13 +15,17 @@ import json
 import math
 import os
 import shutil
+import socket
 import sqlite3
 import struct
+import subprocess
 import sys
+import time
+import urllib.request
 from collections import Counter, defaultdict
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from xpv_e2e import FIXTURES, need_fixtures, tmpdir, run, snapshot, main  # noqa: E402
+from xpv_e2e import BIN, FIXTURES, need_fixtures, tmpdir, run, snapshot, main  # noqa: E402
 
 RTX = "pytorch-rtx2070-nsys-2022.1.sqlite"
 SAXPY = "saxpy-mpi-a100-nsys-2022.2.sqlite"
@@ -332,6 +336,55 @@ def test_nvtx_ranges_on_host_thread_tracks():
         [(1230493, 1230493, "MPI Rank 0", "./saxpy-mpi-cuda (pid 1230493)")], host
 
 
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def get_json(url):
+    with urllib.request.urlopen(url, timeout=30) as r:
+        return json.loads(r.read())
+
+
+def test_nvtx_ranges_on_the_timeline_api():
+    """Every complete NVTX range of the rtx2070 export is an event of its
+    thread's track in the timeline answer for a window around it."""
+    st = fixture_dir()
+    port = free_port()
+    server = subprocess.Popen([BIN, "--profile-dir=" + st["root"], "--db=" + st["db"],
+                               "--port=%d" % port, "--perfetto-port=0", "--quiet"],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        base = "http://127.0.0.1:%d/api" % port
+        for _ in range(100):
+            try:
+                if get_json(base + "/health")["indexing"]["active"] is False:
+                    break
+            except OSError:
+                pass
+            time.sleep(0.1)
+        pid_hex = st["listed"][RTX]["id"]
+        tracks = {(p["pid"], t["tid"]): t["id"]
+                  for p in get_json("%s/profiles/%s/tracks" % (base, pid_hex))["processes"]
+                  for t in p["threads"]}
+        want = nvtx_ranges_sql(open_fixture(os.path.join(FIXTURES, "nsys", RTX)))
+        found = 0
+        for (pid, tid, name, start, dur), n in want.items():
+            url = "%s/profiles/%s/events?start_us=%.3f&end_us=%.3f&resolution=20000&tracks=%d" % (
+                base, pid_hex, start / 1e3, (start + dur) / 1e3, tracks[(pid, tid)])
+            ans = get_json(url)
+            hits = [e for t in ans["tracks"] for e in t["events"]
+                    if ans["names"][e[2]] == name and abs(e[0] - start / 1e3) < 5e-4
+                    and abs(e[1] - dur / 1e3) < 5e-4]
+            assert len(hits) == n, (name[:60], start, hits)
+            found += n
+        assert found == 82, found
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+
 # ---- kernel summary vs. `nsys stats cuda_gpu_kern_sum` ----
 
 def median(values):
@@ -537,6 +590,7 @@ if __name__ == "__main__":
     main([test_listing_formats_status_and_rep_hint, test_facts_devices_and_version,
           test_export_files_not_modified, test_kernels_equal_sql_per_device,
           test_kernel_args_and_track_names, test_memcpy_memset_runtime_equal_sql,
-          test_nvtx_ranges_on_host_thread_tracks, test_kernel_summary_equals_nsys_stats,
+          test_nvtx_ranges_on_host_thread_tracks, test_nvtx_ranges_on_the_timeline_api,
+          test_kernel_summary_equals_nsys_stats,
           test_export_without_kernel_table, test_missing_optional_columns_and_newer_metadata,
           test_streams_of_several_processes_stay_apart, test_damaged_export_listed_with_reason])
