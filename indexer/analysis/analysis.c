@@ -108,8 +108,21 @@ static int64_t track_count(const xpv_analysis *a, size_t t, int kind)
     return t < a->ntracks ? a->track_kinds[t][kind] : 0;
 }
 
-static void mark_tracks(const xpv_analysis *a, size_t ntracks, int tpu, track_sets *ts)
+/* XLA ops are summarised from the `XLA Ops` lines when there are any: the
+ * `Async XLA Ops` line repeats asynchronous ops that overlap them. */
+static void keep_main_xla_op_lines(const xpv_analysis_input *in, uint8_t *xla_op)
 {
+    int any = 0;
+    for (size_t t = 0; t < in->ntracks; t++)
+        any |= xla_op[t] && strcmp(in->tracks[t].thread_name, "XLA Ops") == 0;
+    for (size_t t = 0; t < in->ntracks && any; t++)
+        if (strcmp(in->tracks[t].thread_name, "XLA Ops") != 0) xla_op[t] = 0;
+}
+
+static void mark_tracks(const xpv_analysis *a, const xpv_analysis_input *in, int tpu,
+                        track_sets *ts)
+{
+    size_t ntracks = in->ntracks;
     size_t n = ntracks ? ntracks : 1;
     ts->kernel = xpv_xcalloc(n, 1);
     ts->xla_op = xpv_xcalloc(n, 1);
@@ -121,6 +134,9 @@ static void mark_tracks(const xpv_analysis *a, size_t ntracks, int tpu, track_se
         ts->xla_op[t] = track_count(a, t, XPV_KIND_XLA_OP) > 0;
         ts->module[t] = track_count(a, t, XPV_KIND_XLA_MODULE) > 0;
         ts->launch[t] = track_count(a, t, XPV_KIND_LAUNCH) > 0;
+    }
+    keep_main_xla_op_lines(in, ts->xla_op);
+    for (size_t t = 0; t < ntracks; t++) {
         int64_t work = 0;
         for (int k = XPV_KIND_KERNEL; k <= XPV_KIND_MEMSET; k++)
             work += track_count(a, t, k);
@@ -195,12 +211,15 @@ int xpv_analysis_finish(xpv_analysis *a, const xpv_analysis_input *in, xpv_analy
 {
     double t0 = xpv_now_mono();
     int tpu = a->kinds[XPV_KIND_KERNEL] == 0 && a->kinds[XPV_KIND_XLA_OP] > 0;
-    out->kernel_count = tpu ? a->kinds[XPV_KIND_XLA_OP] : a->kinds[XPV_KIND_KERNEL];
+    out->kernel_count = a->kinds[XPV_KIND_KERNEL];
     snprintf(out->step_source, sizeof out->step_source, "none");
     out->step_count = 0;
     if (a->disabled) return 0;
     track_sets ts;
-    mark_tracks(a, in->ntracks, tpu, &ts);
+    mark_tracks(a, in, tpu, &ts);
+    xpv_kstats_keep_tracks(&a->ks, XPV_KIND_XLA_OP, ts.xla_op);
+    for (size_t t = 0; t < in->ntracks && tpu; t++)
+        if (ts.xla_op[t]) out->kernel_count += track_count(a, t, XPV_KIND_XLA_OP);
     xpv_launches launches = {0};
     xpv_idmap collective;
     xpv_idmap_init(&collective);

@@ -108,6 +108,7 @@ typedef struct {
 typedef struct {
     uint8_t kind; /* enum xpv_kind, or XPV_KS_HLO_CATEGORY */
     uint8_t ops_from_reader;
+    uint8_t dropped; /* not summarised (XLA ops of a line that is not `XLA Ops`) */
     uint32_t name, track;
     int64_t count, total_ps;
     double occ_sum;
@@ -135,6 +136,8 @@ typedef struct {
 
 void xpv_kstats_init(xpv_kstats *k, size_t mem_cap);
 void xpv_kstats_add(xpv_kstats *k, const xpv_event *ev);
+/* Leaves out the groups of `kind` on tracks not marked in keep_tracks. */
+void xpv_kstats_keep_tracks(xpv_kstats *k, unsigned kind, const uint8_t *keep_tracks);
 void xpv_kstats_free(xpv_kstats *k);
 
 struct xpv_launches;

@@ -339,6 +339,7 @@ static void prepare_order(writer *w)
     w->order = xpv_xmalloc((w->k->n ? w->k->n : 1) * sizeof *w->order);
     for (size_t i = 0; i < w->k->n; i++) {
         const xpv_kgroup *g = &w->k->g[i];
+        if (g->dropped) continue;
         int dev = device_of(w->in, g->track), fam = family_of(g->kind);
         w->order[w->norder++] = (order_rec){g->kind, g->name, dev, g->track, (uint32_t)i};
         w->totals[fam] += g->total_ps;

@@ -158,6 +158,12 @@ void xpv_kstats_add(xpv_kstats *k, const xpv_event *ev)
     if (ev->kind == XPV_KIND_KERNEL && ev->launch) note_launch(k, &k->g[gi], ev->launch);
 }
 
+void xpv_kstats_keep_tracks(xpv_kstats *k, unsigned kind, const uint8_t *keep_tracks)
+{
+    for (size_t i = 0; i < k->n; i++)
+        if (k->g[i].kind == kind && !keep_tracks[k->g[i].track]) k->g[i].dropped = 1;
+}
+
 /* ---- finish: ops through correlation ---- */
 
 typedef struct {
