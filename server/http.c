@@ -169,6 +169,13 @@ size_t xpv_http_header_bytes(struct MHD_Connection *c)
     return total;
 }
 
+size_t xpv_http_query_bytes(struct MHD_Connection *c)
+{
+    size_t total = 0;
+    MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, count_header, &total);
+    return total;
+}
+
 static void add_common_headers(struct MHD_Response *resp, const xpv_reply *r)
 {
     MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, r->content_type);

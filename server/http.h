@@ -51,6 +51,8 @@ int xpv_http_gzip(const void *data, size_t len, int level, xpv_buf *out);
 const char *xpv_http_content_type(const char *path);
 /* The request's total header size in bytes. */
 size_t xpv_http_header_bytes(struct MHD_Connection *c);
+/* The decoded query string's size in bytes (names and values). */
+size_t xpv_http_query_bytes(struct MHD_Connection *c);
 
 /* Queues the reply (and frees it). */
 enum MHD_Result xpv_http_send(struct MHD_Connection *c, xpv_reply *r);

@@ -56,7 +56,7 @@ static int double_param(struct MHD_Connection *c, const char *name, double limit
         *out = d;
         return 0;
     }
-    xpv_reply_error(r, 400, "%s must be a number of microseconds within +-%.0f", name, limit);
+    xpv_reply_error(r, 400, "%s must be a number of microseconds within +-%g", name, limit);
     return -1;
 }
 
@@ -231,7 +231,7 @@ static void events(struct MHD_Connection *c, sqlite3 *db, int64_t id, xpv_reply 
 {
     xpv_events_query q = {0};
     long long resolution = 1000;
-    const double limit = 9e12; /* µs: keeps every ns value inside int64 */
+    const double limit = 9.2e15; /* µs: keeps every ns value inside int64 */
     if (double_param(c, "start_us", limit, &q.has_start, &q.start_us, r) ||
         double_param(c, "end_us", limit, &q.has_end, &q.end_us, r) ||
         int_param(c, "resolution", 1, XPV_EVENTS_MAX_RESOLUTION, &resolution, r))

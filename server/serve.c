@@ -91,7 +91,7 @@ static void route(xpv_server *s, struct MHD_Connection *c, const char *url, cons
                   xpv_reply *r)
 {
     const char *problem;
-    if (strlen(url) > XPV_HTTP_MAX_URL) {
+    if (strlen(url) + xpv_http_query_bytes(c) > XPV_HTTP_MAX_URL) {
         xpv_reply_error(r, 414, "URL longer than %d bytes", XPV_HTTP_MAX_URL);
         return;
     }
