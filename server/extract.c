@@ -73,31 +73,71 @@ static int extract_one(sqlite3 *db, int64_t id, const char *target, xpv_err *err
     return rc;
 }
 
-static int choose_outdir(const xpv_options *o, char *out, size_t n)
+static void choose_outdir(const xpv_options *o, char *out, size_t n)
 {
     if (o->extract_dir) {
         snprintf(out, n, "%s", o->extract_dir);
-    } else {
-        char stamp[32];
-        time_t now = time(NULL);
-        struct tm tm;
-        localtime_r(&now, &tm);
-        strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
-        snprintf(out, n, "xprof-extract-%s", stamp);
+        return;
     }
-    if (mkdir(out, 0755) != 0 && errno != EEXIST) {
-        fprintf(stderr, "xprof-view: cannot create %s: %s\n", out, strerror(errno));
+    char stamp[32];
+    time_t now = time(NULL);
+    struct tm tm;
+    localtime_r(&now, &tm);
+    strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
+    snprintf(out, n, "xprof-extract-%s", stamp);
+}
+
+/* Where path will be once created: each existing prefix resolved with
+ * realpath (so symlinks count), the missing rest appended. The prefix built
+ * so far is always canonical, so ".." simply drops its last component. */
+static int future_realpath(const char *path, char *out, size_t n)
+{
+    char cur[PATH_MAX], next[PATH_MAX * 2], real[PATH_MAX];
+    if (path[0] == '/')
+        snprintf(cur, sizeof cur, "/");
+    else if (!getcwd(next, sizeof next) || !realpath(next, cur))
         return -1;
+    const char *p = path;
+    while (*p) {
+        size_t len = strcspn(p, "/");
+        if (len == 2 && strncmp(p, "..", 2) == 0) {
+            char *slash = strrchr(cur, '/');
+            if (slash && slash != cur)
+                *slash = 0;
+            else
+                snprintf(cur, sizeof cur, "/");
+        } else if (len && !(len == 1 && *p == '.')) {
+            snprintf(next, sizeof next, "%s%s%.*s", cur, strcmp(cur, "/") ? "/" : "", (int)len, p);
+            if (realpath(next, real))
+                snprintf(cur, sizeof cur, "%s", real);
+            else
+                snprintf(cur, sizeof cur, "%.4000s", next);
+        }
+        p += len;
+        while (*p == '/')
+            p++;
     }
+    snprintf(out, n, "%s", cur);
     return 0;
 }
 
 static int outdir_inside_profiles(const char *outdir, const char *root)
 {
     char real[PATH_MAX];
-    if (!realpath(outdir, real)) return 0;
+    if (future_realpath(outdir, real, sizeof real) != 0) return 1; /* unsure: refuse */
     size_t n = strlen(root);
     return strncmp(real, root, n) == 0 && (real[n] == '/' || real[n] == 0);
+}
+
+static int create_outdir(const char *outdir)
+{
+    char path[PATH_MAX + 2];
+    snprintf(path, sizeof path, "%s/", outdir);
+    if (make_parents(path) != 0 || (mkdir(outdir, 0755) != 0 && errno != EEXIST)) {
+        fprintf(stderr, "xprof-view: cannot create %s: %s\n", outdir, strerror(errno));
+        return -1;
+    }
+    return 0;
 }
 
 static const char *profile_status(sqlite3 *db, int64_t id, char *buf, size_t n)
@@ -117,11 +157,12 @@ static const char *profile_status(sqlite3 *db, int64_t id, char *buf, size_t n)
 int xpv_extract_all(sqlite3 *db, const xpv_found_list *found, const xpv_options *o)
 {
     char outdir[PATH_MAX];
-    if (choose_outdir(o, outdir, sizeof outdir) != 0) return 1;
+    choose_outdir(o, outdir, sizeof outdir);
     if (outdir_inside_profiles(outdir, found->root_abs)) {
         fprintf(stderr, "xprof-view: refusing to write into the profile directory (%s)\n", outdir);
         return 1;
     }
+    if (create_outdir(outdir) != 0) return 1;
     int written = 0, failed = 0;
     for (size_t i = 0; i < found->n; i++) {
         const xpv_found *f = &found->items[i];
