@@ -132,10 +132,12 @@ async function mountProfilePage(seq, id, pageName, params) {
     } catch (e) {
       if (stopped || seq !== routeSeq) return;
       setHeader(null);
-      const missing = e instanceof ApiError && e.status === 404;
+      const status = e instanceof ApiError ? e.status : 0;
+      const missing = status === 404 || status === 400;
       view.replaceChildren(stateView(missing ? 'No such profile' : 'Cannot load this profile', e.message, 'error',
         h('a', { href: '#/profiles' }, 'Go to all profiles')));
-      if (!missing) timer = setTimeout(load, 3000);
+      // Retry only when the server may come back (down, or a server error).
+      if (status === 0 || status >= 500) timer = setTimeout(load, 3000);
       return;
     }
     if (stopped || seq !== routeSeq) return;

@@ -4,7 +4,7 @@
 // carry data attributes (data-step, data-value) so keyboards, screen readers
 // and tests can read them.
 
-import { h, fmtDur, fmtPct } from './format.js';
+import { h, fmtDur } from './format.js';
 
 const SVG = 'http://www.w3.org/2000/svg';
 
@@ -47,17 +47,42 @@ function sumKnown(vals) {
   return known.length ? known.reduce((a, b) => a + b, 0) : null;
 }
 
+// How a step's bar is divided, in µs summing to the step's duration. The API
+// sums device categories over streams and devices (overlap adds up), while
+// idle = duration - union of busy time and host = time with no device busy.
+// So the busy part (duration - idle) is split in proportion to compute,
+// collectives, memcpy and memset; the rest is host time (no device busy)
+// and idle (this device waits while another runs). The tooltip shows the
+// API's own numbers.
+export function stepSegments(st) {
+  const p = stepParts(st);
+  const dur = st.duration_us || 0;
+  const device = (p.compute || 0) + (p.collective || 0) + (p.memcpy || 0) + (p.memset || 0);
+  const seg = { compute: 0, collective: 0, memcpy: 0, memset: 0, idle: 0, host: 0, other: 0 };
+  if (p.idle === null && p.host === null) {
+    // No idle figure: stack what is known, capped at the duration.
+    const scale = device > dur && device > 0 ? dur / device : 1;
+    for (const k of ['compute', 'collective', 'memcpy', 'memset']) seg[k] = (p[k] || 0) * scale;
+    seg.other = Math.max(0, dur - device * scale);
+    return seg;
+  }
+  const idle = Math.min(dur, Math.max(0, p.idle ?? p.host ?? 0));
+  const busy = dur - idle;
+  if (device > 0) for (const k of ['compute', 'collective', 'memcpy', 'memset']) seg[k] = ((p[k] || 0) / device) * busy;
+  else seg.other = busy;
+  seg.host = Math.min(idle, Math.max(0, p.host ?? idle));
+  seg.idle = idle - seg.host;
+  return seg;
+}
+
 // steps: array from the steps API. Bars stack the categories; when a step has
 // no breakdown at all the bar shows its duration as one neutral block.
 export function stepChart(container, steps, { onSelect, height = 260 } = {}) {
   const width = Math.max(320, container.clientWidth || 800);
   const pad = { l: 64, r: 12, t: 10, b: 30 };
   const plotW = width - pad.l - pad.r, plotH = height - pad.t - pad.b;
-  const totals = steps.map((st) => {
-    const p = stepParts(st);
-    const sum = CATEGORIES.reduce((a, c) => a + (p[c.key] || 0), 0);
-    return Math.max(sum, st.duration_us || 0);
-  });
+  const segs = steps.map(stepSegments);
+  const totals = steps.map((st) => st.duration_us || 0);
   const maxV = Math.max(...totals, 1e-9);
   const step = niceStep(maxV, 5);
   const top = Math.ceil(maxV / step) * step;
@@ -81,19 +106,18 @@ export function stepChart(container, steps, { onSelect, height = 260 } = {}) {
   steps.forEach((st, i) => {
     const x = pad.l + i * slot + (slot - barW) / 2;
     const p = stepParts(st);
+    const seg = segs[i];
     const g = s('g', { class: 'bar', tabindex: '0', role: 'listitem', 'data-step': st.step, 'data-step-bar': '',
       'data-duration-us': st.duration_us, 'aria-label': `Step ${st.step}: ${fmtDur(st.duration_us)}` +
         CATEGORIES.filter((c) => p[c.key]).map((c) => `, ${c.label} ${fmtDur(p[c.key])}`).join('') });
     let acc = 0;
-    let any = false;
-    for (const c of CATEGORIES) {
-      const v = p[c.key];
+    for (const c of [...CATEGORIES, { key: 'other' }]) {
+      const v = seg[c.key];
       if (!v) continue;
-      any = true;
-      g.append(s('rect', { x, width: barW, y: y(acc + v), height: Math.max(0, y(acc) - y(acc + v)), fill: colors[c.key] }));
+      g.append(s('rect', { x, width: barW, y: y(acc + v), height: Math.max(0, y(acc) - y(acc + v)),
+        fill: c.key === 'other' ? cssVar('--c-summary') : colors[c.key], 'data-category': c.key }));
       acc += v;
     }
-    if (!any) g.append(s('rect', { x, width: barW, y: y(totals[i]), height: y(0) - y(totals[i]), fill: cssVar('--c-summary') }));
     // An invisible full-height target makes thin bars easy to hover and click.
     g.append(s('rect', { class: 'hit', x: pad.l + i * slot, width: slot, y: pad.t, height: plotH, fill: 'transparent' }));
     bars.append(g);
@@ -115,8 +139,10 @@ export function stepChart(container, steps, { onSelect, height = 260 } = {}) {
       h('tr', null, h('td', null, 'Duration'), h('td.num', null, fmtDur(st.duration_us))),
       ...CATEGORIES.map((c) => h('tr', null,
         h('td', null, h('span.sw', { style: { background: colors[c.key] } }), c.label),
-        h('td.num', null, p[c.key] === null ? '—' : `${fmtDur(p[c.key])}  ${st.duration_us ? fmtPct(100 * p[c.key] / st.duration_us) : ''}`))))),
-    onSelect ? h('div.muted', { style: { marginTop: '4px' } }, 'Click to open this step in the timeline') : null);
+        h('td.num', null, p[c.key] === null ? '—' : fmtDur(p[c.key])))))),
+    h('div.muted', { style: { marginTop: '4px', maxWidth: '260px', whiteSpace: 'normal' } },
+      'Device categories add up over streams and devices; host = no device busy.'),
+    onSelect ? h('div.muted', { style: { marginTop: '2px' } }, 'Click to open this step in the timeline') : null);
     tip.hidden = false;
     const box = container.getBoundingClientRect();
     const tw = tip.offsetWidth;
@@ -185,4 +211,16 @@ export function cssVar(name) {
 export function legend() {
   return h('div.legend', { 'aria-hidden': 'true' },
     CATEGORIES.map((c) => h('span', { style: { '--sw': `var(${c.color})` } }, c.label)));
+}
+
+// A step's start in the profile's clock (the one the events API uses). The
+// steps API may give it absolute or relative to the profile's start; a value
+// that fits neither is returned as null rather than drawn in the wrong place.
+export function stepStartUs(st, profile) {
+  const s = st.start_us, t0 = profile.start_us, dur = profile.duration_us || 0;
+  if (typeof s !== 'number' || typeof t0 !== 'number') return typeof s === 'number' ? s : null;
+  const slack = dur * 0.01 + 1;
+  if (s >= t0 - slack && s <= t0 + dur + slack) return s;
+  if (s >= -slack && s <= dur + slack) return t0 + s;
+  return null;
 }

@@ -47,10 +47,19 @@ export function mount(view, { id, profile, params }) {
   let sortDesc = true;
   let limit = PAGE_ROWS;
   const devices = Array.isArray(profile.devices) ? profile.devices : [];
+  let devicesListed = false;
 
+  // The device list comes from the kernels answer ("devices": ordinals with
+  // rows); names from the profile's devices when they line up.
   const deviceSel = h('select', { 'aria-label': 'Device', onchange: () => load() },
-    h('option', { value: '' }, 'All devices'),
-    devices.map((d) => h('option', { value: deviceId(d) }, deviceLabel(d))));
+    h('option', { value: '' }, 'All devices'));
+  const kindSel = h('select', { 'aria-label': 'What to summarize', onchange: () => { deviceSel.value = ''; devicesListed = false; load(); } },
+    [['', 'Default'], ['kernel', 'GPU kernels'], ['xla_op', 'XLA ops'], ['memcpy', 'Memcpy'], ['memset', 'Memset']]
+      .map(([v, t]) => h('option', { value: v }, t)));
+  const nameOfDevice = (ord) => {
+    const d = devices[ord];
+    return typeof d === 'string' && d ? `${ord}: ${d}` : d && typeof d === 'object' ? deviceLabel(d) : `Device ${ord}`;
+  };
   const filter = h('input', { type: 'search', placeholder: 'Filter by kernel or op name…', 'aria-label': 'Filter kernels',
     value: params.get('q') || '', oninput: () => { limit = PAGE_ROWS; renderTable(); } });
   const csv = h('a.btn', { href: api.kernelsCsvUrl(id, {}), download: 'kernels.csv' }, 'Download CSV');
@@ -61,7 +70,7 @@ export function mount(view, { id, profile, params }) {
   view.replaceChildren(h('div.kernels-layout', null,
     h('div.toolbar', null,
       h('div.grow', null, h('h1', null, 'Kernels'), summary),
-      h('label.inline', null, 'Device', deviceSel), filter, csv),
+      h('label.inline', null, 'Show', kindSel), h('label.inline', null, 'Device', deviceSel), filter, csv),
     h('section.panel', { 'aria-labelledby': 'topn-h' }, h('h2', { id: 'topn-h' }, `Top ${TOP_N} kernels by total time`), chartBox),
     tableBox, more));
 
@@ -69,13 +78,21 @@ export function mount(view, { id, profile, params }) {
     if (ctrl) ctrl.abort();
     ctrl = new AbortController();
     const device = deviceSel.value;
-    csv.href = api.kernelsCsvUrl(id, { device });
+    const kind = kindSel.value;
+    csv.href = api.kernelsCsvUrl(id, { device, kind });
     tableBox.setAttribute('aria-busy', 'true');
     if (!kernels) tableBox.replaceChildren(...Array.from({ length: 6 }, () => h('div.skeleton', { style: { height: '22px', margin: '12px' } })));
     try {
-      const res = await api.kernels(id, { device }, { signal: ctrl.signal });
+      const res = await api.kernels(id, { device, kind }, { signal: ctrl.signal });
       kernels = res.kernels || [];
       kernelTime = res.kernel_time_us;
+      if (!kind && res.kind) kindSel.options[0].textContent = `Default (${res.kind.replace('_', ' ')})`;
+      if (!devicesListed && Array.isArray(res.devices)) {
+        devicesListed = true;
+        deviceSel.replaceChildren(h('option', { value: '' }, 'All devices'),
+          ...res.devices.map((d) => h('option', { value: deviceId(d) }, nameOfDevice(deviceId(d)))));
+        deviceSel.disabled = res.devices.length < 2;
+      }
     } catch (e) {
       if (e.name === 'AbortError') return;
       kernels = null;

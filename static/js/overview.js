@@ -71,7 +71,7 @@ export function mount(view, { id, profile }) {
       draw();
       resizeObserve(chartBox, draw, ctrl.signal);
       const busy = busyFromSteps(steps);
-      if (busy !== null) setCard(cards, 3, fmtPct(busy), 'compute + collectives + memcpy + memset, over all steps');
+      if (busy !== null) setCard(cards, 3, fmtPct(busy), 'of step time, any device busy');
     }
     return kernelsP;
   });
@@ -111,17 +111,17 @@ export function mount(view, { id, profile }) {
   return () => ctrl.abort();
 }
 
+// Share of step time in which at least one device was busy: the API's idle
+// is the step minus the union of busy time.
 function busyFromSteps(steps) {
-  let busy = 0, span = 0, known = false;
+  let idle = 0, span = 0;
   for (const st of steps) {
     const p = stepParts(st);
-    if (p.idle === null && p.compute === null) continue;
-    known = true;
-    const b = (p.compute || 0) + (p.collective || 0) + (p.memcpy || 0) + (p.memset || 0);
-    busy += b;
-    span += b + (p.idle || 0);
+    if (p.idle === null || !isKnown(st.duration_us)) return null;
+    idle += Math.min(p.idle, st.duration_us);
+    span += st.duration_us;
   }
-  return known && span > 0 ? (100 * busy) / span : null;
+  return span > 0 ? (100 * (span - idle)) / span : null;
 }
 
 function median(xs) {

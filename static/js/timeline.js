@@ -13,7 +13,7 @@
 
 import { api } from './api.js';
 import { h, fmtDur, fmtCount, nameHue, isKnown, UNKNOWN } from './format.js';
-import { niceStep, cssVar } from './chart.js';
+import { niceStep, cssVar, stepStartUs } from './chart.js';
 import { stateView } from './states.js';
 import { normalizeTracks, EventFetcher } from './timeline_data.js';
 
@@ -25,7 +25,8 @@ const MAX_LEVELS = 24;
 const FETCH_DEBOUNCE_MS = 60;
 const WINDOW_MARGIN = 0.25; // fetch 25% beyond each edge so small pans need no request
 const MIN_SPAN_US = 0.001;
-const COLLAPSE_OVER = 12; // processes with more threads start collapsed when the trace is big
+const COLLAPSE_OVER = 12;
+const MAX_RESOLUTION = 20000; // the events API's limit // processes with more threads start collapsed when the trace is big
 
 export function mount(view, { id, profile, params, notify }) {
   const st = {
@@ -165,7 +166,7 @@ export function mount(view, { id, profile, params, notify }) {
     const all = st.groups.reduce((a, g) => a + g.tracks.length, 0);
     if (ids.length === all) return undefined; // every track: leave the parameter out
     const s = ids.join(',');
-    return s.length > 1500 ? undefined : s;
+    return s.length > 6000 ? undefined : s; // the server caps URLs at 8 KB
   }
 
   function scheduleFetch(now) {
@@ -181,7 +182,7 @@ export function mount(view, { id, profile, params, notify }) {
     const e = Math.min(st.t1, st.viewEnd + w * WINDOW_MARGIN);
     if (!(e > s)) return;
     const params = { start_us: round6(s), end_us: round6(e),
-      tracks: trackParam(), resolution: Math.max(1, Math.round(canvas.width * (e - s) / w)) };
+      tracks: trackParam(), resolution: Math.min(MAX_RESOLUTION, Math.max(1, Math.round(canvas.width * (e - s) / w))) };
     st.loading = true;
     setStatus();
     try {
@@ -209,7 +210,7 @@ export function mount(view, { id, profile, params, notify }) {
     for (const [tid, list] of data.byTrack) {
       const t = st.byId.get(tid);
       if (!t) continue;
-      let m = t.maxDepth;
+      let m = Math.max(t.maxDepth, data.depths.get(tid) ?? 0);
       for (const x of list) if (x.depth > m) m = x.depth;
       if (m > t.maxDepth) { t.maxDepth = Math.min(m, MAX_LEVELS - 1); grew = true; }
     }
@@ -519,7 +520,7 @@ export function mount(view, { id, profile, params, notify }) {
       const e = res.event || res;
       const args = e.args || {};
       const extra = [];
-      for (const k of ['cat', 'category', 'ph', 'kind', 'pid', 'tid', 'ts_us', 'dur_us', 'dur_ps', 'step', 'corr', 'correlation']) {
+      for (const k of ['kind', 'cat', 'ph', 'process', 'thread', 'device', 'pid', 'tid', 'start_us', 'dur_us', 'step', 'correlation']) {
         if (isKnown(e[k]) && typeof e[k] !== 'object') extra.push([k, String(e[k])]);
       }
       if (e.launch && typeof e.launch === 'object') for (const [k, v] of Object.entries(e.launch)) extra.push([k, typeof v === 'object' ? JSON.stringify(v) : String(v ?? UNKNOWN)]);
@@ -586,11 +587,18 @@ export function mount(view, { id, profile, params, notify }) {
 
   // --- steps ---------------------------------------------------------------------
   function selectStep(n) {
-    st.stepSel = st.steps.find((s) => String(s.step) === String(n)) || null;
-    stepSel.value = st.stepSel ? String(st.stepSel.step) : '';
-    if (st.stepSel && isKnown(st.stepSel.start_us)) {
+    const step = st.steps.find((s) => String(s.step) === String(n)) || null;
+    const start = step ? stepStartUs(step, profile) : null;
+    stepSel.value = step ? String(step.step) : '';
+    st.stepSel = step && start !== null ? { ...step, start_us: start } : null;
+    if (step && start === null) {
+      notify(`Step ${step.step} starts at ${step.start_us} µs, outside this profile's time range, so it cannot be shown.`);
+    }
+    if (st.stepSel) {
       const d = st.stepSel.duration_us || span();
-      setView(st.stepSel.start_us - d * 0.05, st.stepSel.start_us + d * 1.05, { fetchNow: true });
+      setView(start - d * 0.05, start + d * 1.05, { fetchNow: true });
+    } else if (!st.data) {
+      setView(st.t0, st.t1, { fetchNow: true });
     }
     requestDraw();
   }

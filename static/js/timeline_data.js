@@ -26,7 +26,7 @@ export function normalizeTracks(res) {
       const deviceId = num(proc.device_id, t.device_id, proc.device);
       g = { key, pid, name: str(proc.name, proc.process_name, t.process_name) || `Process ${pid}`,
         sort: num(proc.sort, proc.sort_index, proc.process_sort, t.process_sort) ?? Number(pid) ?? 0,
-        device: deviceId ?? null, tracks: [], events: 0, collapsed: false };
+        device: deviceId ?? null, labels: proc.labels || null, tracks: [], events: 0, collapsed: false };
       groups.set(key, g);
     }
     const id = num(t.id, t.track, t.track_id);
@@ -45,43 +45,64 @@ export function normalizeTracks(res) {
   }
   const list = [...groups.values()];
   const order = (a, b) => (a.sort - b.sort) || String(a.name).localeCompare(String(b.name), undefined, { numeric: true });
-  list.sort(order);
-  for (const g of list) g.tracks.sort((a, b) => (a.sort - b.sort) || String(a.name).localeCompare(String(b.name), undefined, { numeric: true }));
+  // The processes shape comes in display order already; flat rows are sorted here.
+  if (!Array.isArray(res.processes)) {
+    list.sort(order);
+    for (const g of list) g.tracks.sort(order);
+  }
   return list;
 }
 
-// Accepts {events: [...], summaries: [...]} with per-event track ids, or
-// {tracks: [{track|id, events, summaries}]}; names may be strings or
-// indices into a `strings` array. Returns Map(trackId -> spans[]).
+// The server's answer (api/api.h): {tracks: [{id, max_depth,
+//   events: [[start_us, dur_us, name, depth, ref]],
+//   spans:  [[start_us, end_us, count, name|-1, depth]]}], names: [...]}.
+// Object-shaped events ({ts_us, dur_us, name, ref, ...}) are accepted too.
+// Returns Map(trackId -> spans[]) and each track's max_depth.
 export function normalizeEvents(res) {
   const out = new Map();
-  const strings = Array.isArray(res.strings) ? res.strings : null;
-  const nameOf = (v) => (typeof v === 'number' && strings ? strings[v] : v) ?? '';
-  const push = (trackId, ev, summary) => {
+  const depths = new Map();
+  const names = Array.isArray(res.names) ? res.names : Array.isArray(res.strings) ? res.strings : null;
+  const nameOf = (v) => (typeof v === 'number' ? (v >= 0 && names ? names[v] ?? '' : '') : v ?? '');
+  const listOf = (id) => {
+    let list = out.get(id);
+    if (!list) out.set(id, (list = []));
+    return list;
+  };
+  const pushObj = (trackId, ev, summary) => {
     const s = num(ev.ts_us, ev.start_us, ev.ts, ev.s);
     if (s === undefined) return;
     let e = num(ev.end_us, ev.e);
-    if (e === undefined) e = s + Math.max(0, num(ev.dur_us, ev.dur, ev.duration_us) ?? 0);
-    const count = num(ev.count, ev.n) ?? 1;
-    const isSummary = summary || ev.summary === true || ev.type === 'summary' || ev.ph === 'summary' || ev.merged === true;
-    let list = out.get(trackId);
-    if (!list) out.set(trackId, (list = []));
-    list.push({ s, e, name: String(nameOf(ev.name) ?? ''), ref: ev.ref ?? ev.id ?? null, depth: num(ev.depth, ev.level) ?? -1,
-      summary: isSummary, count, instant: num(ev.dur_us, ev.dur) === undefined && e === s && !isSummary,
-      busy: num(ev.busy_us) ?? null, cat: ev.cat ?? null });
+    const dur = num(ev.dur_us, ev.dur, ev.duration_us);
+    if (e === undefined) e = s + Math.max(0, dur ?? 0);
+    const isSummary = summary || ev.summary === true || ev.type === 'summary';
+    listOf(trackId).push({ s, e, name: String(nameOf(ev.name)), ref: ev.ref ?? null, depth: num(ev.depth) ?? -1,
+      summary: isSummary, count: num(ev.count) ?? 1, instant: !isSummary && e === s });
   };
-  const trackOf = (ev, fallback) => num(ev.track, ev.track_id, ev.tid_track) ?? fallback;
-  if (Array.isArray(res.tracks) && res.tracks.length && typeof res.tracks[0] === 'object') {
+  if (Array.isArray(res.tracks)) {
     for (const t of res.tracks) {
-      const id = num(t.track, t.id, t.track_id);
-      for (const ev of t.events || []) push(id, ev, false);
-      for (const ev of t.summaries || t.spans || []) push(id, ev, true);
+      const id = num(t.id, t.track, t.track_id);
+      if (id === undefined) continue;
+      if (typeof t.max_depth === 'number') depths.set(id, t.max_depth);
+      const list = listOf(id);
+      for (const ev of t.events || []) {
+        if (!Array.isArray(ev)) { pushObj(id, ev, false); continue; }
+        const [s, dur, name, depth, ref] = ev;
+        list.push({ s, e: s + Math.max(0, dur ?? 0), name: String(nameOf(name)), ref: ref ?? null,
+          depth: typeof depth === 'number' ? depth : -1, summary: false, count: 1, instant: dur === null || dur === 0 });
+      }
+      for (const sp of t.spans || t.summaries || []) {
+        if (!Array.isArray(sp)) { pushObj(id, sp, true); continue; }
+        const [s, e, count, name, depth] = sp;
+        list.push({ s, e, name: String(nameOf(name)), ref: null, depth: typeof depth === 'number' ? depth : -1,
+          summary: true, count: count ?? 1, instant: false });
+      }
     }
   }
-  for (const ev of res.events || []) push(trackOf(ev), ev, false);
-  for (const ev of res.summaries || res.spans || []) push(trackOf(ev), ev, true);
+  const trackOf = (ev) => num(ev.track, ev.track_id);
+  for (const ev of res.events || []) pushObj(trackOf(ev), ev, false);
+  for (const ev of res.summaries || res.spans || []) pushObj(trackOf(ev), ev, true);
   for (const list of out.values()) assignDepths(list);
-  return out;
+  return { byTrack: out, depths };
 }
 
 // Sorts by start (longer first on ties) and gives each span the nesting depth
@@ -122,7 +143,8 @@ export class EventFetcher {
     this.requests++;
     const res = await api.events(this.id, params, { signal: ctrl.signal });
     if (this.ctrl === ctrl) this.ctrl = null;
-    const data = { params, byTrack: normalizeEvents(res), truncated: !!res.truncated, raw: { count: res.count ?? null } };
+    const { byTrack, depths } = normalizeEvents(res);
+    const data = { params, byTrack, depths, truncated: !!res.truncated };
     this.lru.set(k, data);
     while (this.lru.size > LRU_SIZE) this.lru.delete(this.lru.keys().next().value);
     return data;

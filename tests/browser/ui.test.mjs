@@ -177,8 +177,10 @@ async function canvasInk(page) {
   });
 }
 
+// XPV_TIMELINE_PROFILE picks another profile for the timeline test (debugging).
+const forTimeline = ready.find((p) => p.id === process.env.XPV_TIMELINE_PROFILE) || byKernels;
 await test('timeline draws events, zooms with wheel and W, fetches new windows', async () => {
-  const p = byKernels;
+  const p = forTimeline;
   const page = await newPage();
   const eventReqs = [];
   page.on('request', (r) => { if (r.url().includes(`/api/profiles/${p.id}/events?`)) eventReqs.push(r.url()); });
@@ -263,7 +265,7 @@ await test('Perfetto button and trace download link on every profile page', asyn
 await test('dark theme and 4K: pages render with no console errors', async () => {
   const p = byKernels;
   const page = await newPage({ dark: true });
-  for (const tab of ['profiles', `p/${bySteps.id}/overview`, `p/${p.id}/kernels`, `p/${p.id}/timeline`]) {
+  for (const tab of ['profiles', `p/${bySteps.id}/overview`, `p/${p.id}/kernels`, `p/${forTimeline.id}/timeline`]) {
     await page.goto(`${BASE}/#/${tab}`);
     await page.waitForTimeout(tab.endsWith('timeline') ? 1500 : 800);
     await shot(page, `dark-${tab.split('/').pop()}`);
@@ -273,7 +275,7 @@ await test('dark theme and 4K: pages render with no console errors', async () =>
   eq(page.errors.length, 0, `console errors: ${page.errors.join(' | ')}`);
   await page.context().close();
   const big = await newPage({ viewport: { width: 1920, height: 1080 }, scale: 2 });
-  await big.goto(`${BASE}/#/p/${p.id}/timeline`);
+  await big.goto(`${BASE}/#/p/${forTimeline.id}/timeline`);
   await big.waitForFunction(() => Number(document.querySelector('canvas.tl-canvas')?.dataset.eventsDrawn || 0) +
     Number(document.querySelector('canvas.tl-canvas')?.dataset.summariesDrawn || 0) > 0, null, { timeout: 20000 });
   const dims = await big.$eval('canvas.tl-canvas', (c) => [c.width, c.clientWidth]);
@@ -294,7 +296,7 @@ await test('error and empty states: API down, unknown profile, profile with an e
   assert((await page.textContent('.state.error')).includes('not answering'), 'API down message');
   await shot(page, 'state-api-down');
   await page.unroute('**/api/profiles');
-  await page.goto(`${BASE}/#/p/ffffffffffffffff/overview`);
+  await page.goto(`${BASE}/#/p/00000000deadbeef/overview`);
   await page.waitForSelector('.state.error');
   assert((await page.textContent('.state.error h2')).includes('No such profile'), 'unknown profile');
   const bad = profiles.find((p) => p.status === 'error');
