@@ -1328,8 +1328,11 @@ static int process_event(reader *r, parsed_event *pe, size_t raw_len)
         return 0;
     }
     if (ph.len != 1 || !strchr("XBEiICbenstf", phc) || phc == 0) {
-        char what[32];
-        snprintf(what, sizeof what, "phase %.8s", (phc > 0x20 && phc < 0x7f) ? ph.s : "?");
+        char what[32] = "phase ";
+        size_t n = 6;
+        for (uint32_t i = 0; i < ph.len && i < 8; i++)
+            what[n++] = ph.s[i] > 0x20 && ph.s[i] < 0x7f ? ph.s[i] : '?';
+        what[n] = 0;
         xpv_sink_skipped(r->sink, what);
         return 0;
     }
@@ -1455,7 +1458,7 @@ static int read_events(reader *r, int top_array)
             return 0;
         }
         if (c < 0) return end_of_events(r, top_array);
-        if (c != '{') return fail_at(r, r->p, "expected an event object");
+        if (c != '{') return fail_at(r, r->p, "not a trace: expected an event object");
         parsed_event pe;
         int rc = parse_whole(r, scan_event, &pe, MAX_EVENT_BYTES);
         if (rc > 0) return fail_at(r, r->p, "event longer than 64 MB");

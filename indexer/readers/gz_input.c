@@ -152,6 +152,16 @@ static int next_member(xpv_gz_input *in, xpv_err *err)
     }
 }
 
+/* Publishes what the slot holds, then reports a damaged stream at the
+ * offset where its good data ends. */
+static int gzip_failure(xpv_gz_input *in, int slot, xpv_err *err, const char *what)
+{
+    size_t have = in->chunk_size - in->zs.avail_out;
+    int64_t at = in->produced + (int64_t)have;
+    if (have) publish(in, slot, have);
+    return xpv_err_set(err, "%s at uncompressed offset %lld", what, (long long)at);
+}
+
 static int produce_gzip(xpv_gz_input *in, xpv_err *err)
 {
     int member_open = 1;
@@ -163,25 +173,23 @@ static int produce_gzip(xpv_gz_input *in, xpv_err *err)
         in->zs.avail_out = (uInt)in->chunk_size;
         while (in->zs.avail_out) {
             int avail = refill_input(in, err);
-            if (avail < 0) return -1;
-            size_t have = in->chunk_size - in->zs.avail_out;
+            if (avail < 0) return gzip_failure(in, slot, NULL, ""), -1;
             if (avail == 0)
-                return xpv_err_set(err,
-                                   "truncated gzip data: the stream ends at uncompressed offset "
-                                   "%lld before the end of the compressed data",
-                                   (long long)(in->produced + (int64_t)have));
+                return gzip_failure(in, slot, err,
+                                    "truncated gzip data: the compressed stream ends early");
             int zrc = inflate(&in->zs, Z_NO_FLUSH);
             if (zrc == Z_STREAM_END) {
                 int more = next_member(in, err);
-                if (more < 0) return -1;
+                if (more < 0) return gzip_failure(in, slot, NULL, ""), -1;
                 if (!more) {
                     member_open = 0;
                     break;
                 }
             } else if (zrc != Z_OK && zrc != Z_BUF_ERROR) {
-                return xpv_err_set(err, "corrupt gzip data at uncompressed offset %lld: %s",
-                                   (long long)(in->produced + (int64_t)have),
-                                   in->zs.msg ? in->zs.msg : "inflate failed");
+                char what[160];
+                snprintf(what, sizeof what, "corrupt gzip data (%s)",
+                         in->zs.msg ? in->zs.msg : "inflate failed");
+                return gzip_failure(in, slot, err, what);
             }
         }
         size_t have = in->chunk_size - in->zs.avail_out;
