@@ -14,7 +14,8 @@
  * Environment (read once, in xpv_analysis_new): XPV_ANALYSIS=off skips the
  * analysis (for measuring its cost); XPV_TIMING=1 prints the finish time
  * to stderr; XPV_ANALYSIS_DURATION_CAP=<bytes> lowers the in-memory
- * duration cap (tests use it to exercise the spill path).
+ * duration cap and XPV_ANALYSIS_INTERVAL_CAP=<n> the intervals held per
+ * step window (tests use them to exercise the spill and split paths).
  */
 #include "analysis_internal.h"
 
@@ -27,6 +28,7 @@
 
 struct xpv_analysis {
     int disabled, timing;
+    size_t interval_cap;
     xpv_kstats ks;
     xpv_step_markers markers;
     int64_t (*track_kinds)[XPV_KIND_COUNT];
@@ -43,7 +45,9 @@ xpv_analysis *xpv_analysis_new(void)
     const char *off = getenv("XPV_ANALYSIS"), *timing = getenv("XPV_TIMING");
     a->disabled = off && strcmp(off, "off") == 0;
     a->timing = timing && *timing && strcmp(timing, "0") != 0;
-    const char *cap = getenv("XPV_ANALYSIS_DURATION_CAP");
+    const char *cap = getenv("XPV_ANALYSIS_INTERVAL_CAP");
+    a->interval_cap = cap && *cap ? (size_t)strtoull(cap, NULL, 10) : INTERVAL_CAP;
+    cap = getenv("XPV_ANALYSIS_DURATION_CAP");
     xpv_kstats_init(&a->ks, cap && *cap ? (size_t)strtoull(cap, NULL, 10) : DURATION_MEM_CAP);
     xpv_markers_init(&a->markers);
     return a;
@@ -190,7 +194,7 @@ static int build_steps(xpv_analysis *a, const xpv_analysis_input *in, const trac
                             .xla_ops_are_work = tpu,
                             .launches = l,
                             .collective = collective,
-                            .interval_cap = INTERVAL_CAP};
+                            .interval_cap = a->interval_cap};
     int rc = xpv_steps_write(in, &o, err);
     snprintf(out->step_source, sizeof out->step_source, "%s", steps.source);
     out->step_count = (int64_t)steps.n;
@@ -226,11 +230,13 @@ int xpv_analysis_finish(xpv_analysis *a, const xpv_analysis_input *in, xpv_analy
     int rc = 0;
     if (a->device_events_with_corr && a->kinds[XPV_KIND_LAUNCH])
         rc = xpv_launches_build(&launches, in, ts.launch, need_op_links(&a->ks), LAUNCH_LIMIT, err);
+    double t_launches = xpv_now_mono();
     int64_t spilled = a->ks.durs.nspilled;
     size_t groups = a->ks.n;
     if (rc == 0) rc = summarise_kernels(a, in, &ts, &launches, &collective, err);
     xpv_kstats_free(&a->ks); /* the durations are no longer needed */
     xpv_kstats_init(&a->ks, 0);
+    double t_kernels = xpv_now_mono();
     if (rc == 0) rc = build_steps(a, in, &ts, &launches, &collective, tpu, out, err);
     if (launches.dropped)
         warn(out,
@@ -239,8 +245,11 @@ int xpv_analysis_finish(xpv_analysis *a, const xpv_analysis_input *in, xpv_analy
              (long long)launches.n, (long long)launches.dropped);
     if (a->timing)
         fprintf(stderr,
-                "xpv-analysis: finish %.3f s (%zu groups, %lld durations spilled, %lld steps)\n",
-                xpv_now_mono() - t0, groups, (long long)spilled, (long long)out->step_count);
+                "xpv-analysis: finish %.3f s (launches %.3f s, kernel_stats %.3f s, steps %.3f s;"
+                " %zu groups, %lld durations spilled, %lld launches, %lld steps)\n",
+                xpv_now_mono() - t0, t_launches - t0, t_kernels - t_launches,
+                xpv_now_mono() - t_kernels, groups, (long long)spilled, (long long)launches.n,
+                (long long)out->step_count);
     xpv_launches_free(&launches);
     xpv_idmap_free(&collective);
     free_tracks(&ts);

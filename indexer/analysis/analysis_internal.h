@@ -108,13 +108,15 @@ typedef struct {
 typedef struct {
     uint8_t kind; /* enum xpv_kind, or XPV_KS_HLO_CATEGORY */
     uint8_t ops_from_reader;
-    uint8_t dropped; /* not summarised (XLA ops of a line that is not `XLA Ops`) */
+    uint8_t dropped;
+    uint8_t has_last_launch; /* not summarised (XLA ops of a line that is not `XLA Ops`) */
     uint32_t name, track;
     int64_t count, total_ps;
     double occ_sum;
     int64_t occ_n;
     uint32_t *shapes; /* distinct shape ids */
     uint32_t nshapes;
+    xpv_launch last_launch; /* shape of the previous instance: most repeat it */
     xpv_op_tally ops[XPV_KS_MAX_OPS];
     xpv_dur_list durs;
     int64_t fill; /* finish: values gathered so far */
@@ -171,7 +173,9 @@ typedef struct xpv_launches {
  * each launch on the same track. */
 int xpv_launches_build(xpv_launches *l, const xpv_analysis_input *in, const uint8_t *launch_tracks,
                        int link_ops, size_t limit, xpv_err *err);
-const xpv_launch_rec *xpv_launches_find(const xpv_launches *l, int64_t corr);
+/* The launch of corr, or NULL; *hint (any value at first) speeds up
+ * lookups of nearby ids. */
+const xpv_launch_rec *xpv_launches_find(const xpv_launches *l, int64_t corr, size_t *hint);
 void xpv_launches_free(xpv_launches *l);
 
 /* ---- steps.c ---- */

@@ -112,7 +112,16 @@ static void tally_op(xpv_kgroup *g, uint32_t op)
     }
 }
 
-static void note_launch(xpv_kstats *k, xpv_kgroup *g, const xpv_launch *l)
+static int same_shape(const xpv_launch *a, const xpv_launch *b)
+{
+    return memcmp(a->grid, b->grid, sizeof a->grid) == 0 &&
+           memcmp(a->block, b->block, sizeof a->block) == 0 &&
+           a->registers_per_thread == b->registers_per_thread &&
+           a->static_shared_bytes == b->static_shared_bytes &&
+           a->dynamic_shared_bytes == b->dynamic_shared_bytes;
+}
+
+static void note_shape(xpv_kstats *k, xpv_kgroup *g, const xpv_launch *l)
 {
     xpv_shape s;
     memset(&s, 0, sizeof s); /* padding too: shapes are hashed bytewise */
@@ -132,6 +141,15 @@ static void note_launch(xpv_kstats *k, xpv_kgroup *g, const xpv_launch *l)
             g->shapes = xpv_xrealloc(g->shapes, (g->nshapes + 1) * sizeof *g->shapes);
             g->shapes[g->nshapes++] = id;
         }
+    }
+}
+
+static void note_launch(xpv_kstats *k, xpv_kgroup *g, const xpv_launch *l)
+{
+    if (!g->has_last_launch || !same_shape(&g->last_launch, l)) {
+        note_shape(k, g, l);
+        g->last_launch = *l;
+        g->has_last_launch = 1;
     }
     if (l->occupancy_pct >= 0) {
         g->occ_sum += l->occupancy_pct;
@@ -169,6 +187,7 @@ void xpv_kstats_keep_tracks(xpv_kstats *k, unsigned kind, const uint8_t *keep_tr
 typedef struct {
     xpv_kstats *k;
     const xpv_launches *l;
+    size_t hint;
 } link_ctx;
 
 static int link_visit(void *ctx, const xpv_event *ev, int64_t block_id, uint32_t index)
@@ -178,7 +197,7 @@ static int link_visit(void *ctx, const xpv_event *ev, int64_t block_id, uint32_t
     if (ev->kind != XPV_KIND_KERNEL || ev->dur_ps <= 0 || ev->corr < 0) return 0;
     uint32_t gi = find_group(c->k, ev->kind, ev->name, ev->track, 0);
     if (gi == UINT32_MAX || c->k->g[gi].ops_from_reader) return 0;
-    const xpv_launch_rec *r = xpv_launches_find(c->l, ev->corr);
+    const xpv_launch_rec *r = xpv_launches_find(c->l, ev->corr, &c->hint);
     if (r && r->op) tally_op(&c->k->g[gi], r->op);
     return 0;
 }
@@ -186,7 +205,7 @@ static int link_visit(void *ctx, const xpv_event *ev, int64_t block_id, uint32_t
 int xpv_kstats_link_ops(xpv_kstats *k, const xpv_analysis_input *in, const uint8_t *kernel_tracks,
                         const xpv_launches *l, xpv_err *err)
 {
-    link_ctx c = {k, l};
+    link_ctx c = {k, l, 0};
     for (size_t t = 0; t < in->ntracks; t++) {
         if (!kernel_tracks[t]) continue;
         xpv_store_query q;

@@ -145,13 +145,15 @@ int xpv_launches_build(xpv_launches *l, const xpv_analysis_input *in, const uint
     free(c.launches);
     free(c.ops);
     xpv_idmap_free(&c.cat_is_op);
-    qsort(l->r, l->n, sizeof *l->r, launch_by_corr);
+    size_t sorted = 1;
+    while (sorted < l->n && l->r[sorted - 1].corr <= l->r[sorted].corr)
+        sorted++;
+    if (sorted < l->n) qsort(l->r, l->n, sizeof *l->r, launch_by_corr);
     return rc;
 }
 
-const xpv_launch_rec *xpv_launches_find(const xpv_launches *l, int64_t corr)
+static size_t lower_bound(const xpv_launches *l, int64_t corr, size_t lo, size_t hi)
 {
-    size_t lo = 0, hi = l->n;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
         if (l->r[mid].corr < corr)
@@ -159,7 +161,31 @@ const xpv_launch_rec *xpv_launches_find(const xpv_launches *l, int64_t corr)
         else
             hi = mid;
     }
-    return lo < l->n && l->r[lo].corr == corr ? &l->r[lo] : NULL;
+    return lo;
+}
+
+/* Device events of one track come roughly in launch order, so the search
+ * gallops from the previous answer (*hint) instead of bisecting all. */
+const xpv_launch_rec *xpv_launches_find(const xpv_launches *l, int64_t corr, size_t *hint)
+{
+    if (!l->n) return NULL;
+    size_t h = *hint < l->n ? *hint : 0, lo, hi;
+    if (l->r[h].corr < corr) {
+        size_t step = 1;
+        lo = h + 1;
+        while (h + step < l->n && l->r[h + step].corr < corr)
+            lo = h + step + 1, step *= 2;
+        hi = h + step < l->n ? h + step + 1 : l->n;
+    } else {
+        size_t step = 1;
+        hi = h + 1;
+        while (step <= h && l->r[h - step].corr >= corr)
+            hi = h - step + 1, step *= 2;
+        lo = step <= h ? h - step : 0;
+    }
+    size_t i = lower_bound(l, corr, lo, hi);
+    *hint = i;
+    return i < l->n && l->r[i].corr == corr ? &l->r[i] : NULL;
 }
 
 void xpv_launches_free(xpv_launches *l)

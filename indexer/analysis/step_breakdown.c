@@ -24,11 +24,12 @@
  *     Python). The same value on every row of a step.
  * Tracks without a device id count in the combined row only.
  *
- * Two passes over the device tracks of the event store: one full scan that
- * assigns each event to its step, and one scan per step window for the
- * unions, so memory is bounded by the events of one window; a window that
- * holds more than interval_cap events is split in halves (clipped unions of
- * disjoint halves add up).
+ * One full scan of the device tracks of the event store assigns each event
+ * to its step and gathers the busy intervals of all step windows at once
+ * while they number at most interval_cap; beyond that the unions come from
+ * further scans of chunks of steps, split into halves (a single step's
+ * window into halves of time: clipped unions of disjoint halves add up), so
+ * memory stays bounded.
  */
 #include "analysis_internal.h"
 
@@ -49,12 +50,15 @@ typedef struct {
     int *slot_device; /* slot -> device id (-1: tracks without one) */
     size_t nslots;
     acc *per_step; /* [step][nslots + 1]: last column = combined */
-    xpv_ivals *iv; /* one window, per slot */
+    xpv_ivals *iv; /* [step - k0][slot] of the chunk being scanned */
     xpv_ivals all;
-    size_t k, nivals;
+    int64_t *max_end; /* max end of steps [0, k] */
+    size_t k0, k1, nivals;
     int64_t w0, w1;
     int splittable;
+    int union_live; /* the first pass still gathers the unions */
     int64_t by_corr, by_time;
+    size_t hint; /* last launch found */
 } bd_ctx;
 
 static long step_at(const xpv_step_list *s, int64_t t)
@@ -105,7 +109,8 @@ static int assign_visit(void *ctx, const xpv_event *ev, int64_t block_id, uint32
     int cat = ev->dur_ps > 0 ? category(c, ev) : -1;
     if (cat < 0) return 0;
     int64_t base = c->o->steps->base_ns;
-    const xpv_launch_rec *r = ev->corr >= 0 ? xpv_launches_find(c->o->launches, ev->corr) : NULL;
+    const xpv_launch_rec *r =
+        ev->corr >= 0 ? xpv_launches_find(c->o->launches, ev->corr, &c->hint) : NULL;
     long k = step_at(c->o->steps, ((r ? r->ts_ns : ev->ts_ns) - base) * 1000);
     if (k < 0) return 0;
     if (r)
@@ -118,34 +123,45 @@ static int assign_visit(void *ctx, const xpv_event *ev, int64_t block_id, uint32
     return 0;
 }
 
-static int assign_events(bd_ctx *c, xpv_err *err)
-{
-    for (size_t t = 0; t < c->in->ntracks; t++) {
-        if (c->track_slot[t] < 0) continue;
-        xpv_store_query q;
-        xpv_store_query_all(&q, c->in->profile_id);
-        q.track = (int64_t)t;
-        if (xpv_store_scan(c->in->db, &q, assign_visit, c, err) < 0) return -1;
-    }
-    return 0;
-}
+/* Steps [k0, k1) whose windows are scanned together, clipped to [w0, w1). */
+typedef struct {
+    size_t k0, k1;
+    int64_t w0, w1;
+} chunk;
 
 static int window_visit(void *ctx, const xpv_event *ev, int64_t block_id, uint32_t index)
 {
     (void)block_id, (void)index;
     bd_ctx *c = ctx;
     if (ev->dur_ps <= 0 || category(c, ev) < 0) return 0;
+    const xpv_step *st = c->o->steps->v;
     int64_t s = (ev->ts_ns - c->o->steps->base_ns) * 1000, e = s + ev->dur_ps;
-    int64_t cs = s > c->w0 ? s : c->w0, ce = e < c->w1 ? e : c->w1;
-    if (ce <= cs) return 0;
-    xpv_ivals_push(&c->iv[c->track_slot[ev->track]], cs, ce);
-    return ++c->nivals > c->o->interval_cap && c->splittable;
+    if (s < c->w0) s = c->w0;
+    if (e > c->w1) e = c->w1;
+    if (e <= s) return 0;
+    /* steps of the chunk that start before e, newest first, while one may still reach s */
+    size_t lo = c->k0, hi = c->k1;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (st[mid].start_ps < e)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    for (size_t k = lo; k-- > c->k0 && c->max_end[k] > s;) {
+        int64_t cs = s > st[k].start_ps ? s : st[k].start_ps;
+        int64_t ce = e < st[k].end_ps ? e : st[k].end_ps;
+        if (ce <= cs) continue;
+        xpv_ivals_push(&c->iv[(k - c->k0) * c->nslots + (size_t)c->track_slot[ev->track]], cs, ce);
+        if (++c->nivals > c->o->interval_cap && c->splittable) return 1;
+    }
+    return 0;
 }
 
-static int scan_window(bd_ctx *c, xpv_err *err)
+static int scan_chunk(bd_ctx *c, xpv_err *err)
 {
-    for (size_t s = 0; s < c->nslots; s++)
-        c->iv[s].n = 0;
+    for (size_t i = 0; i < (c->k1 - c->k0) * c->nslots; i++)
+        c->iv[i].n = 0;
     c->nivals = 0;
     for (size_t t = 0; t < c->in->ntracks; t++) {
         if (c->track_slot[t] < 0) continue;
@@ -155,38 +171,83 @@ static int scan_window(bd_ctx *c, xpv_err *err)
         q.t0 = c->o->steps->base_ns + c->w0 / 1000 - 1;
         q.t1 = c->o->steps->base_ns + c->w1 / 1000 + 1;
         int rc = xpv_store_scan(c->in->db, &q, window_visit, c, err);
-        if (rc < 0) return -1;
-        if (rc > 0) return 1;
+        if (rc != 0) return rc;
     }
     return 0;
 }
 
-static void commit_window(bd_ctx *c)
+static void commit_chunk(bd_ctx *c)
 {
-    acc *row = &c->per_step[c->k * (c->nslots + 1)];
-    c->all.n = 0;
-    for (size_t s = 0; s < c->nslots; s++) {
-        row[s].busy += xpv_ivals_union(&c->iv[s]);
-        for (size_t i = 0; i < c->iv[s].n; i++)
-            xpv_ivals_push(&c->all, c->iv[s].v[i].start, c->iv[s].v[i].end);
+    for (size_t k = c->k0; k < c->k1; k++) {
+        acc *row = &c->per_step[k * (c->nslots + 1)];
+        xpv_ivals *iv = &c->iv[(k - c->k0) * c->nslots];
+        c->all.n = 0;
+        for (size_t s = 0; s < c->nslots; s++) {
+            row[s].busy += xpv_ivals_union(&iv[s]);
+            for (size_t i = 0; i < iv[s].n; i++)
+                xpv_ivals_push(&c->all, iv[s].v[i].start, iv[s].v[i].end);
+        }
+        row[c->nslots].busy += xpv_ivals_union(&c->all);
     }
-    row[c->nslots].busy += xpv_ivals_union(&c->all);
 }
 
-static int process_window(bd_ctx *c, int64_t w0, int64_t w1, xpv_err *err)
+/* Unions of the busy intervals of steps [ch.k0, ch.k1) within [ch.w0, ch.w1):
+ * one scan per device track for the whole chunk; a chunk with more than
+ * interval_cap intervals is split (into halves of its steps, or of its
+ * window for a single step). */
+static int process_chunk(bd_ctx *c, chunk ch, xpv_err *err)
 {
-    c->w0 = w0;
-    c->w1 = w1;
-    c->splittable = w1 - w0 >= 2000;
-    int rc = scan_window(c, err);
+    c->k0 = ch.k0, c->k1 = ch.k1, c->w0 = ch.w0, c->w1 = ch.w1;
+    c->splittable = ch.k1 - ch.k0 > 1 || ch.w1 - ch.w0 >= 2000;
+    int rc = scan_chunk(c, err);
     if (rc < 0) return -1;
     if (rc == 0) {
-        commit_window(c);
+        commit_chunk(c);
         return 0;
     }
-    int64_t mid = w0 + (w1 - w0) / 2;
-    if (process_window(c, w0, mid, err) != 0) return -1;
-    return process_window(c, mid, w1, err);
+    chunk lo = ch, hi = ch;
+    if (ch.k1 - ch.k0 > 1) {
+        lo.k1 = hi.k0 = ch.k0 + (ch.k1 - ch.k0) / 2;
+        lo.w1 = c->max_end[lo.k1 - 1];
+        hi.w0 = c->o->steps->v[hi.k0].start_ps;
+    } else {
+        lo.w1 = hi.w0 = ch.w0 + (ch.w1 - ch.w0) / 2;
+    }
+    if (process_chunk(c, lo, err) != 0) return -1;
+    return process_chunk(c, hi, err);
+}
+
+/* The first pass: every device event goes to its step; the unions of all
+ * steps are gathered on the way while they fit interval_cap (else they are
+ * left to process_chunk's scans of smaller chunks). */
+static int assign_and_union_visit(void *ctx, const xpv_event *ev, int64_t block_id, uint32_t index)
+{
+    bd_ctx *c = ctx;
+    assign_visit(ctx, ev, block_id, index);
+    if (c->union_live && window_visit(ctx, ev, block_id, index)) c->union_live = 0;
+    return 0;
+}
+
+static int assign_events(bd_ctx *c, xpv_err *err)
+{
+    size_t n = c->o->steps->n;
+    chunk all = {0, n, c->o->steps->v[0].start_ps, c->max_end[n - 1]};
+    c->k0 = all.k0, c->k1 = all.k1, c->w0 = all.w0, c->w1 = all.w1;
+    c->splittable = 1;
+    c->union_live = 1;
+    c->nivals = 0;
+    for (size_t t = 0; t < c->in->ntracks; t++) {
+        if (c->track_slot[t] < 0) continue;
+        xpv_store_query q;
+        xpv_store_query_all(&q, c->in->profile_id);
+        q.track = (int64_t)t;
+        if (xpv_store_scan(c->in->db, &q, assign_and_union_visit, c, err) < 0) return -1;
+    }
+    if (c->union_live) {
+        commit_chunk(c);
+        return 0;
+    }
+    return process_chunk(c, all, err);
 }
 
 static void assign_slots(bd_ctx *c)
@@ -258,17 +319,19 @@ int xpv_steps_write(const xpv_analysis_input *in, xpv_breakdown_opts *o, xpv_err
     bd_ctx c = {.in = in, .o = o};
     assign_slots(&c);
     c.per_step = xpv_xcalloc((o->steps->n ? o->steps->n : 1) * (c.nslots + 1), sizeof *c.per_step);
-    c.iv = xpv_xcalloc(c.nslots + 1, sizeof *c.iv);
-    int rc = c.nslots && o->steps->n ? assign_events(&c, err) : 0;
-    for (size_t k = 0; k < o->steps->n && rc == 0; k++) {
-        c.k = k;
-        if (c.nslots) rc = process_window(&c, o->steps->v[k].start_ps, o->steps->v[k].end_ps, err);
-    }
+    size_t n = o->steps->n;
+    c.iv = xpv_xcalloc((n ? n : 1) * (c.nslots + 1), sizeof *c.iv);
+    c.max_end = xpv_xmalloc((n ? n : 1) * sizeof *c.max_end);
+    for (size_t k = 0; k < n; k++)
+        c.max_end[k] = k && c.max_end[k - 1] > o->steps->v[k].end_ps ? c.max_end[k - 1]
+                                                                     : o->steps->v[k].end_ps;
+    int rc = c.nslots && n ? assign_events(&c, err) : 0;
     if (rc == 0) rc = write_rows(&c, err);
     o->joined_by_corr = c.by_corr;
     o->joined_by_time = c.by_time;
-    for (size_t s = 0; s < c.nslots + 1; s++)
-        xpv_ivals_free(&c.iv[s]);
+    for (size_t i = 0; i < (n ? n : 1) * (c.nslots + 1); i++)
+        xpv_ivals_free(&c.iv[i]);
+    free(c.max_end);
     xpv_ivals_free(&c.all);
     free(c.iv);
     free(c.per_step);

@@ -195,6 +195,7 @@ def test_pytorch_resnet50_kernels_and_steps():
 def test_pytorch_fractional_us():
     check_pytorch("pytorch-h100-bert-small.json.gz")
     check_pytorch("pytorch-rocm-mi210-gpu-only.json.gz")
+    check_pytorch("pytorch-gp100-user-annotations.json.gz")
 
 
 # ---- Nsight Systems ----

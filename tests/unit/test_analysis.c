@@ -608,6 +608,20 @@ static void test_spilled_durations(void)
     sqlite3_close(db);
 }
 
+/* With room for one interval at a time, every step window is split down
+ * to single events: the numbers must not change. */
+static void test_split_windows(void)
+{
+    setenv("XPV_ANALYSIS_INTERVAL_CAP", "1", 1);
+    test_interval_union();
+    test_correlation_vs_time_join();
+    test_module_fallback();
+    setenv("XPV_ANALYSIS_INTERVAL_CAP", "3", 1);
+    test_interval_union();
+    test_epoch_timestamps();
+    unsetenv("XPV_ANALYSIS_INTERVAL_CAP");
+}
+
 int main(void)
 {
     static const xpv_test_case tests[] = {
@@ -623,6 +637,7 @@ int main(void)
         {"module fallback", test_module_fallback},
         {"no markers: none", test_no_markers},
         {"spilled durations stay exact", test_spilled_durations},
+        {"split step windows stay exact", test_split_windows},
         {NULL, NULL},
     };
     return xpv_test_run("analysis", tests, 0);
