@@ -71,6 +71,23 @@ int xpv_pb_fail(const xpv_pb *r, const uint8_t *at, xpv_err *err, const char *fm
 int xpv_pb_wrong_wire(const xpv_pb *r, const xpv_pb_field *f, const char *message,
                       uint32_t expected, xpv_err *err);
 
+/* Decodes a varint in [p, end). Returns the byte after it, or NULL when it
+ * is cut off or malformed (the slow path then says which). */
+static inline const uint8_t *xpv_pb_varint_in(const uint8_t *p, const uint8_t *end, uint64_t *out)
+{
+    uint64_t v = 0;
+    for (int shift = 0; shift < 70 && p < end; shift += 7) {
+        uint8_t c = *p++;
+        if (shift == 63 && c > 1) return NULL; /* the 10th byte may only carry bit 63 */
+        v |= (uint64_t)(c & 0x7F) << shift;
+        if (!(c & 0x80)) {
+            *out = v;
+            return p;
+        }
+    }
+    return NULL;
+}
+
 /* Reads one varint. Returns 0, or -1 with err. */
 static inline int xpv_pb_varint(xpv_pb *r, uint64_t *out, xpv_err *err)
 {
@@ -86,26 +103,32 @@ static inline int xpv_pb_varint(xpv_pb *r, uint64_t *out, xpv_err *err)
 static inline int xpv_pb_next(xpv_pb *r, xpv_pb_field *f, xpv_err *err)
 {
     if (r->p >= r->end) return 0;
-    /* Fast path: a one-byte tag (fields 1-15) and, for varints and short
-     * length-delimited values, a one-byte value or length. */
-    if (r->end - r->p >= 2 && r->p[0] < 0x80 && r->p[0] >= 8 && r->p[1] < 0x80) {
-        uint32_t tag = r->p[0];
+    /* Fast path: a one-byte tag (fields 1-15) of a varint or length-delimited
+     * field; everything else (and every error) takes the slow path. */
+    uint32_t tag = r->p[0];
+    if (tag < 0x80 && tag >= 8) {
+        const uint8_t *p = r->p + 1;
         if ((tag & 7) == XPV_PB_VARINT) {
-            f->at = r->p;
-            f->num = tag >> 3;
-            f->wire = XPV_PB_VARINT;
-            f->v = r->p[1];
-            r->p += 2;
-            return 1;
-        }
-        if ((tag & 7) == XPV_PB_LEN && (size_t)(r->end - r->p - 2) >= r->p[1]) {
-            f->at = r->p;
-            f->num = tag >> 3;
-            f->wire = XPV_PB_LEN;
-            f->len = r->p[1];
-            f->data = r->p + 2;
-            r->p += 2 + f->len;
-            return 1;
+            p = xpv_pb_varint_in(p, r->end, &f->v);
+            if (p) {
+                f->at = r->p;
+                f->num = tag >> 3;
+                f->wire = XPV_PB_VARINT;
+                r->p = p;
+                return 1;
+            }
+        } else if ((tag & 7) == XPV_PB_LEN) {
+            uint64_t len;
+            p = xpv_pb_varint_in(p, r->end, &len);
+            if (p && len <= (uint64_t)(r->end - p)) {
+                f->at = r->p;
+                f->num = tag >> 3;
+                f->wire = XPV_PB_LEN;
+                f->len = (size_t)len;
+                f->data = p;
+                r->p = p + len;
+                return 1;
+            }
         }
     }
     return xpv_pb_next_slow(r, f, err);
