@@ -17,7 +17,8 @@ work=${3:-/tmp/xpv-bench-xplane}
 gen=$build/xpv-gen
 bin=$build/xprof-view
 ins=$build/bench_xplane_insert
-for f in "$gen" "$bin" "$ins"; do
+dec=$build/bench_xplane_decode
+for f in "$gen" "$bin" "$ins" "$dec"; do
     [ -x "$f" ] || { echo "missing $f: cmake --build $build first" >&2; exit 2; }
 done
 
@@ -37,6 +38,11 @@ echo "file: $pb ($bytes bytes)"
 "$ins" 10000000 "$work" > "$work/minimal.txt"
 minimal=$(sed -n 's/^minimal_rows_per_s=//p' "$work/minimal.txt")
 
+# (a2) the reader alone, into a counting sink (no store, no analysis)
+"$dec" "$pb" > "$work/decode.txt"
+dec_eps=$(sed -n 's/^decode_events_per_s=//p' "$work/decode.txt")
+dec_mbs=$(sed -n 's/^decode_mb_per_s=//p' "$work/decode.txt")
+
 # (b) the ingest, into a fresh index
 rm -f "$work"/fresh.db*
 /usr/bin/time -v "$bin" --profile-dir="$pb" --list-only --json --db="$work/fresh.db" \
@@ -49,9 +55,10 @@ import json, sys
 p = json.load(open(sys.argv[1]))[0]
 print(p["status"], p["events"], p["index_seconds"])' "$work/listing.json")
 
-python3 - "$bytes" "$minimal" "$wall" "$rss_kb" "$status" "$events" "$index_s" <<'PY'
+python3 - "$bytes" "$minimal" "$wall" "$rss_kb" "$status" "$events" "$index_s" "$dec_eps" \
+    "$dec_mbs" <<'PY'
 import sys
-size, minimal, wall, rss_kb, status, events, index_s = sys.argv[1:]
+size, minimal, wall, rss_kb, status, events, index_s, dec_eps, dec_mbs = sys.argv[1:]
 size, minimal, wall, rss_kb, events, index_s = (int(size), float(minimal), float(wall),
                                                int(rss_kb), int(events), float(index_s))
 eps = events / wall
@@ -61,6 +68,8 @@ print("minimal insert loop:    %.2f M rows/s" % (minimal / 1e6))
 print("ingest wall time:       %.2f s (indexing %.2f s of it)" % (wall, index_s))
 print("ingest rate:            %.2f M events/s, %.0f MB/s" % (eps / 1e6, size / wall / 2**20))
 print("ratio to minimal loop:  %.2f (target >= 0.75)" % (eps / minimal))
+print("reader alone:           %.2f M events/s, %s MB/s (%.2fx the minimal loop)"
+      % (float(dec_eps) / 1e6, dec_mbs, float(dec_eps) / minimal))
 print("peak RSS:               %.0f MB = mapped file %.0f MB + %.0f MB (target: + <= 200 MB)"
       % (rss_kb / 1024, size / 2**20, rss_kb / 1024 - size / 2**20))
 PY
