@@ -6,10 +6,13 @@
  * hlo_category groups -> kernel_stats rows -> steps -> step breakdown.
  *
  * Memory while streaming: 8 bytes per kernel / memcpy / memset / XLA-op
- * duration up to DURATION_MEM_CAP, spilled to a temp file beyond; a few
- * bytes per track and group; 40 bytes per step marker. At finish: 24 bytes
- * per host launch up to LAUNCH_LIMIT, plus the events of one step window
- * (at most INTERVAL_CAP intervals before the window is split).
+ * duration up to DURATION_MEM_CAP (16 MB), spilled to a temp file beyond;
+ * a few hundred bytes per track and per (kind, name, track) group; 40 bytes
+ * per step marker. At finish, after the event store has released its
+ * buffers: 24 bytes per host launch up to LAUNCH_LIMIT (2 M launches,
+ * 48 MB; later launches use the time join, with a warning), and at most
+ * INTERVAL_CAP busy intervals (16 bytes, held twice for the combined union:
+ * 16 MB) before the step windows are split.
  *
  * Environment (read once, in xpv_analysis_new): XPV_ANALYSIS=off skips the
  * analysis (for measuring its cost); XPV_TIMING=1 prints the finish time
@@ -22,9 +25,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define DURATION_MEM_CAP (32u << 20)
+#define DURATION_MEM_CAP (16u << 20)
 #define LAUNCH_LIMIT (2u << 20)
-#define INTERVAL_CAP (1u << 20)
+#define INTERVAL_CAP (1u << 19)
 
 struct xpv_analysis {
     int disabled, timing;
@@ -203,6 +206,9 @@ static int build_steps(xpv_analysis *a, const xpv_analysis_input *in, const trac
              "steps: %lld device events joined to their step through the correlation id of their "
              "host launch, %lld by their start time",
              (long long)o.joined_by_corr, (long long)o.joined_by_time);
+    if (steps.dropped)
+        warn(out, "steps: only the first %lld steps are kept; %lld later ones were left out",
+             (long long)steps.n, (long long)steps.dropped);
     if (a->markers.dropped)
         warn(out, "steps: %lld step markers past the first %lld were ignored",
              (long long)a->markers.dropped, (long long)a->markers.n);

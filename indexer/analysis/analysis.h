@@ -7,6 +7,18 @@
  * that depends on a name is resolved in xpv_analysis_finish(), which runs
  * once, after the reader is done, and may also scan the event store.
  * finish writes the profile's rows of `kernel_stats` and `steps`.
+ *
+ * What the rows mean (details at the top of each file in this folder):
+ *  - kernel_stats (kernel_stats.c, kernel_rows.c): per kind (kernel, memcpy,
+ *    memset, xla_op, hlo_category), name and device, plus device -1 = all
+ *    devices: exact ps count/total/min/max, exact median, sample stddev,
+ *    percent of the same kind in the same device scope, launch shape when
+ *    unique (else `shapes` = how many), the most frequent launching op.
+ *  - steps (steps.c, step_breakdown.c): start_ps counts from the profile's
+ *    start (profiles.start_ns); device work is assigned to steps through
+ *    the correlation id of its host launch, else by its start; idle and
+ *    host_ps come from unions of busy intervals clipped to the step.
+ *  - warnings: which join was used, and any memory cap that was reached.
  */
 #ifndef XPV_ANALYSIS_H
 #define XPV_ANALYSIS_H

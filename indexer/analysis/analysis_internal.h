@@ -206,9 +206,12 @@ void xpv_markers_free(xpv_step_markers *s);
 typedef struct {
     xpv_step *v; /* sorted by start; times in ps from base_ns */
     size_t n;
+    int64_t dropped; /* steps past XPV_MAX_STEPS (the latest ones) */
     int64_t base_ns;
     const char *source; /* annotation|profiler_step|steps_line|nvtx|tf|module|none */
 } xpv_step_list;
+
+#define XPV_MAX_STEPS 100000 /* the breakdown holds ~100 bytes per step and device */
 
 /* Picks the marker source and builds the steps (module fallback included).
  * module_tracks / kernel_tracks mark tracks with XLA_MODULE / KERNEL events. */

@@ -25,6 +25,7 @@ typedef struct {
 
 typedef struct {
     const xpv_analysis_input *in;
+    xpv_launches *l;
     int link_ops;
     xpv_idmap cat_is_op; /* cat id -> 1 for cpu_op / Operator */
     xpv_launch_rec *launches;
@@ -32,6 +33,16 @@ typedef struct {
     cpu_op *ops;
     size_t nops, capops;
 } track_ctx;
+
+static void push_launch(xpv_launches *l, xpv_launch_rec r)
+{
+    if (l->n == l->cap) {
+        l->cap = l->cap ? l->cap * 2 : 4096;
+        if (l->cap > l->limit) l->cap = l->limit;
+        l->r = xpv_xrealloc(l->r, l->cap * sizeof *l->r);
+    }
+    l->r[l->n++] = r;
+}
 
 static int is_op_category(track_ctx *c, uint32_t cat)
 {
@@ -50,6 +61,14 @@ static int track_visit(void *ctx, const xpv_event *ev, int64_t block_id, uint32_
     (void)block_id, (void)index;
     track_ctx *c = ctx;
     if (ev->kind == XPV_KIND_LAUNCH && ev->corr >= 0) {
+        if (c->l->n + c->nl >= c->l->limit) {
+            c->l->dropped++;
+            return 0;
+        }
+        if (!c->link_ops) { /* no sweep needed: straight into the table */
+            push_launch(c->l, (xpv_launch_rec){ev->corr, ev->ts_ns, 0});
+            return 0;
+        }
         if (c->nl == c->capl) {
             c->capl = c->capl ? c->capl * 2 : 1024;
             c->launches = xpv_xrealloc(c->launches, c->capl * sizeof *c->launches);
@@ -107,18 +126,8 @@ static void link_track_ops(track_ctx *c)
 
 static void keep(xpv_launches *l, const track_ctx *c)
 {
-    for (size_t i = 0; i < c->nl; i++) {
-        if (l->n == l->limit) {
-            l->dropped += (int64_t)(c->nl - i);
-            return;
-        }
-        if (l->n == l->cap) {
-            l->cap = l->cap ? l->cap * 2 : 4096;
-            if (l->cap > l->limit) l->cap = l->limit;
-            l->r = xpv_xrealloc(l->r, l->cap * sizeof *l->r);
-        }
-        l->r[l->n++] = c->launches[i];
-    }
+    for (size_t i = 0; i < c->nl; i++)
+        push_launch(l, c->launches[i]);
 }
 
 int xpv_launches_build(xpv_launches *l, const xpv_analysis_input *in, const uint8_t *launch_tracks,
@@ -126,7 +135,7 @@ int xpv_launches_build(xpv_launches *l, const xpv_analysis_input *in, const uint
 {
     memset(l, 0, sizeof *l);
     l->limit = limit;
-    track_ctx c = {.in = in, .link_ops = link_ops};
+    track_ctx c = {.in = in, .l = l, .link_ops = link_ops};
     xpv_idmap_init(&c.cat_is_op);
     int rc = 0;
     for (size_t t = 0; t < in->ntracks && rc == 0; t++) {

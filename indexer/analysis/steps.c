@@ -7,7 +7,10 @@
  * step number (several hosts or threads) merge into one step: the earliest
  * start, the latest end, the name of the earliest marker. Markers without a
  * number are numbered 0, 1, ... in start order per thread, so the n-th
- * marker of each thread merges with the n-th of the others.
+ * marker of each thread merges with the n-th of the others. Markers on
+ * device tracks (PyTorch's GPU-side copies of ProfilerStep#N, which last
+ * until the GPU catches up) count only when no host track has markers of
+ * that source: steps are the host's.
  *
  * Without markers, steps are the executions of one XLA module ("module"):
  *   1. the most frequent XLA_MODULE event name; its events on each track, in
@@ -122,15 +125,28 @@ static void merge_pieces(piece *p, size_t n, xpv_step_list *out)
         out->v[out->n++] = (xpv_step){p[i].number, p[i].name, p[i].start_ps, p[i].end_ps};
     }
     qsort(out->v, out->n, sizeof *out->v, step_by_start);
+    if (out->n > XPV_MAX_STEPS) {
+        out->dropped = (int64_t)(out->n - XPV_MAX_STEPS);
+        out->n = XPV_MAX_STEPS;
+    }
 }
 
-static void from_markers(const xpv_step_markers *s, int src, int64_t base_ns, xpv_step_list *out)
+static int on_device(const xpv_analysis_input *in, uint32_t track)
+{
+    return track < in->ntracks && in->tracks[track].device_id >= 0;
+}
+
+static void from_markers(const xpv_step_markers *s, const xpv_analysis_input *in, int src,
+                         int64_t base_ns, xpv_step_list *out)
 {
     piece *p = xpv_xmalloc(s->n * sizeof *p);
     size_t n = 0, unnumbered = 0;
+    int host_markers = 0;
+    for (size_t i = 0; i < s->n; i++)
+        host_markers |= s->m[i].src == src && !on_device(in, s->m[i].track);
     for (size_t i = 0; i < s->n; i++) {
         const xpv_marker *m = &s->m[i];
-        if (m->src != src) continue;
+        if (m->src != src || (host_markers && on_device(in, m->track))) continue;
         int64_t start = (m->ts_ns - base_ns) * 1000;
         p[n++] = (piece){m->step, start, start + m->dur_ps, m->name, m->track};
         unnumbered += m->step < 0;
@@ -299,7 +315,7 @@ int xpv_steps_build(xpv_step_markers *s, const xpv_analysis_input *in, const uin
     for (size_t i = 0; i < s->n; i++)
         if (!best || s->m[i].src < best) best = s->m[i].src;
     if (best) {
-        from_markers(s, best, base_ns, out);
+        from_markers(s, in, best, base_ns, out);
         out->source = SOURCE_NAME[best];
         return 0;
     }

@@ -373,6 +373,19 @@ static void test_marker_preference_and_merge(void)
     marker(s, 1, XPV_STEP_PROFILER_STEP, 5, "ProfilerStep#5", 1000, 500);
     marker(s, 2, XPV_STEP_PROFILER_STEP, 5, "ProfilerStep#5", 1100, 600); /* other thread */
     marker(s, 1, XPV_STEP_PROFILER_STEP, 6, "ProfilerStep#6", 2000, 500);
+    /* GPU-side copy of the step on a device track: not the step's window */
+    xpv_sink_process_device(s, 100, 0);
+    xpv_event gpu_copy;
+    xpv_event_init(&gpu_copy);
+    gpu_copy.track = xpv_sink_track(s, 100, 7);
+    gpu_copy.kind = XPV_KIND_STEP;
+    gpu_copy.step_src = XPV_STEP_PROFILER_STEP;
+    gpu_copy.step = 6;
+    gpu_copy.name = xpv_sink_intern_cstr(s, "ProfilerStep#6");
+    gpu_copy.ts_ns = 2010;
+    gpu_copy.dur_ns = 9000;
+    gpu_copy.dur_ps = 9000000;
+    xpv_sink_event(s, &gpu_copy);
     marker(s, 1, XPV_STEP_TF, 9, "tf", 0, 5000);
     finish(s);
     CU_ASSERT_STRING_EQUAL(q_text(db, "SELECT step_source FROM profiles WHERE id=7"),
