@@ -53,6 +53,9 @@
 #define MAX_KEY_BYTES 4096
 #define VALUE_INTERN_MAX 256
 #define ICACHE_SIZE 16384
+#define LONG_CACHE_SIZE 4096
+#define LONG_SEEN_SIZE 65536
+#define LONG_INTERN_BUDGET (64u << 20)
 #define STRING_ID_BASE ((int64_t)1 << 62)
 #define MAX_OPEN_SLICES 1000000
 #define MAX_STACK_DEPTH 10000
@@ -153,7 +156,9 @@ typedef struct {
     char *scratch;
     size_t scratch_len, scratch_cap;
 
-    icache_ent *icache;
+    icache_ent *icache, *long_cache;
+    uint64_t *long_seen;
+    size_t long_bytes;
     proc_info *procs;
     size_t nprocs_slots, nprocs;
     track_info *tracks;
@@ -161,6 +166,12 @@ typedef struct {
     char **str_ids; /* string pid/tid -> STRING_ID_BASE + index */
     size_t nstr_ids;
     pending **async_slots;
+    struct {
+        int valid;
+        int64_t pid, tid;
+        uint32_t track;
+        proc_info *proc, *procs; /* procs: the table the pointer is into */
+    } last;                      /* the previous event's track, which the next one often shares */
     size_t nasync_slots, nopen_total;
     int tf_stream_devices[64];
 
@@ -445,14 +456,31 @@ static int event_member(reader *r, cursor *c, const char **pp, const slice *key,
 
 /* ---- interning ---- */
 
+static uint64_t mix(uint64_t h, uint64_t v)
+{
+    h = (h ^ v) * 0xff51afd7ed558ccdULL;
+    return h ^ (h >> 32);
+}
+
+static uint64_t load8(const char *s)
+{
+    uint64_t v;
+    memcpy(&v, s, 8);
+    return v;
+}
+
+/* A fast hash for cache slots (every hit is verified with memcmp): strings
+ * up to 128 bytes are hashed whole, longer ones by length and samples. */
 static uint64_t fast_hash(const char *s, size_t n)
 {
     uint64_t h = 0x9E3779B97F4A7C15ULL ^ n;
+    if (n > 128) {
+        for (size_t i = 0; i < 8; i++)
+            h = mix(h, load8(s + (n - 8) * i / 7));
+        return h ^ (h >> 29);
+    }
     while (n >= 8) {
-        uint64_t v;
-        memcpy(&v, s, 8);
-        h = (h ^ v) * 0xff51afd7ed558ccdULL;
-        h ^= h >> 32;
+        h = mix(h, load8(s));
         s += 8;
         n -= 8;
     }
@@ -475,6 +503,31 @@ static uint32_t intern(reader *r, const char *s, size_t n, int value)
     }
     uint32_t id = value ? xpv_sink_intern_value(r->sink, s, n) : xpv_sink_intern(r->sink, s, n);
     if (id) *e = (icache_ent){h, id, (uint32_t)n};
+    return id;
+}
+
+/* Long arg values (PyTorch call stacks, input shapes) repeat from step to
+ * step. The sink's value table takes short strings only, so a long value
+ * is interned here once it is seen a second time (a fingerprint table
+ * remembers the first), within LONG_INTERN_BUDGET bytes; otherwise it is
+ * kept inline. Returns 0 for "keep it inline". */
+static uint32_t intern_long(reader *r, const char *s, size_t n)
+{
+    uint64_t h = fast_hash(s, n);
+    icache_ent *e = &r->long_cache[h & (LONG_CACHE_SIZE - 1)];
+    if (e->id && e->h == h && e->len == n) {
+        const char *t = xpv_sink_string(r->sink, e->id, NULL);
+        if (memcmp(t, s, n) == 0) return e->id;
+    }
+    uint64_t *seen = &r->long_seen[(h >> 20) & (LONG_SEEN_SIZE - 1)];
+    if (*seen != h) {
+        *seen = h;
+        return 0;
+    }
+    if (r->long_bytes + n > LONG_INTERN_BUDGET) return 0;
+    uint32_t id = xpv_sink_intern(r->sink, s, n);
+    r->long_bytes += n;
+    *e = (icache_ent){h, id, (uint32_t)n};
     return id;
 }
 
@@ -787,7 +840,8 @@ static int convert_arg(reader *r, const member *m, uint32_t key, xpv_arg *a)
     switch (m->type) {
     case JV_STR: {
         slice t = text_of(r, &m->val);
-        uint32_t id = t.len <= VALUE_INTERN_MAX ? intern(r, t.s, t.len, 1) : 0;
+        uint32_t id =
+            t.len <= VALUE_INTERN_MAX ? intern(r, t.s, t.len, 1) : intern_long(r, t.s, t.len);
         if (id || t.len == 0) {
             a->type = XPV_ARG_STR;
             a->v.str = id;
@@ -1293,9 +1347,20 @@ static uint32_t event_track(reader *r, const parsed_event *pe, proc_info **pp, t
 {
     slice plabel, tlabel;
     int64_t pid = map_id(r, &pe->pid, &plabel), tid = map_id(r, &pe->tid, &tlabel);
+    if (r->last.valid && r->last.pid == pid && r->last.tid == tid && r->last.procs == r->procs) {
+        *pp = r->last.proc;
+        *tp = &r->tracks[r->last.track];
+        return r->last.track;
+    }
     uint32_t track = xpv_sink_track(r->sink, pid, tid);
     proc_info *p = proc_get(r, pid);
     track_info *t = track_get(r, track);
+    r->last.valid = !plabel.len && !tlabel.len;
+    r->last.pid = pid;
+    r->last.tid = tid;
+    r->last.track = track;
+    r->last.proc = p;
+    r->last.procs = r->procs;
     if (plabel.len && !p->named) {
         xpv_sink_process_name(r->sink, pid, plabel.s, plabel.len);
         p->named = 1;
@@ -1650,6 +1715,8 @@ static void reader_free(reader *r)
     free(r->procs);
     free(r->async_slots);
     free(r->icache);
+    free(r->long_cache);
+    free(r->long_seen);
     free(r->members);
     free(r->args);
     free(r->scratch);
@@ -1673,6 +1740,8 @@ int xpv_read_chrome_json(const char *path, xpv_sink *sink, xpv_err *err)
     r.in = xpv_gz_open(path, 0, HEADROOM, err);
     if (!r.in) return -1;
     r.icache = xpv_xcalloc(ICACHE_SIZE, sizeof *r.icache);
+    r.long_cache = xpv_xcalloc(LONG_CACHE_SIZE, sizeof *r.long_cache);
+    r.long_seen = xpv_xcalloc(LONG_SEEN_SIZE, sizeof *r.long_seen);
     r.w = r.wend = r.p = "";
     intern_known_keys(&r);
     int rc = read_document(&r);

@@ -344,8 +344,33 @@ static int digit_at(const number_parts *np, int64_t i)
     return 0;
 }
 
+/* The common case, "-123.456" with no exponent and at most 18 digits kept:
+ * 1 when done, 0 when the general path is needed. */
+static int scaled_simple(const char *s, size_t n, int scale, int64_t *out)
+{
+    const char *p = s, *end = s + n;
+    int neg = p < end && *p == '-';
+    p += neg;
+    uint64_t v = 0;
+    int digits = 0;
+    while (p < end && is_digit(*p))
+        v = v * 10 + (uint64_t)(*p++ - '0'), digits++;
+    if (p < end && *p == '.') p++;
+    for (int i = 0; i < scale; i++) {
+        unsigned d = p < end && is_digit(*p) ? (unsigned)(*p++ - '0') : 0;
+        v = v * 10 + d;
+        digits++;
+    }
+    while (p < end && is_digit(*p))
+        p++;
+    if (p != end || digits > 18) return 0;
+    *out = neg ? -(int64_t)v : (int64_t)v;
+    return 1;
+}
+
 int js_to_scaled_int64(const char *s, size_t n, int scale, int64_t *out)
 {
+    if (scale >= 0 && scaled_simple(s, n, scale, out)) return 0;
     number_parts np;
     split_number(s, n, &np);
     /* Digits before the scaled decimal point: truncation drops the rest. */

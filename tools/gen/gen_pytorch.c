@@ -32,7 +32,9 @@ typedef struct {
     char *buf;
     size_t len, cap;
     int64_t written;
-    uint64_t rng;
+    uint64_t rng;       /* timing jitter */
+    uint64_t shape_rng; /* what runs: restarted every step, as a training loop repeats */
+    uint64_t seed;
     int64_t corr, ext, python_id;
     int64_t t_ns;   /* host clock */
     int64_t gpu_ns; /* device busy until */
@@ -72,6 +74,11 @@ static void out(gen *g, const char *fmt, ...)
 static uint64_t rnd(gen *g, uint64_t n)
 {
     return xpv_gen_rand(&g->rng) % n;
+}
+
+static uint64_t pick(gen *g, uint64_t n)
+{
+    return xpv_gen_rand(&g->shape_rng) % n;
 }
 
 /* Microseconds with three decimals, as Kineto prints them. */
@@ -175,9 +182,9 @@ static void write_header(gen *g, const xpv_gen_opts *o)
 /* Appends a PyTorch-style call stack of 6..13 frames. */
 static void call_stack(gen *g, char *dst, size_t cap)
 {
-    int n = 6 + (int)rnd(g, 8);
+    int n = 6 + (int)pick(g, 8);
     size_t len = 0;
-    uint64_t base = rnd(g, NFRAMES);
+    uint64_t base = pick(g, NFRAMES);
     for (int i = 0; i < n && len + 200 < cap; i++) {
         const char *f = FRAMES[(base + (uint64_t)i * 3) % NFRAMES];
         len += (size_t)snprintf(dst + len, cap - len, "%s%s", i ? ";" : "", f);
@@ -186,7 +193,7 @@ static void call_stack(gen *g, char *dst, size_t cap)
 
 static void shapes(gen *g, char *dst, size_t cap)
 {
-    int64_t b = 8 << rnd(g, 4), h = 256 << rnd(g, 4);
+    int64_t b = 8 << pick(g, 4), h = 256 << pick(g, 4);
     snprintf(dst, cap, "[[%lld, %lld], [%lld, %lld], [%lld]]", (long long)b, (long long)h,
              (long long)h * 4, (long long)h, (long long)h * 4);
 }
@@ -259,10 +266,10 @@ static void kernel(gen *g, int64_t ts, int64_t dur)
     char t[32], d[32];
     us(t, sizeof t, ts);
     us(d, sizeof d, dur);
-    uint64_t k = rnd(g, NKERNELS);
-    int regs = 16 + 8 * (int)rnd(g, 28), block = 64 << rnd(g, 4);
-    int grid = 1 + (int)rnd(g, 4096), shmem = (int)rnd(g, 4) * 16384;
-    double occ = (double)rnd(g, 10000) / 100.0;
+    uint64_t k = pick(g, NKERNELS);
+    int regs = 16 + 8 * (int)pick(g, 28), block = 64 << pick(g, 4);
+    int grid = 1 + (int)pick(g, 4096), shmem = (int)pick(g, 4) * 16384;
+    double occ = (double)pick(g, 10000) / 100.0;
     out(g,
         "  {\n    \"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"%s\", \"pid\": 0, \"tid\": %d,\n"
         "    \"ts\": %s, \"dur\": %s,\n    \"args\": {\n      \"External id\": %lld, \"queued\": "
@@ -283,8 +290,8 @@ static void memcpy_ev(gen *g, int64_t ts, int64_t dur, int set)
     static const char *const names[] = {"Memcpy HtoD (Pageable -> Device)",
                                         "Memcpy DtoH (Device -> Pinned)",
                                         "Memcpy DtoD (Device -> Device)"};
-    const char *name = set ? "Memset (Device)" : names[rnd(g, 3)];
-    int64_t bytes = 4096 << rnd(g, 10);
+    const char *name = set ? "Memset (Device)" : names[pick(g, 3)];
+    int64_t bytes = 4096 << pick(g, 10);
     out(g,
         "  {\n    \"ph\": \"X\", \"cat\": \"%s\", \"name\": \"%s\", \"pid\": 0, \"tid\": %d,\n"
         "    \"ts\": %s, \"dur\": %s,\n    \"args\": {\n      \"External id\": %lld, \"device\": "
@@ -299,25 +306,25 @@ static void memory_instant(gen *g, int64_t ts)
 {
     char t[32];
     us(t, sizeof t, ts);
-    int64_t bytes = (int64_t)(4096 << rnd(g, 12)) * (rnd(g, 2) ? 1 : -1);
+    int64_t bytes = (int64_t)(4096 << pick(g, 12)) * (pick(g, 2) ? 1 : -1);
     out(g,
         "  {\n    \"ph\": \"i\", \"cat\": \"cpu_instant_event\", \"s\": \"t\", \"name\": "
         "\"[memory]\",\n    \"pid\": %d, \"tid\": %d,\n    \"ts\": %s,\n    \"args\": {\n"
         "      \"Total Reserved\": 2097152000, \"Total Allocated\": %lld, \"Bytes\": %lld, "
         "\"Addr\": %llu, \"Device Id\": 0, \"Device Type\": 1\n    }\n  },\n",
         HOST_PID, HOST_PID, t, (long long)(1 << 30) + bytes, (long long)bytes,
-        (unsigned long long)(139637000000000ULL + rnd(g, 1000000) * 512));
+        (unsigned long long)(139637000000000ULL + pick(g, 1000000) * 512));
     g->events++;
 }
 
 /* One op: python frames, the cpu_op, its launch, flow and device work. */
 static void one_op(gen *g, int i)
 {
-    int64_t start = g->t_ns, dur = 20000 + (int64_t)rnd(g, 80000);
+    int64_t start = g->t_ns, dur = 20000 + (int64_t)pick(g, 80000) + (int64_t)rnd(g, 500);
     python_fn(g, start, dur + 3000, 0);
     python_fn(g, start + 1000, dur + 1000, 1);
     g->ext++;
-    cpu_op(g, start + 1500, dur, OPS[rnd(g, NOPS)]);
+    cpu_op(g, start + 1500, dur, OPS[pick(g, NOPS)]);
     int64_t launch = start + 1500 + dur / 2;
     g->corr++;
     int copy = i % 20 == 7, set = i % 30 == 11;
@@ -329,7 +336,7 @@ static void one_op(gen *g, int i)
             : set ? 53
                   : 211);
     int64_t gpu_start = launch + 5000 > g->gpu_ns ? launch + 5000 : g->gpu_ns + 1000;
-    int64_t gpu_dur = 2000 + (int64_t)rnd(g, 200000);
+    int64_t gpu_dur = 2000 + (int64_t)pick(g, 200000) + (int64_t)rnd(g, 300);
     if (copy || set)
         memcpy_ev(g, gpu_start, gpu_dur, set);
     else
@@ -400,6 +407,7 @@ int xpv_gen_pytorch(const xpv_gen_opts *o)
     g.t_ns = g.gpu_ns = t0;
     for (int step = 0; step < o->steps || g.written + (int64_t)g.len < o->size_bytes; step++) {
         int64_t start = g.t_ns;
+        g.shape_rng = o->seed * 0xD1B54A32D192ED03ULL + 7;
         for (int i = 0; i < OPS_PER_STEP; i++)
             one_op(&g, i);
         if (!o->no_steps) {
