@@ -420,6 +420,15 @@ static int pid_taken(reader *rd, int64_t pid)
     return 0;
 }
 
+/* The device number after "/device:GPU:" (the name is not NUL-terminated). */
+static int parse_ordinal(const char *s, size_t n)
+{
+    int v = 0;
+    for (size_t i = 0; i < n && i < 6 && s[i] >= '0' && s[i] <= '9'; i++)
+        v = v * 10 + (s[i] - '0');
+    return v;
+}
+
 /* Type, ordinal, pid and sort index of a plane, named as JAX's converter does. */
 static void place_plane(reader *rd, const plane_head *h, int64_t index, int *ordinal, int64_t *sort)
 {
@@ -431,7 +440,7 @@ static void place_plane(reader *rd, const plane_head *h, int64_t index, int *ord
         rd->plane_type = PLANE_HOST, rd->pid = PID_HOST, *sort = 0;
     else if (starts_with(n, len, "/device:GPU:") || starts_with(n, len, "/device:TPU:")) {
         rd->plane_type = n[9] == 'G' ? PLANE_GPU : PLANE_TPU;
-        *ordinal = (int)strtol(n + 12, NULL, 10);
+        *ordinal = parse_ordinal(n + 12, len - 12);
         rd->pid = PID_FIRST_DEVICE + (id_ok ? h->id : *ordinal);
         *sort = 1 + *ordinal;
     } else if (starts_with(n, len, "/device:") || starts_with(n, len, "/custom:")) {
