@@ -61,7 +61,7 @@ function setHeader(profile, page) {
 }
 
 export function profileName(p) {
-  const parts = [p.run, p.host].filter(Boolean);
+  const parts = [p.run, p.host].filter((x) => x && x !== '.');
   if (parts.length) return parts.join(' / ');
   return (p.path || p.id || '').split('/').pop();
 }

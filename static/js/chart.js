@@ -87,7 +87,7 @@ export function stepChart(container, steps, { onSelect, height = 260 } = {}) {
   const step = niceStep(maxV, 5);
   const top = Math.ceil(maxV / step) * step;
   const y = (v) => pad.t + plotH - (v / top) * plotH;
-  const svg = s('svg', { viewBox: `0 0 ${width} ${height}`, height, role: 'group',
+  const svg = s('svg', { viewBox: `0 0 ${width} ${height}`, width, height, role: 'group',
     'aria-label': `Step time chart: ${steps.length} steps, stacked by category` });
   const grid = s('g', { class: 'grid' });
   const axis = s('g', { class: 'axis' });
@@ -176,7 +176,7 @@ export function barChart(container, items, { format = fmtDur, rowH = 22, onSelec
   const valueW = 90;
   const height = items.length * rowH + 4;
   const maxV = Math.max(...items.map((i) => i.value || 0), 1e-9);
-  const svg = s('svg', { viewBox: `0 0 ${width} ${height}`, height, role: 'list', 'aria-label': 'Top kernels by total time' });
+  const svg = s('svg', { viewBox: `0 0 ${width} ${height}`, width, height, role: 'list', 'aria-label': 'Top kernels by total time' });
   const color = cssVar('--c-compute');
   items.forEach((it, i) => {
     const yy = i * rowH + 2;

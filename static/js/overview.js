@@ -162,6 +162,8 @@ function fillFacts(dl, p) {
   dl.replaceChildren(...rows.flatMap(([k, v]) => [h('dt', null, k), h('dd', null, v)]));
 }
 
+// Redraws a chart when its box changes width (charts are drawn at the
+// box's pixel width so text never scales).
 export function resizeObserve(el, fn, signal) {
   let w = el.clientWidth;
   let raf = 0;

@@ -381,7 +381,9 @@ export function mount(view, { id, profile, params, notify }) {
     for (const t of out) {
       const x = t.x;
       ctx.fillStyle = colors.border; ctx.fillRect(Math.round(x), 16, 1, 12);
-      ctx.fillStyle = colors.muted; ctx.fillText(fmtTick(t.rel, step), x + 3, 10);
+      const label = fmtTick(t.rel, step);
+      if (x + 3 + ctx.measureText(label).width > W) continue; // would be clipped at the edge
+      ctx.fillStyle = colors.muted; ctx.fillText(label, x + 3, 10);
     }
   }
 

@@ -82,12 +82,13 @@ url, base = sys.argv[1], sys.argv[2]
 t0 = time.time()
 while time.time() - t0 < 1800:
     ps = json.load(urllib.request.urlopen(url + "/api/profiles"))["profiles"]
-    p = next((p for p in ps if p["path"].endswith("/perf/" + base)), None)
+    # paths are relative to the profile dir
+    p = next((p for p in ps if ("/" + p["path"]).endswith("/perf/" + base)), None)
     if p and p["status"] != "pending":
         print(p["id"]); sys.stderr.write("perf profile indexed in %.1f s\n" % (time.time() - t0)); break
     time.sleep(1)
 PY
-)
+) || perf_id=
 fi
 
 rc=0
