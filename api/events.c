@@ -19,7 +19,7 @@
  */
 #include "api.h"
 #include "api_util.h"
-#include "../indexer/event_store.h"
+#include "block_marks.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -27,7 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define DENSE_PER_PIXEL 4
+#define DENSE_PER_PIXEL 1
 #define MAX_EVENTS 400000
 #define NO_NAME INT64_MIN
 
@@ -67,7 +67,11 @@ typedef struct {
     int truncated;
     track_acc *current;
     int current_long;
+    int stop_past_end; /* the block is sorted: nothing after b can overlap */
+    xpv_block_marks *marks;
 } window;
+
+#define STOP_DECODING 2
 
 static void push_item(track_acc *t, const item *it)
 {
@@ -114,7 +118,8 @@ static int visit_event(void *ctx, const xpv_event *ev, int64_t block, uint32_t i
 {
     window *w = ctx;
     int64_t end = ev->ts_ns + (ev->dur_ns > 0 ? ev->dur_ns : 0);
-    if (ev->ts_ns > w->b || end < w->a) return 0;
+    if (ev->ts_ns > w->b) return w->stop_past_end ? STOP_DECODING : 0;
+    if (end < w->a) return 0;
     if (!w->current_long) {
         bucket_add_event(w, w->current, ev, end, block, index);
         return 0;
@@ -186,6 +191,30 @@ static const char *const WINDOW_SQL =
     " n <= (t_max - t_min) * ?7) THEN data END FROM blocks WHERE profile_id=?1 AND"
     " (?2 < 0 OR track=?2) AND t_min <= ?4 AND t_max >= ?3";
 
+/* Where to start decoding a block for this window: a cached mark when the
+ * block is long and sorted (then decoding stops past the window), else its
+ * first event. */
+static const xpv_store_mark *resume_mark(window *w, sqlite3_stmt *st, xpv_store_mark *mark)
+{
+    w->stop_past_end = 0;
+    int64_t n = sqlite3_column_int64(st, 5);
+    if (!w->marks || n <= XPV_MARK_EVERY) return NULL;
+    int lod = sqlite3_column_int(st, 2);
+    xpv_block_key k = {sqlite3_column_int64(st, 0), n, sqlite3_column_bytes(st, 6),
+                       sqlite3_column_int64(st, 3), sqlite3_column_int64(st, 4)};
+    /* Events of class lod last under 2^lod ns: one that overlaps the window
+     * starts after a - 2^lod. */
+    int64_t lookback = lod >= 62 ? INT64_MAX : (lod > 0 ? (int64_t)1 << lod : 0);
+    int64_t from = w->a > INT64_MIN + lookback ? w->a - lookback : INT64_MIN;
+    int found = xpv_block_marks_find(w->marks, &k, from, mark);
+    if (found == 0 &&
+        xpv_block_marks_add(w->marks, &k, sqlite3_column_blob(st, 6), (size_t)k.bytes) == 0)
+        found = xpv_block_marks_find(w->marks, &k, from, mark);
+    if (found != 1) return NULL;
+    w->stop_past_end = 1;
+    return mark;
+}
+
 static int scan_track(sqlite3 *db, sqlite3_stmt *st, int64_t track, window *w, int long_lod,
                       xpv_buf *out)
 {
@@ -202,9 +231,13 @@ static int scan_track(sqlite3 *db, sqlite3_stmt *st, int64_t track, window *w, i
                           sqlite3_column_int64(st, 5));
             continue;
         }
-        if (xpv_store_decode(sqlite3_column_blob(st, 6), (size_t)sqlite3_column_bytes(st, 6),
-                             (uint32_t)tr, sqlite3_column_int64(st, 0), visit_event, w,
-                             &err) != 0) {
+        xpv_store_mark mark;
+        const void *blob = sqlite3_column_blob(st, 6);
+        size_t len = (size_t)sqlite3_column_bytes(st, 6);
+        const xpv_store_mark *from = resume_mark(w, st, &mark);
+        int drc = xpv_store_decode_from(blob, len, (uint32_t)tr, sqlite3_column_int64(st, 0), from,
+                                        visit_event, w, &err);
+        if (drc != 0 && drc != STOP_DECODING) {
             sqlite3_reset(st);
             return xpv_api_error(out, 500, "index: %s", err.msg);
         }
@@ -334,6 +367,18 @@ static uint32_t name_local(name_table *nt, uint32_t id)
     return (uint32_t)nt->n++;
 }
 
+/* Integers are written often here; snprintf's parsing shows in profiles. */
+static void put_int(xpv_buf *b, int64_t v)
+{
+    char tmp[24], *p = tmp + sizeof tmp;
+    uint64_t mag = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+    do
+        *--p = (char)('0' + mag % 10), mag /= 10;
+    while (mag);
+    if (v < 0) *--p = '-';
+    xpv_buf_append(b, p, (size_t)(tmp + sizeof tmp - p));
+}
+
 static void put_track(xpv_buf *b, window *w, size_t id, name_table *nt)
 {
     track_acc *t = &w->tracks[id];
@@ -347,8 +392,15 @@ static void put_track(xpv_buf *b, window *w, size_t id, name_table *nt)
         xpv_api_put_us(b, it->start);
         xpv_buf_putc(b, ',');
         xpv_api_put_us(b, it->end - it->start);
-        xpv_buf_printf(b, ",%u,%d,\"%lld:%u\"]", name_local(nt, it->name), it->depth,
-                       (long long)it->block, it->index);
+        xpv_buf_putc(b, ',');
+        put_int(b, name_local(nt, it->name));
+        xpv_buf_putc(b, ',');
+        put_int(b, it->depth);
+        xpv_buf_puts(b, ",\"");
+        put_int(b, it->block);
+        xpv_buf_putc(b, ':');
+        put_int(b, it->index);
+        xpv_buf_puts(b, "\"]");
     }
     xpv_buf_puts(b, "],\"spans\":[");
     n = 0;
@@ -359,8 +411,13 @@ static void put_track(xpv_buf *b, window *w, size_t id, name_table *nt)
         xpv_api_put_us(b, it->start);
         xpv_buf_putc(b, ',');
         xpv_api_put_us(b, it->end);
-        xpv_buf_printf(b, ",%lld,%lld,%d]", (long long)it->count,
-                       it->name_known ? (long long)name_local(nt, it->name) : -1LL, it->depth);
+        xpv_buf_putc(b, ',');
+        put_int(b, it->count);
+        xpv_buf_putc(b, ',');
+        put_int(b, it->name_known ? (int64_t)name_local(nt, it->name) : -1);
+        xpv_buf_putc(b, ',');
+        put_int(b, it->depth);
+        xpv_buf_putc(b, ']');
     }
     xpv_buf_puts(b, "]}");
 }
@@ -412,7 +469,7 @@ int xpv_api_events(sqlite3 *db, int64_t id, const xpv_events_query *q, xpv_buf *
     int64_t b = q->has_end ? (int64_t)ceil(q->end_us * 1000.0) : ps.end_ns;
     if (!ps.has_span && !(q->has_start && q->has_end)) a = 0, b = 1;
     if (b <= a) return xpv_api_error(out, 400, "end_us must be greater than start_us");
-    window w = {.a = a, .b = b, .resolution = resolution};
+    window w = {.a = a, .b = b, .resolution = resolution, .marks = q->marks};
     w.pixel = (double)(b - a) / resolution;
     status = load_tracks(db, id, q, &w, out);
     if (status == 200) status = collect(db, id, q, &w, out);

@@ -337,39 +337,53 @@ static int decode_args(reader *r, xpv_arg *args, uint32_t nargs)
     return r->bad ? -1 : 0;
 }
 
-int xpv_store_decode(const void *data, size_t len, uint32_t track, int64_t block_id,
-                     xpv_store_visit fn, void *ctx, xpv_err *err)
+/* Where the next event starts and what it is relative to; marks (below)
+ * are snapshots of this, so a decode can resume mid-block. */
+typedef struct {
+    reader r;
+    const unsigned char *base;
+    uint64_t n, i;
+    int64_t prev_ts;
+} cursor;
+
+/* Decodes events from c until n, a visitor's non-zero answer or damage.
+ * With fn NULL it only walks, recording a mark every `every` events. */
+static int decode_events(cursor *c, uint32_t track, int64_t block_id, xpv_store_visit fn,
+                         void *ctx, xpv_store_mark *marks, size_t cap, uint32_t every,
+                         size_t *nmarks, int *sorted)
 {
-    reader r = {data, (const unsigned char *)data + len, 0};
-    if (get_u8(&r) != 1) return xpv_err_set(err, "event block %lld: unknown version", (long long)block_id);
-    uint64_t n = get_varint(&r);
     xpv_arg stack_args[64], *args = stack_args;
     uint32_t args_cap = 64;
-    int64_t prev_ts = 0;
     int rc = 0;
-    for (uint64_t i = 0; i < n && !r.bad && rc == 0; i++) {
+    reader *r = &c->r;
+    for (; c->i < c->n && !r->bad && rc == 0; c->i++) {
+        uint32_t offset = (uint32_t)(r->p - c->base);
+        int64_t before = c->prev_ts;
         xpv_event ev;
         xpv_event_init(&ev);
-        unsigned flags = get_u8(&r);
-        ev.ph = (char)get_u8(&r);
-        ev.kind = (uint8_t)get_u8(&r);
-        ev.ts_ns = prev_ts + get_zigzag(&r);
-        prev_ts = ev.ts_ns;
-        ev.dur_ns = (int64_t)get_varint(&r) - 1;
+        unsigned flags = get_u8(r);
+        ev.ph = (char)get_u8(r);
+        ev.kind = (uint8_t)get_u8(r);
+        ev.ts_ns = c->prev_ts + get_zigzag(r);
+        c->prev_ts = ev.ts_ns;
+        if (marks && c->i % every == 0 && *nmarks < cap)
+            marks[(*nmarks)++] = (xpv_store_mark){offset, (uint32_t)c->i, before, ev.ts_ns};
+        if (sorted && c->i > 0 && ev.ts_ns < before) *sorted = 0;
+        ev.dur_ns = (int64_t)get_varint(r) - 1;
         ev.dur_ps = ev.dur_ns >= 0 ? ev.dur_ns * 1000 : -1;
-        ev.name = (uint32_t)get_varint(&r);
+        ev.name = (uint32_t)get_varint(r);
         ev.track = track;
-        if (flags & F_CAT) ev.cat = (uint32_t)get_varint(&r);
-        if (flags & F_CORR) ev.corr = get_zigzag(&r);
+        if (flags & F_CAT) ev.cat = (uint32_t)get_varint(r);
+        if (flags & F_CORR) ev.corr = get_zigzag(r);
         if (flags & F_STEP) {
-            ev.step = get_zigzag(&r);
-            ev.step_src = (uint8_t)get_u8(&r);
+            ev.step = get_zigzag(r);
+            ev.step_src = (uint8_t)get_u8(r);
         }
-        if (flags & F_PSREM) ev.dur_ps += (int64_t)get_varint(&r);
+        if (flags & F_PSREM) ev.dur_ps += (int64_t)get_varint(r);
         if (flags & F_ARGS) {
-            uint64_t nargs = get_varint(&r);
-            if (nargs > (uint64_t)(r.end - r.p)) {
-                r.bad = 1;
+            uint64_t nargs = get_varint(r);
+            if (nargs > (uint64_t)(r->end - r->p)) {
+                r->bad = 1;
                 break;
             }
             if (nargs > args_cap) {
@@ -377,15 +391,62 @@ int xpv_store_decode(const void *data, size_t len, uint32_t track, int64_t block
                 args = xpv_xmalloc(nargs * sizeof *args);
                 args_cap = (uint32_t)nargs;
             }
-            if (decode_args(&r, args, (uint32_t)nargs) != 0) break;
+            if (decode_args(r, args, (uint32_t)nargs) != 0) break;
             ev.args = args;
             ev.nargs = (uint32_t)nargs;
         }
-        if (!r.bad) rc = fn(ctx, &ev, block_id, (uint32_t)i);
+        if (!r->bad && fn) rc = fn(ctx, &ev, block_id, (uint32_t)c->i);
     }
     if (args != stack_args) free(args);
-    if (r.bad) return xpv_err_set(err, "event block %lld is damaged", (long long)block_id);
     return rc;
+}
+
+static int open_cursor(cursor *c, const void *data, size_t len, int64_t block_id, xpv_err *err)
+{
+    c->base = data;
+    c->r = (reader){data, (const unsigned char *)data + len, 0};
+    if (get_u8(&c->r) != 1)
+        return xpv_err_set(err, "event block %lld: unknown version", (long long)block_id);
+    c->n = get_varint(&c->r);
+    c->i = 0;
+    c->prev_ts = 0;
+    return 0;
+}
+
+int xpv_store_decode(const void *data, size_t len, uint32_t track, int64_t block_id,
+                     xpv_store_visit fn, void *ctx, xpv_err *err)
+{
+    return xpv_store_decode_from(data, len, track, block_id, NULL, fn, ctx, err);
+}
+
+int xpv_store_decode_from(const void *data, size_t len, uint32_t track, int64_t block_id,
+                          const xpv_store_mark *from, xpv_store_visit fn, void *ctx, xpv_err *err)
+{
+    cursor c;
+    if (open_cursor(&c, data, len, block_id, err) != 0) return -1;
+    if (from) {
+        if (from->offset < (size_t)(c.r.p - c.base) || from->offset >= len || from->index >= c.n)
+            return xpv_err_set(err, "event block %lld: bad resume mark", (long long)block_id);
+        c.r.p = c.base + from->offset;
+        c.i = from->index;
+        c.prev_ts = from->prev_ts;
+    }
+    int rc = decode_events(&c, track, block_id, fn, ctx, NULL, 0, 1, NULL, NULL);
+    if (c.r.bad) return xpv_err_set(err, "event block %lld is damaged", (long long)block_id);
+    return rc;
+}
+
+int xpv_store_marks(const void *data, size_t len, uint32_t every, xpv_store_mark *out, size_t cap,
+                    int *sorted, xpv_err *err)
+{
+    cursor c;
+    size_t n = 0;
+    if (every == 0) every = 1;
+    if (open_cursor(&c, data, len, 0, err) != 0) return -1;
+    *sorted = 1;
+    decode_events(&c, 0, 0, NULL, NULL, out, cap, every, &n, sorted);
+    if (c.r.bad) return xpv_err_set(err, "event block is damaged");
+    return (int)n;
 }
 
 /* ---- queries ---- */

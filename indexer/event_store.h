@@ -44,6 +44,27 @@ typedef int (*xpv_store_visit)(void *ctx, const xpv_event *ev, int64_t block_id,
 int xpv_store_decode(const void *data, size_t len, uint32_t track, int64_t block_id,
                      xpv_store_visit fn, void *ctx, xpv_err *err);
 
+/* A place to resume decoding a block: event `index` starts at byte
+ * `offset`; ts are delta-coded, so the previous event's ts comes along.
+ * Readers of long blocks keep a few marks to decode only what a time
+ * window needs (see xpv_store_marks). */
+typedef struct {
+    uint32_t offset;
+    uint32_t index;
+    int64_t prev_ts; /* ts of event index-1 (0 for the first event) */
+    int64_t ts;      /* ts of event index */
+} xpv_store_mark;
+
+/* Like xpv_store_decode, starting at mark `from` (NULL: the first event). */
+int xpv_store_decode_from(const void *data, size_t len, uint32_t track, int64_t block_id,
+                          const xpv_store_mark *from, xpv_store_visit fn, void *ctx, xpv_err *err);
+
+/* Walks a block, writing a mark for every `every`-th event (the first
+ * included) into out, at most cap. *sorted is set to 1 when starts never
+ * decrease in the block. Returns the number of marks, or -1 with err. */
+int xpv_store_marks(const void *data, size_t len, uint32_t every, xpv_store_mark *out, size_t cap,
+                    int *sorted, xpv_err *err);
+
 typedef struct {
     int64_t profile_id;
     int64_t track;   /* -1: every track */

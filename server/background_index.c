@@ -6,6 +6,7 @@
  */
 #define _GNU_SOURCE
 #include "background_index.h"
+#include "../api/block_marks.h"
 #include "../indexer/index_db.h"
 #include "../indexer/indexer.h"
 
@@ -47,11 +48,25 @@ static void set_active(xpv_server *s, int active, const char *error)
     pthread_mutex_unlock(&s->mu);
 }
 
+/* Computes resume marks for every indexed profile's blocks, so the first
+ * timeline windows are as fast as later ones (cached blocks are skipped). */
+static void warm_marks(xpv_server *s)
+{
+    sqlite3_stmt *st;
+    if (!s->marks || sqlite3_prepare_v2(bg.db, "SELECT id FROM profiles WHERE events > 0", -1, &st,
+                                        NULL) != SQLITE_OK)
+        return;
+    while (!s->stop && sqlite3_step(st) == SQLITE_ROW)
+        xpv_block_marks_warm(s->marks, bg.db, sqlite3_column_int64(st, 0), &s->stop);
+    sqlite3_finalize(st);
+}
+
 static int run_once(xpv_server *s, const xpv_found_list *found)
 {
     xpv_err err = {{0}};
     set_active(s, 1, NULL);
     int rc = xpv_indexer_run(bg.db, found, on_progress, s, &s->stop, &err);
+    if (rc == 0) warm_marks(s);
     if (rc != 0 && !s->stop) fprintf(stderr, "xprof-view: indexing: %s\n", err.msg);
     set_active(s, 0, rc != 0 && !s->stop ? err.msg : NULL);
     return rc;

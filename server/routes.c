@@ -227,9 +227,9 @@ bad:
     return -1;
 }
 
-static void events(struct MHD_Connection *c, sqlite3 *db, int64_t id, xpv_reply *r)
+static void events(xpv_server *s, struct MHD_Connection *c, sqlite3 *db, int64_t id, xpv_reply *r)
 {
-    xpv_events_query q = {0};
+    xpv_events_query q = {.marks = s->marks};
     long long resolution = 1000;
     const double limit = 9.2e15; /* µs: keeps every ns value inside int64 */
     if (double_param(c, "start_us", limit, &q.has_start, &q.start_us, r) ||
@@ -289,7 +289,7 @@ static void profile_route(xpv_server *s, struct MHD_Connection *c, const char *r
     else if (strcmp(sub, "tracks") == 0)
         xpv_reply_json(r, xpv_api_tracks(db, id, &r->body));
     else if (strcmp(sub, "events") == 0)
-        events(c, db, id, r);
+        events(s, c, db, id, r);
     else if (strcmp(sub, "event") == 0)
         event(c, db, id, r);
     else

@@ -35,6 +35,7 @@ typedef struct xpv_server {
     pthread_mutex_t mu;
     xpv_server_progress progress; /* under mu */
     volatile int stop;
+    struct xpv_block_marks *marks; /* resume marks for long event blocks (thread-safe) */
 } xpv_server;
 
 /* The calling thread's read-only index connection, opened on first use and

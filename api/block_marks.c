@@ -1,0 +1,179 @@
+/*
+ * block_marks.c — see block_marks.h. An open-addressing table of entries
+ * keyed by block id, under one mutex; lookups copy the one mark they need
+ * out, so an entry may be freed as soon as the lock is released.
+ */
+#include "block_marks.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+    xpv_block_key key;
+    int used, sorted;
+    uint32_t nmarks;
+    xpv_store_mark *marks;
+} entry;
+
+struct xpv_block_marks {
+    pthread_mutex_t mu;
+    entry *slots;
+    size_t nslots, used, bytes, max_bytes;
+};
+
+xpv_block_marks *xpv_block_marks_new(size_t max_bytes)
+{
+    xpv_block_marks *m = xpv_xcalloc(1, sizeof *m);
+    pthread_mutex_init(&m->mu, NULL);
+    m->max_bytes = max_bytes;
+    return m;
+}
+
+static void clear(xpv_block_marks *m)
+{
+    for (size_t i = 0; i < m->nslots; i++)
+        free(m->slots[i].marks);
+    free(m->slots);
+    m->slots = NULL;
+    m->nslots = m->used = m->bytes = 0;
+}
+
+void xpv_block_marks_free(xpv_block_marks *m)
+{
+    if (!m) return;
+    clear(m);
+    pthread_mutex_destroy(&m->mu);
+    free(m);
+}
+
+static size_t slot_of(const xpv_block_marks *m, int64_t id)
+{
+    return (size_t)(((uint64_t)id * 0x9E3779B97F4A7C15ULL) >> 20) & (m->nslots - 1);
+}
+
+static entry *lookup(xpv_block_marks *m, int64_t id)
+{
+    if (!m->nslots) return NULL;
+    for (size_t h = slot_of(m, id);; h = (h + 1) & (m->nslots - 1)) {
+        if (!m->slots[h].used) return NULL;
+        if (m->slots[h].key.block_id == id) return &m->slots[h];
+    }
+}
+
+static void grow(xpv_block_marks *m)
+{
+    entry *old = m->slots;
+    size_t n = m->nslots;
+    m->nslots = n ? n * 2 : 1024;
+    m->slots = xpv_xcalloc(m->nslots, sizeof *m->slots);
+    for (size_t i = 0; i < n; i++) {
+        if (!old[i].used) continue;
+        size_t h = slot_of(m, old[i].key.block_id);
+        while (m->slots[h].used)
+            h = (h + 1) & (m->nslots - 1);
+        m->slots[h] = old[i];
+    }
+    free(old);
+}
+
+int xpv_block_marks_find(xpv_block_marks *m, const xpv_block_key *k, int64_t t,
+                         xpv_store_mark *mark)
+{
+    int rc = 0;
+    pthread_mutex_lock(&m->mu);
+    entry *e = lookup(m, k->block_id);
+    if (e && memcmp(&e->key, k, sizeof *k) == 0) {
+        rc = e->sorted ? 1 : -1;
+        if (e->sorted) {
+            /* The last mark whose ts <= t (the first mark when none is). */
+            uint32_t lo = 0, hi = e->nmarks;
+            while (hi - lo > 1) {
+                uint32_t mid = lo + (hi - lo) / 2;
+                if (e->marks[mid].ts <= t)
+                    lo = mid;
+                else
+                    hi = mid;
+            }
+            *mark = e->marks[lo];
+        }
+    }
+    pthread_mutex_unlock(&m->mu);
+    return rc;
+}
+
+int xpv_block_marks_add(xpv_block_marks *m, const xpv_block_key *k, const void *data, size_t len)
+{
+    size_t cap = (size_t)(k->n / XPV_MARK_EVERY + 1);
+    xpv_store_mark *marks = xpv_xmalloc(cap * sizeof *marks);
+    int sorted = 0;
+    xpv_err err = {{0}};
+    int n = xpv_store_marks(data, len, XPV_MARK_EVERY, marks, cap, &sorted, &err);
+    if (n <= 0) {
+        free(marks);
+        return n < 0 ? -1 : 0;
+    }
+    size_t bytes = (size_t)n * sizeof *marks + sizeof(entry);
+    pthread_mutex_lock(&m->mu);
+    entry *e = lookup(m, k->block_id);
+    if (!e) {
+        if (m->bytes + bytes > m->max_bytes) clear(m);
+        if ((m->used + 1) * 2 > m->nslots) grow(m);
+        size_t h = slot_of(m, k->block_id);
+        while (m->slots[h].used)
+            h = (h + 1) & (m->nslots - 1);
+        e = &m->slots[h];
+        m->used++;
+    } else {
+        m->bytes -= (size_t)e->nmarks * sizeof *marks + sizeof(entry);
+        free(e->marks);
+    }
+    *e = (entry){*k, 1, sorted, (uint32_t)n, marks};
+    m->bytes += bytes;
+    pthread_mutex_unlock(&m->mu);
+    return 0;
+}
+
+int64_t xpv_block_marks_warm(xpv_block_marks *m, sqlite3 *db, int64_t profile_id,
+                             volatile int *stop)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db,
+                           "SELECT id, n, length(data), t_min, t_max FROM blocks WHERE"
+                           " profile_id=?1 AND n > ?2",
+                           -1, &st, NULL) != SQLITE_OK)
+        return -1;
+    sqlite3_stmt *blob;
+    if (sqlite3_prepare_v2(db, "SELECT data FROM blocks WHERE id=?1", -1, &blob, NULL) !=
+        SQLITE_OK) {
+        sqlite3_finalize(st);
+        return -1;
+    }
+    sqlite3_bind_int64(st, 1, profile_id);
+    sqlite3_bind_int(st, 2, XPV_MARK_EVERY);
+    int64_t added = 0;
+    while (!(stop && *stop) && sqlite3_step(st) == SQLITE_ROW) {
+        xpv_block_key k = {sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1),
+                           sqlite3_column_int64(st, 2), sqlite3_column_int64(st, 3),
+                           sqlite3_column_int64(st, 4)};
+        xpv_store_mark mark;
+        if (xpv_block_marks_find(m, &k, 0, &mark) != 0) continue;
+        sqlite3_bind_int64(blob, 1, k.block_id);
+        if (sqlite3_step(blob) == SQLITE_ROW &&
+            xpv_block_marks_add(m, &k, sqlite3_column_blob(blob, 0),
+                                (size_t)sqlite3_column_bytes(blob, 0)) == 0)
+            added++;
+        sqlite3_reset(blob);
+    }
+    sqlite3_finalize(blob);
+    sqlite3_finalize(st);
+    return added;
+}
+
+size_t xpv_block_marks_bytes(xpv_block_marks *m)
+{
+    pthread_mutex_lock(&m->mu);
+    size_t b = m->bytes;
+    pthread_mutex_unlock(&m->mu);
+    return b;
+}

@@ -1,0 +1,50 @@
+/*
+ * block_marks.h — a cache of resume marks inside event blocks, so a time
+ * window decodes only the part of a long block that can overlap it.
+ *
+ * A block of one track and duration class (dur < 2^lod) may span much more
+ * time than a window. When the block's starts are sorted, an event that
+ * overlaps [a, b] starts after a - 2^lod and before b: decoding from the
+ * last mark at or before a - 2^lod and stopping past b is enough. Marks are
+ * taken every XPV_MARK_EVERY events.
+ *
+ * The cache belongs to whoever creates it (the server keeps one); it is
+ * safe to use from several threads. An entry is keyed by the block id plus
+ * facts from its header (count, size, time span), so a block rewritten by a
+ * re-index under a reused id is never matched. When the cache outgrows its
+ * budget it is emptied and refilled on demand.
+ */
+#ifndef XPV_BLOCK_MARKS_H
+#define XPV_BLOCK_MARKS_H
+
+#include "../indexer/event_store.h"
+
+#define XPV_MARK_EVERY 64
+
+typedef struct xpv_block_marks xpv_block_marks;
+
+typedef struct {
+    int64_t block_id, n, bytes, t_min, t_max;
+} xpv_block_key;
+
+xpv_block_marks *xpv_block_marks_new(size_t max_bytes);
+void xpv_block_marks_free(xpv_block_marks *m);
+
+/* For a window starting at t (lookback already subtracted): 1 with *mark
+ * set (the block is sorted; decode from *mark, stop past the window's end),
+ * 0 when the block is not cached, -1 when it is cached but unsorted. */
+int xpv_block_marks_find(xpv_block_marks *m, const xpv_block_key *k, int64_t t,
+                         xpv_store_mark *mark);
+
+/* Walks the block once and caches its marks. Returns 0 or -1 (damaged). */
+int xpv_block_marks_add(xpv_block_marks *m, const xpv_block_key *k, const void *data, size_t len);
+
+/* Caches every block of a profile not cached yet; stops early when *stop
+ * becomes non-zero. Returns the number of blocks added, or -1. */
+int64_t xpv_block_marks_warm(xpv_block_marks *m, sqlite3 *db, int64_t profile_id,
+                             volatile int *stop);
+
+/* Bytes held, for health and benchmarks. */
+size_t xpv_block_marks_bytes(xpv_block_marks *m);
+
+#endif
