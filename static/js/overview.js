@@ -24,7 +24,7 @@ export function mount(view, { id, profile }) {
     'Device busy', 'Top kernel', 'Kernels'].map((label) => card(label, null)));
   const chartBox = h('div.chart', { style: { minHeight: '260px' } }, h('div.skeleton', { style: { height: '240px' } }));
   const sourceLine = h('span.sub', null, '\u00a0');
-  const topBox = h('div', { style: { minHeight: '240px' } });
+  const topBox = h('div.chart', { style: { minHeight: '240px' } });
   const factsBox = h('dl.facts');
   view.replaceChildren(
     cards,
