@@ -12,6 +12,8 @@
 #include <zlib.h>
 
 #define GZIP_MIN_BYTES 512
+/* Above this, compress fast: on loopback the deflate time outweighs bytes. */
+#define BIG_BODY (64 * 1024)
 
 void xpv_reply_init(xpv_reply *r)
 {
@@ -227,7 +229,7 @@ enum MHD_Result xpv_http_send(struct MHD_Connection *c, xpv_reply *r)
         if (gz && r->static_gz) {
             resp = MHD_create_response_from_buffer(r->static_gz_len, (void *)r->static_gz,
                                                    MHD_RESPMEM_PERSISTENT);
-        } else if (gz && xpv_http_gzip(data, len, 5, &zbuf) == 0) {
+        } else if (gz && xpv_http_gzip(data, len, len > BIG_BODY ? 1 : 5, &zbuf) == 0) {
             resp = MHD_create_response_from_buffer(zbuf.len, zbuf.data, MHD_RESPMEM_MUST_COPY);
         } else {
             gz = 0;

@@ -161,7 +161,7 @@ void xpv_trace_stream_reply(xpv_server *s, struct MHD_Connection *c, int64_t id,
         }
     }
     t->gzip = xpv_http_accepts_gzip(c);
-    if (t->gzip && deflateInit2(&t->z, 4, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+    if (t->gzip && deflateInit2(&t->z, 1, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
         t->gzip = 0;
     r->stream = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, STREAM_BLOCK, stream_read, t,
                                                   stream_free);
