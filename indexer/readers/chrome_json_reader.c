@@ -130,9 +130,11 @@ typedef struct {
     size_t nopen, cap_open;
 } track_info;
 
+#define ICACHE_INLINE 16
 typedef struct {
     uint64_t h;
     uint32_t id, len;
+    char text[ICACHE_INLINE]; /* the string itself when it is this short */
 } icache_ent;
 
 typedef struct {
@@ -184,7 +186,7 @@ typedef struct {
 
     uint32_t k_correlation, k_correlation_id, k_device, k_grid, k_block, k_regs, k_shmem,
         k_occupancy, k_step_num, k_group_id, k_kernel_details, k_memcpy_details, k_hlo_op, k_tf_op,
-        k_name, k_op, k_extra[EX_COUNT];
+        k_name, k_op, k_extra[EX_COUNT], k_last_known;
 } reader;
 
 /* ---- errors ---- */
@@ -474,6 +476,11 @@ static uint64_t load8(const char *s)
 static uint64_t fast_hash(const char *s, size_t n)
 {
     uint64_t h = 0x9E3779B97F4A7C15ULL ^ n;
+    if (n >= 8 && n <= 16) {
+        h = mix(h, load8(s));
+        h = mix(h, load8(s + n - 8));
+        return h ^ (h >> 29);
+    }
     if (n > 128) {
         for (size_t i = 0; i < 8; i++)
             h = mix(h, load8(s + (n - 8) * i / 7));
@@ -498,11 +505,16 @@ static uint32_t intern(reader *r, const char *s, size_t n, int value)
     uint64_t h = fast_hash(s, n);
     icache_ent *e = &r->icache[h & (ICACHE_SIZE - 1)];
     if (e->id && e->h == h && e->len == n) {
-        const char *t = xpv_sink_string(r->sink, e->id, NULL);
+        const char *t = n <= ICACHE_INLINE ? e->text : xpv_sink_string(r->sink, e->id, NULL);
         if (memcmp(t, s, n) == 0) return e->id;
     }
     uint32_t id = value ? xpv_sink_intern_value(r->sink, s, n) : xpv_sink_intern(r->sink, s, n);
-    if (id) *e = (icache_ent){h, id, (uint32_t)n};
+    if (id) {
+        e->h = h;
+        e->id = id;
+        e->len = (uint32_t)n;
+        if (n <= ICACHE_INLINE) memcpy(e->text, s, n);
+    }
     return id;
 }
 
@@ -527,7 +539,9 @@ static uint32_t intern_long(reader *r, const char *s, size_t n)
     if (r->long_bytes + n > LONG_INTERN_BUDGET) return 0;
     uint32_t id = xpv_sink_intern(r->sink, s, n);
     r->long_bytes += n;
-    *e = (icache_ent){h, id, (uint32_t)n};
+    e->h = h;
+    e->id = id;
+    e->len = (uint32_t)n;
     return id;
 }
 
@@ -798,6 +812,7 @@ typedef struct {
 
 static void note_known(const reader *r, uint32_t key, const member *m, known_args *k)
 {
+    if (key > r->k_last_known) return; /* the known keys were interned first */
     if (key == r->k_correlation)
         k->correlation = m;
     else if (key == r->k_correlation_id)
@@ -927,6 +942,14 @@ static void intern_known_keys(reader *r)
     r->k_op = xpv_sink_intern_cstr(r->sink, "op");
     for (int i = 0; i < EX_COUNT; i++)
         r->k_extra[i] = xpv_sink_intern_cstr(r->sink, EXTRA_KEYS[i]);
+    const uint32_t *ids[] = {
+        &r->k_correlation, &r->k_correlation_id, &r->k_device,         &r->k_grid,
+        &r->k_block,       &r->k_regs,           &r->k_shmem,          &r->k_occupancy,
+        &r->k_step_num,    &r->k_group_id,       &r->k_kernel_details, &r->k_memcpy_details,
+        &r->k_hlo_op,      &r->k_tf_op,          &r->k_name,           &r->k_op};
+    r->k_last_known = 0;
+    for (size_t i = 0; i < sizeof ids / sizeof ids[0]; i++)
+        if (*ids[i] > r->k_last_known) r->k_last_known = *ids[i];
 }
 
 /* ---- classification ---- */

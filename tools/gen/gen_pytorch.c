@@ -25,7 +25,7 @@
 
 #define HOST_PID 4242
 #define STREAM 7
-#define OPS_PER_STEP 240
+#define BYTES_PER_OP 2800 /* measured average, to size the steps */
 
 typedef struct {
     gzFile gz;
@@ -318,7 +318,7 @@ static void memory_instant(gen *g, int64_t ts)
 }
 
 /* One op: python frames, the cpu_op, its launch, flow and device work. */
-static void one_op(gen *g, int i)
+static void one_op(gen *g, int64_t i)
 {
     int64_t start = g->t_ns, dur = 20000 + (int64_t)pick(g, 80000) + (int64_t)rnd(g, 500);
     python_fn(g, start, dur + 3000, 0);
@@ -405,10 +405,14 @@ int xpv_gen_pytorch(const xpv_gen_opts *o)
     write_header(&g, o);
     int64_t t0 = 1700000000123456789LL / 1000; /* ns; printed as fractional us */
     g.t_ns = g.gpu_ns = t0;
+    /* The profiler records a few steps (--steps); the size decides how much
+     * work each holds, as a bigger model would. */
+    int64_t ops_per_step = o->size_bytes / BYTES_PER_OP / o->steps;
+    if (ops_per_step < 50) ops_per_step = 50;
     for (int step = 0; step < o->steps || g.written + (int64_t)g.len < o->size_bytes; step++) {
         int64_t start = g.t_ns;
         g.shape_rng = o->seed * 0xD1B54A32D192ED03ULL + 7;
-        for (int i = 0; i < OPS_PER_STEP; i++)
+        for (int64_t i = 0; i < ops_per_step; i++)
             one_op(&g, i);
         if (!o->no_steps) {
             step_annotation(&g, step, start, g.t_ns, 0);
