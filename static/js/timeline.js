@@ -381,7 +381,7 @@ export function mount(view, { id, profile, params, notify }) {
     for (const t of out) {
       const x = t.x;
       ctx.fillStyle = colors.border; ctx.fillRect(Math.round(x), 16, 1, 12);
-      const label = fmtTick(t.rel, step);
+      const label = fmtTick(t.rel, step, Math.max(Math.abs(st.viewStart - st.t0), Math.abs(st.viewEnd - st.t0)));
       if (x + 3 + ctx.measureText(label).width > W) continue; // would be clipped at the edge
       ctx.fillStyle = colors.muted; ctx.fillText(label, x + 3, 10);
     }
@@ -660,10 +660,12 @@ export function mount(view, { id, profile, params, notify }) {
 function num(v) { return typeof v === 'number' && Number.isFinite(v) ? v : undefined; }
 function round6(x) { return Math.round(x * 1e3) / 1e3; }
 
-// Axis labels: relative time with as many decimals as the tick step needs.
-function fmtTick(rel, step) {
+// Axis labels: time from the profile's start, in one unit for the whole
+// axis (picked by the largest value shown) with as many decimals as the tick
+// step needs, e.g. "57.8 s" rather than "57800 ms".
+function fmtTick(rel, step, maxAbs) {
   const units = [[1e6, 's'], [1e3, 'ms'], [1, 'µs'], [1e-3, 'ns']];
-  const [div, unit] = units.find(([d]) => step >= d) || units[units.length - 1];
-  const decimals = Math.max(0, Math.min(6, Math.ceil(-Math.log10(step / div) + 1e-9)));
+  const [div, unit] = units.find(([d]) => Math.max(maxAbs, step) >= d) || units[units.length - 1];
+  const decimals = Math.max(0, Math.min(6, Math.ceil(-Math.log10(step / div) - 1e-9)));
   return `${(rel / div).toFixed(decimals)} ${unit}`;
 }

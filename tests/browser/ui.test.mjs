@@ -247,6 +247,26 @@ await test('timeline draws events, zooms with wheel and W, fetches new windows',
   await page.context().close();
 });
 
+await test('timeline highlights a step chosen from the overview (?step=N)', async () => {
+  const steps = (await api(`/api/profiles/${bySteps.id}/steps`)).steps;
+  if (!steps.length) return;
+  const st = steps[Math.floor(steps.length / 2)];
+  const inSpan = st.start_us >= bySteps.start_us && st.start_us <= bySteps.start_us + bySteps.duration_us;
+  const page = await newPage();
+  await page.goto(`${BASE}/#/p/${bySteps.id}/timeline?step=${st.step}`);
+  await page.waitForFunction((n) => document.querySelector('.tl-toolbar select')?.value === String(n), st.step, { timeout: 15000 });
+  if (inSpan) {
+    await page.waitForFunction(() => Number(document.querySelector('canvas.tl-canvas')?.dataset.viewEnd) > 0);
+    const v = await page.$eval('canvas.tl-canvas', (c) => [Number(c.dataset.viewStart), Number(c.dataset.viewEnd)]);
+    assert(v[0] <= st.start_us && v[1] >= st.start_us + st.duration_us, `view ${v} shows step ${st.step} [${st.start_us}, +${st.duration_us}]`);
+    assert(v[1] - v[0] < st.duration_us * 1.5, 'view zoomed to the step');
+    await page.waitForTimeout(600);
+    await shot(page, 'timeline-step');
+  }
+  eq(page.errors.length, 0, `console errors: ${page.errors.join(' | ')}`);
+  await page.context().close();
+});
+
 await test('Perfetto button and trace download link on every profile page', async () => {
   const p = byKernels;
   const page = await newPage();
