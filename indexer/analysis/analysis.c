@@ -2,15 +2,17 @@
  * analysis.c — the analysis entry points (analysis.h): routes each stored
  * event to the kernel summaries (kernel_stats.c) and the step markers
  * (steps.c) while the profile streams in, then at finish runs, in order:
- * launches by correlation (launches.c) -> ops for PyTorch kernels ->
- * hlo_category groups -> kernel_stats rows -> steps -> step breakdown.
+ * steps (steps.c) -> launches by correlation (launches.c) -> ops for
+ * PyTorch kernels -> hlo_category groups -> kernel_stats rows -> step
+ * breakdown (step_breakdown.c).
  *
  * Memory while streaming: 8 bytes per kernel / memcpy / memset / XLA-op
  * duration up to DURATION_MEM_CAP (16 MB), spilled to a temp file beyond;
  * a few hundred bytes per track and per (kind, name, track) group; 40 bytes
  * per step marker. At finish, after the event store has released its
- * buffers: 24 bytes per host launch up to LAUNCH_LIMIT (2 M launches,
- * 48 MB; later launches use the time join, with a warning), and at most
+ * buffers: 24 bytes per host launch inside a step up to LAUNCH_LIMIT (1 M
+ * launches, 24 MB; later launches use the time join, with a warning), the
+ * values of one batch of names when durations were spilled (16 MB), and at most
  * INTERVAL_CAP busy intervals (16 bytes, held twice for the combined union:
  * 16 MB) before the step windows are split.
  *
@@ -26,7 +28,7 @@
 #include <string.h>
 
 #define DURATION_MEM_CAP (16u << 20)
-#define LAUNCH_LIMIT (2u << 20)
+#define LAUNCH_LIMIT (1u << 20)
 #define INTERVAL_CAP (1u << 19)
 
 struct xpv_analysis {
@@ -185,34 +187,30 @@ static int summarise_kernels(xpv_analysis *a, const xpv_analysis_input *in, cons
     return xpv_kstats_write(&a->ks, in, collective, err);
 }
 
-static int build_steps(xpv_analysis *a, const xpv_analysis_input *in, const track_sets *ts,
-                       const xpv_launches *l, const xpv_idmap *collective, int tpu,
-                       xpv_analysis_result *out, xpv_err *err)
+static int write_steps(xpv_analysis *a, const xpv_analysis_input *in, const track_sets *ts,
+                       xpv_step_list *steps, const xpv_launches *l, const xpv_idmap *collective,
+                       int tpu, xpv_analysis_result *out, xpv_err *err)
 {
-    xpv_step_list steps;
-    if (xpv_steps_build(&a->markers, in, ts->module, ts->kernel, a->base_ns, &steps, err) != 0)
-        return -1;
-    xpv_breakdown_opts o = {.steps = &steps,
+    xpv_breakdown_opts o = {.steps = steps,
                             .device_tracks = ts->device,
                             .xla_ops_are_work = tpu,
                             .launches = l,
                             .collective = collective,
                             .interval_cap = a->interval_cap};
     int rc = xpv_steps_write(in, &o, err);
-    snprintf(out->step_source, sizeof out->step_source, "%s", steps.source);
-    out->step_count = (int64_t)steps.n;
-    if (rc == 0 && steps.n && (o.joined_by_corr || o.joined_by_time))
+    snprintf(out->step_source, sizeof out->step_source, "%s", steps->source);
+    out->step_count = (int64_t)steps->n;
+    if (rc == 0 && steps->n && (o.joined_by_corr || o.joined_by_time))
         warn(out,
              "steps: %lld device events joined to their step through the correlation id of their "
              "host launch, %lld by their start time",
              (long long)o.joined_by_corr, (long long)o.joined_by_time);
-    if (steps.dropped)
+    if (steps->dropped)
         warn(out, "steps: only the first %lld steps are kept; %lld later ones were left out",
-             (long long)steps.n, (long long)steps.dropped);
+             (long long)steps->n, (long long)steps->dropped);
     if (a->markers.dropped)
         warn(out, "steps: %lld step markers past the first %lld were ignored",
              (long long)a->markers.dropped, (long long)a->markers.n);
-    xpv_step_list_free(&steps);
     return rc;
 }
 
@@ -233,9 +231,11 @@ int xpv_analysis_finish(xpv_analysis *a, const xpv_analysis_input *in, xpv_analy
     xpv_launches launches = {0};
     xpv_idmap collective;
     xpv_idmap_init(&collective);
-    int rc = 0;
-    if (a->device_events_with_corr && a->kinds[XPV_KIND_LAUNCH])
-        rc = xpv_launches_build(&launches, in, ts.launch, need_op_links(&a->ks), LAUNCH_LIMIT, err);
+    xpv_step_list steps = {0};
+    int rc = xpv_steps_build(&a->markers, in, ts.module, ts.kernel, a->base_ns, &steps, err);
+    if (rc == 0 && a->device_events_with_corr && a->kinds[XPV_KIND_LAUNCH])
+        rc = xpv_launches_build(&launches, in, ts.launch, need_op_links(&a->ks), &steps,
+                                LAUNCH_LIMIT, err);
     double t_launches = xpv_now_mono();
     int64_t spilled = a->ks.durs.nspilled;
     size_t groups = a->ks.n;
@@ -243,7 +243,7 @@ int xpv_analysis_finish(xpv_analysis *a, const xpv_analysis_input *in, xpv_analy
     xpv_kstats_free(&a->ks); /* the durations are no longer needed */
     xpv_kstats_init(&a->ks, 0);
     double t_kernels = xpv_now_mono();
-    if (rc == 0) rc = build_steps(a, in, &ts, &launches, &collective, tpu, out, err);
+    if (rc == 0) rc = write_steps(a, in, &ts, &steps, &launches, &collective, tpu, out, err);
     if (launches.dropped)
         warn(out,
              "steps: only %lld host launches were kept (memory cap); %lld later ones use the "
@@ -251,11 +251,13 @@ int xpv_analysis_finish(xpv_analysis *a, const xpv_analysis_input *in, xpv_analy
              (long long)launches.n, (long long)launches.dropped);
     if (a->timing)
         fprintf(stderr,
-                "xpv-analysis: finish %.3f s (launches %.3f s, kernel_stats %.3f s, steps %.3f s;"
+                "xpv-analysis: finish %.3f s (steps + launches %.3f s, kernel_stats %.3f s,"
+                " step breakdown %.3f s;"
                 " %zu groups, %lld durations spilled, %lld launches, %lld steps)\n",
                 xpv_now_mono() - t0, t_launches - t0, t_kernels - t_launches,
                 xpv_now_mono() - t_kernels, groups, (long long)spilled, (long long)launches.n,
                 (long long)out->step_count);
+    xpv_step_list_free(&steps);
     xpv_launches_free(&launches);
     xpv_idmap_free(&collective);
     free_tracks(&ts);

@@ -168,11 +168,13 @@ typedef struct xpv_launches {
     int64_t dropped; /* launches past the limit */
 } xpv_launches;
 
+struct xpv_step_list;
 /* Collects LAUNCH events (corr >= 0) of the marked host tracks, at most
  * `limit`; with link_ops, also the innermost `cpu_op`/`Operator` event around
- * each launch on the same track. */
+ * each launch on the same track. Without link_ops, only launches inside a
+ * step of `steps` are kept (the others join nothing). */
 int xpv_launches_build(xpv_launches *l, const xpv_analysis_input *in, const uint8_t *launch_tracks,
-                       int link_ops, size_t limit, xpv_err *err);
+                       int link_ops, const struct xpv_step_list *steps, size_t limit, xpv_err *err);
 /* The launch of corr, or NULL; *hint (any value at first) speeds up
  * lookups of nearby ids. */
 const xpv_launch_rec *xpv_launches_find(const xpv_launches *l, int64_t corr, size_t *hint);
@@ -203,7 +205,7 @@ void xpv_markers_init(xpv_step_markers *s);
 void xpv_markers_add(xpv_step_markers *s, const xpv_event *ev);
 void xpv_markers_free(xpv_step_markers *s);
 
-typedef struct {
+typedef struct xpv_step_list {
     xpv_step *v; /* sorted by start; times in ps from base_ns */
     size_t n;
     int64_t dropped; /* steps past XPV_MAX_STEPS (the latest ones) */
@@ -219,6 +221,8 @@ int xpv_steps_build(xpv_step_markers *s, const xpv_analysis_input *in, const uin
                     const uint8_t *kernel_tracks, int64_t base_ns, xpv_step_list *out,
                     xpv_err *err);
 void xpv_step_list_free(xpv_step_list *l);
+/* Index of the step whose window contains t (ps from base_ns), or -1. */
+long xpv_step_at(const xpv_step_list *s, int64_t t);
 
 /* ---- step_breakdown.c ---- */
 

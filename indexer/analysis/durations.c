@@ -43,10 +43,11 @@ static int spill(xpv_durs *d, uint32_t group, int64_t v)
 void xpv_durs_add(xpv_durs *d, xpv_dur_list *l, uint32_t group, int64_t v)
 {
     if (l->n == l->cap) {
-        if (d->mem_bytes >= d->mem_cap && spill(d, group, v) == 0) return;
         uint32_t cap = l->cap ? l->cap * 2 : 4;
+        size_t grow = (size_t)(cap - l->cap) * sizeof *l->v;
+        if (d->mem_bytes + grow > d->mem_cap && spill(d, group, v) == 0) return;
         l->v = xpv_xrealloc(l->v, (size_t)cap * sizeof *l->v);
-        d->mem_bytes += (size_t)(cap - l->cap) * sizeof *l->v;
+        d->mem_bytes += grow;
         l->cap = cap;
     }
     l->v[l->n++] = v;

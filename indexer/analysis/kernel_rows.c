@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define BATCH_VALUES (4u << 20)
+#define BATCH_VALUES (2u << 20)
 
 enum { FAM_KERNEL, FAM_MEMCPY, FAM_MEMSET, FAM_XLA_OP, FAM_HLO, FAM_COUNT };
 static const char *const FAMILY_NAME[FAM_COUNT] = {"kernel", "memcpy", "memset", "xla_op",

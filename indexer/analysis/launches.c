@@ -26,6 +26,7 @@ typedef struct {
 typedef struct {
     const xpv_analysis_input *in;
     xpv_launches *l;
+    const xpv_step_list *steps; /* keep only launches inside a step, or NULL */
     int link_ops;
     xpv_idmap cat_is_op; /* cat id -> 1 for cpu_op / Operator */
     xpv_launch_rec *launches;
@@ -65,6 +66,7 @@ static int track_visit(void *ctx, const xpv_event *ev, int64_t block_id, uint32_
             c->l->dropped++;
             return 0;
         }
+        if (c->steps && xpv_step_at(c->steps, (ev->ts_ns - c->steps->base_ns) * 1000) < 0) return 0;
         if (!c->link_ops) { /* no sweep needed: straight into the table */
             push_launch(c->l, (xpv_launch_rec){ev->corr, ev->ts_ns, 0});
             return 0;
@@ -131,11 +133,11 @@ static void keep(xpv_launches *l, const track_ctx *c)
 }
 
 int xpv_launches_build(xpv_launches *l, const xpv_analysis_input *in, const uint8_t *launch_tracks,
-                       int link_ops, size_t limit, xpv_err *err)
+                       int link_ops, const xpv_step_list *steps, size_t limit, xpv_err *err)
 {
     memset(l, 0, sizeof *l);
     l->limit = limit;
-    track_ctx c = {.in = in, .l = l, .link_ops = link_ops};
+    track_ctx c = {.in = in, .l = l, .steps = link_ops ? NULL : steps, .link_ops = link_ops};
     xpv_idmap_init(&c.cat_is_op);
     int rc = 0;
     for (size_t t = 0; t < in->ntracks && rc == 0; t++) {

@@ -61,22 +61,6 @@ typedef struct {
     size_t hint; /* last launch found */
 } bd_ctx;
 
-static long step_at(const xpv_step_list *s, int64_t t)
-{
-    size_t lo = 0, hi = s->n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (s->v[mid].start_ps <= t)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    /* lo = steps starting at or before t; overlapping steps: look back a little. */
-    for (size_t i = lo, tries = 0; i > 0 && tries < 8; i--, tries++)
-        if (t < s->v[i - 1].end_ps) return (long)(i - 1);
-    return -1;
-}
-
 static int category(const bd_ctx *c, const xpv_event *ev)
 {
     switch (ev->kind) {
@@ -111,7 +95,7 @@ static int assign_visit(void *ctx, const xpv_event *ev, int64_t block_id, uint32
     int64_t base = c->o->steps->base_ns;
     const xpv_launch_rec *r =
         ev->corr >= 0 ? xpv_launches_find(c->o->launches, ev->corr, &c->hint) : NULL;
-    long k = step_at(c->o->steps, ((r ? r->ts_ns : ev->ts_ns) - base) * 1000);
+    long k = xpv_step_at(c->o->steps, ((r ? r->ts_ns : ev->ts_ns) - base) * 1000);
     if (k < 0) return 0;
     if (r)
         c->by_corr++;
