@@ -10,9 +10,12 @@
  * duration up to DURATION_MEM_CAP (16 MB), spilled to a temp file beyond;
  * a few hundred bytes per track and per (kind, name, track) group; 40 bytes
  * per step marker. At finish, after the event store has released its
- * buffers: 24 bytes per host launch inside a step up to LAUNCH_LIMIT (1 M
- * launches, 24 MB; later launches use the time join, with a warning), the
- * values of one batch of names when durations were spilled (16 MB), and at most
+ * buffers: per step, the range of correlation ids launched in it (the
+ * step join, launch_ranges.c); only when those ranges overlap, or when
+ * PyTorch kernels need their CPU op, 24 bytes per host launch up to
+ * LAUNCH_LIMIT (1 M launches, 24 MB; later launches use the time join, with
+ * a warning); the values of one batch of names when durations were spilled
+ * (16 MB); and at most
  * INTERVAL_CAP busy intervals (16 bytes, held twice for the combined union:
  * 16 MB) before the step windows are split.
  *
@@ -177,6 +180,21 @@ static int need_op_links(const xpv_kstats *k)
     return 0;
 }
 
+/* Kernels without an op need the per-launch table (the op of each launch);
+ * otherwise steps need only which step each id was launched in, which the
+ * O(steps) id ranges give when they are disjoint. */
+static int build_launches(xpv_analysis *a, const xpv_analysis_input *in, const track_sets *ts,
+                          const xpv_step_list *steps, xpv_launches *l, xpv_err *err)
+{
+    int link_ops = need_op_links(&a->ks);
+    if (!link_ops && !steps->n) return 0;
+    if (!link_ops) {
+        int ranged = xpv_launch_ranges_build(l, in, ts->launch, steps, err);
+        if (ranged != 0) return ranged < 0 ? -1 : 0;
+    }
+    return xpv_launches_build(l, in, ts->launch, link_ops, steps, LAUNCH_LIMIT, err);
+}
+
 static int summarise_kernels(xpv_analysis *a, const xpv_analysis_input *in, const track_sets *ts,
                              const xpv_launches *l, xpv_idmap *collective, xpv_err *err)
 {
@@ -234,8 +252,7 @@ int xpv_analysis_finish(xpv_analysis *a, const xpv_analysis_input *in, xpv_analy
     xpv_step_list steps = {0};
     int rc = xpv_steps_build(&a->markers, in, ts.module, ts.kernel, a->base_ns, &steps, err);
     if (rc == 0 && a->device_events_with_corr && a->kinds[XPV_KIND_LAUNCH])
-        rc = xpv_launches_build(&launches, in, ts.launch, need_op_links(&a->ks), &steps,
-                                LAUNCH_LIMIT, err);
+        rc = build_launches(a, in, &ts, &steps, &launches, err);
     double t_launches = xpv_now_mono();
     int64_t spilled = a->ks.durs.nspilled;
     size_t groups = a->ks.n;
@@ -253,10 +270,10 @@ int xpv_analysis_finish(xpv_analysis *a, const xpv_analysis_input *in, xpv_analy
         fprintf(stderr,
                 "xpv-analysis: finish %.3f s (steps + launches %.3f s, kernel_stats %.3f s,"
                 " step breakdown %.3f s;"
-                " %zu groups, %lld durations spilled, %lld launches, %lld steps)\n",
+                " %zu groups, %lld durations spilled, %lld launches, %lld id ranges, %lld steps)\n",
                 xpv_now_mono() - t0, t_launches - t0, t_kernels - t_launches,
                 xpv_now_mono() - t_kernels, groups, (long long)spilled, (long long)launches.n,
-                (long long)out->step_count);
+                (long long)launches.nranges, (long long)out->step_count);
     xpv_step_list_free(&steps);
     xpv_launches_free(&launches);
     xpv_idmap_free(&collective);

@@ -162,10 +162,16 @@ typedef struct {
     uint32_t op; /* innermost enclosing cpu_op name, 0 unknown */
 } xpv_launch_rec;
 
+typedef struct {
+    int64_t lo, hi, pos; /* ids [lo, hi] were launched at position pos (launch_ranges.c) */
+} xpv_corr_range;
+
 typedef struct xpv_launches {
     xpv_launch_rec *r; /* sorted by corr after build */
     size_t n, cap, limit;
-    int64_t dropped; /* launches past the limit */
+    int64_t dropped;        /* launches past the limit */
+    xpv_corr_range *ranges; /* instead of r when the id ranges are disjoint */
+    size_t nranges;
 } xpv_launches;
 
 struct xpv_step_list;
@@ -179,6 +185,18 @@ int xpv_launches_build(xpv_launches *l, const xpv_analysis_input *in, const uint
  * lookups of nearby ids. */
 const xpv_launch_rec *xpv_launches_find(const xpv_launches *l, int64_t corr, size_t *hint);
 void xpv_launches_free(xpv_launches *l);
+
+/* ---- launch_ranges.c ---- */
+
+/* Tries the O(steps) form of the step join; returns 1 when it applies (then
+ * l->ranges is set), 0 when the id ranges overlap, -1 with err. */
+int xpv_launch_ranges_build(xpv_launches *l, const xpv_analysis_input *in,
+                            const uint8_t *launch_tracks, const struct xpv_step_list *steps,
+                            xpv_err *err);
+/* The step a device event with id corr was launched in: >= 0 a step, -1 a
+ * known launch outside every step, -2 no known launch (join by time). */
+long xpv_launches_step(const xpv_launches *l, const struct xpv_step_list *steps, int64_t corr,
+                       size_t *hint);
 
 /* ---- steps.c ---- */
 

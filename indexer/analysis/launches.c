@@ -202,5 +202,6 @@ const xpv_launch_rec *xpv_launches_find(const xpv_launches *l, int64_t corr, siz
 void xpv_launches_free(xpv_launches *l)
 {
     free(l->r);
+    free(l->ranges);
     memset(l, 0, sizeof *l);
 }

@@ -93,11 +93,12 @@ static int assign_visit(void *ctx, const xpv_event *ev, int64_t block_id, uint32
     int cat = ev->dur_ps > 0 ? category(c, ev) : -1;
     if (cat < 0) return 0;
     int64_t base = c->o->steps->base_ns;
-    const xpv_launch_rec *r =
-        ev->corr >= 0 ? xpv_launches_find(c->o->launches, ev->corr, &c->hint) : NULL;
-    long k = xpv_step_at(c->o->steps, ((r ? r->ts_ns : ev->ts_ns) - base) * 1000);
+    long k =
+        ev->corr >= 0 ? xpv_launches_step(c->o->launches, c->o->steps, ev->corr, &c->hint) : -2;
+    int by_corr = k != -2;
+    if (!by_corr) k = xpv_step_at(c->o->steps, (ev->ts_ns - base) * 1000);
     if (k < 0) return 0;
-    if (r)
+    if (by_corr)
         c->by_corr++;
     else
         c->by_time++;
