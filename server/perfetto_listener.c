@@ -48,8 +48,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     (void)version;
     (void)upload_data;
     static int marker;
-    if (*con_cls == NULL && *upload_size == 0 && strcmp(method, "POST") == 0) {
-        *con_cls = &marker; /* the body is read and dropped, then 404 */
+    if (*con_cls == NULL) {
+        *con_cls = &marker; /* answer once the request (and any body) is in */
         return MHD_YES;
     }
     if (*upload_size) {

@@ -4,6 +4,7 @@
  */
 #define _GNU_SOURCE
 #include "routes.h"
+#include "response_cache.h"
 #include "trace_stream.h"
 #include "../api/api.h"
 
@@ -304,7 +305,11 @@ void xpv_routes_api(xpv_server *s, struct MHD_Connection *c, const char *path, x
     if (n > 1 && clean[n - 1] == '/') clean[n - 1] = 0;
     sqlite3 *db;
     if (strcmp(clean, "/api/health") == 0) {
-        health(s, r);
+        health(s, r); /* live progress: never cached */
+        return;
+    }
+    if (xpv_response_cache_get(s, c, clean, r)) {
+        return;
     } else if (strcmp(clean, "/api/profiles") == 0) {
         if (with_db(s, &db, r) == 0) xpv_reply_json(r, xpv_api_profiles(db, &r->body));
     } else if (strcmp(clean, "/api/profiles/latest") == 0) {
@@ -314,4 +319,5 @@ void xpv_routes_api(xpv_server *s, struct MHD_Connection *c, const char *path, x
     } else {
         xpv_reply_error(r, 404, "no such API route");
     }
+    xpv_response_cache_put(s, c, clean, r);
 }

@@ -138,9 +138,11 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     (void)version;
     (void)upload_data;
     static int marker;
-    int bodyless = strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0;
-    if (*con_cls == NULL && !bodyless) {
-        *con_cls = &marker; /* read and drop any body, then answer */
+    /* Answer on the second call, once libmicrohttpd knows the request
+     * (and any body, read and dropped) is complete: answering on the first
+     * call makes it close the connection, losing keep-alive. */
+    if (*con_cls == NULL) {
+        *con_cls = &marker;
         return MHD_YES;
     }
     if (*upload_size) {
