@@ -75,6 +75,16 @@ int xpv_api_events(sqlite3 *db, int64_t id, const xpv_events_query *q, xpv_buf *
  * "tid", "process", "thread", "device", "args": {...}}`. */
 int xpv_api_event(sqlite3 *db, int64_t id, int64_t block, uint32_t index, xpv_buf *out);
 
+/* TensorBoard profile-plugin answers (tensorboard.c): run names newest
+ * first, `[{"hostname"}]` of a run, the tools a run has, the profile of a
+ * (run, host) (200 or 404; host NULL: any), and kernel_stats as a Google
+ * Charts DataTable `{"cols", "rows", "p"}`. */
+int xpv_api_tb_runs(sqlite3 *db, xpv_buf *out);
+int xpv_api_tb_hosts(sqlite3 *db, const char *run, xpv_buf *out);
+int xpv_api_tb_tools(sqlite3 *db, const char *run, xpv_buf *out);
+int xpv_api_tb_profile(sqlite3 *db, const char *run, const char *host, int64_t *id);
+int xpv_api_tb_kernel_table(sqlite3 *db, int64_t id, xpv_buf *out);
+
 /* Appends {"error": msg} and returns status. */
 int xpv_api_error(xpv_buf *out, int status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

@@ -1,11 +1,67 @@
 /*
- * tensorboard_routes.c — see tensorboard_routes.h (not written yet).
+ * tensorboard_routes.c — see tensorboard_routes.h. Served with --ui=both
+ * (the default) and --ui=tensorboard; run and host names come from the
+ * query and are only ever compared with indexed values.
  */
 #include "tensorboard_routes.h"
+#include "trace_stream.h"
+#include "../api/api.h"
+
+#include <string.h>
+
+static const char *param(struct MHD_Connection *c, const char *name)
+{
+    const char *v = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, name);
+    return v && *v && strlen(v) < 1024 ? v : NULL;
+}
+
+static void data(xpv_server *s, struct MHD_Connection *c, sqlite3 *db, xpv_reply *r)
+{
+    const char *run = param(c, "run"), *tag = param(c, "tag"), *host = param(c, "host");
+    int64_t id;
+    if (!run || !tag) {
+        xpv_reply_error(r, 400, "data needs run and tag");
+        return;
+    }
+    if (xpv_api_tb_profile(db, run, host, &id) != 200) {
+        xpv_reply_error(r, 404, "No Data");
+        return;
+    }
+    if (strcmp(tag, "trace_viewer") == 0 || strcmp(tag, "trace_viewer@") == 0)
+        xpv_trace_stream_reply(s, c, id, 0, r);
+    else if (strcmp(tag, "kernel_stats") == 0)
+        xpv_reply_json(r, xpv_api_tb_kernel_table(db, id, &r->body));
+    else
+        xpv_reply_error(r, 404, "No Data");
+}
 
 void xpv_tensorboard_reply(xpv_server *s, struct MHD_Connection *c, const char *path, xpv_reply *r)
 {
-    (void)s;
-    (void)c;
-    xpv_reply_error(r, 404, "no TensorBoard route %.100s", path);
+    if (s->opts->ui == XPV_UI_PERFETTO) {
+        xpv_reply_error(r, 404, "TensorBoard routes are served with --ui=tensorboard or both");
+        return;
+    }
+    xpv_err err = {{0}};
+    sqlite3 *db = xpv_server_db(s, &err);
+    if (!db) {
+        xpv_reply_error(r, 503, "index unavailable: %s", err.msg);
+        return;
+    }
+    const char *route = path + strlen("/data/plugin/profile/");
+    const char *run = param(c, "run");
+    if (strcmp(route, "runs") == 0) {
+        xpv_reply_json(r, xpv_api_tb_runs(db, &r->body));
+    } else if (strcmp(route, "run_tools") == 0 || strcmp(route, "hosts") == 0) {
+        if (!run) {
+            xpv_reply_error(r, 400, "%s needs run", route);
+            return;
+        }
+        int status = route[0] == 'r' ? xpv_api_tb_tools(db, run, &r->body)
+                                     : xpv_api_tb_hosts(db, run, &r->body);
+        xpv_reply_json(r, status);
+    } else if (strcmp(route, "data") == 0) {
+        data(s, c, db, r);
+    } else {
+        xpv_reply_error(r, 404, "no TensorBoard route %.100s", route);
+    }
 }

@@ -451,6 +451,31 @@ def test_perfetto_listener():
     assert "https://ui.perfetto.dev/#!/?url=http://127.0.0.1:%d/" % S.pport in out, out
 
 
+def test_tensorboard_routes():
+    base = "/data/plugin/profile/"
+    own = S.json("/api/profiles/latest")
+    runs = S.json(base + "runs")
+    assert own["run"] in runs and runs == sorted(set(runs), key=runs.index), runs
+    run = own["run"]
+    hosts = S.json(base + "hosts?run=%s&tag=trace_viewer" % run)
+    assert {"hostname": own["host"]} in hosts, hosts
+    assert S.json(base + "run_tools?run=" + run) == ["trace_viewer", "kernel_stats"]
+    table = S.json(base + "data?run=%s&tag=kernel_stats&host=%s" % (run, own["host"]))
+    cols = [c["id"] for c in table["cols"]]
+    rows = [dict(zip(cols, [cell["v"] for cell in r["c"]])) for r in table["rows"]]
+    assert [(r["rank"], r["kernel_name"], r["occurrences"], r["total_duration_us"]) for r in rows] \
+        == [(1, "gemm_kernel", 2, 101.0), (2, "relu_kernel", 1, 5.5)], rows
+    st, h, data = S.request(base + "data?run=%s&tag=trace_viewer&host=%s" % (run, own["host"]))
+    assert st == 200
+    _, ph = trace_counts(data)
+    assert sum(v for k, v in ph.items() if k != "M") == own["events"]
+    for bad, status in (("data?run=%s&tag=memory_profile&host=%s" % (run, own["host"]), 404),
+                        ("data?run=nope&tag=trace_viewer", 404), ("data?tag=trace_viewer", 400),
+                        ("hosts", 400), ("nothing", 404)):
+        st, h, data = S.request(base + bad)
+        assert st == status and json.loads(data)["error"], (bad, st)
+
+
 BAD_REQUESTS = [
     ("/../etc/passwd", 400), ("/%2e%2e/%2e%2e/etc/passwd", 400), ("/js/../../etc/passwd", 400),
     ("//etc/passwd", 400), ("/%2Fetc%2Fpasswd", 400), ("/etc/passwd", 404),
@@ -582,7 +607,7 @@ def main():
                   test_steps_equal_index_rows, test_tracks, test_events_window_exact_and_nested,
                   test_events_summaries_bounded, test_trace_export_counts,
                   test_trace_gzip_and_etag, test_etag_gzip_content_types, test_keep_alive,
-                  test_perfetto_listener, test_bad_requests, test_bad_methods_and_headers,
+                  test_perfetto_listener, test_tensorboard_routes, test_bad_requests, test_bad_methods_and_headers,
                   test_rescan_finds_new_file, test_busy_port,
                   test_busy_perfetto_port_is_a_warning, test_sigterm_shuts_down_cleanly])
     finally:
