@@ -180,13 +180,14 @@ static int need_op_links(const xpv_kstats *k)
     return 0;
 }
 
-/* Kernels without an op need the per-launch table (the op of each launch);
+/* PyTorch kernels without an op need the per-launch table (the CPU op of
+ * each launch; other producers have no cpu_op events to link to);
  * otherwise steps need only which step each id was launched in, which the
  * O(steps) id ranges give when they are disjoint. */
 static int build_launches(xpv_analysis *a, const xpv_analysis_input *in, const track_sets *ts,
                           const xpv_step_list *steps, xpv_launches *l, xpv_err *err)
 {
-    int link_ops = need_op_links(&a->ks);
+    int link_ops = need_op_links(&a->ks) && strcmp(in->producer, "PyTorch") == 0;
     if (!link_ops && !steps->n) return 0;
     if (!link_ops) {
         int ranged = xpv_launch_ranges_build(l, in, ts->launch, steps, err);
@@ -198,8 +199,7 @@ static int build_launches(xpv_analysis *a, const xpv_analysis_input *in, const t
 static int summarise_kernels(xpv_analysis *a, const xpv_analysis_input *in, const track_sets *ts,
                              const xpv_launches *l, xpv_idmap *collective, xpv_err *err)
 {
-    if (l->n && need_op_links(&a->ks) && xpv_kstats_link_ops(&a->ks, in, ts->kernel, l, err) != 0)
-        return -1;
+    if (l->has_ops && l->n && xpv_kstats_link_ops(&a->ks, in, ts->kernel, l, err) != 0) return -1;
     if (a->kinds[XPV_KIND_XLA_OP] && xpv_kstats_hlo_categories(&a->ks, in, ts->xla_op, err) != 0)
         return -1;
     return xpv_kstats_write(&a->ks, in, collective, err);

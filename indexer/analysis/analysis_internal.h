@@ -170,6 +170,7 @@ typedef struct xpv_launches {
     xpv_launch_rec *r; /* sorted by corr after build */
     size_t n, cap, limit;
     int64_t dropped;        /* launches past the limit */
+    int has_ops;            /* built with link_ops: r[i].op is set */
     xpv_corr_range *ranges; /* instead of r when the id ranges are disjoint */
     size_t nranges;
 } xpv_launches;

@@ -137,6 +137,7 @@ int xpv_launches_build(xpv_launches *l, const xpv_analysis_input *in, const uint
 {
     memset(l, 0, sizeof *l);
     l->limit = limit;
+    l->has_ops = link_ops;
     track_ctx c = {.in = in, .l = l, .steps = link_ops ? NULL : steps, .link_ops = link_ops};
     xpv_idmap_init(&c.cat_is_op);
     int rc = 0;

@@ -349,6 +349,7 @@ static void test_op_through_correlation(void)
 {
     sqlite3 *db = fresh_index();
     xpv_sink *s = open_sink(db);
+    xpv_sink_fact(s, "producer", "PyTorch");
     xpv_sink_process_device(s, 100, 0);
     host_event(s, XPV_KIND_OTHER, "cpu_op", "aten::conv2d", 0, 1000, -1);
     host_event(s, XPV_KIND_OTHER, "cpu_op", "aten::cudnn_convolution", 50, 450, -1);
