@@ -10,7 +10,8 @@
 #include <string.h>
 
 #define SLOTS 128
-#define MAX_BODY (1u << 20)
+#define MAX_BODY (256u << 10)
+#define MAX_BYTES (8u << 20) /* per thread */
 #define MAX_KEY 2048
 
 typedef struct {
@@ -25,6 +26,7 @@ typedef struct {
     sqlite3 *db; /* the connection data_version was read on */
     sqlite3_stmt *version_stmt;
     int64_t version;
+    size_t bytes; /* bodies held */
     slot slots[SLOTS];
 } thread_cache;
 
@@ -38,6 +40,7 @@ static void clear_slots(thread_cache *t)
         xpv_buf_free(&t->slots[i].body);
         memset(&t->slots[i], 0, sizeof t->slots[i]);
     }
+    t->bytes = 0;
 }
 
 static void free_cache(void *p)
@@ -137,6 +140,9 @@ void xpv_response_cache_put(xpv_server *s, struct MHD_Connection *c, const char 
     xpv_buf key = {0};
     if (t && build_key(c, path, &key) == 0) {
         slot *sl = slot_for(t, &key);
+        t->bytes -= sl->body.len;
+        if (t->bytes + r->body.len > MAX_BYTES) clear_slots(t);
+        t->bytes += r->body.len;
         free(sl->key);
         sl->key = xpv_xstrdup(key.data);
         sl->status = r->status;
