@@ -7,6 +7,7 @@
  *   bench_json_read FILE DB_PATH
  * DB_PATH is replaced (a fresh index).
  */
+#define _GNU_SOURCE
 #include "indexer/index_db.h"
 #include "indexer/ingest.h"
 #include "indexer/readers/readers.h"
@@ -14,7 +15,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <time.h>
 #include <unistd.h>
+
+static double cpu_seconds(clockid_t clock)
+{
+    struct timespec ts;
+    clock_gettime(clock, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
 
 int main(int argc, char **argv)
 {
@@ -44,9 +54,12 @@ int main(int argc, char **argv)
     xpv_err rerr = {{0}};
     int rc = xpv_read_chrome_json(argv[1], sink, &rerr);
     double t1 = xpv_now_mono();
+    double parse_cpu = cpu_seconds(CLOCK_THREAD_CPUTIME_ID),
+           read_cpu = cpu_seconds(CLOCK_PROCESS_CPUTIME_ID);
     if (getenv("XPV_BENCH_READ_ONLY")) { /* profile the read stage alone */
         xpv_sink_free(sink);
-        printf("read+store %.3f s (finish skipped)\n", xpv_now_mono() - t0);
+        printf("read+store %.3f s (finish skipped); CPU: parse thread %.3f s, all threads %.3f s\n",
+               xpv_now_mono() - t0, parse_cpu, cpu_seconds(CLOCK_PROCESS_CPUTIME_ID));
         return rc;
     }
     xpv_sink_stats st;
@@ -58,7 +71,8 @@ int main(int argc, char **argv)
     sqlite3_close(db);
     if (rc != 0) fprintf(stderr, "bench_json_read: reader: %s\n", rerr.msg);
     if (frc != 0) fprintf(stderr, "bench_json_read: finish: %s\n", err.msg);
-    printf("events %lld  read+store %.3f s  finish(analysis) %.3f s  commit %.3f s  total %.3f s\n",
-           (long long)st.events, t1 - t0, t2 - t1, t3 - t2, t3 - t0);
+    printf("events %lld  read+store %.3f s  finish(analysis) %.3f s  commit %.3f s  total %.3f s\n"
+           "CPU during read+store: parse thread %.3f s, all threads %.3f s\n",
+           (long long)st.events, t1 - t0, t2 - t1, t3 - t2, t3 - t0, parse_cpu, read_cpu);
     return rc || frc;
 }

@@ -140,7 +140,6 @@ typedef struct {
 typedef struct {
     xpv_sink *sink;
     xpv_err *err;
-    const char *path;
     xpv_gz_input *in;
 
     /* window over the stream: [w, wend), w at stream offset w_off */
@@ -1759,7 +1758,6 @@ int xpv_read_chrome_json(const char *path, xpv_sink *sink, xpv_err *err)
     memset(&r, 0, sizeof r);
     r.sink = sink;
     r.err = err;
-    r.path = path;
     r.in = xpv_gz_open(path, 0, HEADROOM, err);
     if (!r.in) return -1;
     r.icache = xpv_xcalloc(ICACHE_SIZE, sizeof *r.icache);

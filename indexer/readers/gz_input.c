@@ -152,13 +152,15 @@ static int next_member(xpv_gz_input *in, xpv_err *err)
     }
 }
 
-/* Publishes what the slot holds, then reports a damaged stream at the
- * offset where its good data ends. */
+/* Publishes what the slot holds, so the consumer keeps the good data, then
+ * fails. With `what`, err says that the stream is damaged at the offset
+ * where its good data ends; without, err already holds the reason. */
 static int gzip_failure(xpv_gz_input *in, int slot, xpv_err *err, const char *what)
 {
     size_t have = in->chunk_size - in->zs.avail_out;
     int64_t at = in->produced + (int64_t)have;
     if (have) publish(in, slot, have);
+    if (!what) return -1;
     return xpv_err_set(err, "%s at uncompressed offset %lld", what, (long long)at);
 }
 
@@ -173,14 +175,14 @@ static int produce_gzip(xpv_gz_input *in, xpv_err *err)
         in->zs.avail_out = (uInt)in->chunk_size;
         while (in->zs.avail_out) {
             int avail = refill_input(in, err);
-            if (avail < 0) return gzip_failure(in, slot, NULL, ""), -1;
+            if (avail < 0) return gzip_failure(in, slot, err, NULL);
             if (avail == 0)
                 return gzip_failure(in, slot, err,
                                     "truncated gzip data: the compressed stream ends early");
             int zrc = inflate(&in->zs, Z_NO_FLUSH);
             if (zrc == Z_STREAM_END) {
                 int more = next_member(in, err);
-                if (more < 0) return gzip_failure(in, slot, NULL, ""), -1;
+                if (more < 0) return gzip_failure(in, slot, err, NULL);
                 if (!more) {
                     member_open = 0;
                     break;

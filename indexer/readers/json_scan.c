@@ -32,6 +32,27 @@ static int fail(js_error *e, const char *at, const char *reason)
     return JS_ERR;
 }
 
+/* ---- whitespace ---- */
+
+const char *js_skip_ws_run(const char *p, const char *end)
+{
+#ifdef __SSE2__
+    const __m128i sp = _mm_set1_epi8(' '), nl = _mm_set1_epi8('\n'), cr = _mm_set1_epi8('\r'),
+                  tab = _mm_set1_epi8('\t');
+    while (end - p >= 16) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
+        __m128i ws = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, sp), _mm_cmpeq_epi8(v, nl)),
+                                  _mm_or_si128(_mm_cmpeq_epi8(v, cr), _mm_cmpeq_epi8(v, tab)));
+        unsigned other = ~(unsigned)_mm_movemask_epi8(ws) & 0xFFFFu;
+        if (other) return p + __builtin_ctz(other);
+        p += 16;
+    }
+#endif
+    while (p < end && js_is_ws((unsigned char)*p))
+        p++;
+    return p;
+}
+
 /* ---- strings ---- */
 
 /* Validates the UTF-8 sequence at p; *n gets its length. */
@@ -105,11 +126,23 @@ int js_scan_string(const char *p, const char *end, const char **after, int *esca
 #ifdef __SSE2__
         const __m128i quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\'),
                       ctl = _mm_set1_epi8(0x1F);
+#define SPECIAL(v)                                                                                 \
+    _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, bslash)),                \
+                 _mm_or_si128(_mm_cmpeq_epi8(_mm_max_epu8(v, ctl), ctl),                           \
+                              _mm_cmplt_epi8(v, _mm_setzero_si128())))
+        /* 32 bytes a turn while nothing special shows up, then 16. */
+        while (end - p >= 32) {
+            __m128i a = _mm_loadu_si128((const __m128i *)(const void *)p);
+            __m128i b = _mm_loadu_si128((const __m128i *)(const void *)(p + 16));
+            if (_mm_movemask_epi8(_mm_or_si128(SPECIAL(a), SPECIAL(b))) == 0) {
+                p += 32;
+                continue;
+            }
+            break;
+        }
         while (end - p >= 16) {
             __m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
-            __m128i special = _mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, bslash));
-            special = _mm_or_si128(special, _mm_cmpeq_epi8(_mm_max_epu8(v, ctl), ctl));
-            unsigned m = (unsigned)_mm_movemask_epi8(special) | (unsigned)_mm_movemask_epi8(v);
+            unsigned m = (unsigned)_mm_movemask_epi8(SPECIAL(v));
             if (m == 0) {
                 p += 16;
                 continue;
@@ -117,6 +150,7 @@ int js_scan_string(const char *p, const char *end, const char **after, int *esca
             p += __builtin_ctz(m);
             break;
         }
+#undef SPECIAL
 #endif
         if (p >= end) {
             *after = p;

@@ -144,7 +144,7 @@ def main():
         gen = os.environ.get("XPV_GEN")
         if gen:
             outdir = os.path.join(tmp, "gen")
-            r = subprocess.run([gen, "--kind", "pytorch", "--out", outdir, "--size", "3MB",
+            r = subprocess.run([gen, "--kind", "pytorch", "--out", outdir, "--size", "9MB",
                                 "--steps", "3"], capture_output=True, text=True)
             made = glob.glob(os.path.join(outdir, "*.pt.trace.json.gz"))
             check(r.returncode == 0 and len(made) == 1, "xpv-gen --kind pytorch wrote a trace")

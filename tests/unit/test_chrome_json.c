@@ -650,6 +650,39 @@ static void test_absurdly_long_string(void)
     free(doc);
 }
 
+static void test_events_larger_than_a_chunk(void)
+{
+    /* Events of 2.5 MB straddle the reader's 4 MB chunks and its 1 MB
+     * headroom; small ones between them go back to the fast path. */
+    size_t big = (5u << 20) / 2, cap = 6 * big + 4096, len = 1;
+    char *doc = malloc(cap);
+    doc[0] = '[';
+    for (int i = 0; i < 5; i++) {
+        len += (size_t)snprintf(doc + len, cap - len,
+                                "{\"ph\":\"X\",\"name\":\"small%d\",\"ts\":%d,\"dur\":1},"
+                                "{\"ph\":\"X\",\"name\":\"big%d\",\"ts\":%d,\"dur\":1,"
+                                "\"args\":{\"blob\":\"",
+                                i, i, i, i);
+        memset(doc + len, 'a' + i, big);
+        len += big;
+        len += (size_t)snprintf(doc + len, cap - len, "\"}},");
+    }
+    doc[len - 1] = ']';
+    result r;
+    CU_ASSERT_EQUAL(run_doc_n(doc, len, 1, &r), 0);
+    CU_ASSERT_EQUAL(r.n, 10);
+    for (int i = 0; i < 5; i++) {
+        char name[16], want[16];
+        snprintf(name, sizeof name, "big%d", i);
+        const rec *e = find(&r, name);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(e);
+        snprintf(want, sizeof want, "blob=t:%c%c%c", 'a' + i, 'a' + i, 'a' + i);
+        CU_ASSERT(strncmp(e->args, want, strlen(want)) == 0);
+    }
+    result_free(&r);
+    free(doc);
+}
+
 /* ---- re-indexing ---- */
 
 static const char *status_of(sqlite3 *db)
@@ -718,6 +751,7 @@ int main(void)
         {"truncated gzip", test_truncated_gzip},
         {"cut or damaged at every byte", test_every_byte},
         {"absurdly long string", test_absurdly_long_string},
+        {"events larger than a chunk", test_events_larger_than_a_chunk},
         {"re-indexing after a fix", test_reindex_after_fix},
         {NULL, NULL},
     };
