@@ -247,7 +247,8 @@ int xpv_profile_id_parse(const char *hex, int64_t *out)
         if (d < 0) return -1;
         v = (v << 4) | (uint64_t)d;
     }
-    if (v >> 63) return -1;
+    /* Ids are made 63-bit, but any 16-hex-digit id is well formed: one that
+     * cannot exist is simply not found (404), not a bad request (400). */
     *out = (int64_t)v;
     return 0;
 }
