@@ -10,9 +10,11 @@
  * duration up to DURATION_MEM_CAP (16 MB), spilled to a temp file beyond;
  * a few hundred bytes per track and per (kind, name, track) group; 40 bytes
  * per step marker. At finish, after the event store has released its
- * buffers: per step, the range of correlation ids launched in it (the
- * step join, launch_ranges.c); only when those ranges overlap, or when
- * PyTorch kernels need their CPU op, 24 bytes per host launch up to
+ * buffers: for the step join, the runs of correlation ids launched in each
+ * step or gap (launch_ranges.c: 16 MB of (id, position) pairs at a time,
+ * then 24 bytes per run, a few per step); only when runs of different steps
+ * overlap, or when PyTorch kernels need their CPU op, 24 bytes per host
+ * launch up to
  * LAUNCH_LIMIT (1 M launches, 24 MB; later launches use the time join, with
  * a warning); the values of one batch of names when durations were spilled
  * (16 MB); and at most
@@ -183,7 +185,7 @@ static int need_op_links(const xpv_kstats *k)
 /* PyTorch kernels without an op need the per-launch table (the CPU op of
  * each launch; other producers have no cpu_op events to link to);
  * otherwise steps need only which step each id was launched in, which the
- * O(steps) id ranges give when they are disjoint. */
+ * runs of ids (launch_ranges.c) give in far less memory when they agree. */
 static int build_launches(xpv_analysis *a, const xpv_analysis_input *in, const track_sets *ts,
                           const xpv_step_list *steps, xpv_launches *l, xpv_err *err)
 {

@@ -1,34 +1,48 @@
 /*
- * launch_ranges.c — the correlation join in O(steps) memory.
+ * launch_ranges.c — the correlation join in memory that grows with the
+ * number of steps, not of launches.
  *
- * Correlation ids grow with time, so the launches made inside one step
- * usually hold one contiguous block of ids, and so do the launches made in
- * the gap between two steps. One pass over the launches records, per
- * position (step k -> 2k + 1, the gap before step k -> 2k, after the last
- * step -> 2n), the lowest and highest id launched there. When these ranges
- * are disjoint and ordered like the positions, a device event's id falls in
- * the range of the one position whose launches could have produced it: the
- * same answer the per-launch table gives, for every id that has a launch,
- * with no table at all. (An id inside a range but without a launch of its
- * own joins that position too.) When the ranges overlap (ids restarting,
- * several processes), the caller falls back to the per-launch table.
+ * Correlation ids grow with time (within one id space: a process, or a
+ * device in some producers), so sorted by id, the launches fall into long
+ * runs that were all made at the same "position": inside step k (2k + 1),
+ * or in the gap before step k (2k), or after the last step (2n). One pass
+ * over the launches collects (id, position) pairs a chunk at a time, sorts
+ * each chunk and keeps only its runs [lo, hi] -> position. The runs of all
+ * chunks, sorted, must not overlap unless they agree on the position; then
+ * a device event's id falls in the run of the one position whose launches
+ * could have produced it: the same answer the per-launch table gives, for
+ * every id that has a launch. (An id inside a run but without a launch of
+ * its own joins that position too.) When runs disagree (ids launched at
+ * different times interleave) or are too many, the caller falls back to
+ * the per-launch table.
  */
 #include "analysis_internal.h"
 
 #include <stdlib.h>
 #include <string.h>
 
+#define CHUNK_PAIRS (1u << 20) /* 16 MB of (id, position) pairs at a time */
+#define MAX_RUNS (1u << 20)
+
+typedef struct {
+    int64_t corr, pos;
+} pair;
+
 typedef struct {
     const xpv_step_list *steps;
-    int64_t *lo, *hi; /* per position; lo > hi when empty */
+    pair *buf;
+    size_t n;
+    xpv_corr_range *runs;
+    size_t nruns, cap_runs;
+    int too_many;
 } range_ctx;
 
 /* Position of time t (ps from base): 2k + 1 inside step k, else 2i where i
  * steps start at or before t. */
-static size_t position_of(const xpv_step_list *s, int64_t t)
+static int64_t position_of(const xpv_step_list *s, int64_t t)
 {
     long k = xpv_step_at(s, t);
-    if (k >= 0) return 2 * (size_t)k + 1;
+    if (k >= 0) return 2 * (int64_t)k + 1;
     size_t lo = 0, hi = s->n;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
@@ -37,7 +51,46 @@ static size_t position_of(const xpv_step_list *s, int64_t t)
         else
             hi = mid;
     }
-    return 2 * lo;
+    return 2 * (int64_t)lo;
+}
+
+static int pair_by_corr(const void *pa, const void *pb)
+{
+    const pair *a = pa, *b = pb;
+    return a->corr < b->corr ? -1 : a->corr > b->corr;
+}
+
+static int run_by_lo(const void *pa, const void *pb)
+{
+    const xpv_corr_range *a = pa, *b = pb;
+    return a->lo < b->lo ? -1 : a->lo > b->lo;
+}
+
+static void push_run(range_ctx *c, xpv_corr_range r)
+{
+    if (c->nruns == MAX_RUNS) {
+        c->too_many = 1;
+        return;
+    }
+    if (c->nruns == c->cap_runs) {
+        c->cap_runs = c->cap_runs ? c->cap_runs * 2 : 256;
+        c->runs = xpv_xrealloc(c->runs, c->cap_runs * sizeof *c->runs);
+    }
+    c->runs[c->nruns++] = r;
+}
+
+/* Sorts the pairs gathered so far and keeps their runs. */
+static void flush_pairs(range_ctx *c)
+{
+    qsort(c->buf, c->n, sizeof *c->buf, pair_by_corr);
+    for (size_t i = 0; i < c->n;) {
+        size_t j = i + 1;
+        while (j < c->n && c->buf[j].pos == c->buf[i].pos)
+            j++;
+        push_run(c, (xpv_corr_range){c->buf[i].corr, c->buf[j - 1].corr, c->buf[i].pos});
+        i = j;
+    }
+    c->n = 0;
 }
 
 static int range_visit(void *ctx, const xpv_event *ev, int64_t block_id, uint32_t index)
@@ -45,33 +98,38 @@ static int range_visit(void *ctx, const xpv_event *ev, int64_t block_id, uint32_
     (void)block_id, (void)index;
     range_ctx *c = ctx;
     if (ev->kind != XPV_KIND_LAUNCH || ev->corr < 0) return 0;
-    size_t p = position_of(c->steps, (ev->ts_ns - c->steps->base_ns) * 1000);
-    if (ev->corr < c->lo[p]) c->lo[p] = ev->corr;
-    if (ev->corr > c->hi[p]) c->hi[p] = ev->corr;
+    if (c->n == CHUNK_PAIRS) flush_pairs(c);
+    c->buf[c->n++] =
+        (pair){ev->corr, position_of(c->steps, (ev->ts_ns - c->steps->base_ns) * 1000)};
     return 0;
 }
 
-/* Keeps the non-empty ranges; 0 when they are not disjoint and ordered. */
-static int compact(xpv_launches *l, range_ctx *c, size_t npos)
+/* Sorts the runs and merges those of one position; 0 when two positions'
+ * runs overlap. */
+static int merge_runs(range_ctx *c)
 {
-    l->nranges = 0;
-    for (size_t p = 0; p < npos; p++) {
-        if (c->lo[p] > c->hi[p]) continue;
-        if (l->nranges && c->lo[p] <= l->ranges[l->nranges - 1].hi) return 0;
-        l->ranges[l->nranges++] = (xpv_corr_range){c->lo[p], c->hi[p], (int64_t)p};
+    qsort(c->runs, c->nruns, sizeof *c->runs, run_by_lo);
+    size_t out = 0;
+    for (size_t i = 0; i < c->nruns; i++) {
+        xpv_corr_range *last = out ? &c->runs[out - 1] : NULL;
+        if (last && c->runs[i].lo <= last->hi) {
+            if (c->runs[i].pos != last->pos) return 0;
+            if (c->runs[i].hi > last->hi) last->hi = c->runs[i].hi;
+        } else if (last && c->runs[i].pos == last->pos && c->runs[i].lo == last->hi + 1) {
+            last->hi = c->runs[i].hi;
+        } else {
+            c->runs[out++] = c->runs[i];
+        }
     }
+    c->nruns = out;
     return 1;
 }
 
 int xpv_launch_ranges_build(xpv_launches *l, const xpv_analysis_input *in,
                             const uint8_t *launch_tracks, const xpv_step_list *steps, xpv_err *err)
 {
-    size_t npos = 2 * steps->n + 1;
     range_ctx c = {.steps = steps};
-    c.lo = xpv_xmalloc(npos * sizeof *c.lo);
-    c.hi = xpv_xmalloc(npos * sizeof *c.hi);
-    for (size_t p = 0; p < npos; p++)
-        c.lo[p] = INT64_MAX, c.hi[p] = INT64_MIN;
+    c.buf = xpv_xmalloc(CHUNK_PAIRS * sizeof *c.buf);
     int rc = 0;
     for (size_t t = 0; t < in->ntracks && rc == 0; t++) {
         if (!launch_tracks[t]) continue;
@@ -80,15 +138,15 @@ int xpv_launch_ranges_build(xpv_launches *l, const xpv_analysis_input *in,
         q.track = (int64_t)t;
         if (xpv_store_scan(in->db, &q, range_visit, &c, err) < 0) rc = -1;
     }
-    l->ranges = xpv_xmalloc(npos * sizeof *l->ranges);
-    int ok = rc == 0 && compact(l, &c, npos);
-    if (!ok) {
-        free(l->ranges);
-        l->ranges = NULL;
-        l->nranges = 0;
+    if (rc == 0) flush_pairs(&c);
+    free(c.buf);
+    int ok = rc == 0 && !c.too_many && merge_runs(&c);
+    if (ok) {
+        l->ranges = c.runs;
+        l->nranges = c.nruns;
+    } else {
+        free(c.runs);
     }
-    free(c.lo);
-    free(c.hi);
     return rc < 0 ? -1 : ok;
 }
 

@@ -56,7 +56,8 @@ typedef struct {
     size_t k0, k1, nivals;
     int64_t w0, w1;
     int splittable;
-    int union_live; /* the first pass still gathers the unions */
+    int union_live;      /* the first pass still gathers the unions */
+    int64_t *step_ivals; /* first pass: intervals per step, for sizing chunks */
     int64_t by_corr, by_time;
     size_t hint; /* last launch found */
 } bd_ctx;
@@ -137,6 +138,10 @@ static int window_visit(void *ctx, const xpv_event *ev, int64_t block_id, uint32
         int64_t cs = s > st[k].start_ps ? s : st[k].start_ps;
         int64_t ce = e < st[k].end_ps ? e : st[k].end_ps;
         if (ce <= cs) continue;
+        if (c->step_ivals) {
+            c->step_ivals[k]++;
+            if (!c->union_live) continue;
+        }
         xpv_ivals_push(&c->iv[(k - c->k0) * c->nslots + (size_t)c->track_slot[ev->track]], cs, ce);
         if (++c->nivals > c->o->interval_cap && c->splittable) return 1;
     }
@@ -209,8 +214,32 @@ static int assign_and_union_visit(void *ctx, const xpv_event *ev, int64_t block_
 {
     bd_ctx *c = ctx;
     assign_visit(ctx, ev, block_id, index);
-    if (c->union_live && window_visit(ctx, ev, block_id, index)) c->union_live = 0;
+    if (window_visit(ctx, ev, block_id, index)) c->union_live = 0;
     return 0;
+}
+
+/* After a first pass that outgrew interval_cap: chunks of consecutive steps
+ * holding at most interval_cap intervals each (by the first pass's counts),
+ * so each is scanned once; a single step above the cap is split in time. */
+static int process_in_chunks(bd_ctx *c, xpv_err *err)
+{
+    const xpv_step_list *s = c->o->steps;
+    int64_t *counts = c->step_ivals;
+    c->step_ivals = NULL;
+    int rc = 0;
+    for (size_t k = 0; k < s->n && rc == 0;) {
+        size_t e = k;
+        int64_t sum = 0, end = s->v[k].end_ps;
+        while (e < s->n && (e == k || sum + counts[e] <= (int64_t)c->o->interval_cap)) {
+            sum += counts[e];
+            if (s->v[e].end_ps > end) end = s->v[e].end_ps;
+            e++;
+        }
+        rc = process_chunk(c, (chunk){k, e, s->v[k].start_ps, end}, err);
+        k = e;
+    }
+    free(counts);
+    return rc;
 }
 
 static int assign_events(bd_ctx *c, xpv_err *err)
@@ -221,6 +250,7 @@ static int assign_events(bd_ctx *c, xpv_err *err)
     c->splittable = 1;
     c->union_live = 1;
     c->nivals = 0;
+    c->step_ivals = xpv_xcalloc(n, sizeof *c->step_ivals);
     for (size_t t = 0; t < c->in->ntracks; t++) {
         if (c->track_slot[t] < 0) continue;
         xpv_store_query q;
@@ -229,10 +259,12 @@ static int assign_events(bd_ctx *c, xpv_err *err)
         if (xpv_store_scan(c->in->db, &q, assign_and_union_visit, c, err) < 0) return -1;
     }
     if (c->union_live) {
+        free(c->step_ivals);
+        c->step_ivals = NULL;
         commit_chunk(c);
         return 0;
     }
-    return process_chunk(c, all, err);
+    return process_in_chunks(c, err);
 }
 
 static void assign_slots(bd_ctx *c)
@@ -317,6 +349,7 @@ int xpv_steps_write(const xpv_analysis_input *in, xpv_breakdown_opts *o, xpv_err
     for (size_t i = 0; i < (n ? n : 1) * (c.nslots + 1); i++)
         xpv_ivals_free(&c.iv[i]);
     free(c.max_end);
+    free(c.step_ivals);
     xpv_ivals_free(&c.all);
     free(c.iv);
     free(c.per_step);

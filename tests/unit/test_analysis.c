@@ -461,9 +461,9 @@ static void test_correlation_vs_time_join(void)
     sqlite3_close(db);
 }
 
-/* Correlation ids that restart (ranges of the two steps overlap): the
- * per-launch table decides, and an id without a launch joins by time. */
-static void test_overlapping_id_ranges(void)
+/* Correlation ids that interleave between steps: the join stays exact for
+ * every id with a launch, and ids without one join by time. */
+static void test_interleaved_ids(void)
 {
     sqlite3 *db = fresh_index();
     xpv_sink *s = open_sink(db);
@@ -471,17 +471,19 @@ static void test_overlapping_id_ranges(void)
     marker(s, 1, XPV_STEP_PROFILER_STEP, 1, "ProfilerStep#1", 0, 1000);
     marker(s, 1, XPV_STEP_PROFILER_STEP, 2, "ProfilerStep#2", 1000, 1000);
     host_event(s, XPV_KIND_LAUNCH, "cuda_runtime", "cudaLaunchKernel", 100, 5, 5);
-    host_event(s, XPV_KIND_LAUNCH, "cuda_runtime", "cudaLaunchKernel", 200, 5, 7);
-    host_event(s, XPV_KIND_LAUNCH, "cuda_runtime", "cudaLaunchKernel", 1500, 5, 3);
-    device_event(s, XPV_KIND_KERNEL, 100, 7, "k", 1600, 1000, 3, NULL);
-    device_event(s, XPV_KIND_KERNEL, 100, 7, "k", 1100, 2000, 7, NULL); /* runs in step 2 */
+    host_event(s, XPV_KIND_LAUNCH, "cuda_runtime", "cudaLaunchKernel", 200, 5, 9);
+    host_event(s, XPV_KIND_LAUNCH, "cuda_runtime", "cudaLaunchKernel", 1500, 5, 7);
+    device_event(s, XPV_KIND_KERNEL, 100, 7, "k", 1600, 1000, 7, NULL);
+    device_event(s, XPV_KIND_KERNEL, 100, 7, "k", 1100, 2000, 9, NULL); /* runs in step 2 */
+    device_event(s, XPV_KIND_KERNEL, 100, 7, "k", 300, 30000, 5, NULL);
     device_event(s, XPV_KIND_KERNEL, 100, 7, "k", 1200, 4000, 6, NULL); /* no launch: time */
+    device_event(s, XPV_KIND_KERNEL, 100, 7, "k", 400, 8000, 8, NULL);  /* no launch: time */
     finish(s);
-    CU_ASSERT_EQUAL(q_int(db, step_col("compute_ps", 1, 0)), 2000);
-    CU_ASSERT_EQUAL(q_int(db, step_col("compute_ps", 2, 0)), 5000);
+    CU_ASSERT_EQUAL(q_int(db, step_col("compute_ps", 1, 0)), 2000 + 30000 + 8000);
+    CU_ASSERT_EQUAL(q_int(db, step_col("compute_ps", 2, 0)), 1000 + 4000);
     char *w = q_text(db, "SELECT warnings FROM profiles WHERE id=7");
-    CU_ASSERT_PTR_NOT_NULL(strstr(w, "2 device events joined to their step through the "
-                                     "correlation id of their host launch, 1 by their start time"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(w, "3 device events joined to their step through the "
+                                     "correlation id of their host launch, 2 by their start time"));
     sqlite3_close(db);
 }
 
@@ -654,6 +656,7 @@ static void test_split_windows(void)
     test_interval_union();
     test_correlation_vs_time_join();
     test_module_fallback();
+    test_interleaved_ids();
     setenv("XPV_ANALYSIS_INTERVAL_CAP", "3", 1);
     test_interval_union();
     test_epoch_timestamps();
@@ -671,7 +674,7 @@ int main(void)
         {"step marker preference and merging", test_marker_preference_and_merge},
         {"correlation join vs time join", test_correlation_vs_time_join},
         {"idle from interval unions", test_interval_union},
-        {"overlapping correlation id ranges", test_overlapping_id_ranges},
+        {"interleaved correlation ids", test_interleaved_ids},
         {"epoch timestamps", test_epoch_timestamps},
         {"module fallback", test_module_fallback},
         {"no markers: none", test_no_markers},
