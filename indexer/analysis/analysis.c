@@ -10,16 +10,16 @@
  * duration up to DURATION_MEM_CAP (16 MB), spilled to a temp file beyond;
  * a few hundred bytes per track and per (kind, name, track) group; 40 bytes
  * per step marker. At finish, after the event store has released its
- * buffers: for the step join, the runs of correlation ids launched in each
- * step or gap (launch_ranges.c: 16 MB of (id, position) pairs at a time,
- * then 24 bytes per run, a few per step); only when runs of different steps
- * overlap, or when PyTorch kernels need their CPU op, 24 bytes per host
- * launch up to
- * LAUNCH_LIMIT (1 M launches, 24 MB; later launches use the time join, with
- * a warning); the values of one batch of names when durations were spilled
- * (16 MB); and at most
- * INTERVAL_CAP busy intervals (16 bytes, held twice for the combined union:
- * 16 MB) before the step windows are split.
+ * buffers:
+ *  - the step join: runs of correlation ids launched in each step or gap
+ *    (launch_ranges.c: 16 MB of (id, position) pairs at a time, then 24
+ *    bytes per run, a few per step); only when runs of different steps
+ *    overlap, or when PyTorch kernels need their CPU op, 24 bytes per host
+ *    launch up to LAUNCH_LIMIT (1 M launches, 24 MB; later ones use the
+ *    time join, with a warning);
+ *  - the durations of one batch of names when they were spilled (16 MB);
+ *  - at most INTERVAL_CAP busy intervals (16 bytes, held twice for the
+ *    combined union: 16 MB) before step windows are scanned in chunks.
  *
  * Environment (read once, in xpv_analysis_new): XPV_ANALYSIS=off skips the
  * analysis (for measuring its cost); XPV_TIMING=1 prints the finish time
