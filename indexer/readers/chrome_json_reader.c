@@ -35,8 +35,18 @@
  *    hold kernels; "stream:all" repeats them and the executor's
  *    "/job:.../device:GPU:N Compute" row holds ops, so both are device
  *    rows of kind DEVICE_OTHER unless no per-stream row exists for N.
+ *  - Args: integers -> INT (UINT above INT64_MAX), other numbers -> DOUBLE
+ *    (out of range is an error), strings -> STR when interned, else TEXT,
+ *    objects/arrays/true/false/null -> JSON (their raw text). Strings up
+ *    to 256 bytes go through xpv_sink_intern_value(); longer ones (call
+ *    stacks) are interned once seen twice, within a 64 MB budget.
  *  - Classification by process/thread names needs the M events before the
  *    events they name, which is how JAX and TensorFlow write them.
+ *
+ * Errors (bad gzip, UTF-8, JSON, ranges, an event over 64 MB, nesting over
+ * JS_MAX_DEPTH, a document that is no trace) name the byte offset in the
+ * uncompressed stream; events delivered before stay delivered. An array
+ * missing only its closing ']' is accepted, as the format allows.
  */
 #include "readers.h"
 #include "gz_input.h"
