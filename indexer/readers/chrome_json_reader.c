@@ -53,6 +53,7 @@
 #include "json_scan.h"
 #include "kernel_details.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -72,7 +73,7 @@
 
 /* ---- parsed, not yet interpreted, pieces of one event ---- */
 
-enum { JV_NONE = 0, JV_STR, JV_INT, JV_NUM, JV_RAW };
+enum { JV_NONE = 0, JV_STR, JV_INT, JV_NUM, JV_RAW, JV_NONFINITE /* NaN, Infinity, -Infinity */ };
 
 typedef struct {
     const char *s;
@@ -342,7 +343,10 @@ static int scan_value(const char **pp, cursor *c, member *m)
         *pp = p;
         return JS_OK;
     }
-    if (*p == '-' || (*p >= '0' && *p <= '9')) {
+    if (*p == 'N' || *p == 'I' || (*p == '-' && c->end - p >= 2 && p[1] == 'I')) {
+        TRY(js_scan_literal(p, c->end, c->final, &after, &c->e));
+        m->type = JV_NONFINITE;
+    } else if (*p == '-' || (*p >= '0' && *p <= '9')) {
         int is_int;
         TRY(js_scan_number(p, c->end, c->final, &after, &is_int, &c->e));
         m->type = is_int ? JV_INT : JV_NUM;
@@ -890,6 +894,10 @@ static int convert_arg(reader *r, const member *m, uint32_t key, xpv_arg *a)
         a->type = XPV_ARG_DOUBLE;
         if (js_to_double(m->val.s, m->val.len, &a->v.d) != 0)
             return fail_at(r, m->val.s, "number out of range");
+        return 0;
+    case JV_NONFINITE:
+        a->type = XPV_ARG_DOUBLE;
+        a->v.d = m->val.s[0] == 'N' ? NAN : m->val.s[0] == '-' ? -INFINITY : INFINITY;
         return 0;
     default:
         a->type = XPV_ARG_JSON;

@@ -496,9 +496,13 @@ static int push(js_skipper *s, int is_object, const char *at, js_error *e)
     return JS_OK;
 }
 
-static int literal(const char *p, const char *end, int final, const char **after, js_error *e)
+int js_scan_literal(const char *p, const char *end, int final, const char **after, js_error *e)
 {
-    const char *word = *p == 't' ? "true" : *p == 'f' ? "false" : "null";
+    static const char *const words[] = {"true", "false", "null", "NaN", "Infinity", "-Infinity"};
+    const char *word = NULL;
+    for (int i = 0; i < 6 && !word; i++)
+        if (*p == words[i][0] && (*p != '-' || end - p < 2 || p[1] == 'I')) word = words[i];
+    if (!word) return fail(e, p, "invalid literal");
     size_t n = strlen(word);
     size_t have = (size_t)(end - p) < n ? (size_t)(end - p) : n;
     if (memcmp(p, word, have) != 0) return fail(e, p, "invalid literal");
@@ -527,9 +531,15 @@ static int skip_value_start(js_skipper *s, const char **pp, const char *end, int
     case 't':
     case 'f':
     case 'n':
-        rc = literal(p, end, final, &after, e);
+    case 'N':
+    case 'I':
+        rc = js_scan_literal(p, end, final, &after, e);
         break;
     default:
+        if (*p == '-' && end - p >= 2 && p[1] == 'I') {
+            rc = js_scan_literal(p, end, final, &after, e);
+            break;
+        }
         if (*p != '-' && !is_digit(*p)) return fail(e, p, "expected a value");
         rc = js_scan_number(p, end, final, &after, &is_int, e);
         break;

@@ -5,7 +5,9 @@
  * flag when they hold escapes, to be decoded by js_unescape), numbers as
  * their text, nested values as their raw text. Nothing is allocated per
  * value. It is strict JSON (RFC 8259): UTF-8 is validated, control
- * characters in strings, bad escapes, leading zeros and the like are errors.
+ * characters in strings, bad escapes, leading zeros and the like are errors;
+ * the one extension is NaN/Infinity/-Infinity, which Python's json module
+ * writes for non-finite floats and reads back, so profilers emit them.
  *
  * Every function works on a window [p, end) that may end mid-value: then it
  * returns JS_MORE and the caller refills and retries from a point it kept.
@@ -56,6 +58,10 @@ size_t js_unescape(const char *s, size_t len, char *dst);
  * the input (a number may then end at `end`). */
 int js_scan_number(const char *p, const char *end, int final, const char **after, int *is_int,
                    js_error *e);
+
+/* true, false, null, and (as Python's json module writes and reads them
+ * for non-finite floats) NaN, Infinity, -Infinity. */
+int js_scan_literal(const char *p, const char *end, int final, const char **after, js_error *e);
 
 /* Exact conversions of a validated number's text. */
 /* Integer text to int64: 0, or -1 when it does not fit. */

@@ -406,6 +406,34 @@ static void test_arg_types(void)
     result_free(&r);
 }
 
+static void expect_error(const char *doc, size_t len, int gzip, const char *reason)
+{
+    result r;
+    int rc = run_doc_n(doc, len, gzip, &r);
+    CU_ASSERT_EQUAL(rc, -1);
+    CU_ASSERT(strstr(r.err.msg, "offset") != NULL);
+    if (reason && !strstr(r.err.msg, reason)) {
+        fprintf(stderr, "\nwanted \"%s\" in: %s\n", reason, r.err.msg);
+        CU_FAIL("error message lacks the reason");
+    }
+    result_free(&r);
+}
+
+static void test_non_finite_numbers(void)
+{
+    /* Python's json writes NaN/Infinity for non-finite floats and reads
+     * them back; PyTorch traces carry them (bandwidth of a 0 us copy). */
+    result r;
+    CU_ASSERT_EQUAL(run_doc("[{\"ph\":\"X\",\"name\":\"a\",\"ts\":1,\"dur\":0,\"args\":{"
+                            "\"n\":NaN,\"i\":Infinity,\"m\":-Infinity,\"l\":[NaN, -Infinity]}}]",
+                            &r),
+                    0);
+    CU_ASSERT_EQUAL_FATAL(r.n, 1);
+    CU_ASSERT(strstr(r.v[0].args, "n=d:nan;i=d:inf;m=d:-inf;l=j:[NaN, -Infinity];") != NULL);
+    result_free(&r);
+    expect_error("[{\"ph\":\"X\",\"args\":{\"n\":Nan}}]", 29, 0, "literal");
+}
+
 /* ---- classification and facts ---- */
 
 static void test_pytorch_classification(void)
@@ -520,19 +548,6 @@ static void test_tensorflow_classification(void)
 }
 
 /* ---- bad input ---- */
-
-static void expect_error(const char *doc, size_t len, int gzip, const char *reason)
-{
-    result r;
-    int rc = run_doc_n(doc, len, gzip, &r);
-    CU_ASSERT_EQUAL(rc, -1);
-    CU_ASSERT(strstr(r.err.msg, "offset") != NULL);
-    if (reason && !strstr(r.err.msg, reason)) {
-        fprintf(stderr, "\nwanted \"%s\" in: %s\n", reason, r.err.msg);
-        CU_FAIL("error message lacks the reason");
-    }
-    result_free(&r);
-}
 
 static const char GOOD[] =
     "{\"traceEvents\":[{\"ph\":\"X\",\"name\":\"a\\u00e9\",\"pid\":1,\"tid\":2,\"ts\":1.5,"
@@ -765,6 +780,7 @@ int main(void)
         {"B/E pairing and unmatched ones", test_begin_end},
         {"counters, async, flows, unknown phases, M", test_counters_async_flows},
         {"arg types", test_arg_types},
+        {"NaN and Infinity", test_non_finite_numbers},
         {"PyTorch classification and facts", test_pytorch_classification},
         {"JAX classification and facts", test_jax_classification},
         {"TensorFlow classification", test_tensorflow_classification},
