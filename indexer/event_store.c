@@ -147,6 +147,7 @@ typedef struct open_block {
     int lod;
     uint32_t n;
     int64_t t_min, t_max, busy_ns, prev_ts;
+    uint32_t kinds;
     xpv_buf data;
     struct open_block *next_in_bucket;
 } open_block;
@@ -170,7 +171,7 @@ xpv_store_writer *xpv_store_writer_open(sqlite3 *db, int64_t profile_id, xpv_err
     w->buckets = xpv_xcalloc(w->nbuckets, sizeof *w->buckets);
     if (sqlite3_prepare_v2(db,
                            "INSERT INTO blocks(profile_id, track, lod, t_min, t_max, n, busy_ns, "
-                           "data) VALUES(?1,?2,?3,?4,?5,?6,?7,?8)",
+                           "data, kinds) VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9)",
                            -1, &w->insert, NULL) != SQLITE_OK) {
         xpv_err_set(err, "sqlite: %s", sqlite3_errmsg(db));
         free(w->buckets);
@@ -198,6 +199,7 @@ static int flush_block(xpv_store_writer *w, open_block *b, xpv_err *err)
     sqlite3_bind_int64(st, 6, b->n);
     sqlite3_bind_int64(st, 7, b->busy_ns);
     sqlite3_bind_blob(st, 8, blob->data, (int)blob->len, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 9, b->kinds);
     int rc = sqlite3_step(st);
     sqlite3_reset(st);
     if (rc != SQLITE_DONE) return xpv_err_set(err, "sqlite: %s", sqlite3_errmsg(w->db));
@@ -262,7 +264,9 @@ int xpv_store_add(xpv_store_writer *w, const xpv_event *ev, xpv_err *err)
         b->t_max = end;
         b->busy_ns = 0;
         b->prev_ts = 0;
+        b->kinds = 0;
     }
+    b->kinds |= 1u << (ev->kind & 31);
     if (ev->ts_ns < b->t_min) b->t_min = ev->ts_ns;
     if (end > b->t_max) b->t_max = end;
     if (ev->dur_ns > 0) b->busy_ns += ev->dur_ns;
@@ -337,13 +341,33 @@ static int decode_args(reader *r, xpv_arg *args, uint32_t nargs)
     return r->bad ? -1 : 0;
 }
 
+/* Walks over nargs encoded args without keeping them. */
+static void skip_args(reader *r, uint64_t nargs)
+{
+    for (uint64_t i = 0; i < nargs && !r->bad; i++) {
+        get_varint(r);
+        switch (get_u8(r)) {
+        case XPV_ARG_INT:
+        case XPV_ARG_UINT:
+        case XPV_ARG_STR: get_varint(r); break;
+        case XPV_ARG_DOUBLE: get_bytes(r, 8); break;
+        case XPV_ARG_TEXT:
+        case XPV_ARG_JSON: get_bytes(r, get_varint(r)); break;
+        default: r->bad = 1;
+        }
+    }
+}
+
 /* Where the next event starts and what it is relative to; marks (below)
- * are snapshots of this, so a decode can resume mid-block. */
+ * are snapshots of this, so a decode can resume mid-block. kinds and
+ * no_args filter what visitors see (see xpv_store_query). */
 typedef struct {
     reader r;
     const unsigned char *base;
     uint64_t n, i;
     int64_t prev_ts;
+    uint32_t kinds;
+    int no_args;
 } cursor;
 
 /* Decodes events from c until n, a visitor's non-zero answer or damage.
@@ -380,22 +404,26 @@ static int decode_events(cursor *c, uint32_t track, int64_t block_id, xpv_store_
             ev.step_src = (uint8_t)get_u8(r);
         }
         if (flags & F_PSREM) ev.dur_ps += (int64_t)get_varint(r);
+        int wanted = !c->kinds || (c->kinds & (1u << (ev.kind & 31)));
         if (flags & F_ARGS) {
             uint64_t nargs = get_varint(r);
             if (nargs > (uint64_t)(r->end - r->p)) {
                 r->bad = 1;
                 break;
             }
-            if (nargs > args_cap) {
+            if (c->no_args || !wanted || !fn) {
+                skip_args(r, nargs);
+                nargs = 0;
+            } else if (nargs > args_cap) {
                 if (args != stack_args) free(args);
                 args = xpv_xmalloc(nargs * sizeof *args);
                 args_cap = (uint32_t)nargs;
             }
-            if (decode_args(r, args, (uint32_t)nargs) != 0) break;
-            ev.args = args;
+            if (nargs && decode_args(r, args, (uint32_t)nargs) != 0) break;
+            ev.args = nargs ? args : NULL;
             ev.nargs = (uint32_t)nargs;
         }
-        if (!r->bad && fn) rc = fn(ctx, &ev, block_id, (uint32_t)c->i);
+        if (!r->bad && fn && wanted) rc = fn(ctx, &ev, block_id, (uint32_t)c->i);
     }
     if (args != stack_args) free(args);
     return rc;
@@ -410,6 +438,8 @@ static int open_cursor(cursor *c, const void *data, size_t len, int64_t block_id
     c->n = get_varint(&c->r);
     c->i = 0;
     c->prev_ts = 0;
+    c->kinds = 0;
+    c->no_args = 0;
     return 0;
 }
 
@@ -454,7 +484,8 @@ int xpv_store_marks(const void *data, size_t len, uint32_t every, xpv_store_mark
 static const char *const BLOCK_QUERY_SQL =
     "SELECT id, track, lod, t_min, t_max, n, busy_ns%s FROM blocks"
     " WHERE profile_id=?1 AND (?2 < 0 OR track=?2) AND lod BETWEEN ?3 AND ?4"
-    " AND t_min <= ?6 AND t_max >= ?5 ORDER BY track, lod, t_min";
+    " AND t_min <= ?6 AND t_max >= ?5 AND (?7 = 0 OR (kinds & ?7) != 0)"
+    " ORDER BY track, lod, t_min";
 
 static int prepare_block_query(sqlite3 *db, const xpv_store_query *q, int with_data,
                                sqlite3_stmt **st, xpv_err *err)
@@ -469,6 +500,7 @@ static int prepare_block_query(sqlite3 *db, const xpv_store_query *q, int with_d
     sqlite3_bind_int(*st, 4, q->lod_max);
     sqlite3_bind_int64(*st, 5, q->t0);
     sqlite3_bind_int64(*st, 6, q->t1);
+    sqlite3_bind_int64(*st, 7, q->kinds);
     return 0;
 }
 
@@ -496,8 +528,14 @@ int xpv_store_scan(sqlite3 *db, const xpv_store_query *q, xpv_store_visit fn, vo
     while (rc == 0 && (step = sqlite3_step(st)) == SQLITE_ROW) {
         const void *blob = sqlite3_column_blob(st, 7);
         int len = sqlite3_column_bytes(st, 7);
-        rc = xpv_store_decode(blob, (size_t)len, (uint32_t)sqlite3_column_int64(st, 1),
-                              sqlite3_column_int64(st, 0), filter_window, &f, err);
+        int64_t block_id = sqlite3_column_int64(st, 0);
+        cursor c;
+        if ((rc = open_cursor(&c, blob, (size_t)len, block_id, err)) != 0) break;
+        c.kinds = q->kinds;
+        c.no_args = q->skip_args;
+        rc = decode_events(&c, (uint32_t)sqlite3_column_int64(st, 1), block_id, filter_window, &f,
+                           NULL, 0, 1, NULL, NULL);
+        if (c.r.bad) rc = xpv_err_set(err, "event block %lld is damaged", (long long)block_id);
     }
     if (rc == 0 && step != SQLITE_DONE) rc = xpv_err_set(err, "sqlite: %s", sqlite3_errmsg(db));
     sqlite3_finalize(st);

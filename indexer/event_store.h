@@ -70,7 +70,12 @@ typedef struct {
     int64_t track;   /* -1: every track */
     int64_t t0, t1;  /* events overlapping [t0, t1]; INT64_MIN/INT64_MAX for all */
     int lod_min, lod_max; /* inclusive duration-class range; 0..XPV_LOD_COUNT-1 for all */
+    uint32_t kinds;       /* only events whose 1u << kind is set; 0 for all. Blocks
+                             holding none of them are not even read. */
+    int skip_args;        /* visitors get nargs == 0: faster when args are not needed */
 } xpv_store_query;
+
+#define XPV_KIND_BIT(k) (1u << (k))
 
 static inline void xpv_store_query_all(xpv_store_query *q, int64_t profile_id)
 {
@@ -80,6 +85,8 @@ static inline void xpv_store_query_all(xpv_store_query *q, int64_t profile_id)
     q->t1 = INT64_MAX;
     q->lod_min = 0;
     q->lod_max = XPV_LOD_COUNT - 1;
+    q->kinds = 0;
+    q->skip_args = 0;
 }
 
 /* Visits every event matching q (blocks in (track, lod, t_min) order).

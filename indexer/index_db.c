@@ -31,11 +31,13 @@ static const char *const SCHEMA_SQL =
     " thread_sort INTEGER, process_labels TEXT, device_id INTEGER, events INTEGER,"
     " t_min INTEGER, t_max INTEGER, PRIMARY KEY(profile_id, id)) WITHOUT ROWID;"
     /* Events, packed: see event_store.c for the blob layout. lod is the
-     * duration class (dur < 2^lod ns), t_max the latest end in the block. */
+     * duration class (dur < 2^lod ns), t_max the latest end in the block,
+     * kinds the OR of 1 << kind over its events. */
     "CREATE TABLE blocks(id INTEGER PRIMARY KEY, profile_id INTEGER NOT NULL,"
     " track INTEGER NOT NULL, lod INTEGER NOT NULL, t_min INTEGER NOT NULL,"
-    " t_max INTEGER NOT NULL, n INTEGER NOT NULL, busy_ns INTEGER NOT NULL, data BLOB);"
-    "CREATE INDEX blocks_by_time ON blocks(profile_id, track, lod, t_min, t_max);"
+    " t_max INTEGER NOT NULL, n INTEGER NOT NULL, busy_ns INTEGER NOT NULL,"
+    " kinds INTEGER NOT NULL DEFAULT 0, data BLOB);"
+    "CREATE INDEX blocks_by_time ON blocks(profile_id, track, lod, t_min, t_max, kinds);"
     /* kind: kernel | memcpy | memset | xla_op | hlo_category. device -1 = all devices.
      * Durations in picoseconds (exact integer sums). Unknown values are NULL. */
     "CREATE TABLE kernel_stats(profile_id INTEGER NOT NULL, kind TEXT NOT NULL,"

@@ -147,6 +147,10 @@ int xpv_launches_build(xpv_launches *l, const xpv_analysis_input *in, const uint
         xpv_store_query q;
         xpv_store_query_all(&q, in->profile_id);
         q.track = (int64_t)t;
+        /* CPU ops (for linking) are of kind OTHER; without linking only
+         * launch blocks need reading. */
+        q.kinds = XPV_KIND_BIT(XPV_KIND_LAUNCH) | (link_ops ? XPV_KIND_BIT(XPV_KIND_OTHER) : 0);
+        q.skip_args = 1;
         if (xpv_store_scan(in->db, &q, track_visit, &c, err) < 0) {
             rc = -1;
             break;

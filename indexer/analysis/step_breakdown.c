@@ -62,6 +62,13 @@ typedef struct {
     size_t hint; /* last launch found */
 } bd_ctx;
 
+/* The kinds category() can count: store scans read only blocks holding them. */
+#define DEVICE_WORK_KINDS                                                                          \
+    (XPV_KIND_BIT(XPV_KIND_KERNEL) | XPV_KIND_BIT(XPV_KIND_MEMCPY_H2D) |                           \
+     XPV_KIND_BIT(XPV_KIND_MEMCPY_D2H) | XPV_KIND_BIT(XPV_KIND_MEMCPY_D2D) |                       \
+     XPV_KIND_BIT(XPV_KIND_MEMCPY_OTHER) | XPV_KIND_BIT(XPV_KIND_MEMSET) |                         \
+     XPV_KIND_BIT(XPV_KIND_XLA_OP))
+
 static int category(const bd_ctx *c, const xpv_event *ev)
 {
     switch (ev->kind) {
@@ -160,6 +167,8 @@ static int scan_chunk(bd_ctx *c, xpv_err *err)
         q.track = (int64_t)t;
         q.t0 = c->o->steps->base_ns + c->w0 / 1000 - 1;
         q.t1 = c->o->steps->base_ns + c->w1 / 1000 + 1;
+        q.kinds = DEVICE_WORK_KINDS;
+        q.skip_args = 1;
         int rc = xpv_store_scan(c->in->db, &q, window_visit, c, err);
         if (rc != 0) return rc;
     }
@@ -256,6 +265,8 @@ static int assign_events(bd_ctx *c, xpv_err *err)
         xpv_store_query q;
         xpv_store_query_all(&q, c->in->profile_id);
         q.track = (int64_t)t;
+        q.kinds = DEVICE_WORK_KINDS;
+        q.skip_args = 1;
         if (xpv_store_scan(c->in->db, &q, assign_and_union_visit, c, err) < 0) return -1;
     }
     if (c->union_live) {

@@ -224,6 +224,9 @@ static int scan_tracks(module_ctx *c, const uint8_t *tracks, xpv_err *err)
         xpv_store_query q;
         xpv_store_query_all(&q, c->in->profile_id);
         q.track = (int64_t)t;
+        /* hlo_module is an arg of kernels; module events need only their names */
+        q.kinds = XPV_KIND_BIT(c->by_arg ? XPV_KIND_KERNEL : XPV_KIND_XLA_MODULE);
+        q.skip_args = !c->by_arg;
         if (xpv_store_scan(c->in->db, &q, module_visit, c, err) < 0) return -1;
     }
     return 0;

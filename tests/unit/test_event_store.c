@@ -149,6 +149,61 @@ static void test_block_headers(void)
     sqlite3_close(db);
 }
 
+typedef struct {
+    int64_t n, with_args, wrong_kind;
+} kind_tally;
+
+static int kind_visit(void *ctx, const xpv_event *ev, int64_t block_id, uint32_t index)
+{
+    (void)block_id, (void)index;
+    kind_tally *t = ctx;
+    t->n++;
+    t->with_args += ev->nargs > 0;
+    t->wrong_kind += ev->kind != XPV_KIND_LAUNCH;
+    return 0;
+}
+
+/* Kind filters skip blocks and events of other kinds; skip_args drops args. */
+static void test_kind_filter_and_skip_args(void)
+{
+    sqlite3 *db = fresh_index();
+    xpv_err err = {{0}};
+    xpv_sink *s = xpv_sink_open(db, 7, &err);
+    uint32_t key = xpv_sink_intern_cstr(s, "k");
+    for (int i = 0; i < 3000; i++) {
+        xpv_event ev;
+        xpv_event_init(&ev);
+        ev.track = xpv_sink_track(s, 1, i % 2); /* track 1 holds only launches */
+        ev.ts_ns = i;
+        ev.dur_ns = 10;
+        ev.kind = (i % 2) ? XPV_KIND_LAUNCH : (i % 4 ? XPV_KIND_KERNEL : XPV_KIND_LAUNCH);
+        xpv_arg a = {.key = key, .type = XPV_ARG_INT, .v.i = i};
+        ev.args = &a;
+        ev.nargs = 1;
+        xpv_sink_event(s, &ev);
+    }
+    CU_ASSERT_EQUAL(xpv_sink_finish(s, NULL, &err), 0);
+    xpv_sink_free(s);
+    xpv_store_query q;
+    xpv_store_query_all(&q, 7);
+    q.kinds = XPV_KIND_BIT(XPV_KIND_LAUNCH);
+    kind_tally t = {0};
+    CU_ASSERT_EQUAL(xpv_store_scan(db, &q, kind_visit, &t, &err), 0);
+    CU_ASSERT_EQUAL(t.n, 1500 + 750);
+    CU_ASSERT_EQUAL(t.wrong_kind, 0);
+    CU_ASSERT_EQUAL(t.with_args, t.n);
+    q.skip_args = 1;
+    kind_tally t2 = {0};
+    CU_ASSERT_EQUAL(xpv_store_scan(db, &q, kind_visit, &t2, &err), 0);
+    CU_ASSERT_EQUAL(t2.n, t.n);
+    CU_ASSERT_EQUAL(t2.with_args, 0);
+    q.kinds = XPV_KIND_BIT(XPV_KIND_MEMSET);
+    kind_tally none = {0};
+    CU_ASSERT_EQUAL(xpv_store_scan(db, &q, kind_visit, &none, &err), 0);
+    CU_ASSERT_EQUAL(none.n, 0);
+    sqlite3_close(db);
+}
+
 static int never(void *ctx, const xpv_event *ev, int64_t b, uint32_t i)
 {
     (void)ctx, (void)ev, (void)b, (void)i;
@@ -182,6 +237,7 @@ int main(void)
         {"block headers count every event", test_block_headers},
         {"damaged blocks are errors", test_damaged_block},
         {"duration classes", test_lod_classes},
+        {"kind filter and skipped args", test_kind_filter_and_skip_args},
         {NULL, NULL},
     };
     return xpv_test_run("event_store", tests, 0);
