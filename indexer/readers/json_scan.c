@@ -130,25 +130,22 @@ int js_scan_string(const char *p, const char *end, const char **after, int *esca
     _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, bslash)),                \
                  _mm_or_si128(_mm_cmpeq_epi8(_mm_max_epu8(v, ctl), ctl),                           \
                               _mm_cmplt_epi8(v, _mm_setzero_si128())))
-        /* 32 bytes a turn while nothing special shows up, then 16. */
-        while (end - p >= 32) {
-            __m128i a = _mm_loadu_si128((const __m128i *)(const void *)p);
-            __m128i b = _mm_loadu_si128((const __m128i *)(const void *)(p + 16));
-            if (_mm_movemask_epi8(_mm_or_si128(SPECIAL(a), SPECIAL(b))) == 0) {
-                p += 32;
-                continue;
-            }
-            break;
-        }
+        /* Probe 16 bytes (most strings are short keys and names); after a
+         * clean probe, go 32 bytes a turn until something shows up. */
         while (end - p >= 16) {
             __m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
             unsigned m = (unsigned)_mm_movemask_epi8(SPECIAL(v));
-            if (m == 0) {
-                p += 16;
-                continue;
+            if (m) {
+                p += __builtin_ctz(m);
+                break;
             }
-            p += __builtin_ctz(m);
-            break;
+            p += 16;
+            while (end - p >= 32) {
+                __m128i a = _mm_loadu_si128((const __m128i *)(const void *)p);
+                __m128i b = _mm_loadu_si128((const __m128i *)(const void *)(p + 16));
+                if (_mm_movemask_epi8(_mm_or_si128(SPECIAL(a), SPECIAL(b)))) break;
+                p += 32;
+            }
         }
 #undef SPECIAL
 #endif

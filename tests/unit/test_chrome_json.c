@@ -13,6 +13,7 @@
 #include "indexer/index_db.h"
 #include "indexer/indexer.h"
 #include "indexer/ingest.h"
+#include "indexer/readers/json_scan.h"
 #include "indexer/readers/readers.h"
 
 #include <stdio.h>
@@ -434,6 +435,42 @@ static void test_non_finite_numbers(void)
     expect_error("[{\"ph\":\"X\",\"args\":{\"n\":Nan}}]", 29, 0, "literal");
 }
 
+/* The tokenizer's string scan against a byte-at-a-time reading, for every
+ * length and every position of a quote, escape, non-ASCII or control byte
+ * (the vector loops take 16 and 32 bytes at a time). */
+static void test_string_scan_all_positions(void)
+{
+    char buf[160];
+    int bad = 0;
+    static const char *const inserts[] = {"\"", "\\n", "\xc3\xa9", "\x01", "\xff", "\\u00e9"};
+    for (int len = 0; len < 100; len++) {
+        for (int at = 0; at <= len; at++) {
+            for (int k = 0; k < 6; k++) {
+                size_t ins = strlen(inserts[k]), n = 0;
+                memset(buf, 'a', sizeof buf);
+                memcpy(buf + at, inserts[k], ins);
+                n = (size_t)len + ins;
+                buf[n] = '"';
+                const char *after = NULL;
+                int esc = 0;
+                js_error e = {NULL, NULL};
+                int rc = js_scan_string(buf, buf + n + 1 + 20, &after, &esc, &e);
+                int want_rc = (k == 3 || k == 4) ? JS_ERR : JS_OK;
+                const char *want_after = k == 0 ? buf + at + 1 : buf + n + 1;
+                if (rc != want_rc || (rc == JS_OK && after != want_after) ||
+                    (rc == JS_ERR && e.at != buf + at) ||
+                    (rc == JS_OK && esc != (k == 1 || k == 5)))
+                    bad++;
+                /* Cut just before the closing quote: more input is needed. */
+                if (k != 0 && want_rc == JS_OK &&
+                    js_scan_string(buf, buf + n, &after, &esc, &e) != JS_MORE)
+                    bad++;
+            }
+        }
+    }
+    CU_ASSERT_EQUAL(bad, 0);
+}
+
 /* ---- classification and facts ---- */
 
 static void test_pytorch_classification(void)
@@ -781,6 +818,7 @@ int main(void)
         {"counters, async, flows, unknown phases, M", test_counters_async_flows},
         {"arg types", test_arg_types},
         {"NaN and Infinity", test_non_finite_numbers},
+        {"string scan at every length and position", test_string_scan_all_positions},
         {"PyTorch classification and facts", test_pytorch_classification},
         {"JAX classification and facts", test_jax_classification},
         {"TensorFlow classification", test_tensorflow_classification},
