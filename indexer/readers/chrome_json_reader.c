@@ -588,6 +588,10 @@ static void begin_event(reader *r, size_t raw_len)
 /* An integer from a number or from a string that spells one. */
 static int member_int(reader *r, const member *m, int64_t *out)
 {
+    if (m->type == JV_INT && m->val.len <= 18) {
+        *out = js_small_int(m->val.s, m->val.len);
+        return 0;
+    }
     if (m->type == JV_INT) return js_to_int64(m->val.s, m->val.len, out);
     if (m->type != JV_STR || m->val.esc || m->val.len == 0 || m->val.len > 20) return -1;
     const char *after;
@@ -881,6 +885,11 @@ static int convert_arg(reader *r, const member *m, uint32_t key, xpv_arg *a)
         return 0;
     }
     case JV_INT:
+        if (m->val.len <= 18) {
+            a->type = XPV_ARG_INT;
+            a->v.i = js_small_int(m->val.s, m->val.len);
+            return 0;
+        }
         if (js_to_int64(m->val.s, m->val.len, &a->v.i) == 0) {
             a->type = XPV_ARG_INT;
             return 0;

@@ -66,6 +66,15 @@ int js_scan_literal(const char *p, const char *end, int final, const char **afte
 /* Exact conversions of a validated number's text. */
 /* Integer text to int64: 0, or -1 when it does not fit. */
 int js_to_int64(const char *s, size_t n, int64_t *out);
+/* The same for at most 18 digits (always fits), without checks. */
+static inline int64_t js_small_int(const char *s, size_t n)
+{
+    int neg = n && *s == '-';
+    int64_t v = 0;
+    for (size_t i = (size_t)neg; i < n; i++)
+        v = v * 10 + (s[i] - '0');
+    return neg ? -v : v;
+}
 /* Non-negative integer text to uint64: 0, or -1 when it does not fit. */
 int js_to_uint64(const char *s, size_t n, uint64_t *out);
 /* Any number times 10^scale, truncated toward zero, exactly (no floating
