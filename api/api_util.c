@@ -8,6 +8,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+void xpv_api_put_int(xpv_buf *b, int64_t v)
+{
+    char tmp[24], *p = tmp + sizeof tmp;
+    uint64_t mag = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+    do
+        *--p = (char)('0' + mag % 10), mag /= 10;
+    while (mag);
+    if (v < 0) *--p = '-';
+    xpv_buf_append(b, p, (size_t)(tmp + sizeof tmp - p));
+}
+
 void xpv_api_put_us(xpv_buf *b, int64_t ns)
 {
     char tmp[32], *p = tmp + sizeof tmp;
@@ -27,7 +38,7 @@ void xpv_api_put_us(xpv_buf *b, int64_t ns)
         *--p = (char)('0' + whole % 10), whole /= 10;
     while (whole);
     if (ns < 0) *--p = '-';
-    xpv_buf_puts(b, p);
+    xpv_buf_append(b, p, (size_t)(tmp + sizeof tmp - 1 - p));
 }
 
 void xpv_api_put_ps_col(xpv_buf *b, sqlite3_stmt *st, int col)

@@ -13,6 +13,8 @@
 #include "../common/xpv_common.h"
 #include <sqlite3.h>
 
+/* An integer, without printf (it is written millions of times). */
+void xpv_api_put_int(xpv_buf *b, int64_t v);
 /* ns -> µs, exact: "1234.567", "12", "-0.5". */
 void xpv_api_put_us(xpv_buf *b, int64_t ns);
 /* Integer ps column -> µs as a JSON number (null when NULL). */

@@ -367,18 +367,6 @@ static uint32_t name_local(name_table *nt, uint32_t id)
     return (uint32_t)nt->n++;
 }
 
-/* Integers are written often here; snprintf's parsing shows in profiles. */
-static void put_int(xpv_buf *b, int64_t v)
-{
-    char tmp[24], *p = tmp + sizeof tmp;
-    uint64_t mag = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
-    do
-        *--p = (char)('0' + mag % 10), mag /= 10;
-    while (mag);
-    if (v < 0) *--p = '-';
-    xpv_buf_append(b, p, (size_t)(tmp + sizeof tmp - p));
-}
-
 static void put_track(xpv_buf *b, window *w, size_t id, name_table *nt)
 {
     track_acc *t = &w->tracks[id];
@@ -393,13 +381,13 @@ static void put_track(xpv_buf *b, window *w, size_t id, name_table *nt)
         xpv_buf_putc(b, ',');
         xpv_api_put_us(b, it->end - it->start);
         xpv_buf_putc(b, ',');
-        put_int(b, name_local(nt, it->name));
+        xpv_api_put_int(b, name_local(nt, it->name));
         xpv_buf_putc(b, ',');
-        put_int(b, it->depth);
+        xpv_api_put_int(b, it->depth);
         xpv_buf_puts(b, ",\"");
-        put_int(b, it->block);
+        xpv_api_put_int(b, it->block);
         xpv_buf_putc(b, ':');
-        put_int(b, it->index);
+        xpv_api_put_int(b, it->index);
         xpv_buf_puts(b, "\"]");
     }
     xpv_buf_puts(b, "],\"spans\":[");
@@ -412,11 +400,11 @@ static void put_track(xpv_buf *b, window *w, size_t id, name_table *nt)
         xpv_buf_putc(b, ',');
         xpv_api_put_us(b, it->end);
         xpv_buf_putc(b, ',');
-        put_int(b, it->count);
+        xpv_api_put_int(b, it->count);
         xpv_buf_putc(b, ',');
-        put_int(b, it->name_known ? (int64_t)name_local(nt, it->name) : -1);
+        xpv_api_put_int(b, it->name_known ? (int64_t)name_local(nt, it->name) : -1);
         xpv_buf_putc(b, ',');
-        put_int(b, it->depth);
+        xpv_api_put_int(b, it->depth);
         xpv_buf_putc(b, ']');
     }
     xpv_buf_puts(b, "]}");

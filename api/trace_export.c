@@ -193,8 +193,13 @@ static int put_event(void *ctx, const xpv_event *ev, int64_t block_id, uint32_t 
     track_ids t = ev->track < c->ntracks ? c->tracks[ev->track] : (track_ids){0, ev->track};
     char ph = ev->ph > ' ' && ev->ph < 127 && ev->ph != '"' && ev->ph != '\\' ? ev->ph : 'X';
     comma(c, b);
-    xpv_buf_printf(b, "{\"pid\":%lld,\"tid\":%lld,\"ph\":\"%c\",\"ts\":", (long long)t.pid,
-                   (long long)t.tid, ph);
+    char phase[] = ",\"ph\":\"?\",\"ts\":";
+    phase[7] = ph;
+    xpv_buf_puts(b, "{\"pid\":");
+    xpv_api_put_int(b, t.pid);
+    xpv_buf_puts(b, ",\"tid\":");
+    xpv_api_put_int(b, t.tid);
+    xpv_buf_append(b, phase, sizeof phase - 1);
     xpv_api_put_us(b, ev->ts_ns);
     if (ph == 'X') {
         xpv_buf_puts(b, ",\"dur\":");
