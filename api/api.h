@@ -39,10 +39,12 @@ typedef struct {
 int xpv_api_kernels(sqlite3 *db, int64_t id, const xpv_kernels_query *q, xpv_buf *out);
 int xpv_api_kernel_kind_valid(const char *kind);
 
-/* `{"profile", "status", "device", "source", "devices": [..], "steps":
- * [{step, name, start_us, duration_us, compute_us, collective_us,
- * memcpy_us, memset_us, idle_us, host_us, memcpy_h2d_us, memcpy_d2h_us,
- * memcpy_d2d_us, memcpy_other_us}]}`; device -1 = all devices. */
+/* `{"profile", "status", "profile_start_us", "device", "source", "devices":
+ * [..], "steps": [{step, name, start_us, offset_us, duration_us, compute_us,
+ * collective_us, memcpy_us, memset_us, idle_us, host_us, memcpy_h2d_us,
+ * memcpy_d2h_us, memcpy_d2d_us, memcpy_other_us}]}`; device -1 = all
+ * devices. start_us is absolute (the events answer's clock), offset_us
+ * counts from profile_start_us. */
 int xpv_api_steps(sqlite3 *db, int64_t id, int device, xpv_buf *out);
 
 /* `{"profile", "status", "start_us", "end_us", "processes": [{pid, name,

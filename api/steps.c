@@ -3,6 +3,9 @@
  * its device time split by category (ps in the table, µs here).
  *
  * device -1 is the combination of all devices; ?device=N selects one.
+ * The table counts a step's start from the profile's start (profiles.
+ * start_ns); here start_us is absolute, in the clock of the events and
+ * tracks answers, and offset_us is the same instant from the profile start.
  * memcpy_us is the sum of the four memcpy directions, which are also given
  * one by one; it is null only when every direction is unknown.
  */
@@ -21,16 +24,22 @@ static const char *const STEP_SQL =
     " FROM steps WHERE profile_id=?1 AND device=?2 ORDER BY step, start_ps";
 
 static const char *const STEP_FIELDS[] = {
-    "start_us", "duration_us", "compute_us",    "collective_us", "memcpy_us",     "memset_us",
-    "idle_us",  "host_us",     "memcpy_h2d_us", "memcpy_d2h_us", "memcpy_d2d_us", "memcpy_other_us",
+    "offset_us",     "duration_us",   "compute_us",    "collective_us",
+    "memcpy_us",     "memset_us",     "idle_us",       "host_us",
+    "memcpy_h2d_us", "memcpy_d2h_us", "memcpy_d2d_us", "memcpy_other_us",
 };
 
-static void put_step(xpv_buf *b, sqlite3_stmt *st)
+static void put_step(xpv_buf *b, sqlite3_stmt *st, const xpv_api_profile_state *ps)
 {
     xpv_buf_puts(b, "{\"step\":");
     xpv_api_put_int_col(b, st, 0);
     xpv_buf_puts(b, ",\"name\":");
     xpv_api_put_text_col(b, st, 1);
+    xpv_buf_puts(b, ",\"start_us\":");
+    if (sqlite3_column_type(st, 2) == SQLITE_NULL || !ps->has_span)
+        xpv_buf_puts(b, "null");
+    else
+        xpv_api_put_us(b, ps->start_ns + sqlite3_column_int64(st, 2) / 1000);
     for (size_t i = 0; i < sizeof STEP_FIELDS / sizeof STEP_FIELDS[0]; i++) {
         xpv_buf_printf(b, ",\"%s\":", STEP_FIELDS[i]);
         xpv_api_put_ps_col(b, st, 2 + (int)i);
@@ -81,6 +90,11 @@ int xpv_api_steps(sqlite3 *db, int64_t id, int device, xpv_buf *out)
     xpv_profile_id_hex(id, hex);
     xpv_buf_printf(out, "{\"profile\":\"%s\",\"status\":", hex);
     xpv_buf_json_str(out, ps.status, strlen(ps.status));
+    xpv_buf_puts(out, ",\"profile_start_us\":");
+    if (ps.has_span)
+        xpv_api_put_us(out, ps.start_ns);
+    else
+        xpv_buf_puts(out, "null");
     xpv_buf_printf(out, ",\"device\":%d,\"source\":", device);
     put_step_source(db, id, out);
     put_step_devices(db, id, out);
@@ -90,7 +104,7 @@ int xpv_api_steps(sqlite3 *db, int64_t id, int device, xpv_buf *out)
     int rc, n = 0;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         if (n++) xpv_buf_putc(out, ',');
-        put_step(out, st);
+        put_step(out, st, &ps);
     }
     sqlite3_finalize(st);
     if (rc != SQLITE_DONE) return xpv_api_error(out, 500, "index: %s", sqlite3_errmsg(db));

@@ -281,12 +281,17 @@ def test_steps_equal_index_rows():
             for key in ("step", "name", "start_us", "duration_us", "compute_us", "collective_us",
                         "memcpy_us", "memset_us", "idle_us", "host_us"):
                 assert key in x
+            assert p["start_us"] <= x["start_us"] <= p["start_us"] + p["duration_us"], x
+            assert abs(x["start_us"] - (s["profile_start_us"] + x["offset_us"])) < 0.002, x
     with gzip.open(os.path.join(S.prof, RESNET), "rt") as f:
         raw = json.load(f)["traceEvents"]
     want = sorted(int(e["name"].split("#")[1]) for e in raw
                   if e.get("ph") == "X" and e.get("name", "").startswith("ProfilerStep#"))
     s = S.json("/api/profiles/%s/steps" % profile_by_path(RESNET)["id"])
     assert s["source"] == "profiler_step" and [x["step"] for x in s["steps"]] == want
+    raw_start = {int(e["name"].split("#")[1]): e["ts"] for e in raw
+                 if e.get("ph") == "X" and e.get("name", "").startswith("ProfilerStep#")}
+    assert {x["step"]: x["start_us"] for x in s["steps"]} == raw_start
 
 
 def test_tracks():
