@@ -1,14 +1,16 @@
 /*
  * ingest.c — the sink readers write into (see ingest.h).
  *
- * Two threads per profile: the reader's thread interns strings, resolves
- * tracks and copies events into a batch; a writer thread takes full batches
- * and feeds them to the event store and the analysis. Two batches alternate,
- * so parsing one overlaps with storing the other.
+ * Three threads per profile: the reader's thread interns strings, resolves
+ * tracks and copies events into a batch; two consumer threads take each
+ * full batch, one feeding the event store, one the analysis. Two batches
+ * alternate, so parsing one overlaps with storing and analysing the other,
+ * and on two cores the OS balances whichever of the three is the slowest.
  *
  * Invariants: the intern and track tables are touched only by the reader's
- * thread until xpv_sink_finish has joined the writer; the writer owns the
- * store, the analysis and the per-track counters. String id 0 is "".
+ * thread until xpv_sink_finish has joined the consumers; the store consumer
+ * owns the store and the per-track counters, the analysis consumer the
+ * analysis; a handed-off batch is only read. String id 0 is "".
  */
 #define _GNU_SOURCE
 #include "ingest.h"
@@ -140,6 +142,15 @@ typedef struct {
     size_t cap_ev, cap_args, cap_arena;
 } batch;
 
+/* The threads that take each full batch: storing and analysing overlap. */
+enum { CONSUMER_STORE, CONSUMER_ANALYSIS, NCONSUMERS };
+
+typedef struct {
+    struct xpv_sink *sink;
+    int which;
+    pthread_t thread;
+} consumer;
+
 struct xpv_sink {
     sqlite3 *db;
     int64_t profile_id;
@@ -159,16 +170,16 @@ struct xpv_sink {
     size_t nskip;
     char producer[32];
 
-    /* writer side */
-    pthread_t writer;
-    int writer_started;
+    /* consumer side: the store writer and the analysis, one thread each */
+    consumer consumers[NCONSUMERS];
+    int nstarted;
     pthread_mutex_t mu;
     pthread_cond_t cv;
     batch batches[2];
-    int filling;      /* index of the batch the reader fills */
-    int pending;      /* a full batch waits for the writer */
+    int filling;         /* index of the batch the reader fills */
+    uint64_t generation; /* batches handed off so far */
+    int consuming;       /* consumers still working on the handed-off batch */
     int quit;
-    int writer_busy;
     xpv_store_writer *store;
     xpv_analysis *analysis;
     track_count *counts;
@@ -224,54 +235,63 @@ static void count_event(xpv_sink *s, const xpv_event *ev)
     s->phase_counts[(unsigned char)ev->ph & 127]++;
 }
 
-static void write_batch(xpv_sink *s, batch *b)
+static void store_batch(xpv_sink *s, const batch *b)
 {
     for (size_t i = 0; i < b->nev; i++) {
         const xpv_event *ev = &b->evs[i];
         count_event(s, ev);
-        xpv_analysis_event(s->analysis, ev);
         if (!s->writer_failed && xpv_store_add(s->store, ev, &s->writer_err) != 0)
             s->writer_failed = 1;
     }
-    b->nev = b->nargs = b->arena_len = 0;
 }
 
-static void *writer_main(void *arg)
+static void analyse_batch(xpv_sink *s, const batch *b)
 {
-    xpv_sink *s = arg;
+    for (size_t i = 0; i < b->nev; i++) xpv_analysis_event(s->analysis, &b->evs[i]);
+}
+
+/* Each consumer takes every batch once; the batch is released for refilling
+ * when the last consumer is done with it. */
+static void *consumer_main(void *arg)
+{
+    consumer *c = arg;
+    xpv_sink *s = c->sink;
+    uint64_t seen = 0;
     pthread_mutex_lock(&s->mu);
     for (;;) {
-        while (!s->pending && !s->quit) pthread_cond_wait(&s->cv, &s->mu);
-        if (!s->pending && s->quit) break;
-        batch *b = &s->batches[1 - s->filling];
-        s->writer_busy = 1;
+        while (s->generation == seen && !s->quit) pthread_cond_wait(&s->cv, &s->mu);
+        if (s->generation == seen) break; /* quitting, nothing left */
+        seen = s->generation;
+        const batch *b = &s->batches[1 - s->filling];
         pthread_mutex_unlock(&s->mu);
-        write_batch(s, b);
+        if (c->which == CONSUMER_STORE) store_batch(s, b);
+        else analyse_batch(s, b);
         pthread_mutex_lock(&s->mu);
-        s->pending = 0;
-        s->writer_busy = 0;
-        pthread_cond_broadcast(&s->cv);
+        if (--s->consuming == 0) pthread_cond_broadcast(&s->cv);
     }
     pthread_mutex_unlock(&s->mu);
     return NULL;
 }
 
-/* Hands the filled batch to the writer (waiting for it to finish the
+/* Hands the filled batch to the consumers (waiting for them to finish the
  * previous one) and starts filling the other. */
 static void hand_off(xpv_sink *s)
 {
     pthread_mutex_lock(&s->mu);
-    while (s->pending) pthread_cond_wait(&s->cv, &s->mu);
+    while (s->consuming) pthread_cond_wait(&s->cv, &s->mu);
     s->filling = 1 - s->filling;
-    s->pending = 1;
+    s->consuming = NCONSUMERS;
+    s->generation++;
     pthread_cond_broadcast(&s->cv);
     pthread_mutex_unlock(&s->mu);
+    batch *next = &s->batches[s->filling];
+    next->nev = next->nargs = next->arena_len = 0;
 }
 
-static void wait_writer_idle(xpv_sink *s)
+static void wait_consumers_idle(xpv_sink *s)
 {
     pthread_mutex_lock(&s->mu);
-    while (s->pending) pthread_cond_wait(&s->cv, &s->mu);
+    while (s->consuming) pthread_cond_wait(&s->cv, &s->mu);
     pthread_mutex_unlock(&s->mu);
 }
 
@@ -296,12 +316,15 @@ xpv_sink *xpv_sink_open(sqlite3 *db, int64_t profile_id, xpv_err *err)
         xpv_sink_free(s);
         return NULL;
     }
-    if (pthread_create(&s->writer, NULL, writer_main, s) != 0) {
-        xpv_err_set(err, "cannot start the index writer thread");
-        xpv_sink_free(s);
-        return NULL;
+    for (int i = 0; i < NCONSUMERS; i++) {
+        s->consumers[i] = (consumer){s, i, 0};
+        if (pthread_create(&s->consumers[i].thread, NULL, consumer_main, &s->consumers[i]) != 0) {
+            xpv_err_set(err, "cannot start the index writer threads");
+            xpv_sink_free(s);
+            return NULL;
+        }
+        s->nstarted++;
     }
-    s->writer_started = 1;
     return s;
 }
 
@@ -690,22 +713,22 @@ static int update_profile_row(xpv_sink *s, const xpv_analysis_result *res, xpv_e
     return rc;
 }
 
-static void stop_writer(xpv_sink *s)
+static void stop_consumers(xpv_sink *s)
 {
-    if (!s->writer_started) return;
+    if (!s->nstarted) return;
     pthread_mutex_lock(&s->mu);
     s->quit = 1;
     pthread_cond_broadcast(&s->cv);
     pthread_mutex_unlock(&s->mu);
-    pthread_join(s->writer, NULL);
-    s->writer_started = 0;
+    for (int i = 0; i < s->nstarted; i++) pthread_join(s->consumers[i].thread, NULL);
+    s->nstarted = 0;
 }
 
 int xpv_sink_finish(xpv_sink *s, xpv_sink_stats *stats, xpv_err *err)
 {
     if (s->batches[s->filling].nev) hand_off(s);
-    wait_writer_idle(s);
-    stop_writer(s);
+    wait_consumers_idle(s);
+    stop_consumers(s);
     if (s->writer_failed) {
         if (err) *err = s->writer_err;
         return -1;
@@ -733,7 +756,7 @@ int xpv_sink_finish(xpv_sink *s, xpv_sink_stats *stats, xpv_err *err)
 void xpv_sink_free(xpv_sink *s)
 {
     if (!s) return;
-    stop_writer(s);
+    stop_consumers(s);
     if (s->store) xpv_store_writer_abandon(s->store);
     if (s->analysis) xpv_analysis_free(s->analysis);
     intern_free(&s->strings);

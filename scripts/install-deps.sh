@@ -13,8 +13,23 @@ case "$what" in
   bench) pkgs+=(python3 nodejs npm chromium wrk nginx-light libyajl-dev time) ;;
 esac
 
+# A tool that is already on PATH (node and npm from another source, say)
+# counts as present: installing Debian's package over it can conflict.
+provides() {
+  case "$1" in
+    nodejs) command -v node >/dev/null ;;
+    npm) command -v npm >/dev/null ;;
+    chromium) command -v chromium >/dev/null ;;
+    python3) command -v python3 >/dev/null && python3 -c 'import sqlite3, gzip, json' 2>/dev/null ;;
+    wrk|nginx-light) command -v "${1%-light}" >/dev/null ;;
+    time) [ -x /usr/bin/time ] ;;
+    *) return 1 ;;
+  esac
+}
+
 missing=()
 for p in "${pkgs[@]}"; do
+  provides "$p" && continue
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 [ ${#missing[@]} -eq 0 ] && exit 0

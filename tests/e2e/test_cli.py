@@ -181,13 +181,18 @@ def test_bad_inputs_are_listed_with_reasons():
 
 
 def test_permission_denied_is_reported():
-    root = tmpdir()
+    # Everything lives under one temp folder opened up for the unprivileged
+    # user below; nothing outside it (such as /tmp itself) is touched.
+    top = tmpdir()
+    os.chmod(top, 0o755)
+    root = os.path.join(top, "profiles")
+    dbdir = os.path.join(top, "index")
+    os.makedirs(root, mode=0o755)
+    os.makedirs(dbdir)
+    os.chmod(dbdir, 0o777)
     shutil.copyfile(os.path.join(FIXTURES, "chrome-json", "pytorch-h100-bert-small.json.gz"),
                     os.path.join(root, "locked.pt.trace.json.gz"))
     os.chmod(os.path.join(root, "locked.pt.trace.json.gz"), 0)
-    dbdir = tmpdir()
-    os.chmod(dbdir, 0o777)
-    os.chmod(root, 0o755)
     cmd = [BIN, "--profile-dir=" + root, "--list-only", "--json", "--db=" + os.path.join(dbdir, "i.sqlite")]
     if os.geteuid() == 0:
         # root reads anything: run as nobody so the permission applies
@@ -195,7 +200,6 @@ def test_permission_denied_is_reported():
             print("note: setpriv missing, permission case not run")
             return
         cmd = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"] + cmd
-        os.chmod(os.path.dirname(root), 0o755)
     env = dict(os.environ, HOME=dbdir)
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=env)
     assert r.returncode == 0, r.stderr
