@@ -12,8 +12,8 @@
  * partial).
  *
  * The sink copies everything it is given: pointers in an xpv_event need only
- * live for the duration of the call. It hands batches to a writer thread
- * (event store + analysis), so a reader's parsing overlaps with storage.
+ * live for the duration of the call. It hands batches to two consumer
+ * threads (event store, analysis), so a reader's parsing overlaps with both.
  * A sink is used by one reader thread at a time.
  */
 #ifndef XPV_INGEST_H
@@ -78,7 +78,7 @@ typedef struct {
 /* Opens a sink writing profile `profile_id` into `db` (inside a transaction
  * the caller owns). */
 xpv_sink *xpv_sink_open(sqlite3 *db, int64_t profile_id, xpv_err *err);
-/* Drains the writer thread, runs the analysis and writes tracks, strings,
+/* Drains the consumer threads, runs the analysis and writes tracks, strings,
  * facts and derived tables. Returns 0 or -1 with err. */
 int xpv_sink_finish(xpv_sink *s, xpv_sink_stats *stats, xpv_err *err);
 /* Frees a sink (after finish, or instead of it to abandon). */

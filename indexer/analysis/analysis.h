@@ -2,7 +2,7 @@
  * analysis.h — step timelines and kernel summaries, computed while a profile
  * is indexed (issue: "computed at index time, exact").
  *
- * The sink's writer thread calls xpv_analysis_event() for every event as it
+ * The sink's analysis thread calls xpv_analysis_event() for every event as it
  * is stored; names are not available then (only interned ids), so anything
  * that depends on a name is resolved in xpv_analysis_finish(), which runs
  * once, after the reader is done, and may also scan the event store.

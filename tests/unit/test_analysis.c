@@ -19,19 +19,7 @@
 
 #define PROFILE 7
 
-static sqlite3 *fresh_index(void)
-{
-    const char *dir = xpv_test_tmpdir();
-    char db_path[512], profiles[512];
-    snprintf(db_path, sizeof db_path, "%s/index.sqlite", dir);
-    snprintf(profiles, sizeof profiles, "%s/profiles", dir);
-    xpv_test_write(dir, "profiles/.keep", "", 0);
-    sqlite3 *db = NULL;
-    xpv_err err = {{0}};
-    CU_ASSERT_EQUAL_FATAL(xpv_index_open(db_path, profiles, &db, NULL, &err), 0);
-    CU_ASSERT_EQUAL(xpv_db_exec(db, "INSERT INTO profiles(id, path) VALUES(7, 'p')", &err), 0);
-    return db;
-}
+static sqlite3 *fresh_index(void) { return xpv_test_fresh_index(xpv_test_tmpdir(), PROFILE); }
 
 static xpv_sink *open_sink(sqlite3 *db)
 {

@@ -111,18 +111,7 @@ static void result_free(result *r)
     memset(r, 0, sizeof *r);
 }
 
-static sqlite3 *fresh_index(const char *dir)
-{
-    char db_path[512], profiles[512];
-    snprintf(db_path, sizeof db_path, "%s/index.sqlite", dir);
-    snprintf(profiles, sizeof profiles, "%s/profiles", dir);
-    xpv_test_write(dir, "profiles/.keep", "", 0);
-    sqlite3 *db = NULL;
-    xpv_err err = {{0}};
-    CU_ASSERT_EQUAL_FATAL(xpv_index_open(db_path, profiles, &db, NULL, &err), 0);
-    CU_ASSERT_EQUAL(xpv_db_exec(db, "INSERT INTO profiles(id, path) VALUES(7, 'p')", &err), 0);
-    return db;
-}
+static sqlite3 *fresh_index(const char *dir) { return xpv_test_fresh_index(dir, 7); }
 
 static void write_gzip(const char *path, const void *data, size_t len)
 {

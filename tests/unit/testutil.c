@@ -3,6 +3,7 @@
  */
 #define _GNU_SOURCE
 #include "testutil.h"
+#include "indexer/index_db.h"
 
 #include <CUnit/Basic.h>
 #include <errno.h>
@@ -52,6 +53,21 @@ int xpv_test_write(const char *dir, const char *rel, const void *data, size_t n)
     if (!f) return -1;
     size_t w = fwrite(data, 1, n, f);
     return (fclose(f) == 0 && w == n) ? 0 : -1;
+}
+
+sqlite3 *xpv_test_fresh_index(const char *dir, int64_t profile_id)
+{
+    char db_path[1024], profiles[1024], sql[128];
+    snprintf(db_path, sizeof db_path, "%s/index.sqlite", dir);
+    snprintf(profiles, sizeof profiles, "%s/profiles", dir);
+    xpv_test_write(dir, "profiles/.keep", "", 0);
+    sqlite3 *db = NULL;
+    xpv_err err = {{0}};
+    CU_ASSERT_EQUAL_FATAL(xpv_index_open(db_path, profiles, &db, NULL, &err), 0);
+    snprintf(sql, sizeof sql, "INSERT INTO profiles(id, path) VALUES(%lld, 'p')",
+             (long long)profile_id);
+    CU_ASSERT_EQUAL(xpv_db_exec(db, sql, &err), 0);
+    return db;
 }
 
 const char *xpv_test_fixtures(void)

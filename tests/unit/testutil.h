@@ -12,6 +12,11 @@
 const char *xpv_test_tmpdir(void);
 /* Writes data to dir/rel, creating parent folders. Returns 0 on success. */
 int xpv_test_write(const char *dir, const char *rel, const void *data, size_t n);
+/* A new index in dir (dir/index.sqlite for profile folder dir/profiles)
+ * holding one profiles row with the given id, ready for a sink. */
+#include <sqlite3.h>
+#include <stdint.h>
+sqlite3 *xpv_test_fresh_index(const char *dir, int64_t profile_id);
 /* ../shared/fixtures (from $XPV_FIXTURES), or NULL when absent. */
 const char *xpv_test_fixtures(void);
 /* Registers `tests` as one suite and runs it; returns the process exit code
