@@ -5,11 +5,17 @@
  *
  * The sorts are plain quicksorts (Hoare partition, median of three,
  * insertion sort below 16 elements): Hoare's partition stays balanced on
- * many equal keys, which kernel durations have.
+ * many equal keys, which kernel durations have. A median needs no sort:
+ * xpv_select_i64 partitions around one rank in linear time. Intervals
+ * usually arrive as a few runs already in order (the store returns each
+ * track's events per duration class, each class in time order), so their
+ * sort merges runs first and falls back to quicksort on disorder.
  */
 #include "analysis_internal.h"
 
+#include <assert.h>
 #include <stdlib.h>
+#include <string.h>
 
 static void insertion_i64(int64_t *v, size_t n)
 {
@@ -61,6 +67,35 @@ void xpv_sort_i64(int64_t *v, size_t n)
     insertion_i64(v, n);
 }
 
+void xpv_select_i64(int64_t *v, size_t n, size_t k)
+{
+    assert(k < n);
+    while (n > 16) {
+        int64_t pivot = median3(v[0], v[n / 2], v[n - 1]);
+        size_t i = 0, j = n - 1;
+        for (;;) {
+            while (v[i] < pivot)
+                i++;
+            while (v[j] > pivot)
+                j--;
+            if (i >= j) break;
+            int64_t t = v[i];
+            v[i++] = v[j];
+            v[j--] = t;
+        }
+        /* [0, j] <= pivot <= [j+1, n): keep only the side holding rank k. */
+        size_t left = j + 1;
+        if (k < left) {
+            n = left;
+        } else {
+            v += left;
+            k -= left;
+            n -= left;
+        }
+    }
+    insertion_i64(v, n);
+}
+
 static void insertion_ivals(xpv_ival *v, size_t n)
 {
     for (size_t i = 1; i < n; i++) {
@@ -72,7 +107,7 @@ static void insertion_ivals(xpv_ival *v, size_t n)
     }
 }
 
-static void sort_ivals(xpv_ival *v, size_t n)
+static void quicksort_ivals(xpv_ival *v, size_t n)
 {
     while (n > 16) {
         int64_t pivot = median3(v[0].start, v[n / 2].start, v[n - 1].start);
@@ -89,15 +124,65 @@ static void sort_ivals(xpv_ival *v, size_t n)
         }
         size_t left = j + 1;
         if (left < n - left) {
-            sort_ivals(v, left);
+            quicksort_ivals(v, left);
             v += left;
             n -= left;
         } else {
-            sort_ivals(v + left, n - left);
+            quicksort_ivals(v + left, n - left);
             n = left;
         }
     }
     insertion_ivals(v, n);
+}
+
+/* Merges the sorted runs src[bounds[r], bounds[r+1]) pairwise, bottom up,
+ * ping-ponging between src and tmp; returns the buffer holding the result. */
+static xpv_ival *merge_runs(xpv_ival *src, xpv_ival *tmp, size_t *bounds, size_t runs)
+{
+    while (runs > 1) {
+        size_t out = 0;
+        for (size_t r = 0; r < runs; r += 2) {
+            size_t a = bounds[r], m = bounds[r + (r + 1 < runs)],
+                   b = bounds[r + 1 + (r + 1 < runs)];
+            size_t i = a, j = m, o = a;
+            while (i < m && j < b)
+                tmp[o++] = src[j].start < src[i].start ? src[j++] : src[i++];
+            while (i < m)
+                tmp[o++] = src[i++];
+            while (j < b)
+                tmp[o++] = src[j++];
+            bounds[out++] = a;
+        }
+        bounds[out] = bounds[runs];
+        runs = out;
+        xpv_ival *t = src;
+        src = tmp;
+        tmp = t;
+    }
+    return src;
+}
+
+static void sort_ivals(xpv_ival *v, size_t n)
+{
+    if (n < 2) return;
+    size_t runs = 1;
+    for (size_t i = 1; i < n; i++)
+        runs += v[i].start < v[i - 1].start;
+    if (runs == 1) return;
+    if (runs > 64 && runs > n / 16) { /* no useful order: plain quicksort */
+        quicksort_ivals(v, n);
+        return;
+    }
+    size_t *bounds = xpv_xmalloc((runs + 1) * sizeof *bounds), r = 0;
+    bounds[r++] = 0;
+    for (size_t i = 1; i < n; i++)
+        if (v[i].start < v[i - 1].start) bounds[r++] = i;
+    bounds[r] = n;
+    xpv_ival *tmp = xpv_xmalloc(n * sizeof *tmp);
+    xpv_ival *sorted = merge_runs(v, tmp, bounds, runs);
+    if (sorted != v) memcpy(v, sorted, n * sizeof *v);
+    free(tmp);
+    free(bounds);
 }
 
 void xpv_ivals_push(xpv_ivals *iv, int64_t start, int64_t end)

@@ -133,15 +133,26 @@ typedef struct {
     double median, stddev;
 } dur_stats;
 
-static void stats_of(const int64_t *v, size_t n, dur_stats *s)
+/* Exact statistics of n > 0 durations; reorders v (the median is found by
+ * selection, not by sorting). */
+static void stats_of(int64_t *v, size_t n, dur_stats *s)
 {
     s->count = (int64_t)n;
     s->total = 0;
-    for (size_t i = 0; i < n; i++)
+    s->min = s->max = v[0];
+    for (size_t i = 0; i < n; i++) {
         s->total += v[i];
-    s->min = v[0];
-    s->max = v[n - 1];
-    s->median = n % 2 ? (double)v[n / 2] : ((double)v[n / 2 - 1] + (double)v[n / 2]) / 2.0;
+        if (v[i] < s->min) s->min = v[i];
+        if (v[i] > s->max) s->max = v[i];
+    }
+    xpv_select_i64(v, n, n / 2);
+    s->median = (double)v[n / 2];
+    if (n % 2 == 0) { /* the lower middle value is the largest of v[0, n/2) */
+        int64_t lower = v[0];
+        for (size_t i = 1; i < n / 2; i++)
+            if (v[i] > lower) lower = v[i];
+        s->median = ((double)lower + (double)v[n / 2]) / 2.0;
+    }
     s->stddev = 0;
     if (n > 1) {
         long double mean = (long double)s->total / (long double)n, ss = 0;
@@ -202,7 +213,7 @@ static void bind_shape(sqlite3_stmt *st, const writer *w, const row_meta *m, int
 }
 
 /* Writes one row for the groups order[a, b) whose sorted values are v[0, n). */
-static int write_row(writer *w, size_t a, size_t b, int device, const int64_t *v, size_t n,
+static int write_row(writer *w, size_t a, size_t b, int device, int64_t *v, size_t n,
                      const char *category, xpv_err *err)
 {
     const xpv_kgroup *g = &w->k->g[w->order[a].gi];
@@ -257,22 +268,19 @@ static int write_unit(writer *w, size_t a, size_t b, int64_t *v, xpv_err *err)
     int collective;
     const char *category = category_of(w, first, all.op, &collective);
     if (collective) xpv_idmap_put(w->collective, ((uint64_t)first->kind << 32) | first->name, 1);
-    size_t off = 0, total = 0, segments = 0;
+    size_t off = 0, total = 0;
     for (size_t i = a; i < b; i++)
         total += (size_t)w->k->g[w->order[i].gi].count;
     for (size_t i = a; i < b;) {
         size_t j = i, n = 0;
         while (j < b && w->order[j].device == w->order[i].device)
             n += (size_t)w->k->g[w->order[j++].gi].count;
-        xpv_sort_i64(v + off, n);
-        segments++;
         if (w->order[i].device >= 0 &&
             write_row(w, i, j, w->order[i].device, v + off, n, category, err) != 0)
             return -1;
         off += n;
         i = j;
     }
-    if (segments > 1) xpv_sort_i64(v, total);
     return write_row(w, a, b, -1, v, total, category, err);
 }
 
