@@ -3,6 +3,7 @@
  */
 #define _GNU_SOURCE
 #include "http.h"
+#include "../api/api.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -29,6 +30,20 @@ void xpv_reply_free(xpv_reply *r)
     r->stream = NULL;
 }
 
+int xpv_http_request_complete(void **con_cls, size_t *upload_size)
+{
+    static int marker;
+    if (*con_cls == NULL) {
+        *con_cls = &marker;
+        return 0;
+    }
+    if (*upload_size) {
+        *upload_size = 0;
+        return 0;
+    }
+    return 1;
+}
+
 void xpv_reply_error(xpv_reply *r, int status, const char *fmt, ...)
 {
     char msg[512];
@@ -36,11 +51,7 @@ void xpv_reply_error(xpv_reply *r, int status, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    xpv_buf_reset(&r->body);
-    xpv_buf_puts(&r->body, "{\"error\":");
-    xpv_buf_json_str(&r->body, msg, strlen(msg));
-    xpv_buf_putc(&r->body, '}');
-    r->status = status;
+    r->status = xpv_api_error(&r->body, status, "%s", msg);
     r->content_type = "application/json";
     r->cacheable = 0;
     r->static_data = NULL;

@@ -56,5 +56,10 @@ size_t xpv_http_query_bytes(struct MHD_Connection *c);
 
 /* Queues the reply (and frees it). */
 enum MHD_Result xpv_http_send(struct MHD_Connection *c, xpv_reply *r);
+/* For an access handler: 1 when the request (and any body, read and
+ * dropped) is complete and can be answered; otherwise the handler returns
+ * MHD_YES and is called again. Answering on libmicrohttpd's first call
+ * would make it close the connection, losing keep-alive. */
+int xpv_http_request_complete(void **con_cls, size_t *upload_size);
 
 #endif

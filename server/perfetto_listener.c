@@ -47,15 +47,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 {
     (void)version;
     (void)upload_data;
-    static int marker;
-    if (*con_cls == NULL) {
-        *con_cls = &marker; /* answer once the request (and any body) is in */
-        return MHD_YES;
-    }
-    if (*upload_size) {
-        *upload_size = 0;
-        return MHD_YES;
-    }
+    if (!xpv_http_request_complete(con_cls, upload_size)) return MHD_YES;
     xpv_reply r;
     xpv_reply_init(&r);
     answer(cls, c, url, method, &r);

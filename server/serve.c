@@ -137,18 +137,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 {
     (void)version;
     (void)upload_data;
-    static int marker;
-    /* Answer on the second call, once libmicrohttpd knows the request
-     * (and any body, read and dropped) is complete: answering on the first
-     * call makes it close the connection, losing keep-alive. */
-    if (*con_cls == NULL) {
-        *con_cls = &marker;
-        return MHD_YES;
-    }
-    if (*upload_size) {
-        *upload_size = 0;
-        return MHD_YES;
-    }
+    if (!xpv_http_request_complete(con_cls, upload_size)) return MHD_YES;
     xpv_reply r;
     xpv_reply_init(&r);
     route(cls, c, url, method, &r);

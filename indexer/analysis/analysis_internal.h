@@ -244,6 +244,8 @@ int xpv_steps_build(xpv_step_markers *s, const xpv_analysis_input *in, const uin
 void xpv_step_list_free(xpv_step_list *l);
 /* Index of the step whose window contains t (ps from base_ns), or -1. */
 long xpv_step_at(const xpv_step_list *s, int64_t t);
+/* How many steps start at or before t (steps are sorted by start). */
+size_t xpv_steps_started_by(const xpv_step_list *s, int64_t t);
 
 /* ---- step_breakdown.c ---- */
 

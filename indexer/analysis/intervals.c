@@ -38,24 +38,29 @@ static int64_t median3(int64_t a, int64_t b, int64_t c)
     return c < a ? a : (c > b ? b : c);
 }
 
+/* Hoare partition around the median of three: afterwards
+ * v[0, left) <= pivot <= v[left, n). Requires n > 16. */
+static size_t partition_i64(int64_t *v, size_t n)
+{
+    int64_t pivot = median3(v[0], v[n / 2], v[n - 1]);
+    size_t i = 0, j = n - 1;
+    for (;;) {
+        while (v[i] < pivot)
+            i++;
+        while (v[j] > pivot)
+            j--;
+        if (i >= j) return j + 1;
+        int64_t t = v[i];
+        v[i++] = v[j];
+        v[j--] = t;
+    }
+}
+
 void xpv_sort_i64(int64_t *v, size_t n)
 {
     while (n > 16) {
-        int64_t pivot = median3(v[0], v[n / 2], v[n - 1]);
-        size_t i = 0, j = n - 1;
-        for (;;) {
-            while (v[i] < pivot)
-                i++;
-            while (v[j] > pivot)
-                j--;
-            if (i >= j) break;
-            int64_t t = v[i];
-            v[i++] = v[j];
-            v[j--] = t;
-        }
-        /* [0, j] <= pivot <= [j+1, n): recurse into the smaller side. */
-        size_t left = j + 1;
-        if (left < n - left) {
+        size_t left = partition_i64(v, n);
+        if (left < n - left) { /* recurse into the smaller side */
             xpv_sort_i64(v, left);
             v += left;
             n -= left;
@@ -71,21 +76,8 @@ void xpv_select_i64(int64_t *v, size_t n, size_t k)
 {
     assert(k < n);
     while (n > 16) {
-        int64_t pivot = median3(v[0], v[n / 2], v[n - 1]);
-        size_t i = 0, j = n - 1;
-        for (;;) {
-            while (v[i] < pivot)
-                i++;
-            while (v[j] > pivot)
-                j--;
-            if (i >= j) break;
-            int64_t t = v[i];
-            v[i++] = v[j];
-            v[j--] = t;
-        }
-        /* [0, j] <= pivot <= [j+1, n): keep only the side holding rank k. */
-        size_t left = j + 1;
-        if (k < left) {
+        size_t left = partition_i64(v, n);
+        if (k < left) { /* keep only the side holding rank k */
             n = left;
         } else {
             v += left;

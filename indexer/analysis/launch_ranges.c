@@ -43,15 +43,7 @@ static int64_t position_of(const xpv_step_list *s, int64_t t)
 {
     long k = xpv_step_at(s, t);
     if (k >= 0) return 2 * (int64_t)k + 1;
-    size_t lo = 0, hi = s->n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (s->v[mid].start_ps <= t)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return 2 * (int64_t)lo;
+    return 2 * (int64_t)xpv_steps_started_by(s, t);
 }
 
 static int pair_by_corr(const void *pa, const void *pb)

@@ -325,7 +325,7 @@ int xpv_steps_build(xpv_step_markers *s, const xpv_analysis_input *in, const uin
     return from_modules(s, in, module_tracks, kernel_tracks, base_ns, out, err);
 }
 
-long xpv_step_at(const xpv_step_list *s, int64_t t)
+size_t xpv_steps_started_by(const xpv_step_list *s, int64_t t)
 {
     size_t lo = 0, hi = s->n;
     while (lo < hi) {
@@ -335,6 +335,12 @@ long xpv_step_at(const xpv_step_list *s, int64_t t)
         else
             hi = mid;
     }
+    return lo;
+}
+
+long xpv_step_at(const xpv_step_list *s, int64_t t)
+{
+    size_t lo = xpv_steps_started_by(s, t);
     /* lo = steps starting at or before t; overlapping steps: look back a little. */
     for (size_t i = lo, tries = 0; i > 0 && tries < 8; i--, tries++)
         if (t < s->v[i - 1].end_ps) return (long)(i - 1);
