@@ -6,38 +6,11 @@
  */
 #include "indexer/index_db.h"
 #include "indexer/ingest.h"
+#include "minimal_insert.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
-
-static double minimal_insert_rate(const char *dir, long n)
-{
-    char path[512];
-    snprintf(path, sizeof path, "%s/bench-minimal.sqlite", dir);
-    unlink(path);
-    sqlite3 *db;
-    sqlite3_open(path, &db);
-    sqlite3_exec(db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=OFF; CREATE TABLE t(a,b,c)",
-                 NULL, NULL, NULL);
-    sqlite3_stmt *st;
-    sqlite3_prepare_v2(db, "INSERT INTO t VALUES(?1,?2,?3)", -1, &st, NULL);
-    double t0 = xpv_now_mono();
-    sqlite3_exec(db, "BEGIN", NULL, NULL, NULL);
-    for (long i = 0; i < n; i++) {
-        sqlite3_bind_int64(st, 1, i);
-        sqlite3_bind_int64(st, 2, i * 3);
-        sqlite3_bind_int64(st, 3, i & 1023);
-        sqlite3_step(st);
-        sqlite3_reset(st);
-    }
-    sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
-    double secs = xpv_now_mono() - t0;
-    sqlite3_finalize(st);
-    sqlite3_close(db);
-    unlink(path);
-    return (double)n / secs;
-}
 
 int main(int argc, char **argv)
 {
@@ -84,7 +57,7 @@ int main(int argc, char **argv)
     xpv_db_exec(db, "COMMIT", &err);
     double secs = xpv_now_mono() - t0;
     sqlite3_close(db);
-    double minimal = minimal_insert_rate(dir, n);
+    double minimal = xpv_bench_minimal_insert(dir, n);
     printf("sink+store: %ld events in %.2f s = %.2f M events/s\n", n, secs, n / secs / 1e6);
     printf("minimal SQLite insert loop: %.2f M rows/s\n", minimal / 1e6);
     printf("ratio: %.2fx the minimal insert loop\n", (n / secs) / minimal);
