@@ -17,6 +17,7 @@
  */
 #include "event_store.h"
 
+#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,10 +42,6 @@ static void put_varint(xpv_buf *b, uint64_t v)
     xpv_buf_append(b, tmp, (size_t)n);
 }
 
-static void put_zigzag(xpv_buf *b, int64_t v)
-{
-    put_varint(b, ((uint64_t)v << 1) ^ (uint64_t)(v >> 63));
-}
 
 typedef struct {
     const unsigned char *p, *end;
@@ -92,26 +89,49 @@ static const char *get_bytes(reader *r, uint64_t n)
 
 /* ---- encoding ---- */
 
-static void encode_arg(xpv_buf *b, const xpv_arg *a)
+/* Encoding writes through a raw pointer into space reserved once per event
+ * (event_bound): this runs for every event of every profile. */
+static unsigned char *raw_varint(unsigned char *p, uint64_t v)
 {
-    put_varint(b, a->key);
-    xpv_buf_putc(b, (char)a->type);
+    while (v >= 0x80) {
+        *p++ = (unsigned char)(v | 0x80);
+        v >>= 7;
+    }
+    *p++ = (unsigned char)v;
+    return p;
+}
+
+static unsigned char *raw_zigzag(unsigned char *p, int64_t v)
+{
+    return raw_varint(p, ((uint64_t)v << 1) ^ (uint64_t)(v >> 63));
+}
+
+/* The most bytes encode_event can write for ev. */
+static size_t event_bound(const xpv_event *ev)
+{
+    size_t n = 3 + 7 * 10 + 1 + 10;
+    for (uint32_t i = 0; i < ev->nargs; i++) n += 10 + 1 + 10 + ev->args[i].len;
+    return n;
+}
+
+static unsigned char *encode_arg(unsigned char *p, const xpv_arg *a)
+{
+    p = raw_varint(p, a->key);
+    *p++ = a->type;
     switch (a->type) {
-    case XPV_ARG_INT: put_zigzag(b, a->v.i); break;
-    case XPV_ARG_UINT: put_varint(b, a->v.u); break;
+    case XPV_ARG_INT: return raw_zigzag(p, a->v.i);
+    case XPV_ARG_UINT: return raw_varint(p, a->v.u);
     case XPV_ARG_DOUBLE: {
-        unsigned char raw[8];
         uint64_t bits;
         memcpy(&bits, &a->v.d, 8);
-        for (int i = 0; i < 8; i++) raw[i] = (unsigned char)(bits >> (8 * i));
-        xpv_buf_append(b, raw, 8);
-        break;
+        for (int i = 0; i < 8; i++) *p++ = (unsigned char)(bits >> (8 * i));
+        return p;
     }
-    case XPV_ARG_STR: put_varint(b, a->v.str); break;
+    case XPV_ARG_STR: return raw_varint(p, a->v.str);
     default:
-        put_varint(b, a->len);
-        xpv_buf_append(b, a->text, a->len);
-        break;
+        p = raw_varint(p, a->len);
+        memcpy(p, a->text, a->len);
+        return p + a->len;
     }
 }
 
@@ -122,22 +142,28 @@ static void encode_event(xpv_buf *b, const xpv_event *ev, int64_t prev_ts)
     unsigned flags = (ev->cat ? F_CAT : 0) | (ev->corr >= 0 ? F_CORR : 0) |
                      (ev->step >= 0 ? F_STEP : 0) | (psrem > 0 && psrem < 1000 ? F_PSREM : 0) |
                      (ev->nargs ? F_ARGS : 0);
-    char head[3] = {(char)flags, ev->ph, (char)ev->kind};
-    xpv_buf_append(b, head, 3);
-    put_zigzag(b, ev->ts_ns - prev_ts);
-    put_varint(b, (uint64_t)(ev->dur_ns + 1));
-    put_varint(b, ev->name);
-    if (flags & F_CAT) put_varint(b, ev->cat);
-    if (flags & F_CORR) put_zigzag(b, ev->corr);
+    xpv_buf_reserve(b, event_bound(ev));
+    unsigned char *start = (unsigned char *)b->data + b->len, *p = start;
+    *p++ = (unsigned char)flags;
+    *p++ = (unsigned char)ev->ph;
+    *p++ = ev->kind;
+    p = raw_zigzag(p, ev->ts_ns - prev_ts);
+    p = raw_varint(p, (uint64_t)(ev->dur_ns + 1));
+    p = raw_varint(p, ev->name);
+    if (flags & F_CAT) p = raw_varint(p, ev->cat);
+    if (flags & F_CORR) p = raw_zigzag(p, ev->corr);
     if (flags & F_STEP) {
-        put_zigzag(b, ev->step);
-        xpv_buf_putc(b, (char)ev->step_src);
+        p = raw_zigzag(p, ev->step);
+        *p++ = ev->step_src;
     }
-    if (flags & F_PSREM) put_varint(b, (uint64_t)psrem);
+    if (flags & F_PSREM) p = raw_varint(p, (uint64_t)psrem);
     if (flags & F_ARGS) {
-        put_varint(b, ev->nargs);
-        for (uint32_t i = 0; i < ev->nargs; i++) encode_arg(b, &ev->args[i]);
+        p = raw_varint(p, ev->nargs);
+        for (uint32_t i = 0; i < ev->nargs; i++) p = encode_arg(p, &ev->args[i]);
     }
+    assert((size_t)(p - start) <= event_bound(ev));
+    b->len += (size_t)(p - start);
+    b->data[b->len] = 0;
 }
 
 /* ---- writer ---- */

@@ -197,7 +197,10 @@ int xpv_index_open(const char *db_path, const char *profile_dir_abs, sqlite3 **o
                 return 0;
             }
         } else if (rc == SQLITE_OK && !exists) {
-            if (configure(db, err) == 0 && create_schema(db, profile_dir_abs, err) == 0) {
+            /* Event blocks are blobs of up to ~200 KB: big pages keep their
+             * overflow chains short. Must be set before the first table. */
+            if (xpv_db_exec(db, "PRAGMA page_size=65536", err) == 0 && configure(db, err) == 0 &&
+                create_schema(db, profile_dir_abs, err) == 0) {
                 *out = db;
                 return 0;
             }
