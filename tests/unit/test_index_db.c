@@ -116,12 +116,17 @@ static void test_damaged_pages_rebuilt(void)
     xpv_db_exec(db, "PRAGMA journal_mode=DELETE", &err);
     xpv_db_exec(db, "INSERT INTO profiles(id, path) VALUES(1, 'x')", &err);
     sqlite3_close(db);
-    /* Overwrite the second page (the first table's root) with noise. */
-    int fd = open(db_path, O_WRONLY);
+    /* Overwrite the second page (the first table's root) with noise; the
+     * page size is in the file header (bytes 16-17, big-endian, 1 = 65536). */
+    int fd = open(db_path, O_RDWR);
     CU_ASSERT_FATAL(fd >= 0);
-    char noise[4096];
+    unsigned char header[100];
+    CU_ASSERT_EQUAL_FATAL(pread(fd, header, sizeof header, 0), (ssize_t)sizeof header);
+    size_t page = (size_t)header[16] << 8 | header[17];
+    if (page == 1) page = 65536;
+    static char noise[65536];
     memset(noise, 0xA5, sizeof noise);
-    CU_ASSERT_EQUAL(pwrite(fd, noise, sizeof noise, 4096), (ssize_t)sizeof noise);
+    CU_ASSERT_EQUAL(pwrite(fd, noise, page, (off_t)page), (ssize_t)page);
     close(fd);
     db = open_ok(&rebuilt);
     CU_ASSERT_PTR_NOT_NULL_FATAL(db);
