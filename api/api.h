@@ -77,6 +77,13 @@ int xpv_api_events(sqlite3 *db, int64_t id, const xpv_events_query *q, xpv_buf *
  * "tid", "process", "thread", "device", "args": {...}}`. */
 int xpv_api_event(sqlite3 *db, int64_t id, int64_t block, uint32_t index, xpv_buf *out);
 
+/* Events whose name holds q (case-insensitive), anywhere in the profile:
+ * `{"profile", "query", "match_count", "truncated", "matches": [{start_us,
+ * dur_us, track, name, ref}]}` — the first `limit` (<= 0: 200) in time
+ * order; match_count counts them all. Empty q: 400. */
+#define XPV_SEARCH_MAX_LIMIT 1000
+int xpv_api_search(sqlite3 *db, int64_t id, const char *q, int limit, xpv_buf *out);
+
 /* TensorBoard profile-plugin answers (tensorboard.c): run names newest
  * first, `[{"hostname"}]` of a run, the tools a run has, the profile of a
  * (run, host) (200 or 404; host NULL: any), and kernel_stats as a Google

@@ -269,6 +269,21 @@ bad:
     xpv_reply_error(r, 400, "ref must be <block>:<index> as given by the events answer");
 }
 
+static void search(struct MHD_Connection *c, sqlite3 *db, int64_t id, xpv_reply *r)
+{
+    const char *q = param(c, "q"), *limit_s = param(c, "limit");
+    long long limit = 200;
+    if (limit_s && parse_long(limit_s, 1, XPV_SEARCH_MAX_LIMIT, &limit)) {
+        xpv_reply_error(r, 400, "limit must be a number from 1 to %d", XPV_SEARCH_MAX_LIMIT);
+        return;
+    }
+    if (q && strlen(q) > 256) {
+        xpv_reply_error(r, 400, "q is longer than 256 bytes");
+        return;
+    }
+    xpv_reply_json(r, xpv_api_search(db, id, q, (int)limit, &r->body));
+}
+
 static void profile_route(xpv_server *s, struct MHD_Connection *c, const char *rest, xpv_reply *r)
 {
     size_t idlen = strcspn(rest, "/");
@@ -293,6 +308,8 @@ static void profile_route(xpv_server *s, struct MHD_Connection *c, const char *r
         events(s, c, db, id, r);
     else if (strcmp(sub, "event") == 0)
         event(c, db, id, r);
+    else if (strcmp(sub, "search") == 0)
+        search(c, db, id, r);
     else
         xpv_reply_error(r, 404, "no such API route");
 }

@@ -1,0 +1,165 @@
+/*
+ * search.c — finding events by name anywhere in a profile (the timeline's
+ * search), not only among those a window has loaded.
+ *
+ * First the profile's string table gives the ids of every name holding the
+ * query (case-insensitive, ASCII), then one pass over the event store, with
+ * args skipped, keeps the earliest `limit` matches in a max-heap on start
+ * time. Cost: one decode of the profile's events; memory: a bitmap of
+ * string ids and the heap, never the matches beyond `limit`.
+ */
+#include "api.h"
+#include "api_util.h"
+#include "../indexer/event_store.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+    int64_t ts, dur;
+    int64_t block;
+    uint32_t index, track, name;
+} match;
+
+typedef struct {
+    const uint8_t *wanted; /* bitmap over string ids */
+    uint32_t nids;
+    match *heap; /* max-heap on (ts, block, index): the latest kept match on top */
+    size_t n, limit;
+    int64_t total;
+} search_ctx;
+
+static int later(const match *a, const match *b)
+{
+    if (a->ts != b->ts) return a->ts > b->ts;
+    if (a->block != b->block) return a->block > b->block;
+    return a->index > b->index;
+}
+
+static void sift_down(match *h, size_t n, size_t i)
+{
+    for (;;) {
+        size_t big = i, l = 2 * i + 1, r = l + 1;
+        if (l < n && later(&h[l], &h[big])) big = l;
+        if (r < n && later(&h[r], &h[big])) big = r;
+        if (big == i) return;
+        match t = h[i];
+        h[i] = h[big];
+        h[big] = t;
+        i = big;
+    }
+}
+
+static void keep(search_ctx *c, const match *m)
+{
+    if (c->n < c->limit) {
+        size_t i = c->n++;
+        c->heap[i] = *m;
+        while (i > 0 && later(&c->heap[i], &c->heap[(i - 1) / 2])) {
+            match t = c->heap[i];
+            c->heap[i] = c->heap[(i - 1) / 2];
+            c->heap[(i - 1) / 2] = t;
+            i = (i - 1) / 2;
+        }
+    } else if (c->limit && later(&c->heap[0], m)) {
+        c->heap[0] = *m;
+        sift_down(c->heap, c->n, 0);
+    }
+}
+
+static int visit(void *ctx, const xpv_event *ev, int64_t block_id, uint32_t index)
+{
+    search_ctx *c = ctx;
+    if (ev->name >= c->nids || !(c->wanted[ev->name >> 3] & (1u << (ev->name & 7)))) return 0;
+    c->total++;
+    match m = {ev->ts_ns, ev->dur_ns, block_id, index, ev->track, ev->name};
+    keep(c, &m);
+    return 0;
+}
+
+/* Marks the ids of strings holding q; returns how many, or -1 with out. */
+static int64_t matching_names(sqlite3 *db, int64_t id, const char *q, search_ctx *c, xpv_buf *out)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db, "SELECT max(id) FROM strings WHERE profile_id=?1", -1, &st, NULL))
+        return xpv_api_error(out, 500, "index: %s", sqlite3_errmsg(db)), -1;
+    sqlite3_bind_int64(st, 1, id);
+    c->nids = sqlite3_step(st) == SQLITE_ROW ? (uint32_t)sqlite3_column_int64(st, 0) + 1 : 0;
+    sqlite3_finalize(st);
+    c->wanted = xpv_xcalloc(c->nids / 8 + 1, 1);
+    if (sqlite3_prepare_v2(db,
+                           "SELECT id FROM strings WHERE profile_id=?1 AND id > 0"
+                           " AND instr(lower(value), lower(?2)) > 0",
+                           -1, &st, NULL))
+        return xpv_api_error(out, 500, "index: %s", sqlite3_errmsg(db)), -1;
+    sqlite3_bind_int64(st, 1, id);
+    sqlite3_bind_text(st, 2, q, -1, SQLITE_STATIC);
+    int64_t n = 0;
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        uint32_t sid = (uint32_t)sqlite3_column_int64(st, 0);
+        if (sid >= c->nids) continue;
+        ((uint8_t *)c->wanted)[sid >> 3] |= (uint8_t)(1u << (sid & 7));
+        n++;
+    }
+    sqlite3_finalize(st);
+    return n;
+}
+
+static int by_time(const void *a, const void *b)
+{
+    return later(a, b) ? 1 : later(b, a) ? -1 : 0;
+}
+
+static void put_matches(sqlite3 *db, int64_t id, search_ctx *c, xpv_buf *out)
+{
+    qsort(c->heap, c->n, sizeof *c->heap, by_time);
+    xpv_api_strings *names = xpv_api_strings_open(db, id);
+    xpv_buf_puts(out, ",\"matches\":[");
+    for (size_t i = 0; i < c->n; i++) {
+        const match *m = &c->heap[i];
+        size_t len;
+        const char *name = xpv_api_string(names, m->name, &len);
+        xpv_buf_puts(out, i ? ",{\"start_us\":" : "{\"start_us\":");
+        xpv_api_put_us(out, m->ts);
+        xpv_buf_puts(out, ",\"dur_us\":");
+        if (m->dur >= 0) xpv_api_put_us(out, m->dur);
+        else xpv_buf_puts(out, "null");
+        xpv_buf_printf(out, ",\"track\":%u,\"name\":", m->track);
+        xpv_buf_json_str(out, name, len);
+        xpv_buf_printf(out, ",\"ref\":\"%lld:%u\"}", (long long)m->block, m->index);
+    }
+    xpv_buf_puts(out, "]}");
+    xpv_api_strings_free(names);
+}
+
+int xpv_api_search(sqlite3 *db, int64_t id, const char *q, int limit, xpv_buf *out)
+{
+    if (!q || !*q) return xpv_api_error(out, 400, "q (the text to find in event names) is empty");
+    xpv_api_profile_state ps;
+    int status = xpv_api_profile_state_get(db, id, &ps, out);
+    if (status != 200) return status;
+    search_ctx c = {.limit = (size_t)(limit > 0 ? limit : 200)};
+    if (matching_names(db, id, q, &c, out) < 0) {
+        free((void *)c.wanted);
+        return 500;
+    }
+    c.heap = xpv_xmalloc(c.limit * sizeof *c.heap);
+    xpv_store_query sq;
+    xpv_store_query_all(&sq, id);
+    sq.skip_args = 1;
+    xpv_err err = {{0}};
+    if (xpv_store_scan(db, &sq, visit, &c, &err) < 0) {
+        status = xpv_api_error(out, 500, "index: %s", err.msg);
+    } else {
+        char hex[17];
+        xpv_profile_id_hex(id, hex);
+        xpv_buf_printf(out, "{\"profile\":\"%s\",\"query\":", hex);
+        xpv_buf_json_str(out, q, strlen(q));
+        xpv_buf_printf(out, ",\"match_count\":%lld,\"truncated\":%s", (long long)c.total,
+                       c.total > (int64_t)c.n ? "true" : "false");
+        put_matches(db, id, &c, out);
+    }
+    free(c.heap);
+    free((void *)c.wanted);
+    return status;
+}
