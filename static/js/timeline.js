@@ -1,7 +1,8 @@
 // timeline.js — the canvas trace viewer. Tracks are grouped by process (the
 // host, each device) and thread/stream; process groups collapse. Zoom and pan
 // with the wheel, drag and W/A/S/D; click an event for its details; search
-// by name; highlight a step.
+// by name across the whole profile (search.js; the loaded window only when
+// the server cannot search); highlight a step.
 //
 // Invariants: the view is [viewStart, viewEnd] in the profile's microsecond
 // clock. Only the visible window (plus a margin) is ever fetched, at about
@@ -16,6 +17,7 @@ import { h, fmtDur, fmtCount, nameHue, isKnown, UNKNOWN } from './format.js';
 import { niceStep, cssVar, stepStartUs } from './chart.js';
 import { stateView } from './states.js';
 import { normalizeTracks, EventFetcher } from './timeline_data.js';
+import { ProfileSearch, viewForMatch } from './search.js';
 
 const LABEL_W = 240;
 const PROC_H = 24;
@@ -23,6 +25,8 @@ const LEVEL_H = 18;
 const TRACK_PAD = 3;
 const MAX_LEVELS = 24;
 const FETCH_DEBOUNCE_MS = 60;
+const SEARCH_DEBOUNCE_MS = 300;
+const MATCH_MIN_PX = 6; // a match shown by search is zoomed to at least this wide
 const WINDOW_MARGIN = 0.25; // fetch 25% beyond each edge so small pans need no request
 const MIN_SPAN_US = 0.001;
 const COLLAPSE_OVER = 12;
@@ -34,11 +38,13 @@ export function mount(view, { id, profile, params, notify }) {
     t0: profile.start_us ?? 0, t1: (profile.start_us ?? 0) + (profile.duration_us || 1),
     viewStart: 0, viewEnd: 1, data: null, loading: false, error: null,
     selected: null, steps: [], stepSel: null, hits: [], hitIdx: -1, query: '',
+    found: null, foundIdx: -1, searchNote: '',
     firstPaint: null, drawn: 0, summaries: 0, dpr: window.devicePixelRatio || 1,
   };
   st.viewStart = st.t0;
   st.viewEnd = st.t1;
   const fetcher = new EventFetcher(id);
+  const searcher = new ProfileSearch(id);
   const life = new AbortController();
   const mountedAt = performance.now();
   let fetchTimer = 0;
@@ -192,6 +198,7 @@ export function mount(view, { id, profile, params, notify }) {
       st.error = null;
       st.loading = false;
       growDepths(data);
+      adoptSelected(data);
       if (st.query) computeHits(false);
       requestDraw();
     } catch (e) {
@@ -329,10 +336,12 @@ export function mount(view, { id, profile, params, notify }) {
       const r = rowOfTrack(st.selected.track);
       if (r) {
         const ev = st.selected.ev;
-        const ey = r.y - top + TRACK_PAD + Math.min(ev.depth, MAX_LEVELS - 1) * LEVEL_H;
+        // A search match not loaded yet has no depth: outline the whole track.
+        const ey = ev.depth < 0 ? r.y - top + 1 : r.y - top + TRACK_PAD + Math.min(ev.depth, MAX_LEVELS - 1) * LEVEL_H;
+        const eh = ev.depth < 0 ? r.h - 2 : LEVEL_H;
         const x0 = xOf(ev.s), x1 = xOf(ev.e);
         ctx.strokeStyle = colors.select; ctx.lineWidth = 2;
-        ctx.strokeRect(x0, ey + 1, Math.max(2, x1 - x0), LEVEL_H - 2);
+        ctx.strokeRect(x0, ey + 1, Math.max(2, x1 - x0), eh - 2);
       }
     }
     if (!st.rows.length) return;
@@ -550,6 +559,9 @@ export function mount(view, { id, profile, params, notify }) {
   }
 
   // --- search ------------------------------------------------------------------
+  // The server finds matches anywhere in the profile (st.found); loaded events
+  // whose name matches (st.hits) are outlined either way. Without a server
+  // search (404, error) next/previous step through st.hits, and say so.
   function computeHits(reset) {
     const q = st.query.toLowerCase();
     const keep = !reset && st.hitIdx >= 0 ? st.hits[st.hitIdx] : null;
@@ -561,29 +573,112 @@ export function mount(view, { id, profile, params, notify }) {
       st.hits.sort((a, b) => a.ev.s - b.ev.s);
     }
     st.hitIdx = keep ? st.hits.findIndex((x) => x.ev.s === keep.ev.s && x.track === keep.track) : -1;
-    hitsLabel.textContent = q ? (st.hits.length ? `${st.hitIdx >= 0 ? st.hitIdx + 1 : 0} / ${st.hits.length} loaded` : 'no match in view') : '';
+    if (!st.found) showHitsLabel();
     requestDraw();
   }
 
-  function gotoHit(dir) {
-    if (st.query !== search.value.trim()) { st.query = search.value.trim(); computeHits(true); }
+  function showHitsLabel() {
+    const f = st.found;
+    hitsLabel.dataset.mode = f ? 'profile' : 'window';
+    hitsLabel.dataset.total = f ? String(f.total) : String(st.hits.length);
+    hitsLabel.dataset.index = String(f ? st.foundIdx + 1 : st.hitIdx + 1);
+    hitsLabel.title = st.searchNote;
+    if (!st.query) { hitsLabel.textContent = ''; return; }
+    if (f) {
+      if (!f.total) { hitsLabel.textContent = 'no match'; return; }
+      const k = st.foundIdx >= 0 ? `${fmtCount(st.foundIdx + 1)} of ${fmtCount(f.total)}` : `${fmtCount(f.total)} ${f.total === 1 ? 'match' : 'matches'}`;
+      hitsLabel.textContent = k + (f.truncated ? ` (stepping through the first ${fmtCount(f.matches.length)})` : '');
+      return;
+    }
+    const note = st.searchNote ? ` (${st.searchNote})` : '';
+    hitsLabel.textContent = (st.hits.length ? `${st.hitIdx >= 0 ? st.hitIdx + 1 : 0} of ${st.hits.length} loaded` : 'no match in view') + note;
+  }
+
+  // Makes `q` the current query; resolves once the server answered (or
+  // failed, leaving the loaded-window search). Stale answers are dropped.
+  async function runSearch(q) {
+    if (q === st.query && (st.found || !searcher.pending)) return;
+    st.query = q;
+    st.found = null; st.foundIdx = -1; st.searchNote = '';
+    computeHits(true);
+    if (!q) { searcher.clear(); return; }
+    if (searcher.unsupported) { st.searchNote = 'this server cannot search the whole profile; loaded window only'; showHitsLabel(); return; }
+    hitsLabel.textContent = 'Searching…';
+    try {
+      const res = await searcher.run(q);
+      if (life.signal.aborted || st.query !== q) return;
+      st.found = res;
+    } catch (e) {
+      if (e.name === 'AbortError' || life.signal.aborted || st.query !== q) return;
+      st.searchNote = searcher.unsupported ? 'this server cannot search the whole profile; loaded window only'
+        : `search failed: ${e.message}; loaded window only`;
+    }
+    showHitsLabel();
+  }
+
+  async function gotoHit(dir) {
+    const q = search.value.trim();
+    clearTimeout(searchTimer);
+    await runSearch(q);
+    if (life.signal.aborted || st.query !== q) return;
+    if (st.found) {
+      const n = st.found.matches.length;
+      if (!n) return;
+      st.foundIdx = st.foundIdx < 0 && dir < 0 ? n - 1 : (st.foundIdx + dir + n) % n;
+      showHitsLabel();
+      showMatch(st.found.matches[st.foundIdx]);
+      return;
+    }
     if (!st.hits.length) return;
     st.hitIdx = (st.hitIdx + dir + st.hits.length) % st.hits.length;
+    showHitsLabel();
     const hit = st.hits[st.hitIdx];
-    hitsLabel.textContent = `${st.hitIdx + 1} / ${st.hits.length} loaded`;
-    const t = st.byId.get(hit.track);
-    if (t && t.group.collapsed) { t.group.collapsed = false; layout(); }
-    const row = rowOfTrack(hit.track);
-    if (row && (row.y < scroller.scrollTop || row.y > scroller.scrollTop + scroller.clientHeight - row.h)) scroller.scrollTop = row.y - 40;
+    revealTrack(hit.track);
     if (hit.ev.s < st.viewStart || hit.ev.e > st.viewEnd) focusEvent(hit.ev);
     select(hit);
   }
+
+  // Expands the track's process group when collapsed and scrolls it into view.
+  function revealTrack(trackId) {
+    const t = st.byId.get(trackId);
+    if (t && t.group.collapsed) { t.group.collapsed = false; layout(); scheduleFetch(true); }
+    const row = rowOfTrack(trackId);
+    if (row && (row.y < scroller.scrollTop || row.y > scroller.scrollTop + scroller.clientHeight - row.h)) scroller.scrollTop = row.y - 40;
+  }
+
+  function showMatch(m) {
+    revealTrack(m.track);
+    const [s, e] = viewForMatch(m, st.viewStart, st.viewEnd, cssWidth(), { minPx: MATCH_MIN_PX, minSpanUs: MIN_SPAN_US });
+    setView(s, e, { fetchNow: true });
+    select({ ev: { ...m }, track: m.track });
+    if (st.data) adoptSelected(st.data); // the loaded window may hold it already
+  }
+
+  // A selected search match gets its drawn twin (with its depth) once the
+  // window holding it has loaded.
+  function adoptSelected(data) {
+    const sel = st.selected;
+    if (!sel || sel.ev.depth >= 0) return;
+    const list = data.byTrack.get(sel.track) || [];
+    const twin = list.find((x) => !x.summary && (sel.ev.ref !== null ? x.ref === sel.ev.ref : x.s === sel.ev.s && x.name === sel.ev.name));
+    if (twin) sel.ev = twin;
+  }
+
+  function clearSearch() {
+    clearTimeout(searchTimer);
+    search.value = '';
+    runSearch('');
+  }
+
   let searchTimer = 0;
   search.addEventListener('input', () => {
     clearTimeout(searchTimer);
-    searchTimer = setTimeout(() => { st.query = search.value.trim(); computeHits(true); }, 150);
+    searchTimer = setTimeout(() => runSearch(search.value.trim()), SEARCH_DEBOUNCE_MS);
   });
-  search.addEventListener('keydown', (e) => { if (e.key === 'Enter') { e.preventDefault(); gotoHit(e.shiftKey ? -1 : 1); } });
+  search.addEventListener('keydown', (e) => {
+    if (e.key === 'Enter') { e.preventDefault(); gotoHit(e.shiftKey ? -1 : 1); }
+    else if (e.key === 'Escape') { e.preventDefault(); clearSearch(); }
+  });
   nextBtn.addEventListener('click', () => gotoHit(1));
   prevBtn.addEventListener('click', () => gotoHit(-1));
 
@@ -645,12 +740,14 @@ export function mount(view, { id, profile, params, notify }) {
     else setView(st.t0, st.t1, { fetchNow: true });
   })();
 
-  window.__xpvTimeline = { state: st, fetcher };
+  window.__xpvTimeline = { state: st, fetcher, searcher };
   return () => {
     life.abort();
     fetcher.clear();
     ro.disconnect();
     clearTimeout(fetchTimer);
+    clearTimeout(searchTimer);
+    searcher.abort();
     cancelAnimationFrame(raf);
     if (detailCtrl) detailCtrl.abort();
     if (window.__xpvTimeline && window.__xpvTimeline.state === st) delete window.__xpvTimeline;

@@ -247,6 +247,124 @@ await test('timeline draws events, zooms with wheel and W, fetches new windows',
   await page.context().close();
 });
 
+const viewOf = (page) => page.$eval('canvas.tl-canvas', (c) => [Number(c.dataset.viewStart), Number(c.dataset.viewEnd)]);
+async function waitDrawn(page) {
+  await page.waitForFunction(() => Number(document.querySelector('canvas.tl-canvas')?.dataset.eventsDrawn || 0) +
+    Number(document.querySelector('canvas.tl-canvas')?.dataset.summariesDrawn || 0) > 0, null, { timeout: 20000 });
+}
+const hitsState = (page) => page.$eval('.tl-toolbar .hits', (e) => ({ text: e.textContent, mode: e.dataset.mode, index: e.dataset.index, total: e.dataset.total }));
+
+await test('timeline search finds a kernel outside the view, steps through matches, opens details', async () => {
+  const p = forTimeline;
+  const kernels = ((await api(`/api/profiles/${p.id}/kernels`)).kernels || [])
+    .filter((k) => k.name && k.name.length <= 200).sort((a, b) => a.count - b.count);
+  if (!kernels.length) { console.log('     (no kernels in this profile: nothing to search for)'); return; }
+  const page = await newPage();
+  await page.goto(`${BASE}/#/p/${p.id}/timeline`);
+  await waitDrawn(page);
+  // Zoom into the profile's first few percent, so most events lie outside the view.
+  const box = await page.locator('canvas.tl-canvas').boundingBox();
+  await page.mouse.move(box.x + 1, box.y + 40);
+  await page.locator('canvas.tl-canvas').focus();
+  for (let i = 0; i < 15; i++) await page.keyboard.press('w');
+  await page.waitForTimeout(300);
+  const view0 = await viewOf(page);
+  // A kernel name whose every match starts after the view (asked of the API directly).
+  let pick = null;
+  for (const k of kernels.slice(0, 60)) {
+    const r = await api(`/api/profiles/${p.id}/search?q=${encodeURIComponent(k.name)}&limit=1000`);
+    if (r.matches.length && r.matches[0].start_us > view0[1]) { pick = r; if (r.match_count >= 2) break; }
+  }
+  assert(pick, `no kernel found whose matches all lie after the view ${view0}`);
+  const m = pick.matches;
+  eq(pick.match_count >= m.length, true, 'match_count counts at least the matches sent');
+  await page.fill('.tl-toolbar input[type="search"]', pick.query);
+  await page.press('.tl-toolbar input[type="search"]', 'Enter');
+  await page.waitForFunction(() => document.querySelector('.tl-toolbar .hits')?.dataset.index === '1', null, { timeout: 15000 });
+  let hs = await hitsState(page);
+  eq(hs.mode, 'profile', 'searched the whole profile');
+  eq(Number(hs.total), pick.match_count, 'count shown = API match_count');
+  assert(hs.text.startsWith(`1 of ${pick.match_count.toLocaleString('en-US')}`), `label "${hs.text}"`);
+  eq(hs.text.includes('first'), pick.truncated, `truncation note in "${hs.text}"`);
+  const expectShown = async (i) => {
+    const mi = m[i];
+    const dur = mi.dur_us || 0;
+    const v = await viewOf(page);
+    assert(v[0] <= mi.start_us && v[1] >= mi.start_us + dur, `view ${v} shows match ${i} [${mi.start_us}, +${dur}]`);
+    const w = v[1] - v[0];
+    const mid = mi.start_us + dur / 2;
+    const full = p.duration_us || w;
+    // Centred, unless the view was clamped at the profile's edge.
+    assert(Math.abs((v[0] + v[1]) / 2 - mid) < w * 0.02 || v[0] < p.start_us || v[1] > p.start_us + full, `match ${i} centred in ${v}`);
+    if (dur > 0) assert((dur / w) * box.width >= 3, `match ${i} is ${((dur / w) * box.width).toFixed(2)} px wide`);
+    await page.waitForFunction((n) => document.querySelector('.tl-details h2')?.textContent === n, mi.name, { timeout: 5000 });
+    await page.waitForFunction(() => !document.querySelector('.tl-details .skeleton'), null, { timeout: 5000 });
+    const details = await page.textContent('.tl-details');
+    assert(!details.includes('Details unavailable') && !details.includes('No details available'), `details of match ${i}: ${details.slice(0, 200)}`);
+    const sel = await page.evaluate(() => { const s = window.__xpvTimeline.state; const t = s.byId.get(s.selected.track);
+      return { track: s.selected.track, ref: s.selected.ev.ref, collapsed: t ? t.group.collapsed : null }; });
+    eq(sel.track, mi.track, `selected track of match ${i}`);
+    eq(sel.ref, mi.ref, `selected ref of match ${i}`);
+    eq(sel.collapsed, false, `process group of match ${i} expanded`);
+    // Once the window loads, the selection is the drawn event (same ref, with its depth).
+    await page.waitForFunction(() => window.__xpvTimeline.state.selected?.ev.depth >= 0, null, { timeout: 10000 }).catch(async (e) => {
+      console.log(JSON.stringify(await page.evaluate(() => { const s = window.__xpvTimeline.state; const sel = s.selected;
+        const list = (s.data.byTrack.get(sel.track) || []).filter((x) => Math.abs(x.s - sel.ev.s) < 50);
+        return { sel: sel.ev, params: s.data.params, view: [s.viewStart, s.viewEnd], near: list.slice(0, 10) }; })));
+      throw e;
+    });
+    return w;
+  };
+  const w1 = await expectShown(0);
+  if (m.length >= 2) {
+    await page.press('.tl-toolbar input[type="search"]', 'Enter');
+    await page.waitForFunction(() => document.querySelector('.tl-toolbar .hits')?.dataset.index === '2', null, { timeout: 5000 });
+    assert((await hitsState(page)).text.startsWith(`2 of ${pick.match_count.toLocaleString('en-US')}`), 'label 2 of N');
+    const w2 = await expectShown(1);
+    // A match that already fits keeps the zoom.
+    if ((m[1].dur_us || 0) / w1 * box.width >= 6 && (m[1].dur_us || 0) < w1 * 0.9) assert(Math.abs(w2 - w1) < w1 * 1e-6, `zoom kept: ${w1} -> ${w2}`);
+    await page.press('.tl-toolbar input[type="search"]', 'Shift+Enter');
+    await page.waitForFunction(() => document.querySelector('.tl-toolbar .hits')?.dataset.index === '1', null, { timeout: 5000 });
+    await expectShown(0);
+  }
+  await page.waitForTimeout(400);
+  await shot(page, 'timeline-search');
+  await page.press('.tl-toolbar input[type="search"]', 'Escape');
+  eq(await page.inputValue('.tl-toolbar input[type="search"]'), '', 'Escape clears the box');
+  eq((await hitsState(page)).text, '', 'Escape clears the count');
+  eq(page.errors.length, 0, `console errors: ${page.errors.join(' | ')}`);
+  await page.context().close();
+});
+
+await test('timeline search falls back to the loaded window when the server cannot search', async () => {
+  const p = forTimeline;
+  const page = await newPage();
+  await page.route('**/api/profiles/*/search?*', (r) => r.fulfill({ status: 404, contentType: 'application/json', body: '{"error": "no such API route"}' }));
+  await page.goto(`${BASE}/#/p/${p.id}/timeline`);
+  await waitDrawn(page);
+  const name = await page.evaluate(() => {
+    for (const list of window.__xpvTimeline.state.data.byTrack.values()) for (const ev of list) if (!ev.summary && ev.name) return ev.name;
+    return null;
+  });
+  if (!name) { await page.context().close(); return; }
+  await page.fill('.tl-toolbar input[type="search"]', name);
+  await page.press('.tl-toolbar input[type="search"]', 'Enter');
+  await page.waitForFunction(() => document.querySelector('.tl-toolbar .hits')?.textContent.includes('loaded window only'), null, { timeout: 10000 });
+  const hs = await hitsState(page);
+  eq(hs.mode, 'window', 'fell back to the loaded window');
+  assert(/^1 of [\d,]+ loaded/.test(hs.text), `label "${hs.text}"`);
+  const loaded = await page.evaluate((q) => { let n = 0; const lq = q.toLowerCase();
+    for (const list of window.__xpvTimeline.state.data.byTrack.values()) for (const ev of list) if (!ev.summary && ev.name.toLowerCase().includes(lq)) n++;
+    return n; }, name);
+  eq(Number(hs.total), loaded, 'count = matching loaded events');
+  await page.waitForFunction((n) => document.querySelector('.tl-details h2')?.textContent === n, name, { timeout: 5000 });
+  await shot(page, 'timeline-search-fallback');
+  // Only the (intended) 404 may show up in the console.
+  const errs = page.errors.filter((e) => !/status of 404/.test(e));
+  eq(errs.length, 0, `console errors: ${errs.join(' | ')}`);
+  await page.context().close();
+});
+
 await test('timeline highlights a step chosen from the overview (?step=N)', async () => {
   const steps = (await api(`/api/profiles/${bySteps.id}/steps`)).steps;
   if (!steps.length) return;
