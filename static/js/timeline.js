@@ -587,11 +587,12 @@ export function mount(view, { id, profile, params, notify }) {
     if (f) {
       if (!f.total) { hitsLabel.textContent = 'no match'; return; }
       const k = st.foundIdx >= 0 ? `${fmtCount(st.foundIdx + 1)} of ${fmtCount(f.total)}` : `${fmtCount(f.total)} ${f.total === 1 ? 'match' : 'matches'}`;
-      hitsLabel.textContent = k + (f.truncated ? ` (stepping through the first ${fmtCount(f.matches.length)})` : '');
+      hitsLabel.textContent = k + (f.truncated ? ` (first ${fmtCount(f.matches.length)} only)` : '');
+      if (f.truncated) hitsLabel.title = `The server sent the first ${fmtCount(f.matches.length)} matches in time order; next and previous step through those.`;
       return;
     }
-    const note = st.searchNote ? ` (${st.searchNote})` : '';
-    hitsLabel.textContent = (st.hits.length ? `${st.hitIdx >= 0 ? st.hitIdx + 1 : 0} of ${st.hits.length} loaded` : 'no match in view') + note;
+    hitsLabel.textContent = st.hits.length ? `${st.hitIdx >= 0 ? st.hitIdx + 1 : 0} of ${fmtCount(st.hits.length)} (loaded window only)`
+      : 'no match in the loaded window';
   }
 
   // Makes `q` the current query; resolves once the server answered (or
@@ -602,7 +603,7 @@ export function mount(view, { id, profile, params, notify }) {
     st.found = null; st.foundIdx = -1; st.searchNote = '';
     computeHits(true);
     if (!q) { searcher.clear(); return; }
-    if (searcher.unsupported) { st.searchNote = 'this server cannot search the whole profile; loaded window only'; showHitsLabel(); return; }
+    if (searcher.unsupported) { st.searchNote = 'This server cannot search the whole profile.'; showHitsLabel(); return; }
     hitsLabel.textContent = 'Searching…';
     try {
       const res = await searcher.run(q);
@@ -610,8 +611,8 @@ export function mount(view, { id, profile, params, notify }) {
       st.found = res;
     } catch (e) {
       if (e.name === 'AbortError' || life.signal.aborted || st.query !== q) return;
-      st.searchNote = searcher.unsupported ? 'this server cannot search the whole profile; loaded window only'
-        : `search failed: ${e.message}; loaded window only`;
+      st.searchNote = searcher.unsupported ? 'This server cannot search the whole profile.'
+        : `Search across the profile failed: ${e.message}`;
     }
     showHitsLabel();
   }

@@ -278,6 +278,10 @@ await test('timeline search finds a kernel outside the view, steps through match
   assert(pick, `no kernel found whose matches all lie after the view ${view0}`);
   const m = pick.matches;
   eq(pick.match_count >= m.length, true, 'match_count counts at least the matches sent');
+  // Collapse the first match's process group: the search must expand it.
+  const groupName = await page.evaluate((t) => window.__xpvTimeline.state.byId.get(t).group.name, m[0].track);
+  await page.locator('.tl-label.process button', { hasText: groupName }).first().click();
+  await page.waitForFunction((t) => window.__xpvTimeline.state.byId.get(t).group.collapsed, m[0].track);
   await page.fill('.tl-toolbar input[type="search"]', pick.query);
   await page.press('.tl-toolbar input[type="search"]', 'Enter');
   await page.waitForFunction(() => document.querySelector('.tl-toolbar .hits')?.dataset.index === '1', null, { timeout: 15000 });
@@ -336,6 +340,34 @@ await test('timeline search finds a kernel outside the view, steps through match
   await page.context().close();
 });
 
+await test('timeline search: a truncated answer shows the full count and steps through what was sent', async () => {
+  const p = forTimeline;
+  const kernels = ((await api(`/api/profiles/${p.id}/kernels`)).kernels || []).filter((k) => k.name && k.name.length <= 200 && k.count > 3);
+  if (!kernels.length) return;
+  const q = kernels[0].name;
+  const page = await newPage();
+  // The server's own answer, asked with limit=3 whatever the page asks for.
+  await page.route('**/api/profiles/*/search?*', async (r) => {
+    const u = new URL(r.request().url());
+    u.searchParams.set('limit', '3');
+    r.fulfill({ response: await r.fetch({ url: u.toString() }) });
+  });
+  const want = await api(`/api/profiles/${p.id}/search?q=${encodeURIComponent(q)}&limit=3`);
+  eq(want.truncated, true, 'limit=3 truncates');
+  await page.goto(`${BASE}/#/p/${p.id}/timeline`);
+  await waitDrawn(page);
+  await page.fill('.tl-toolbar input[type="search"]', q);
+  for (const [key, idx] of [['Enter', 1], ['Enter', 2], ['Enter', 3], ['Enter', 1], ['Shift+Enter', 3]]) {
+    await page.press('.tl-toolbar input[type="search"]', key);
+    await page.waitForFunction((i) => document.querySelector('.tl-toolbar .hits')?.dataset.index === String(i), idx, { timeout: 10000 });
+    const hs = await hitsState(page);
+    eq(hs.text, `${idx} of ${want.match_count.toLocaleString('en-US')} (first 3 only)`, 'truncated label');
+    await page.waitForFunction((ref) => window.__xpvTimeline.state.selected?.ev.ref === ref, want.matches[idx - 1].ref, { timeout: 5000 });
+  }
+  eq(page.errors.length, 0, `console errors: ${page.errors.join(' | ')}`);
+  await page.context().close();
+});
+
 await test('timeline search falls back to the loaded window when the server cannot search', async () => {
   const p = forTimeline;
   const page = await newPage();
@@ -352,11 +384,12 @@ await test('timeline search falls back to the loaded window when the server cann
   await page.waitForFunction(() => document.querySelector('.tl-toolbar .hits')?.textContent.includes('loaded window only'), null, { timeout: 10000 });
   const hs = await hitsState(page);
   eq(hs.mode, 'window', 'fell back to the loaded window');
-  assert(/^1 of [\d,]+ loaded/.test(hs.text), `label "${hs.text}"`);
+  assert(/^1 of [\d,]+ \(loaded window only\)$/.test(hs.text), `label "${hs.text}"`);
+  assert(/cannot search/.test(await page.getAttribute('.tl-toolbar .hits', 'title')), 'the reason is in the title');
   const loaded = await page.evaluate((q) => { let n = 0; const lq = q.toLowerCase();
     for (const list of window.__xpvTimeline.state.data.byTrack.values()) for (const ev of list) if (!ev.summary && ev.name.toLowerCase().includes(lq)) n++;
     return n; }, name);
-  eq(Number(hs.total), loaded, 'count = matching loaded events');
+  eq(hs.text, `1 of ${loaded.toLocaleString('en-US')} (loaded window only)`, 'count = matching loaded events');
   await page.waitForFunction((n) => document.querySelector('.tl-details h2')?.textContent === n, name, { timeout: 5000 });
   await shot(page, 'timeline-search-fallback');
   // Only the (intended) 404 may show up in the console.
