@@ -313,7 +313,7 @@ static int by_start_longest_first(const void *pa, const void *pb)
 
 static int assign_depths(track_acc *t)
 {
-    qsort(t->items, t->nitems, sizeof *t->items, by_start_longest_first);
+    xpv_sort(t->items, t->nitems, sizeof *t->items, by_start_longest_first);
     int64_t *stack = xpv_xmalloc((t->nitems + 1) * sizeof *stack);
     size_t depth = 0;
     int max_depth = 0;

@@ -112,7 +112,7 @@ static int by_time(const void *a, const void *b)
 
 static void put_matches(sqlite3 *db, int64_t id, search_ctx *c, xpv_buf *out)
 {
-    qsort(c->heap, c->n, sizeof *c->heap, by_time);
+    xpv_sort(c->heap, c->n, sizeof *c->heap, by_time);
     xpv_api_strings *names = xpv_api_strings_open(db, id);
     xpv_buf_puts(out, ",\"matches\":[");
     for (size_t i = 0; i < c->n; i++) {

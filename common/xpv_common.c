@@ -219,6 +219,11 @@ uint64_t xpv_hash64(const void *p, size_t n)
     return h;
 }
 
+void xpv_sort(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *))
+{
+    if (n > 1) qsort(base, n, size, cmp);
+}
+
 double xpv_now_mono(void)
 {
     struct timespec ts;

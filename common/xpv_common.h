@@ -54,6 +54,10 @@ char *xpv_xstrndup(const char *s, size_t n);
 
 uint64_t xpv_hash64(const void *p, size_t n);
 
+/* qsort that accepts an empty (possibly NULL) array, which qsort itself
+ * may not be given. */
+void xpv_sort(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *));
+
 /* Wall-clock and monotonic seconds. */
 double xpv_now_mono(void);
 

@@ -323,7 +323,7 @@ int xpv_discover(const char *root, xpv_found_list *out, xpv_err *err)
         return xpv_err_set(err, "profile path %s is neither a directory nor a file", root);
     }
     free(w.seen);
-    qsort(out->items, out->n, sizeof *out->items, newest_first);
+    xpv_sort(out->items, out->n, sizeof *out->items, newest_first);
     pair_companions(out);
     return 0;
 }

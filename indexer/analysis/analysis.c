@@ -113,6 +113,19 @@ void xpv_analysis_event(xpv_analysis *a, const xpv_event *ev)
 
 /* ---- finish ---- */
 
+/* Step times are worked in picoseconds from an origin near the steps: the
+ * earliest marker when there are markers. From the profile's start they can
+ * overflow int64 ps when a stray event (at ts 0, say) sits beside epoch
+ * times; events that far from every step cannot be in one anyway. */
+static int64_t work_base(const xpv_analysis *a)
+{
+    if (!a->markers.n) return a->base_ns;
+    int64_t base = a->markers.m[0].ts_ns;
+    for (size_t i = 1; i < a->markers.n; i++)
+        if (a->markers.m[i].ts_ns < base) base = a->markers.m[i].ts_ns;
+    return base;
+}
+
 typedef struct {
     uint8_t *kernel, *xla_op, *module, *launch, *device;
 } track_sets;
@@ -252,7 +265,8 @@ int xpv_analysis_finish(xpv_analysis *a, const xpv_analysis_input *in, xpv_analy
     xpv_idmap collective;
     xpv_idmap_init(&collective);
     xpv_step_list steps = {0};
-    int rc = xpv_steps_build(&a->markers, in, ts.module, ts.kernel, a->base_ns, &steps, err);
+    int rc = xpv_steps_build(&a->markers, in, ts.module, ts.kernel, work_base(a), &steps, err);
+    steps.profile_base_ns = a->base_ns;
     if (rc == 0 && a->device_events_with_corr && a->kinds[XPV_KIND_LAUNCH])
         rc = build_launches(a, in, &ts, &steps, &launches, err);
     double t_launches = xpv_now_mono();

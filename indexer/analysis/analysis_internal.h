@@ -230,7 +230,8 @@ typedef struct xpv_step_list {
     xpv_step *v; /* sorted by start; times in ps from base_ns */
     size_t n;
     int64_t dropped; /* steps past XPV_MAX_STEPS (the latest ones) */
-    int64_t base_ns;
+    int64_t base_ns;         /* origin of the ps times above: near the steps */
+    int64_t profile_base_ns; /* origin of the steps table's start_ps: profiles.start_ns */
     const char *source; /* annotation|profiler_step|steps_line|nvtx|tf|module|none */
 } xpv_step_list;
 
@@ -244,6 +245,27 @@ int xpv_steps_build(xpv_step_markers *s, const xpv_analysis_input *in, const uin
 void xpv_step_list_free(xpv_step_list *l);
 /* Index of the step whose window contains t (ps from base_ns), or -1. */
 long xpv_step_at(const xpv_step_list *s, int64_t t);
+
+/* Picoseconds from base_ns to ts_ns, clamped to +-2^51 ns (~26 days) so no
+ * clock, however odd (a stray event at ts 0 beside epoch times), overflows
+ * int64 picoseconds, even with a duration added. */
+static inline int64_t xpv_ps_since(int64_t base_ns, int64_t ts_ns)
+{
+    const int64_t limit = (int64_t)1 << 51;
+    int64_t d;
+    if (__builtin_sub_overflow(ts_ns, base_ns, &d)) d = ts_ns > base_ns ? limit : -limit;
+    if (d > limit) d = limit;
+    if (d < -limit) d = -limit;
+    return d * 1000;
+}
+
+/* a + b without overflow (saturating at the int64 limits). */
+static inline int64_t xpv_add_sat(int64_t a, int64_t b)
+{
+    int64_t r;
+    if (__builtin_add_overflow(a, b, &r)) return b > 0 ? INT64_MAX : INT64_MIN;
+    return r;
+}
 /* How many steps start at or before t (steps are sorted by start). */
 size_t xpv_steps_started_by(const xpv_step_list *s, int64_t t);
 

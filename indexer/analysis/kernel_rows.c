@@ -355,7 +355,7 @@ static void prepare_order(writer *w)
             *xpv_idmap_put(&w->dev_totals, ((uint64_t)fam << 32) | (uint32_t)dev, 0) +=
                 (uint64_t)g->total_ps;
     }
-    qsort(w->order, w->norder, sizeof *w->order, order_cmp);
+    xpv_sort(w->order, w->norder, sizeof *w->order, order_cmp);
 }
 
 int xpv_kstats_write(xpv_kstats *k, const xpv_analysis_input *in, xpv_idmap *collective,

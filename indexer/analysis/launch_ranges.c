@@ -74,7 +74,7 @@ static void push_run(range_ctx *c, xpv_corr_range r)
 /* Sorts the pairs gathered so far and keeps their runs. */
 static void flush_pairs(range_ctx *c)
 {
-    qsort(c->buf, c->n, sizeof *c->buf, pair_by_corr);
+    xpv_sort(c->buf, c->n, sizeof *c->buf, pair_by_corr);
     for (size_t i = 0; i < c->n;) {
         size_t j = i + 1;
         while (j < c->n && c->buf[j].pos == c->buf[i].pos)
@@ -92,7 +92,7 @@ static int range_visit(void *ctx, const xpv_event *ev, int64_t block_id, uint32_
     if (ev->kind != XPV_KIND_LAUNCH || ev->corr < 0) return 0;
     if (c->n == CHUNK_PAIRS) flush_pairs(c);
     c->buf[c->n++] =
-        (pair){ev->corr, position_of(c->steps, (ev->ts_ns - c->steps->base_ns) * 1000)};
+        (pair){ev->corr, position_of(c->steps, xpv_ps_since(c->steps->base_ns, ev->ts_ns))};
     return 0;
 }
 
@@ -100,7 +100,7 @@ static int range_visit(void *ctx, const xpv_event *ev, int64_t block_id, uint32_
  * runs overlap. */
 static int merge_runs(range_ctx *c)
 {
-    qsort(c->runs, c->nruns, sizeof *c->runs, run_by_lo);
+    xpv_sort(c->runs, c->nruns, sizeof *c->runs, run_by_lo);
     size_t out = 0;
     for (size_t i = 0; i < c->nruns; i++) {
         xpv_corr_range *last = out ? &c->runs[out - 1] : NULL;
@@ -162,5 +162,5 @@ long xpv_launches_step(const xpv_launches *l, const xpv_step_list *steps, int64_
     }
     const xpv_launch_rec *r = xpv_launches_find(l, corr, hint);
     if (!r) return -2;
-    return xpv_step_at(steps, (r->ts_ns - steps->base_ns) * 1000);
+    return xpv_step_at(steps, xpv_ps_since(steps->base_ns, r->ts_ns));
 }

@@ -66,7 +66,7 @@ static int track_visit(void *ctx, const xpv_event *ev, int64_t block_id, uint32_
             c->l->dropped++;
             return 0;
         }
-        if (c->steps && xpv_step_at(c->steps, (ev->ts_ns - c->steps->base_ns) * 1000) < 0) return 0;
+        if (c->steps && xpv_step_at(c->steps, xpv_ps_since(c->steps->base_ns, ev->ts_ns)) < 0) return 0;
         if (!c->link_ops) { /* no sweep needed: straight into the table */
             push_launch(c->l, (xpv_launch_rec){ev->corr, ev->ts_ns, 0});
             return 0;
@@ -109,8 +109,8 @@ static int op_order(const void *pa, const void *pb)
 
 static void link_track_ops(track_ctx *c)
 {
-    qsort(c->launches, c->nl, sizeof *c->launches, launch_by_ts);
-    qsort(c->ops, c->nops, sizeof *c->ops, op_order);
+    xpv_sort(c->launches, c->nl, sizeof *c->launches, launch_by_ts);
+    xpv_sort(c->ops, c->nops, sizeof *c->ops, op_order);
     size_t *stack = xpv_xmalloc((c->nops ? c->nops : 1) * sizeof *stack), depth = 0, next = 0;
     for (size_t i = 0; i < c->nl; i++) {
         int64_t ts = c->launches[i].ts_ns;
@@ -164,7 +164,7 @@ int xpv_launches_build(xpv_launches *l, const xpv_analysis_input *in, const uint
     size_t sorted = 1;
     while (sorted < l->n && l->r[sorted - 1].corr <= l->r[sorted].corr)
         sorted++;
-    if (sorted < l->n) qsort(l->r, l->n, sizeof *l->r, launch_by_corr);
+    if (sorted < l->n) xpv_sort(l->r, l->n, sizeof *l->r, launch_by_corr);
     return rc;
 }
 

@@ -104,7 +104,7 @@ static int assign_visit(void *ctx, const xpv_event *ev, int64_t block_id, uint32
     long k =
         ev->corr >= 0 ? xpv_launches_step(c->o->launches, c->o->steps, ev->corr, &c->hint) : -2;
     int by_corr = k != -2;
-    if (!by_corr) k = xpv_step_at(c->o->steps, (ev->ts_ns - base) * 1000);
+    if (!by_corr) k = xpv_step_at(c->o->steps, xpv_ps_since(base, ev->ts_ns));
     if (k < 0) return 0;
     if (by_corr)
         c->by_corr++;
@@ -128,7 +128,7 @@ static int window_visit(void *ctx, const xpv_event *ev, int64_t block_id, uint32
     bd_ctx *c = ctx;
     if (ev->dur_ps <= 0 || category(c, ev) < 0) return 0;
     const xpv_step *st = c->o->steps->v;
-    int64_t s = (ev->ts_ns - c->o->steps->base_ns) * 1000, e = s + ev->dur_ps;
+    int64_t s = xpv_ps_since(c->o->steps->base_ns, ev->ts_ns), e = xpv_add_sat(s, ev->dur_ps);
     if (s < c->w0) s = c->w0;
     if (e > c->w1) e = c->w1;
     if (e <= s) return 0;
@@ -305,7 +305,9 @@ static int write_row(bd_ctx *c, sqlite3_stmt *st, const xpv_step *s, int device,
     sqlite3_bind_int64(st, 2, s->number);
     sqlite3_bind_text(st, 3, name, (int)len, SQLITE_TRANSIENT);
     sqlite3_bind_int(st, 4, device);
-    sqlite3_bind_int64(st, 5, s->start_ps);
+    const xpv_step_list *steps = c->o->steps;
+    sqlite3_bind_int64(st, 5, xpv_add_sat(s->start_ps, xpv_ps_since(steps->profile_base_ns,
+                                                                     steps->base_ns)));
     sqlite3_bind_int64(st, 6, dur);
     for (int i = 0; i < C_COUNT; i++)
         sqlite3_bind_int64(st, 7 + i, a->cat[i]);

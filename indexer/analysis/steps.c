@@ -103,7 +103,7 @@ static int step_by_start(const void *pa, const void *pb)
 /* Numbers pieces with number < 0 by start order within their lane. */
 static void number_by_order(piece *p, size_t n)
 {
-    qsort(p, n, sizeof *p, piece_by_lane);
+    xpv_sort(p, n, sizeof *p, piece_by_lane);
     int64_t rank = 0;
     for (size_t i = 0; i < n; i++) {
         if (i && p[i].lane != p[i - 1].lane) rank = 0;
@@ -113,7 +113,7 @@ static void number_by_order(piece *p, size_t n)
 
 static void merge_pieces(piece *p, size_t n, xpv_step_list *out)
 {
-    qsort(p, n, sizeof *p, piece_by_number);
+    xpv_sort(p, n, sizeof *p, piece_by_number);
     out->v = xpv_xmalloc((n ? n : 1) * sizeof *out->v);
     out->n = 0;
     for (size_t i = 0; i < n; i++) {
@@ -124,7 +124,7 @@ static void merge_pieces(piece *p, size_t n, xpv_step_list *out)
         }
         out->v[out->n++] = (xpv_step){p[i].number, p[i].name, p[i].start_ps, p[i].end_ps};
     }
-    qsort(out->v, out->n, sizeof *out->v, step_by_start);
+    xpv_sort(out->v, out->n, sizeof *out->v, step_by_start);
     if (out->n > XPV_MAX_STEPS) {
         out->dropped = (int64_t)(out->n - XPV_MAX_STEPS);
         out->n = XPV_MAX_STEPS;
@@ -147,8 +147,8 @@ static void from_markers(const xpv_step_markers *s, const xpv_analysis_input *in
     for (size_t i = 0; i < s->n; i++) {
         const xpv_marker *m = &s->m[i];
         if (m->src != src || (host_markers && on_device(in, m->track))) continue;
-        int64_t start = (m->ts_ns - base_ns) * 1000;
-        p[n++] = (piece){m->step, start, start + m->dur_ps, m->name, m->track};
+        int64_t start = xpv_ps_since(base_ns, m->ts_ns);
+        p[n++] = (piece){m->step, start, xpv_add_sat(start, m->dur_ps), m->name, m->track};
         unnumbered += m->step < 0;
     }
     if (unnumbered) number_by_order(p, n);
@@ -192,8 +192,8 @@ static void push_piece(module_ctx *c, const xpv_event *ev, uint32_t lane)
         c->cap = c->cap ? c->cap * 2 : 256;
         c->p = xpv_xrealloc(c->p, c->cap * sizeof *c->p);
     }
-    int64_t start = (ev->ts_ns - c->base_ns) * 1000;
-    c->p[c->n++] = (piece){-1, start, start + ev->dur_ps, c->want, lane};
+    int64_t start = xpv_ps_since(c->base_ns, ev->ts_ns);
+    c->p[c->n++] = (piece){-1, start, xpv_add_sat(start, ev->dur_ps), c->want, lane};
 }
 
 static int module_visit(void *ctx, const xpv_event *ev, int64_t block_id, uint32_t index)
@@ -294,7 +294,7 @@ static int from_modules(const xpv_step_markers *s, const xpv_analysis_input *in,
         if (rc == 0 && c.counts.n) {
             c.want = most_frequent(&c.counts);
             rc = scan_tracks(&c, kernel_tracks, err);
-            qsort(c.p, c.n, sizeof *c.p, piece_by_lane);
+            xpv_sort(c.p, c.n, sizeof *c.p, piece_by_lane);
             c.n = kernels_to_executions(c.p, c.n);
         }
     }

@@ -300,11 +300,11 @@ static int name_processes(xpv_nsys *x, const int64_t *gpids, size_t n, xpv_err *
 static int name_host_tracks(xpv_nsys *x, xpv_err *err)
 {
     if (!x->nhost) return 0;
-    qsort(x->host_tids, x->nhost, sizeof *x->host_tids, cmp_i64);
+    xpv_sort(x->host_tids, x->nhost, sizeof *x->host_tids, cmp_i64);
     int64_t *gpids = xpv_xmalloc(x->nhost * sizeof *gpids);
     for (size_t i = 0; i < x->nhost; i++)
         gpids[i] = x->host_tids[i] & ~(int64_t)0xFFFFFF;
-    qsort(gpids, x->nhost, sizeof *gpids, cmp_i64);
+    xpv_sort(gpids, x->nhost, sizeof *gpids, cmp_i64);
     int rc = name_threads(x, err);
     if (rc == 0) rc = name_processes(x, gpids, x->nhost, err);
     free(gpids);

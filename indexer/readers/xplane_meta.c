@@ -155,7 +155,7 @@ static int meta_cmp(const void *a, const void *b)
 void xpl_table_finish(xpl_table *t)
 {
     if (t->n == 0) return;
-    qsort(t->items, t->n, sizeof *t->items, meta_cmp);
+    xpv_sort(t->items, t->n, sizeof *t->items, meta_cmp);
     size_t out = 0;
     for (size_t i = 0; i < t->n; i++) {
         if (out && t->items[out - 1].id == t->items[i].id) out--;

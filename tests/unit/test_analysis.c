@@ -522,6 +522,27 @@ static void test_epoch_timestamps(void)
     sqlite3_close(db);
 }
 
+/* One stray event at ts 0 beside epoch times (seen in damaged and odd real
+ * traces) puts 1.6e18 ns between the profile's start and its steps: more
+ * picoseconds than int64 holds. The steps must still come out whole. */
+static void test_stray_event_at_time_zero(void)
+{
+    const int64_t t0 = 1623142623460172000LL;
+    sqlite3 *db = fresh_index();
+    xpv_sink *s = open_sink(db);
+    xpv_sink_process_device(s, 100, 0);
+    host_event(s, XPV_KIND_OTHER, "cpu_op", "stray", 0, 10, -1);
+    marker(s, 1, XPV_STEP_PROFILER_STEP, 5, "ProfilerStep#5", t0, 1000000);
+    marker(s, 1, XPV_STEP_PROFILER_STEP, 6, "ProfilerStep#6", t0 + 1000000, 2000000);
+    kernel(s, 100, 7, "k", t0 + 1000, 300000000);
+    finish(s);
+    CU_ASSERT_EQUAL(q_int(db, "SELECT step_count FROM profiles WHERE id=7"), 2);
+    CU_ASSERT_EQUAL(q_int(db, step_col("duration_ps", 5, -1)), 1000000000LL);
+    CU_ASSERT_EQUAL(q_int(db, step_col("duration_ps", 6, -1)), 2000000000LL);
+    CU_ASSERT_EQUAL(q_int(db, step_col("compute_ps", 5, 0)), 300000000);
+    sqlite3_close(db);
+}
+
 static void module_event(xpv_sink *s, const char *name, int64_t ts, int64_t dur_ns)
 {
     device_event(s, XPV_KIND_XLA_MODULE, 200, 1, name, ts, dur_ns * 1000, -1, NULL);
@@ -664,6 +685,7 @@ int main(void)
         {"idle from interval unions", test_interval_union},
         {"interleaved correlation ids", test_interleaved_ids},
         {"epoch timestamps", test_epoch_timestamps},
+        {"a stray event at time zero", test_stray_event_at_time_zero},
         {"module fallback", test_module_fallback},
         {"no markers: none", test_no_markers},
         {"spilled durations stay exact", test_spilled_durations},
