@@ -71,6 +71,13 @@
 #define MAX_OPEN_SLICES 1000000
 #define MAX_STACK_DEPTH 10000
 
+/* memcpy that may be given a NULL source with a zero length (an empty
+ * value, an event without args), which memcpy itself may not. */
+static void copy_bytes(void *dst, const void *src, size_t n)
+{
+    if (n) memcpy(dst, src, n);
+}
+
 /* ---- parsed, not yet interpreted, pieces of one event ---- */
 
 enum { JV_NONE = 0, JV_STR, JV_INT, JV_NUM, JV_RAW, JV_NONFINITE /* NaN, Infinity, -Infinity */ };
@@ -242,14 +249,14 @@ static int refill(reader *r, const char *keep)
             while (cap < tail + c.len)
                 cap *= 2;
             char *nb = xpv_xmalloc(cap);
-            memcpy(nb, keep, tail);
+            copy_bytes(nb, keep, tail);
             free(r->big);
             r->big = nb;
             r->big_cap = cap;
         } else {
             memmove(r->big, keep, tail);
         }
-        memcpy(r->big + tail, c.data, c.len);
+        copy_bytes(r->big + tail, c.data, c.len);
         xpv_gz_release(r->in, &c);
         if (r->holding) xpv_gz_release(r->in, &r->chunk);
         r->holding = 0;
@@ -505,7 +512,7 @@ static uint64_t fast_hash(const char *s, size_t n)
         n -= 8;
     }
     uint64_t v = 0;
-    memcpy(&v, s, n);
+    copy_bytes(&v, s, n);
     h = (h ^ v) * 0xc4ceb9fe1a85ec53ULL;
     return h ^ (h >> 29);
 }
@@ -526,7 +533,7 @@ static uint32_t intern(reader *r, const char *s, size_t n, int value)
         e->h = h;
         e->id = id;
         e->len = (uint32_t)n;
-        if (n <= ICACHE_INLINE) memcpy(e->text, s, n);
+        if (n <= ICACHE_INLINE) copy_bytes(e->text, s, n);
     }
     return id;
 }
@@ -1154,7 +1161,7 @@ static pending *hold(const xpv_event *ev)
     for (uint32_t i = 0; i < ev->nargs; i++) {
         h->args[i] = ev->args[i];
         if (ev->args[i].type == XPV_ARG_TEXT || ev->args[i].type == XPV_ARG_JSON) {
-            memcpy(h->text + at, ev->args[i].text, ev->args[i].len);
+            copy_bytes(h->text + at, ev->args[i].text, ev->args[i].len);
             h->args[i].text = h->text + at;
             at += ev->args[i].len;
         }
@@ -1183,7 +1190,7 @@ static void close_slice(reader *r, pending *h, const xpv_event *end, char ph)
         ev.dur_ps = dur * 1000;
         if (end->nargs) {
             xpv_arg *all = xpv_xmalloc((ev.nargs + end->nargs) * sizeof *all);
-            memcpy(all, ev.args, ev.nargs * sizeof *all);
+            copy_bytes(all, ev.args, ev.nargs * sizeof *all);
             memcpy(all + ev.nargs, end->args, end->nargs * sizeof *all);
             ev.args = all;
             ev.nargs += end->nargs;
@@ -1235,7 +1242,7 @@ static size_t async_key(reader *r, const parsed_event *pe, uint32_t cat, char *b
         size_t len = m->val.len < cap / 2 - 8 ? m->val.len : cap / 2 - 8;
         if (m->type == JV_NONE) len = 0;
         buf[n++] = (char)m->type;
-        memcpy(buf + n, m->val.s, len);
+        copy_bytes(buf + n, m->val.s, len);
         n += len;
         buf[n++] = 0;
     }

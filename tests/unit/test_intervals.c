@@ -77,7 +77,7 @@ static void check_union(size_t runs, size_t per_run, int shuffle)
             iv.v[j] = x;
         }
     xpv_ival *copy = xpv_xmalloc((iv.n ? iv.n : 1) * sizeof *copy);
-    memcpy(copy, iv.v, iv.n * sizeof *copy);
+    if (iv.n) memcpy(copy, iv.v, iv.n * sizeof *copy);
     size_t n = iv.n;
     CU_ASSERT_EQUAL(xpv_ivals_union(&iv), brute_union(copy, n, span));
     free(copy);
