@@ -166,3 +166,11 @@ int xpv_api_profile_state_get(sqlite3 *db, int64_t id, xpv_api_profile_state *ps
     sqlite3_finalize(st);
     return status;
 }
+
+void xpv_api_put_profile_head(xpv_buf *b, int64_t id, const xpv_api_profile_state *ps)
+{
+    char hex[17];
+    xpv_profile_id_hex(id, hex);
+    xpv_buf_printf(b, "{\"profile\":\"%s\",\"status\":", hex);
+    xpv_buf_json_str(b, ps->status, strlen(ps->status));
+}

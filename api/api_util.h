@@ -44,5 +44,7 @@ typedef struct {
     double indexed_at;
 } xpv_api_profile_state;
 int xpv_api_profile_state_get(sqlite3 *db, int64_t id, xpv_api_profile_state *ps, xpv_buf *out);
+/* Opens a profile's answer object: `{"profile":"<id>","status":"<status>"`. */
+void xpv_api_put_profile_head(xpv_buf *b, int64_t id, const xpv_api_profile_state *ps);
 
 #endif

@@ -304,14 +304,11 @@ int xpv_api_kernels(sqlite3 *db, int64_t id, const xpv_kernels_query *q, xpv_buf
             count_rows(db, id, kind, q->device, &total_ps, &total_known);
     }
     if (rows < 0) return xpv_api_error(out, 500, "index: %s", sqlite3_errmsg(db));
-    char hex[17];
-    xpv_profile_id_hex(id, hex);
     if (q->csv) {
         xpv_buf_puts(out, CSV_HEADER);
         return write_rows(db, id, q, kind, total_ps, out);
     }
-    xpv_buf_printf(out, "{\"profile\":\"%s\",\"status\":", hex);
-    xpv_buf_json_str(out, ps.status, strlen(ps.status));
+    xpv_api_put_profile_head(out, id, &ps);
     xpv_buf_printf(out, ",\"kind\":\"%s\",\"device\":%d,\"kernel_time_us\":", kind, q->device);
     if (total_known)
         xpv_buf_json_double(out, (double)total_ps / 1e6);

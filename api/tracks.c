@@ -56,10 +56,7 @@ int xpv_api_tracks(sqlite3 *db, int64_t id, xpv_buf *out)
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(db, TRACK_SQL, -1, &st, NULL) != SQLITE_OK)
         return xpv_api_error(out, 500, "index: %s", sqlite3_errmsg(db));
-    char hex[17];
-    xpv_profile_id_hex(id, hex);
-    xpv_buf_printf(out, "{\"profile\":\"%s\",\"status\":", hex);
-    xpv_buf_json_str(out, ps.status, strlen(ps.status));
+    xpv_api_put_profile_head(out, id, &ps);
     xpv_buf_puts(out, ",\"start_us\":");
     if (ps.has_span)
         xpv_api_put_us(out, ps.start_ns);

@@ -28,6 +28,7 @@ from collections import defaultdict
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from xpv_e2e import BIN, FIXTURES, GEN, SKIP, tmpdir, run, main  # noqa: E402
+from test_xplane import fields  # noqa: E402
 
 SKIPPED = []
 
@@ -235,34 +236,11 @@ def test_nsys_kernels():
 
 # ---- xplane ----
 
-def varint(b, i):
-    v = shift = 0
-    while True:
-        c = b[i]
-        i += 1
-        v |= (c & 0x7F) << shift
-        shift += 7
-        if c < 0x80:
-            return v, i
-
-
 def message(b):
-    """Field number -> list of values (ints for varints, bytes otherwise)."""
-    out, i = defaultdict(list), 0
-    while i < len(b):
-        key, i = varint(b, i)
-        num, wire = key >> 3, key & 7
-        if wire == 0:
-            v, i = varint(b, i)
-        elif wire == 1:
-            v, i = b[i:i + 8], i + 8
-        elif wire == 5:
-            v, i = b[i:i + 4], i + 4
-        elif wire == 2:
-            n, i = varint(b, i)
-            v, i = b[i:i + n], i + n
-        else:
-            raise ValueError("wire type %d" % wire)
+    """Field number -> list of values (ints for varints, bytes otherwise),
+    with the independent wire decoder of test_xplane.py."""
+    out = defaultdict(list)
+    for num, _, v in fields(b):
         out[num].append(v)
     return out
 
