@@ -28,6 +28,17 @@ const COLUMNS = [
 const PAGE_ROWS = 500;
 const TOP_N = 10;
 
+// Columns left empty when one name ran with several launch shapes.
+const SHAPE_KEYS = new Set(['grid', 'block', 'registers_per_thread']);
+
+/* What a cell says: the value, "N shapes" where the API left a launch-shape
+ * column empty because the kernel ran with several, or "—" when unknown. */
+export function kernelCellText(col, k) {
+  const v = k[col.key];
+  if (!isKnown(v) && SHAPE_KEYS.has(col.key) && k.shapes > 1) return `${fmtCount(k.shapes)} shapes`;
+  return cellText(col, v);
+}
+
 export function cellText(col, v) {
   if (!isKnown(v)) return UNKNOWN;
   switch (col.type) {
@@ -157,11 +168,13 @@ export function mount(view, { id, profile, params }) {
     for (const k of rows.slice(0, limit)) {
       tbody.append(h('tr', { dataset: { name: k.name } }, COLUMNS.map((c) => {
         const v = k[c.key];
-        const text = cellText(c, v);
+        const text = kernelCellText(c, k);
+        const several = !isKnown(v) && SHAPE_KEYS.has(c.key) && k.shapes > 1;
         const cls = c.key === 'name' ? 'td.name.mono' : c.type === 'text' ? 'td.mono' : c.type === 'dims' ? 'td.mono' : 'td.num';
         return h(cls + (isKnown(v) ? '' : '.unknown'), {
           'data-key': c.key, 'data-value': isKnown(v) ? (typeof v === 'object' ? JSON.stringify(v) : String(v)) : 'null',
-          title: c.key === 'name' || c.key === 'op' ? text : undefined }, text);
+          title: c.key === 'name' || c.key === 'op' ? text
+            : several ? `Ran with ${k.shapes} different launch shapes: see the timeline for each launch` : undefined }, text);
       })));
     }
     const table = h('table.data', { 'aria-label': 'Kernel summary', 'aria-rowcount': rows.length + 1 }, thead, tbody);
