@@ -2,13 +2,15 @@
  * event_store.c — block encoding, the block writer and block queries.
  *
  * Blob layout (all integers LEB128 varints; "z" = zigzag-encoded signed):
- *   u8 version(=1), n (written at flush, when n is known)
+ *   u8 version(=2), n (written at flush, when n is known)
  *   per event: u8 flags, u8 ph, u8 kind, z(ts - previous ts), (dur_ns + 1),
  *              name, [cat], [z corr], [z step, u8 step_src], [ps remainder],
- *              [nargs, per arg: key, u8 type, value]
+ *              [nargs, bytes of the args that follow, per arg: key, u8 type, value]
  *   flags: 1 cat, 2 corr, 4 step, 8 ps remainder, 16 args
  *   value: INT z · UINT varint · DOUBLE 8 bytes little-endian · STR id ·
  *          TEXT/JSON length + bytes
+ * The args' byte count lets a reader that needs no args skip them in one
+ * step (the analysis and the window queries read most events that way).
  * The first event's ts delta is from 0. Decoding checks every length against
  * the blob, so a damaged block is an error, never an out-of-bounds read.
  *
@@ -106,10 +108,29 @@ static unsigned char *raw_zigzag(unsigned char *p, int64_t v)
     return raw_varint(p, ((uint64_t)v << 1) ^ (uint64_t)(v >> 63));
 }
 
+static size_t varint_len(uint64_t v)
+{
+    size_t n = 1;
+    while (v >= 0x80) v >>= 7, n++;
+    return n;
+}
+
+static size_t arg_size(const xpv_arg *a)
+{
+    size_t n = varint_len(a->key) + 1;
+    switch (a->type) {
+    case XPV_ARG_INT: return n + varint_len(((uint64_t)a->v.i << 1) ^ (uint64_t)(a->v.i >> 63));
+    case XPV_ARG_UINT: return n + varint_len(a->v.u);
+    case XPV_ARG_DOUBLE: return n + 8;
+    case XPV_ARG_STR: return n + varint_len(a->v.str);
+    default: return n + varint_len(a->len) + a->len;
+    }
+}
+
 /* The most bytes encode_event can write for ev. */
 static size_t event_bound(const xpv_event *ev)
 {
-    size_t n = 3 + 7 * 10 + 1 + 10;
+    size_t n = 3 + 8 * 10 + 1 + 10;
     for (uint32_t i = 0; i < ev->nargs; i++) n += 10 + 1 + 10 + ev->args[i].len;
     return n;
 }
@@ -158,8 +179,13 @@ static void encode_event(xpv_buf *b, const xpv_event *ev, int64_t prev_ts)
     }
     if (flags & F_PSREM) p = raw_varint(p, (uint64_t)psrem);
     if (flags & F_ARGS) {
+        size_t bytes = 0;
+        for (uint32_t i = 0; i < ev->nargs; i++) bytes += arg_size(&ev->args[i]);
         p = raw_varint(p, ev->nargs);
+        p = raw_varint(p, bytes);
+        unsigned char *args_start = p;
         for (uint32_t i = 0; i < ev->nargs; i++) p = encode_arg(p, &ev->args[i]);
+        assert((size_t)(p - args_start) == bytes);
     }
     assert((size_t)(p - start) <= event_bound(ev));
     b->len += (size_t)(p - start);
@@ -213,7 +239,7 @@ static int flush_block(xpv_store_writer *w, open_block *b, xpv_err *err)
     if (b->n == 0) return 0;
     xpv_buf *blob = &w->scratch;
     xpv_buf_reset(blob);
-    xpv_buf_putc(blob, 1);
+    xpv_buf_putc(blob, 2);
     put_varint(blob, b->n);
     xpv_buf_append(blob, b->data.data, b->data.len);
     sqlite3_stmt *st = w->insert;
@@ -367,23 +393,6 @@ static int decode_args(reader *r, xpv_arg *args, uint32_t nargs)
     return r->bad ? -1 : 0;
 }
 
-/* Walks over nargs encoded args without keeping them. */
-static void skip_args(reader *r, uint64_t nargs)
-{
-    for (uint64_t i = 0; i < nargs && !r->bad; i++) {
-        get_varint(r);
-        switch (get_u8(r)) {
-        case XPV_ARG_INT:
-        case XPV_ARG_UINT:
-        case XPV_ARG_STR: get_varint(r); break;
-        case XPV_ARG_DOUBLE: get_bytes(r, 8); break;
-        case XPV_ARG_TEXT:
-        case XPV_ARG_JSON: get_bytes(r, get_varint(r)); break;
-        default: r->bad = 1;
-        }
-    }
-}
-
 /* Where the next event starts and what it is relative to; marks (below)
  * are snapshots of this, so a decode can resume mid-block. kinds and
  * no_args filter what visitors see (see xpv_store_query). */
@@ -432,13 +441,14 @@ static int decode_events(cursor *c, uint32_t track, int64_t block_id, xpv_store_
         if (flags & F_PSREM) ev.dur_ps += (int64_t)get_varint(r);
         int wanted = !c->kinds || (c->kinds & (1u << (ev.kind & 31)));
         if (flags & F_ARGS) {
-            uint64_t nargs = get_varint(r);
-            if (nargs > (uint64_t)(r->end - r->p)) {
+            uint64_t nargs = get_varint(r), bytes = get_varint(r);
+            const unsigned char *args_end = r->p + (bytes <= (uint64_t)(r->end - r->p) ? bytes : 0);
+            if (nargs > bytes || bytes > (uint64_t)(r->end - r->p)) {
                 r->bad = 1;
                 break;
             }
             if (c->no_args || !wanted || !fn) {
-                skip_args(r, nargs);
+                r->p = args_end; /* one step over all of them */
                 nargs = 0;
             } else if (nargs > args_cap) {
                 if (args != stack_args) free(args);
@@ -446,6 +456,10 @@ static int decode_events(cursor *c, uint32_t track, int64_t block_id, xpv_store_
                 args_cap = (uint32_t)nargs;
             }
             if (nargs && decode_args(r, args, (uint32_t)nargs) != 0) break;
+            if (r->p != args_end) {
+                r->bad = 1;
+                break;
+            }
             ev.args = nargs ? args : NULL;
             ev.nargs = (uint32_t)nargs;
         }
@@ -459,7 +473,7 @@ static int open_cursor(cursor *c, const void *data, size_t len, int64_t block_id
 {
     c->base = data;
     c->r = (reader){data, (const unsigned char *)data + len, 0};
-    if (get_u8(&c->r) != 1)
+    if (get_u8(&c->r) != 2)
         return xpv_err_set(err, "event block %lld: unknown version", (long long)block_id);
     c->n = get_varint(&c->r);
     c->i = 0;

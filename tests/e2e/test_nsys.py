@@ -55,7 +55,7 @@ def _zz(u):
 
 def decode_block(data):
     """Yields the events of one `blocks` blob as dicts."""
-    assert data[0] == 1, "unknown block version %d" % data[0]
+    assert data[0] == 2, "unknown block version %d" % data[0]
     n, i = _varint(data, 1)
     ts = 0
     for _ in range(n):
@@ -80,6 +80,8 @@ def decode_block(data):
             _, i = _varint(data, i)
         if flags & 16:
             nargs, i = _varint(data, i)
+            nbytes, i = _varint(data, i)
+            args_end = i + nbytes
             for _ in range(nargs):
                 key, i = _varint(data, i)
                 t = data[i]
@@ -98,6 +100,7 @@ def decode_block(data):
                     val = data[i:i + ln].decode()
                     i += ln
                 ev["args"][key] = val
+            assert i == args_end, "args byte count disagrees with the args"
         yield ev
     assert i == len(data), "trailing bytes in block"
 

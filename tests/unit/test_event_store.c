@@ -200,10 +200,18 @@ static int never(void *ctx, const xpv_event *ev, int64_t b, uint32_t i)
 
 static void test_damaged_block(void)
 {
-    unsigned char blob[] = {1, 5, 0, 'X', 1, 2}; /* says 5 events, holds part of one */
+    unsigned char blob[] = {2, 5, 0, 'X', 1, 2}; /* says 5 events, holds part of one */
     xpv_err err = {{0}};
     CU_ASSERT_EQUAL(xpv_store_decode(blob, sizeof blob, 0, 1, never, NULL, &err), -1);
     CU_ASSERT(strstr(err.msg, "damaged") != NULL);
+    /* One event (flags: args) whose args byte count runs past the blob, and
+     * one whose count disagrees with the args it holds. */
+    unsigned char past[] = {2, 1, 16, 'X', 1, 2, 1, 5, 1, 40, 1, 1, 2};
+    CU_ASSERT_EQUAL(xpv_store_decode(past, sizeof past, 0, 1, never, NULL, &err), -1);
+    unsigned char short_count[] = {2, 1, 16, 'X', 1, 2, 1, 5, 1, 1, 1, 1, 2};
+    CU_ASSERT_EQUAL(xpv_store_decode(short_count, sizeof short_count, 0, 1, never, NULL, &err), -1);
+    unsigned char good[] = {2, 1, 16, 'X', 1, 2, 1, 5, 1, 3, 1, 1, 2};
+    CU_ASSERT_EQUAL(xpv_store_decode(good, sizeof good, 0, 1, never, NULL, &err), 0);
     unsigned char version[] = {9, 0};
     CU_ASSERT_EQUAL(xpv_store_decode(version, sizeof version, 0, 1, never, NULL, &err), -1);
 }
