@@ -157,23 +157,40 @@ static uint32_t kernel_name(xpv_nsys *x, sqlite3_stmt *st, uint32_t *short_name)
     return name;
 }
 
+/* Where, in a row of one activity table, the columns every GPU activity
+ * has are. */
+typedef struct {
+    int start, end, device, stream, gpid, corr;
+} gpu_cols;
+
+/* Fills what every GPU activity row shares: times, the (device, stream)
+ * track, category and correlation id; hands back device and stream. */
+static void gpu_row_head(xpv_nsys *x, sqlite3_stmt *st, const gpu_cols *c, uint32_t cat,
+                         xpv_event *ev, int64_t *device, int64_t *stream)
+{
+    xpv_event_init(ev);
+    int64_t start = sqlite3_column_int64(st, c->start);
+    *device = int_or(st, c->device, 0);
+    *stream = int_or(st, c->stream, 0);
+    ev->ts_ns = start;
+    ev->dur_ns = xpv_nsys_duration(x, start, sqlite3_column_int64(st, c->end));
+    ev->dur_ps = ev->dur_ns * 1000;
+    ev->track = xpv_nsys_gpu_track(x, *device, *stream, int_or(st, c->gpid, -1));
+    ev->cat = cat;
+    ev->corr = int_or(st, c->corr, -1);
+}
+
 static void kernel_row(xpv_nsys *x, const kernel_keys *k, sqlite3_stmt *st)
 {
+    static const gpu_cols cols = {K_START, K_END, K_DEVICE, K_STREAM, K_GPID, K_CORR};
     xpv_launch launch;
     xpv_arg args[16];
     uint32_t n = 0;
     char grid[48], block[48];
     xpv_event ev;
-    xpv_event_init(&ev);
-    int64_t start = sqlite3_column_int64(st, K_START);
-    int64_t device = int_or(st, K_DEVICE, 0), stream = int_or(st, K_STREAM, 0);
-    ev.ts_ns = start;
-    ev.dur_ns = xpv_nsys_duration(x, start, sqlite3_column_int64(st, K_END));
-    ev.dur_ps = ev.dur_ns * 1000;
-    ev.track = xpv_nsys_gpu_track(x, device, stream, int_or(st, K_GPID, -1));
+    int64_t device, stream;
+    gpu_row_head(x, st, &cols, k->cat, &ev, &device, &stream);
     ev.kind = XPV_KIND_KERNEL;
-    ev.cat = k->cat;
-    ev.corr = int_or(st, K_CORR, -1);
     uint32_t short_name;
     ev.name = kernel_name(x, st, &short_name);
     kernel_launch(st, &launch);
@@ -270,18 +287,12 @@ static void memory_keys_init(xpv_nsys *x, memory_keys *k, int is_memset)
 
 static void memory_row(xpv_nsys *x, const memory_keys *k, sqlite3_stmt *st)
 {
+    static const gpu_cols cols = {M_START, M_END, M_DEVICE, M_STREAM, M_GPID, M_CORR};
     xpv_arg args[8];
     uint32_t n = 0;
     xpv_event ev;
-    xpv_event_init(&ev);
-    int64_t start = sqlite3_column_int64(st, M_START);
-    int64_t device = int_or(st, M_DEVICE, 0), stream = int_or(st, M_STREAM, 0);
-    ev.ts_ns = start;
-    ev.dur_ns = xpv_nsys_duration(x, start, sqlite3_column_int64(st, M_END));
-    ev.dur_ps = ev.dur_ns * 1000;
-    ev.track = xpv_nsys_gpu_track(x, device, stream, int_or(st, M_GPID, -1));
-    ev.cat = k->cat;
-    ev.corr = int_or(st, M_CORR, -1);
+    int64_t device, stream;
+    gpu_row_head(x, st, &cols, k->cat, &ev, &device, &stream);
     if (k->is_memset) {
         ev.kind = XPV_KIND_MEMSET;
         ev.name = k->memset_name;
