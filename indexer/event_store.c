@@ -18,6 +18,7 @@
  * its row's t_min/t_max bound every event in it.
  */
 #include "event_store.h"
+#include "../common/varint.h"
 
 #include <assert.h>
 #include <stdio.h>
@@ -30,53 +31,15 @@
 
 enum { F_CAT = 1, F_CORR = 2, F_STEP = 4, F_PSREM = 8, F_ARGS = 16 };
 
-/* ---- varints ---- */
+/* ---- varints (common/varint.h) ---- */
 
 static void put_varint(xpv_buf *b, uint64_t v)
 {
-    unsigned char tmp[10];
-    int n = 0;
-    do {
-        unsigned char c = v & 0x7F;
-        v >>= 7;
-        tmp[n++] = c | (v ? 0x80 : 0);
-    } while (v);
-    xpv_buf_append(b, tmp, (size_t)n);
+    unsigned char tmp[XPV_VARINT_MAX];
+    xpv_buf_append(b, tmp, (size_t)(xpv_varint_put(tmp, v) - tmp));
 }
 
-
-typedef struct {
-    const unsigned char *p, *end;
-    int bad;
-} reader;
-
-static uint64_t get_varint(reader *r)
-{
-    uint64_t v = 0;
-    for (int shift = 0; shift < 64; shift += 7) {
-        if (r->p >= r->end) break;
-        unsigned c = *r->p++;
-        v |= (uint64_t)(c & 0x7F) << shift;
-        if (!(c & 0x80)) return v;
-    }
-    r->bad = 1;
-    return 0;
-}
-
-static int64_t get_zigzag(reader *r)
-{
-    uint64_t u = get_varint(r);
-    return (int64_t)(u >> 1) ^ -(int64_t)(u & 1);
-}
-
-static unsigned get_u8(reader *r)
-{
-    if (r->p >= r->end) {
-        r->bad = 1;
-        return 0;
-    }
-    return *r->p++;
-}
+typedef xpv_varint_reader reader;
 
 static const char *get_bytes(reader *r, uint64_t n)
 {
@@ -90,23 +53,6 @@ static const char *get_bytes(reader *r, uint64_t n)
 }
 
 /* ---- encoding ---- */
-
-/* Encoding writes through a raw pointer into space reserved once per event
- * (event_bound): this runs for every event of every profile. */
-static unsigned char *raw_varint(unsigned char *p, uint64_t v)
-{
-    while (v >= 0x80) {
-        *p++ = (unsigned char)(v | 0x80);
-        v >>= 7;
-    }
-    *p++ = (unsigned char)v;
-    return p;
-}
-
-static unsigned char *raw_zigzag(unsigned char *p, int64_t v)
-{
-    return raw_varint(p, ((uint64_t)v << 1) ^ (uint64_t)(v >> 63));
-}
 
 static size_t varint_len(uint64_t v)
 {
@@ -137,20 +83,20 @@ static size_t event_bound(const xpv_event *ev)
 
 static unsigned char *encode_arg(unsigned char *p, const xpv_arg *a)
 {
-    p = raw_varint(p, a->key);
+    p = xpv_varint_put(p, a->key);
     *p++ = a->type;
     switch (a->type) {
-    case XPV_ARG_INT: return raw_zigzag(p, a->v.i);
-    case XPV_ARG_UINT: return raw_varint(p, a->v.u);
+    case XPV_ARG_INT: return xpv_zigzag_put(p, a->v.i);
+    case XPV_ARG_UINT: return xpv_varint_put(p, a->v.u);
     case XPV_ARG_DOUBLE: {
         uint64_t bits;
         memcpy(&bits, &a->v.d, 8);
         for (int i = 0; i < 8; i++) *p++ = (unsigned char)(bits >> (8 * i));
         return p;
     }
-    case XPV_ARG_STR: return raw_varint(p, a->v.str);
+    case XPV_ARG_STR: return xpv_varint_put(p, a->v.str);
     default:
-        p = raw_varint(p, a->len);
+        p = xpv_varint_put(p, a->len);
         memcpy(p, a->text, a->len);
         return p + a->len;
     }
@@ -168,21 +114,21 @@ static void encode_event(xpv_buf *b, const xpv_event *ev, int64_t prev_ts)
     *p++ = (unsigned char)flags;
     *p++ = (unsigned char)ev->ph;
     *p++ = ev->kind;
-    p = raw_zigzag(p, ev->ts_ns - prev_ts);
-    p = raw_varint(p, (uint64_t)(ev->dur_ns + 1));
-    p = raw_varint(p, ev->name);
-    if (flags & F_CAT) p = raw_varint(p, ev->cat);
-    if (flags & F_CORR) p = raw_zigzag(p, ev->corr);
+    p = xpv_zigzag_put(p, ev->ts_ns - prev_ts);
+    p = xpv_varint_put(p, (uint64_t)(ev->dur_ns + 1));
+    p = xpv_varint_put(p, ev->name);
+    if (flags & F_CAT) p = xpv_varint_put(p, ev->cat);
+    if (flags & F_CORR) p = xpv_zigzag_put(p, ev->corr);
     if (flags & F_STEP) {
-        p = raw_zigzag(p, ev->step);
+        p = xpv_zigzag_put(p, ev->step);
         *p++ = ev->step_src;
     }
-    if (flags & F_PSREM) p = raw_varint(p, (uint64_t)psrem);
+    if (flags & F_PSREM) p = xpv_varint_put(p, (uint64_t)psrem);
     if (flags & F_ARGS) {
         size_t bytes = 0;
         for (uint32_t i = 0; i < ev->nargs; i++) bytes += arg_size(&ev->args[i]);
-        p = raw_varint(p, ev->nargs);
-        p = raw_varint(p, bytes);
+        p = xpv_varint_put(p, ev->nargs);
+        p = xpv_varint_put(p, bytes);
         unsigned char *args_start = p;
         for (uint32_t i = 0; i < ev->nargs; i++) p = encode_arg(p, &ev->args[i]);
         assert((size_t)(p - args_start) == bytes);
@@ -365,13 +311,13 @@ static int decode_args(reader *r, xpv_arg *args, uint32_t nargs)
 {
     for (uint32_t i = 0; i < nargs && !r->bad; i++) {
         xpv_arg *a = &args[i];
-        a->key = (uint32_t)get_varint(r);
-        a->type = (uint8_t)get_u8(r);
+        a->key = (uint32_t)xpv_varint_get(r);
+        a->type = (uint8_t)xpv_varint_u8(r);
         a->text = NULL;
         a->len = 0;
         switch (a->type) {
-        case XPV_ARG_INT: a->v.i = get_zigzag(r); break;
-        case XPV_ARG_UINT: a->v.u = get_varint(r); break;
+        case XPV_ARG_INT: a->v.i = xpv_zigzag_get(r); break;
+        case XPV_ARG_UINT: a->v.u = xpv_varint_get(r); break;
         case XPV_ARG_DOUBLE: {
             const unsigned char *raw = (const unsigned char *)get_bytes(r, 8);
             uint64_t bits = 0;
@@ -379,10 +325,10 @@ static int decode_args(reader *r, xpv_arg *args, uint32_t nargs)
             memcpy(&a->v.d, &bits, 8);
             break;
         }
-        case XPV_ARG_STR: a->v.str = (uint32_t)get_varint(r); break;
+        case XPV_ARG_STR: a->v.str = (uint32_t)xpv_varint_get(r); break;
         case XPV_ARG_TEXT:
         case XPV_ARG_JSON: {
-            uint64_t len = get_varint(r);
+            uint64_t len = xpv_varint_get(r);
             a->text = get_bytes(r, len);
             a->len = (uint32_t)len;
             break;
@@ -420,28 +366,28 @@ static int decode_events(cursor *c, uint32_t track, int64_t block_id, xpv_store_
         int64_t before = c->prev_ts;
         xpv_event ev;
         xpv_event_init(&ev);
-        unsigned flags = get_u8(r);
-        ev.ph = (char)get_u8(r);
-        ev.kind = (uint8_t)get_u8(r);
-        ev.ts_ns = c->prev_ts + get_zigzag(r);
+        unsigned flags = xpv_varint_u8(r);
+        ev.ph = (char)xpv_varint_u8(r);
+        ev.kind = (uint8_t)xpv_varint_u8(r);
+        ev.ts_ns = c->prev_ts + xpv_zigzag_get(r);
         c->prev_ts = ev.ts_ns;
         if (marks && c->i % every == 0 && *nmarks < cap)
             marks[(*nmarks)++] = (xpv_store_mark){offset, (uint32_t)c->i, before, ev.ts_ns};
         if (sorted && c->i > 0 && ev.ts_ns < before) *sorted = 0;
-        ev.dur_ns = (int64_t)get_varint(r) - 1;
+        ev.dur_ns = (int64_t)xpv_varint_get(r) - 1;
         ev.dur_ps = ev.dur_ns >= 0 ? ev.dur_ns * 1000 : -1;
-        ev.name = (uint32_t)get_varint(r);
+        ev.name = (uint32_t)xpv_varint_get(r);
         ev.track = track;
-        if (flags & F_CAT) ev.cat = (uint32_t)get_varint(r);
-        if (flags & F_CORR) ev.corr = get_zigzag(r);
+        if (flags & F_CAT) ev.cat = (uint32_t)xpv_varint_get(r);
+        if (flags & F_CORR) ev.corr = xpv_zigzag_get(r);
         if (flags & F_STEP) {
-            ev.step = get_zigzag(r);
-            ev.step_src = (uint8_t)get_u8(r);
+            ev.step = xpv_zigzag_get(r);
+            ev.step_src = (uint8_t)xpv_varint_u8(r);
         }
-        if (flags & F_PSREM) ev.dur_ps += (int64_t)get_varint(r);
+        if (flags & F_PSREM) ev.dur_ps += (int64_t)xpv_varint_get(r);
         int wanted = !c->kinds || (c->kinds & (1u << (ev.kind & 31)));
         if (flags & F_ARGS) {
-            uint64_t nargs = get_varint(r), bytes = get_varint(r);
+            uint64_t nargs = xpv_varint_get(r), bytes = xpv_varint_get(r);
             const unsigned char *args_end = r->p + (bytes <= (uint64_t)(r->end - r->p) ? bytes : 0);
             if (nargs > bytes || bytes > (uint64_t)(r->end - r->p)) {
                 r->bad = 1;
@@ -473,9 +419,9 @@ static int open_cursor(cursor *c, const void *data, size_t len, int64_t block_id
 {
     c->base = data;
     c->r = (reader){data, (const unsigned char *)data + len, 0};
-    if (get_u8(&c->r) != 2)
+    if (xpv_varint_u8(&c->r) != 2)
         return xpv_err_set(err, "event block %lld: unknown version", (long long)block_id);
-    c->n = get_varint(&c->r);
+    c->n = xpv_varint_get(&c->r);
     c->i = 0;
     c->prev_ts = 0;
     c->kinds = 0;
