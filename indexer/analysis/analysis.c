@@ -24,8 +24,10 @@
  * Environment (read once, in xpv_analysis_new): XPV_ANALYSIS=off skips the
  * analysis (for measuring its cost); XPV_TIMING=1 prints the finish time
  * to stderr; XPV_ANALYSIS_DURATION_CAP=<bytes> lowers the in-memory
- * duration cap and XPV_ANALYSIS_INTERVAL_CAP=<n> the intervals held per
- * step window (tests use them to exercise the spill and split paths).
+ * duration cap, XPV_ANALYSIS_INTERVAL_CAP=<n> the intervals held per
+ * step window and XPV_ANALYSIS_CAPTURE_CAP=<bytes> the capture (0: none,
+ * finish reads the store) — tests use them to exercise the spill, split and
+ * store paths.
  */
 #include "analysis_internal.h"
 
@@ -35,11 +37,13 @@
 #define DURATION_MEM_CAP (16u << 20)
 #define LAUNCH_LIMIT (1u << 20)
 #define INTERVAL_CAP (1u << 19)
+#define CAPTURE_LIMIT (128u << 20)
 
 struct xpv_analysis {
     int disabled, timing;
     size_t interval_cap;
     xpv_kstats ks;
+    xpv_capture capture;
     xpv_step_markers markers;
     int64_t (*track_kinds)[XPV_KIND_COUNT];
     size_t ntracks;
@@ -59,6 +63,8 @@ xpv_analysis *xpv_analysis_new(void)
     a->interval_cap = cap && *cap ? (size_t)strtoull(cap, NULL, 10) : INTERVAL_CAP;
     cap = getenv("XPV_ANALYSIS_DURATION_CAP");
     xpv_kstats_init(&a->ks, cap && *cap ? (size_t)strtoull(cap, NULL, 10) : DURATION_MEM_CAP);
+    cap = getenv("XPV_ANALYSIS_CAPTURE_CAP");
+    xpv_capture_init(&a->capture, cap && *cap ? (size_t)strtoull(cap, NULL, 10) : CAPTURE_LIMIT);
     xpv_markers_init(&a->markers);
     return a;
 }
@@ -67,6 +73,7 @@ void xpv_analysis_free(xpv_analysis *a)
 {
     if (!a) return;
     xpv_kstats_free(&a->ks);
+    xpv_capture_free(&a->capture);
     xpv_markers_free(&a->markers);
     free(a->track_kinds);
     free(a);
@@ -91,6 +98,7 @@ void xpv_analysis_event(xpv_analysis *a, const xpv_event *ev)
     if (a->disabled || ev->kind >= XPV_KIND_COUNT) return;
     if (a->events++ == 0 || ev->ts_ns < a->base_ns) a->base_ns = ev->ts_ns;
     count_kind(a, ev);
+    xpv_capture_add(&a->capture, ev);
     switch (ev->kind) {
     case XPV_KIND_KERNEL:
     case XPV_KIND_MEMCPY_H2D:
@@ -247,10 +255,13 @@ static int write_steps(xpv_analysis *a, const xpv_analysis_input *in, const trac
     return rc;
 }
 
-int xpv_analysis_finish(xpv_analysis *a, const xpv_analysis_input *in, xpv_analysis_result *out,
-                        xpv_err *err)
+int xpv_analysis_finish(xpv_analysis *a, const xpv_analysis_input *caller_in,
+                        xpv_analysis_result *out, xpv_err *err)
 {
     double t0 = xpv_now_mono();
+    xpv_analysis_input with_capture = *caller_in;
+    with_capture.capture = &a->capture;
+    const xpv_analysis_input *in = &with_capture;
     int tpu = a->kinds[XPV_KIND_KERNEL] == 0 && a->kinds[XPV_KIND_XLA_OP] > 0;
     out->kernel_count = a->kinds[XPV_KIND_KERNEL];
     snprintf(out->step_source, sizeof out->step_source, "none");
@@ -286,10 +297,13 @@ int xpv_analysis_finish(xpv_analysis *a, const xpv_analysis_input *in, xpv_analy
         fprintf(stderr,
                 "xpv-analysis: finish %.3f s (steps + launches %.3f s, kernel_stats %.3f s,"
                 " step breakdown %.3f s;"
-                " %zu groups, %lld durations spilled, %lld launches, %lld id ranges, %lld steps)\n",
+                " %zu groups, %lld durations spilled, %lld launches, %lld id ranges, %lld steps;"
+                " capture %s, %.1f MB)\n",
                 xpv_now_mono() - t0, t_launches - t0, t_kernels - t_launches,
                 xpv_now_mono() - t_kernels, groups, (long long)spilled, (long long)launches.n,
-                (long long)launches.nranges, (long long)out->step_count);
+                (long long)launches.nranges, (long long)out->step_count,
+                a->capture.overflowed ? "off (store scans)" : "on", a->capture.bytes / 1048576.0);
+    xpv_capture_free(&a->capture);
     xpv_step_list_free(&steps);
     xpv_launches_free(&launches);
     xpv_idmap_free(&collective);

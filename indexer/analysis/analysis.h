@@ -47,6 +47,7 @@ typedef struct {
     const xpv_track_info *tracks; /* indexed by track id */
     size_t ntracks;
     const char *producer; /* "JAX/XLA", "PyTorch", "TensorFlow", "Nsight Systems", "unknown" */
+    const struct xpv_capture *capture; /* callers leave NULL; finish sets its own */
 } xpv_analysis_input;
 
 typedef struct {

@@ -3,6 +3,7 @@
  * files of indexer/analysis/ and by nothing else:
  *
  *   idmap.c         u64 -> u64 hash map (group keys, correlation ids, names)
+ *   capture.c       compact in-memory copy of the events finish scans again
  *   intervals.c     int64 sorting and the union of [start, end) intervals
  *   durations.c     every duration of every group, kept in memory up to a
  *                   cap and spilled to an unlinked temp file beyond it
@@ -42,6 +43,49 @@ void xpv_idmap_free(xpv_idmap *m);
 uint64_t *xpv_idmap_get(const xpv_idmap *m, uint64_t key);
 /* The value slot of key, inserting `init` first when absent. */
 uint64_t *xpv_idmap_put(xpv_idmap *m, uint64_t key, uint64_t init);
+
+/* ---- capture.c ---- */
+
+/* The kinds the capture keeps: what finish scans without args. */
+#define XPV_CAPTURE_KINDS                                                                          \
+    (XPV_KIND_BIT(XPV_KIND_KERNEL) | XPV_KIND_BIT(XPV_KIND_MEMCPY_H2D) |                           \
+     XPV_KIND_BIT(XPV_KIND_MEMCPY_D2H) | XPV_KIND_BIT(XPV_KIND_MEMCPY_D2D) |                       \
+     XPV_KIND_BIT(XPV_KIND_MEMCPY_OTHER) | XPV_KIND_BIT(XPV_KIND_MEMSET) |                         \
+     XPV_KIND_BIT(XPV_KIND_XLA_OP) | XPV_KIND_BIT(XPV_KIND_XLA_MODULE) |                           \
+     XPV_KIND_BIT(XPV_KIND_LAUNCH))
+
+typedef struct {
+    size_t offset;              /* of the first event in the track's bytes */
+    uint32_t n;                 /* events */
+    int64_t prev_ts, prev_corr; /* delta bases before the first event */
+    int64_t t_min, t_max;       /* earliest start, latest end (ns) */
+} xpv_capture_seg;
+
+typedef struct {
+    unsigned char *buf;
+    size_t len, cap;
+    xpv_capture_seg *seg;
+    size_t nseg, cap_seg;
+    int64_t prev_ts, prev_corr;
+} xpv_capture_track;
+
+typedef struct xpv_capture {
+    xpv_capture_track *t;
+    size_t ntracks;
+    size_t bytes, limit; /* allocated, and the most it may allocate */
+    int overflowed;      /* past the limit: holds nothing, covers nothing */
+} xpv_capture;
+
+void xpv_capture_init(xpv_capture *c, size_t limit);
+void xpv_capture_add(xpv_capture *c, const xpv_event *ev);
+void xpv_capture_free(xpv_capture *c);
+/* 1 when the capture can answer q exactly as the store would. */
+int xpv_capture_covers(const xpv_capture *c, const xpv_store_query *q);
+/* Like xpv_store_scan over the capture (block_id -1); needs covers(q). */
+int xpv_capture_scan(const xpv_capture *c, const xpv_store_query *q, xpv_store_visit fn, void *ctx);
+/* The scan finish uses: the capture when it covers q, else the store. */
+int xpv_analysis_scan(const xpv_analysis_input *in, const xpv_store_query *q, xpv_store_visit fn,
+                      void *ctx, xpv_err *err);
 
 /* ---- intervals.c ---- */
 
@@ -121,14 +165,14 @@ typedef struct {
     xpv_launch last_launch; /* shape of the previous instance: most repeat it */
     xpv_op_tally ops[XPV_KS_MAX_OPS];
     xpv_dur_list durs;
-    int64_t fill; /* finish: values gathered so far */
-    int64_t *dst; /* finish: where its values go */
+    int64_t fill;  /* finish: values gathered so far */
+    int64_t *dst;  /* finish: where its values go */
 } xpv_kgroup;
 
 typedef struct {
     xpv_kgroup *g;
     size_t n, cap;
-    xpv_idmap index; /* group key -> index */
+    xpv_idmap index;         /* group key -> index */
     xpv_shape *shapes;
     size_t nshapes, cap_shapes;
     xpv_idmap shape_index; /* hash of shape -> id */
@@ -229,10 +273,10 @@ void xpv_markers_free(xpv_step_markers *s);
 typedef struct xpv_step_list {
     xpv_step *v; /* sorted by start; times in ps from base_ns */
     size_t n;
-    int64_t dropped; /* steps past XPV_MAX_STEPS (the latest ones) */
+    int64_t dropped;         /* steps past XPV_MAX_STEPS (the latest ones) */
     int64_t base_ns;         /* origin of the ps times above: near the steps */
     int64_t profile_base_ns; /* origin of the steps table's start_ps: profiles.start_ns */
-    const char *source; /* annotation|profiler_step|steps_line|nvtx|tf|module|none */
+    const char *source;      /* annotation|profiler_step|steps_line|nvtx|tf|module|none */
 } xpv_step_list;
 
 #define XPV_MAX_STEPS 100000 /* the breakdown holds ~100 bytes per step and device */

@@ -213,7 +213,7 @@ int xpv_kstats_link_ops(xpv_kstats *k, const xpv_analysis_input *in, const uint8
         q.track = (int64_t)t;
         q.kinds = XPV_KIND_BIT(XPV_KIND_KERNEL);
         q.skip_args = 1;
-        if (xpv_store_scan(in->db, &q, link_visit, &c, err) < 0) return -1;
+        if (xpv_analysis_scan(in, &q, link_visit, &c, err) < 0) return -1;
     }
     return 0;
 }
@@ -283,7 +283,7 @@ int xpv_kstats_hlo_categories(xpv_kstats *k, const xpv_analysis_input *in,
         xpv_store_query_all(&q, in->profile_id);
         q.track = (int64_t)t;
         q.kinds = XPV_KIND_BIT(XPV_KIND_XLA_OP);
-        if (xpv_store_scan(in->db, &q, hlo_visit, &c, err) < 0) rc = -1;
+        if (xpv_analysis_scan(in, &q, hlo_visit, &c, err) < 0) rc = -1;
     }
     xpv_idmap_free(&c.key_is_category);
     return rc;

@@ -130,7 +130,7 @@ int xpv_launch_ranges_build(xpv_launches *l, const xpv_analysis_input *in,
         q.track = (int64_t)t;
         q.kinds = XPV_KIND_BIT(XPV_KIND_LAUNCH);
         q.skip_args = 1;
-        if (xpv_store_scan(in->db, &q, range_visit, &c, err) < 0) rc = -1;
+        if (xpv_analysis_scan(in, &q, range_visit, &c, err) < 0) rc = -1;
     }
     if (rc == 0) flush_pairs(&c);
     free(c.buf);

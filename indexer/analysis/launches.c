@@ -151,7 +151,7 @@ int xpv_launches_build(xpv_launches *l, const xpv_analysis_input *in, const uint
          * launch blocks need reading. */
         q.kinds = XPV_KIND_BIT(XPV_KIND_LAUNCH) | (link_ops ? XPV_KIND_BIT(XPV_KIND_OTHER) : 0);
         q.skip_args = 1;
-        if (xpv_store_scan(in->db, &q, track_visit, &c, err) < 0) {
+        if (xpv_analysis_scan(in, &q, track_visit, &c, err) < 0) {
             rc = -1;
             break;
         }

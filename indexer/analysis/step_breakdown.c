@@ -169,7 +169,7 @@ static int scan_chunk(bd_ctx *c, xpv_err *err)
         q.t1 = c->o->steps->base_ns + c->w1 / 1000 + 1;
         q.kinds = DEVICE_WORK_KINDS;
         q.skip_args = 1;
-        int rc = xpv_store_scan(c->in->db, &q, window_visit, c, err);
+        int rc = xpv_analysis_scan(c->in, &q, window_visit, c, err);
         if (rc != 0) return rc;
     }
     return 0;
@@ -267,7 +267,7 @@ static int assign_events(bd_ctx *c, xpv_err *err)
         q.track = (int64_t)t;
         q.kinds = DEVICE_WORK_KINDS;
         q.skip_args = 1;
-        if (xpv_store_scan(c->in->db, &q, assign_and_union_visit, c, err) < 0) return -1;
+        if (xpv_analysis_scan(c->in, &q, assign_and_union_visit, c, err) < 0) return -1;
     }
     if (c->union_live) {
         free(c->step_ivals);

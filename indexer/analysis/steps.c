@@ -227,7 +227,7 @@ static int scan_tracks(module_ctx *c, const uint8_t *tracks, xpv_err *err)
         /* hlo_module is an arg of kernels; module events need only their names */
         q.kinds = XPV_KIND_BIT(c->by_arg ? XPV_KIND_KERNEL : XPV_KIND_XLA_MODULE);
         q.skip_args = !c->by_arg;
-        if (xpv_store_scan(c->in->db, &q, module_visit, c, err) < 0) return -1;
+        if (xpv_analysis_scan(c->in, &q, module_visit, c, err) < 0) return -1;
     }
     return 0;
 }
