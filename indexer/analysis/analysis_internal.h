@@ -165,6 +165,7 @@ typedef struct {
     xpv_launch last_launch; /* shape of the previous instance: most repeat it */
     xpv_op_tally ops[XPV_KS_MAX_OPS];
     xpv_dur_list durs;
+    uint32_t next; /* the group that followed this one on its track last time */
     int64_t fill;  /* finish: values gathered so far */
     int64_t *dst;  /* finish: where its values go */
 } xpv_kgroup;
@@ -173,6 +174,8 @@ typedef struct {
     xpv_kgroup *g;
     size_t n, cap;
     xpv_idmap index;         /* group key -> index */
+    uint32_t *last_on_track; /* track -> group of its latest event (UINT32_MAX none) */
+    size_t ntracks;
     xpv_shape *shapes;
     size_t nshapes, cap_shapes;
     xpv_idmap shape_index; /* hash of shape -> id */

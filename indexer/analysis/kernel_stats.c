@@ -54,6 +54,7 @@ void xpv_kstats_free(xpv_kstats *k)
         free(k->cat_names[i]);
     free(k->cat_names);
     free(k->g);
+    free(k->last_on_track);
     free(k->shapes);
     xpv_idmap_free(&k->index);
     xpv_idmap_free(&k->shape_index);
@@ -76,7 +77,34 @@ static uint32_t find_group(xpv_kstats *k, unsigned kind, uint32_t name, uint32_t
     g->kind = (uint8_t)kind;
     g->name = name;
     g->track = track;
+    g->next = UINT32_MAX;
     return (uint32_t)k->n++;
+}
+
+/* The group of a streamed event. Device programs repeat: the event after
+ * an instance of group g on a track is mostly of the group that followed g
+ * there last time, so that guess is checked before the hash lookup. */
+static uint32_t group_of_event(xpv_kstats *k, const xpv_event *ev)
+{
+    if (ev->track >= k->ntracks) {
+        size_t n = k->ntracks ? k->ntracks : 16;
+        while (n <= ev->track)
+            n *= 2;
+        k->last_on_track = xpv_xrealloc(k->last_on_track, n * sizeof *k->last_on_track);
+        memset(k->last_on_track + k->ntracks, 0xFF, (n - k->ntracks) * sizeof *k->last_on_track);
+        k->ntracks = n;
+    }
+    uint32_t prev = k->last_on_track[ev->track], gi = UINT32_MAX;
+    if (prev != UINT32_MAX && k->g[prev].next != UINT32_MAX) {
+        const xpv_kgroup *guess = &k->g[k->g[prev].next];
+        if (guess->name == ev->name && guess->kind == ev->kind) gi = k->g[prev].next;
+    }
+    if (gi == UINT32_MAX) {
+        gi = find_group(k, ev->kind, ev->name, ev->track, 1);
+        if (prev != UINT32_MAX) k->g[prev].next = gi;
+    }
+    k->last_on_track[ev->track] = gi;
+    return gi;
 }
 
 static uint32_t shape_id(xpv_kstats *k, const xpv_shape *s)
@@ -133,6 +161,9 @@ static void note_shape(xpv_kstats *k, xpv_kgroup *g, const xpv_launch *l)
         s.shared_bytes = (int64_t)(l->static_shared_bytes > 0 ? l->static_shared_bytes : 0) +
                          (l->dynamic_shared_bytes > 0 ? l->dynamic_shared_bytes : 0);
     int known = s.grid[0] >= 0 || s.block[0] >= 0 || s.registers >= 0 || s.shared_bytes >= 0;
+    /* most groups alternate between a few shapes: look among those first */
+    for (uint32_t i = 0; known && i < g->nshapes && i < 8; i++)
+        if (memcmp(&k->shapes[g->shapes[i]], &s, sizeof s) == 0) return;
     if (known) {
         uint32_t id = shape_id(k, &s), i = 0;
         while (i < g->nshapes && g->shapes[i] != id)
@@ -171,7 +202,7 @@ static void add_value(xpv_kstats *k, uint32_t gi, int64_t dur_ps)
 
 void xpv_kstats_add(xpv_kstats *k, const xpv_event *ev)
 {
-    uint32_t gi = find_group(k, ev->kind, ev->name, ev->track, 1);
+    uint32_t gi = group_of_event(k, ev);
     add_value(k, gi, ev->dur_ps);
     if (ev->kind == XPV_KIND_KERNEL && ev->launch) note_launch(k, &k->g[gi], ev->launch);
 }
