@@ -9,7 +9,10 @@
  * Memory while streaming: 8 bytes per kernel / memcpy / memset / XLA-op
  * duration up to DURATION_MEM_CAP (16 MB), spilled to a temp file beyond;
  * a few hundred bytes per track and per (kind, name, track) group; 40 bytes
- * per step marker. At finish, after the event store has released its
+ * per step marker; the capture (capture.c): 9-12 bytes per device event,
+ * XLA module and host launch up to CAPTURE_LIMIT (128 MB; past it the
+ * capture is dropped and finish reads the store instead), kept until the
+ * end of finish. At finish, after the event store has released its
  * buffers:
  *  - the step join: runs of correlation ids launched in each step or gap
  *    (launch_ranges.c: 16 MB of (id, position) pairs at a time, then 24
@@ -18,8 +21,9 @@
  *    launch up to LAUNCH_LIMIT (1 M launches, 24 MB; later ones use the
  *    time join, with a warning);
  *  - the durations of one batch of names when they were spilled (16 MB);
- *  - at most INTERVAL_CAP busy intervals (16 bytes, held twice for the
- *    combined union: 16 MB) before step windows are scanned in chunks.
+ *  - at most INTERVAL_CAP busy intervals (16 bytes each: 64 MB) before
+ *    step windows are scanned in chunks, and a sort buffer as large as the
+ *    largest set of one step and device.
  *
  * Environment (read once, in xpv_analysis_new): XPV_ANALYSIS=off skips the
  * analysis (for measuring its cost); XPV_TIMING=1 prints the finish time
@@ -36,7 +40,7 @@
 
 #define DURATION_MEM_CAP (16u << 20)
 #define LAUNCH_LIMIT (1u << 20)
-#define INTERVAL_CAP (1u << 19)
+#define INTERVAL_CAP (1u << 22)
 #define CAPTURE_LIMIT (128u << 20)
 
 struct xpv_analysis {

@@ -102,8 +102,10 @@ void xpv_sort_i64(int64_t *v, size_t n);
 /* Reorders v so that v[k] is the k-th smallest, v[<k] <= v[k] <= v[>k]. */
 void xpv_select_i64(int64_t *v, size_t n, size_t k);
 void xpv_ivals_push(xpv_ivals *iv, int64_t start, int64_t end);
-/* Sorts and merges iv in place into disjoint intervals; returns their total length. */
-int64_t xpv_ivals_union(xpv_ivals *iv);
+/* Sorts and merges iv in place into disjoint intervals; returns their total
+ * length. scratch (may be NULL) is working space kept across calls, so
+ * many unions in a row do not allocate and fault in a buffer each. */
+int64_t xpv_ivals_union(xpv_ivals *iv, xpv_ivals *scratch);
 void xpv_ivals_free(xpv_ivals *iv);
 
 /* ---- durations.c ---- */

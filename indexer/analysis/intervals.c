@@ -154,7 +154,7 @@ static xpv_ival *merge_runs(xpv_ival *src, xpv_ival *tmp, size_t *bounds, size_t
     return src;
 }
 
-static void sort_ivals(xpv_ival *v, size_t n)
+static void sort_ivals(xpv_ival *v, size_t n, xpv_ivals *scratch)
 {
     if (n < 2) return;
     size_t runs = 1;
@@ -170,10 +170,12 @@ static void sort_ivals(xpv_ival *v, size_t n)
     for (size_t i = 1; i < n; i++)
         if (v[i].start < v[i - 1].start) bounds[r++] = i;
     bounds[r] = n;
-    xpv_ival *tmp = xpv_xmalloc(n * sizeof *tmp);
-    xpv_ival *sorted = merge_runs(v, tmp, bounds, runs);
+    if (scratch->cap < n) {
+        scratch->cap = n;
+        scratch->v = xpv_xrealloc(scratch->v, n * sizeof *scratch->v);
+    }
+    xpv_ival *sorted = merge_runs(v, scratch->v, bounds, runs);
     if (sorted != v) memcpy(v, sorted, n * sizeof *v);
-    free(tmp);
     free(bounds);
 }
 
@@ -186,10 +188,12 @@ void xpv_ivals_push(xpv_ivals *iv, int64_t start, int64_t end)
     iv->v[iv->n++] = (xpv_ival){start, end};
 }
 
-int64_t xpv_ivals_union(xpv_ivals *iv)
+int64_t xpv_ivals_union(xpv_ivals *iv, xpv_ivals *scratch)
 {
     if (iv->n == 0) return 0;
-    sort_ivals(iv->v, iv->n);
+    xpv_ivals own = {0};
+    sort_ivals(iv->v, iv->n, scratch ? scratch : &own);
+    xpv_ivals_free(&own);
     size_t out = 0;
     for (size_t i = 1; i < iv->n; i++) {
         if (iv->v[i].start <= iv->v[out].end) {

@@ -51,7 +51,7 @@ typedef struct {
     size_t nslots;
     acc *per_step; /* [step][nslots + 1]: last column = combined */
     xpv_ivals *iv; /* [step - k0][slot] of the chunk being scanned */
-    xpv_ivals all;
+    xpv_ivals scratch; /* for xpv_ivals_union */
     int64_t *max_end; /* max end of steps [0, k] */
     size_t k0, k1, nivals;
     int64_t w0, w1;
@@ -175,19 +175,43 @@ static int scan_chunk(bd_ctx *c, xpv_err *err)
     return 0;
 }
 
+/* Length of the union of nlists sorted, disjoint interval lists (one per
+ * device): a merge by start that needs no copy of them. nlists is a device
+ * count, so a linear pick of the next start beats a heap. */
+static int64_t union_of_unions(const xpv_ivals *lists, size_t nlists, size_t *pos)
+{
+    memset(pos, 0, nlists * sizeof *pos);
+    int64_t total = 0, cur_s = 0, cur_e = 0;
+    int open = 0;
+    for (;;) {
+        size_t best = nlists;
+        for (size_t s = 0; s < nlists; s++)
+            if (pos[s] < lists[s].n &&
+                (best == nlists || lists[s].v[pos[s]].start < lists[best].v[pos[best]].start))
+                best = s;
+        if (best == nlists) break;
+        xpv_ival iv = lists[best].v[pos[best]++];
+        if (open && iv.start <= cur_e) {
+            if (iv.end > cur_e) cur_e = iv.end;
+            continue;
+        }
+        if (open) total += cur_e - cur_s;
+        cur_s = iv.start, cur_e = iv.end, open = 1;
+    }
+    return open ? total + cur_e - cur_s : total;
+}
+
 static void commit_chunk(bd_ctx *c)
 {
+    size_t *pos = xpv_xmalloc((c->nslots ? c->nslots : 1) * sizeof *pos);
     for (size_t k = c->k0; k < c->k1; k++) {
         acc *row = &c->per_step[k * (c->nslots + 1)];
         xpv_ivals *iv = &c->iv[(k - c->k0) * c->nslots];
-        c->all.n = 0;
-        for (size_t s = 0; s < c->nslots; s++) {
-            row[s].busy += xpv_ivals_union(&iv[s]);
-            for (size_t i = 0; i < iv[s].n; i++)
-                xpv_ivals_push(&c->all, iv[s].v[i].start, iv[s].v[i].end);
-        }
-        row[c->nslots].busy += xpv_ivals_union(&c->all);
+        for (size_t s = 0; s < c->nslots; s++)
+            row[s].busy += xpv_ivals_union(&iv[s], &c->scratch);
+        row[c->nslots].busy += union_of_unions(iv, c->nslots, pos);
     }
+    free(pos);
 }
 
 /* Unions of the busy intervals of steps [ch.k0, ch.k1) within [ch.w0, ch.w1):
@@ -363,7 +387,7 @@ int xpv_steps_write(const xpv_analysis_input *in, xpv_breakdown_opts *o, xpv_err
         xpv_ivals_free(&c.iv[i]);
     free(c.max_end);
     free(c.step_ivals);
-    xpv_ivals_free(&c.all);
+    xpv_ivals_free(&c.scratch);
     free(c.iv);
     free(c.per_step);
     free(c.track_slot);
