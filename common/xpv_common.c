@@ -70,6 +70,18 @@ void *xpv_xrealloc(void *p, size_t n)
     return q;
 }
 
+void *xpv_grow_to_index(void *p, size_t *n, size_t index, size_t size, int fill)
+{
+    if (index < *n) return p;
+    size_t grown = *n ? *n : 16;
+    while (grown <= index)
+        grown *= 2;
+    p = xpv_xrealloc(p, grown * size);
+    memset((char *)p + *n * size, fill, (grown - *n) * size);
+    *n = grown;
+    return p;
+}
+
 char *xpv_xstrndup(const char *s, size_t n)
 {
     char *d = xpv_xmalloc(n + 1);

@@ -49,6 +49,9 @@ void xpv_buf_free(xpv_buf *b);
 void *xpv_xmalloc(size_t n);
 void *xpv_xcalloc(size_t n, size_t size);
 void *xpv_xrealloc(void *p, size_t n);
+/* Returns table p of *n elements of `size` bytes, grown (doubling, from 16)
+ * so that element `index` exists; new elements are filled with byte `fill`. */
+void *xpv_grow_to_index(void *p, size_t *n, size_t index, size_t size, int fill);
 char *xpv_xstrdup(const char *s);
 char *xpv_xstrndup(const char *s, size_t n);
 

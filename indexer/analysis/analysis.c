@@ -85,14 +85,8 @@ void xpv_analysis_free(xpv_analysis *a)
 
 static void count_kind(xpv_analysis *a, const xpv_event *ev)
 {
-    if (ev->track >= a->ntracks) {
-        size_t n = a->ntracks ? a->ntracks : 64;
-        while (n <= ev->track)
-            n *= 2;
-        a->track_kinds = xpv_xrealloc(a->track_kinds, n * sizeof *a->track_kinds);
-        memset(a->track_kinds + a->ntracks, 0, (n - a->ntracks) * sizeof *a->track_kinds);
-        a->ntracks = n;
-    }
+    a->track_kinds =
+        xpv_grow_to_index(a->track_kinds, &a->ntracks, ev->track, sizeof *a->track_kinds, 0);
     a->track_kinds[ev->track][ev->kind]++;
     a->kinds[ev->kind]++;
 }

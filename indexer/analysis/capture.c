@@ -57,14 +57,7 @@ static void overflow(xpv_capture *c)
 
 static xpv_capture_track *track_of(xpv_capture *c, uint32_t track)
 {
-    if (track >= c->ntracks) {
-        size_t n = c->ntracks ? c->ntracks : 16;
-        while (n <= track)
-            n *= 2;
-        c->t = xpv_xrealloc(c->t, n * sizeof *c->t);
-        memset(c->t + c->ntracks, 0, (n - c->ntracks) * sizeof *c->t);
-        c->ntracks = n;
-    }
+    c->t = xpv_grow_to_index(c->t, &c->ntracks, track, sizeof *c->t, 0);
     return &c->t[track];
 }
 

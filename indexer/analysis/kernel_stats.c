@@ -86,14 +86,8 @@ static uint32_t find_group(xpv_kstats *k, unsigned kind, uint32_t name, uint32_t
  * there last time, so that guess is checked before the hash lookup. */
 static uint32_t group_of_event(xpv_kstats *k, const xpv_event *ev)
 {
-    if (ev->track >= k->ntracks) {
-        size_t n = k->ntracks ? k->ntracks : 16;
-        while (n <= ev->track)
-            n *= 2;
-        k->last_on_track = xpv_xrealloc(k->last_on_track, n * sizeof *k->last_on_track);
-        memset(k->last_on_track + k->ntracks, 0xFF, (n - k->ntracks) * sizeof *k->last_on_track);
-        k->ntracks = n;
-    }
+    k->last_on_track =
+        xpv_grow_to_index(k->last_on_track, &k->ntracks, ev->track, sizeof *k->last_on_track, 0xFF);
     uint32_t prev = k->last_on_track[ev->track], gi = UINT32_MAX;
     if (prev != UINT32_MAX && k->g[prev].next != UINT32_MAX) {
         const xpv_kgroup *guess = &k->g[k->g[prev].next];

@@ -15,10 +15,7 @@ static uint64_t rng = 0x2545F4914F6CDD1DULL;
 
 static uint64_t next(void)
 {
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return rng;
+    return xpv_test_xorshift(&rng);
 }
 
 static const uint8_t KINDS[] = {XPV_KIND_KERNEL, XPV_KIND_MEMCPY_H2D, XPV_KIND_MEMSET,

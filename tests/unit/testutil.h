@@ -27,4 +27,13 @@ typedef struct {
 } xpv_test_case;
 int xpv_test_run(const char *suite, const xpv_test_case *tests, int needs_fixtures);
 
+/* xorshift64: reproducible pseudo-random test data from a caller's state. */
+static inline uint64_t xpv_test_xorshift(uint64_t *state)
+{
+    *state ^= *state << 13;
+    *state ^= *state >> 7;
+    *state ^= *state << 17;
+    return *state;
+}
+
 #endif
