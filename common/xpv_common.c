@@ -233,7 +233,11 @@ uint64_t xpv_hash64(const void *p, size_t n)
 
 void xpv_sort(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *))
 {
-    if (n > 1) qsort(base, n, size, cmp);
+    const char *v = base;
+    size_t in_order = 1;
+    while (in_order < n && cmp(v + (in_order - 1) * size, v + in_order * size) <= 0)
+        in_order++;
+    if (in_order < n) qsort(base, n, size, cmp);
 }
 
 double xpv_now_mono(void)

@@ -57,18 +57,22 @@ struct xpv_analysis {
     int64_t device_events_with_corr;
 };
 
+/* A size from the environment (tests lower the caps), else the default. */
+static size_t env_size(const char *name, size_t dflt)
+{
+    const char *v = getenv(name);
+    return v && *v ? (size_t)strtoull(v, NULL, 10) : dflt;
+}
+
 xpv_analysis *xpv_analysis_new(void)
 {
     xpv_analysis *a = xpv_xcalloc(1, sizeof *a);
     const char *off = getenv("XPV_ANALYSIS"), *timing = getenv("XPV_TIMING");
     a->disabled = off && strcmp(off, "off") == 0;
     a->timing = timing && *timing && strcmp(timing, "0") != 0;
-    const char *cap = getenv("XPV_ANALYSIS_INTERVAL_CAP");
-    a->interval_cap = cap && *cap ? (size_t)strtoull(cap, NULL, 10) : INTERVAL_CAP;
-    cap = getenv("XPV_ANALYSIS_DURATION_CAP");
-    xpv_kstats_init(&a->ks, cap && *cap ? (size_t)strtoull(cap, NULL, 10) : DURATION_MEM_CAP);
-    cap = getenv("XPV_ANALYSIS_CAPTURE_CAP");
-    xpv_capture_init(&a->capture, cap && *cap ? (size_t)strtoull(cap, NULL, 10) : CAPTURE_LIMIT);
+    a->interval_cap = env_size("XPV_ANALYSIS_INTERVAL_CAP", INTERVAL_CAP);
+    xpv_kstats_init(&a->ks, env_size("XPV_ANALYSIS_DURATION_CAP", DURATION_MEM_CAP));
+    xpv_capture_init(&a->capture, env_size("XPV_ANALYSIS_CAPTURE_CAP", CAPTURE_LIMIT));
     xpv_markers_init(&a->markers);
     return a;
 }

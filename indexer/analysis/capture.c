@@ -12,7 +12,7 @@
  * Layout: per track, a byte string of events in arrival order, each
  *   u8 kind | 0x80 when corr >= 0 | 0x40 when there is a ps remainder,
  *   zigzag(ts - previous ts), varint(dur_ns + 1), varint(name),
- *   [zigzag(corr - previous corr)], [varint(dur_ps - dur_ns * 1000)]
+ *   [zigzag(corr - previous corr)], [zigzag(dur_ps - dur_ns * 1000)]
  * (typically 9-12 bytes), cut into segments of SEG_EVENTS events whose
  * earliest start and latest end let a time-window scan skip them.
  *

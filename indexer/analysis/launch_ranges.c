@@ -74,10 +74,7 @@ static void push_run(range_ctx *c, xpv_corr_range r)
 /* Sorts the pairs gathered so far and keeps their runs. */
 static void flush_pairs(range_ctx *c)
 {
-    size_t sorted = 1; /* ids mostly arrive in order: sort only when they did not */
-    while (sorted < c->n && c->buf[sorted - 1].corr <= c->buf[sorted].corr)
-        sorted++;
-    if (sorted < c->n) xpv_sort(c->buf, c->n, sizeof *c->buf, pair_by_corr);
+    xpv_sort(c->buf, c->n, sizeof *c->buf, pair_by_corr);
     for (size_t i = 0; i < c->n;) {
         size_t j = i + 1;
         while (j < c->n && c->buf[j].pos == c->buf[i].pos)

@@ -161,10 +161,7 @@ int xpv_launches_build(xpv_launches *l, const xpv_analysis_input *in, const uint
     free(c.launches);
     free(c.ops);
     xpv_idmap_free(&c.cat_is_op);
-    size_t sorted = 1;
-    while (sorted < l->n && l->r[sorted - 1].corr <= l->r[sorted].corr)
-        sorted++;
-    if (sorted < l->n) xpv_sort(l->r, l->n, sizeof *l->r, launch_by_corr);
+    xpv_sort(l->r, l->n, sizeof *l->r, launch_by_corr);
     return rc;
 }
 
