@@ -3,8 +3,10 @@
  * event to the kernel summaries (kernel_stats.c) and the step markers
  * (steps.c) while the profile streams in, then at finish runs, in order:
  * steps (steps.c) -> launches by correlation (launches.c) -> ops for
- * PyTorch kernels -> hlo_category groups -> kernel_stats rows -> step
- * breakdown (step_breakdown.c).
+ * PyTorch kernels -> hlo_category groups -> which units are collectives ->
+ * the kernel_stats rows, with the step breakdown (step_breakdown.c)
+ * computed beside them on a second thread when the capture answers all its
+ * scans (that thread never touches SQLite) -> the steps rows.
  *
  * Memory while streaming: 8 bytes per kernel / memcpy / memset / XLA-op
  * duration up to DURATION_MEM_CAP (16 MB), spilled to a temp file beyond;
@@ -35,6 +37,7 @@
  */
 #include "analysis_internal.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -221,39 +224,91 @@ static int build_launches(xpv_analysis *a, const xpv_analysis_input *in, const t
     return xpv_launches_build(l, in, ts->launch, link_ops, steps, LAUNCH_LIMIT, err);
 }
 
-static int summarise_kernels(xpv_analysis *a, const xpv_analysis_input *in, const track_sets *ts,
-                             const xpv_launches *l, xpv_idmap *collective, xpv_err *err)
+/* Ops through correlation (PyTorch), hlo_category groups (TPU), then which
+ * units are collectives: all the breakdown needs from the kernel groups. */
+static int classify_kernels(xpv_analysis *a, const xpv_analysis_input *in, const track_sets *ts,
+                            const xpv_launches *l, xpv_idmap *collective, xpv_err *err)
 {
     if (l->has_ops && l->n && xpv_kstats_link_ops(&a->ks, in, ts->kernel, l, err) != 0) return -1;
     if (a->kinds[XPV_KIND_XLA_OP] && xpv_kstats_hlo_categories(&a->ks, in, ts->xla_op, err) != 0)
         return -1;
-    return xpv_kstats_write(&a->ks, in, collective, err);
+    xpv_kstats_classify(&a->ks, in, collective);
+    return 0;
 }
 
-static int write_steps(xpv_analysis *a, const xpv_analysis_input *in, const track_sets *ts,
-                       xpv_step_list *steps, const xpv_launches *l, const xpv_idmap *collective,
-                       int tpu, xpv_analysis_result *out, xpv_err *err)
+/* The step breakdown's compute phase, on its own thread: it reads only the
+ * capture (its input has no db), while the caller's thread writes the
+ * kernel_stats rows through SQLite. */
+typedef struct {
+    xpv_breakdown *bd;
+    xpv_analysis_input in;
+    pthread_t thread;
+    int started, rc;
+    xpv_err err;
+} breakdown_job;
+
+static void *breakdown_main(void *arg)
 {
-    xpv_breakdown_opts o = {.steps = steps,
-                            .device_tracks = ts->device,
-                            .xla_ops_are_work = tpu,
-                            .launches = l,
-                            .collective = collective,
-                            .interval_cap = a->interval_cap};
-    int rc = xpv_steps_write(in, &o, err);
+    breakdown_job *j = arg;
+    j->rc = xpv_breakdown_compute(j->bd, &j->in, &j->err);
+    return NULL;
+}
+
+/* Starts the breakdown beside the caller when the capture answers all of
+ * its scans; otherwise (or when no thread can be started) computes it now. */
+static int breakdown_start(breakdown_job *j, const xpv_analysis_input *in, xpv_err *err)
+{
+    j->in = *in;
+    j->in.db = NULL;
+    j->started = xpv_breakdown_needs_no_store(in) &&
+                 pthread_create(&j->thread, NULL, breakdown_main, j) == 0;
+    return j->started ? 0 : xpv_breakdown_compute(j->bd, in, err);
+}
+
+static int breakdown_join(breakdown_job *j, int rc, xpv_err *err)
+{
+    if (!j->started) return rc;
+    pthread_join(j->thread, NULL);
+    j->started = 0;
+    if (rc == 0 && j->rc != 0) {
+        if (err) *err = j->err;
+        return -1;
+    }
+    return rc;
+}
+
+static void warn_steps(const xpv_analysis *a, const xpv_step_list *steps,
+                       const xpv_breakdown_opts *o, xpv_analysis_result *out)
+{
     snprintf(out->step_source, sizeof out->step_source, "%s", steps->source);
     out->step_count = (int64_t)steps->n;
-    if (rc == 0 && steps->n && (o.joined_by_corr || o.joined_by_time))
+    if (steps->n && (o->joined_by_corr || o->joined_by_time))
         warn(out,
              "steps: %lld device events joined to their step through the correlation id of their "
              "host launch, %lld by their start time",
-             (long long)o.joined_by_corr, (long long)o.joined_by_time);
+             (long long)o->joined_by_corr, (long long)o->joined_by_time);
     if (steps->dropped)
         warn(out, "steps: only the first %lld steps are kept; %lld later ones were left out",
              (long long)steps->n, (long long)steps->dropped);
     if (a->markers.dropped)
         warn(out, "steps: %lld step markers past the first %lld were ignored",
              (long long)a->markers.dropped, (long long)a->markers.n);
+}
+
+/* kernel_stats rows on this thread, the step breakdown beside them, then
+ * the steps rows. */
+static int write_rows(xpv_analysis *a, const xpv_analysis_input *in, xpv_breakdown_opts *o,
+                      double *t_kernels, xpv_err *err)
+{
+    breakdown_job job = {.bd = xpv_breakdown_new(in, o)};
+    int rc = breakdown_start(&job, in, err);
+    if (rc == 0) rc = xpv_kstats_write(&a->ks, in, err);
+    xpv_kstats_free(&a->ks); /* the durations are no longer needed */
+    xpv_kstats_init(&a->ks, 0);
+    *t_kernels = xpv_now_mono();
+    rc = breakdown_join(&job, rc, err);
+    if (rc == 0) rc = xpv_breakdown_write(job.bd, in, err);
+    xpv_breakdown_free(job.bd);
     return rc;
 }
 
@@ -285,11 +340,16 @@ int xpv_analysis_finish(xpv_analysis *a, const xpv_analysis_input *caller_in,
     double t_launches = xpv_now_mono();
     int64_t spilled = a->ks.durs.nspilled;
     size_t groups = a->ks.n;
-    if (rc == 0) rc = summarise_kernels(a, in, &ts, &launches, &collective, err);
-    xpv_kstats_free(&a->ks); /* the durations are no longer needed */
-    xpv_kstats_init(&a->ks, 0);
-    double t_kernels = xpv_now_mono();
-    if (rc == 0) rc = write_steps(a, in, &ts, &steps, &launches, &collective, tpu, out, err);
+    if (rc == 0) rc = classify_kernels(a, in, &ts, &launches, &collective, err);
+    xpv_breakdown_opts o = {.steps = &steps,
+                            .device_tracks = ts.device,
+                            .xla_ops_are_work = tpu,
+                            .launches = &launches,
+                            .collective = &collective,
+                            .interval_cap = a->interval_cap};
+    double t_kernels = t_launches;
+    if (rc == 0) rc = write_rows(a, in, &o, &t_kernels, err);
+    if (rc == 0) warn_steps(a, &steps, &o, out);
     if (launches.dropped)
         warn(out,
              "steps: only %lld host launches were kept (memory cap); %lld later ones use the "
@@ -297,8 +357,8 @@ int xpv_analysis_finish(xpv_analysis *a, const xpv_analysis_input *caller_in,
              (long long)launches.n, (long long)launches.dropped);
     if (a->timing)
         fprintf(stderr,
-                "xpv-analysis: finish %.3f s (steps + launches %.3f s, kernel_stats %.3f s,"
-                " step breakdown %.3f s;"
+                "xpv-analysis: finish %.3f s (steps + launches %.3f s, kernel_stats rows %.3f s"
+                " with the step breakdown beside them, then %.3f s more for the breakdown;"
                 " %zu groups, %lld durations spilled, %lld launches, %lld id ranges, %lld steps;"
                 " capture %s, %.1f MB)\n",
                 xpv_now_mono() - t0, t_launches - t0, t_kernels - t_launches,

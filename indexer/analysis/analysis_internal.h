@@ -156,8 +156,9 @@ typedef struct {
 typedef struct {
     uint8_t kind; /* enum xpv_kind, or XPV_KS_HLO_CATEGORY */
     uint8_t ops_from_reader;
-    uint8_t dropped;
-    uint8_t has_last_launch; /* not summarised (XLA ops of a line that is not `XLA Ops`) */
+    uint8_t dropped; /* not summarised (XLA ops of a line that is not `XLA Ops`) */
+    uint8_t has_last_launch;
+    uint8_t collective; /* set by xpv_kstats_classify */
     uint32_t name, track;
     int64_t count, total_ps;
     double occ_sum;
@@ -201,10 +202,12 @@ int xpv_kstats_link_ops(xpv_kstats *k, const xpv_analysis_input *in, const uint8
 /* Groups the XLA_OP events of the marked tracks by their `hlo_category` arg. */
 int xpv_kstats_hlo_categories(xpv_kstats *k, const xpv_analysis_input *in,
                               const uint8_t *xla_op_tracks, xpv_err *err);
-/* Writes every kernel_stats row; fills `collective` with name ids (key
- * kind << 32 | name) of collective kernels / XLA ops. */
-int xpv_kstats_write(xpv_kstats *k, const xpv_analysis_input *in, xpv_idmap *collective,
-                     xpv_err *err);
+/* Marks the groups of collective kernels / XLA ops / hlo categories and puts
+ * their keys (kind << 32 | name) into `collective`; before xpv_kstats_write,
+ * after the ops and hlo categories are known. */
+void xpv_kstats_classify(xpv_kstats *k, const xpv_analysis_input *in, xpv_idmap *collective);
+/* Writes every kernel_stats row. */
+int xpv_kstats_write(xpv_kstats *k, const xpv_analysis_input *in, xpv_err *err);
 
 /* ---- launches.c ---- */
 
@@ -325,11 +328,21 @@ typedef struct {
     const uint8_t *device_tracks;           /* tracks whose device work counts */
     int xla_ops_are_work;                   /* TPU: no kernels, XLA ops are the device work */
     const xpv_launches *launches;           /* may be empty */
-    const xpv_idmap *collective;            /* from xpv_kstats_write */
+    const xpv_idmap *collective;            /* from xpv_kstats_classify */
     size_t interval_cap;                    /* intervals held at once before a window is split */
     int64_t joined_by_corr, joined_by_time; /* out */
 } xpv_breakdown_opts;
 
-int xpv_steps_write(const xpv_analysis_input *in, xpv_breakdown_opts *o, xpv_err *err);
+/* The breakdown in two phases, so that the first can run on its own thread
+ * beside the kernel_stats rows: compute reads events only through
+ * xpv_analysis_scan (never SQLite when in->db is NULL and the capture covers
+ * its scans) and fills o->joined_by_*; write inserts the steps rows. */
+typedef struct xpv_breakdown xpv_breakdown;
+xpv_breakdown *xpv_breakdown_new(const xpv_analysis_input *in, xpv_breakdown_opts *o);
+int xpv_breakdown_compute(xpv_breakdown *b, const xpv_analysis_input *in, xpv_err *err);
+int xpv_breakdown_write(xpv_breakdown *b, const xpv_analysis_input *in, xpv_err *err);
+void xpv_breakdown_free(xpv_breakdown *b);
+/* 1 when the breakdown's scans can all be answered by in's capture. */
+int xpv_breakdown_needs_no_store(const xpv_analysis_input *in);
 
 #endif

@@ -171,5 +171,7 @@ int xpv_analysis_scan(const xpv_analysis_input *in, const xpv_store_query *q, xp
 {
     if (in->capture && xpv_capture_covers(in->capture, q))
         return xpv_capture_scan(in->capture, q, fn, ctx);
+    if (!in->db) /* a finish thread that must leave SQLite to the other one */
+        return xpv_err_set(err, "analysis: a scan the capture cannot answer, without the store");
     return xpv_store_scan(in->db, q, fn, ctx, err);
 }

@@ -56,7 +56,6 @@ static int order_cmp(const void *pa, const void *pb)
 typedef struct {
     xpv_kstats *k;
     const xpv_analysis_input *in;
-    xpv_idmap *collective;
     sqlite3_stmt *ins;
     order_rec *order;
     size_t norder;
@@ -162,9 +161,9 @@ static void stats_of(int64_t *v, size_t n, dur_stats *s)
     }
 }
 
-static const char *category_of(const writer *w, const xpv_kgroup *g, uint32_t op, int *collective)
+/* The category column of the unit whose first group is g (classified). */
+static const char *category_of(const xpv_kgroup *g)
 {
-    *collective = 0;
     switch (g->kind) {
     case XPV_KIND_MEMCPY_H2D:
         return "memcpy_h2d";
@@ -177,16 +176,25 @@ static const char *category_of(const writer *w, const xpv_kgroup *g, uint32_t op
     case XPV_KIND_MEMSET:
         return "memset";
     default:
-        break;
+        return g->collective ? "collective" : "compute";
     }
+}
+
+/* Kernels, XLA ops and hlo categories are collectives by name, or by the
+ * name of the op that launches them most often. */
+static int is_collective_unit(const writer *w, size_t a, size_t b)
+{
+    const xpv_kgroup *g = &w->k->g[w->order[a].gi];
+    if (g->kind < XPV_KIND_COUNT && g->kind != XPV_KIND_KERNEL && g->kind != XPV_KIND_XLA_OP)
+        return 0;
     size_t len;
     const char *name = unit_name(w, g, &len);
-    *collective = xpv_collective_name(name, len);
-    if (!*collective && op) {
-        const char *s = w->in->string(w->in->string_ctx, op, &len);
-        *collective = xpv_collective_name(s, len);
-    }
-    return *collective ? "collective" : "compute";
+    if (xpv_collective_name(name, len)) return 1;
+    row_meta m;
+    merge_meta(w, a, b, &m);
+    if (!m.op) return 0;
+    name = w->in->string(w->in->string_ctx, m.op, &len);
+    return xpv_collective_name(name, len);
 }
 
 static void bind_shape(sqlite3_stmt *st, const writer *w, const row_meta *m, int kernel)
@@ -262,12 +270,7 @@ static int write_row(writer *w, size_t a, size_t b, int device, int64_t *v, size
 /* Rows of the unit order[a, b), whose values (already gathered) start at v. */
 static int write_unit(writer *w, size_t a, size_t b, int64_t *v, xpv_err *err)
 {
-    const xpv_kgroup *first = &w->k->g[w->order[a].gi];
-    row_meta all;
-    merge_meta(w, a, b, &all);
-    int collective;
-    const char *category = category_of(w, first, all.op, &collective);
-    if (collective) xpv_idmap_put(w->collective, ((uint64_t)first->kind << 32) | first->name, 1);
+    const char *category = category_of(&w->k->g[w->order[a].gi]);
     size_t off = 0, total = 0;
     for (size_t i = a; i < b; i++)
         total += (size_t)w->k->g[w->order[i].gi].count;
@@ -358,10 +361,27 @@ static void prepare_order(writer *w)
     xpv_sort(w->order, w->norder, sizeof *w->order, order_cmp);
 }
 
-int xpv_kstats_write(xpv_kstats *k, const xpv_analysis_input *in, xpv_idmap *collective,
-                     xpv_err *err)
+void xpv_kstats_classify(xpv_kstats *k, const xpv_analysis_input *in, xpv_idmap *collective_map)
 {
-    writer w = {.k = k, .in = in, .collective = collective};
+    writer w = {.k = k, .in = in};
+    xpv_idmap_init(&w.dev_totals);
+    prepare_order(&w);
+    for (size_t a = 0; a < w.norder;) {
+        size_t b = unit_end(&w, a);
+        const xpv_kgroup *first = &k->g[w.order[a].gi];
+        int collective = is_collective_unit(&w, a, b);
+        if (collective) xpv_idmap_put(collective_map, ((uint64_t)first->kind << 32) | first->name, 1);
+        for (size_t i = a; i < b; i++)
+            k->g[w.order[i].gi].collective = (uint8_t)collective;
+        a = b;
+    }
+    free(w.order);
+    xpv_idmap_free(&w.dev_totals);
+}
+
+int xpv_kstats_write(xpv_kstats *k, const xpv_analysis_input *in, xpv_err *err)
+{
+    writer w = {.k = k, .in = in};
     xpv_idmap_init(&w.dev_totals);
     if (sqlite3_prepare_v2(in->db,
                            "INSERT INTO kernel_stats(profile_id, kind, device, name, category,"

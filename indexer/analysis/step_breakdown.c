@@ -69,6 +69,21 @@ typedef struct {
      XPV_KIND_BIT(XPV_KIND_MEMCPY_OTHER) | XPV_KIND_BIT(XPV_KIND_MEMSET) |                         \
      XPV_KIND_BIT(XPV_KIND_XLA_OP))
 
+static void device_work_query(const xpv_analysis_input *in, size_t track, xpv_store_query *q)
+{
+    xpv_store_query_all(q, in->profile_id);
+    q->track = (int64_t)track;
+    q->kinds = DEVICE_WORK_KINDS;
+    q->skip_args = 1;
+}
+
+int xpv_breakdown_needs_no_store(const xpv_analysis_input *in)
+{
+    xpv_store_query q;
+    device_work_query(in, 0, &q);
+    return in->capture && xpv_capture_covers(in->capture, &q);
+}
+
 static int category(const bd_ctx *c, const xpv_event *ev)
 {
     switch (ev->kind) {
@@ -163,12 +178,9 @@ static int scan_chunk(bd_ctx *c, xpv_err *err)
     for (size_t t = 0; t < c->in->ntracks; t++) {
         if (c->track_slot[t] < 0) continue;
         xpv_store_query q;
-        xpv_store_query_all(&q, c->in->profile_id);
-        q.track = (int64_t)t;
+        device_work_query(c->in, t, &q);
         q.t0 = c->o->steps->base_ns + c->w0 / 1000 - 1;
         q.t1 = c->o->steps->base_ns + c->w1 / 1000 + 1;
-        q.kinds = DEVICE_WORK_KINDS;
-        q.skip_args = 1;
         int rc = xpv_analysis_scan(c->in, &q, window_visit, c, err);
         if (rc != 0) return rc;
     }
@@ -287,10 +299,7 @@ static int assign_events(bd_ctx *c, xpv_err *err)
     for (size_t t = 0; t < c->in->ntracks; t++) {
         if (c->track_slot[t] < 0) continue;
         xpv_store_query q;
-        xpv_store_query_all(&q, c->in->profile_id);
-        q.track = (int64_t)t;
-        q.kinds = DEVICE_WORK_KINDS;
-        q.skip_args = 1;
+        device_work_query(c->in, t, &q);
         if (xpv_analysis_scan(c->in, &q, assign_and_union_visit, c, err) < 0) return -1;
     }
     if (c->union_live) {
@@ -368,29 +377,56 @@ static int write_rows(bd_ctx *c, xpv_err *err)
     return rc;
 }
 
-int xpv_steps_write(const xpv_analysis_input *in, xpv_breakdown_opts *o, xpv_err *err)
+struct xpv_breakdown {
+    bd_ctx c;
+};
+
+xpv_breakdown *xpv_breakdown_new(const xpv_analysis_input *in, xpv_breakdown_opts *o)
 {
-    bd_ctx c = {.in = in, .o = o};
-    assign_slots(&c);
-    c.per_step = xpv_xcalloc((o->steps->n ? o->steps->n : 1) * (c.nslots + 1), sizeof *c.per_step);
+    xpv_breakdown *b = xpv_xcalloc(1, sizeof *b);
+    bd_ctx *c = &b->c;
+    c->in = in;
+    c->o = o;
+    assign_slots(c);
     size_t n = o->steps->n;
-    c.iv = xpv_xcalloc((n ? n : 1) * (c.nslots + 1), sizeof *c.iv);
-    c.max_end = xpv_xmalloc((n ? n : 1) * sizeof *c.max_end);
+    c->per_step = xpv_xcalloc((n ? n : 1) * (c->nslots + 1), sizeof *c->per_step);
+    c->iv = xpv_xcalloc((n ? n : 1) * (c->nslots + 1), sizeof *c->iv);
+    c->max_end = xpv_xmalloc((n ? n : 1) * sizeof *c->max_end);
     for (size_t k = 0; k < n; k++)
-        c.max_end[k] = k && c.max_end[k - 1] > o->steps->v[k].end_ps ? c.max_end[k - 1]
-                                                                     : o->steps->v[k].end_ps;
-    int rc = c.nslots && n ? assign_events(&c, err) : 0;
-    if (rc == 0) rc = write_rows(&c, err);
-    o->joined_by_corr = c.by_corr;
-    o->joined_by_time = c.by_time;
-    for (size_t i = 0; i < (n ? n : 1) * (c.nslots + 1); i++)
-        xpv_ivals_free(&c.iv[i]);
-    free(c.max_end);
-    free(c.step_ivals);
-    xpv_ivals_free(&c.scratch);
-    free(c.iv);
-    free(c.per_step);
-    free(c.track_slot);
-    free(c.slot_device);
+        c->max_end[k] = k && c->max_end[k - 1] > o->steps->v[k].end_ps ? c->max_end[k - 1]
+                                                                       : o->steps->v[k].end_ps;
+    return b;
+}
+
+int xpv_breakdown_compute(xpv_breakdown *b, const xpv_analysis_input *in, xpv_err *err)
+{
+    bd_ctx *c = &b->c;
+    c->in = in;
+    int rc = c->nslots && c->o->steps->n ? assign_events(c, err) : 0;
+    c->o->joined_by_corr = c->by_corr;
+    c->o->joined_by_time = c->by_time;
     return rc;
+}
+
+int xpv_breakdown_write(xpv_breakdown *b, const xpv_analysis_input *in, xpv_err *err)
+{
+    b->c.in = in;
+    return write_rows(&b->c, err);
+}
+
+void xpv_breakdown_free(xpv_breakdown *b)
+{
+    if (!b) return;
+    bd_ctx *c = &b->c;
+    size_t n = c->o->steps->n;
+    for (size_t i = 0; i < (n ? n : 1) * (c->nslots + 1); i++)
+        xpv_ivals_free(&c->iv[i]);
+    free(c->max_end);
+    free(c->step_ivals);
+    xpv_ivals_free(&c->scratch);
+    free(c->iv);
+    free(c->per_step);
+    free(c->track_slot);
+    free(c->slot_device);
+    free(b);
 }
