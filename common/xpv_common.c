@@ -4,6 +4,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "xpv_common.h"
 
+#include <assert.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -70,9 +71,9 @@ void *xpv_xrealloc(void *p, size_t n)
     return q;
 }
 
-void *xpv_grow_to_index(void *p, size_t *n, size_t index, size_t size, int fill)
+void *xpv_grow_table(void *p, size_t *n, size_t index, size_t size, int fill)
 {
-    if (index < *n) return p;
+    assert(index >= *n);
     size_t grown = *n ? *n : 16;
     while (grown <= index)
         grown *= 2;

@@ -50,8 +50,13 @@ void *xpv_xmalloc(size_t n);
 void *xpv_xcalloc(size_t n, size_t size);
 void *xpv_xrealloc(void *p, size_t n);
 /* Returns table p of *n elements of `size` bytes, grown (doubling, from 16)
- * so that element `index` exists; new elements are filled with byte `fill`. */
-void *xpv_grow_to_index(void *p, size_t *n, size_t index, size_t size, int fill);
+ * so that element `index` exists; new elements are filled with byte `fill`.
+ * Inline because per-event code calls it and it rarely has to grow. */
+void *xpv_grow_table(void *p, size_t *n, size_t index, size_t size, int fill);
+static inline void *xpv_grow_to_index(void *p, size_t *n, size_t index, size_t size, int fill)
+{
+    return index < *n ? p : xpv_grow_table(p, n, index, size, fill);
+}
 char *xpv_xstrdup(const char *s);
 char *xpv_xstrndup(const char *s, size_t n);
 

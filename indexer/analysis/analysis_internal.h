@@ -33,7 +33,11 @@
 #define XPV_IDMAP_EMPTY UINT64_MAX /* reserved key */
 
 typedef struct {
-    uint64_t *keys, *vals;
+    uint64_t key, val; /* side by side: a lookup touches one cache line */
+} xpv_idmap_slot;
+
+typedef struct {
+    xpv_idmap_slot *slots;
     size_t cap, n;
 } xpv_idmap;
 
@@ -154,23 +158,24 @@ typedef struct {
 #define XPV_KS_MAX_SHAPES 256
 
 typedef struct {
+    /* what every streamed event of the group touches comes first */
     uint8_t kind; /* enum xpv_kind, or XPV_KS_HLO_CATEGORY */
     uint8_t ops_from_reader;
-    uint8_t dropped; /* not summarised (XLA ops of a line that is not `XLA Ops`) */
-    uint8_t has_last_launch;
+    uint8_t dropped;    /* not summarised (XLA ops of a line that is not `XLA Ops`) */
     uint8_t collective; /* set by xpv_kstats_classify */
     uint32_t name, track;
+    uint32_t next; /* the group that followed this one on its track last time */
+    uint32_t last_shape; /* shape id of the latest instance (UINT32_MAX none): most repeat it */
     int64_t count, total_ps;
+    xpv_dur_list durs;
     double occ_sum;
     int64_t occ_n;
+    xpv_op_tally ops[XPV_KS_MAX_OPS];
+    /* the rest only when something changes, and at finish */
     uint32_t *shapes; /* distinct shape ids */
     uint32_t nshapes;
-    xpv_launch last_launch; /* shape of the previous instance: most repeat it */
-    xpv_op_tally ops[XPV_KS_MAX_OPS];
-    xpv_dur_list durs;
-    uint32_t next; /* the group that followed this one on its track last time */
-    int64_t fill;  /* finish: values gathered so far */
-    int64_t *dst;  /* finish: where its values go */
+    int64_t fill; /* finish: values gathered so far */
+    int64_t *dst; /* finish: where its values go */
 } xpv_kgroup;
 
 typedef struct {
@@ -179,9 +184,13 @@ typedef struct {
     xpv_idmap index;         /* group key -> index */
     uint32_t *last_on_track; /* track -> group of its latest event (UINT32_MAX none) */
     size_t ntracks;
+    uint32_t *by_name; /* name id -> the group it was last found in (UINT32_MAX none) */
+    size_t nby_name;
     xpv_shape *shapes;
+    uint32_t *shape_group; /* per shape: the group that saw it last (cuts pair lookups) */
     size_t nshapes, cap_shapes;
-    xpv_idmap shape_index; /* hash of shape -> id */
+    xpv_idmap shape_index;  /* hash of shape -> id */
+    xpv_idmap group_shapes; /* group << 32 | shape id: the shapes each group has seen */
     xpv_durs durs;
     char **cat_names; /* hlo_category values (name ids of XPV_KS_HLO_CATEGORY groups) */
     size_t ncat;

@@ -64,7 +64,7 @@ static xpv_capture_track *track_of(xpv_capture *c, uint32_t track)
 /* Grows *p (of *cap elements of size sz) to hold `need`, counting the bytes. */
 static int grow(xpv_capture *c, void **p, size_t *cap, size_t need, size_t sz)
 {
-    if (need <= *cap) return 0;
+    assert(need > *cap);
     size_t n = *cap ? *cap * 2 : (sz == 1 ? 4096 : 8);
     while (n < need)
         n *= 2;
@@ -77,7 +77,9 @@ static int grow(xpv_capture *c, void **p, size_t *cap, size_t need, size_t sz)
 
 static int start_segment(xpv_capture *c, xpv_capture_track *t)
 {
-    if (grow(c, (void **)&t->seg, &t->cap_seg, t->nseg + 1, sizeof *t->seg) != 0) return -1;
+    if (t->nseg == t->cap_seg &&
+        grow(c, (void **)&t->seg, &t->cap_seg, t->nseg + 1, sizeof *t->seg) != 0)
+        return -1;
     t->seg[t->nseg++] = (xpv_capture_seg){.offset = t->len,
                                           .prev_ts = t->prev_ts,
                                           .prev_corr = t->prev_corr,
@@ -92,7 +94,9 @@ void xpv_capture_add(xpv_capture *c, const xpv_event *ev)
     xpv_capture_track *t = track_of(c, ev->track);
     if ((t->nseg == 0 || t->seg[t->nseg - 1].n == SEG_EVENTS) && start_segment(c, t) != 0)
         return overflow(c);
-    if (grow(c, (void **)&t->buf, &t->cap, t->len + EVENT_MAX_BYTES, 1) != 0) return overflow(c);
+    if (t->len + EVENT_MAX_BYTES > t->cap &&
+        grow(c, (void **)&t->buf, &t->cap, t->len + EVENT_MAX_BYTES, 1) != 0)
+        return overflow(c);
     int64_t dur_ns = ev->dur_ns < 0 ? -1 : ev->dur_ns;
     int64_t psrem = dur_ns >= 0 ? ev->dur_ps - dur_ns * 1000 : 0;
     unsigned char *p = t->buf + t->len;

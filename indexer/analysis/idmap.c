@@ -22,8 +22,7 @@ void xpv_idmap_init(xpv_idmap *m)
 
 void xpv_idmap_free(xpv_idmap *m)
 {
-    free(m->keys);
-    free(m->vals);
+    free(m->slots);
     memset(m, 0, sizeof *m);
 }
 
@@ -31,28 +30,26 @@ uint64_t *xpv_idmap_get(const xpv_idmap *m, uint64_t key)
 {
     if (!m->cap) return NULL;
     for (size_t i = slot_of(key, m->cap);; i = (i + 1) & (m->cap - 1)) {
-        if (m->keys[i] == key) return &m->vals[i];
-        if (m->keys[i] == XPV_IDMAP_EMPTY) return NULL;
+        if (m->slots[i].key == key) return &m->slots[i].val;
+        if (m->slots[i].key == XPV_IDMAP_EMPTY) return NULL;
     }
 }
 
 static void grow(xpv_idmap *m)
 {
     size_t cap = m->cap ? m->cap * 2 : 64;
-    uint64_t *keys = xpv_xmalloc(cap * sizeof *keys), *vals = xpv_xmalloc(cap * sizeof *vals);
-    memset(keys, 0xFF, cap * sizeof *keys);
+    xpv_idmap_slot *slots = xpv_xmalloc(cap * sizeof *slots);
+    for (size_t i = 0; i < cap; i++)
+        slots[i].key = XPV_IDMAP_EMPTY;
     for (size_t i = 0; i < m->cap; i++) {
-        if (m->keys[i] == XPV_IDMAP_EMPTY) continue;
-        size_t j = slot_of(m->keys[i], cap);
-        while (keys[j] != XPV_IDMAP_EMPTY)
+        if (m->slots[i].key == XPV_IDMAP_EMPTY) continue;
+        size_t j = slot_of(m->slots[i].key, cap);
+        while (slots[j].key != XPV_IDMAP_EMPTY)
             j = (j + 1) & (cap - 1);
-        keys[j] = m->keys[i];
-        vals[j] = m->vals[i];
+        slots[j] = m->slots[i];
     }
-    free(m->keys);
-    free(m->vals);
-    m->keys = keys;
-    m->vals = vals;
+    free(m->slots);
+    m->slots = slots;
     m->cap = cap;
 }
 
@@ -61,10 +58,9 @@ uint64_t *xpv_idmap_put(xpv_idmap *m, uint64_t key, uint64_t init)
     assert(key != XPV_IDMAP_EMPTY);
     if ((m->n + 1) * 2 > m->cap) grow(m);
     size_t i = slot_of(key, m->cap);
-    for (; m->keys[i] != XPV_IDMAP_EMPTY; i = (i + 1) & (m->cap - 1))
-        if (m->keys[i] == key) return &m->vals[i];
-    m->keys[i] = key;
-    m->vals[i] = init;
+    for (; m->slots[i].key != XPV_IDMAP_EMPTY; i = (i + 1) & (m->cap - 1))
+        if (m->slots[i].key == key) return &m->slots[i].val;
+    m->slots[i] = (xpv_idmap_slot){key, init};
     m->n++;
-    return &m->vals[i];
+    return &m->slots[i].val;
 }

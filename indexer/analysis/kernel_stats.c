@@ -29,6 +29,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define BY_NAME_MAX (1u << 22) /* 16 MB of uint32 at most */
+
 static uint64_t group_key(unsigned kind, uint32_t track, uint32_t name)
 {
     assert(track < (1u << 26));
@@ -40,6 +42,7 @@ void xpv_kstats_init(xpv_kstats *k, size_t mem_cap)
     memset(k, 0, sizeof *k);
     xpv_idmap_init(&k->index);
     xpv_idmap_init(&k->shape_index);
+    xpv_idmap_init(&k->group_shapes);
     xpv_idmap_init(&k->cat_index);
     xpv_durs_init(&k->durs, mem_cap);
 }
@@ -55,9 +58,12 @@ void xpv_kstats_free(xpv_kstats *k)
     free(k->cat_names);
     free(k->g);
     free(k->last_on_track);
+    free(k->by_name);
     free(k->shapes);
+    free(k->shape_group);
     xpv_idmap_free(&k->index);
     xpv_idmap_free(&k->shape_index);
+    xpv_idmap_free(&k->group_shapes);
     xpv_idmap_free(&k->cat_index);
     xpv_durs_free(&k->durs);
 }
@@ -78,7 +84,22 @@ static uint32_t find_group(xpv_kstats *k, unsigned kind, uint32_t name, uint32_t
     g->name = name;
     g->track = track;
     g->next = UINT32_MAX;
+    g->last_shape = UINT32_MAX;
     return (uint32_t)k->n++;
+}
+
+/* Name ids are dense, so the group last used for a name is an array slot
+ * away; readers that deliver a track at a time (xplane) find it there,
+ * others fall back to the hash lookup. Names past BY_NAME_MAX always hash. */
+static uint32_t group_by_name(xpv_kstats *k, const xpv_event *ev)
+{
+    if (ev->name >= BY_NAME_MAX) return find_group(k, ev->kind, ev->name, ev->track, 1);
+    k->by_name = xpv_grow_to_index(k->by_name, &k->nby_name, ev->name, sizeof *k->by_name, 0xFF);
+    uint32_t gi = k->by_name[ev->name];
+    if (gi != UINT32_MAX && k->g[gi].track == ev->track && k->g[gi].kind == ev->kind) return gi;
+    gi = find_group(k, ev->kind, ev->name, ev->track, 1);
+    k->by_name[ev->name] = gi;
+    return gi;
 }
 
 /* The group of a streamed event. Device programs repeat: the event after
@@ -94,7 +115,7 @@ static uint32_t group_of_event(xpv_kstats *k, const xpv_event *ev)
         if (guess->name == ev->name && guess->kind == ev->kind) gi = k->g[prev].next;
     }
     if (gi == UINT32_MAX) {
-        gi = find_group(k, ev->kind, ev->name, ev->track, 1);
+        gi = group_by_name(k, ev);
         if (prev != UINT32_MAX) k->g[prev].next = gi;
     }
     k->last_on_track[ev->track] = gi;
@@ -114,8 +135,11 @@ static uint32_t shape_id(xpv_kstats *k, const xpv_shape *s)
         if (k->nshapes == k->cap_shapes) {
             k->cap_shapes = k->cap_shapes ? k->cap_shapes * 2 : 64;
             k->shapes = xpv_xrealloc(k->shapes, k->cap_shapes * sizeof *k->shapes);
+            k->shape_group =
+                xpv_xrealloc(k->shape_group, k->cap_shapes * sizeof *k->shape_group);
         }
         k->shapes[k->nshapes] = *s;
+        k->shape_group[k->nshapes] = UINT32_MAX;
         return (uint32_t)k->nshapes++;
     }
 }
@@ -134,48 +158,43 @@ static void tally_op(xpv_kgroup *g, uint32_t op)
     }
 }
 
-static int same_shape(const xpv_launch *a, const xpv_launch *b)
+/* The shape of a launch, zeroed padding included (shapes are hashed and
+ * compared bytewise); 0 when the launch says nothing of its shape. */
+static int shape_of(const xpv_launch *l, xpv_shape *s)
 {
-    return memcmp(a->grid, b->grid, sizeof a->grid) == 0 &&
-           memcmp(a->block, b->block, sizeof a->block) == 0 &&
-           a->registers_per_thread == b->registers_per_thread &&
-           a->static_shared_bytes == b->static_shared_bytes &&
-           a->dynamic_shared_bytes == b->dynamic_shared_bytes;
+    memset(s, 0, sizeof *s);
+    memcpy(s->grid, l->grid, sizeof s->grid);
+    memcpy(s->block, l->block, sizeof s->block);
+    s->registers = l->registers_per_thread;
+    s->shared_bytes = -1;
+    if (l->static_shared_bytes >= 0 || l->dynamic_shared_bytes >= 0)
+        s->shared_bytes = (int64_t)(l->static_shared_bytes > 0 ? l->static_shared_bytes : 0) +
+                          (l->dynamic_shared_bytes > 0 ? l->dynamic_shared_bytes : 0);
+    return s->grid[0] >= 0 || s->block[0] >= 0 || s->registers >= 0 || s->shared_bytes >= 0;
 }
 
-static void note_shape(xpv_kstats *k, xpv_kgroup *g, const xpv_launch *l)
+static void note_shape(xpv_kstats *k, uint32_t gi, const xpv_shape *s)
+{
+    uint32_t id = shape_id(k, s);
+    xpv_kgroup *g = &k->g[gi];
+    g->last_shape = id;
+    if (k->shape_group[id] == gi) return; /* the group that saw it last: a pair known */
+    k->shape_group[id] = gi;
+    uint64_t pair = (uint64_t)gi << 32 | id;
+    size_t pairs = k->group_shapes.n;
+    xpv_idmap_put(&k->group_shapes, pair, 0);
+    if (k->group_shapes.n == pairs || g->nshapes == XPV_KS_MAX_SHAPES) return; /* seen */
+    g->shapes = xpv_xrealloc(g->shapes, (g->nshapes + 1) * sizeof *g->shapes);
+    g->shapes[g->nshapes++] = id;
+}
+
+static void note_launch(xpv_kstats *k, uint32_t gi, const xpv_launch *l)
 {
     xpv_shape s;
-    memset(&s, 0, sizeof s); /* padding too: shapes are hashed bytewise */
-    memcpy(s.grid, l->grid, sizeof s.grid);
-    memcpy(s.block, l->block, sizeof s.block);
-    s.registers = l->registers_per_thread;
-    s.shared_bytes = -1;
-    if (l->static_shared_bytes >= 0 || l->dynamic_shared_bytes >= 0)
-        s.shared_bytes = (int64_t)(l->static_shared_bytes > 0 ? l->static_shared_bytes : 0) +
-                         (l->dynamic_shared_bytes > 0 ? l->dynamic_shared_bytes : 0);
-    int known = s.grid[0] >= 0 || s.block[0] >= 0 || s.registers >= 0 || s.shared_bytes >= 0;
-    /* most groups alternate between a few shapes: look among those first */
-    for (uint32_t i = 0; known && i < g->nshapes && i < 8; i++)
-        if (memcmp(&k->shapes[g->shapes[i]], &s, sizeof s) == 0) return;
-    if (known) {
-        uint32_t id = shape_id(k, &s), i = 0;
-        while (i < g->nshapes && g->shapes[i] != id)
-            i++;
-        if (i == g->nshapes && g->nshapes < XPV_KS_MAX_SHAPES) {
-            g->shapes = xpv_xrealloc(g->shapes, (g->nshapes + 1) * sizeof *g->shapes);
-            g->shapes[g->nshapes++] = id;
-        }
-    }
-}
-
-static void note_launch(xpv_kstats *k, xpv_kgroup *g, const xpv_launch *l)
-{
-    if (!g->has_last_launch || !same_shape(&g->last_launch, l)) {
-        note_shape(k, g, l);
-        g->last_launch = *l;
-        g->has_last_launch = 1;
-    }
+    xpv_kgroup *g = &k->g[gi];
+    if (shape_of(l, &s) &&
+        (g->last_shape == UINT32_MAX || memcmp(&k->shapes[g->last_shape], &s, sizeof s) != 0))
+        note_shape(k, gi, &s);
     if (l->occupancy_pct >= 0) {
         g->occ_sum += l->occupancy_pct;
         g->occ_n++;
@@ -198,7 +217,7 @@ void xpv_kstats_add(xpv_kstats *k, const xpv_event *ev)
 {
     uint32_t gi = group_of_event(k, ev);
     add_value(k, gi, ev->dur_ps);
-    if (ev->kind == XPV_KIND_KERNEL && ev->launch) note_launch(k, &k->g[gi], ev->launch);
+    if (ev->kind == XPV_KIND_KERNEL && ev->launch) note_launch(k, gi, ev->launch);
 }
 
 void xpv_kstats_keep_tracks(xpv_kstats *k, unsigned kind, const uint8_t *keep_tracks)

@@ -236,9 +236,9 @@ static uint32_t most_frequent(const xpv_idmap *m)
 {
     uint64_t best_n = 0, best = 0;
     for (size_t i = 0; i < m->cap; i++) {
-        if (m->keys[i] == XPV_IDMAP_EMPTY) continue;
-        if (m->vals[i] > best_n || (m->vals[i] == best_n && m->keys[i] < best))
-            best_n = m->vals[i], best = m->keys[i];
+        const xpv_idmap_slot *e = &m->slots[i];
+        if (e->key == XPV_IDMAP_EMPTY) continue;
+        if (e->val > best_n || (e->val == best_n && e->key < best)) best_n = e->val, best = e->key;
     }
     return (uint32_t)best;
 }

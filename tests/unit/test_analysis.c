@@ -265,6 +265,41 @@ static void test_launch_shapes_and_collectives(void)
     sqlite3_close(db);
 }
 
+/* Shapes that alternate, shared by several streams and devices, interleaved
+ * (what defeats caching by "the previous instance" or "the last group that
+ * saw this shape"), and a kernel with more shapes than are counted. */
+static void test_shapes_shared_and_interleaved(void)
+{
+    sqlite3 *db = fresh_index();
+    xpv_sink *s = open_sink(db);
+    xpv_sink_process_device(s, 100, 0);
+    xpv_sink_process_device(s, 101, 1);
+    xpv_launch a = shape(2, 128, 32, 50, 0), b = shape(4, 128, 32, 50, 0),
+               c = shape(8, 128, 32, 50, 0);
+    const xpv_launch *order[] = {&a, &b, &a, &b, &a, &c};
+    int64_t t = 100;
+    for (int rep = 0; rep < 3; rep++)
+        for (int i = 0; i < 6; i++) {
+            const xpv_launch *l = order[i];
+            device_event(s, XPV_KIND_KERNEL, 100, 1, "G", t++, 10, -1, l);
+            device_event(s, XPV_KIND_KERNEL, 100, 2, "G", t++, 10, -1, l == &c ? &a : l);
+            device_event(s, XPV_KIND_KERNEL, 101, 1, "G", t++, 10, -1, l == &c ? &b : l);
+        }
+    for (int i = 0; i < 300; i++) {
+        xpv_launch many = shape(1 + i % 280, 64, 16, -1, 0);
+        device_event(s, XPV_KIND_KERNEL, 100, 1, "M", 10000 + i, 10, -1, &many);
+    }
+    finish(s);
+
+    CU_ASSERT_EQUAL(q_int(db, ks("shapes", "kernel", 0, "G")), 3);
+    CU_ASSERT_EQUAL(q_int(db, ks("shapes", "kernel", 1, "G")), 2);
+    CU_ASSERT_EQUAL(q_int(db, ks("shapes", "kernel", -1, "G")), 3);
+    CU_ASSERT_EQUAL(q_int(db, ks("count", "kernel", -1, "G")), 54);
+    CU_ASSERT_EQUAL(q_int(db, ks("shapes", "kernel", 0, "M")), 256); /* saturates */
+    CU_ASSERT_EQUAL(q_int(db, ks("count", "kernel", 0, "M")), 300);
+    sqlite3_close(db);
+}
+
 static void test_memcpy_memset_apart(void)
 {
     sqlite3 *db = fresh_index();
@@ -697,6 +732,7 @@ int main(void)
     static const xpv_test_case tests[] = {
         {"exact totals, medians, stddev, percent per device", test_kernel_stats_exact},
         {"launch shapes, ops and collectives", test_launch_shapes_and_collectives},
+        {"shapes shared across streams and devices", test_shapes_shared_and_interleaved},
         {"memcpy and memset summarised apart", test_memcpy_memset_apart},
         {"TPU XLA ops and hlo_category", test_tpu_xla_ops},
         {"CPU op through correlation", test_op_through_correlation},
