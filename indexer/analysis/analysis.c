@@ -10,7 +10,9 @@
  *
  * Memory while streaming: 8 bytes per kernel / memcpy / memset / XLA-op
  * duration up to DURATION_MEM_CAP (16 MB), spilled to a temp file beyond;
- * a few hundred bytes per track and per (kind, name, track) group; 40 bytes
+ * a few hundred bytes per track and per (kind, name, track) group; 4 bytes
+ * per name id below 4 M (kernel_stats.c's name -> group array, 16 MB at
+ * most); 16-32 bytes per distinct launch shape of each group; 40 bytes
  * per step marker; the capture (capture.c): 9-12 bytes per device event,
  * XLA module and host launch up to CAPTURE_LIMIT (128 MB; past it the
  * capture is dropped and finish reads the store instead), kept until the
@@ -22,7 +24,9 @@
  *    overlap, or when PyTorch kernels need their CPU op, 24 bytes per host
  *    launch up to LAUNCH_LIMIT (1 M launches, 24 MB; later ones use the
  *    time join, with a warning);
- *  - the durations of one batch of names when they were spilled (16 MB);
+ *  - the durations of one batch of names when they were spilled (16 MB),
+ *    at the same time as the breakdown's intervals when it runs beside the
+ *    kernel_stats rows;
  *  - at most INTERVAL_CAP busy intervals (16 bytes each: 64 MB) before
  *    step windows are scanned in chunks, and a sort buffer as large as the
  *    largest set of one step and device.
