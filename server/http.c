@@ -30,7 +30,11 @@ void xpv_reply_free(xpv_reply *r)
     r->stream = NULL;
 }
 
-int xpv_http_request_complete(void **con_cls, size_t *upload_size)
+/* 1 when the request (and any body, read and dropped) is complete and can
+ * be answered; otherwise the access handler returns MHD_YES and is called
+ * again. Answering on libmicrohttpd's first call would make it close the
+ * connection, losing keep-alive. */
+static int request_complete(void **con_cls, size_t *upload_size)
 {
     static int marker;
     if (*con_cls == NULL) {
@@ -42,6 +46,21 @@ int xpv_http_request_complete(void **con_cls, size_t *upload_size)
         return 0;
     }
     return 1;
+}
+
+enum MHD_Result xpv_http_on_request(void *cls, struct MHD_Connection *c, const char *url,
+                                    const char *method, const char *version,
+                                    const char *upload_data, size_t *upload_size, void **con_cls)
+{
+    (void)version;
+    (void)upload_data;
+    if (!request_complete(con_cls, upload_size)) return MHD_YES;
+    const xpv_http_site *site = cls;
+    xpv_reply r;
+    xpv_reply_init(&r);
+    site->answer(site->ctx, c, url, method, &r);
+    if (site->cors) r.cors = 1;
+    return xpv_http_send(c, &r);
 }
 
 void xpv_reply_error(xpv_reply *r, int status, const char *fmt, ...)

@@ -56,10 +56,21 @@ size_t xpv_http_query_bytes(struct MHD_Connection *c);
 
 /* Queues the reply (and frees it). */
 enum MHD_Result xpv_http_send(struct MHD_Connection *c, xpv_reply *r);
-/* For an access handler: 1 when the request (and any body, read and
- * dropped) is complete and can be answered; otherwise the handler returns
- * MHD_YES and is called again. Answering on libmicrohttpd's first call
- * would make it close the connection, losing keep-alive. */
-int xpv_http_request_complete(void **con_cls, size_t *upload_size);
+/* Fills r with the answer to one complete request. */
+typedef void (*xpv_http_answer_fn)(void *ctx, struct MHD_Connection *c, const char *url,
+                                   const char *method, xpv_reply *r);
+
+/* What one listener answers with; it must outlive the daemon. */
+typedef struct {
+    xpv_http_answer_fn answer;
+    void *ctx;
+    int cors; /* replies allow any origin */
+} xpv_http_site;
+
+/* The libmicrohttpd access handler of every listener; cls is its
+ * xpv_http_site. */
+enum MHD_Result xpv_http_on_request(void *cls, struct MHD_Connection *c, const char *url,
+                                    const char *method, const char *version,
+                                    const char *upload_data, size_t *upload_size, void **con_cls);
 
 #endif

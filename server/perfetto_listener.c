@@ -13,9 +13,10 @@
 
 static struct MHD_Daemon *perfetto_daemon;
 
-static void answer(xpv_server *s, struct MHD_Connection *c, const char *url, const char *method,
+static void answer(void *ctx, struct MHD_Connection *c, const char *url, const char *method,
                    xpv_reply *r)
 {
+    xpv_server *s = ctx;
     if (strcmp(method, "OPTIONS") == 0) {
         r->status = 204;
         r->allow = "GET, HEAD, OPTIONS";
@@ -41,28 +42,15 @@ static void answer(xpv_server *s, struct MHD_Connection *c, const char *url, con
     xpv_trace_stream_reply(s, c, id, 0, r);
 }
 
-static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
-                                  const char *method, const char *version, const char *upload_data,
-                                  size_t *upload_size, void **con_cls)
-{
-    (void)version;
-    (void)upload_data;
-    if (!xpv_http_request_complete(con_cls, upload_size)) return MHD_YES;
-    xpv_reply r;
-    xpv_reply_init(&r);
-    answer(cls, c, url, method, &r);
-    r.cors = 1;
-    return xpv_http_send(c, &r);
-}
-
 int xpv_perfetto_start(xpv_server *s, int port, xpv_err *err)
 {
     int ipv6, bound, busy;
     int fd = xpv_listen_open("127.0.0.1", port, &ipv6, &bound, &busy, err);
     if (fd < 0) return -1;
+    s->perfetto_site = (xpv_http_site){answer, s, 1};
     perfetto_daemon =
-        MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO, 0, NULL, NULL, on_request,
-                         s, MHD_OPTION_LISTEN_SOCKET, fd, MHD_OPTION_THREAD_POOL_SIZE, (unsigned)2,
+        MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO, 0, NULL, NULL,
+                         xpv_http_on_request, &s->perfetto_site, MHD_OPTION_LISTEN_SOCKET, fd, MHD_OPTION_THREAD_POOL_SIZE, (unsigned)2,
                          MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)120,
                          MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(128 * 1024), MHD_OPTION_END);
     if (!perfetto_daemon) {

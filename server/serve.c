@@ -94,9 +94,10 @@ static const char *path_problem(const char *url)
     return NULL;
 }
 
-static void route(xpv_server *s, struct MHD_Connection *c, const char *url, const char *method,
+static void route(void *ctx, struct MHD_Connection *c, const char *url, const char *method,
                   xpv_reply *r)
 {
+    xpv_server *s = ctx;
     const char *problem;
     if (strlen(url) + xpv_http_query_bytes(c) > XPV_HTTP_MAX_URL) {
         xpv_reply_error(r, 414, "URL longer than %d bytes", XPV_HTTP_MAX_URL);
@@ -131,19 +132,6 @@ static void route(xpv_server *s, struct MHD_Connection *c, const char *url, cons
     xpv_static_reply(url, r);
 }
 
-static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
-                                  const char *method, const char *version, const char *upload_data,
-                                  size_t *upload_size, void **con_cls)
-{
-    (void)version;
-    (void)upload_data;
-    if (!xpv_http_request_complete(con_cls, upload_size)) return MHD_YES;
-    xpv_reply r;
-    xpv_reply_init(&r);
-    route(cls, c, url, method, &r);
-    return xpv_http_send(c, &r);
-}
-
 static size_t pool_threads(void)
 {
     long n = sysconf(_SC_NPROCESSORS_ONLN);
@@ -155,8 +143,9 @@ static size_t pool_threads(void)
 static struct MHD_Daemon *start_main(xpv_server *s, int fd, int ipv6)
 {
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | (ipv6 ? MHD_USE_IPv6 : 0);
+    s->main_site = (xpv_http_site){route, s, 0};
     return MHD_start_daemon(
-        flags, 0, NULL, NULL, on_request, s, MHD_OPTION_LISTEN_SOCKET, fd,
+        flags, 0, NULL, NULL, xpv_http_on_request, &s->main_site, MHD_OPTION_LISTEN_SOCKET, fd,
         MHD_OPTION_THREAD_POOL_SIZE, (unsigned)pool_threads(), MHD_OPTION_CONNECTION_LIMIT,
         (unsigned)2048, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)120,
         MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(256 * 1024), MHD_OPTION_END);

@@ -9,6 +9,7 @@
 #define XPV_SERVER_H
 
 #include "cli.h"
+#include "http.h"
 #include "../common/xpv_common.h"
 
 #define XPV_SERVER_PATH_MAX 4096
@@ -36,6 +37,7 @@ typedef struct xpv_server {
     xpv_server_progress progress; /* under mu */
     volatile int stop;
     struct xpv_block_marks *marks; /* resume marks for long event blocks (thread-safe) */
+    xpv_http_site main_site, perfetto_site; /* what each listener answers with */
 } xpv_server;
 
 /* The calling thread's read-only index connection, opened on first use and
