@@ -129,9 +129,10 @@ static void encode_event(xpv_buf *b, const xpv_event *ev, int64_t prev_ts)
         for (uint32_t i = 0; i < ev->nargs; i++) bytes += arg_size(&ev->args[i]);
         p = xpv_varint_put(p, ev->nargs);
         p = xpv_varint_put(p, bytes);
-        unsigned char *args_start = p;
+        const unsigned char *args_start = p;
         for (uint32_t i = 0; i < ev->nargs; i++) p = encode_arg(p, &ev->args[i]);
         assert((size_t)(p - args_start) == bytes);
+        (void)args_start; /* read only by the assert */
     }
     assert((size_t)(p - start) <= event_bound(ev));
     b->len += (size_t)(p - start);

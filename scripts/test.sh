@@ -2,7 +2,8 @@
 # test.sh — README command 2: installs what is missing, builds with
 # -Wall -Wextra -Werror, and runs the whole suite (CUnit unit tests,
 # end-to-end tests of the real binary, browser tests in headless Chromium),
-# then the unit tests again under AddressSanitizer and UBSan.
+# compiles the Release (NDEBUG) build, then runs the unit tests again under
+# AddressSanitizer and UBSan.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -12,6 +13,11 @@ jobs=$(nproc 2>/dev/null || echo 2)
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DXPV_WERROR=ON >/dev/null
 cmake --build build -j"$jobs"
 (cd build && ctest --output-on-failure -j"$jobs" "$@")
+
+# A Release build defines NDEBUG: a variable read only by an assert, or a
+# warning that only -O3 finds, must not break it.
+cmake -S . -B build-release -DCMAKE_BUILD_TYPE=Release -DXPV_WERROR=ON >/dev/null
+cmake --build build-release -j"$jobs" --target xprof-view xpv-gen
 
 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DXPV_WERROR=ON -DXPV_SANITIZE=ON >/dev/null
 cmake --build build-asan -j"$jobs"

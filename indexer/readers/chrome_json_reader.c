@@ -1669,7 +1669,7 @@ static int read_top_object(reader *r)
     for (;;) {
         if (c < 0) return end_error(r, "unexpected end of input");
         if (c != '"') return fail_at(r, r->p, "expected a key");
-        slice key;
+        slice key = {0};
         int rc = parse_whole(r, scan_key, &key, MAX_KEY_BYTES);
         if (rc > 0) return fail_at(r, r->p, "key too long");
         if (rc < 0) return -1;
