@@ -75,6 +75,10 @@ typedef struct {
     int32_t dynamic_shared_bytes;
     double occupancy_pct;
     uint32_t op; /* interned name of the op that launched it (hlo_op / tf_op / cpu op) */
+    /* Nonzero when launches with the same key have the same grid, block,
+     * registers and shared memory (xplane: the interned kernel_details text
+     * they were parsed from), so a consumer can skip comparing them; 0 none. */
+    uint32_t shape_key;
 } xpv_launch;
 
 typedef struct {
@@ -101,6 +105,7 @@ static inline void xpv_launch_init(xpv_launch *l)
     l->registers_per_thread = l->static_shared_bytes = l->dynamic_shared_bytes = -1;
     l->occupancy_pct = -1.0;
     l->op = 0;
+    l->shape_key = 0;
 }
 
 static inline void xpv_event_init(xpv_event *e)

@@ -12,7 +12,8 @@
  * duration up to DURATION_MEM_CAP (16 MB), spilled to a temp file beyond;
  * a few hundred bytes per track and per (kind, name, track) group; 4 bytes
  * per name id below 4 M (kernel_stats.c's name -> group array, 16 MB at
- * most); 16-32 bytes per distinct launch shape of each group; 40 bytes
+ * most) and as much per launch shape key (string ids too); 16-32 bytes
+ * per distinct launch shape of each group; 40 bytes
  * per step marker; the capture (capture.c): 9-12 bytes per device event,
  * XLA module and host launch up to CAPTURE_LIMIT (128 MB; past it the
  * capture is dropped and finish reads the store instead), kept until the

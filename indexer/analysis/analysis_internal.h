@@ -186,6 +186,8 @@ typedef struct {
     size_t ntracks;
     uint32_t *by_name; /* name id -> the group it was last found in (UINT32_MAX none) */
     size_t nby_name;
+    uint32_t *by_shape_key; /* launch shape key -> shape id (UINT32_MAX unseen) */
+    size_t nby_shape_key;
     xpv_shape *shapes;
     uint32_t *shape_group; /* per shape: the group that saw it last (cuts pair lookups) */
     size_t nshapes, cap_shapes;

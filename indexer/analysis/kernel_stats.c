@@ -29,7 +29,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define BY_NAME_MAX (1u << 22) /* 16 MB of uint32 at most */
+#define BY_NAME_MAX (1u << 22) /* 16 MB of uint32 at most, per array */
+#define SHAPELESS (UINT32_MAX - 1) /* by_shape_key: the key's launches have no shape */
 
 static uint64_t group_key(unsigned kind, uint32_t track, uint32_t name)
 {
@@ -59,6 +60,7 @@ void xpv_kstats_free(xpv_kstats *k)
     free(k->g);
     free(k->last_on_track);
     free(k->by_name);
+    free(k->by_shape_key);
     free(k->shapes);
     free(k->shape_group);
     xpv_idmap_free(&k->index);
@@ -173,9 +175,8 @@ static int shape_of(const xpv_launch *l, xpv_shape *s)
     return s->grid[0] >= 0 || s->block[0] >= 0 || s->registers >= 0 || s->shared_bytes >= 0;
 }
 
-static void note_shape(xpv_kstats *k, uint32_t gi, const xpv_shape *s)
+static void note_shape(xpv_kstats *k, uint32_t gi, uint32_t id)
 {
-    uint32_t id = shape_id(k, s);
     xpv_kgroup *g = &k->g[gi];
     g->last_shape = id;
     if (k->shape_group[id] == gi) return; /* the group that saw it last: a pair known */
@@ -188,13 +189,30 @@ static void note_shape(xpv_kstats *k, uint32_t gi, const xpv_shape *s)
     g->shapes[g->nshapes++] = id;
 }
 
-static void note_launch(xpv_kstats *k, uint32_t gi, const xpv_launch *l)
+/* The shape id of a launch, UINT32_MAX when it says nothing of its shape.
+ * Launches with a shape key (one per kernel_details text) find it in an
+ * array slot once their key has been seen; the others are compared with
+ * the group's previous shape, then hashed. */
+static uint32_t launch_shape(xpv_kstats *k, const xpv_launch *l, uint32_t last)
 {
     xpv_shape s;
+    if (l->shape_key && l->shape_key < BY_NAME_MAX) {
+        k->by_shape_key = xpv_grow_to_index(k->by_shape_key, &k->nby_shape_key, l->shape_key,
+                                            sizeof *k->by_shape_key, 0xFF);
+        uint32_t *slot = &k->by_shape_key[l->shape_key];
+        if (*slot == UINT32_MAX) *slot = shape_of(l, &s) ? shape_id(k, &s) : SHAPELESS;
+        return *slot == SHAPELESS ? UINT32_MAX : *slot;
+    }
+    if (!shape_of(l, &s)) return UINT32_MAX;
+    if (last != UINT32_MAX && memcmp(&k->shapes[last], &s, sizeof s) == 0) return last;
+    return shape_id(k, &s);
+}
+
+static void note_launch(xpv_kstats *k, uint32_t gi, const xpv_launch *l)
+{
     xpv_kgroup *g = &k->g[gi];
-    if (shape_of(l, &s) &&
-        (g->last_shape == UINT32_MAX || memcmp(&k->shapes[g->last_shape], &s, sizeof s) != 0))
-        note_shape(k, gi, &s);
+    uint32_t id = launch_shape(k, l, g->last_shape);
+    if (id != UINT32_MAX && id != g->last_shape) note_shape(k, gi, id);
     if (l->occupancy_pct >= 0) {
         g->occ_sum += l->occupancy_pct;
         g->occ_n++;

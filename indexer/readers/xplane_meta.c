@@ -638,6 +638,7 @@ const xpv_launch *xpl_ref_launch(xpl_plane *pl, xpl_meta *ref)
         ref->launch = arena_alloc(pl, sizeof *ref->launch);
         xpv_launch_init(ref->launch);
         xpv_kernel_details_parse(s, len, ref->launch);
+        ref->launch->shape_key = ref->name; /* one text, one shape */
     }
     return ref->launch;
 }

@@ -267,8 +267,9 @@ static void test_launch_shapes_and_collectives(void)
 
 /* Shapes that alternate, shared by several streams and devices, interleaved
  * (what defeats caching by "the previous instance" or "the last group that
- * saw this shape"), and a kernel with more shapes than are counted. */
-static void test_shapes_shared_and_interleaved(void)
+ * saw this shape"), and a kernel with more shapes than are counted; the
+ * launches carry shape keys (as xplane's do) or not. */
+static void shapes_shared_and_interleaved(int keyed)
 {
     sqlite3 *db = fresh_index();
     xpv_sink *s = open_sink(db);
@@ -276,6 +277,7 @@ static void test_shapes_shared_and_interleaved(void)
     xpv_sink_process_device(s, 101, 1);
     xpv_launch a = shape(2, 128, 32, 50, 0), b = shape(4, 128, 32, 50, 0),
                c = shape(8, 128, 32, 50, 0);
+    if (keyed) a.shape_key = 11, b.shape_key = 12, c.shape_key = 13;
     const xpv_launch *order[] = {&a, &b, &a, &b, &a, &c};
     int64_t t = 100;
     for (int rep = 0; rep < 3; rep++)
@@ -287,6 +289,7 @@ static void test_shapes_shared_and_interleaved(void)
         }
     for (int i = 0; i < 300; i++) {
         xpv_launch many = shape(1 + i % 280, 64, 16, -1, 0);
+        if (keyed) many.shape_key = (uint32_t)(1000 + i % 280);
         device_event(s, XPV_KIND_KERNEL, 100, 1, "M", 10000 + i, 10, -1, &many);
     }
     finish(s);
@@ -297,6 +300,40 @@ static void test_shapes_shared_and_interleaved(void)
     CU_ASSERT_EQUAL(q_int(db, ks("count", "kernel", -1, "G")), 54);
     CU_ASSERT_EQUAL(q_int(db, ks("shapes", "kernel", 0, "M")), 256); /* saturates */
     CU_ASSERT_EQUAL(q_int(db, ks("count", "kernel", 0, "M")), 300);
+    sqlite3_close(db);
+}
+
+static void test_shapes_shared_and_interleaved(void) { shapes_shared_and_interleaved(0); }
+static void test_shapes_shared_and_interleaved_keyed(void) { shapes_shared_and_interleaved(1); }
+
+/* A shape key stands for one shape, but one shape may have several keys
+ * (texts that differ in occupancy only) or none; a key whose launches have
+ * no shape counts none. */
+static void test_shape_keys(void)
+{
+    sqlite3 *db = fresh_index();
+    xpv_sink *s = open_sink(db);
+    xpv_sink_process_device(s, 100, 0);
+    xpv_launch k1 = shape(2, 128, 32, 50, 0), k2 = shape(2, 128, 32, 70, 0);
+    xpv_launch plain = shape(2, 128, 32, -1, 0), other = shape(3, 128, 32, -1, 0), none;
+    xpv_launch_init(&none);
+    k1.shape_key = 5, k2.shape_key = 6, other.shape_key = 7, none.shape_key = 8;
+    const xpv_launch *order[] = {&k1, &plain, &k2, &k1, &plain, &k2};
+    for (int i = 0; i < 6; i++)
+        device_event(s, XPV_KIND_KERNEL, 100, 1, "one", 100 + i, 10, -1, order[i]);
+    device_event(s, XPV_KIND_KERNEL, 100, 1, "two", 200, 10, -1, &k1);
+    device_event(s, XPV_KIND_KERNEL, 100, 1, "two", 201, 10, -1, &other);
+    device_event(s, XPV_KIND_KERNEL, 100, 1, "two", 202, 10, -1, &k1);
+    device_event(s, XPV_KIND_KERNEL, 100, 1, "shapeless", 300, 10, -1, &none);
+    device_event(s, XPV_KIND_KERNEL, 100, 1, "shapeless", 301, 10, -1, &none);
+    finish(s);
+
+    CU_ASSERT_EQUAL(q_int(db, ks("shapes", "kernel", 0, "one")), 1);
+    CU_ASSERT_STRING_EQUAL(q_text(db, ks("grid", "kernel", 0, "one")), "2,1,1");
+    CU_ASSERT_DOUBLE_EQUAL(q_double(db, ks("occupancy_pct", "kernel", 0, "one")), 60, 1e-9);
+    CU_ASSERT_EQUAL(q_int(db, ks("shapes", "kernel", -1, "two")), 2);
+    CU_ASSERT_EQUAL(q_int(db, ks("shapes", "kernel", 0, "shapeless")), 0);
+    CU_ASSERT_STRING_EQUAL(q_text(db, ks("grid", "kernel", 0, "shapeless")), "<null>");
     sqlite3_close(db);
 }
 
@@ -733,6 +770,8 @@ int main(void)
         {"exact totals, medians, stddev, percent per device", test_kernel_stats_exact},
         {"launch shapes, ops and collectives", test_launch_shapes_and_collectives},
         {"shapes shared across streams and devices", test_shapes_shared_and_interleaved},
+        {"shapes shared across streams and devices, keyed", test_shapes_shared_and_interleaved_keyed},
+        {"shape keys", test_shape_keys},
         {"memcpy and memset summarised apart", test_memcpy_memset_apart},
         {"TPU XLA ops and hlo_category", test_tpu_xla_ops},
         {"CPU op through correlation", test_op_through_correlation},
