@@ -306,8 +306,10 @@ int xpv_steps_build(xpv_step_markers *s, const xpv_analysis_input *in, const uin
                     const uint8_t *kernel_tracks, int64_t base_ns, xpv_step_list *out,
                     xpv_err *err);
 void xpv_step_list_free(xpv_step_list *l);
-/* Index of the step whose window contains t (ps from base_ns), or -1. */
-long xpv_step_at(const xpv_step_list *s, int64_t t);
+/* Index of the step whose window contains t (ps from base_ns), or -1.
+ * hint (may be NULL; start it at 0) keeps the previous answer's place, so
+ * callers walking times in order skip the binary search. */
+long xpv_step_at(const xpv_step_list *s, int64_t t, size_t *hint);
 
 /* Picoseconds from base_ns to ts_ns, clamped to +-2^51 ns (~26 days) so no
  * clock, however odd (a stray event at ts 0 beside epoch times), overflows
@@ -329,8 +331,9 @@ static inline int64_t xpv_add_sat(int64_t a, int64_t b)
     if (__builtin_add_overflow(a, b, &r)) return b > 0 ? INT64_MAX : INT64_MIN;
     return r;
 }
-/* How many steps start at or before t (steps are sorted by start). */
-size_t xpv_steps_started_by(const xpv_step_list *s, int64_t t);
+/* How many steps start at or before t (steps are sorted by start); hint as
+ * for xpv_step_at. */
+size_t xpv_steps_started_by(const xpv_step_list *s, int64_t t, size_t *hint);
 
 /* ---- step_breakdown.c ---- */
 

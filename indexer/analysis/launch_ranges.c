@@ -35,15 +35,16 @@ typedef struct {
     xpv_corr_range *runs;
     size_t nruns, cap_runs;
     int too_many;
+    size_t step_hint; /* launches of a track come in time order */
 } range_ctx;
 
 /* Position of time t (ps from base): 2k + 1 inside step k, else 2i where i
  * steps start at or before t. */
-static int64_t position_of(const xpv_step_list *s, int64_t t)
+static int64_t position_of(const xpv_step_list *s, int64_t t, size_t *hint)
 {
-    long k = xpv_step_at(s, t);
+    long k = xpv_step_at(s, t, hint);
     if (k >= 0) return 2 * (int64_t)k + 1;
-    return 2 * (int64_t)xpv_steps_started_by(s, t);
+    return 2 * (int64_t)xpv_steps_started_by(s, t, hint);
 }
 
 static int pair_by_corr(const void *pa, const void *pb)
@@ -91,8 +92,8 @@ static int range_visit(void *ctx, const xpv_event *ev, int64_t block_id, uint32_
     range_ctx *c = ctx;
     if (ev->kind != XPV_KIND_LAUNCH || ev->corr < 0) return 0;
     if (c->n == CHUNK_PAIRS) flush_pairs(c);
-    c->buf[c->n++] =
-        (pair){ev->corr, position_of(c->steps, xpv_ps_since(c->steps->base_ns, ev->ts_ns))};
+    int64_t t = xpv_ps_since(c->steps->base_ns, ev->ts_ns);
+    c->buf[c->n++] = (pair){ev->corr, position_of(c->steps, t, &c->step_hint)};
     return 0;
 }
 
@@ -148,6 +149,10 @@ long xpv_launches_step(const xpv_launches *l, const xpv_step_list *steps, int64_
                        size_t *hint)
 {
     if (l->ranges) {
+        /* device events of a stream mostly come in id order: the run that
+         * held the previous id is tried first */
+        const xpv_corr_range *r = *hint < l->nranges ? &l->ranges[*hint] : NULL;
+        if (r && r->lo <= corr && corr <= r->hi) return r->pos % 2 ? (long)(r->pos / 2) : -1;
         size_t lo = 0, hi = l->nranges;
         while (lo < hi) {
             size_t mid = lo + (hi - lo) / 2;
@@ -157,10 +162,11 @@ long xpv_launches_step(const xpv_launches *l, const xpv_step_list *steps, int64_
                 hi = mid;
         }
         if (lo == 0 || corr > l->ranges[lo - 1].hi) return -2;
+        *hint = lo - 1;
         int64_t p = l->ranges[lo - 1].pos;
         return p % 2 ? (long)(p / 2) : -1;
     }
     const xpv_launch_rec *r = xpv_launches_find(l, corr, hint);
     if (!r) return -2;
-    return xpv_step_at(steps, xpv_ps_since(steps->base_ns, r->ts_ns));
+    return xpv_step_at(steps, xpv_ps_since(steps->base_ns, r->ts_ns), NULL);
 }

@@ -33,6 +33,7 @@ typedef struct {
     size_t nl, capl;
     cpu_op *ops;
     size_t nops, capops;
+    size_t step_hint;
 } track_ctx;
 
 static void push_launch(xpv_launches *l, xpv_launch_rec r)
@@ -66,7 +67,9 @@ static int track_visit(void *ctx, const xpv_event *ev, int64_t block_id, uint32_
             c->l->dropped++;
             return 0;
         }
-        if (c->steps && xpv_step_at(c->steps, xpv_ps_since(c->steps->base_ns, ev->ts_ns)) < 0) return 0;
+        if (c->steps &&
+            xpv_step_at(c->steps, xpv_ps_since(c->steps->base_ns, ev->ts_ns), &c->step_hint) < 0)
+            return 0;
         if (!c->link_ops) { /* no sweep needed: straight into the table */
             push_launch(c->l, (xpv_launch_rec){ev->corr, ev->ts_ns, 0});
             return 0;

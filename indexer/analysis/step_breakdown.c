@@ -59,7 +59,11 @@ typedef struct {
     int union_live;      /* the first pass still gathers the unions */
     int64_t *step_ivals; /* first pass: intervals per step, for sizing chunks */
     int64_t by_corr, by_time;
-    size_t hint; /* last launch found */
+    size_t hint;           /* last launch found */
+    size_t start_hint;     /* step of the previous event's start (time join) */
+    size_t end_hint;       /* steps started before the previous event's end */
+    uint8_t *name_classes; /* name id -> CLASS_* bits, cached from o->collective */
+    size_t nname_classes;
 } bd_ctx;
 
 /* The kinds category() can count: store scans read only blocks holding them. */
@@ -84,7 +88,25 @@ int xpv_breakdown_needs_no_store(const xpv_analysis_input *in)
     return in->capture && xpv_capture_covers(in->capture, &q);
 }
 
-static int category(const bd_ctx *c, const xpv_event *ev)
+/* Name classes cached per name id: known / collective, for kernels (bits 0-1)
+ * and XLA ops (bits 2-3); ids past NAME_CACHE_MAX ask the map each time. */
+#define NAME_CACHE_MAX (1u << 22)
+
+static int is_collective(bd_ctx *c, unsigned kind, uint32_t name)
+{
+    const xpv_idmap *coll = c->o->collective;
+    uint64_t key = ((uint64_t)kind << 32) | name;
+    if (name >= NAME_CACHE_MAX) return xpv_idmap_get(coll, key) != NULL;
+    c->name_classes = xpv_grow_to_index(c->name_classes, &c->nname_classes, name, 1, 0);
+    unsigned shift = kind == XPV_KIND_KERNEL ? 0 : 2, bits = c->name_classes[name] >> shift;
+    if (!(bits & 1)) {
+        bits = 1u | (xpv_idmap_get(coll, key) ? 2u : 0u);
+        c->name_classes[name] |= (uint8_t)(bits << shift);
+    }
+    return (bits & 2) != 0;
+}
+
+static int category(bd_ctx *c, const xpv_event *ev)
 {
     switch (ev->kind) {
     case XPV_KIND_MEMCPY_H2D:
@@ -105,8 +127,7 @@ static int category(const bd_ctx *c, const xpv_event *ev)
     default:
         return -1;
     }
-    uint64_t key = ((uint64_t)ev->kind << 32) | ev->name;
-    return xpv_idmap_get(c->o->collective, key) ? C_COLLECTIVE : C_COMPUTE;
+    return is_collective(c, ev->kind, ev->name) ? C_COLLECTIVE : C_COMPUTE;
 }
 
 static int assign_visit(void *ctx, const xpv_event *ev, int64_t block_id, uint32_t index)
@@ -119,7 +140,7 @@ static int assign_visit(void *ctx, const xpv_event *ev, int64_t block_id, uint32
     long k =
         ev->corr >= 0 ? xpv_launches_step(c->o->launches, c->o->steps, ev->corr, &c->hint) : -2;
     int by_corr = k != -2;
-    if (!by_corr) k = xpv_step_at(c->o->steps, xpv_ps_since(base, ev->ts_ns));
+    if (!by_corr) k = xpv_step_at(c->o->steps, xpv_ps_since(base, ev->ts_ns), &c->start_hint);
     if (k < 0) return 0;
     if (by_corr)
         c->by_corr++;
@@ -148,14 +169,9 @@ static int window_visit(void *ctx, const xpv_event *ev, int64_t block_id, uint32
     if (e > c->w1) e = c->w1;
     if (e <= s) return 0;
     /* steps of the chunk that start before e, newest first, while one may still reach s */
-    size_t lo = c->k0, hi = c->k1;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (st[mid].start_ps < e)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    size_t lo = xpv_steps_started_by(c->o->steps, e - 1, &c->end_hint);
+    if (lo < c->k0) lo = c->k0;
+    if (lo > c->k1) lo = c->k1;
     for (size_t k = lo; k-- > c->k0 && c->max_end[k] > s;) {
         int64_t cs = s > st[k].start_ps ? s : st[k].start_ps;
         int64_t ce = e < st[k].end_ps ? e : st[k].end_ps;
@@ -428,5 +444,6 @@ void xpv_breakdown_free(xpv_breakdown *b)
     free(c->per_step);
     free(c->track_slot);
     free(c->slot_device);
+    free(c->name_classes);
     free(b);
 }

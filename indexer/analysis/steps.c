@@ -325,8 +325,15 @@ int xpv_steps_build(xpv_step_markers *s, const xpv_analysis_input *in, const uin
     return from_modules(s, in, module_tracks, kernel_tracks, base_ns, out, err);
 }
 
-size_t xpv_steps_started_by(const xpv_step_list *s, int64_t t)
+size_t xpv_steps_started_by(const xpv_step_list *s, int64_t t, size_t *hint)
 {
+    if (hint && *hint <= s->n) { /* the previous answer, or the one after it */
+        size_t h = *hint;
+        if (h == 0 || s->v[h - 1].start_ps <= t) {
+            if (h == s->n || s->v[h].start_ps > t) return h;
+            if (h + 1 == s->n || s->v[h + 1].start_ps > t) return *hint = h + 1;
+        }
+    }
     size_t lo = 0, hi = s->n;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
@@ -335,12 +342,13 @@ size_t xpv_steps_started_by(const xpv_step_list *s, int64_t t)
         else
             hi = mid;
     }
+    if (hint) *hint = lo;
     return lo;
 }
 
-long xpv_step_at(const xpv_step_list *s, int64_t t)
+long xpv_step_at(const xpv_step_list *s, int64_t t, size_t *hint)
 {
-    size_t lo = xpv_steps_started_by(s, t);
+    size_t lo = xpv_steps_started_by(s, t, hint);
     /* lo = steps starting at or before t; overlapping steps: look back a little. */
     for (size_t i = lo, tries = 0; i > 0 && tries < 8; i--, tries++)
         if (t < s->v[i - 1].end_ps) return (long)(i - 1);
