@@ -2,11 +2,13 @@
  * analysis.c — the analysis entry points (analysis.h): routes each stored
  * event to the kernel summaries (kernel_stats.c) and the step markers
  * (steps.c) while the profile streams in, then at finish runs, in order:
- * steps (steps.c) -> launches by correlation (launches.c) -> ops for
- * PyTorch kernels -> hlo_category groups -> which units are collectives ->
- * the kernel_stats rows, with the step breakdown (step_breakdown.c)
- * computed beside them on a second thread when the capture answers all its
- * scans (that thread never touches SQLite) -> the steps rows.
+ * steps (steps.c) -> [PyTorch kernels without an op: the launches by
+ * correlation (launches.c) and their CPU ops] -> hlo_category groups ->
+ * which units are collectives -> the kernel_stats rows, with the step join
+ * beside them on a second thread when the capture answers all its scans
+ * (that thread never touches SQLite): the launches by correlation (unless
+ * built already; launch_ranges.c or launches.c), then the step breakdown's
+ * compute (step_breakdown.c) -> the steps rows.
  *
  * Memory while streaming: 8 bytes per kernel / memcpy / memset / XLA-op
  * duration up to DURATION_MEM_CAP (16 MB), spilled to a temp file beyond;
@@ -42,6 +44,7 @@
  */
 #include "analysis_internal.h"
 
+#include <assert.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -214,19 +217,26 @@ static int need_op_links(const xpv_kstats *k)
 }
 
 /* PyTorch kernels without an op need the per-launch table (the CPU op of
- * each launch; other producers have no cpu_op events to link to);
- * otherwise steps need only which step each id was launched in, which the
- * runs of ids (launch_ranges.c) give in far less memory when they agree. */
-static int build_launches(xpv_analysis *a, const xpv_analysis_input *in, const track_sets *ts,
+ * each launch; other producers have no cpu_op events to link to). */
+static int needs_link_ops(const xpv_analysis *a, const xpv_analysis_input *in)
+{
+    return a->device_events_with_corr && a->kinds[XPV_KIND_LAUNCH] && need_op_links(&a->ks) &&
+           strcmp(in->producer, "PyTorch") == 0;
+}
+
+/* The host launches device events join their step through: with link_ops,
+ * the per-launch table with each launch's CPU op; otherwise steps need only
+ * which step each id was launched in, which the runs of ids
+ * (launch_ranges.c) give in far less memory when they agree. */
+static int build_launches(int link_ops, const xpv_analysis_input *in, const uint8_t *launch_tracks,
                           const xpv_step_list *steps, xpv_launches *l, xpv_err *err)
 {
-    int link_ops = need_op_links(&a->ks) && strcmp(in->producer, "PyTorch") == 0;
     if (!link_ops && !steps->n) return 0;
     if (!link_ops) {
-        int ranged = xpv_launch_ranges_build(l, in, ts->launch, steps, err);
+        int ranged = xpv_launch_ranges_build(l, in, launch_tracks, steps, err);
         if (ranged != 0) return ranged < 0 ? -1 : 0;
     }
-    return xpv_launches_build(l, in, ts->launch, link_ops, steps, LAUNCH_LIMIT, err);
+    return xpv_launches_build(l, in, launch_tracks, link_ops, steps, LAUNCH_LIMIT, err);
 }
 
 /* Ops through correlation (PyTorch), hlo_category groups (TPU), then which
@@ -241,33 +251,55 @@ static int classify_kernels(xpv_analysis *a, const xpv_analysis_input *in, const
     return 0;
 }
 
-/* The step breakdown's compute phase, on its own thread: it reads only the
- * capture (its input has no db), while the caller's thread writes the
- * kernel_stats rows through SQLite. */
+/* The step join: the host launches (unless built already, for the ops of
+ * PyTorch kernels), then the step breakdown's compute phase. On its own
+ * thread it reads only the capture (its input has no db), while the
+ * caller's thread writes the kernel_stats rows through SQLite. */
 typedef struct {
     xpv_breakdown *bd;
+    const uint8_t *launch_tracks; /* build launches from these first, or NULL */
+    const xpv_step_list *steps;
+    xpv_launches *launches;
     xpv_analysis_input in;
     pthread_t thread;
     int started, rc;
     xpv_err err;
 } breakdown_job;
 
+static int step_join(breakdown_job *j, const xpv_analysis_input *in, xpv_err *err)
+{
+    if (j->launch_tracks &&
+        build_launches(0, in, j->launch_tracks, j->steps, j->launches, err) != 0)
+        return -1;
+    return xpv_breakdown_compute(j->bd, in, err);
+}
+
 static void *breakdown_main(void *arg)
 {
     breakdown_job *j = arg;
-    j->rc = xpv_breakdown_compute(j->bd, &j->in, &j->err);
+    j->rc = step_join(j, &j->in, &j->err);
     return NULL;
 }
 
-/* Starts the breakdown beside the caller when the capture answers all of
- * its scans; otherwise (or when no thread can be started) computes it now. */
+/* 1 when the capture answers every scan of the step join. */
+static int join_needs_no_store(const xpv_analysis_input *in)
+{
+    xpv_store_query q;
+    xpv_store_query_all(&q, in->profile_id);
+    q.kinds = XPV_KIND_BIT(XPV_KIND_LAUNCH);
+    q.skip_args = 1;
+    return xpv_breakdown_needs_no_store(in) && xpv_capture_covers(in->capture, &q);
+}
+
+/* Starts the step join beside the caller when the capture answers all of
+ * its scans; otherwise (or when no thread can be started) runs it now. */
 static int breakdown_start(breakdown_job *j, const xpv_analysis_input *in, xpv_err *err)
 {
     j->in = *in;
     j->in.db = NULL;
-    j->started = xpv_breakdown_needs_no_store(in) &&
+    j->started = join_needs_no_store(in) &&
                  pthread_create(&j->thread, NULL, breakdown_main, j) == 0;
-    return j->started ? 0 : xpv_breakdown_compute(j->bd, in, err);
+    return j->started ? 0 : step_join(j, in, err);
 }
 
 static int breakdown_join(breakdown_job *j, int rc, xpv_err *err)
@@ -300,12 +332,18 @@ static void warn_steps(const xpv_analysis *a, const xpv_step_list *steps,
              (long long)a->markers.dropped, (long long)a->markers.n);
 }
 
-/* kernel_stats rows on this thread, the step breakdown beside them, then
- * the steps rows. */
+/* kernel_stats rows on this thread, the step join beside them (building
+ * *launches from launch_tracks first, when not NULL; o->launches points to
+ * it), then the steps rows. */
 static int write_rows(xpv_analysis *a, const xpv_analysis_input *in, xpv_breakdown_opts *o,
-                      double *t_kernels, xpv_err *err)
+                      const uint8_t *launch_tracks, xpv_launches *launches, double *t_kernels,
+                      xpv_err *err)
 {
-    breakdown_job job = {.bd = xpv_breakdown_new(in, o)};
+    assert(o->launches == launches);
+    breakdown_job job = {.bd = xpv_breakdown_new(in, o),
+                         .launch_tracks = launch_tracks,
+                         .steps = o->steps,
+                         .launches = launches};
     int rc = breakdown_start(&job, in, err);
     if (rc == 0) rc = xpv_kstats_write(&a->ks, in, err);
     xpv_kstats_free(&a->ks); /* the durations are no longer needed */
@@ -340,8 +378,11 @@ int xpv_analysis_finish(xpv_analysis *a, const xpv_analysis_input *caller_in,
     xpv_step_list steps = {0};
     int rc = xpv_steps_build(&a->markers, in, ts.module, ts.kernel, work_base(a), &steps, err);
     steps.profile_base_ns = a->base_ns;
-    if (rc == 0 && a->device_events_with_corr && a->kinds[XPV_KIND_LAUNCH])
-        rc = build_launches(a, in, &ts, &steps, &launches, err);
+    /* the launches are built now when the ops of kernels need them, else
+     * by the step join beside the kernel_stats rows */
+    int link_ops = needs_link_ops(a, in);
+    int join = a->device_events_with_corr && a->kinds[XPV_KIND_LAUNCH];
+    if (rc == 0 && link_ops) rc = build_launches(1, in, ts.launch, &steps, &launches, err);
     double t_launches = xpv_now_mono();
     int64_t spilled = a->ks.durs.nspilled;
     size_t groups = a->ks.n;
@@ -353,7 +394,8 @@ int xpv_analysis_finish(xpv_analysis *a, const xpv_analysis_input *caller_in,
                             .collective = &collective,
                             .interval_cap = a->interval_cap};
     double t_kernels = t_launches;
-    if (rc == 0) rc = write_rows(a, in, &o, &t_kernels, err);
+    const uint8_t *join_launches = join && !link_ops ? ts.launch : NULL;
+    if (rc == 0) rc = write_rows(a, in, &o, join_launches, &launches, &t_kernels, err);
     if (rc == 0) warn_steps(a, &steps, &o, out);
     if (launches.dropped)
         warn(out,
@@ -362,8 +404,9 @@ int xpv_analysis_finish(xpv_analysis *a, const xpv_analysis_input *caller_in,
              (long long)launches.n, (long long)launches.dropped);
     if (a->timing)
         fprintf(stderr,
-                "xpv-analysis: finish %.3f s (steps + launches %.3f s, kernel_stats rows %.3f s"
-                " with the step breakdown beside them, then %.3f s more for the breakdown;"
+                "xpv-analysis: finish %.3f s (steps %.3f s, kernel_stats rows %.3f s"
+                " with the launch join and step breakdown beside them, then %.3f s more for"
+                " them;"
                 " %zu groups, %lld durations spilled, %lld launches, %lld id ranges, %lld steps;"
                 " capture %s, %.1f MB)\n",
                 xpv_now_mono() - t0, t_launches - t0, t_kernels - t_launches,

@@ -6,7 +6,9 @@
  * The sorts are plain quicksorts (Hoare partition, median of three,
  * insertion sort below 16 elements): Hoare's partition stays balanced on
  * many equal keys, which kernel durations have. A median needs no sort:
- * xpv_select_i64 partitions around one rank in linear time. Intervals
+ * xpv_select_i64 partitions around one rank in linear time, branch-free
+ * (values below the pivot, then equal to it, then above), so that random
+ * durations cost no mispredicted branches and equal ones still progress. Intervals
  * usually arrive as a few runs already in order (the store returns each
  * track's events per duration class, each class in time order), so their
  * sort merges runs first and falls back to quicksort on disorder.
@@ -72,18 +74,38 @@ void xpv_sort_i64(int64_t *v, size_t n)
     insertion_i64(v, n);
 }
 
+/* Moves the values below `below` to the front of v and returns how many.
+ * Every element is swapped whatever its value: no branch to mispredict on
+ * random durations. */
+static size_t partition_below(int64_t *v, size_t n, int64_t below)
+{
+    size_t front = 0;
+    for (size_t i = 0; i < n; i++) {
+        int64_t x = v[i];
+        v[i] = v[front];
+        v[front] = x;
+        front += x < below;
+    }
+    return front;
+}
+
 void xpv_select_i64(int64_t *v, size_t n, size_t k)
 {
     assert(k < n);
     while (n > 16) {
-        size_t left = partition_i64(v, n);
-        if (k < left) { /* keep only the side holding rank k */
-            n = left;
-        } else {
-            v += left;
-            k -= left;
-            n -= left;
+        int64_t pivot = median3(v[0], v[n / 2], v[n - 1]); /* one of v's values */
+        size_t lt = partition_below(v, n, pivot);
+        if (k < lt) { /* keep only the side holding rank k */
+            n = lt;
+            continue;
         }
+        /* v[lt, n) >= pivot: the values equal to it (at least the pivot
+         * itself) go next, so every round drops some, duplicates or not */
+        size_t eq = pivot == INT64_MAX ? n - lt : partition_below(v + lt, n - lt, pivot + 1);
+        if (k < lt + eq) return;
+        v += lt + eq;
+        k -= lt + eq;
+        n -= lt + eq;
     }
     insertion_i64(v, n);
 }

@@ -153,11 +153,11 @@ static void stats_of(int64_t *v, size_t n, dur_stats *s)
         s->median = ((double)lower + (double)v[n / 2]) / 2.0;
     }
     s->stddev = 0;
-    if (n > 1) {
-        long double mean = (long double)s->total / (long double)n, ss = 0;
+    if (n > 1) { /* two passes around the exact mean: no cancellation */
+        double mean = (double)s->total / (double)n, ss = 0;
         for (size_t i = 0; i < n; i++)
-            ss += ((long double)v[i] - mean) * ((long double)v[i] - mean);
-        s->stddev = (double)sqrtl(ss / (long double)(n - 1));
+            ss += ((double)v[i] - mean) * ((double)v[i] - mean);
+        s->stddev = sqrt(ss / (double)(n - 1));
     }
 }
 

@@ -28,7 +28,15 @@ static void test_select_matches_sort(void)
         size_t n = 1 + next() % 3000;
         int64_t *v = xpv_xmalloc(n * sizeof *v), *sorted = xpv_xmalloc(n * sizeof *v);
         int64_t range = round % 3 == 0 ? 4 : 1000000; /* many equal keys, or few */
-        for (size_t i = 0; i < n; i++) v[i] = sorted[i] = (int64_t)(next() % (uint64_t)range);
+        static const int64_t extremes[] = {INT64_MIN, -1, 0, INT64_MAX};
+        for (size_t i = 0; i < n; i++) {
+            v[i] = (int64_t)(next() % (uint64_t)range);
+            if (round % 7 == 1) v[i] = INT64_MAX;              /* all equal, at the top */
+            if (round % 7 == 2) v[i] = extremes[next() % 4];   /* the int64 limits */
+            if (round % 7 == 3) v[i] = (int64_t)i;             /* already in order */
+            if (round % 7 == 4) v[i] = (int64_t)(n - i);       /* reversed */
+            sorted[i] = v[i];
+        }
         qsort(sorted, n, sizeof *sorted, cmp_i64);
         size_t k = next() % n;
         xpv_select_i64(v, n, k);
