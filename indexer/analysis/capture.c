@@ -130,18 +130,18 @@ static int scan_segment(const xpv_capture_track *t, const xpv_capture_seg *s, ui
 {
     xpv_varint_reader r = {t->buf + s->offset, t->buf + t->len, 0};
     int64_t ts = s->prev_ts, corr = s->prev_corr;
+    xpv_event ev; /* visitors only read it: the fields set below are all that change */
+    xpv_event_init(&ev);
+    ev.track = track;
     for (uint32_t i = 0; i < s->n; i++) {
         unsigned head = xpv_varint_u8(&r);
-        xpv_event ev;
-        xpv_event_init(&ev);
         ev.kind = (uint8_t)(head & 0x3F);
-        ev.track = track;
         ts += xpv_zigzag_get(&r);
         ev.ts_ns = ts;
         ev.dur_ns = (int64_t)xpv_varint_get(&r) - 1;
         ev.dur_ps = ev.dur_ns >= 0 ? ev.dur_ns * 1000 : -1;
         ev.name = (uint32_t)xpv_varint_get(&r);
-        if (head & 0x80) ev.corr = corr += xpv_zigzag_get(&r);
+        ev.corr = head & 0x80 ? (corr += xpv_zigzag_get(&r)) : -1;
         if (head & 0x40) ev.dur_ps += xpv_zigzag_get(&r);
         assert(!r.bad); /* written by xpv_capture_add in this process */
         if (!(q->kinds & XPV_KIND_BIT(ev.kind))) continue;
