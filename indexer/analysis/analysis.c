@@ -28,11 +28,12 @@
  *    launch up to LAUNCH_LIMIT (1 M launches, 24 MB; later ones use the
  *    time join, with a warning);
  *  - the durations of one batch of names when they were spilled (16 MB),
- *    at the same time as the breakdown's intervals when it runs beside the
- *    kernel_stats rows;
+ *    at the same time as the step join's pairs and intervals when it runs
+ *    beside the kernel_stats rows;
  *  - at most INTERVAL_CAP busy intervals (16 bytes each: 64 MB) before
  *    step windows are scanned in chunks, and a sort buffer as large as the
- *    largest set of one step and device.
+ *    largest set of one step and device; a byte per name id below 4 M
+ *    (which names are collectives, cached).
  *
  * Environment (read once, in xpv_analysis_new): XPV_ANALYSIS=off skips the
  * analysis (for measuring its cost); XPV_TIMING=1 prints the finish time

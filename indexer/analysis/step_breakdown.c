@@ -62,7 +62,7 @@ typedef struct {
     size_t hint;           /* last launch found */
     size_t start_hint;     /* step of the previous event's start (time join) */
     size_t end_hint;       /* steps started before the previous event's end */
-    uint8_t *name_classes; /* name id -> CLASS_* bits, cached from o->collective */
+    uint8_t *name_classes; /* name id -> is_collective()'s cached bits */
     size_t nname_classes;
 } bd_ctx;
 
