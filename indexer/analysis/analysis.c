@@ -265,9 +265,9 @@ typedef struct {
     pthread_t thread;
     int started, rc;
     xpv_err err;
-} breakdown_job;
+} join_job;
 
-static int step_join(breakdown_job *j, const xpv_analysis_input *in, xpv_err *err)
+static int step_join(join_job *j, const xpv_analysis_input *in, xpv_err *err)
 {
     if (j->launch_tracks &&
         build_launches(0, in, j->launch_tracks, j->steps, j->launches, err) != 0)
@@ -275,9 +275,9 @@ static int step_join(breakdown_job *j, const xpv_analysis_input *in, xpv_err *er
     return xpv_breakdown_compute(j->bd, in, err);
 }
 
-static void *breakdown_main(void *arg)
+static void *join_main(void *arg)
 {
-    breakdown_job *j = arg;
+    join_job *j = arg;
     j->rc = step_join(j, &j->in, &j->err);
     return NULL;
 }
@@ -294,16 +294,16 @@ static int join_needs_no_store(const xpv_analysis_input *in)
 
 /* Starts the step join beside the caller when the capture answers all of
  * its scans; otherwise (or when no thread can be started) runs it now. */
-static int breakdown_start(breakdown_job *j, const xpv_analysis_input *in, xpv_err *err)
+static int join_start(join_job *j, const xpv_analysis_input *in, xpv_err *err)
 {
     j->in = *in;
     j->in.db = NULL;
     j->started = join_needs_no_store(in) &&
-                 pthread_create(&j->thread, NULL, breakdown_main, j) == 0;
+                 pthread_create(&j->thread, NULL, join_main, j) == 0;
     return j->started ? 0 : step_join(j, in, err);
 }
 
-static int breakdown_join(breakdown_job *j, int rc, xpv_err *err)
+static int join_wait(join_job *j, int rc, xpv_err *err)
 {
     if (!j->started) return rc;
     pthread_join(j->thread, NULL);
@@ -341,16 +341,16 @@ static int write_rows(xpv_analysis *a, const xpv_analysis_input *in, xpv_breakdo
                       xpv_err *err)
 {
     assert(o->launches == launches);
-    breakdown_job job = {.bd = xpv_breakdown_new(in, o),
+    join_job job = {.bd = xpv_breakdown_new(in, o),
                          .launch_tracks = launch_tracks,
                          .steps = o->steps,
                          .launches = launches};
-    int rc = breakdown_start(&job, in, err);
+    int rc = join_start(&job, in, err);
     if (rc == 0) rc = xpv_kstats_write(&a->ks, in, err);
     xpv_kstats_free(&a->ks); /* the durations are no longer needed */
     xpv_kstats_init(&a->ks, 0);
     *t_kernels = xpv_now_mono();
-    rc = breakdown_join(&job, rc, err);
+    rc = join_wait(&job, rc, err);
     if (rc == 0) rc = xpv_breakdown_write(job.bd, in, err);
     xpv_breakdown_free(job.bd);
     return rc;
