@@ -221,8 +221,7 @@ static int need_op_links(const xpv_kstats *k)
  * each launch; other producers have no cpu_op events to link to). */
 static int needs_link_ops(const xpv_analysis *a, const xpv_analysis_input *in)
 {
-    return a->device_events_with_corr && a->kinds[XPV_KIND_LAUNCH] && need_op_links(&a->ks) &&
-           strcmp(in->producer, "PyTorch") == 0;
+    return need_op_links(&a->ks) && strcmp(in->producer, "PyTorch") == 0;
 }
 
 /* The host launches device events join their step through: with link_ops,
@@ -381,10 +380,10 @@ int xpv_analysis_finish(xpv_analysis *a, const xpv_analysis_input *caller_in,
     steps.profile_base_ns = a->base_ns;
     /* the launches are built now when the ops of kernels need them, else
      * by the step join beside the kernel_stats rows */
-    int link_ops = needs_link_ops(a, in);
     int join = a->device_events_with_corr && a->kinds[XPV_KIND_LAUNCH];
+    int link_ops = join && needs_link_ops(a, in);
     if (rc == 0 && link_ops) rc = build_launches(1, in, ts.launch, &steps, &launches, err);
-    double t_launches = xpv_now_mono();
+    double t_steps = xpv_now_mono();
     int64_t spilled = a->ks.durs.nspilled;
     size_t groups = a->ks.n;
     if (rc == 0) rc = classify_kernels(a, in, &ts, &launches, &collective, err);
@@ -394,7 +393,7 @@ int xpv_analysis_finish(xpv_analysis *a, const xpv_analysis_input *caller_in,
                             .launches = &launches,
                             .collective = &collective,
                             .interval_cap = a->interval_cap};
-    double t_kernels = t_launches;
+    double t_kernels = t_steps;
     const uint8_t *join_launches = join && !link_ops ? ts.launch : NULL;
     if (rc == 0) rc = write_rows(a, in, &o, join_launches, &launches, &t_kernels, err);
     if (rc == 0) warn_steps(a, &steps, &o, out);
@@ -405,12 +404,13 @@ int xpv_analysis_finish(xpv_analysis *a, const xpv_analysis_input *caller_in,
              (long long)launches.n, (long long)launches.dropped);
     if (a->timing)
         fprintf(stderr,
-                "xpv-analysis: finish %.3f s (steps %.3f s, kernel_stats rows %.3f s"
+                "xpv-analysis: finish %.3f s (steps, with PyTorch's op links, %.3f s,"
+                " kernel_stats rows %.3f s"
                 " with the launch join and step breakdown beside them, then %.3f s more for"
                 " them;"
                 " %zu groups, %lld durations spilled, %lld launches, %lld id ranges, %lld steps;"
                 " capture %s, %.1f MB)\n",
-                xpv_now_mono() - t0, t_launches - t0, t_kernels - t_launches,
+                xpv_now_mono() - t0, t_steps - t0, t_kernels - t_steps,
                 xpv_now_mono() - t_kernels, groups, (long long)spilled, (long long)launches.n,
                 (long long)launches.nranges, (long long)out->step_count,
                 a->capture.overflowed ? "off (store scans)" : "on", a->capture.bytes / 1048576.0);

@@ -28,6 +28,12 @@
 
 #include <stdio.h>
 
+/* Arrays indexed by a string id (name -> group, shape key -> shape, name ->
+ * collective) cover ids below this, 4 M (16 MB of uint32 at most each);
+ * larger ids fall back to a hash map. String ids are dense, so in practice
+ * every id is covered. */
+#define XPV_BY_STRING_MAX (1u << 22)
+
 /* ---- idmap.c ---- */
 
 #define XPV_IDMAP_EMPTY UINT64_MAX /* reserved key */

@@ -29,7 +29,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define BY_NAME_MAX (1u << 22) /* 16 MB of uint32 at most, per array */
 #define SHAPELESS (UINT32_MAX - 1) /* by_shape_key: the key's launches have no shape */
 
 static uint64_t group_key(unsigned kind, uint32_t track, uint32_t name)
@@ -92,10 +91,10 @@ static uint32_t find_group(xpv_kstats *k, unsigned kind, uint32_t name, uint32_t
 
 /* Name ids are dense, so the group last used for a name is an array slot
  * away; readers that deliver a track at a time (xplane) find it there,
- * others fall back to the hash lookup. Names past BY_NAME_MAX always hash. */
+ * others fall back to the hash lookup. Names past XPV_BY_STRING_MAX always hash. */
 static uint32_t group_by_name(xpv_kstats *k, const xpv_event *ev)
 {
-    if (ev->name >= BY_NAME_MAX) return find_group(k, ev->kind, ev->name, ev->track, 1);
+    if (ev->name >= XPV_BY_STRING_MAX) return find_group(k, ev->kind, ev->name, ev->track, 1);
     k->by_name = xpv_grow_to_index(k->by_name, &k->nby_name, ev->name, sizeof *k->by_name, 0xFF);
     uint32_t gi = k->by_name[ev->name];
     if (gi != UINT32_MAX && k->g[gi].track == ev->track && k->g[gi].kind == ev->kind) return gi;
@@ -196,7 +195,7 @@ static void note_shape(xpv_kstats *k, uint32_t gi, uint32_t id)
 static uint32_t launch_shape(xpv_kstats *k, const xpv_launch *l, uint32_t last)
 {
     xpv_shape s;
-    if (l->shape_key && l->shape_key < BY_NAME_MAX) {
+    if (l->shape_key && l->shape_key < XPV_BY_STRING_MAX) {
         k->by_shape_key = xpv_grow_to_index(k->by_shape_key, &k->nby_shape_key, l->shape_key,
                                             sizeof *k->by_shape_key, 0xFF);
         uint32_t *slot = &k->by_shape_key[l->shape_key];

@@ -89,14 +89,12 @@ int xpv_breakdown_needs_no_store(const xpv_analysis_input *in)
 }
 
 /* Name classes cached per name id: known / collective, for kernels (bits 0-1)
- * and XLA ops (bits 2-3); ids past NAME_CACHE_MAX ask the map each time. */
-#define NAME_CACHE_MAX (1u << 22)
-
+ * and XLA ops (bits 2-3); ids past XPV_BY_STRING_MAX ask the map each time. */
 static int is_collective(bd_ctx *c, unsigned kind, uint32_t name)
 {
     const xpv_idmap *coll = c->o->collective;
     uint64_t key = ((uint64_t)kind << 32) | name;
-    if (name >= NAME_CACHE_MAX) return xpv_idmap_get(coll, key) != NULL;
+    if (name >= XPV_BY_STRING_MAX) return xpv_idmap_get(coll, key) != NULL;
     c->name_classes = xpv_grow_to_index(c->name_classes, &c->nname_classes, name, 1, 0);
     unsigned shift = kind == XPV_KIND_KERNEL ? 0 : 2, bits = c->name_classes[name] >> shift;
     if (!(bits & 1)) {
