@@ -150,20 +150,21 @@ long xpv_launches_step(const xpv_launches *l, const xpv_step_list *steps, int64_
 {
     if (l->ranges) {
         /* device events of a stream mostly come in id order: the run that
-         * held the previous id is tried first */
-        const xpv_corr_range *r = *hint < l->nranges ? &l->ranges[*hint] : NULL;
-        if (r && r->lo <= corr && corr <= r->hi) return r->pos % 2 ? (long)(r->pos / 2) : -1;
-        size_t lo = 0, hi = l->nranges;
-        while (lo < hi) {
-            size_t mid = lo + (hi - lo) / 2;
-            if (l->ranges[mid].lo <= corr)
-                lo = mid + 1;
-            else
-                hi = mid;
+         * held the previous id is tried first, then all are bisected */
+        size_t i = *hint;
+        if (i >= l->nranges || corr < l->ranges[i].lo || corr > l->ranges[i].hi) {
+            size_t lo = 0, hi = l->nranges;
+            while (lo < hi) {
+                size_t mid = lo + (hi - lo) / 2;
+                if (l->ranges[mid].lo <= corr)
+                    lo = mid + 1;
+                else
+                    hi = mid;
+            }
+            if (lo == 0 || corr > l->ranges[lo - 1].hi) return -2;
+            *hint = i = lo - 1;
         }
-        if (lo == 0 || corr > l->ranges[lo - 1].hi) return -2;
-        *hint = lo - 1;
-        int64_t p = l->ranges[lo - 1].pos;
+        int64_t p = l->ranges[i].pos;
         return p % 2 ? (long)(p / 2) : -1;
     }
     const xpv_launch_rec *r = xpv_launches_find(l, corr, hint);
