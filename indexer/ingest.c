@@ -1,16 +1,20 @@
 /*
  * ingest.c — the sink readers write into (see ingest.h).
  *
- * Three threads per profile: the reader's thread interns strings, resolves
- * tracks and copies events into a batch; two consumer threads take each
- * full batch, one feeding the event store, one the analysis. Two batches
- * alternate, so parsing one overlaps with storing and analysing the other,
- * and on two cores the OS balances whichever of the three is the slowest.
+ * The reader's thread interns strings, resolves tracks and copies events
+ * into a ring of batches; each full batch goes through two stages, the
+ * event store and the analysis, on consumer threads. With three or more
+ * CPUs each stage has its own thread. With two or fewer, one thread runs
+ * both: the reader is the slowest of the three, and a third busy thread
+ * would only preempt it. The ring lets the consumers fall a few batches
+ * behind in a burst of costly events without stopping the reader.
  *
  * Invariants: the intern and track tables are touched only by the reader's
- * thread until xpv_sink_finish has joined the consumers; the store consumer
- * owns the store and the per-track counters, the analysis consumer the
- * analysis; a handed-off batch is only read. String id 0 is "".
+ * thread until xpv_sink_finish has joined the consumers; the thread running
+ * the store stage owns the store and the per-track counters, the one
+ * running the analysis stage the analysis; each consumer takes the batches
+ * in the order they were filled; a handed-off batch is only read until
+ * every consumer is done with it. String id 0 is "".
  */
 #define _GNU_SOURCE
 #include "ingest.h"
@@ -19,13 +23,16 @@
 
 #include <assert.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
-#define BATCH_EVENTS 16384
-#define BATCH_ARGS 131072
-#define BATCH_ARENA (8u << 20)
+#define NBATCHES 8
+#define BATCH_EVENTS 4096
+#define BATCH_ARGS 32768
+#define BATCH_ARENA (2u << 20)
 #define INTERN_MAX_VALUE_LEN 256
 #define INTERN_MAX_BYTES (256u << 20)
 
@@ -140,14 +147,15 @@ typedef struct {
     char *arena;
     size_t nev, nargs, arena_len;
     size_t cap_ev, cap_args, cap_arena;
+    int pending; /* consumers not yet done with it; 0: free to fill */
 } batch;
 
-/* The threads that take each full batch: storing and analysing overlap. */
-enum { CONSUMER_STORE, CONSUMER_ANALYSIS, NCONSUMERS };
+/* What a consumer does with each full batch, in this order. */
+enum { STAGE_STORE = 1, STAGE_ANALYSIS = 2, MAX_CONSUMERS = 2 };
 
 typedef struct {
     struct xpv_sink *sink;
-    int which;
+    unsigned stages;
     pthread_t thread;
 } consumer;
 
@@ -170,15 +178,14 @@ struct xpv_sink {
     size_t nskip;
     char producer[32];
 
-    /* consumer side: the store writer and the analysis, one thread each */
-    consumer consumers[NCONSUMERS];
-    int nstarted;
+    /* consumer side: the store writer and the analysis */
+    consumer consumers[MAX_CONSUMERS];
+    int nconsumers, nstarted;
     pthread_mutex_t mu;
     pthread_cond_t cv;
-    batch batches[2];
-    int filling;         /* index of the batch the reader fills */
-    uint64_t generation; /* batches handed off so far */
-    int consuming;       /* consumers still working on the handed-off batch */
+    batch batches[NBATCHES];
+    int filling;     /* index of the batch the reader fills */
+    uint64_t handed; /* batches handed off so far */
     int quit;
     xpv_store_writer *store;
     xpv_analysis *analysis;
@@ -203,6 +210,7 @@ static void batch_init(batch *b)
     b->args = xpv_xmalloc(b->cap_args * sizeof *b->args);
     b->arena = xpv_xmalloc(b->cap_arena);
     b->nev = b->nargs = b->arena_len = 0;
+    b->pending = 0;
 }
 
 static void batch_free(batch *b)
@@ -250,49 +258,78 @@ static void analyse_batch(xpv_sink *s, const batch *b)
     for (size_t i = 0; i < b->nev; i++) xpv_analysis_event(s->analysis, &b->evs[i]);
 }
 
-/* Each consumer takes every batch once; the batch is released for refilling
- * when the last consumer is done with it. */
+/* Each consumer takes every batch once, in the order they were handed
+ * off; a batch is free for refilling when the last consumer is done. */
 static void *consumer_main(void *arg)
 {
     consumer *c = arg;
     xpv_sink *s = c->sink;
-    uint64_t seen = 0;
+    uint64_t taken = 0;
     pthread_mutex_lock(&s->mu);
     for (;;) {
-        while (s->generation == seen && !s->quit) pthread_cond_wait(&s->cv, &s->mu);
-        if (s->generation == seen) break; /* quitting, nothing left */
-        seen = s->generation;
-        const batch *b = &s->batches[1 - s->filling];
+        while (s->handed == taken && !s->quit)
+            pthread_cond_wait(&s->cv, &s->mu);
+        if (s->handed == taken) break; /* quitting, nothing left */
+        batch *b = &s->batches[taken++ % NBATCHES];
         pthread_mutex_unlock(&s->mu);
-        if (c->which == CONSUMER_STORE) store_batch(s, b);
-        else analyse_batch(s, b);
+        if (c->stages & STAGE_STORE) store_batch(s, b);
+        if (c->stages & STAGE_ANALYSIS) analyse_batch(s, b);
         pthread_mutex_lock(&s->mu);
-        if (--s->consuming == 0) pthread_cond_broadcast(&s->cv);
+        if (--b->pending == 0) pthread_cond_broadcast(&s->cv);
     }
     pthread_mutex_unlock(&s->mu);
     return NULL;
 }
 
-/* Hands the filled batch to the consumers (waiting for them to finish the
- * previous one) and starts filling the other. */
+/* Hands the filled batch to the consumers and starts filling the next one
+ * of the ring, once the consumers are done with what it held. */
 static void hand_off(xpv_sink *s)
 {
     pthread_mutex_lock(&s->mu);
-    while (s->consuming) pthread_cond_wait(&s->cv, &s->mu);
-    s->filling = 1 - s->filling;
-    s->consuming = NCONSUMERS;
-    s->generation++;
+    s->batches[s->filling].pending = s->nconsumers;
+    s->handed++;
     pthread_cond_broadcast(&s->cv);
-    pthread_mutex_unlock(&s->mu);
+    s->filling = (s->filling + 1) % NBATCHES;
     batch *next = &s->batches[s->filling];
+    while (next->pending)
+        pthread_cond_wait(&s->cv, &s->mu);
+    pthread_mutex_unlock(&s->mu);
     next->nev = next->nargs = next->arena_len = 0;
 }
 
 static void wait_consumers_idle(xpv_sink *s)
 {
     pthread_mutex_lock(&s->mu);
-    while (s->consuming) pthread_cond_wait(&s->cv, &s->mu);
+    for (int i = 0; i < NBATCHES; i++)
+        while (s->batches[i].pending)
+            pthread_cond_wait(&s->cv, &s->mu);
     pthread_mutex_unlock(&s->mu);
+}
+
+/* 1 or 2 consumer threads (see the top of this file); XPV_INGEST_CONSUMERS
+ * chooses, for tests and measurements. */
+static int consumer_count(void)
+{
+    const char *env = getenv("XPV_INGEST_CONSUMERS");
+    if (env && (strcmp(env, "1") == 0 || strcmp(env, "2") == 0)) return env[0] - '0';
+    cpu_set_t set;
+    long cpus = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set)
+                                                            : sysconf(_SC_NPROCESSORS_ONLN);
+    return cpus >= 3 ? 2 : 1;
+}
+
+static int start_consumers(xpv_sink *s, xpv_err *err)
+{
+    s->nconsumers = consumer_count();
+    static const unsigned split[MAX_CONSUMERS] = {STAGE_STORE, STAGE_ANALYSIS};
+    for (int i = 0; i < s->nconsumers; i++) {
+        unsigned stages = s->nconsumers == 1 ? STAGE_STORE | STAGE_ANALYSIS : split[i];
+        s->consumers[i] = (consumer){s, stages, 0};
+        if (pthread_create(&s->consumers[i].thread, NULL, consumer_main, &s->consumers[i]) != 0)
+            return xpv_err_set(err, "cannot start the index writer threads");
+        s->nstarted++;
+    }
+    return 0;
 }
 
 /* ---- public: open ---- */
@@ -306,8 +343,8 @@ xpv_sink *xpv_sink_open(sqlite3 *db, int64_t profile_id, xpv_err *err)
     s->ntrack_slots = 256;
     s->track_slots = xpv_xcalloc(s->ntrack_slots, sizeof *s->track_slots);
     snprintf(s->producer, sizeof s->producer, "unknown");
-    batch_init(&s->batches[0]);
-    batch_init(&s->batches[1]);
+    for (int i = 0; i < NBATCHES; i++)
+        batch_init(&s->batches[i]);
     pthread_mutex_init(&s->mu, NULL);
     pthread_cond_init(&s->cv, NULL);
     s->analysis = xpv_analysis_new();
@@ -316,14 +353,9 @@ xpv_sink *xpv_sink_open(sqlite3 *db, int64_t profile_id, xpv_err *err)
         xpv_sink_free(s);
         return NULL;
     }
-    for (int i = 0; i < NCONSUMERS; i++) {
-        s->consumers[i] = (consumer){s, i, 0};
-        if (pthread_create(&s->consumers[i].thread, NULL, consumer_main, &s->consumers[i]) != 0) {
-            xpv_err_set(err, "cannot start the index writer threads");
-            xpv_sink_free(s);
-            return NULL;
-        }
-        s->nstarted++;
+    if (start_consumers(s, err) != 0) {
+        xpv_sink_free(s);
+        return NULL;
     }
     return s;
 }
@@ -775,8 +807,8 @@ void xpv_sink_free(xpv_sink *s)
     xpv_buf_free(&s->facts);
     xpv_buf_free(&s->devices);
     xpv_buf_free(&s->warnings);
-    batch_free(&s->batches[0]);
-    batch_free(&s->batches[1]);
+    for (int i = 0; i < NBATCHES; i++)
+        batch_free(&s->batches[i]);
     pthread_mutex_destroy(&s->mu);
     pthread_cond_destroy(&s->cv);
     free(s);
