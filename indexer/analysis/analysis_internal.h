@@ -69,6 +69,8 @@ typedef struct {
     uint32_t n;                 /* events */
     int64_t prev_ts, prev_corr; /* delta bases before the first event */
     int64_t t_min, t_max;       /* earliest start, latest end (ns) */
+    uint32_t nlaunch;           /* LAUNCH events with an id (corr >= 0) */
+    int64_t launch_lo, launch_hi; /* their smallest and largest id */
 } xpv_capture_seg;
 
 typedef struct {
@@ -93,6 +95,12 @@ void xpv_capture_free(xpv_capture *c);
 int xpv_capture_covers(const xpv_capture *c, const xpv_store_query *q);
 /* Like xpv_store_scan over the capture (block_id -1); needs covers(q). */
 int xpv_capture_scan(const xpv_capture *c, const xpv_store_query *q, xpv_store_visit fn, void *ctx);
+/* Says whether a segment's summary settles it (1: skip its events) or its
+ * events must be visited (0). */
+typedef int (*xpv_capture_seg_fn)(void *ctx, const xpv_capture_seg *seg);
+/* xpv_capture_scan, asking `settled` first for each segment in q's window. */
+int xpv_capture_scan_unsettled(const xpv_capture *c, const xpv_store_query *q,
+                               xpv_capture_seg_fn settled, xpv_store_visit fn, void *ctx);
 /* The scan finish uses: the capture when it covers q, else the store. */
 int xpv_analysis_scan(const xpv_analysis_input *in, const xpv_store_query *q, xpv_store_visit fn,
                       void *ctx, xpv_err *err);

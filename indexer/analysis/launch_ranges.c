@@ -11,10 +11,18 @@
  * chunks, sorted, must not overlap unless they agree on the position; then
  * a device event's id falls in the run of the one position whose launches
  * could have produced it: the same answer the per-launch table gives, for
- * every id that has a launch. (An id inside a run but without a launch of
- * its own joins that position too.) When runs disagree (ids launched at
- * different times interleave) or are too many, the caller falls back to
- * the per-launch table.
+ * every id that has a launch. Runs are maximal: in id order, all launch
+ * ids from one of a position to the next of another; an id without a
+ * launch of its own between two of the same position joins that position.
+ * When runs disagree (ids launched at different times interleave) or are
+ * too many, the caller falls back to the per-launch table.
+ *
+ * When steps do not overlap, positions only grow with time, so a capture
+ * segment (capture.c) whose earliest start and latest end lie at one
+ * position is a run by itself: its smallest and largest launch id, with
+ * no event read. Only segments across a step boundary are decoded. If such
+ * a run holds an id launched elsewhere at another position, every launch
+ * is read instead: the result is the same either way.
  */
 #include "analysis_internal.h"
 
@@ -37,6 +45,13 @@ typedef struct {
     int too_many;
     size_t step_hint; /* launches of a track come in time order */
 } range_ctx;
+
+static int steps_disjoint(const xpv_step_list *s)
+{
+    for (size_t k = 1; k < s->n; k++)
+        if (s->v[k - 1].end_ps > s->v[k].start_ps) return 0;
+    return 1;
+}
 
 /* Position of time t (ps from base): 2k + 1 inside step k, else 2i where i
  * steps start at or before t. */
@@ -86,6 +101,19 @@ static void flush_pairs(range_ctx *c)
     c->n = 0;
 }
 
+/* xpv_capture_seg_fn: a segment at one position is one run, unread. */
+static int range_settled(void *ctx, const xpv_capture_seg *seg)
+{
+    range_ctx *c = ctx;
+    if (seg->nlaunch == 0) return 1; /* nothing range_visit would keep */
+    int64_t base = c->steps->base_ns;
+    int64_t first = position_of(c->steps, xpv_ps_since(base, seg->t_min), &c->step_hint);
+    int64_t last = position_of(c->steps, xpv_ps_since(base, seg->t_max), &c->step_hint);
+    if (first != last) return 0;
+    push_run(c, (xpv_corr_range){seg->launch_lo, seg->launch_hi, first});
+    return 1;
+}
+
 static int range_visit(void *ctx, const xpv_event *ev, int64_t block_id, uint32_t index)
 {
     (void)block_id, (void)index;
@@ -97,19 +125,17 @@ static int range_visit(void *ctx, const xpv_event *ev, int64_t block_id, uint32_
     return 0;
 }
 
-/* Sorts the runs and merges those of one position; 0 when two positions'
- * runs overlap. */
+/* Sorts the runs and merges neighbours of one position; 0 when two
+ * positions' runs overlap. */
 static int merge_runs(range_ctx *c)
 {
     xpv_sort(c->runs, c->nruns, sizeof *c->runs, run_by_lo);
     size_t out = 0;
     for (size_t i = 0; i < c->nruns; i++) {
         xpv_corr_range *last = out ? &c->runs[out - 1] : NULL;
-        if (last && c->runs[i].lo <= last->hi) {
-            if (c->runs[i].pos != last->pos) return 0;
+        if (last && c->runs[i].lo <= last->hi && c->runs[i].pos != last->pos) return 0;
+        if (last && c->runs[i].pos == last->pos) {
             if (c->runs[i].hi > last->hi) last->hi = c->runs[i].hi;
-        } else if (last && c->runs[i].pos == last->pos && c->runs[i].lo == last->hi + 1) {
-            last->hi = c->runs[i].hi;
         } else {
             c->runs[out++] = c->runs[i];
         }
@@ -118,31 +144,52 @@ static int merge_runs(range_ctx *c)
     return 1;
 }
 
+static void launch_query(const xpv_analysis_input *in, size_t track, xpv_store_query *q)
+{
+    xpv_store_query_all(q, in->profile_id);
+    q->track = (int64_t)track;
+    q->kinds = XPV_KIND_BIT(XPV_KIND_LAUNCH);
+    q->skip_args = 1;
+}
+
+/* Gathers the runs of every launch track: settled segments as they are,
+ * the others launch by launch; 1 when they merge. */
+static int collect_runs(range_ctx *c, const xpv_analysis_input *in, const uint8_t *launch_tracks,
+                        int settle, xpv_err *err)
+{
+    c->n = c->nruns = 0;
+    c->too_many = 0;
+    c->step_hint = 0;
+    for (size_t t = 0; t < in->ntracks; t++) {
+        if (!launch_tracks[t]) continue;
+        xpv_store_query q;
+        launch_query(in, t, &q);
+        int rc = settle ? xpv_capture_scan_unsettled(in->capture, &q, range_settled, range_visit, c)
+                        : xpv_analysis_scan(in, &q, range_visit, c, err);
+        if (rc < 0) return -1;
+    }
+    flush_pairs(c);
+    return !c->too_many && merge_runs(c);
+}
+
 int xpv_launch_ranges_build(xpv_launches *l, const xpv_analysis_input *in,
                             const uint8_t *launch_tracks, const xpv_step_list *steps, xpv_err *err)
 {
     range_ctx c = {.steps = steps};
     c.buf = xpv_xmalloc(CHUNK_PAIRS * sizeof *c.buf);
-    int rc = 0;
-    for (size_t t = 0; t < in->ntracks && rc == 0; t++) {
-        if (!launch_tracks[t]) continue;
-        xpv_store_query q;
-        xpv_store_query_all(&q, in->profile_id);
-        q.track = (int64_t)t;
-        q.kinds = XPV_KIND_BIT(XPV_KIND_LAUNCH);
-        q.skip_args = 1;
-        if (xpv_analysis_scan(in, &q, range_visit, &c, err) < 0) rc = -1;
-    }
-    if (rc == 0) flush_pairs(&c);
+    xpv_store_query q;
+    launch_query(in, 0, &q);
+    int settle = in->capture && xpv_capture_covers(in->capture, &q) && steps_disjoint(steps);
+    int ok = collect_runs(&c, in, launch_tracks, settle, err);
+    if (ok == 0 && settle) ok = collect_runs(&c, in, launch_tracks, 0, err);
     free(c.buf);
-    int ok = rc == 0 && !c.too_many && merge_runs(&c);
-    if (ok) {
+    if (ok == 1) {
         l->ranges = c.runs;
         l->nranges = c.nruns;
     } else {
         free(c.runs);
     }
-    return rc < 0 ? -1 : ok;
+    return ok;
 }
 
 long xpv_launches_step(const xpv_launches *l, const xpv_step_list *steps, int64_t corr,

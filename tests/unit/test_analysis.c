@@ -547,6 +547,82 @@ static void test_interleaved_ids(void)
     sqlite3_close(db);
 }
 
+/* A launch on host thread (1, tid) with no duration. */
+static void launch_on(xpv_sink *s, int64_t tid, int64_t ts_ns, int64_t corr)
+{
+    xpv_event ev;
+    xpv_event_init(&ev);
+    ev.track = xpv_sink_track(s, 1, tid);
+    ev.kind = XPV_KIND_LAUNCH;
+    ev.name = xpv_sink_intern_cstr(s, "cudaLaunchKernel");
+    ev.ts_ns = ts_ns;
+    ev.dur_ns = 0;
+    ev.dur_ps = 0;
+    ev.corr = corr;
+    xpv_sink_event(s, &ev);
+}
+
+enum { SEG_STEPS = 4, SEG_LAUNCHES = 200000, SEG_STEP_NS = 10000000, SEG_GAP = 1009 };
+
+static int64_t seg_launch_ts(int64_t i)
+{
+    return SEG_STEP_NS + i * 200;
+}
+
+/* Step (0-based) whose window [k+1 steps, +90%) holds t, or -1. */
+static int seg_step_of(int64_t t)
+{
+    int64_t k = t / SEG_STEP_NS - 1;
+    if (k < 0 || k >= SEG_STEPS || t % SEG_STEP_NS >= SEG_STEP_NS / 10 * 9) return -1;
+    return (int)k;
+}
+
+/* Many launches across step boundaries and the gaps between steps, on one
+ * host thread (even ids) or two with interleaved ids (the second odd ids,
+ * a few never launched): most capture segments settle as a whole, the rest
+ * are read launch by launch. Kernels join through launched ids, ids never
+ * launched (whose neighbours decide) and ids past every launch (time
+ * join); compute per step must match the per-launch rule exactly. */
+static void launch_segments(int threads)
+{
+    sqlite3 *db = fresh_index();
+    xpv_sink *s = open_sink(db);
+    xpv_sink_process_device(s, 100, 0);
+    for (int k = 0; k < SEG_STEPS; k++)
+        marker(s, 1, XPV_STEP_PROFILER_STEP, k, "ProfilerStep", (int64_t)(k + 1) * SEG_STEP_NS,
+               SEG_STEP_NS / 10 * 9);
+    for (int64_t i = 0; i < SEG_LAUNCHES; i++)
+        launch_on(s, 2, seg_launch_ts(i), 2 * i);
+    for (int64_t i = 0; i < SEG_LAUNCHES && threads == 2; i++)
+        if (i % SEG_GAP) launch_on(s, 3, seg_launch_ts(i) + 100, 2 * i + 1);
+    int64_t expect[SEG_STEPS] = {0};
+    for (int64_t i = 0; i + 1 < SEG_LAUNCHES; i += 7) {
+        int64_t corr = 2 * i + (i % 2), dur_ps = 1000 + i % 5000;
+        int k = seg_step_of(seg_launch_ts(i));
+        /* an odd id never launched: its neighbours 2i and 2i + 2 decide */
+        int launched = corr % 2 == 0 || (threads == 2 && i % SEG_GAP);
+        if (!launched && k != seg_step_of(seg_launch_ts(i + 1))) k = -2;
+        /* half a step after its launch, so that the time join would differ */
+        int64_t ts = seg_launch_ts(i) + SEG_STEP_NS / 2;
+        if (k == -2) k = seg_step_of(ts); /* no position: the time join */
+        if (k >= 0) expect[k] += dur_ps;
+        device_event(s, XPV_KIND_KERNEL, 100, 7, "k", ts, dur_ps, corr, NULL);
+    }
+    /* ids past every launch: the time join */
+    device_event(s, XPV_KIND_KERNEL, 100, 7, "k", 2 * SEG_STEP_NS + 5, 777, 4 * SEG_LAUNCHES, NULL);
+    expect[1] += 777;
+    finish(s);
+    for (int k = 0; k < SEG_STEPS; k++)
+        CU_ASSERT_EQUAL(q_int(db, step_col("compute_ps", k, 0)), expect[k]);
+    sqlite3_close(db);
+}
+
+static void test_launch_segments(void)
+{
+    launch_segments(1);
+    launch_segments(2);
+}
+
 static void test_interval_union(void)
 {
     sqlite3 *db = fresh_index();
@@ -757,6 +833,7 @@ static void test_store_path(void)
         test_correlation_vs_time_join();
         test_interval_union();
         test_interleaved_ids();
+        test_launch_segments();
         test_epoch_timestamps();
         test_module_fallback();
         test_spilled_durations();
@@ -779,6 +856,7 @@ int main(void)
         {"correlation join vs time join", test_correlation_vs_time_join},
         {"idle from interval unions", test_interval_union},
         {"interleaved correlation ids", test_interleaved_ids},
+        {"launch segments settled whole or read", test_launch_segments},
         {"epoch timestamps", test_epoch_timestamps},
         {"a stray event at time zero", test_stray_event_at_time_zero},
         {"module fallback", test_module_fallback},
