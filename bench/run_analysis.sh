@@ -8,8 +8,9 @@
 # Each trace is indexed RUNS times into a fresh index with XPV_ANALYSIS=off
 # (the analysis hook returns at once and finish writes nothing) and RUNS
 # times with the analysis on and XPV_TIMING=1 (which prints the time of the
-# finish phase); the best (minimum) of each is kept, since other work on the
-# machine only ever adds time. share = (on - off) / on, in wall time and in
+# finish phase), off and on alternating so that a machine slowing down or
+# speeding up weighs on both; the best (minimum) of each is kept, since
+# other work on the machine only ever adds time. share = (on - off) / on, in wall time and in
 # CPU time (user + sys, both threads): the analysis's whole cost, the
 # per-event hook on the writer thread included. Prints figures; asserts
 # nothing.
@@ -24,20 +25,21 @@ WORK=${TMPDIR:-/tmp}/xpv-bench-analysis-$$
 mkdir -p "$WORK"
 trap 'rm -rf "$WORK"' EXIT
 
-# best DIR DB ENV -> "wall_s cpu_s max_rss_kb" (minimum over RUNS runs)
+# one_run DIR DB ENV LOG: indexes DIR into a fresh DB, appending
+# "wall_s user_s sys_s max_rss_kb" to LOG and the finish time, if printed,
+# to LOG.finish
+one_run() {
+    rm -f "$2" "$2-wal" "$2-shm"
+    env "$3" /usr/bin/time -f "%e %U %S %M" -o "$WORK/time" "$BIN" --list-only --quiet \
+        --profile-dir "$1" --db "$2" >/dev/null 2>"$WORK/stderr" || true
+    cat "$WORK/time" >>"$4"
+    sed -n 's/^xpv-analysis: finish \([0-9.]*\) s.*/\1/p' "$WORK/stderr" >>"$4.finish"
+}
+
+# best LOG -> "wall_s cpu_s max_rss_kb" (minimum wall and CPU, maximum RSS)
 best() {
-    dir=$1 db=$2 envvar=$3
-    : >"$WORK/runs"
-    i=0
-    while [ $i -lt "$RUNS" ]; do
-        rm -f "$db" "$db-wal" "$db-shm"
-        env "$envvar" /usr/bin/time -f "%e %U %S %M" -o "$WORK/time" "$BIN" --list-only --quiet \
-            --profile-dir "$dir" --db "$db" >/dev/null 2>"$WORK/stderr.$envvar" || true
-        cat "$WORK/time" >>"$WORK/runs"
-        i=$((i + 1))
-    done
     awk 'NR == 1 || $1 < w { w = $1 } NR == 1 || $2 + $3 < c { c = $2 + $3 }
-         $4 > m { m = $4 } END { printf "%s %s %s\n", w, c, m }' "$WORK/runs"
+         $4 > m { m = $4 } END { printf "%s %s %s\n", w, c, m }' "$1"
 }
 
 printf '%-8s %-12s %9s %7s %7s %8s %7s %7s %8s %7s %7s\n' kind file events off_s on_s finish_s \
@@ -50,12 +52,18 @@ for kind in jax pytorch; do
         rm -rf "$one"
         mkdir -p "$one/plugins/profile/run"
         ln "$f" "$one/plugins/profile/run/" 2>/dev/null || cp "$f" "$one/plugins/profile/run/"
-        set -- $(best "$one" "$WORK/off.sqlite" XPV_ANALYSIS=off)
+        : >"$WORK/off" && : >"$WORK/on" && : >"$WORK/on.finish"
+        i=0
+        while [ $i -lt "$RUNS" ]; do
+            one_run "$one" "$WORK/off.sqlite" XPV_ANALYSIS=off "$WORK/off"
+            one_run "$one" "$WORK/on.sqlite" XPV_TIMING=1 "$WORK/on"
+            i=$((i + 1))
+        done
+        set -- $(best "$WORK/off")
         off_s=$1 off_cpu=$2 off_rss=$3
-        set -- $(best "$one" "$WORK/on.sqlite" XPV_TIMING=1)
+        set -- $(best "$WORK/on")
         on_s=$1 on_cpu=$2 on_rss=$3
-        fin=$(sed -n 's/^xpv-analysis: finish \([0-9.]*\) s.*/\1/p' "$WORK/stderr.XPV_TIMING=1" |
-            head -1)
+        fin=$(sort -n "$WORK/on.finish" | head -1)
         events=$(sqlite3 "$WORK/on.sqlite" "SELECT events FROM profiles" 2>/dev/null || echo '?')
         case $f in *.xplane.pb) short=xplane ;; *.pt.trace.json.gz) short=pt.json.gz ;;
             *) short=trace.json.gz ;; esac

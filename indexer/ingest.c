@@ -5,9 +5,11 @@
  * into a ring of batches; each full batch goes through two stages, the
  * event store and the analysis, on consumer threads. With three or more
  * CPUs each stage has its own thread. With two or fewer, one thread runs
- * both: the reader is the slowest of the three, and a third busy thread
- * would only preempt it. The ring lets the consumers fall a few batches
- * behind in a burst of costly events without stopping the reader.
+ * both: every reader is slower than the two stages together, and a third
+ * busy thread would only preempt it (a producer cheaper than the stages,
+ * as in bench_store, is faster with two). The ring lets the consumers fall
+ * a few batches behind in a burst of costly events without stopping the
+ * reader.
  *
  * Invariants: the intern and track tables are touched only by the reader's
  * thread until xpv_sink_finish has joined the consumers; the thread running
