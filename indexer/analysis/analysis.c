@@ -281,14 +281,11 @@ static void *join_main(void *arg)
     return NULL;
 }
 
-/* 1 when the capture answers every scan of the step join. */
+/* 1 when the capture answers every scan of the step join (the per-launch
+ * table it falls back to without ops reads what the id runs read). */
 static int join_needs_no_store(const xpv_analysis_input *in)
 {
-    xpv_store_query q;
-    xpv_store_query_all(&q, in->profile_id);
-    q.kinds = XPV_KIND_BIT(XPV_KIND_LAUNCH);
-    q.skip_args = 1;
-    return xpv_breakdown_needs_no_store(in) && xpv_capture_covers(in->capture, &q);
+    return xpv_breakdown_needs_no_store(in) && xpv_launch_ranges_needs_no_store(in);
 }
 
 /* Starts the step join beside the caller when the capture answers all of

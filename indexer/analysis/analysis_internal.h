@@ -273,6 +273,8 @@ void xpv_launches_free(xpv_launches *l);
 int xpv_launch_ranges_build(xpv_launches *l, const xpv_analysis_input *in,
                             const uint8_t *launch_tracks, const struct xpv_step_list *steps,
                             xpv_err *err);
+/* 1 when in's capture answers the launch scans of the step join. */
+int xpv_launch_ranges_needs_no_store(const xpv_analysis_input *in);
 /* The step a device event with id corr was launched in: >= 0 a step, -1 a
  * known launch outside every step, -2 no known launch (join by time). */
 long xpv_launches_step(const xpv_launches *l, const struct xpv_step_list *steps, int64_t corr,

@@ -152,6 +152,13 @@ static void launch_query(const xpv_analysis_input *in, size_t track, xpv_store_q
     q->skip_args = 1;
 }
 
+int xpv_launch_ranges_needs_no_store(const xpv_analysis_input *in)
+{
+    xpv_store_query q;
+    launch_query(in, 0, &q);
+    return in->capture && xpv_capture_covers(in->capture, &q);
+}
+
 /* Gathers the runs of every launch track: settled segments as they are,
  * the others launch by launch; 1 when they merge. */
 static int collect_runs(range_ctx *c, const xpv_analysis_input *in, const uint8_t *launch_tracks,
@@ -177,9 +184,7 @@ int xpv_launch_ranges_build(xpv_launches *l, const xpv_analysis_input *in,
 {
     range_ctx c = {.steps = steps};
     c.buf = xpv_xmalloc(CHUNK_PAIRS * sizeof *c.buf);
-    xpv_store_query q;
-    launch_query(in, 0, &q);
-    int settle = in->capture && xpv_capture_covers(in->capture, &q) && steps_disjoint(steps);
+    int settle = xpv_launch_ranges_needs_no_store(in) && steps_disjoint(steps);
     int ok = collect_runs(&c, in, launch_tracks, settle, err);
     if (ok == 0 && settle) ok = collect_runs(&c, in, launch_tracks, 0, err);
     free(c.buf);
