@@ -3,6 +3,9 @@
  *
  * Invariant: a database handed out by xpv_index_open has the current schema
  * and belongs to the given profile directory. Anything else is removed first.
+ * Its connection is used by one thread at a time (the indexer hands it to
+ * the event store's thread and takes it back when that thread is done), so
+ * it is opened without SQLite's per-call mutex.
  */
 #define _GNU_SOURCE
 #include "index_db.h"
@@ -190,7 +193,9 @@ int xpv_index_open(const char *db_path, const char *profile_dir_abs, sqlite3 **o
     for (int attempt = 0; attempt < 2; attempt++) {
         sqlite3 *db = NULL;
         int exists = access(db_path, F_OK) == 0;
-        int rc = sqlite3_open_v2(db_path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL);
+        int rc = sqlite3_open_v2(db_path, &db,
+                                 SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+                                 NULL);
         if (rc == SQLITE_OK && exists && index_is_current(db, profile_dir_abs)) {
             if (configure(db, err) == 0) {
                 *out = db;

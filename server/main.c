@@ -118,6 +118,9 @@ fail:
 
 int main(int argc, char **argv)
 {
+    /* Nothing reads SQLite's memory statistics, and keeping them takes a
+     * process-wide lock on every allocation of every connection. */
+    sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
     xpv_options o;
     if (xpv_cli_parse(argc, argv, &o) != 0) return 2;
     if (o.show_help) return xpv_cli_usage(stdout), 0;

@@ -128,18 +128,15 @@ static int category(bd_ctx *c, const xpv_event *ev)
     return is_collective(c, ev->kind, ev->name) ? C_COLLECTIVE : C_COMPUTE;
 }
 
-static int assign_visit(void *ctx, const xpv_event *ev, int64_t block_id, uint32_t index)
+/* Adds device event ev, of category cat, to its step. */
+static void assign_event(bd_ctx *c, const xpv_event *ev, int cat)
 {
-    (void)block_id, (void)index;
-    bd_ctx *c = ctx;
-    int cat = ev->dur_ps > 0 ? category(c, ev) : -1;
-    if (cat < 0) return 0;
     int64_t base = c->o->steps->base_ns;
     long k =
         ev->corr >= 0 ? xpv_launches_step(c->o->launches, c->o->steps, ev->corr, &c->hint) : -2;
     int by_corr = k != -2;
     if (!by_corr) k = xpv_step_at(c->o->steps, xpv_ps_since(base, ev->ts_ns), &c->start_hint);
-    if (k < 0) return 0;
+    if (k < 0) return;
     if (by_corr)
         c->by_corr++;
     else
@@ -147,7 +144,6 @@ static int assign_visit(void *ctx, const xpv_event *ev, int64_t block_id, uint32
     acc *row = &c->per_step[(size_t)k * (c->nslots + 1)];
     row[c->track_slot[ev->track]].cat[cat] += ev->dur_ps;
     row[c->nslots].cat[cat] += ev->dur_ps;
-    return 0;
 }
 
 /* Steps [k0, k1) whose windows are scanned together, clipped to [w0, w1). */
@@ -156,11 +152,11 @@ typedef struct {
     int64_t w0, w1;
 } chunk;
 
-static int window_visit(void *ctx, const xpv_event *ev, int64_t block_id, uint32_t index)
+/* Adds the busy interval of device event ev (of some category) to each
+ * step window of the chunk that it overlaps; 1 when that took the
+ * intervals past interval_cap in a chunk that can be split. */
+static int window_event(bd_ctx *c, const xpv_event *ev)
 {
-    (void)block_id, (void)index;
-    bd_ctx *c = ctx;
-    if (ev->dur_ps <= 0 || category(c, ev) < 0) return 0;
     const xpv_step *st = c->o->steps->v;
     int64_t s = xpv_ps_since(c->o->steps->base_ns, ev->ts_ns), e = xpv_add_sat(s, ev->dur_ps);
     if (s < c->w0) s = c->w0;
@@ -182,6 +178,14 @@ static int window_visit(void *ctx, const xpv_event *ev, int64_t block_id, uint32
         if (++c->nivals > c->o->interval_cap && c->splittable) return 1;
     }
     return 0;
+}
+
+static int window_visit(void *ctx, const xpv_event *ev, int64_t block_id, uint32_t index)
+{
+    (void)block_id, (void)index;
+    bd_ctx *c = ctx;
+    if (ev->dur_ps <= 0 || category(c, ev) < 0) return 0;
+    return window_event(c, ev);
 }
 
 static int scan_chunk(bd_ctx *c, xpv_err *err)
@@ -271,9 +275,12 @@ static int process_chunk(bd_ctx *c, chunk ch, xpv_err *err)
  * left to process_chunk's scans of smaller chunks). */
 static int assign_and_union_visit(void *ctx, const xpv_event *ev, int64_t block_id, uint32_t index)
 {
+    (void)block_id, (void)index;
     bd_ctx *c = ctx;
-    assign_visit(ctx, ev, block_id, index);
-    if (window_visit(ctx, ev, block_id, index)) c->union_live = 0;
+    int cat = ev->dur_ps > 0 ? category(c, ev) : -1;
+    if (cat < 0) return 0;
+    assign_event(c, ev, cat);
+    if (window_event(c, ev)) c->union_live = 0;
     return 0;
 }
 
