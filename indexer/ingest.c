@@ -150,6 +150,10 @@ typedef struct {
     size_t nev, nargs, arena_len;
     size_t cap_ev, cap_args, cap_arena;
     int pending; /* consumers not yet done with it; 0: free to fill */
+    /* set when the device work ended after its events: the track devices
+     * then, for the analysis stage (which frees them) */
+    int *track_devices;
+    size_t ntrack_devices;
 } batch;
 
 /* What a consumer does with each full batch, in this order. */
@@ -221,6 +225,7 @@ static void batch_free(batch *b)
     free(b->launches);
     free(b->args);
     free(b->arena);
+    free(b->track_devices);
 }
 
 /* ---- writer thread ---- */
@@ -255,9 +260,14 @@ static void store_batch(xpv_sink *s, const batch *b)
     }
 }
 
-static void analyse_batch(xpv_sink *s, const batch *b)
+static void analyse_batch(xpv_sink *s, batch *b)
 {
     for (size_t i = 0; i < b->nev; i++) xpv_analysis_event(s->analysis, &b->evs[i]);
+    if (b->track_devices) {
+        xpv_analysis_device_work_done(s->analysis, b->track_devices, b->ntrack_devices);
+        free(b->track_devices);
+        b->track_devices = NULL;
+    }
 }
 
 /* Each consumer takes every batch once, in the order they were handed
@@ -497,6 +507,16 @@ static void batch_grow_for(batch *b, const xpv_event *ev, size_t text_bytes)
         b->cap_arena = text_bytes;
         b->arena = xpv_xrealloc(b->arena, b->cap_arena);
     }
+}
+
+void xpv_sink_device_work_done(xpv_sink *s)
+{
+    batch *b = &s->batches[s->filling];
+    free(b->track_devices);
+    b->ntrack_devices = s->ntracks;
+    b->track_devices = xpv_xmalloc((s->ntracks ? s->ntracks : 1) * sizeof *b->track_devices);
+    for (uint32_t id = 0; id < s->ntracks; id++)
+        b->track_devices[id] = find_process(s, s->tracks[id].pid)->device_id;
 }
 
 void xpv_sink_event(xpv_sink *s, const xpv_event *ev)
@@ -760,7 +780,8 @@ static void stop_consumers(xpv_sink *s)
 
 int xpv_sink_finish(xpv_sink *s, xpv_sink_stats *stats, xpv_err *err)
 {
-    if (s->batches[s->filling].nev) hand_off(s);
+    const batch *last = &s->batches[s->filling];
+    if (last->nev || last->track_devices) hand_off(s);
     wait_consumers_idle(s);
     stop_consumers(s);
     if (s->writer_failed) {

@@ -6,6 +6,7 @@
  *   xpv_sink_track()         to get a track id for a (pid, tid) pair,
  *   xpv_sink_process_*() / xpv_sink_thread_*()  to name and sort tracks,
  *   xpv_sink_event()         for every event,
+ *   xpv_sink_device_work_done() when it knows no device work is left (optional),
  *   xpv_sink_fact()          for producer facts (producer, device names, rank, ...).
  * and returns 0, or -1 with an error message naming the byte offset and the
  * reason. Events delivered before an error are kept (the profile is marked
@@ -47,6 +48,10 @@ void xpv_sink_thread_name(xpv_sink *s, int64_t pid, int64_t tid, const char *nam
 void xpv_sink_thread_sort(xpv_sink *s, int64_t pid, int64_t tid, int64_t sort_index);
 
 void xpv_sink_event(xpv_sink *s, const xpv_event *ev);
+/* Promises that no later event is device work (a kernel, copy, memset or
+ * XLA op), so the analysis may summarise that work while the rest streams
+ * in. Optional; a reader that breaks the promise costs time, not accuracy. */
+void xpv_sink_device_work_done(xpv_sink *s);
 
 /* Producer facts. Known keys: "producer" (JAX/XLA, PyTorch, TensorFlow,
  * Nsight Systems, unknown), "rank", "world_size", "device" (repeatable: one

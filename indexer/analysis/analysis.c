@@ -4,7 +4,9 @@
  * (steps.c) while the profile streams in, then at finish runs, in order:
  * steps (steps.c) -> [PyTorch kernels without an op: the launches by
  * correlation (launches.c) and their CPU ops] -> hlo_category groups ->
- * which units are collectives -> the kernel_stats rows, with the step join
+ * which units are collectives -> the kernel_stats rows (computed already if
+ * the reader said when its device work ended, see
+ * xpv_analysis_device_work_done, and nothing changed since), with the step join
  * beside them on a second thread when the capture answers all its scans
  * (that thread never touches SQLite): the launches by correlation (unless
  * built already; launch_ranges.c or launches.c), then the step breakdown's
@@ -27,9 +29,10 @@
  *    overlap, or when PyTorch kernels need their CPU op, 24 bytes per host
  *    launch up to LAUNCH_LIMIT (1 M launches, 24 MB; later ones use the
  *    time join, with a warning);
- *  - the durations of one batch of names when they were spilled (16 MB),
- *    at the same time as the step join's pairs and intervals when it runs
- *    beside the kernel_stats rows;
+ *  - the kernel_stats rows, ~100 bytes each, and while they are computed
+ *    a copy of the durations of one batch of names (16 MB at most): when
+ *    the reader's device work ends, beside the ingest, or at finish, beside
+ *    the step join's pairs and intervals;
  *  - at most INTERVAL_CAP busy intervals (16 bytes each: 64 MB) before
  *    step windows are scanned in chunks, and a sort buffer as large as the
  *    largest set of one step and device; a byte per name id below 4 M
@@ -37,16 +40,19 @@
  *
  * Environment (read once, in xpv_analysis_new): XPV_ANALYSIS=off skips the
  * analysis (for measuring its cost); XPV_TIMING=1 prints the finish time
- * to stderr; XPV_ANALYSIS_DURATION_CAP=<bytes> lowers the in-memory
+ * to stderr; XPV_ANALYSIS_EARLY=off leaves the kernel_stats rows to finish
+ * whatever the reader says; XPV_ANALYSIS_DURATION_CAP=<bytes> lowers the in-memory
  * duration cap, XPV_ANALYSIS_INTERVAL_CAP=<n> the intervals held per
  * step window and XPV_ANALYSIS_CAPTURE_CAP=<bytes> the capture (0: none,
  * finish reads the store) — tests use them to exercise the spill, split and
  * store paths.
  */
+#define _GNU_SOURCE /* SCHED_IDLE */
 #include "analysis_internal.h"
 
 #include <assert.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -67,6 +73,12 @@ struct xpv_analysis {
     int64_t base_ns; /* earliest event start = profiles.start_ns */
     int64_t events;
     int64_t device_events_with_corr;
+    int early;          /* compute kernel_stats rows when the device work ends */
+    xpv_krows rows;     /* computed then, or at finish */
+    int *rows_devices;  /* the track devices they were computed with (NULL: none) */
+    size_t rows_ntracks;
+    pthread_t early_thread; /* computing them; owns ks, rows and rows_* until joined */
+    int early_running, early_failed;
 };
 
 /* A size from the environment (tests lower the caps), else the default. */
@@ -82,6 +94,8 @@ xpv_analysis *xpv_analysis_new(void)
     const char *off = getenv("XPV_ANALYSIS"), *timing = getenv("XPV_TIMING");
     a->disabled = off && strcmp(off, "off") == 0;
     a->timing = timing && *timing && strcmp(timing, "0") != 0;
+    const char *early = getenv("XPV_ANALYSIS_EARLY");
+    a->early = !early || strcmp(early, "off") != 0;
     a->interval_cap = env_size("XPV_ANALYSIS_INTERVAL_CAP", INTERVAL_CAP);
     xpv_kstats_init(&a->ks, env_size("XPV_ANALYSIS_DURATION_CAP", DURATION_MEM_CAP));
     xpv_capture_init(&a->capture, env_size("XPV_ANALYSIS_CAPTURE_CAP", CAPTURE_LIMIT));
@@ -89,12 +103,17 @@ xpv_analysis *xpv_analysis_new(void)
     return a;
 }
 
+static void early_join(xpv_analysis *a);
+
 void xpv_analysis_free(xpv_analysis *a)
 {
     if (!a) return;
+    early_join(a);
     xpv_kstats_free(&a->ks);
     xpv_capture_free(&a->capture);
     xpv_markers_free(&a->markers);
+    xpv_krows_free(&a->rows);
+    free(a->rows_devices);
     free(a->track_kinds);
     free(a);
 }
@@ -121,6 +140,7 @@ void xpv_analysis_event(xpv_analysis *a, const xpv_event *ev)
     case XPV_KIND_MEMCPY_OTHER:
     case XPV_KIND_MEMSET:
     case XPV_KIND_XLA_OP:
+        if (a->early_running) early_join(a); /* device work after the reader said none was left */
         if (ev->dur_ps > 0) xpv_kstats_add(&a->ks, ev);
         if (ev->corr >= 0) a->device_events_with_corr++;
         break;
@@ -131,6 +151,85 @@ void xpv_analysis_event(xpv_analysis *a, const xpv_event *ev)
     default:
         break;
     }
+}
+
+static void drop_rows(xpv_analysis *a)
+{
+    xpv_krows_free(&a->rows);
+    free(a->rows_devices);
+    a->rows_devices = NULL;
+    a->rows_ntracks = 0;
+}
+
+static void early_compute(xpv_analysis *a)
+{
+    xpv_err err = {{0}};
+    a->early_failed = xpv_kstats_rows(&a->ks, a->rows_devices, a->rows_ntracks, &a->rows, &err);
+}
+
+/* Computes the rows at idle priority: the thread runs when a CPU would
+ * otherwise wait (the consumer's, while the slower reader works), so it
+ * slows neither; what is left when finish joins it runs then. Until it is
+ * joined it owns ks, rows and rows_*: xpv_analysis_event joins it before
+ * it touches ks again. */
+static void *early_main(void *arg)
+{
+    struct sched_param idle = {0};
+    pthread_setschedparam(pthread_self(), SCHED_IDLE, &idle); /* else at normal priority */
+    early_compute(arg);
+    return NULL;
+}
+
+static void early_join(xpv_analysis *a)
+{
+    if (!a->early_running) return;
+    pthread_join(a->early_thread, NULL);
+    a->early_running = 0;
+    if (a->early_failed) drop_rows(a); /* finish computes them again, and reports what failed */
+}
+
+void xpv_analysis_device_work_done(xpv_analysis *a, const int *track_device, size_t ntracks)
+{
+    /* XLA ops (TPU) get their hlo_category groups from the store at finish */
+    if (a->disabled || !a->early || a->kinds[XPV_KIND_XLA_OP]) return;
+    early_join(a);
+    drop_rows(a);
+    a->rows_devices = xpv_xmalloc((ntracks ? ntracks : 1) * sizeof *a->rows_devices);
+    memcpy(a->rows_devices, track_device, ntracks * sizeof *track_device);
+    a->rows_ntracks = ntracks;
+    a->early_running = pthread_create(&a->early_thread, NULL, early_main, a) == 0;
+    if (a->early_running) return;
+    early_compute(a);
+    if (a->early_failed) drop_rows(a);
+}
+
+/* 1 when the rows computed as the device work ended still hold: no group
+ * changed since, and every track kept the device it had then (groups on
+ * later tracks would have changed the version). */
+static int early_rows_hold(const xpv_analysis *a, const xpv_analysis_input *in)
+{
+    if (!a->rows_devices || a->rows.version != a->ks.version || a->rows_ntracks > in->ntracks)
+        return 0;
+    for (size_t t = 0; t < a->rows_ntracks; t++)
+        if (a->rows_devices[t] != in->tracks[t].device_id) return 0;
+    return 1;
+}
+
+/* The kernel_stats rows: those computed when the device work ended if they
+ * still hold, else computed now. */
+static int write_kernel_rows(xpv_analysis *a, const xpv_analysis_input *in, int *early,
+                             xpv_err *err)
+{
+    int rc = 0;
+    *early = early_rows_hold(a, in);
+    if (!*early) {
+        int *dev = xpv_track_devices(in);
+        rc = xpv_kstats_rows(&a->ks, dev, in->ntracks, &a->rows, err);
+        free(dev);
+    }
+    if (rc == 0) rc = xpv_kstats_insert(&a->ks, &a->rows, in, err);
+    drop_rows(a);
+    return rc;
 }
 
 /* ---- finish ---- */
@@ -334,7 +433,7 @@ static void warn_steps(const xpv_analysis *a, const xpv_step_list *steps,
  * it), then the steps rows. */
 static int write_rows(xpv_analysis *a, const xpv_analysis_input *in, xpv_breakdown_opts *o,
                       const uint8_t *launch_tracks, xpv_launches *launches, double *t_kernels,
-                      xpv_err *err)
+                      int *early, xpv_err *err)
 {
     assert(o->launches == launches);
     join_job job = {.bd = xpv_breakdown_new(in, o),
@@ -342,7 +441,7 @@ static int write_rows(xpv_analysis *a, const xpv_analysis_input *in, xpv_breakdo
                          .steps = o->steps,
                          .launches = launches};
     int rc = join_start(&job, in, err);
-    if (rc == 0) rc = xpv_kstats_write(&a->ks, in, err);
+    if (rc == 0) rc = write_kernel_rows(a, in, early, err);
     xpv_kstats_free(&a->ks); /* the durations are no longer needed */
     xpv_kstats_init(&a->ks, 0);
     *t_kernels = xpv_now_mono();
@@ -359,6 +458,7 @@ int xpv_analysis_finish(xpv_analysis *a, const xpv_analysis_input *caller_in,
     xpv_analysis_input with_capture = *caller_in;
     with_capture.capture = &a->capture;
     const xpv_analysis_input *in = &with_capture;
+    early_join(a);
     int tpu = a->kinds[XPV_KIND_KERNEL] == 0 && a->kinds[XPV_KIND_XLA_OP] > 0;
     out->kernel_count = a->kinds[XPV_KIND_KERNEL];
     snprintf(out->step_source, sizeof out->step_source, "none");
@@ -392,7 +492,8 @@ int xpv_analysis_finish(xpv_analysis *a, const xpv_analysis_input *caller_in,
                             .interval_cap = a->interval_cap};
     double t_kernels = t_steps;
     const uint8_t *join_launches = join && !link_ops ? ts.launch : NULL;
-    if (rc == 0) rc = write_rows(a, in, &o, join_launches, &launches, &t_kernels, err);
+    int early = 0;
+    if (rc == 0) rc = write_rows(a, in, &o, join_launches, &launches, &t_kernels, &early, err);
     if (rc == 0) warn_steps(a, &steps, &o, out);
     if (launches.dropped)
         warn(out,
@@ -402,12 +503,13 @@ int xpv_analysis_finish(xpv_analysis *a, const xpv_analysis_input *caller_in,
     if (a->timing)
         fprintf(stderr,
                 "xpv-analysis: finish %.3f s (steps, with PyTorch's op links, %.3f s,"
-                " kernel_stats rows %.3f s"
+                " kernel_stats rows %.3f s (%s)"
                 " with the launch join and step breakdown beside them, then %.3f s more for"
                 " them;"
                 " %zu groups, %lld durations spilled, %lld launches, %lld id ranges, %lld steps;"
                 " capture %s, %.1f MB)\n",
                 xpv_now_mono() - t0, t_steps - t0, t_kernels - t_steps,
+                early ? "computed as the device work ended" : "computed now",
                 xpv_now_mono() - t_kernels, groups, (long long)spilled, (long long)launches.n,
                 (long long)launches.nranges, (long long)out->step_count,
                 a->capture.overflowed ? "off (store scans)" : "on", a->capture.bytes / 1048576.0);

@@ -41,7 +41,8 @@ typedef struct {
 typedef struct {
     sqlite3 *db;
     int64_t profile_id;
-    /* Interned string lookup; returns "" for unknown ids. */
+    /* Interned string lookup; returns "" for unknown ids. The text stays
+     * valid (and unchanged) until finish returns. */
     const char *(*string)(void *ctx, uint32_t id, size_t *len);
     void *string_ctx;
     const xpv_track_info *tracks; /* indexed by track id */
@@ -59,6 +60,11 @@ typedef struct {
 
 xpv_analysis *xpv_analysis_new(void);
 void xpv_analysis_event(xpv_analysis *a, const xpv_event *ev);
+/* The reader will send no more device work (kernels, copies, memsets, XLA
+ * ops): the kernel_stats rows may be computed now, on the thread that calls
+ * xpv_analysis_event, with track_device[t] the device of track t (-1 none).
+ * Finish writes them if nothing they depend on changed since. */
+void xpv_analysis_device_work_done(xpv_analysis *a, const int *track_device, size_t ntracks);
 int xpv_analysis_finish(xpv_analysis *a, const xpv_analysis_input *in, xpv_analysis_result *out,
                         xpv_err *err);
 void xpv_analysis_free(xpv_analysis *a);

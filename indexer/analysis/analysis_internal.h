@@ -211,6 +211,7 @@ typedef struct {
     char **cat_names; /* hlo_category values (name ids of XPV_KS_HLO_CATEGORY groups) */
     size_t ncat;
     xpv_idmap cat_index;
+    uint64_t version; /* bumped by every change a kernel_stats row can see */
 } xpv_kstats;
 
 void xpv_kstats_init(xpv_kstats *k, size_t mem_cap);
@@ -228,11 +229,41 @@ int xpv_kstats_link_ops(xpv_kstats *k, const xpv_analysis_input *in, const uint8
 int xpv_kstats_hlo_categories(xpv_kstats *k, const xpv_analysis_input *in,
                               const uint8_t *xla_op_tracks, xpv_err *err);
 /* Marks the groups of collective kernels / XLA ops / hlo categories and puts
- * their keys (kind << 32 | name) into `collective`; before xpv_kstats_write,
+ * their keys (kind << 32 | name) into `collective`; before xpv_kstats_insert,
  * after the ops and hlo categories are known. */
 void xpv_kstats_classify(xpv_kstats *k, const xpv_analysis_input *in, xpv_idmap *collective);
-/* Writes every kernel_stats row. */
-int xpv_kstats_write(xpv_kstats *k, const xpv_analysis_input *in, xpv_err *err);
+
+/* ---- kernel_rows.c ---- */
+
+/* One kernel_stats row, all but its text. */
+typedef struct {
+    uint32_t gi;    /* the first group of its (kind, name) unit */
+    int32_t device; /* -1: over all devices */
+    int64_t count, total, min, max;
+    double median, stddev;
+    double percent; /* of its family's total in its device scope; < 0 when that is 0 */
+    uint32_t op;    /* the most frequent launching op (string id), 0 none */
+    uint32_t shape, nshapes; /* the shape id when nshapes == 1 */
+    double occupancy;        /* mean over the instances that report one, < 0 none */
+} xpv_krow;
+
+typedef struct {
+    xpv_krow *v;
+    size_t n, cap;
+    uint64_t version; /* the xpv_kstats version they were computed from */
+} xpv_krows;
+
+/* Computes every row from the groups (track_device[t]: the device of track
+ * t, -1 for none; tracks from ntracks on have none). Touches neither SQLite
+ * nor strings, and leaves the groups' durations in place. */
+int xpv_kstats_rows(xpv_kstats *k, const int *track_device, size_t ntracks, xpv_krows *out,
+                    xpv_err *err);
+/* Writes rows computed from the groups as they are now, after xpv_kstats_classify. */
+int xpv_kstats_insert(const xpv_kstats *k, const xpv_krows *rows, const xpv_analysis_input *in,
+                      xpv_err *err);
+void xpv_krows_free(xpv_krows *rows);
+/* The device of each track of in (malloc'ed, in->ntracks entries). */
+int *xpv_track_devices(const xpv_analysis_input *in);
 
 /* ---- launches.c ---- */
 

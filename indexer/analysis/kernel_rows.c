@@ -1,16 +1,24 @@
 /*
  * kernel_rows.c — turning the groups of kernel_stats.c into `kernel_stats`
- * rows (see kernel_stats.c for what each column means).
+ * rows (see kernel_stats.c for what each column means), in two steps:
+ *   - xpv_kstats_rows computes every row's numbers from the groups alone
+ *     (no names, no SQLite), so it may run on whichever thread owns the
+ *     analysis, as soon as the reader says no device work is left to come;
+ *   - xpv_kstats_insert gives them their names and categories and writes
+ *     them, on the thread that owns the database.
  *
  * Groups are ordered by (kind, name, device, track), so the groups of one
  * "unit" (kind + name) are adjacent and, inside it, those of one device.
- * A unit's durations are gathered into one array in that order; each
- * device's slice is sorted for its row, then the whole array for the
- * all-devices row. When durations were spilled, several units are gathered
- * per pass over the temp file (at most BATCH_VALUES values, or one unit).
+ * A unit's durations are copied into one array in that order; each
+ * device's slice is partitioned for its row's median, then the whole array
+ * for the all-devices row. The groups keep their own durations, so rows can
+ * be computed again if the groups change afterwards. When durations were
+ * spilled, several units are gathered per pass over the temp file (at most
+ * BATCH_VALUES values, or one unit).
  */
 #include "analysis_internal.h"
 
+#include <assert.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,28 +61,32 @@ static int order_cmp(const void *pa, const void *pb)
     return a->track < b->track ? -1 : (a->track > b->track);
 }
 
+/* What computing the rows (and classifying the units) works from. */
 typedef struct {
     xpv_kstats *k;
-    const xpv_analysis_input *in;
-    sqlite3_stmt *ins;
+    const xpv_analysis_input *in; /* names: xpv_kstats_classify only */
+    const int *track_device;
+    size_t ntracks;
     order_rec *order;
     size_t norder;
     int64_t totals[FAM_COUNT]; /* all devices */
     xpv_idmap dev_totals;      /* family << 32 | device -> total ps */
-} writer;
+    xpv_krows *out;
+} builder;
 
-static int device_of(const xpv_analysis_input *in, uint32_t track)
+static int device_of(const builder *b, uint32_t track)
 {
-    return track < in->ntracks ? in->tracks[track].device_id : -1;
+    return track < b->ntracks ? b->track_device[track] : -1;
 }
 
-static const char *unit_name(const writer *w, const xpv_kgroup *g, size_t *len)
+static const char *unit_name(const xpv_kstats *k, const xpv_analysis_input *in,
+                             const xpv_kgroup *g, size_t *len)
 {
     if (g->kind == XPV_KS_HLO_CATEGORY) {
-        *len = strlen(w->k->cat_names[g->name]);
-        return w->k->cat_names[g->name];
+        *len = strlen(k->cat_names[g->name]);
+        return k->cat_names[g->name];
     }
-    const char *s = w->in->string(w->in->string_ctx, g->name, len);
+    const char *s = in->string(in->string_ctx, g->name, len);
     if (*len) return s;
     static const char *const fallback[XPV_KIND_COUNT] = {
         [XPV_KIND_KERNEL] = "(unnamed kernel)",     [XPV_KIND_MEMCPY_H2D] = "Memcpy HtoD",
@@ -95,14 +107,14 @@ typedef struct {
     int64_t occ_n;
 } row_meta;
 
-static void merge_meta(const writer *w, size_t a, size_t b, row_meta *m)
+static void merge_meta(const builder *b, size_t from, size_t to, row_meta *m)
 {
     memset(m, 0, sizeof *m);
     uint32_t seen[XPV_KS_MAX_SHAPES];
     xpv_op_tally ops[4 * XPV_KS_MAX_OPS];
     size_t nops = 0;
-    for (size_t i = a; i < b; i++) {
-        const xpv_kgroup *g = &w->k->g[w->order[i].gi];
+    for (size_t i = from; i < to; i++) {
+        const xpv_kgroup *g = &b->k->g[b->order[i].gi];
         for (uint32_t s = 0; s < g->nshapes; s++) {
             uint32_t j = 0;
             while (j < m->nshapes && seen[j] != g->shapes[s])
@@ -127,37 +139,32 @@ static void merge_meta(const writer *w, size_t a, size_t b, row_meta *m)
         if (ops[j].n > best) m->op = ops[j].op, best = ops[j].n;
 }
 
-typedef struct {
-    int64_t count, total, min, max;
-    double median, stddev;
-} dur_stats;
-
-/* Exact statistics of n > 0 durations; reorders v (the median is found by
- * selection, not by sorting). */
-static void stats_of(int64_t *v, size_t n, dur_stats *s)
+/* Exact statistics of n > 0 durations into r; reorders v (the median is
+ * found by selection, not by sorting). */
+static void stats_of(int64_t *v, size_t n, xpv_krow *r)
 {
-    s->count = (int64_t)n;
-    s->total = 0;
-    s->min = s->max = v[0];
+    r->count = (int64_t)n;
+    r->total = 0;
+    r->min = r->max = v[0];
     for (size_t i = 0; i < n; i++) {
-        s->total += v[i];
-        if (v[i] < s->min) s->min = v[i];
-        if (v[i] > s->max) s->max = v[i];
+        r->total += v[i];
+        if (v[i] < r->min) r->min = v[i];
+        if (v[i] > r->max) r->max = v[i];
     }
     xpv_select_i64(v, n, n / 2);
-    s->median = (double)v[n / 2];
+    r->median = (double)v[n / 2];
     if (n % 2 == 0) { /* the lower middle value is the largest of v[0, n/2) */
         int64_t lower = v[0];
         for (size_t i = 1; i < n / 2; i++)
             if (v[i] > lower) lower = v[i];
-        s->median = ((double)lower + (double)v[n / 2]) / 2.0;
+        r->median = ((double)lower + (double)v[n / 2]) / 2.0;
     }
-    s->stddev = 0;
+    r->stddev = 0;
     if (n > 1) { /* two passes around the exact mean: no cancellation */
-        double mean = (double)s->total / (double)n, ss = 0;
+        double mean = (double)r->total / (double)n, ss = 0;
         for (size_t i = 0; i < n; i++)
             ss += ((double)v[i] - mean) * ((double)v[i] - mean);
-        s->stddev = sqrt(ss / (double)(n - 1));
+        r->stddev = sqrt(ss / (double)(n - 1));
     }
 }
 
@@ -182,109 +189,64 @@ static const char *category_of(const xpv_kgroup *g)
 
 /* Kernels, XLA ops and hlo categories are collectives by name, or by the
  * name of the op that launches them most often. */
-static int is_collective_unit(const writer *w, size_t a, size_t b)
+static int is_collective_unit(const builder *b, size_t from, size_t to)
 {
-    const xpv_kgroup *g = &w->k->g[w->order[a].gi];
+    const xpv_kgroup *g = &b->k->g[b->order[from].gi];
     if (g->kind < XPV_KIND_COUNT && g->kind != XPV_KIND_KERNEL && g->kind != XPV_KIND_XLA_OP)
         return 0;
     size_t len;
-    const char *name = unit_name(w, g, &len);
+    const char *name = unit_name(b->k, b->in, g, &len);
     if (xpv_collective_name(name, len)) return 1;
     row_meta m;
-    merge_meta(w, a, b, &m);
+    merge_meta(b, from, to, &m);
     if (!m.op) return 0;
-    name = w->in->string(w->in->string_ctx, m.op, &len);
+    name = b->in->string(b->in->string_ctx, m.op, &len);
     return xpv_collective_name(name, len);
 }
 
-static void bind_shape(sqlite3_stmt *st, const writer *w, const row_meta *m, int kernel)
+/* Adds the row of the groups order[from, to), whose values are v[0, n). */
+static void add_row(builder *b, size_t from, size_t to, int device, int64_t *v, size_t n)
 {
-    for (int c = 13; c <= 17; c++)
-        sqlite3_bind_null(st, c);
-    sqlite3_bind_null(st, 19);
-    if (!kernel) return;
-    sqlite3_bind_int64(st, 19, m->nshapes);
-    if (m->nshapes != 1) return;
-    const xpv_shape *s = &w->k->shapes[m->shape];
-    char buf[64];
-    if (s->grid[0] >= 0) {
-        snprintf(buf, sizeof buf, "%d,%d,%d", s->grid[0], s->grid[1], s->grid[2]);
-        sqlite3_bind_text(st, 13, buf, -1, SQLITE_TRANSIENT);
+    xpv_krows *out = b->out;
+    if (out->n == out->cap) {
+        out->cap = out->cap ? out->cap * 2 : 1024;
+        out->v = xpv_xrealloc(out->v, out->cap * sizeof *out->v);
     }
-    if (s->block[0] >= 0) {
-        snprintf(buf, sizeof buf, "%d,%d,%d", s->block[0], s->block[1], s->block[2]);
-        sqlite3_bind_text(st, 14, buf, -1, SQLITE_TRANSIENT);
-    }
-    if (s->registers >= 0) sqlite3_bind_int64(st, 15, s->registers);
-    if (s->shared_bytes >= 0) sqlite3_bind_int64(st, 16, s->shared_bytes);
-    if (m->occ_n) sqlite3_bind_double(st, 17, m->occ_sum / (double)m->occ_n);
-}
-
-/* Writes one row for the groups order[a, b) whose sorted values are v[0, n). */
-static int write_row(writer *w, size_t a, size_t b, int device, int64_t *v, size_t n,
-                     const char *category, xpv_err *err)
-{
-    const xpv_kgroup *g = &w->k->g[w->order[a].gi];
+    xpv_krow *r = &out->v[out->n++];
+    const xpv_kgroup *g = &b->k->g[b->order[from].gi];
     int fam = family_of(g->kind);
-    dur_stats s;
-    stats_of(v, n, &s);
-    row_meta m;
-    merge_meta(w, a, b, &m);
-    int64_t scope = w->totals[fam];
+    stats_of(v, n, r);
+    r->gi = b->order[from].gi;
+    r->device = device;
+    int64_t scope = b->totals[fam];
     if (device >= 0) {
-        uint64_t *t = xpv_idmap_get(&w->dev_totals, ((uint64_t)fam << 32) | (uint32_t)device);
+        uint64_t *t = xpv_idmap_get(&b->dev_totals, ((uint64_t)fam << 32) | (uint32_t)device);
         scope = t ? (int64_t)*t : 0;
     }
-    size_t len;
-    const char *name = unit_name(w, g, &len);
-    sqlite3_stmt *st = w->ins;
-    sqlite3_bind_int64(st, 1, w->in->profile_id);
-    sqlite3_bind_text(st, 2, FAMILY_NAME[fam], -1, SQLITE_STATIC);
-    sqlite3_bind_int(st, 3, device);
-    sqlite3_bind_text(st, 4, name, (int)len, SQLITE_TRANSIENT);
-    sqlite3_bind_text(st, 5, category, -1, SQLITE_STATIC);
-    sqlite3_bind_int64(st, 6, s.count);
-    sqlite3_bind_int64(st, 7, s.total);
-    sqlite3_bind_int64(st, 8, s.min);
-    sqlite3_bind_int64(st, 9, s.max);
-    sqlite3_bind_double(st, 10, s.median);
-    sqlite3_bind_double(st, 11, s.stddev);
-    if (scope > 0)
-        sqlite3_bind_double(st, 12, 100.0 * (double)s.total / (double)scope);
-    else
-        sqlite3_bind_null(st, 12);
-    bind_shape(st, w, &m, g->kind == XPV_KIND_KERNEL);
-    if (m.op && g->kind != XPV_KS_HLO_CATEGORY) {
-        const char *op = w->in->string(w->in->string_ctx, m.op, &len);
-        sqlite3_bind_text(st, 18, op, (int)len, SQLITE_TRANSIENT);
-    } else {
-        sqlite3_bind_null(st, 18);
-    }
-    int rc = sqlite3_step(st) == SQLITE_DONE
-                 ? 0
-                 : xpv_err_set(err, "sqlite: %s", sqlite3_errmsg(w->in->db));
-    sqlite3_reset(st);
-    return rc;
+    r->percent = scope > 0 ? 100.0 * (double)r->total / (double)scope : -1;
+    row_meta m;
+    merge_meta(b, from, to, &m);
+    r->op = g->kind != XPV_KS_HLO_CATEGORY ? m.op : 0;
+    r->shape = m.shape;
+    r->nshapes = m.nshapes;
+    r->occupancy = m.occ_n ? m.occ_sum / (double)m.occ_n : -1;
 }
 
-/* Rows of the unit order[a, b), whose values (already gathered) start at v. */
-static int write_unit(writer *w, size_t a, size_t b, int64_t *v, xpv_err *err)
+/* Rows of the unit order[from, to), whose values (already gathered) start at v. */
+static void add_unit(builder *b, size_t from, size_t to, int64_t *v)
 {
-    const char *category = category_of(&w->k->g[w->order[a].gi]);
     size_t off = 0, total = 0;
-    for (size_t i = a; i < b; i++)
-        total += (size_t)w->k->g[w->order[i].gi].count;
-    for (size_t i = a; i < b;) {
+    for (size_t i = from; i < to; i++)
+        total += (size_t)b->k->g[b->order[i].gi].count;
+    for (size_t i = from; i < to;) {
         size_t j = i, n = 0;
-        while (j < b && w->order[j].device == w->order[i].device)
-            n += (size_t)w->k->g[w->order[j++].gi].count;
-        if (w->order[i].device >= 0 &&
-            write_row(w, i, j, w->order[i].device, v + off, n, category, err) != 0)
-            return -1;
+        while (j < to && b->order[j].device == b->order[i].device)
+            n += (size_t)b->k->g[b->order[j++].gi].count;
+        if (b->order[i].device >= 0) add_row(b, i, j, b->order[i].device, v + off, n);
         off += n;
         i = j;
     }
-    return write_row(w, a, b, -1, v, total, category, err);
+    add_row(b, from, to, -1, v, total);
 }
 
 static void replay_into(void *ctx, uint32_t gi, int64_t v)
@@ -293,110 +255,219 @@ static void replay_into(void *ctx, uint32_t gi, int64_t v)
     if (g->dst) g->dst[g->fill++] = v;
 }
 
-static size_t unit_end(const writer *w, size_t a)
+static size_t unit_end(const builder *b, size_t from)
 {
-    size_t b = a + 1;
-    while (b < w->norder && w->order[b].kind == w->order[a].kind &&
-           w->order[b].name == w->order[a].name)
-        b++;
-    return b;
+    size_t to = from + 1;
+    while (to < b->norder && b->order[to].kind == b->order[from].kind &&
+           b->order[to].name == b->order[from].name)
+        to++;
+    return to;
 }
 
-/* Gathers the values of units starting at order[a] (as many as fit one
- * batch), writes their rows and returns the index after the last one. */
-static int write_batch(writer *w, size_t a, size_t *next, xpv_err *err)
+/* Gathers the values of units starting at order[from] (as many as fit one
+ * batch), adds their rows and returns the index after the last one. */
+static int add_batch(builder *b, size_t from, size_t *next, xpv_err *err)
 {
-    size_t cap = w->k->durs.nspilled ? BATCH_VALUES : 0, b = a, nvals = 0;
+    xpv_kstats *k = b->k;
+    size_t cap = k->durs.nspilled ? BATCH_VALUES : 0, to = from, nvals = 0;
     do {
-        size_t e = unit_end(w, b), n = 0;
-        for (size_t i = b; i < e; i++)
-            n += (size_t)w->k->g[w->order[i].gi].count;
-        if (b > a && nvals + n > cap) break;
+        size_t e = unit_end(b, to), n = 0;
+        for (size_t i = to; i < e; i++)
+            n += (size_t)k->g[b->order[i].gi].count;
+        if (to > from && nvals + n > cap) break;
         nvals += n;
-        b = e;
-    } while (b < w->norder);
+        to = e;
+    } while (to < b->norder);
     int64_t *vals = xpv_xmalloc((nvals ? nvals : 1) * sizeof *vals), *p = vals;
-    for (size_t i = a; i < b; i++) {
-        xpv_kgroup *g = &w->k->g[w->order[i].gi];
+    for (size_t i = from; i < to; i++) {
+        xpv_kgroup *g = &k->g[b->order[i].gi];
         g->dst = p;
         if (g->durs.n) memcpy(p, g->durs.v, (size_t)g->durs.n * sizeof *p);
         g->fill = g->durs.n;
-        free(g->durs.v);
-        g->durs.v = NULL;
         p += g->count;
     }
-    int rc = xpv_durs_replay(&w->k->durs, replay_into, w->k, err);
-    for (size_t i = a; i < b && rc == 0; i++) {
-        xpv_kgroup *g = &w->k->g[w->order[i].gi];
+    int rc = xpv_durs_replay(&k->durs, replay_into, k, err);
+    for (size_t i = from; i < to && rc == 0; i++) {
+        xpv_kgroup *g = &k->g[b->order[i].gi];
         if (g->fill != g->count)
             rc = xpv_err_set(err, "analysis: %lld of %lld durations gathered", (long long)g->fill,
                              (long long)g->count);
     }
-    for (size_t u = a; u < b && rc == 0;) {
-        size_t e = unit_end(w, u);
-        rc = write_unit(w, u, e, w->k->g[w->order[u].gi].dst, err);
+    for (size_t u = from; u < to && rc == 0;) {
+        size_t e = unit_end(b, u);
+        add_unit(b, u, e, k->g[b->order[u].gi].dst);
         u = e;
     }
-    for (size_t i = a; i < b; i++)
-        w->k->g[w->order[i].gi].dst = NULL;
+    for (size_t i = from; i < to; i++)
+        k->g[b->order[i].gi].dst = NULL;
     free(vals);
-    *next = b;
+    *next = to;
     return rc;
 }
 
-static void prepare_order(writer *w)
+static void prepare_order(builder *b)
 {
-    w->norder = 0;
-    w->order = xpv_xmalloc((w->k->n ? w->k->n : 1) * sizeof *w->order);
-    for (size_t i = 0; i < w->k->n; i++) {
-        const xpv_kgroup *g = &w->k->g[i];
+    b->norder = 0;
+    b->order = xpv_xmalloc((b->k->n ? b->k->n : 1) * sizeof *b->order);
+    xpv_idmap_init(&b->dev_totals);
+    for (size_t i = 0; i < b->k->n; i++) {
+        const xpv_kgroup *g = &b->k->g[i];
         if (g->dropped) continue;
-        int dev = device_of(w->in, g->track), fam = family_of(g->kind);
-        w->order[w->norder++] = (order_rec){g->kind, g->name, dev, g->track, (uint32_t)i};
-        w->totals[fam] += g->total_ps;
+        int dev = device_of(b, g->track), fam = family_of(g->kind);
+        b->order[b->norder++] = (order_rec){g->kind, g->name, dev, g->track, (uint32_t)i};
+        b->totals[fam] += g->total_ps;
         if (dev >= 0)
-            *xpv_idmap_put(&w->dev_totals, ((uint64_t)fam << 32) | (uint32_t)dev, 0) +=
+            *xpv_idmap_put(&b->dev_totals, ((uint64_t)fam << 32) | (uint32_t)dev, 0) +=
                 (uint64_t)g->total_ps;
     }
-    xpv_sort(w->order, w->norder, sizeof *w->order, order_cmp);
+    xpv_sort(b->order, b->norder, sizeof *b->order, order_cmp);
+}
+
+static void builder_free(builder *b)
+{
+    free(b->order);
+    xpv_idmap_free(&b->dev_totals);
+}
+
+int *xpv_track_devices(const xpv_analysis_input *in)
+{
+    int *dev = xpv_xmalloc((in->ntracks ? in->ntracks : 1) * sizeof *dev);
+    for (size_t t = 0; t < in->ntracks; t++)
+        dev[t] = in->tracks[t].device_id;
+    return dev;
 }
 
 void xpv_kstats_classify(xpv_kstats *k, const xpv_analysis_input *in, xpv_idmap *collective_map)
 {
-    writer w = {.k = k, .in = in};
-    xpv_idmap_init(&w.dev_totals);
-    prepare_order(&w);
-    for (size_t a = 0; a < w.norder;) {
-        size_t b = unit_end(&w, a);
-        const xpv_kgroup *first = &k->g[w.order[a].gi];
-        int collective = is_collective_unit(&w, a, b);
+    int *dev = xpv_track_devices(in);
+    builder b = {.k = k, .in = in, .track_device = dev, .ntracks = in->ntracks};
+    prepare_order(&b);
+    for (size_t from = 0; from < b.norder;) {
+        size_t to = unit_end(&b, from);
+        const xpv_kgroup *first = &k->g[b.order[from].gi];
+        int collective = is_collective_unit(&b, from, to);
         if (collective) xpv_idmap_put(collective_map, ((uint64_t)first->kind << 32) | first->name, 1);
-        for (size_t i = a; i < b; i++)
-            k->g[w.order[i].gi].collective = (uint8_t)collective;
-        a = b;
+        for (size_t i = from; i < to; i++)
+            k->g[b.order[i].gi].collective = (uint8_t)collective;
+        from = to;
     }
-    free(w.order);
-    xpv_idmap_free(&w.dev_totals);
+    builder_free(&b);
+    free(dev);
 }
 
-int xpv_kstats_write(xpv_kstats *k, const xpv_analysis_input *in, xpv_err *err)
+int xpv_kstats_rows(xpv_kstats *k, const int *track_device, size_t ntracks, xpv_krows *out,
+                    xpv_err *err)
 {
-    writer w = {.k = k, .in = in};
-    xpv_idmap_init(&w.dev_totals);
+    builder b = {.k = k, .track_device = track_device, .ntracks = ntracks, .out = out};
+    out->n = 0;
+    out->version = k->version;
+    prepare_order(&b);
+    int rc = 0;
+    for (size_t from = 0; from < b.norder && rc == 0;)
+        rc = add_batch(&b, from, &from, err);
+    builder_free(&b);
+    return rc;
+}
+
+void xpv_krows_free(xpv_krows *rows)
+{
+    free(rows->v);
+    memset(rows, 0, sizeof *rows);
+}
+
+/* Writes v in decimal at p; returns the end. */
+static char *put_decimal(char *p, int32_t v)
+{
+    uint32_t u = v < 0 ? 0u - (uint32_t)v : (uint32_t)v;
+    char digits[10];
+    int n = 0;
+    do
+        digits[n++] = (char)('0' + u % 10);
+    while ((u /= 10) > 0);
+    if (v < 0) *p++ = '-';
+    while (n > 0)
+        *p++ = digits[--n];
+    return p;
+}
+
+/* "x,y,z" of a grid or block, as the shape columns show them (snprintf
+ * cost a tenth of the whole insert). */
+static void bind_triple(sqlite3_stmt *st, int col, const int32_t v[3])
+{
+    char buf[48], *p = buf;
+    for (int i = 0; i < 3; i++) {
+        if (i) *p++ = ',';
+        p = put_decimal(p, v[i]);
+    }
+    sqlite3_bind_text(st, col, buf, (int)(p - buf), SQLITE_TRANSIENT);
+}
+
+static void bind_shape(sqlite3_stmt *st, const xpv_kstats *k, const xpv_krow *r, int kernel)
+{
+    for (int c = 13; c <= 17; c++)
+        sqlite3_bind_null(st, c);
+    sqlite3_bind_null(st, 19);
+    if (!kernel) return;
+    sqlite3_bind_int64(st, 19, r->nshapes);
+    if (r->nshapes != 1) return;
+    const xpv_shape *s = &k->shapes[r->shape];
+    if (s->grid[0] >= 0) bind_triple(st, 13, s->grid);
+    if (s->block[0] >= 0) bind_triple(st, 14, s->block);
+    if (s->registers >= 0) sqlite3_bind_int64(st, 15, s->registers);
+    if (s->shared_bytes >= 0) sqlite3_bind_int64(st, 16, s->shared_bytes);
+    if (r->occupancy >= 0) sqlite3_bind_double(st, 17, r->occupancy);
+}
+
+static int insert_row(sqlite3_stmt *st, const xpv_kstats *k, const xpv_krow *r,
+                      const xpv_analysis_input *in, xpv_err *err)
+{
+    const xpv_kgroup *g = &k->g[r->gi];
+    size_t len;
+    const char *name = unit_name(k, in, g, &len);
+    sqlite3_bind_int64(st, 1, in->profile_id);
+    sqlite3_bind_text(st, 2, FAMILY_NAME[family_of(g->kind)], -1, SQLITE_STATIC);
+    sqlite3_bind_int(st, 3, r->device);
+    sqlite3_bind_text(st, 4, name, (int)len, SQLITE_STATIC);
+    sqlite3_bind_text(st, 5, category_of(g), -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 6, r->count);
+    sqlite3_bind_int64(st, 7, r->total);
+    sqlite3_bind_int64(st, 8, r->min);
+    sqlite3_bind_int64(st, 9, r->max);
+    sqlite3_bind_double(st, 10, r->median);
+    sqlite3_bind_double(st, 11, r->stddev);
+    if (r->percent >= 0)
+        sqlite3_bind_double(st, 12, r->percent);
+    else
+        sqlite3_bind_null(st, 12);
+    bind_shape(st, k, r, g->kind == XPV_KIND_KERNEL);
+    if (r->op) {
+        const char *op = in->string(in->string_ctx, r->op, &len);
+        sqlite3_bind_text(st, 18, op, (int)len, SQLITE_STATIC);
+    } else {
+        sqlite3_bind_null(st, 18);
+    }
+    int rc = sqlite3_step(st) == SQLITE_DONE ? 0
+                                              : xpv_err_set(err, "sqlite: %s", sqlite3_errmsg(in->db));
+    sqlite3_reset(st);
+    return rc;
+}
+
+int xpv_kstats_insert(const xpv_kstats *k, const xpv_krows *rows, const xpv_analysis_input *in,
+                      xpv_err *err)
+{
+    assert(rows->version == k->version);
+    sqlite3_stmt *st;
     if (sqlite3_prepare_v2(in->db,
                            "INSERT INTO kernel_stats(profile_id, kind, device, name, category,"
                            " count, total_ps, min_ps, max_ps, median_ps, stddev_ps, percent, grid,"
                            " block, registers_per_thread, shared_memory_bytes, occupancy_pct, op,"
                            " shapes) VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,"
                            "?16,?17,?18,?19)",
-                           -1, &w.ins, NULL) != SQLITE_OK)
+                           -1, &st, NULL) != SQLITE_OK)
         return xpv_err_set(err, "sqlite: %s", sqlite3_errmsg(in->db));
-    prepare_order(&w);
     int rc = 0;
-    for (size_t a = 0; a < w.norder && rc == 0;)
-        rc = write_batch(&w, a, &a, err);
-    sqlite3_finalize(w.ins);
-    free(w.order);
-    xpv_idmap_free(&w.dev_totals);
+    for (size_t i = 0; i < rows->n && rc == 0; i++)
+        rc = insert_row(st, k, &rows->v[i], in, err);
+    sqlite3_finalize(st);
     return rc;
 }

@@ -225,6 +225,7 @@ static void note_launch(xpv_kstats *k, uint32_t gi, const xpv_launch *l)
 static void add_value(xpv_kstats *k, uint32_t gi, int64_t dur_ps)
 {
     xpv_kgroup *g = &k->g[gi];
+    k->version++;
     g->count++;
     g->total_ps += dur_ps;
     xpv_durs_add(&k->durs, &g->durs, gi, dur_ps);
@@ -240,7 +241,10 @@ void xpv_kstats_add(xpv_kstats *k, const xpv_event *ev)
 void xpv_kstats_keep_tracks(xpv_kstats *k, unsigned kind, const uint8_t *keep_tracks)
 {
     for (size_t i = 0; i < k->n; i++)
-        if (k->g[i].kind == kind && !keep_tracks[k->g[i].track]) k->g[i].dropped = 1;
+        if (k->g[i].kind == kind && !keep_tracks[k->g[i].track] && !k->g[i].dropped) {
+            k->g[i].dropped = 1;
+            k->version++;
+        }
 }
 
 /* ---- finish: ops through correlation ---- */
@@ -259,7 +263,10 @@ static int link_visit(void *ctx, const xpv_event *ev, int64_t block_id, uint32_t
     uint32_t gi = find_group(c->k, ev->kind, ev->name, ev->track, 0);
     if (gi == UINT32_MAX || c->k->g[gi].ops_from_reader) return 0;
     const xpv_launch_rec *r = xpv_launches_find(c->l, ev->corr, &c->hint);
-    if (r && r->op) tally_op(&c->k->g[gi], r->op);
+    if (r && r->op) {
+        tally_op(&c->k->g[gi], r->op);
+        c->k->version++;
+    }
     return 0;
 }
 

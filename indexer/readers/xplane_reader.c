@@ -429,6 +429,12 @@ static int parse_ordinal(const char *s, size_t n)
     return v;
 }
 
+/* GPU and TPU planes are the only ones whose lines hold device work. */
+static int is_device_plane(const char *name, size_t len)
+{
+    return starts_with(name, len, "/device:GPU:") || starts_with(name, len, "/device:TPU:");
+}
+
 /* Type, ordinal, pid and sort index of a plane, named as JAX's converter does. */
 static void place_plane(reader *rd, const plane_head *h, int64_t index, int *ordinal, int64_t *sort)
 {
@@ -438,7 +444,7 @@ static void place_plane(reader *rd, const plane_head *h, int64_t index, int *ord
     *ordinal = -1;
     if (equals(n, len, "/host:CPU"))
         rd->plane_type = PLANE_HOST, rd->pid = PID_HOST, *sort = 0;
-    else if (starts_with(n, len, "/device:GPU:") || starts_with(n, len, "/device:TPU:")) {
+    else if (is_device_plane(n, len)) {
         rd->plane_type = n[9] == 'G' ? PLANE_GPU : PLANE_TPU;
         *ordinal = parse_ordinal(n + 12, len - 12);
         rd->pid = PID_FIRST_DEVICE + (id_ok ? h->id : *ordinal);
@@ -592,8 +598,31 @@ static void text_fact(reader *rd, const char *key, const xpv_pb_field *f)
     xpv_sink_fact(rd->sink, "warning", value);
 }
 
+/* The index of the last GPU or TPU plane (-1: none), from the planes' names
+ * alone; what cannot be parsed is left to read_space to report. */
+static int64_t last_device_plane(const uint8_t *data, size_t size)
+{
+    xpv_pb space = xpv_pb_open(data, size);
+    xpv_pb_field f;
+    xpv_err ignored;
+    int64_t planes = 0, last = -1;
+    while (xpv_pb_next(&space, &f, &ignored) == 1) {
+        if (f.num != 1 || f.wire != XPV_PB_LEN) continue;
+        xpv_pb plane = xpv_pb_sub(&space, &f);
+        xpv_pb_field pf;
+        const char *name = "";
+        size_t len = 0;
+        while (xpv_pb_next(&plane, &pf, &ignored) == 1) /* the last name wins, as in protobuf */
+            if (pf.num == 2 && pf.wire == XPV_PB_LEN) name = (const char *)pf.data, len = pf.len;
+        if (is_device_plane(name, len)) last = planes;
+        planes++;
+    }
+    return last;
+}
+
 static int read_space(reader *rd, const uint8_t *data, size_t size, xpv_err *err)
 {
+    int64_t last_device = last_device_plane(data, size);
     xpv_pb space = xpv_pb_open(data, size);
     xpv_pb_field f;
     int rc;
@@ -603,6 +632,7 @@ static int read_space(reader *rd, const uint8_t *data, size_t size, xpv_err *err
         if (f.wire != XPV_PB_LEN) return xpv_pb_wrong_wire(&space, &f, "XSpace", 2, err);
         rd->saw_xspace_field = 1;
         if (f.num == 1 && read_plane(rd, &space, &f, planes++, err) != 0) return -1;
+        if (f.num == 1 && planes - 1 == last_device) xpv_sink_device_work_done(rd->sink);
         if (f.num == 2 || f.num == 3) text_fact(rd, f.num == 2 ? "error" : "warning", &f);
         if (f.num == 4) {
             if (rd->hostnames.len) xpv_buf_puts(&rd->hostnames, ",");

@@ -363,11 +363,13 @@ def test_generated_jax_module_steps():
         assert len(names) == 1 and names.pop(), names
 
 
-def index_with_consumers(prof, root, consumers):
-    """Indexes prof into root/index-N.sqlite with N ingest consumer threads;
-    returns {table: sorted rows} of everything the index holds for it."""
-    db = os.path.join(root, "index-%d.sqlite" % consumers)
-    env = dict(os.environ, XPV_INGEST_CONSUMERS=str(consumers))
+def index_with_consumers(prof, root, consumers, early="on"):
+    """Indexes prof into root/index-N-EARLY.sqlite with N ingest consumer
+    threads, kernel_stats rows computed as the device work ends or not
+    (early "on"/"off"); returns {table: sorted rows} of everything the index
+    holds for it."""
+    db = os.path.join(root, "index-%d-%s.sqlite" % (consumers, early))
+    env = dict(os.environ, XPV_INGEST_CONSUMERS=str(consumers), XPV_ANALYSIS_EARLY=early)
     r = run(["--list-only", "--quiet", "--profile-dir", prof, "--db", db], env=env)
     assert r.returncode == 0, r.stderr
     con = sqlite3.connect(db)
@@ -381,16 +383,20 @@ def index_with_consumers(prof, root, consumers):
 
 
 def test_generated_jax_same_index_whatever_the_threads():
-    """One consumer thread running both stages, or one per stage: the same
-    index, byte for byte, from a profile that goes round the batch ring
-    many times."""
+    """One consumer thread running both stages, or one per stage, with the
+    kernel_stats rows computed as the reader's device planes end or at
+    finish: the same index, byte for byte, from a profile that goes round
+    the batch ring many times."""
     prof, root = generate_files(["--size", "6MB", "--no-json"])
-    one, two = (index_with_consumers(prof, root, n) for n in (1, 2))
+    one = index_with_consumers(prof, root, 1)
     (events,) = one["profiles"][0][:1]
     assert events > 100000, one["profiles"]
-    for table in one:
-        assert one[table] == two[table], "table %s differs between 1 and 2 consumers" % table
     assert one["kernel_stats"] and one["steps"] and one["blocks"], "nothing to compare"
+    for n, early in ((2, "on"), (1, "off"), (2, "off")):
+        other = index_with_consumers(prof, root, n, early)
+        for table in one:
+            assert one[table] == other[table], \
+                "table %s differs with %d consumers, early rows %s" % (table, n, early)
 
 
 def skippable(fn):

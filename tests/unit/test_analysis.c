@@ -805,6 +805,78 @@ static void test_spilled_durations(void)
     sqlite3_close(db);
 }
 
+/* The whole kernel_stats table of the profile, one line per row, in a fixed
+ * order (malloc'ed). */
+static char *kernel_table(sqlite3 *db)
+{
+    static const char *const sql =
+        "SELECT group_concat(line, char(10)) FROM (SELECT kind || '|' || device || '|' || name"
+        " || '|' || category || '|' || count || '|' || total_ps || '|' || min_ps || '|' ||"
+        " max_ps || '|' || median_ps || '|' || stddev_ps || '|' || ifnull(percent, '-') || '|'"
+        " || ifnull(grid, '-') || '|' || ifnull(block, '-') || '|' ||"
+        " ifnull(registers_per_thread, '-') || '|' || ifnull(shared_memory_bytes, '-') || '|'"
+        " || ifnull(occupancy_pct, '-') || '|' || ifnull(op, '-') || '|' || ifnull(shapes, '-')"
+        " AS line FROM kernel_stats WHERE profile_id=7 ORDER BY kind, device, name)";
+    sqlite3_stmt *st;
+    char *out = NULL;
+    CU_ASSERT_FATAL(sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK);
+    if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
+        out = strdup((const char *)sqlite3_column_text(st, 0));
+    sqlite3_finalize(st);
+    return out ? out : strdup("");
+}
+
+/* Kernels and copies on two devices, the reader's promise that no device
+ * work is left (if `promise`), a few batches of host events, then (if
+ * `late`) device work after all; returns the kernel_stats table. */
+static char *rows_around_promise(int promise, int late)
+{
+    sqlite3 *db = fresh_index();
+    xpv_sink *s = open_sink(db);
+    xpv_sink_process_device(s, 100, 0);
+    xpv_sink_process_device(s, 101, 1);
+    for (int i = 0; i < 30000; i++) {
+        char name[8];
+        snprintf(name, sizeof name, "k%d", i % 7);
+        xpv_launch l = shape(64 + i % 2, 128, 32, 50.0 + i % 3, 0);
+        device_event(s, XPV_KIND_KERNEL, 100 + i % 2, 1 + (i % 3 == 0), name, i * 10,
+                     1000 + (i * 7919) % 5003, -1, i % 5 ? NULL : &l);
+        if (i % 100 == 0)
+            device_event(s, XPV_KIND_MEMCPY_H2D, 100, 8, "copy", i * 10, 777 + i, -1, NULL);
+    }
+    if (promise) xpv_sink_device_work_done(s);
+    for (int i = 0; i < 20000; i++)
+        host_event(s, XPV_KIND_OTHER, "python", "step", 400000 + i * 10, 5, -1);
+    for (int i = 0; late && i < 10; i++) {
+        kernel(s, 101, 9, "k1", 700000 + i * 10, 3000 + i); /* a new track */
+        kernel(s, 100, 1, "k_late", 800000 + i * 10, 100 + i);
+    }
+    finish(s);
+    char *table = kernel_table(db);
+    CU_ASSERT_EQUAL(q_int(db, ks("count", "kernel", -1, "k_late")), late ? 10 : -999999);
+    sqlite3_close(db);
+    return table;
+}
+
+/* Rows computed as the device work ends (beside the reader, see
+ * xpv_sink_device_work_done) equal those computed at finish, spilled or
+ * not; device work after the promise makes finish compute them again. */
+static void test_rows_when_device_work_ends(void)
+{
+    for (int spilled = 0; spilled < 2; spilled++) {
+        if (spilled) setenv("XPV_ANALYSIS_DURATION_CAP", "4096", 1);
+        for (int late = 0; late < 2; late++) {
+            char *at_finish = rows_around_promise(0, late);
+            char *early = rows_around_promise(1, late);
+            CU_ASSERT(strlen(at_finish) > 1000);
+            CU_ASSERT_STRING_EQUAL(early, at_finish);
+            free(at_finish);
+            free(early);
+        }
+        unsetenv("XPV_ANALYSIS_DURATION_CAP");
+    }
+}
+
 /* With room for one interval at a time, every step window is split down
  * to single events: the numbers must not change. */
 static void test_split_windows(void)
@@ -862,6 +934,7 @@ int main(void)
         {"module fallback", test_module_fallback},
         {"no markers: none", test_no_markers},
         {"spilled durations stay exact", test_spilled_durations},
+        {"kernel rows computed as the device work ends", test_rows_when_device_work_ends},
         {"split step windows stay exact", test_split_windows},
         {"the store path gives the same numbers", test_store_path},
         {NULL, NULL},

@@ -58,6 +58,8 @@ static struct {
     size_t nevs;
     char facts[8192];
     int64_t skipped;
+    int64_t device_work_done_at; /* events before the reader's promise, -1 none */
+    int device_work_done_calls;
 } rec;
 
 static void rec_reset(void)
@@ -80,6 +82,7 @@ static void rec_reset(void)
     for (size_t i = 0; i < rec.nprocs; i++)
         free(rec.procs[i].name), free(rec.procs[i].label);
     memset(&rec, 0, sizeof rec);
+    rec.device_work_done_at = -1;
 }
 
 uint32_t xpv_sink_intern(xpv_sink *s, const char *str, size_t len)
@@ -196,6 +199,13 @@ void xpv_sink_event(xpv_sink *s, const xpv_event *ev)
     }
     r->ev.args = NULL;
     r->ev.launch = NULL;
+}
+
+void xpv_sink_device_work_done(xpv_sink *s)
+{
+    (void)s;
+    rec.device_work_done_at = (int64_t)rec.nevs;
+    rec.device_work_done_calls++;
 }
 
 void xpv_sink_fact(xpv_sink *s, const char *key, const char *value)
@@ -682,6 +692,79 @@ static void test_events_before_an_error_are_kept(void)
 
 /* ---- the MI300X fixtures ---- */
 
+/* ---- the promise that no device work is left ---- */
+
+static int is_device_work(unsigned kind)
+{
+    return kind == XPV_KIND_KERNEL || kind == XPV_KIND_MEMSET || kind == XPV_KIND_XLA_OP ||
+           (kind >= XPV_KIND_MEMCPY_H2D && kind <= XPV_KIND_MEMCPY_OTHER);
+}
+
+/* 1 when every device-work event came before the promise. */
+static int promise_kept(void)
+{
+    for (size_t i = (size_t)rec.device_work_done_at; i < rec.nevs; i++)
+        if (is_device_work(rec.evs[i].ev.kind)) return 0;
+    return 1;
+}
+
+static void host_plane(msg *plane)
+{
+    static msg line, ev;
+    plane->n = line.n = ev.n = 0;
+    put_str(plane, 2, "/host:CPU");
+    put_int(&ev, 1, 1);
+    put_int(&ev, 2, 100);
+    put_int(&ev, 3, 5000);
+    put_int(&line, 1, 5);
+    put_msg(&line, 4, &ev);
+    put_msg(&line, 4, &ev);
+    put_msg(plane, 3, &line);
+    put_meta(plane, 4, 1, "host work", NULL, NULL);
+}
+
+static void test_device_work_done(void)
+{
+    static msg gpu, host, space;
+    gpu_plane(&gpu);
+    host_plane(&host);
+    xpv_err err;
+    /* GPU, host: promised once, right after the GPU plane's 3 events */
+    space.n = 0;
+    put_msg(&space, 1, &gpu);
+    put_msg(&space, 1, &host);
+    CU_ASSERT_EQUAL_FATAL(read_bytes(space.b, space.n, &err), 0);
+    CU_ASSERT_EQUAL(rec.nevs, 5);
+    CU_ASSERT_EQUAL(rec.device_work_done_calls, 1);
+    CU_ASSERT_EQUAL(rec.device_work_done_at, 3);
+    /* host, GPU, host, GPU (named by its last name field), host: after the last GPU plane */
+    static msg renamed;
+    memcpy(renamed.b, gpu.b, gpu.n);
+    renamed.n = gpu.n;
+    put_str(&renamed, 2, "/device:GPU:5");
+    space.n = 0;
+    put_msg(&space, 1, &host);
+    put_msg(&space, 1, &gpu);
+    put_msg(&space, 1, &host);
+    put_msg(&space, 1, &renamed);
+    put_msg(&space, 1, &host);
+    CU_ASSERT_EQUAL_FATAL(read_bytes(space.b, space.n, &err), 0);
+    CU_ASSERT_EQUAL(rec.nevs, 12);
+    CU_ASSERT_EQUAL(rec.device_work_done_calls, 1);
+    CU_ASSERT_EQUAL(rec.device_work_done_at, 10);
+    CU_ASSERT(promise_kept());
+    /* a plane first named like a device but renamed to a host: no device plane at all */
+    static msg unnamed;
+    memcpy(unnamed.b, gpu.b, gpu.n);
+    unnamed.n = gpu.n;
+    put_str(&unnamed, 2, "/host:CPU");
+    space.n = 0;
+    put_msg(&space, 1, &unnamed);
+    CU_ASSERT_EQUAL_FATAL(read_bytes(space.b, space.n, &err), 0);
+    CU_ASSERT_EQUAL(rec.device_work_done_calls, 0);
+    CU_ASSERT(rec.nevs > 0 && promise_kept() == 1);
+}
+
 static void read_fixture(const char *name)
 {
     char path[4096];
@@ -727,6 +810,8 @@ static void test_mi300x_kernels(void)
     CU_ASSERT_EQUAL(kernels, 25);
     CU_ASSERT_EQUAL(shaped, 25);
     CU_ASSERT_EQUAL(d2d, 53); /* GPU:0's four MemcpyOther streams: CopyDeviceToDevice */
+    CU_ASSERT_EQUAL(rec.device_work_done_calls, 1);
+    CU_ASSERT(rec.device_work_done_at > 0 && promise_kept());
     rec_reset();
 }
 
@@ -740,6 +825,7 @@ int main(void)
         {"missing metadata: ids as names, warnings", test_missing_metadata_warns},
         {"bad input: errors with byte offsets", test_bad_input},
         {"events before an error are kept", test_events_before_an_error_are_kept},
+        {"no device work promised after the last GPU/TPU plane", test_device_work_done},
         {"MI300X fixtures: kernels with launch shapes", test_mi300x_kernels},
         {NULL, NULL},
     };
