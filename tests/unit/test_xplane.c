@@ -723,6 +723,14 @@ static void host_plane(msg *plane)
     put_meta(plane, 4, 1, "host work", NULL, NULL);
 }
 
+/* plane with a second name field, which wins (protobuf: the last one does) */
+static void renamed_plane(msg *out, const msg *plane, const char *name)
+{
+    memcpy(out->b, plane->b, plane->n);
+    out->n = plane->n;
+    put_str(out, 2, name);
+}
+
 static void test_device_work_done(void)
 {
     static msg gpu, host, space;
@@ -739,9 +747,7 @@ static void test_device_work_done(void)
     CU_ASSERT_EQUAL(rec.device_work_done_at, 3);
     /* host, GPU, host, GPU (named by its last name field), host: after the last GPU plane */
     static msg renamed;
-    memcpy(renamed.b, gpu.b, gpu.n);
-    renamed.n = gpu.n;
-    put_str(&renamed, 2, "/device:GPU:5");
+    renamed_plane(&renamed, &gpu, "/device:GPU:5");
     space.n = 0;
     put_msg(&space, 1, &host);
     put_msg(&space, 1, &gpu);
@@ -754,12 +760,9 @@ static void test_device_work_done(void)
     CU_ASSERT_EQUAL(rec.device_work_done_at, 10);
     CU_ASSERT(promise_kept());
     /* a plane first named like a device but renamed to a host: no device plane at all */
-    static msg unnamed;
-    memcpy(unnamed.b, gpu.b, gpu.n);
-    unnamed.n = gpu.n;
-    put_str(&unnamed, 2, "/host:CPU");
+    renamed_plane(&renamed, &gpu, "/host:CPU");
     space.n = 0;
-    put_msg(&space, 1, &unnamed);
+    put_msg(&space, 1, &renamed);
     CU_ASSERT_EQUAL_FATAL(read_bytes(space.b, space.n, &err), 0);
     CU_ASSERT_EQUAL(rec.device_work_done_calls, 0);
     CU_ASSERT(rec.nevs > 0 && promise_kept() == 1);
