@@ -105,19 +105,6 @@ xpv_analysis *xpv_analysis_new(void)
 
 static void early_join(xpv_analysis *a);
 
-void xpv_analysis_free(xpv_analysis *a)
-{
-    if (!a) return;
-    early_join(a);
-    xpv_kstats_free(&a->ks);
-    xpv_capture_free(&a->capture);
-    xpv_markers_free(&a->markers);
-    xpv_krows_free(&a->rows);
-    free(a->rows_devices);
-    free(a->track_kinds);
-    free(a);
-}
-
 static void count_kind(xpv_analysis *a, const xpv_event *ev)
 {
     a->track_kinds =
@@ -186,6 +173,18 @@ static void early_join(xpv_analysis *a)
     pthread_join(a->early_thread, NULL);
     a->early_running = 0;
     if (a->early_failed) drop_rows(a); /* finish computes them again, and reports what failed */
+}
+
+void xpv_analysis_free(xpv_analysis *a)
+{
+    if (!a) return;
+    early_join(a);
+    drop_rows(a);
+    xpv_kstats_free(&a->ks);
+    xpv_capture_free(&a->capture);
+    xpv_markers_free(&a->markers);
+    free(a->track_kinds);
+    free(a);
 }
 
 void xpv_analysis_device_work_done(xpv_analysis *a, const int *track_device, size_t ntracks)

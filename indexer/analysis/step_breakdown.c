@@ -106,6 +106,7 @@ static int is_collective(bd_ctx *c, unsigned kind, uint32_t name)
 
 static int category(bd_ctx *c, const xpv_event *ev)
 {
+    if (ev->dur_ps <= 0) return -1; /* no time to count */
     switch (ev->kind) {
     case XPV_KIND_MEMCPY_H2D:
         return C_H2D;
@@ -184,8 +185,7 @@ static int window_visit(void *ctx, const xpv_event *ev, int64_t block_id, uint32
 {
     (void)block_id, (void)index;
     bd_ctx *c = ctx;
-    if (ev->dur_ps <= 0 || category(c, ev) < 0) return 0;
-    return window_event(c, ev);
+    return category(c, ev) < 0 ? 0 : window_event(c, ev);
 }
 
 static int scan_chunk(bd_ctx *c, xpv_err *err)
@@ -277,7 +277,7 @@ static int assign_and_union_visit(void *ctx, const xpv_event *ev, int64_t block_
 {
     (void)block_id, (void)index;
     bd_ctx *c = ctx;
-    int cat = ev->dur_ps > 0 ? category(c, ev) : -1;
+    int cat = category(c, ev);
     if (cat < 0) return 0;
     assign_event(c, ev, cat);
     if (window_event(c, ev)) c->union_live = 0;
