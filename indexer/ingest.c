@@ -667,7 +667,10 @@ static const char *string_lookup(void *ctx, uint32_t id, size_t *len)
     return xpv_sink_string(ctx, id, len);
 }
 
-static int run_analysis(xpv_sink *s, xpv_analysis_result *res, xpv_err *err)
+/* The analysis's rows, and the strings and tracks written while its step
+ * join runs (they only read what the reader left; the join never touches
+ * SQLite). */
+static int write_analysis_and_names(xpv_sink *s, xpv_analysis_result *res, xpv_err *err)
 {
     xpv_track_info *infos = xpv_xcalloc(s->ntracks ? s->ntracks : 1, sizeof *infos);
     for (uint32_t id = 0; id < s->ntracks; id++) {
@@ -683,8 +686,12 @@ static int run_analysis(xpv_sink *s, xpv_analysis_result *res, xpv_err *err)
         .db = s->db, .profile_id = s->profile_id, .string = string_lookup, .string_ctx = s,
         .tracks = infos, .ntracks = s->ntracks, .producer = s->producer,
     };
-    memset(res, 0, sizeof *res);
-    int rc = xpv_analysis_finish(s->analysis, &in, res, err);
+    int rc = xpv_analysis_finish_begin(s->analysis, &in, err);
+    if (rc == 0) {
+        int names = write_strings(s, err) == 0 && write_tracks(s, err) == 0 ? 0 : -1;
+        rc = xpv_analysis_finish_end(s->analysis, res, names ? NULL : err);
+        if (names) rc = -1;
+    }
     free(infos);
     return rc;
 }
@@ -792,12 +799,11 @@ int xpv_sink_finish(xpv_sink *s, xpv_sink_stats *stats, xpv_err *err)
     s->store = NULL;
     if (xpv_store_writer_close(store, err) != 0) return -1;
     xpv_analysis_result res;
-    if (run_analysis(s, &res, err) != 0) return -1;
+    if (write_analysis_and_names(s, &res, err) != 0) return -1;
     for (char *w = res.warnings, *nl; *w; w = nl ? nl + 1 : w + strlen(w)) {
         if ((nl = strchr(w, '\n'))) *nl = 0;
         json_item(&s->warnings, w);
     }
-    if (write_strings(s, err) != 0 || write_tracks(s, err) != 0) return -1;
     if (update_profile_row(s, &res, err) != 0) return -1;
     if (stats) {
         memset(stats, 0, sizeof *stats);

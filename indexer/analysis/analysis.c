@@ -10,7 +10,9 @@
  * beside them on a second thread when the capture answers all its scans
  * (that thread never touches SQLite): the launches by correlation (unless
  * built already; launch_ranges.c or launches.c), then the step breakdown's
- * compute (step_breakdown.c) -> the steps rows.
+ * compute (step_breakdown.c) -> the steps rows. Finish comes in two halves
+ * (analysis.h) so that the caller writes its own rows (strings, tracks)
+ * while the step join runs, rather than after it.
  *
  * Memory while streaming: 8 bytes per kernel / memcpy / memset / XLA-op
  * duration up to DURATION_MEM_CAP (16 MB), spilled to a temp file beyond;
@@ -61,6 +63,8 @@
 #define INTERVAL_CAP (1u << 22)
 #define CAPTURE_LIMIT (128u << 20)
 
+typedef struct xpv_finishing xpv_finishing;
+
 struct xpv_analysis {
     int disabled, timing;
     size_t interval_cap;
@@ -79,6 +83,7 @@ struct xpv_analysis {
     size_t rows_ntracks;
     pthread_t early_thread; /* computing them; owns ks, rows and rows_* until joined */
     int early_running, early_failed;
+    xpv_finishing *fin; /* between finish_begin and finish_end */
 };
 
 /* A size from the environment (tests lower the caps), else the default. */
@@ -104,6 +109,7 @@ xpv_analysis *xpv_analysis_new(void)
 }
 
 static void early_join(xpv_analysis *a);
+static int end_finishing(xpv_analysis *a, int rc, xpv_err *err);
 
 static void count_kind(xpv_analysis *a, const xpv_event *ev)
 {
@@ -178,6 +184,7 @@ static void early_join(xpv_analysis *a)
 void xpv_analysis_free(xpv_analysis *a)
 {
     if (!a) return;
+    end_finishing(a, 0, NULL); /* a caller that failed between the halves of finish */
     early_join(a);
     drop_rows(a);
     xpv_kstats_free(&a->ks);
@@ -427,95 +434,127 @@ static void warn_steps(const xpv_analysis *a, const xpv_step_list *steps,
              (long long)a->markers.dropped, (long long)a->markers.n);
 }
 
-/* kernel_stats rows on this thread, the step join beside them (building
- * *launches from launch_tracks first, when not NULL; o->launches points to
- * it), then the steps rows. */
-static int write_rows(xpv_analysis *a, const xpv_analysis_input *in, xpv_breakdown_opts *o,
-                      const uint8_t *launch_tracks, xpv_launches *launches, double *t_kernels,
-                      int *early, xpv_err *err)
-{
-    assert(o->launches == launches);
-    join_job job = {.bd = xpv_breakdown_new(in, o),
-                         .launch_tracks = launch_tracks,
-                         .steps = o->steps,
-                         .launches = launches};
-    int rc = join_start(&job, in, err);
-    if (rc == 0) rc = write_kernel_rows(a, in, early, err);
-    xpv_kstats_free(&a->ks); /* the durations are no longer needed */
-    xpv_kstats_init(&a->ks, 0);
-    *t_kernels = xpv_now_mono();
-    rc = join_wait(&job, rc, err);
-    if (rc == 0) rc = xpv_breakdown_write(job.bd, in, err);
-    xpv_breakdown_free(job.bd);
-    return rc;
-}
-
-int xpv_analysis_finish(xpv_analysis *a, const xpv_analysis_input *caller_in,
-                        xpv_analysis_result *out, xpv_err *err)
-{
-    double t0 = xpv_now_mono();
-    xpv_analysis_input with_capture = *caller_in;
-    with_capture.capture = &a->capture;
-    const xpv_analysis_input *in = &with_capture;
-    early_join(a);
-    int tpu = a->kinds[XPV_KIND_KERNEL] == 0 && a->kinds[XPV_KIND_XLA_OP] > 0;
-    out->kernel_count = a->kinds[XPV_KIND_KERNEL];
-    snprintf(out->step_source, sizeof out->step_source, "none");
-    out->step_count = 0;
-    if (a->disabled) return 0;
+/* What finish keeps from its first half to its second: the step join runs
+ * in between, beside whatever the caller writes meanwhile. */
+struct xpv_finishing {
+    double t0, t_steps, t_kernels;
+    xpv_analysis_input in; /* the caller's, with the capture */
+    int early;             /* the kernel_stats rows were those of the device work's end */
+    int64_t kernel_count, spilled;
+    size_t groups;
     track_sets ts;
-    mark_tracks(a, in, tpu, &ts);
-    xpv_kstats_keep_tracks(&a->ks, XPV_KIND_XLA_OP, ts.xla_op);
-    for (size_t t = 0; t < in->ntracks && tpu; t++)
-        if (ts.xla_op[t]) out->kernel_count += track_count(a, t, XPV_KIND_XLA_OP);
-    xpv_launches launches = {0};
+    xpv_launches launches;
     xpv_idmap collective;
-    xpv_idmap_init(&collective);
-    xpv_step_list steps = {0};
-    int rc = xpv_steps_build(&a->markers, in, ts.module, ts.kernel, work_base(a), &steps, err);
-    steps.profile_base_ns = a->base_ns;
+    xpv_step_list steps;
+    xpv_breakdown_opts o;
+    join_job job;
+};
+
+/* Up to the kernel_stats rows, with the step join started beside them. */
+static int begin_rows(xpv_analysis *a, xpv_finishing *f, xpv_err *err)
+{
+    const xpv_analysis_input *in = &f->in;
+    int tpu = a->kinds[XPV_KIND_KERNEL] == 0 && a->kinds[XPV_KIND_XLA_OP] > 0;
+    mark_tracks(a, in, tpu, &f->ts);
+    xpv_kstats_keep_tracks(&a->ks, XPV_KIND_XLA_OP, f->ts.xla_op);
+    for (size_t t = 0; t < in->ntracks && tpu; t++)
+        if (f->ts.xla_op[t]) f->kernel_count += track_count(a, t, XPV_KIND_XLA_OP);
+    int rc =
+        xpv_steps_build(&a->markers, in, f->ts.module, f->ts.kernel, work_base(a), &f->steps, err);
+    f->steps.profile_base_ns = a->base_ns;
     /* the launches are built now when the ops of kernels need them, else
      * by the step join beside the kernel_stats rows */
     int join = a->device_events_with_corr && a->kinds[XPV_KIND_LAUNCH];
     int link_ops = join && needs_link_ops(a, in);
-    if (rc == 0 && link_ops) rc = build_launches(1, in, ts.launch, &steps, &launches, err);
-    double t_steps = xpv_now_mono();
-    int64_t spilled = a->ks.durs.nspilled;
-    size_t groups = a->ks.n;
-    if (rc == 0) rc = classify_kernels(a, in, &ts, &launches, &collective, err);
-    xpv_breakdown_opts o = {.steps = &steps,
-                            .device_tracks = ts.device,
-                            .xla_ops_are_work = tpu,
-                            .launches = &launches,
-                            .collective = &collective,
-                            .interval_cap = a->interval_cap};
-    double t_kernels = t_steps;
-    const uint8_t *join_launches = join && !link_ops ? ts.launch : NULL;
-    int early = 0;
-    if (rc == 0) rc = write_rows(a, in, &o, join_launches, &launches, &t_kernels, &early, err);
-    if (rc == 0) warn_steps(a, &steps, &o, out);
-    if (launches.dropped)
+    if (rc == 0 && link_ops) rc = build_launches(1, in, f->ts.launch, &f->steps, &f->launches, err);
+    f->t_steps = f->t_kernels = xpv_now_mono();
+    f->spilled = a->ks.durs.nspilled;
+    f->groups = a->ks.n;
+    if (rc == 0) rc = classify_kernels(a, in, &f->ts, &f->launches, &f->collective, err);
+    f->o = (xpv_breakdown_opts){.steps = &f->steps,
+                                .device_tracks = f->ts.device,
+                                .xla_ops_are_work = tpu,
+                                .launches = &f->launches,
+                                .collective = &f->collective,
+                                .interval_cap = a->interval_cap};
+    if (rc != 0) return rc;
+    f->job = (join_job){.bd = xpv_breakdown_new(in, &f->o),
+                        .launch_tracks = join && !link_ops ? f->ts.launch : NULL,
+                        .steps = &f->steps,
+                        .launches = &f->launches};
+    rc = join_start(&f->job, in, err);
+    if (rc == 0) rc = write_kernel_rows(a, in, &f->early, err);
+    xpv_kstats_free(&a->ks); /* the durations are no longer needed */
+    xpv_kstats_init(&a->ks, 0);
+    f->t_kernels = xpv_now_mono();
+    return rc;
+}
+
+int xpv_analysis_finish_begin(xpv_analysis *a, const xpv_analysis_input *in, xpv_err *err)
+{
+    assert(!a->fin);
+    xpv_finishing *f = a->fin = xpv_xcalloc(1, sizeof *f);
+    f->t0 = xpv_now_mono();
+    f->in = *in;
+    f->in.capture = &a->capture;
+    xpv_idmap_init(&f->collective);
+    early_join(a);
+    f->kernel_count = a->kinds[XPV_KIND_KERNEL];
+    if (a->disabled || begin_rows(a, f, err) == 0) return 0;
+    return end_finishing(a, -1, NULL);
+}
+
+static void print_timing(const xpv_analysis *a, const xpv_finishing *f, int64_t steps)
+{
+    double now = xpv_now_mono();
+    fprintf(stderr,
+            "xpv-analysis: finish %.3f s (steps, with PyTorch's op links, %.3f s,"
+            " kernel_stats rows %.3f s (%s)"
+            " with the launch join and step breakdown beside them, then %.3f s more for"
+            " them and the caller's rows;"
+            " %zu groups, %lld durations spilled, %lld launches, %lld id ranges, %lld steps;"
+            " capture %s, %.1f MB)\n",
+            now - f->t0, f->t_steps - f->t0, f->t_kernels - f->t_steps,
+            f->early ? "computed as the device work ended" : "computed now", now - f->t_kernels,
+            f->groups, (long long)f->spilled, (long long)f->launches.n,
+            (long long)f->launches.nranges, (long long)steps,
+            a->capture.overflowed ? "off (store scans)" : "on", a->capture.bytes / 1048576.0);
+}
+
+/* Joins the step join if it runs and frees what finish kept; rc is the
+ * result so far, err gets the join's error when rc is still 0. */
+static int end_finishing(xpv_analysis *a, int rc, xpv_err *err)
+{
+    xpv_finishing *f = a->fin;
+    if (!f) return rc;
+    rc = join_wait(&f->job, rc, err);
+    xpv_breakdown_free(f->job.bd);
+    xpv_capture_free(&a->capture);
+    xpv_step_list_free(&f->steps);
+    xpv_launches_free(&f->launches);
+    xpv_idmap_free(&f->collective);
+    free_tracks(&f->ts);
+    free(f);
+    a->fin = NULL;
+    return rc;
+}
+
+int xpv_analysis_finish_end(xpv_analysis *a, xpv_analysis_result *out, xpv_err *err)
+{
+    xpv_finishing *f = a->fin;
+    assert(f);
+    memset(out, 0, sizeof *out);
+    out->kernel_count = f->kernel_count;
+    snprintf(out->step_source, sizeof out->step_source, "none");
+    if (a->disabled) return end_finishing(a, 0, err);
+    int rc = join_wait(&f->job, 0, err);
+    if (rc == 0) rc = xpv_breakdown_write(f->job.bd, &f->in, err);
+    if (rc == 0) warn_steps(a, &f->steps, &f->o, out);
+    if (f->launches.dropped)
         warn(out,
              "steps: only %lld host launches were kept (memory cap); %lld later ones use the "
              "time join",
-             (long long)launches.n, (long long)launches.dropped);
-    if (a->timing)
-        fprintf(stderr,
-                "xpv-analysis: finish %.3f s (steps, with PyTorch's op links, %.3f s,"
-                " kernel_stats rows %.3f s (%s)"
-                " with the launch join and step breakdown beside them, then %.3f s more for"
-                " them;"
-                " %zu groups, %lld durations spilled, %lld launches, %lld id ranges, %lld steps;"
-                " capture %s, %.1f MB)\n",
-                xpv_now_mono() - t0, t_steps - t0, t_kernels - t_steps,
-                early ? "computed as the device work ended" : "computed now",
-                xpv_now_mono() - t_kernels, groups, (long long)spilled, (long long)launches.n,
-                (long long)launches.nranges, (long long)out->step_count,
-                a->capture.overflowed ? "off (store scans)" : "on", a->capture.bytes / 1048576.0);
-    xpv_capture_free(&a->capture);
-    xpv_step_list_free(&steps);
-    xpv_launches_free(&launches);
-    xpv_idmap_free(&collective);
-    free_tracks(&ts);
-    return rc;
+             (long long)f->launches.n, (long long)f->launches.dropped);
+    if (a->timing) print_timing(a, f, out->step_count);
+    return end_finishing(a, rc, err);
 }

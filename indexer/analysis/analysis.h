@@ -4,9 +4,10 @@
  *
  * The sink's analysis thread calls xpv_analysis_event() for every event as it
  * is stored; names are not available then (only interned ids), so anything
- * that depends on a name is resolved in xpv_analysis_finish(), which runs
- * once, after the reader is done, and may also scan the event store.
- * finish writes the profile's rows of `kernel_stats` and `steps`.
+ * that depends on a name is resolved at finish (xpv_analysis_finish_begin,
+ * then _end), which runs once, after the reader is done, and may also scan
+ * the event store. Finish writes the profile's rows of `kernel_stats` and
+ * `steps`.
  *
  * What the rows mean (details at the top of each file in this folder):
  *  - kernel_stats (kernel_stats.c, kernel_rows.c): per kind (kernel, memcpy,
@@ -65,8 +66,15 @@ void xpv_analysis_event(xpv_analysis *a, const xpv_event *ev);
  * xpv_analysis_event, with track_device[t] the device of track t (-1 none).
  * Finish writes them if nothing they depend on changed since. */
 void xpv_analysis_device_work_done(xpv_analysis *a, const int *track_device, size_t ntracks);
-int xpv_analysis_finish(xpv_analysis *a, const xpv_analysis_input *in, xpv_analysis_result *out,
-                        xpv_err *err);
+/* Finish, in two halves: begin computes the steps and writes the
+ * kernel_stats rows, and starts the step join beside the caller; the caller
+ * may then write rows of its own through in->db (the join never touches
+ * SQLite) before end waits for the join and writes the steps rows. `in`
+ * (and what it points to) must stay valid until end returns. After a
+ * failed begin nothing runs and end must not be called; after a
+ * successful one, end (or xpv_analysis_free) must be. */
+int xpv_analysis_finish_begin(xpv_analysis *a, const xpv_analysis_input *in, xpv_err *err);
+int xpv_analysis_finish_end(xpv_analysis *a, xpv_analysis_result *out, xpv_err *err);
 void xpv_analysis_free(xpv_analysis *a);
 
 #endif
