@@ -437,7 +437,8 @@ static void warn_steps(const xpv_analysis *a, const xpv_step_list *steps,
 /* What finish keeps from its first half to its second: the step join runs
  * in between, beside whatever the caller writes meanwhile. */
 struct xpv_finishing {
-    double t0, t_steps, t_kernels, t_end; /* t_end: the second half began */
+    double t0, t_steps, t_kernels;
+    double t_end;          /* when the second half began */
     xpv_analysis_input in; /* the caller's, with the capture */
     int early;             /* the kernel_stats rows were those of the device work's end */
     int64_t kernel_count, spilled;
@@ -520,9 +521,8 @@ static void print_timing(const xpv_analysis *a, const xpv_finishing *f, int64_t 
             (f->t_kernels - f->t0) + (now - f->t_end), f->t_steps - f->t0,
             f->t_kernels - f->t_steps,
             f->early ? "computed as the device work ended" : "computed now",
-            f->t_end - f->t_kernels, now - f->t_end,
-            f->groups, (long long)f->spilled, (long long)f->launches.n,
-            (long long)f->launches.nranges, (long long)steps,
+            f->t_end - f->t_kernels, now - f->t_end, f->groups, (long long)f->spilled,
+            (long long)f->launches.n, (long long)f->launches.nranges, (long long)steps,
             a->capture.overflowed ? "off (store scans)" : "on", a->capture.bytes / 1048576.0);
 }
 
