@@ -688,9 +688,9 @@ static int write_analysis_and_names(xpv_sink *s, xpv_analysis_result *res, xpv_e
     };
     int rc = xpv_analysis_finish_begin(s->analysis, &in, err);
     if (rc == 0) {
-        int names = write_strings(s, err) == 0 && write_tracks(s, err) == 0 ? 0 : -1;
-        rc = xpv_analysis_finish_end(s->analysis, res, names ? NULL : err);
-        if (names) rc = -1;
+        int names_rc = write_strings(s, err) == 0 && write_tracks(s, err) == 0 ? 0 : -1;
+        rc = xpv_analysis_finish_end(s->analysis, res, names_rc ? NULL : err);
+        if (names_rc) rc = -1;
     }
     free(infos);
     return rc;

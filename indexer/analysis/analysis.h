@@ -67,9 +67,10 @@ void xpv_analysis_event(xpv_analysis *a, const xpv_event *ev);
  * Finish writes them if nothing they depend on changed since. */
 void xpv_analysis_device_work_done(xpv_analysis *a, const int *track_device, size_t ntracks);
 /* Finish, in two halves: begin computes the steps and writes the
- * kernel_stats rows, and starts the step join beside the caller; the caller
- * may then write rows of its own through in->db (the join never touches
- * SQLite) before end waits for the join and writes the steps rows. `in`
+ * kernel_stats rows, and starts the step join beside the caller (when it
+ * can run without SQLite; else it runs within begin); the caller may then
+ * write rows of its own through in->db before end waits for the join and
+ * writes the steps rows. `in`
  * (and what it points to) must stay valid until end returns. After a
  * failed begin nothing runs and end must not be called; after a
  * successful one, end (or xpv_analysis_free) must be. */
