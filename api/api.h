@@ -57,6 +57,7 @@ int xpv_api_tracks(sqlite3 *db, int64_t id, xpv_buf *out);
  * `{"profile", "start_us", "end_us", "resolution", "pixel_us", "truncated",
  *   "tracks": [{"id", "max_depth",
  *               "events": [[start_us, dur_us, name, depth, "ref"], ...],
+ *                 (dur_us 0: a zero-length slice; null: an instant, no duration)
  *               "spans":  [[start_us, end_us, count, name|-1, depth], ...]}],
  *   "names": ["...", ...]}`
  * name is an index into "names"; ref names the event for xpv_api_event.

@@ -6,11 +6,13 @@
  * durations can reach a pixel (2^lod > pixel) is returned event by event.
  * Shorter classes become summary spans per track: a block whose events are
  * dense (more than DENSE_PER_PIXEL per pixel) or that spans under two pixels
- * is spread over the pixels it covers from its header alone, never decoded;
- * a sparse block is decoded and its events are counted per pixel. Adjacent
- * pixels with the same dominant name merge into one span; a pixel holding a
- * single decoded event returns that event itself. So the answer is bounded
- * by tracks x resolution whatever the profile's size.
+ * is spread over the pixels it covers from its header alone, never decoded,
+ * unless it holds at most FEW_EVENTS (a lone instant or zero-length slice
+ * is shown as itself, clickable); a sparse block is decoded and its events
+ * are counted per pixel. Adjacent pixels with the same dominant name merge
+ * into one span; a pixel holding a single decoded event returns that event
+ * itself. So the answer is bounded by tracks x resolution whatever the
+ * profile's size.
  *
  * Nesting depth is computed per track over the returned items (sorted by
  * start, longest first); an event's ancestors are never shorter than it, so
@@ -28,6 +30,7 @@
 #include <string.h>
 
 #define DENSE_PER_PIXEL 1
+#define FEW_EVENTS 16
 #define MAX_EVENTS 400000
 #define NO_NAME INT64_MIN
 
@@ -39,6 +42,7 @@ typedef struct {
     int name_known;
     int64_t count;
     int depth;
+    int instant; /* an event without a duration: its dur is written as null */
 } item;
 
 typedef struct {
@@ -128,7 +132,7 @@ static int visit_event(void *ctx, const xpv_event *ev, int64_t block, uint32_t i
         w->truncated = 1;
         return 0;
     }
-    item it = {ev->ts_ns, end, block, index, ev->name, 1, 1, 0};
+    item it = {ev->ts_ns, end, block, index, ev->name, 1, 1, 0, ev->dur_ns < 0};
     push_item(w->current, &it);
     w->nevents++;
     return 0;
@@ -187,8 +191,9 @@ static int load_tracks(sqlite3 *db, int64_t id, const xpv_events_query *q, windo
 }
 
 static const char *const WINDOW_SQL =
-    "SELECT id, track, lod, t_min, t_max, n, CASE WHEN lod >= ?5 OR ((t_max - t_min) >= ?6 AND"
-    " n <= (t_max - t_min) * ?7) THEN data END FROM blocks WHERE profile_id=?1 AND"
+    "SELECT id, track, lod, t_min, t_max, n, CASE WHEN lod >= ?5 OR n <= ?8 OR"
+    " ((t_max - t_min) >= ?6 AND n <= (t_max - t_min) * ?7) THEN data END FROM blocks"
+    " WHERE profile_id=?1 AND"
     " (?2 < 0 OR track=?2) AND t_min <= ?4 AND t_max >= ?3";
 
 /* Where to start decoding a block for this window: a cached mark when the
@@ -261,6 +266,7 @@ static int collect(sqlite3 *db, int64_t id, const xpv_events_query *q, window *w
     sqlite3_bind_int(st, 5, long_lod);
     sqlite3_bind_double(st, 6, 2.0 * w->pixel);
     sqlite3_bind_double(st, 7, DENSE_PER_PIXEL / w->pixel);
+    sqlite3_bind_int(st, 8, FEW_EVENTS);
     int status = 200;
     if (!q->tracks) status = scan_track(db, st, -1, w, long_lod, out);
     for (size_t i = 0; q->tracks && i < q->ntracks && status == 200; i++)
@@ -280,7 +286,8 @@ static void buckets_to_items(window *w, track_acc *t)
         if (!k->count || (k->count == 1 && k->block >= 0)) {
             if (open) push_item(t, &span), open = 0;
             if (k->count) {
-                item it = {k->t0, k->t1, k->block, k->index, k->name, 1, 1, 0};
+                /* one event: name_dur is its own duration, -1 without one */
+                item it = {k->t0, k->t1, k->block, k->index, k->name, 1, 1, 0, k->name_dur < 0};
                 push_item(t, &it);
             }
             continue;
@@ -293,7 +300,7 @@ static void buckets_to_items(window *w, track_acc *t)
             continue;
         }
         if (open) push_item(t, &span);
-        span = (item){k->t0, k->t1, -1, 0, known ? k->name : 0, known, k->count, 0};
+        span = (item){k->t0, k->t1, -1, 0, known ? k->name : 0, known, k->count, 0, 0};
         open = 1;
     }
     if (open) push_item(t, &span);
@@ -379,7 +386,10 @@ static void put_track(xpv_buf *b, window *w, size_t id, name_table *nt)
         xpv_buf_puts(b, n++ ? ",[" : "[");
         xpv_api_put_us(b, it->start);
         xpv_buf_putc(b, ',');
-        xpv_api_put_us(b, it->end - it->start);
+        if (it->instant)
+            xpv_buf_puts(b, "null");
+        else
+            xpv_api_put_us(b, it->end - it->start);
         xpv_buf_putc(b, ',');
         xpv_api_put_int(b, name_local(nt, it->name));
         xpv_buf_putc(b, ',');

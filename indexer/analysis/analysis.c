@@ -134,7 +134,7 @@ void xpv_analysis_event(xpv_analysis *a, const xpv_event *ev)
     case XPV_KIND_MEMSET:
     case XPV_KIND_XLA_OP:
         if (a->early_running) early_join(a); /* device work after the reader said none was left */
-        if (ev->dur_ps > 0) xpv_kstats_add(&a->ks, ev);
+        if (ev->dur_ps >= 0) xpv_kstats_add(&a->ks, ev); /* 0 counts: sub-unit kernels */
         if (ev->corr >= 0) a->device_events_with_corr++;
         break;
     case XPV_KIND_STEP:

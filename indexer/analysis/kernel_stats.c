@@ -259,7 +259,7 @@ static int link_visit(void *ctx, const xpv_event *ev, int64_t block_id, uint32_t
 {
     (void)block_id, (void)index;
     link_ctx *c = ctx;
-    if (ev->kind != XPV_KIND_KERNEL || ev->dur_ps <= 0 || ev->corr < 0) return 0;
+    if (ev->kind != XPV_KIND_KERNEL || ev->dur_ps < 0 || ev->corr < 0) return 0;
     uint32_t gi = find_group(c->k, ev->kind, ev->name, ev->track, 0);
     if (gi == UINT32_MAX || c->k->g[gi].ops_from_reader) return 0;
     const xpv_launch_rec *r = xpv_launches_find(c->l, ev->corr, &c->hint);
@@ -314,7 +314,7 @@ static int hlo_visit(void *ctx, const xpv_event *ev, int64_t block_id, uint32_t 
 {
     (void)block_id, (void)index;
     hlo_ctx *c = ctx;
-    if (ev->kind != XPV_KIND_XLA_OP || ev->dur_ps <= 0) return 0;
+    if (ev->kind != XPV_KIND_XLA_OP || ev->dur_ps < 0) return 0;
     for (uint32_t i = 0; i < ev->nargs; i++) {
         const xpv_arg *a = &ev->args[i];
         uint64_t *is_cat = xpv_idmap_get(&c->key_is_category, a->key);

@@ -24,6 +24,7 @@ const PROC_H = 24;
 const LEVEL_H = 18;
 const TRACK_PAD = 3;
 const MAX_LEVELS = 24;
+const MIN_EVENT_PX = 2; // instants and zero-length slices are drawn at least this wide
 const FETCH_DEBOUNCE_MS = 60;
 const SEARCH_DEBOUNCE_MS = 300;
 const MATCH_MIN_PX = 6; // a match shown by search is zoomed to at least this wide
@@ -309,7 +310,8 @@ export function mount(view, { id, profile, params, notify }) {
         let x0 = xOf(ev.s), x1 = xOf(ev.e);
         if (x0 < -2) x0 = -2;
         if (x1 > W + 2) x1 = W + 2;
-        const w = Math.max(ev.instant ? 2 : 1, x1 - x0);
+        // Instants and zero-length slices (Kineto's sub-µs kernels) stay visible.
+        const w = Math.max(ev.instant || ev.e === ev.s ? MIN_EVENT_PX : 1, x1 - x0);
         if (ev.summary) {
           ctx.fillStyle = hatchPattern(ctx);
           ctx.fillRect(x0, ey + 1, w, LEVEL_H - 2);

@@ -24,7 +24,8 @@ export function normalizeTracks(res) {
     let g = groups.get(key);
     if (!g) {
       const deviceId = num(proc.device_id, t.device_id, proc.device);
-      g = { key, pid, name: str(proc.name, proc.process_name, t.process_name) || `Process ${pid}`,
+      // title: the server's name that tells processes apart (Kineto calls host and GPUs "python")
+      g = { key, pid, name: str(proc.title, proc.name, proc.process_name, t.process_name) || `Process ${pid}`,
         sort: num(proc.sort, proc.sort_index, proc.process_sort, t.process_sort) ?? Number(pid) ?? 0,
         device: deviceId ?? null, labels: proc.labels || null, tracks: [], events: 0, collapsed: false };
       groups.set(key, g);
@@ -76,7 +77,7 @@ export function normalizeEvents(res) {
     if (e === undefined) e = s + Math.max(0, dur ?? 0);
     const isSummary = summary || ev.summary === true || ev.type === 'summary';
     listOf(trackId).push({ s, e, name: String(nameOf(ev.name)), ref: ev.ref ?? null, depth: num(ev.depth) ?? -1,
-      summary: isSummary, count: num(ev.count) ?? 1, instant: !isSummary && e === s });
+      summary: isSummary, count: num(ev.count) ?? 1, instant: !isSummary && e === s && dur === undefined });
   };
   if (Array.isArray(res.tracks)) {
     for (const t of res.tracks) {
@@ -88,7 +89,7 @@ export function normalizeEvents(res) {
         if (!Array.isArray(ev)) { pushObj(id, ev, false); continue; }
         const [s, dur, name, depth, ref] = ev;
         list.push({ s, e: s + Math.max(0, dur ?? 0), name: String(nameOf(name)), ref: ref ?? null,
-          depth: typeof depth === 'number' ? depth : -1, summary: false, count: 1, instant: dur === null || dur === 0 });
+          depth: typeof depth === 'number' ? depth : -1, summary: false, count: 1, instant: dur === null || dur === undefined });
       }
       for (const sp of t.spans || t.summaries || []) {
         if (!Array.isArray(sp)) { pushObj(id, sp, true); continue; }

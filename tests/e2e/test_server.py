@@ -67,6 +67,10 @@ def own_trace():
                   "block": [128, 1, 1], "registers per thread": 32}},
         {"ph": "X", "cat": "kernel", "name": "relu_kernel", "pid": 0, "tid": 7,
          "ts": 1300.0, "dur": 5.5, "args": {"device": 0, "stream": 7, "correlation": 13}},
+        # Kineto's whole microseconds make a sub-µs kernel "dur": 0: still a kernel.
+        {"ph": "X", "cat": "kernel", "name": "fill_kernel", "pid": 0, "tid": 7,
+         "ts": 1350.0, "dur": 0, "args": {"device": 0, "stream": 7, "correlation": 14}},
+        {"ph": "i", "s": "t", "name": "marker", "pid": 7, "tid": 7, "ts": 1400.0},
     ]
     return {"schemaVersion": 1, "deviceProperties": [], "traceEvents": ev}
 
@@ -211,13 +215,13 @@ def test_kernels_equal_index_rows():
 
 
 def test_kernels_equal_raw_pytorch_count():
-    """Independent: group the raw fixture's kernel events (positive duration,
-    the XProf rule) by name; count and total must equal the API."""
+    """Independent: group the raw fixture's kernel events by name, those with
+    "dur": 0 included; count and total must equal the API."""
     with gzip.open(os.path.join(S.prof, RESNET), "rt") as f:
         raw = json.load(f)["traceEvents"]
     want = collections.defaultdict(lambda: [0, 0])
     for e in raw:
-        if e.get("ph") == "X" and e.get("cat") in ("Kernel", "kernel") and e["dur"] > 0:
+        if e.get("ph") == "X" and e.get("cat") in ("Kernel", "kernel"):
             want[e["name"]][0] += 1
             want[e["name"]][1] += round(e["dur"] * 1000)  # ns, exact for these integer µs
     k = S.json("/api/profiles/%s/kernels" % profile_by_path(RESNET)["id"])
@@ -226,15 +230,17 @@ def test_kernels_equal_raw_pytorch_count():
         got[x["name"]][0] += x["count"]
         got[x["name"]][1] += round(x["total_us"] * 1000)
     assert dict(want) == dict(got)
-    assert sum(v[0] for v in want.values()) == 8772 - sum(
-        1 for e in raw if e.get("ph") == "X" and e.get("cat") == "Kernel" and e["dur"] <= 0)
+    assert sum(v[0] for v in want.values()) == 8772
+    assert any(e["dur"] == 0 for e in raw if e.get("cat") == "Kernel"), "no zero-length kernel"
     assert round(k["kernel_time_us"] * 1000) == sum(v[1] for v in want.values())
 
 
 def test_kernels_own_trace_exact():
     k = S.json("/api/profiles/latest/kernels")
     rows = {x["name"]: x for x in k["kernels"]}
-    assert set(rows) == {"gemm_kernel", "relu_kernel"}, rows
+    assert set(rows) == {"gemm_kernel", "relu_kernel", "fill_kernel"}, rows
+    f = rows["fill_kernel"]
+    assert (f["count"], f["total_us"], f["min_us"], f["median_us"]) == (1, 0, 0, 0), f
     g = rows["gemm_kernel"]
     assert (g["count"], g["total_us"], g["min_us"], g["max_us"], g["avg_us"]) == \
         (2, 101.0, 40.25, 60.75, 50.5), g
@@ -318,7 +324,8 @@ def test_events_window_exact_and_nested():
         assert not tr["spans"], tr["spans"]
     want = [("ProfilerStep#1", 1000, 500, 0), ("aten::mm", 1010.125, 100.5, 1),
             ("aten::child", 1020.25, 10.001, 2), ("gemm_kernel", 1100.5, 40.25, 0),
-            ("gemm_kernel", 1200.5, 60.75, 0), ("relu_kernel", 1300, 5.5, 0)]
+            ("gemm_kernel", 1200.5, 60.75, 0), ("relu_kernel", 1300, 5.5, 0),
+            ("fill_kernel", 1350, 0, 0), ("marker", 1400, None, 1)]
     assert sorted(got) == sorted(want), got
     assert own["events"] == len(want)
     # every ref opens the same event, with its args resolved
@@ -438,7 +445,7 @@ def test_perfetto_listener():
     assert st == 200 and h.get("access-control-allow-origin") == "*", h
     assert "content-disposition" not in h
     _, ph = trace_counts(data)
-    assert sum(v for k, v in ph.items() if k != "M") == 6
+    assert sum(v for k, v in ph.items() if k != "M") == len(own_trace()["traceEvents"]) - 3
     assert S.request("/latest.json", port=S.pport)[0] == 200
     st, h, data = S.request("/status", method="POST", port=S.pport, body=b"x" * 100)
     assert st == 404 and h.get("access-control-allow-origin") == "*"
@@ -469,7 +476,7 @@ def test_tensorboard_routes():
     cols = [c["id"] for c in table["cols"]]
     rows = [dict(zip(cols, [cell["v"] for cell in r["c"]])) for r in table["rows"]]
     assert [(r["rank"], r["kernel_name"], r["occurrences"], r["total_duration_us"]) for r in rows] \
-        == [(1, "gemm_kernel", 2, 101.0), (2, "relu_kernel", 1, 5.5)], rows
+        == [(1, "gemm_kernel", 2, 101.0), (2, "relu_kernel", 1, 5.5), (3, "fill_kernel", 1, 0)], rows
     st, h, data = S.request(base + "data?run=%s&tag=trace_viewer&host=%s" % (run, own["host"]))
     assert st == 200
     _, ph = trace_counts(data)

@@ -178,7 +178,11 @@ static void test_kernel_stats_exact(void)
     for (int i = 0; i < 2; i++)
         kernel(s, 101, 1, "A", 2000 + i * 100, a1[i]);
     kernel(s, 100, 1, "B", 5000, 4000);
-    kernel(s, 100, 1, "Z", 6000, 0); /* zero duration: not a kernel instance */
+    /* Zero durations are kernel instances (Kineto rounds sub-us kernels to
+     * 0); an event without a duration (-1) is not. */
+    kernel(s, 100, 1, "Z", 6000, 0);
+    kernel(s, 100, 1, "Z", 6100, 0);
+    kernel(s, 100, 1, "N", 6200, -1);
     finish(s);
 
     CU_ASSERT_EQUAL(q_int(db, ks("count", "kernel", 0, "A")), 3);
@@ -205,10 +209,16 @@ static void test_kernel_stats_exact(void)
                            1e-9);
     /* one instance: stddev 0 */
     CU_ASSERT_DOUBLE_EQUAL(q_double(db, ks("stddev_ps", "kernel", 0, "B")), 0, 1e-12);
-    CU_ASSERT_EQUAL(q_int(db, ks("count", "kernel", -1, "Z")), -999999);
+    CU_ASSERT_EQUAL(q_int(db, ks("count", "kernel", -1, "Z")), 2);
+    CU_ASSERT_EQUAL(q_int(db, ks("count", "kernel", 0, "Z")), 2);
+    CU_ASSERT_EQUAL(q_int(db, ks("total_ps", "kernel", -1, "Z")), 0);
+    CU_ASSERT_EQUAL(q_int(db, ks("min_ps", "kernel", -1, "Z")), 0);
+    CU_ASSERT_DOUBLE_EQUAL(q_double(db, ks("median_ps", "kernel", -1, "Z")), 0, 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(q_double(db, ks("percent", "kernel", -1, "Z")), 0, 1e-12);
+    CU_ASSERT_EQUAL(q_int(db, ks("count", "kernel", -1, "N")), -999999);
     CU_ASSERT_STRING_EQUAL(q_text(db, ks("category", "kernel", -1, "A")), "compute");
-    CU_ASSERT_EQUAL(q_int(db, "SELECT kernel_count FROM profiles WHERE id=7"), 7);
-    CU_ASSERT_EQUAL(q_int(db, "SELECT count(*) FROM kernel_stats WHERE profile_id=7"), 5);
+    CU_ASSERT_EQUAL(q_int(db, "SELECT kernel_count FROM profiles WHERE id=7"), 9);
+    CU_ASSERT_EQUAL(q_int(db, "SELECT count(*) FROM kernel_stats WHERE profile_id=7"), 7);
     sqlite3_close(db);
 }
 
