@@ -14,7 +14,12 @@
 
 /* One profile object (see README "REST API") for the profiles row `id`. */
 int xpv_api_profile(sqlite3 *db, int64_t id, xpv_buf *out);
-/* The newest profile (first in list order), 404 when there is none. */
+/* The "latest" profile: the newest that indexed ok, else the newest partial
+ * one, else the newest of all (pending, failed), so a half-written capture
+ * never hides the last good one. Companion files are never it. Returns 1
+ * with *id set, 0 when there are no profiles, -1 on an index error. */
+int xpv_api_latest_id(sqlite3 *db, int64_t *id, xpv_err *err);
+/* The latest profile's object, 404 when there is none. */
 int xpv_api_profile_latest(sqlite3 *db, xpv_buf *out);
 /* `[profile, ...]` newest first. include_companions: also trace-JSON twins
  * of an xplane (hidden by default: the pair is shown once). */

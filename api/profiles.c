@@ -2,7 +2,8 @@
  * profiles.c — the profile list and profile objects.
  *
  * Profiles are listed newest first: by file modification time, then by run
- * name (XProf run names are timestamps), then by path.
+ * name (XProf run names are timestamps), then by path. "latest" ranks by
+ * outcome before age: ok, then partial, then anything else.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "api.h"
@@ -16,6 +17,9 @@
     " events, start_ns, end_ns, devices, facts, phase_counts, step_source, step_count,"           \
     " kernel_count, warnings, companion_of, index_seconds"
 #define PROFILE_ORDER " ORDER BY mtime_ns DESC, run DESC, path"
+#define LATEST_ORDER                                                                               \
+    " ORDER BY CASE WHEN status='ok' THEN 0 WHEN partial THEN 1 ELSE 2 END,"                       \
+    " mtime_ns DESC, run DESC, path"
 
 int xpv_api_error(xpv_buf *out, int status, const char *fmt, ...)
 {
@@ -123,19 +127,30 @@ int xpv_api_profile(sqlite3 *db, int64_t id, xpv_buf *out)
     return status;
 }
 
-int xpv_api_profile_latest(sqlite3 *db, xpv_buf *out)
+int xpv_api_latest_id(sqlite3 *db, int64_t *id, xpv_err *err)
 {
     sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(db,
-                           "SELECT " PROFILE_COLUMNS " FROM profiles WHERE companion_of IS NULL"
-                           PROFILE_ORDER " LIMIT 1",
-                           -1, &st, NULL) != SQLITE_OK)
-        return xpv_api_error(out, 500, "index: %s", sqlite3_errmsg(db));
-    int status = 200;
-    if (sqlite3_step(st) == SQLITE_ROW) put_profile_object(out, st);
-    else status = xpv_api_error(out, 404, "no profiles found");
+    if (sqlite3_prepare_v2(
+            db, "SELECT id FROM profiles WHERE companion_of IS NULL" LATEST_ORDER " LIMIT 1", -1,
+            &st, NULL) != SQLITE_OK)
+        return xpv_err_set(err, "index: %s", sqlite3_errmsg(db));
+    int rc = sqlite3_step(st), found = rc == SQLITE_ROW;
+    if (found)
+        *id = sqlite3_column_int64(st, 0);
+    else if (rc != SQLITE_DONE)
+        found = xpv_err_set(err, "index: %s", sqlite3_errmsg(db));
     sqlite3_finalize(st);
-    return status;
+    return found;
+}
+
+int xpv_api_profile_latest(sqlite3 *db, xpv_buf *out)
+{
+    xpv_err err = {{0}};
+    int64_t id = 0;
+    int found = xpv_api_latest_id(db, &id, &err);
+    if (found < 0) return xpv_api_error(out, 500, "%s", err.msg);
+    if (!found) return xpv_api_error(out, 404, "no profiles found");
+    return xpv_api_profile(db, id, out);
 }
 
 int xpv_api_profile_array(sqlite3 *db, int include_companions, xpv_buf *out)

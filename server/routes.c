@@ -76,17 +76,13 @@ int xpv_routes_profile_id(xpv_server *s, const char *text, size_t len, int64_t *
     if (len == 6 && strncmp(text, "latest", 6) == 0) {
         sqlite3 *db;
         if (with_db(s, &db, r) != 0) return -1;
-        sqlite3_stmt *st;
-        int found = 0;
-        if (sqlite3_prepare_v2(db,
-                               "SELECT id FROM profiles WHERE companion_of IS NULL ORDER BY"
-                               " mtime_ns DESC, run DESC, path LIMIT 1",
-                               -1, &st, NULL) == SQLITE_OK) {
-            if (sqlite3_step(st) == SQLITE_ROW) *id = sqlite3_column_int64(st, 0), found = 1;
-            sqlite3_finalize(st);
-        }
-        if (!found) xpv_reply_error(r, 404, "no profiles found");
-        return found ? 0 : -1;
+        xpv_err err = {{0}};
+        int found = xpv_api_latest_id(db, id, &err);
+        if (found < 0)
+            xpv_reply_error(r, 500, "%s", err.msg);
+        else if (!found)
+            xpv_reply_error(r, 404, "no profiles found");
+        return found > 0 ? 0 : -1;
     }
     if (len != 16) {
         xpv_reply_error(r, 400, "a profile id is 16 hex digits (or \"latest\")");

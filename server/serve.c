@@ -153,33 +153,18 @@ static struct MHD_Daemon *start_main(xpv_server *s, int fd, int ipv6)
 
 /* ---- start-up output ---- */
 
-static void latest_profile_hex(xpv_server *s, char hex[17])
-{
-    xpv_err err = {{0}};
-    hex[0] = 0;
-    sqlite3 *db = xpv_server_db(s, &err);
-    sqlite3_stmt *st;
-    if (!db || sqlite3_prepare_v2(db,
-                                  "SELECT id FROM profiles WHERE companion_of IS NULL ORDER BY"
-                                  " mtime_ns DESC, run DESC, path LIMIT 1",
-                                  -1, &st, NULL) != SQLITE_OK)
-        return;
-    if (sqlite3_step(st) == SQLITE_ROW) xpv_profile_id_hex(sqlite3_column_int64(st, 0), hex);
-    sqlite3_finalize(st);
-}
-
 static void print_urls(xpv_server *s, const char *url, size_t nfound)
 {
     const xpv_options *o = s->opts;
     printf("xprof-view %s: %zu profile file%s under %s\n", XPV_VERSION, nfound,
            nfound == 1 ? "" : "s", s->root_abs);
     printf("serving at %s   (Ctrl-C to stop)\n", url);
-    char hex[17];
-    latest_profile_hex(s, hex);
-    if (s->perfetto_port && hex[0])
+    /* latest.json, not an id: "latest" is decided when the link is opened,
+     * after indexing has told a good capture from a broken newer one. */
+    if (s->perfetto_port && nfound)
         printf("open the latest profile in Perfetto UI (needs internet):\n"
-               "  https://ui.perfetto.dev/#!/?url=http://127.0.0.1:%d/%s.json\n",
-               s->perfetto_port, hex);
+               "  https://ui.perfetto.dev/#!/?url=http://127.0.0.1:%d/latest.json\n",
+               s->perfetto_port);
     if (!o->quiet && nfound)
         printf("indexing runs in the background; profiles show as pending until done\n");
     fflush(stdout);

@@ -66,7 +66,8 @@ export function mount(view) {
     const shown = q ? profiles.filter((p) => [p.run, p.host, p.path, p.format, p.producer, p.status]
       .some((s) => s && String(s).toLowerCase().includes(q))) : profiles;
     count.textContent = q ? `${shown.length} of ${profiles.length} profiles` : `${profiles.length} profile${profiles.length === 1 ? '' : 's'}, newest first`;
-    const latestId = profiles[0].id;
+    // As the server picks /api/profiles/latest: a broken newer capture never hides a good one.
+    const latestId = (profiles.find((p) => p.status === 'ok') ?? profiles.find((p) => p.partial) ?? profiles[0]).id;
     const wrap = body.querySelector('.table-wrap');
     const scroll = wrap ? wrap.scrollTop : 0;
     const focusedId = document.activeElement && document.activeElement.closest('tr')?.dataset.id;

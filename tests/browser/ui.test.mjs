@@ -83,7 +83,10 @@ await test('profile list shows every profile, newest first, latest highlighted',
   await page.waitForSelector('table.data tbody tr');
   const ids = await page.$$eval('table.data tbody tr', (trs) => trs.map((t) => t.dataset.id));
   eq(ids.join(','), profiles.map((p) => p.id).join(','), 'rows in API order');
-  eq(await page.$eval('table.data tbody tr', (t) => t.classList.contains('latest')), true, 'first row highlighted');
+  // The highlighted row is /api/profiles/latest: the newest that indexed, not a broken newer file.
+  const latest = await api('/api/profiles/latest');
+  eq(await page.$$eval('table.data tbody tr.latest', (trs) => trs.map((t) => t.dataset.id).join(',')), latest.id, 'latest highlighted');
+  eq(latest.status, 'ok', 'latest indexed ok');
   // The filter box narrows the list.
   await page.fill('input[type="search"]', 'no-such-profile-name');
   await page.waitForFunction(() => document.querySelectorAll('table.data tbody tr').length === 0);
