@@ -5,6 +5,7 @@
  *   u8 version(=2), n (written at flush, when n is known)
  *   per event: u8 flags, u8 ph, u8 kind, z(ts - previous ts), (dur_ns + 1),
  *              name, [cat], [z corr], [z step, u8 step_src], [ps remainder],
+ *              (the step pair when there is a step number or a step source)
  *              [nargs, bytes of the args that follow, per arg: key, u8 type, value]
  *   flags: 1 cat, 2 corr, 4 step, 8 ps remainder, 16 args
  *   value: INT z · UINT varint · DOUBLE 8 bytes little-endian · STR id ·
@@ -107,8 +108,8 @@ static void encode_event(xpv_buf *b, const xpv_event *ev, int64_t prev_ts)
     int64_t psrem = 0;
     if (ev->dur_ns >= 0 && ev->dur_ps >= 0) psrem = ev->dur_ps - ev->dur_ns * 1000;
     unsigned flags = (ev->cat ? F_CAT : 0) | (ev->corr >= 0 ? F_CORR : 0) |
-                     (ev->step >= 0 ? F_STEP : 0) | (psrem > 0 && psrem < 1000 ? F_PSREM : 0) |
-                     (ev->nargs ? F_ARGS : 0);
+                     (ev->step >= 0 || ev->step_src ? F_STEP : 0) |
+                     (psrem > 0 && psrem < 1000 ? F_PSREM : 0) | (ev->nargs ? F_ARGS : 0);
     xpv_buf_reserve(b, event_bound(ev));
     unsigned char *start = (unsigned char *)b->data + b->len, *p = start;
     *p++ = (unsigned char)flags;

@@ -41,7 +41,9 @@ enum xpv_step_source {
     XPV_STEP_STEPS_LINE = 3,    /* xplane `Steps` line */
     XPV_STEP_NVTX = 4,          /* nsys NVTX range with a step number */
     XPV_STEP_TF = 5,            /* TensorFlow step marker */
-    XPV_STEP_MODULE = 6,        /* fallback: repeated top-level XLA module */
+    XPV_STEP_TRAINING_STEP = 6, /* a `training_step` / `train_step` annotation (Lightning) */
+    XPV_STEP_OPTIMIZER = 7,     /* PyTorch `Optimizer.step#…`: steps end where it ends */
+    XPV_STEP_MODULE = 8,        /* fallback: repeated top-level XLA module */
 };
 
 enum xpv_arg_type {

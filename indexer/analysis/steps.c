@@ -3,7 +3,8 @@
  *
  * Step markers (kind STEP, positive duration) are kept as they stream in;
  * the source with the lowest enum xpv_step_source value present wins
- * (annotation, profiler_step, steps_line, nvtx, tf). Markers with the same
+ * (annotation, profiler_step, steps_line, nvtx, tf, training_step,
+ * optimizer_step). Markers with the same
  * step number (several hosts or threads) merge into one step: the earliest
  * start, the latest end, the name of the earliest marker. Markers without a
  * number are numbered 0, 1, ... in start order per thread, so the n-th
@@ -11,6 +12,11 @@
  * device tracks (PyTorch's GPU-side copies of ProfilerStep#N, which last
  * until the GPU catches up) count only when no host track has markers of
  * that source: steps are the host's.
+ *
+ * `Optimizer.step#…` markers cover only the update at the end of each
+ * iteration, so with them a step runs from the end of one optimizer step to
+ * the end of the next on the same thread: n markers make n - 1 steps,
+ * numbered 0, 1, ... and named after the marker that ends them.
  *
  * Without markers, steps are the executions of one XLA module ("module"):
  *   1. the most frequent XLA_MODULE event name; its events on each track, in
@@ -37,6 +43,8 @@ static const char *const SOURCE_NAME[] = {
     [XPV_STEP_STEPS_LINE] = "steps_line",
     [XPV_STEP_NVTX] = "nvtx",
     [XPV_STEP_TF] = "tf",
+    [XPV_STEP_TRAINING_STEP] = "training_step",
+    [XPV_STEP_OPTIMIZER] = "optimizer_step",
     [XPV_STEP_MODULE] = "module",
 };
 
@@ -59,7 +67,7 @@ void xpv_markers_add(xpv_step_markers *s, const xpv_event *ev)
         ++*xpv_idmap_put(&s->module_counts, ev->name, 0);
         return;
     }
-    if (ev->step_src < XPV_STEP_ANNOTATION || ev->step_src > XPV_STEP_TF) return;
+    if (ev->step_src < XPV_STEP_ANNOTATION || ev->step_src >= XPV_STEP_MODULE) return;
     if (s->n == MAX_MARKERS) {
         s->dropped++;
         return;
@@ -131,6 +139,29 @@ static void merge_pieces(piece *p, size_t n, xpv_step_list *out)
     }
 }
 
+/* Optimizer markers -> the iterations between them: per lane, in start
+ * order, piece k becomes (end of marker k, end of marker k + 1], number k. */
+static size_t between_optimizer_steps(piece *p, size_t n)
+{
+    xpv_sort(p, n, sizeof *p, piece_by_lane);
+    if (n == 0) return 0;
+    size_t out = 0;
+    int64_t number = 0, prev_end = p[0].end_ps;
+    uint32_t lane = p[0].lane;
+    for (size_t i = 1; i < n; i++) {
+        piece cur = p[i]; /* p[out] may be p[i - 1]: read before writing */
+        if (cur.lane != lane) {
+            lane = cur.lane, prev_end = cur.end_ps, number = 0;
+            continue;
+        }
+        cur.start_ps = prev_end;
+        cur.number = number++;
+        prev_end = p[i].end_ps;
+        p[out++] = cur;
+    }
+    return out;
+}
+
 static int on_device(const xpv_analysis_input *in, uint32_t track)
 {
     return track < in->ntracks && in->tracks[track].device_id >= 0;
@@ -151,7 +182,10 @@ static void from_markers(const xpv_step_markers *s, const xpv_analysis_input *in
         p[n++] = (piece){m->step, start, xpv_add_sat(start, m->dur_ps), m->name, m->track};
         unnumbered += m->step < 0;
     }
-    if (unnumbered) number_by_order(p, n);
+    if (src == XPV_STEP_OPTIMIZER)
+        n = between_optimizer_steps(p, n);
+    else if (unnumbered)
+        number_by_order(p, n);
     merge_pieces(p, n, out);
     free(p);
 }
@@ -314,13 +348,19 @@ int xpv_steps_build(xpv_step_markers *s, const xpv_analysis_input *in, const uin
     memset(out, 0, sizeof *out);
     out->base_ns = base_ns;
     out->source = SOURCE_NAME[XPV_STEP_NONE];
-    int best = 0;
+    /* The most preferred source that makes steps (a lone optimizer marker
+     * makes none, and then the next source is tried). */
+    unsigned present = 0;
     for (size_t i = 0; i < s->n; i++)
-        if (!best || s->m[i].src < best) best = s->m[i].src;
-    if (best) {
-        from_markers(s, in, best, base_ns, out);
-        out->source = SOURCE_NAME[best];
-        return 0;
+        present |= 1u << s->m[i].src;
+    for (int src = XPV_STEP_ANNOTATION; src < XPV_STEP_MODULE; src++) {
+        if (!(present & (1u << src))) continue;
+        from_markers(s, in, src, base_ns, out);
+        if (out->n) {
+            out->source = SOURCE_NAME[src];
+            return 0;
+        }
+        xpv_step_list_free(out);
     }
     return from_modules(s, in, module_tracks, kernel_tracks, base_ns, out, err);
 }

@@ -52,6 +52,7 @@
 #include "gz_input.h"
 #include "json_scan.h"
 #include "kernel_details.h"
+#include "step_names.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -1113,6 +1114,7 @@ static void classify(reader *r, xpv_event *ev, const slice *cat, const slice *na
                      const known_args *k, proc_info *p, const track_info *t, xpv_launch *l)
 {
     int64_t v;
+    int src;
     xpv_launch_init(l);
     if (starts_with(name, "ProfilerStep#")) {
         member nm = {.type = JV_STR, .val = {name->s + 13, name->len - 13, 0}};
@@ -1133,6 +1135,10 @@ static void classify(reader *r, xpv_event *ev, const slice *cat, const slice *na
             ev->kind = XPV_KIND_STEP;
             ev->step = v;
             ev->step_src = XPV_STEP_ANNOTATION;
+        } else if ((src = xpv_step_name_source(name->s, name->len, &v)) != 0) {
+            ev->kind = XPV_KIND_STEP; /* a weaker source: used without ProfilerStep#N */
+            ev->step = v;
+            ev->step_src = (uint8_t)src;
         } else if (k->correlation_id && member_int(r, k->correlation_id, &v) == 0) {
             ev->kind = XPV_KIND_LAUNCH;
             ev->corr = v;

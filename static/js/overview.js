@@ -14,6 +14,8 @@ const SOURCE_TEXT = {
   steps_line: 'the xplane “Steps” line',
   nvtx: 'NVTX ranges with step numbers',
   tf: 'TensorFlow step markers',
+  training_step: 'training_step annotations (PyTorch Lightning style; no ProfilerStep#N)',
+  optimizer_step: 'Optimizer.step annotations: each step ends where an optimizer step ends (no ProfilerStep#N)',
   module: 'repeated XLA module executions (no explicit step markers)',
   none: 'none: this profile has no step markers',
 };

@@ -208,6 +208,53 @@ def test_pytorch_fractional_us():
     check_pytorch("pytorch-gp100-user-annotations.json.gz")
 
 
+def test_pytorch_optimizer_steps():
+    """Without ProfilerStep#N, Optimizer.step#... markers on the host thread
+    end the steps: step k runs from the end of marker k to the end of k + 1."""
+    name = "pytorch-gp100-user-annotations.json.gz"
+    path = os.path.join(FIXTURES, "chrome-json", name)
+    con, rows = index_files([path])
+    row = rows.get(name)
+    usable(row, name)
+    events = load_json(path)
+    assert not any(str(e.get("name", "")).startswith("ProfilerStep#") for e in events)
+    ends = sorted(ns(e["ts"]) + ns(e["dur"]) for e in events
+                  if e.get("ph") == "X" and e.get("cat") == "user_annotation" and
+                  str(e.get("name", "")).startswith("Optimizer.step#") and ns(e["dur"]) > 0)
+    assert len(ends) >= 3, ends
+    assert (row["step_source"], row["step_count"]) == ("optimizer_step", len(ends) - 1), \
+        (row["step_source"], row["step_count"])
+    steps = con.execute("SELECT step, start_ps, duration_ps FROM steps WHERE profile_id=? AND"
+                        " device=-1 ORDER BY step", (row["id"],)).fetchall()
+    base = row["start_ns"]
+    assert [tuple(r) for r in steps] == [
+        (k, (ends[k] - base) * 1000, (ends[k + 1] - ends[k]) * 1000) for k in range(len(ends) - 1)]
+
+
+def test_tf_timeline_kernels():
+    """TensorFlow: kernels are the X events of the per-stream
+    "/device:GPU:N/stream:K Compute" processes (stream:all repeats them)."""
+    name = "tf1-xla-gpu-timeline.ctf.json"
+    path = os.path.join(FIXTURES, "chrome-json", name)
+    con, rows = index_files([path])
+    row = rows.get(name)
+    usable(row, name)
+    events = load_json(path)
+    procs = {e["pid"]: e["args"]["name"] for e in events
+             if e.get("ph") == "M" and e.get("name") == "process_name"}
+    want = defaultdict(list)
+    for e in events:
+        p = procs.get(e.get("pid"), "")
+        if e.get("ph") != "X" or "/stream:" not in p or "/stream:all" in p:
+            continue
+        if not p.endswith(" Compute") or str(e["name"]).lower().startswith("memcpy"):
+            continue
+        want[e["name"]].append(ns(e["dur"]) * 1000)
+    assert want, "no TF kernels in %s" % name
+    assert row["kernel_count"] == sum(len(v) for v in want.values())
+    compare_groups(kernel_rows(con, row["id"]), want, name)
+
+
 # ---- Nsight Systems ----
 
 def check_nsys(name):
@@ -426,7 +473,7 @@ if __name__ == "__main__":
              test_generated_jax_same_index_whatever_the_threads]
     if FIXTURES and os.path.isdir(FIXTURES):
         tests = [test_pytorch_resnet50_kernels_and_steps, test_pytorch_fractional_us,
-                 test_nsys_kernels, test_xplane_gpu_kernels, test_xplane_tpu_xla_ops] + tests
+                 test_pytorch_optimizer_steps, test_tf_timeline_kernels, test_nsys_kernels, test_xplane_gpu_kernels, test_xplane_tpu_xla_ops] + tests
     else:
         print("SKIP (part): ../shared/fixtures not found (set XPV_FIXTURES); fixture parts skipped")
     wrapped = [skippable(t) for t in tests]

@@ -759,6 +759,53 @@ static void test_module_fallback(void)
     sqlite3_close(db);
 }
 
+/* Without ProfilerStep#N: training_step annotations, then Optimizer.step
+ * markers, whose steps run from one optimizer step's end to the next's. */
+static void test_weaker_pytorch_markers(void)
+{
+    sqlite3 *db = fresh_index();
+    xpv_sink *s = open_sink(db);
+    marker(s, 1, XPV_STEP_OPTIMIZER, -1, "Optimizer.step#SGD.step", 900, 50);
+    marker(s, 1, XPV_STEP_TRAINING_STEP, -1, "[LightningModule]M.training_step", 100, 900);
+    marker(s, 1, XPV_STEP_TRAINING_STEP, -1, "[LightningModule]M.training_step", 1100, 800);
+    finish(s);
+    CU_ASSERT_STRING_EQUAL(q_text(db, "SELECT step_source FROM profiles WHERE id=7"),
+                           "training_step");
+    CU_ASSERT_EQUAL(q_int(db, "SELECT step_count FROM profiles WHERE id=7"), 2);
+    CU_ASSERT_EQUAL(q_int(db, step_col("duration_ps", 1, -1)), 800000);
+    sqlite3_close(db);
+
+    db = fresh_index();
+    s = open_sink(db);
+    /* two threads; thread 2's markers start later (merged by order) */
+    int64_t ends[] = {1000, 2500, 4000, 4600};
+    for (int i = 0; i < 4; i++)
+        marker(s, 1, XPV_STEP_OPTIMIZER, -1, "Optimizer.step#Adam.step", ends[i] - 100, 100);
+    for (int i = 0; i < 2; i++)
+        marker(s, 2, XPV_STEP_OPTIMIZER, -1, "Optimizer.step#Adam.step", 1500 + i * 1000, 100);
+    finish(s);
+    CU_ASSERT_STRING_EQUAL(q_text(db, "SELECT step_source FROM profiles WHERE id=7"),
+                           "optimizer_step");
+    CU_ASSERT_EQUAL(q_int(db, "SELECT step_count FROM profiles WHERE id=7"), 3);
+    /* times from the profile start, the first marker at 900 ns */
+    CU_ASSERT_EQUAL(q_int(db, step_col("start_ps", 0, -1)), 100000);
+    CU_ASSERT_EQUAL(q_int(db, step_col("duration_ps", 0, -1)), 1600000); /* to thread 2's 2600 */
+    CU_ASSERT_EQUAL(q_int(db, step_col("start_ps", 1, -1)), 1600000);
+    CU_ASSERT_EQUAL(q_int(db, step_col("duration_ps", 1, -1)), 1500000);
+    CU_ASSERT_EQUAL(q_int(db, step_col("duration_ps", 2, -1)), 600000);
+    CU_ASSERT_STRING_EQUAL(q_text(db, step_col("name", 2, -1)), "Optimizer.step#Adam.step");
+    sqlite3_close(db);
+
+    /* one optimizer marker makes no step: the next source decides */
+    db = fresh_index();
+    s = open_sink(db);
+    marker(s, 1, XPV_STEP_OPTIMIZER, -1, "Optimizer.step#SGD.step", 900, 50);
+    finish(s);
+    CU_ASSERT_STRING_EQUAL(q_text(db, "SELECT step_source FROM profiles WHERE id=7"), "none");
+    CU_ASSERT_EQUAL(q_int(db, "SELECT step_count FROM profiles WHERE id=7"), 0);
+    sqlite3_close(db);
+}
+
 static void test_no_markers(void)
 {
     sqlite3 *db = fresh_index();
@@ -929,7 +976,8 @@ int main(void)
         {"exact totals, medians, stddev, percent per device", test_kernel_stats_exact},
         {"launch shapes, ops and collectives", test_launch_shapes_and_collectives},
         {"shapes shared across streams and devices", test_shapes_shared_and_interleaved},
-        {"shapes shared across streams and devices, keyed", test_shapes_shared_and_interleaved_keyed},
+        {"shapes shared across streams and devices, keyed",
+         test_shapes_shared_and_interleaved_keyed},
         {"shape keys", test_shape_keys},
         {"memcpy and memset summarised apart", test_memcpy_memset_apart},
         {"TPU XLA ops and hlo_category", test_tpu_xla_ops},
@@ -942,6 +990,7 @@ int main(void)
         {"epoch timestamps", test_epoch_timestamps},
         {"a stray event at time zero", test_stray_event_at_time_zero},
         {"module fallback", test_module_fallback},
+        {"training_step and Optimizer.step markers", test_weaker_pytorch_markers},
         {"no markers: none", test_no_markers},
         {"spilled durations stay exact", test_spilled_durations},
         {"kernel rows computed as the device work ends", test_rows_when_device_work_ends},

@@ -508,6 +508,47 @@ static void test_pytorch_classification(void)
     result_free(&r);
 }
 
+/* Without ProfilerStep#N: Lightning's training_step and torch.optim's
+ * Optimizer.step annotations are step markers of their own, weaker sources;
+ * a zero-length kernel keeps its duration of 0 (not "no duration"). */
+static void test_pytorch_weaker_step_markers(void)
+{
+    result r;
+    const char *doc =
+        "{\"schemaVersion\":1,\"traceEvents\":["
+        "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":"
+        "\"[LightningModule]Lit.training_step\",\"pid\":9,\"tid\":9,\"ts\":0,\"dur\":50},"
+        "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"Optimizer.step#SGD.step\","
+        "\"pid\":9,\"tid\":9,\"ts\":60,\"dur\":10},"
+        "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::train_steps\",\"pid\":9,"
+        "\"tid\":9,\"ts\":61,\"dur\":1},"
+        "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"fill\",\"pid\":1,\"tid\":7,"
+        "\"ts\":65,\"dur\":0,\"args\":{\"device\":1,\"stream\":7}}]}";
+    CU_ASSERT_EQUAL(run_doc(doc, &r), 0);
+    const rec *ts = find(&r, "[LightningModule]Lit.training_step"),
+              *opt = find(&r, "Optimizer.step#SGD.step"), *op = find(&r, "aten::train_steps"),
+              *k = find(&r, "fill");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(ts);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(opt);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(op);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(k);
+    CU_ASSERT_EQUAL(ts->kind, XPV_KIND_STEP);
+    CU_ASSERT_EQUAL(ts->step_src, XPV_STEP_TRAINING_STEP);
+    CU_ASSERT_EQUAL(opt->kind, XPV_KIND_STEP);
+    CU_ASSERT_EQUAL(opt->step_src, XPV_STEP_OPTIMIZER);
+    CU_ASSERT_EQUAL(opt->step, -1);
+    CU_ASSERT_NOT_EQUAL(op->kind, XPV_KIND_STEP);
+    CU_ASSERT_EQUAL(k->kind, XPV_KIND_KERNEL);
+    CU_ASSERT_EQUAL(k->dur_ns, 0);
+    CU_ASSERT_EQUAL(k->dur_ps, 0);
+    CU_ASSERT_STRING_EQUAL(query(&r, "SELECT step_source FROM profiles WHERE id=7"),
+                           "training_step");
+    CU_ASSERT_STRING_EQUAL(query(&r, "SELECT count FROM kernel_stats WHERE profile_id=7 AND"
+                                     " kind='kernel' AND device=-1 AND name='fill'"),
+                           "1");
+    result_free(&r);
+}
+
 static void test_jax_classification(void)
 {
     result r;
@@ -809,6 +850,7 @@ int main(void)
         {"NaN and Infinity", test_non_finite_numbers},
         {"string scan at every length and position", test_string_scan_all_positions},
         {"PyTorch classification and facts", test_pytorch_classification},
+        {"PyTorch training_step and Optimizer.step markers", test_pytorch_weaker_step_markers},
         {"JAX classification and facts", test_jax_classification},
         {"TensorFlow classification", test_tensorflow_classification},
         {"bad input of every kind", test_bad_input_kinds},

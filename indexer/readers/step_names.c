@@ -1,0 +1,51 @@
+/*
+ * step_names.c — the step-marker name rules listed in step_names.h.
+ */
+#include "step_names.h"
+#include "../xpv_event.h"
+
+#include <string.h>
+
+static int has_prefix(const char *s, size_t len, const char *prefix)
+{
+    size_t n = strlen(prefix);
+    return len >= n && memcmp(s, prefix, n) == 0;
+}
+
+/* 1 when s[0, len) is a decimal number of 1..18 digits, stored in *v. */
+static int decimal(const char *s, size_t len, int64_t *v)
+{
+    if (len == 0 || len > 18) return 0;
+    int64_t x = 0;
+    for (size_t i = 0; i < len; i++) {
+        if (s[i] < '0' || s[i] > '9') return 0;
+        x = x * 10 + (s[i] - '0');
+    }
+    *v = x;
+    return 1;
+}
+
+/* `training_step`, `train_step`, either with "#N" or "_N" after it. */
+static int is_training_step(const char *s, size_t len, int64_t *number)
+{
+    static const char *const words[] = {"training_step", "train_step"};
+    for (size_t w = 0; w < sizeof words / sizeof *words; w++) {
+        size_t n = strlen(words[w]);
+        if (!has_prefix(s, len, words[w])) continue;
+        if (len == n) return 1;
+        if ((s[n] == '#' || s[n] == '_') && decimal(s + n + 1, len - n - 1, number)) return 1;
+    }
+    return 0;
+}
+
+int xpv_step_name_source(const char *name, size_t len, int64_t *number)
+{
+    *number = -1;
+    if (has_prefix(name, len, "Optimizer.step#")) return XPV_STEP_OPTIMIZER;
+    size_t last = len;
+    while (last > 0 && !(name[last - 1] && strchr(".]:/", name[last - 1])))
+        last--;
+    if (is_training_step(name + last, len - last, number)) return XPV_STEP_TRAINING_STEP;
+    *number = -1;
+    return 0;
+}
