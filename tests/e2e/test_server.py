@@ -311,6 +311,15 @@ def test_tracks():
     t = S.json("/api/profiles/latest/tracks")
     names = {pr["name"]: [th["name"] for th in pr["threads"]] for pr in t["processes"]}
     assert names.get("python") == ["main"], names
+    assert {pr["name"]: pr["title"] for pr in t["processes"]} == {"python": "python",
+                                                                   "GPU 0": "GPU 0"}
+    # Kineto names the host and every GPU "python": titles tell them apart,
+    # from process_labels and deviceProperties, as Perfetto shows them.
+    t = S.json("/api/profiles/%s/tracks" % profile_by_path(RESNET)["id"])
+    titles = {pr["pid"]: pr["title"] for pr in t["processes"] if pr["name"] == "python"}
+    assert titles[0] == "GPU 0 \u00b7 Tesla V100-DGXS-32GB", titles
+    assert titles[25738] == "CPU \u00b7 python 25738", titles
+    assert len(set(titles.values())) == len(titles), titles
 
 
 def test_events_window_exact_and_nested():
