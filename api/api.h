@@ -84,11 +84,14 @@ int xpv_api_events(sqlite3 *db, int64_t id, const xpv_events_query *q, xpv_buf *
 int xpv_api_event(sqlite3 *db, int64_t id, int64_t block, uint32_t index, xpv_buf *out);
 
 /* Events whose name holds q (case-insensitive), anywhere in the profile:
- * `{"profile", "query", "match_count", "truncated", "matches": [{start_us,
- * dur_us, track, name, ref}]}` — the first `limit` (<= 0: 200) in time
- * order; match_count counts them all. Empty q: 400. */
+ * `{"profile", "query", "match_count", "offset", "truncated", "matches":
+ * [{start_us, dur_us, track, name, ref}]}` — `limit` (<= 0: 200) matches
+ * from the `offset`-th in time order (ties by ref), so every match can be
+ * paged through; match_count counts them all, truncated says more follow.
+ * Empty q: 400. Memory grows with offset + limit, hence the bound. */
 #define XPV_SEARCH_MAX_LIMIT 1000
-int xpv_api_search(sqlite3 *db, int64_t id, const char *q, int limit, xpv_buf *out);
+#define XPV_SEARCH_MAX_OFFSET 2000000
+int xpv_api_search(sqlite3 *db, int64_t id, const char *q, int64_t offset, int limit, xpv_buf *out);
 
 /* TensorBoard profile-plugin answers (tensorboard.c): run names newest
  * first, `[{"hostname"}]` of a run, the tools a run has, the profile of a

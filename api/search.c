@@ -4,14 +4,16 @@
  *
  * First the profile's string table gives the ids of every name holding the
  * query (case-insensitive, ASCII), then one pass over the event store, with
- * args skipped, keeps the earliest `limit` matches in a max-heap on start
- * time. Cost: one decode of the profile's events; memory: a bitmap of
- * string ids and the heap, never the matches beyond `limit`.
+ * args skipped, keeps the earliest `offset + limit` matches in a max-heap on
+ * start time, and the last `limit` of them are the answer. Cost: one decode
+ * of the profile's events; memory: a bitmap of string ids and the heap,
+ * never the matches beyond `offset + limit`.
  */
 #include "api.h"
 #include "api_util.h"
 #include "../indexer/event_store.h"
 
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -25,7 +27,7 @@ typedef struct {
     const uint8_t *wanted; /* bitmap over string ids */
     uint32_t nids;
     match *heap; /* max-heap on (ts, block, index): the latest kept match on top */
-    size_t n, limit;
+    size_t n, limit; /* limit: heap capacity, offset + the page's limit */
     int64_t total;
 } search_ctx;
 
@@ -110,16 +112,16 @@ static int by_time(const void *a, const void *b)
     return later(a, b) ? 1 : later(b, a) ? -1 : 0;
 }
 
-static void put_matches(sqlite3 *db, int64_t id, search_ctx *c, xpv_buf *out)
+static void put_matches(sqlite3 *db, int64_t id, search_ctx *c, size_t offset, xpv_buf *out)
 {
     xpv_sort(c->heap, c->n, sizeof *c->heap, by_time);
     xpv_api_strings *names = xpv_api_strings_open(db, id);
     xpv_buf_puts(out, ",\"matches\":[");
-    for (size_t i = 0; i < c->n; i++) {
+    for (size_t i = offset; i < c->n; i++) {
         const match *m = &c->heap[i];
         size_t len;
         const char *name = xpv_api_string(names, m->name, &len);
-        xpv_buf_puts(out, i ? ",{\"start_us\":" : "{\"start_us\":");
+        xpv_buf_puts(out, i > offset ? ",{\"start_us\":" : "{\"start_us\":");
         xpv_api_put_us(out, m->ts);
         xpv_buf_puts(out, ",\"dur_us\":");
         if (m->dur >= 0) xpv_api_put_us(out, m->dur);
@@ -132,13 +134,14 @@ static void put_matches(sqlite3 *db, int64_t id, search_ctx *c, xpv_buf *out)
     xpv_api_strings_free(names);
 }
 
-int xpv_api_search(sqlite3 *db, int64_t id, const char *q, int limit, xpv_buf *out)
+int xpv_api_search(sqlite3 *db, int64_t id, const char *q, int64_t offset, int limit, xpv_buf *out)
 {
     if (!q || !*q) return xpv_api_error(out, 400, "q (the text to find in event names) is empty");
+    assert(offset >= 0 && offset <= XPV_SEARCH_MAX_OFFSET);
     xpv_api_profile_state ps;
     int status = xpv_api_profile_state_get(db, id, &ps, out);
     if (status != 200) return status;
-    search_ctx c = {.limit = (size_t)(limit > 0 ? limit : 200)};
+    search_ctx c = {.limit = (size_t)offset + (size_t)(limit > 0 ? limit : 200)};
     if (matching_names(db, id, q, &c, out) < 0) {
         free((void *)c.wanted);
         return 500;
@@ -155,9 +158,10 @@ int xpv_api_search(sqlite3 *db, int64_t id, const char *q, int limit, xpv_buf *o
         xpv_profile_id_hex(id, hex);
         xpv_buf_printf(out, "{\"profile\":\"%s\",\"query\":", hex);
         xpv_buf_json_str(out, q, strlen(q));
-        xpv_buf_printf(out, ",\"match_count\":%lld,\"truncated\":%s", (long long)c.total,
+        xpv_buf_printf(out, ",\"match_count\":%lld,\"offset\":%lld,\"truncated\":%s",
+                       (long long)c.total, (long long)offset,
                        c.total > (int64_t)c.n ? "true" : "false");
-        put_matches(db, id, &c, out);
+        put_matches(db, id, &c, (size_t)offset, out);
     }
     free(c.heap);
     free((void *)c.wanted);

@@ -267,17 +267,21 @@ bad:
 
 static void search(struct MHD_Connection *c, sqlite3 *db, int64_t id, xpv_reply *r)
 {
-    const char *q = param(c, "q"), *limit_s = param(c, "limit");
-    long long limit = 200;
+    const char *q = param(c, "q"), *limit_s = param(c, "limit"), *offset_s = param(c, "offset");
+    long long limit = 200, offset = 0;
     if (limit_s && parse_long(limit_s, 1, XPV_SEARCH_MAX_LIMIT, &limit)) {
         xpv_reply_error(r, 400, "limit must be a number from 1 to %d", XPV_SEARCH_MAX_LIMIT);
+        return;
+    }
+    if (offset_s && parse_long(offset_s, 0, XPV_SEARCH_MAX_OFFSET, &offset)) {
+        xpv_reply_error(r, 400, "offset must be a number from 0 to %d", XPV_SEARCH_MAX_OFFSET);
         return;
     }
     if (q && strlen(q) > 256) {
         xpv_reply_error(r, 400, "q is longer than 256 bytes");
         return;
     }
-    xpv_reply_json(r, xpv_api_search(db, id, q, (int)limit, &r->body));
+    xpv_reply_json(r, xpv_api_search(db, id, q, offset, (int)limit, &r->body));
 }
 
 static void profile_route(xpv_server *s, struct MHD_Connection *c, const char *rest, xpv_reply *r)

@@ -1,17 +1,20 @@
 // search.js — the timeline's search across the whole profile: asks the
 // server's /search for events whose name holds the query and keeps the
-// answer so next/previous can step through the matches in time order.
+// answer so next/previous can step through every match in time order, a
+// page of `limit` at a time (the server's `offset`).
 //
-// Invariants: one request at a time (a newer query aborts the older one);
-// matches are {s, e, name, ref, track, depth: -1, instant, summary: false},
-// the same shape timeline_data.js gives loaded events, sorted by start. When
-// the server has no /search (404) the session remembers it, and the caller
-// falls back to searching the loaded window; other failures are reported per
-// query and the next query tries the server again.
+// Invariants: one request at a time (a newer query or page aborts the older
+// one); matches are {s, e, name, ref, track, depth: -1, instant, summary:
+// false}, the same shape timeline_data.js gives loaded events, sorted by
+// start; a page is {query, offset, matches, total, truncated}, match i of the
+// whole search being page.matches[i - page.offset]. When the server has no
+// /search (404) the session remembers it, and the caller falls back to
+// searching the loaded window; other failures are reported per query and
+// the next query tries the server again.
 
 import { getJSON, query } from './api.js';
 
-export const SEARCH_LIMIT = 1000; // the server's maximum
+export const SEARCH_LIMIT = 1000; // the server's maximum page
 
 export class ProfileSearch {
   constructor(profileId, { limit = SEARCH_LIMIT } = {}) {
@@ -19,26 +22,32 @@ export class ProfileSearch {
     this.limit = limit;
     this.ctrl = null;
     this.unsupported = false; // the server answered 404: no /search route
-    this.result = null; // the last answer: {query, matches, total, truncated}
-    this.pending = null; // the request in flight: {query, promise}
+    this.result = null; // the last page: {query, offset, matches, total, truncated}
+    this.pending = null; // the request in flight: {query, offset, promise}
   }
 
-  // Resolves to the answer for `q` (cached when it is the last one asked).
-  // Rejects with AbortError when a newer run replaced it, or with the
+  // The offset of a page that holds match `index` and the ones after it (dir
+  // >= 0) or before it (dir < 0), where next/previous will go from there.
+  pageOf(index, dir = 1) { return dir >= 0 ? index : Math.max(0, index - this.limit + 1); }
+
+  // Resolves to the page of `q` from `offset` (cached when it is the last one
+  // asked). Rejects with AbortError when a newer run replaced it, or with the
   // server's error (err.status 404 also sets `unsupported`).
-  run(q) {
-    if (this.result && this.result.query === q) return Promise.resolve(this.result);
-    if (this.pending && this.pending.query === q) return this.pending.promise;
+  run(q, offset = 0) {
+    const same = (x) => x && x.query === q && x.offset === offset;
+    if (same(this.result)) return Promise.resolve(this.result);
+    if (same(this.pending)) return this.pending.promise;
     this.abort();
-    const promise = this.fetch(q);
-    this.pending = { query: q, promise };
+    const promise = this.fetch(q, offset);
+    this.pending = { query: q, offset, promise };
     return promise;
   }
 
-  async fetch(q) {
+  async fetch(q, offset) {
     const ctrl = (this.ctrl = new AbortController());
     try {
-      const res = await getJSON(`/api/profiles/${encodeURIComponent(this.id)}/search${query({ q, limit: this.limit })}`,
+      const params = offset ? { q, limit: this.limit, offset } : { q, limit: this.limit };
+      const res = await getJSON(`/api/profiles/${encodeURIComponent(this.id)}/search${query(params)}`,
         { signal: ctrl.signal });
       this.result = normalizeSearch(q, res);
       return this.result;
@@ -54,20 +63,21 @@ export class ProfileSearch {
   clear() { this.abort(); this.result = null; }
 }
 
-// The server's answer: {match_count, truncated, matches: [{start_us, dur_us,
-// track, name, ref}]}. Sorted here too, so stepping never depends on it.
+// The server's answer: {match_count, offset, truncated, matches: [{start_us,
+// dur_us, track, name, ref}]}. Sorted here too, so stepping never depends on it.
 export function normalizeSearch(q, res) {
   const matches = [];
   for (const m of Array.isArray(res.matches) ? res.matches : []) {
     const s = Number(m.start_us);
     if (!Number.isFinite(s) || typeof m.track !== 'number') continue;
-    const dur = typeof m.dur_us === 'number' && m.dur_us > 0 ? m.dur_us : 0;
-    matches.push({ s, e: s + dur, name: String(m.name ?? ''), ref: m.ref ?? null, track: m.track,
-      depth: -1, summary: false, count: 1, instant: dur === 0 });
+    const hasDur = typeof m.dur_us === 'number' && m.dur_us >= 0;
+    matches.push({ s, e: s + (hasDur ? m.dur_us : 0), name: String(m.name ?? ''), ref: m.ref ?? null,
+      track: m.track, depth: -1, summary: false, count: 1, instant: !hasDur });
   }
   matches.sort((a, b) => a.s - b.s || a.track - b.track);
-  const total = typeof res.match_count === 'number' ? res.match_count : matches.length;
-  return { query: q, matches, total, truncated: !!res.truncated || total > matches.length };
+  const offset = typeof res.offset === 'number' && res.offset > 0 ? res.offset : 0;
+  const total = typeof res.match_count === 'number' ? res.match_count : offset + matches.length;
+  return { query: q, offset, matches, total, truncated: !!res.truncated || total > offset + matches.length };
 }
 
 // The view [start, end] that shows a match: centred on it, the current width

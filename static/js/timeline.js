@@ -588,9 +588,9 @@ export function mount(view, { id, profile, params, notify }) {
     if (!st.query) { hitsLabel.textContent = ''; return; }
     if (f) {
       if (!f.total) { hitsLabel.textContent = 'no match'; return; }
-      const k = st.foundIdx >= 0 ? `${fmtCount(st.foundIdx + 1)} of ${fmtCount(f.total)}` : `${fmtCount(f.total)} ${f.total === 1 ? 'match' : 'matches'}`;
-      hitsLabel.textContent = k + (f.truncated ? ` (first ${fmtCount(f.matches.length)} only)` : '');
-      if (f.truncated) hitsLabel.title = `The server sent the first ${fmtCount(f.matches.length)} matches in time order; next and previous step through those.`;
+      // st.foundIdx counts over the whole search; pages load as it moves.
+      hitsLabel.textContent = st.foundIdx >= 0 ? `${fmtCount(st.foundIdx + 1)} of ${fmtCount(f.total)}`
+        : `${fmtCount(f.total)} ${f.total === 1 ? 'match' : 'matches'}`;
       return;
     }
     hitsLabel.textContent = st.hits.length ? `${st.hitIdx >= 0 ? st.hitIdx + 1 : 0} of ${fmtCount(st.hits.length)} (loaded window only)`
@@ -625,11 +625,14 @@ export function mount(view, { id, profile, params, notify }) {
     await runSearch(q);
     if (life.signal.aborted || st.query !== q) return;
     if (st.found) {
-      const n = st.found.matches.length;
+      const n = st.found.total;
       if (!n) return;
-      st.foundIdx = st.foundIdx < 0 && dir < 0 ? n - 1 : (st.foundIdx + dir + n) % n;
+      const idx = st.foundIdx < 0 && dir < 0 ? n - 1 : (st.foundIdx + dir + n) % n;
+      const page = await pageHolding(q, idx, dir);
+      if (!page) return;
+      st.foundIdx = idx;
       showHitsLabel();
-      showMatch(st.found.matches[st.foundIdx]);
+      showMatch(page.matches[idx - page.offset]);
       return;
     }
     if (!st.hits.length) return;
@@ -639,6 +642,28 @@ export function mount(view, { id, profile, params, notify }) {
     revealTrack(hit.track);
     if (hit.ev.s < st.viewStart || hit.ev.e > st.viewEnd) focusEvent(hit.ev);
     select(hit);
+  }
+
+  // The page of the search that holds match `idx` (asked of the server when it
+  // is not the one loaded), or null when the query changed or the page failed.
+  async function pageHolding(q, idx, dir) {
+    const holds = (page) => idx >= page.offset && idx < page.offset + page.matches.length;
+    if (holds(st.found)) return st.found;
+    hitsLabel.textContent = 'Searching…';
+    try {
+      let page = await searcher.run(q, searcher.pageOf(idx, dir));
+      // A server with a smaller page than ours: ask from the match itself.
+      if (!holds(page) && page.offset !== idx && !life.signal.aborted && st.query === q) page = await searcher.run(q, idx);
+      if (life.signal.aborted || st.query !== q) return null;
+      if (!holds(page)) throw new Error('the server did not send it');
+      st.found = page;
+      return page;
+    } catch (e) {
+      if (e.name === 'AbortError' || life.signal.aborted || st.query !== q) return null;
+      showHitsLabel();
+      hitsLabel.title = `Loading match ${fmtCount(idx + 1)} failed: ${e.message}`;
+      return null;
+    }
   }
 
   // Expands the track's process group when collapsed and scrolls it into view.

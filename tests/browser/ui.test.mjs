@@ -289,6 +289,8 @@ await test('timeline search finds a kernel outside the view, steps through match
   const groupName = await page.evaluate((t) => window.__xpvTimeline.state.byId.get(t).group.name, m[0].track);
   await page.locator('.tl-label.process button', { hasText: groupName }).first().click();
   await page.waitForFunction((t) => window.__xpvTimeline.state.byId.get(t).group.collapsed, m[0].track);
+  // Pages of one match: every step below loads its page with an offset.
+  await page.evaluate(() => { window.__xpvTimeline.searcher.limit = 1; });
   await page.fill('.tl-toolbar input[type="search"]', pick.query);
   await page.press('.tl-toolbar input[type="search"]', 'Enter');
   await page.waitForFunction(() => document.querySelector('.tl-toolbar .hits')?.dataset.index === '1', null, { timeout: 15000 });
@@ -296,7 +298,7 @@ await test('timeline search finds a kernel outside the view, steps through match
   eq(hs.mode, 'profile', 'searched the whole profile');
   eq(Number(hs.total), pick.match_count, 'count shown = API match_count');
   assert(hs.text.startsWith(`1 of ${pick.match_count.toLocaleString('en-US')}`), `label "${hs.text}"`);
-  eq(hs.text.includes('first'), pick.truncated, `truncation note in "${hs.text}"`);
+  eq(hs.text.includes('first'), false, `no "first N only" note: every match can be reached ("${hs.text}")`);
   const expectShown = async (i) => {
     const mi = m[i];
     const dur = mi.dur_us || 0;
@@ -338,6 +340,13 @@ await test('timeline search finds a kernel outside the view, steps through match
     await page.waitForFunction(() => document.querySelector('.tl-toolbar .hits')?.dataset.index === '1', null, { timeout: 5000 });
     await expectShown(0);
   }
+  // Previous from the first match is the last of all, on a page of its own.
+  const n = pick.match_count;
+  const lastMatch = (await api(`/api/profiles/${p.id}/search?q=${encodeURIComponent(pick.query)}&limit=1&offset=${n - 1}`)).matches[0];
+  await page.press('.tl-toolbar input[type="search"]', 'Shift+Enter');
+  await page.waitForFunction((k) => document.querySelector('.tl-toolbar .hits')?.dataset.index === String(k), n, { timeout: 15000 });
+  assert((await hitsState(page)).text.startsWith(`${n.toLocaleString('en-US')} of ${n.toLocaleString('en-US')}`), 'label N of N');
+  await page.waitForFunction((ref) => window.__xpvTimeline.state.selected?.ev.ref === ref, lastMatch.ref, { timeout: 10000 });
   await page.waitForTimeout(400);
   await shot(page, 'timeline-search');
   await page.press('.tl-toolbar input[type="search"]', 'Escape');
@@ -347,9 +356,9 @@ await test('timeline search finds a kernel outside the view, steps through match
   await page.context().close();
 });
 
-await test('timeline search: a truncated answer shows the full count and steps through what was sent', async () => {
+await test('timeline search: pages of a smaller server limit step through every match', async () => {
   const p = forTimeline;
-  const kernels = ((await api(`/api/profiles/${p.id}/kernels`)).kernels || []).filter((k) => k.name && k.name.length <= 200 && k.count > 3);
+  const kernels = ((await api(`/api/profiles/${p.id}/kernels`)).kernels || []).filter((k) => k.name && k.name.length <= 200 && k.count > 4);
   if (!kernels.length) return;
   const q = kernels[0].name;
   const page = await newPage();
@@ -359,17 +368,20 @@ await test('timeline search: a truncated answer shows the full count and steps t
     u.searchParams.set('limit', '3');
     r.fulfill({ response: await r.fetch({ url: u.toString() }) });
   });
-  const want = await api(`/api/profiles/${p.id}/search?q=${encodeURIComponent(q)}&limit=3`);
-  eq(want.truncated, true, 'limit=3 truncates');
+  const want = await api(`/api/profiles/${p.id}/search?q=${encodeURIComponent(q)}&limit=1000`);
+  const n = want.match_count;
+  const last = (await api(`/api/profiles/${p.id}/search?q=${encodeURIComponent(q)}&limit=1&offset=${n - 1}`)).matches[0];
   await page.goto(`${BASE}/#/p/${p.id}/timeline`);
   await waitDrawn(page);
   await page.fill('.tl-toolbar input[type="search"]', q);
-  for (const [key, idx] of [['Enter', 1], ['Enter', 2], ['Enter', 3], ['Enter', 1], ['Shift+Enter', 3]]) {
+  for (const [key, idx] of [['Enter', 1], ['Enter', 2], ['Enter', 3], ['Enter', 4], ['Enter', 5], ['Shift+Enter', 4],
+    ['Shift+Enter', 3], ['Shift+Enter', 2], ['Shift+Enter', 1], ['Shift+Enter', n]]) {
     await page.press('.tl-toolbar input[type="search"]', key);
     await page.waitForFunction((i) => document.querySelector('.tl-toolbar .hits')?.dataset.index === String(i), idx, { timeout: 10000 });
     const hs = await hitsState(page);
-    eq(hs.text, `${idx} of ${want.match_count.toLocaleString('en-US')} (first 3 only)`, 'truncated label');
-    await page.waitForFunction((ref) => window.__xpvTimeline.state.selected?.ev.ref === ref, want.matches[idx - 1].ref, { timeout: 5000 });
+    eq(hs.text, `${idx.toLocaleString('en-US')} of ${n.toLocaleString('en-US')}`, 'label');
+    const ref = idx === n ? last.ref : want.matches[idx - 1].ref;
+    await page.waitForFunction((r) => window.__xpvTimeline.state.selected?.ev.ref === r, ref, { timeout: 5000 });
   }
   eq(page.errors.length, 0, `console errors: ${page.errors.join(' | ')}`);
   await page.context().close();

@@ -1,7 +1,8 @@
 """End-to-end test of whole-profile search (GET /api/profiles/{id}/search):
 matches anywhere in the profile, counted and ordered exactly as an
-independent reading of the raw fixture gives them, with limits, truncation,
-case-insensitivity and bad requests."""
+independent reading of the raw fixture gives them, with limits, offsets
+(paging through every match), truncation, case-insensitivity and bad
+requests."""
 import gzip
 import json
 import os
@@ -99,11 +100,35 @@ def test_limit_keeps_the_earliest():
         assert got == [t for t, _ in want[:3]]
 
 
+def test_offset_pages_through_every_match():
+    """Pages of 3 from offset 0, 3, 6, ... put together are every match, in
+    the raw file's time order, each once; truncated is false on the last."""
+    want = raw_matches("gemm")
+    assert len(want) > 7
+    with Server() as s:
+        got, offset, last = [], 0, None
+        while offset < len(want) + 3:
+            status, ans = get(s.port, "/api/profiles/latest/search?q=gemm&limit=3&offset=%d" % offset)
+            assert status == 200 and ans["offset"] == offset, ans
+            assert ans["match_count"] == len(want)
+            got += [(int(Decimal(str(m["start_us"])) * 1000), m["name"], m["ref"])
+                    for m in ans["matches"]]
+            assert ans["truncated"] is (offset + 3 < len(want)), (offset, ans["truncated"])
+            last = ans
+            offset += 3
+        assert [(t, n) for t, n, _ in got] == want
+        assert len({r for _, _, r in got}) == len(want), "a match repeated across pages"
+        assert last["matches"] == []
+        status, ans = get(s.port, "/api/profiles/latest/search?q=gemm&limit=1&offset=%d" % (len(want) - 1))
+        assert [int(Decimal(str(m["start_us"])) * 1000) for m in ans["matches"]] == [want[-1][0]]
+
+
 def test_no_match_and_bad_requests():
     with Server() as s:
         status, ans = get(s.port, "/api/profiles/latest/search?q=no-such-event-name")
         assert status == 200 and ans["match_count"] == 0 and ans["matches"] == []
-        for bad in ("q=", "q=gemm&limit=0", "q=gemm&limit=99999", "q=gemm&limit=x", "q=" + "a" * 300):
+        for bad in ("q=", "q=gemm&limit=0", "q=gemm&limit=99999", "q=gemm&limit=x", "q=" + "a" * 300,
+                    "q=gemm&offset=-1", "q=gemm&offset=x", "q=gemm&offset=2000001"):
             status, ans = get(s.port, "/api/profiles/latest/search?" + bad)
             assert status == 400 and "error" in ans, (bad, status, ans)
         status, ans = get(s.port, "/api/profiles/0000000000000001/search?q=gemm")
@@ -113,4 +138,4 @@ def test_no_match_and_bad_requests():
 if __name__ == "__main__":
     need_fixtures()
     main([test_counts_and_order_match_the_raw_file, test_limit_keeps_the_earliest,
-          test_no_match_and_bad_requests])
+          test_offset_pages_through_every_match, test_no_match_and_bad_requests])
