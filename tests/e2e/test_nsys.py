@@ -529,7 +529,8 @@ def test_missing_optional_columns_and_newer_metadata():
         " globalTid INTEGER, textId INTEGER);"
         "INSERT INTO StringIds VALUES(5, 'gemm_kernel'), (6, 'iteration 9');")
     con.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES(?,?,?,?,?,5,?)",
-                    [(10, 30, 0, 7, 1, 4), (40, 45, 1, 9, 2, 8), (50, 80, 1, 9, 3, None)])
+                    [(10, 30, 0, 7, 1, 4), (40, 45, 1, 9, 2, 8), (50, 80, 1, 9, 3, None),
+                     (90, 90, 1, 9, 4, None)])  # end == start: a zero-length kernel
     con.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY VALUES(?,?,0,7,?)",
                     [(1, 5, 10), (6, 8, 9)])
     con.execute("INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES(2, 9, %d, 1,"
@@ -544,9 +545,10 @@ def test_missing_optional_columns_and_newer_metadata():
     kern = sorted((idx.tracks[e["track"]]["device"], e["ts"], e["dur"], e["name_text"], e["corr"])
                   for e in idx.events if e["kind"] == KIND_KERNEL)
     assert kern == [(0, 10, 20, "gemm_kernel", 1), (1, 40, 5, "gemm_kernel", 2),
-                    (1, 50, 30, "gemm_kernel", 3)], kern
+                    (1, 50, 30, "gemm_kernel", 3), (1, 90, 0, "gemm_kernel", 4)], kern
+    assert idx.kernel_stats(1)["gemm_kernel"][:3] == (3, 35000, 0), idx.kernel_stats(1)
     grids = sorted(str(e["args"].get("grid")) for e in idx.events if e["kind"] == KIND_KERNEL)
-    assert grids == ["None", "[4, -1, -1]", "[8, -1, -1]"], grids
+    assert grids == ["None", "None", "[4, -1, -1]", "[8, -1, -1]"], grids
     copies = sorted((e["kind"], e["name_text"]) for e in idx.events
                     if e["cat_text"] == "gpu_memcpy")
     assert copies == [(KIND_MEMCPY_OTHER, "[CUDA memcpy HtoH]"),

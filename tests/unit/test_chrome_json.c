@@ -293,10 +293,15 @@ static void test_begin_end(void)
                             "\"tid\":1,\"ts\":2},{\"ph\":\"E\",\"pid\":1,\"tid\":1,\"ts\":4,"
                             "\"args\":{\"y\":2}},{\"ph\":\"E\",\"pid\":1,\"tid\":1,\"ts\":10},"
                             "{\"ph\":\"E\",\"name\":\"stray\",\"pid\":1,\"tid\":2,\"ts\":5},"
-                            "{\"ph\":\"B\",\"name\":\"open\",\"pid\":1,\"tid\":3,\"ts\":6}]",
+                            "{\"ph\":\"B\",\"name\":\"open\",\"pid\":1,\"tid\":3,\"ts\":6},"
+                            "{\"ph\":\"B\",\"name\":\"same\",\"pid\":1,\"tid\":4,\"ts\":7},"
+                            "{\"ph\":\"E\",\"pid\":1,\"tid\":4,\"ts\":7}]",
                             &r),
                     0);
-    CU_ASSERT_EQUAL(r.n, 4);
+    CU_ASSERT_EQUAL(r.n, 5);
+    /* B and E at the same time: a slice of 0, not an open B */
+    CU_ASSERT_EQUAL(find(&r, "same")->ph, 'X');
+    CU_ASSERT_EQUAL(find(&r, "same")->dur_ns, 0);
     const rec *outer = find(&r, "outer"), *inner = find(&r, "inner"), *stray = find(&r, "stray"),
               *open = find(&r, "open");
     CU_ASSERT_PTR_NOT_NULL_FATAL(outer);
@@ -312,8 +317,8 @@ static void test_begin_end(void)
     CU_ASSERT_EQUAL(stray->dur_ns, -1);
     CU_ASSERT_EQUAL(open->ph, 'B');
     CU_ASSERT_EQUAL(open->dur_ns, -1);
-    CU_ASSERT_EQUAL(r.stats.phase_counts['B'], 3);
-    CU_ASSERT_EQUAL(r.stats.phase_counts['E'], 3);
+    CU_ASSERT_EQUAL(r.stats.phase_counts['B'], 4);
+    CU_ASSERT_EQUAL(r.stats.phase_counts['E'], 4);
     const char *w = query(&r, "SELECT warnings FROM profiles WHERE id=7");
     CU_ASSERT(strstr(w, "1 B events without a matching E") != NULL);
     CU_ASSERT(strstr(w, "1 E events without a matching B") != NULL);
@@ -603,9 +608,16 @@ static void test_tensorflow_classification(void)
         "{\"ph\":\"X\",\"cat\":\"Op\",\"name\":\"MEMCPYDtoH\",\"pid\":1,\"tid\":0,\"ts\":4,"
         "\"dur\":1,\"args\":{\"name\":\"edge\",\"op\":\"MEMCPYDtoH\"}},"
         "{\"ph\":\"X\",\"cat\":\"Op\",\"name\":\"MatMulOp\",\"pid\":2,\"tid\":0,\"ts\":1,"
-        "\"dur\":2}]}";
+        "\"dur\":2},"
+        "{\"ph\":\"X\",\"cat\":\"Op\",\"name\":\"Relu\",\"pid\":1,\"tid\":0,\"ts\":6,\"dur\":0}]}";
     CU_ASSERT_EQUAL(run_doc(doc, &r), 0);
     CU_ASSERT_EQUAL(find(&r, "MatMul")->kind, XPV_KIND_KERNEL);
+    /* a zero-length kernel is a kernel instance, counted in kernel_stats */
+    CU_ASSERT_EQUAL(find(&r, "Relu")->kind, XPV_KIND_KERNEL);
+    CU_ASSERT_EQUAL(find(&r, "Relu")->dur_ps, 0);
+    CU_ASSERT_STRING_EQUAL(query(&r, "SELECT count || '/' || min_ps FROM kernel_stats WHERE"
+                                     " profile_id=7 AND device=-1 AND name='Relu'"),
+                           "1/0");
     CU_ASSERT_EQUAL(find(&r, "MEMCPYDtoH")->kind, XPV_KIND_MEMCPY_D2H);
     CU_ASSERT_EQUAL(find(&r, "MatMulOp")->kind, XPV_KIND_DEVICE_OTHER);
     CU_ASSERT_STRING_EQUAL(query(&r, "SELECT producer FROM profiles WHERE id=7"), "TensorFlow");

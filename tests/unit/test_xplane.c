@@ -434,6 +434,9 @@ static void test_gpu_kernel(void)
     CU_ASSERT_EQUAL(rec.evs[1].ev.ts_ns, 998); /* floor(-1.5 ns) */
     const rec_event *m = &rec.evs[2];
     CU_ASSERT_EQUAL(m->ev.kind, XPV_KIND_MEMCPY_D2H);
+    /* no duration_ps field (proto3 leaves 0 out): a zero-length event, not "no duration" */
+    CU_ASSERT_EQUAL(m->ev.dur_ps, 0);
+    CU_ASSERT_EQUAL(m->ev.dur_ns, 0);
     CU_ASSERT_EQUAL(m->tid, 9); /* display id */
     CU_ASSERT_EQUAL(rec.ntracks, 2);
     CU_ASSERT_STRING_EQUAL(rec.tracks[1].thread_name, "Shown");
