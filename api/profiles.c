@@ -12,9 +12,9 @@
 #include <string.h>
 #include <time.h>
 
-#define PROFILE_COLUMNS                                                                           \
-    "id, path, run, host, format, producer, size_bytes, mtime_ns, status, error, partial,"        \
-    " events, start_ns, end_ns, devices, facts, phase_counts, step_source, step_count,"           \
+#define PROFILE_COLUMNS                                                                            \
+    "id, path, run, host, format, producer, size_bytes, mtime_ns, status, error, partial,"         \
+    " events, start_ns, end_ns, devices, facts, phase_counts, step_source, step_count,"            \
     " kernel_count, warnings, companion_of, index_seconds"
 #define PROFILE_ORDER " ORDER BY mtime_ns DESC, run DESC, path"
 #define LATEST_ORDER                                                                               \
@@ -44,15 +44,19 @@ static void put_text_col(xpv_buf *b, const char *key, sqlite3_stmt *st, int col)
 {
     put_key(b, key);
     const char *v = (const char *)sqlite3_column_text(st, col);
-    if (v) xpv_buf_json_str(b, v, (size_t)sqlite3_column_bytes(st, col));
-    else xpv_buf_puts(b, "null");
+    if (v)
+        xpv_buf_json_str(b, v, (size_t)sqlite3_column_bytes(st, col));
+    else
+        xpv_buf_puts(b, "null");
 }
 
 static void put_int_col(xpv_buf *b, const char *key, sqlite3_stmt *st, int col)
 {
     put_key(b, key);
-    if (sqlite3_column_type(st, col) == SQLITE_NULL) xpv_buf_puts(b, "null");
-    else xpv_buf_printf(b, "%lld", (long long)sqlite3_column_int64(st, col));
+    if (sqlite3_column_type(st, col) == SQLITE_NULL)
+        xpv_buf_puts(b, "null");
+    else
+        xpv_buf_printf(b, "%lld", (long long)sqlite3_column_int64(st, col));
 }
 
 /* Columns that hold JSON text are embedded as JSON, with a fallback. */
@@ -88,11 +92,15 @@ static void put_profile_object(xpv_buf *b, sqlite3_stmt *st)
     put_key(b, "start_us");
     int has_span = sqlite3_column_type(st, 12) != SQLITE_NULL;
     int64_t start = sqlite3_column_int64(st, 12), end = sqlite3_column_int64(st, 13);
-    if (has_span) xpv_buf_json_double(b, (double)start / 1000.0);
-    else xpv_buf_puts(b, "null");
+    if (has_span)
+        xpv_buf_json_double(b, (double)start / 1000.0);
+    else
+        xpv_buf_puts(b, "null");
     put_key(b, "duration_us");
-    if (has_span) xpv_buf_json_double(b, (double)(end - start) / 1000.0);
-    else xpv_buf_puts(b, "null");
+    if (has_span)
+        xpv_buf_json_double(b, (double)(end - start) / 1000.0);
+    else
+        xpv_buf_puts(b, "null");
     put_json_col(b, "devices", st, 14, "[]");
     put_json_col(b, "facts", st, 15, "{}");
     put_json_col(b, "phase_counts", st, 16, "{}");
@@ -108,8 +116,10 @@ static void put_profile_object(xpv_buf *b, sqlite3_stmt *st)
         xpv_buf_printf(b, "\"%s\"", hex);
     }
     put_key(b, "index_seconds");
-    if (sqlite3_column_type(st, 22) == SQLITE_NULL) xpv_buf_puts(b, "null");
-    else xpv_buf_json_double(b, sqlite3_column_double(st, 22));
+    if (sqlite3_column_type(st, 22) == SQLITE_NULL)
+        xpv_buf_puts(b, "null");
+    else
+        xpv_buf_json_double(b, sqlite3_column_double(st, 22));
     xpv_buf_putc(b, '}');
 }
 
@@ -121,8 +131,10 @@ int xpv_api_profile(sqlite3 *db, int64_t id, xpv_buf *out)
         return xpv_api_error(out, 500, "index: %s", sqlite3_errmsg(db));
     sqlite3_bind_int64(st, 1, id);
     int status = 200;
-    if (sqlite3_step(st) == SQLITE_ROW) put_profile_object(out, st);
-    else status = xpv_api_error(out, 404, "no such profile");
+    if (sqlite3_step(st) == SQLITE_ROW)
+        put_profile_object(out, st);
+    else
+        status = xpv_api_error(out, 404, "no such profile");
     sqlite3_finalize(st);
     return status;
 }
@@ -158,8 +170,8 @@ int xpv_api_profile_array(sqlite3 *db, int include_companions, xpv_buf *out)
     sqlite3_stmt *st;
     const char *sql = include_companions
                           ? "SELECT " PROFILE_COLUMNS " FROM profiles" PROFILE_ORDER
-                          : "SELECT " PROFILE_COLUMNS " FROM profiles WHERE companion_of IS NULL"
-                            PROFILE_ORDER;
+                          : "SELECT " PROFILE_COLUMNS
+                            " FROM profiles WHERE companion_of IS NULL" PROFILE_ORDER;
     if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
         return xpv_api_error(out, 500, "index: %s", sqlite3_errmsg(db));
     xpv_buf_putc(out, '[');

@@ -26,7 +26,7 @@ typedef struct {
 typedef struct {
     const uint8_t *wanted; /* bitmap over string ids */
     uint32_t nids;
-    match *heap; /* max-heap on (ts, block, index): the latest kept match on top */
+    match *heap;     /* max-heap on (ts, block, index): the latest kept match on top */
     size_t n, limit; /* limit: heap capacity, offset + the page's limit */
     int64_t total;
 } search_ctx;
@@ -124,8 +124,10 @@ static void put_matches(sqlite3 *db, int64_t id, search_ctx *c, size_t offset, x
         xpv_buf_puts(out, i > offset ? ",{\"start_us\":" : "{\"start_us\":");
         xpv_api_put_us(out, m->ts);
         xpv_buf_puts(out, ",\"dur_us\":");
-        if (m->dur >= 0) xpv_api_put_us(out, m->dur);
-        else xpv_buf_puts(out, "null");
+        if (m->dur >= 0)
+            xpv_api_put_us(out, m->dur);
+        else
+            xpv_buf_puts(out, "null");
         xpv_buf_printf(out, ",\"track\":%u,\"name\":", m->track);
         xpv_buf_json_str(out, name, len);
         xpv_buf_printf(out, ",\"ref\":\"%lld:%u\"}", (long long)m->block, m->index);

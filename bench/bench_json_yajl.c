@@ -29,8 +29,14 @@ typedef struct {
     long long maps, keys, strings, numbers, other;
 } counts;
 
-static int on_null(void *c) { return ((counts *)c)->other++, 1; }
-static int on_bool(void *c, int b) { return (void)b, ((counts *)c)->other++, 1; }
+static int on_null(void *c)
+{
+    return ((counts *)c)->other++, 1;
+}
+static int on_bool(void *c, int b)
+{
+    return (void)b, ((counts *)c)->other++, 1;
+}
 static int on_number(void *c, const char *s, size_t n)
 {
     return (void)s, (void)n, ((counts *)c)->numbers++, 1;
@@ -43,8 +49,14 @@ static int on_key(void *c, const unsigned char *s, size_t n)
 {
     return (void)s, (void)n, ((counts *)c)->keys++, 1;
 }
-static int on_start_map(void *c) { return ((counts *)c)->maps++, 1; }
-static int on_end(void *c) { return (void)c, 1; }
+static int on_start_map(void *c)
+{
+    return ((counts *)c)->maps++, 1;
+}
+static int on_end(void *c)
+{
+    return (void)c, 1;
+}
 
 int main(int argc, char **argv)
 {
@@ -55,8 +67,8 @@ int main(int argc, char **argv)
     gzFile gz = gzopen(argv[1], "rb");
     if (!gz) return 1;
     gzbuffer(gz, 1 << 20);
-    static const yajl_callbacks cb = {on_null, on_bool, NULL, NULL, on_number, on_string,
-                                      on_start_map, on_key, on_end, on_end, on_end};
+    static const yajl_callbacks cb = {on_null,      on_bool, NULL,   NULL,   on_number, on_string,
+                                      on_start_map, on_key,  on_end, on_end, on_end};
     counts c = {0};
     yajl_handle h = yajl_alloc(&cb, NULL, &c);
     yajl_config(h, yajl_allow_trailing_garbage, 1);

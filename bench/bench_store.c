@@ -22,7 +22,8 @@ int main(int argc, char **argv)
     unlink(path);
     xpv_err err = {{0}};
     sqlite3 *db;
-    if (xpv_index_open(path, prof, &db, NULL, &err) != 0) return fprintf(stderr, "%s\n", err.msg), 1;
+    if (xpv_index_open(path, prof, &db, NULL, &err) != 0)
+        return fprintf(stderr, "%s\n", err.msg), 1;
     xpv_db_exec(db, "INSERT INTO profiles(id, path) VALUES(1, 'bench')", &err);
     double t0 = xpv_now_mono();
     xpv_db_exec(db, "BEGIN", &err);

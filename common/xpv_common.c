@@ -91,14 +91,18 @@ char *xpv_xstrndup(const char *s, size_t n)
     return d;
 }
 
-char *xpv_xstrdup(const char *s) { return xpv_xstrndup(s, strlen(s)); }
+char *xpv_xstrdup(const char *s)
+{
+    return xpv_xstrndup(s, strlen(s));
+}
 
 void xpv_buf_reserve(xpv_buf *b, size_t extra)
 {
     size_t need = b->len + extra + 1;
     if (need <= b->cap) return;
     size_t cap = b->cap ? b->cap : 256;
-    while (cap < need) cap *= 2;
+    while (cap < need)
+        cap *= 2;
     b->data = xpv_xrealloc(b->data, cap);
     b->cap = cap;
 }
@@ -111,7 +115,10 @@ void xpv_buf_append(xpv_buf *b, const void *p, size_t n)
     b->data[b->len] = 0;
 }
 
-void xpv_buf_puts(xpv_buf *b, const char *s) { xpv_buf_append(b, s, strlen(s)); }
+void xpv_buf_puts(xpv_buf *b, const char *s)
+{
+    xpv_buf_append(b, s, strlen(s));
+}
 
 void xpv_buf_putc(xpv_buf *b, char c)
 {
@@ -154,10 +161,14 @@ static size_t utf8_seq_len(const unsigned char *s, size_t n)
     size_t len;
     unsigned min;
     if (c < 0x80) return 1;
-    if (c >= 0xC2 && c <= 0xDF) len = 2, min = 0x80;
-    else if (c >= 0xE0 && c <= 0xEF) len = 3, min = 0x800;
-    else if (c >= 0xF0 && c <= 0xF4) len = 4, min = 0x10000;
-    else return 0;
+    if (c >= 0xC2 && c <= 0xDF)
+        len = 2, min = 0x80;
+    else if (c >= 0xE0 && c <= 0xEF)
+        len = 3, min = 0x800;
+    else if (c >= 0xF0 && c <= 0xF4)
+        len = 4, min = 0x10000;
+    else
+        return 0;
     if (len > n) return 0;
     unsigned cp = c & (0x3F >> (len - 1));
     for (size_t i = 1; i < len; i++) {
@@ -189,15 +200,21 @@ void xpv_buf_json_str(xpv_buf *b, const char *s, size_t n)
             i++;
         } else if (c < 0x20) {
             char esc[6] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 15]};
-            if (c == '\n') xpv_buf_append(b, "\\n", 2);
-            else if (c == '\t') xpv_buf_append(b, "\\t", 2);
-            else if (c == '\r') xpv_buf_append(b, "\\r", 2);
-            else xpv_buf_append(b, esc, 6);
+            if (c == '\n')
+                xpv_buf_append(b, "\\n", 2);
+            else if (c == '\t')
+                xpv_buf_append(b, "\\t", 2);
+            else if (c == '\r')
+                xpv_buf_append(b, "\\r", 2);
+            else
+                xpv_buf_append(b, esc, 6);
             i++;
         } else {
             size_t len = utf8_seq_len(u + i, n - i);
-            if (len) xpv_buf_append(b, s + i, len), i += len;
-            else xpv_buf_append(b, "\xEF\xBF\xBD", 3), i++;
+            if (len)
+                xpv_buf_append(b, s + i, len), i += len;
+            else
+                xpv_buf_append(b, "\xEF\xBF\xBD", 3), i++;
         }
     }
     xpv_buf_putc(b, '"');

@@ -40,8 +40,8 @@ static int is_xprof_cache(const char *name)
 /* Names worth opening at all; the content decides the rest. */
 static int is_candidate_name(const char *name)
 {
-    static const char *const suffixes[] = {".xplane.pb", ".json", ".json.gz", ".sqlite",
-                                           ".sqlite3", ".nsys-rep", ".qdrep"};
+    static const char *const suffixes[] = {".xplane.pb", ".json",     ".json.gz", ".sqlite",
+                                           ".sqlite3",   ".nsys-rep", ".qdrep"};
     if (is_xprof_cache(name)) return 0;
     for (size_t i = 0; i < sizeof suffixes / sizeof suffixes[0]; i++)
         if (ends_with(name, suffixes[i])) return 1;
@@ -78,7 +78,8 @@ const char *xpv_sniff_format(const char *name, const unsigned char *head, size_t
     if (ends_with(name, ".sqlite") || ends_with(name, ".sqlite3")) return NULL;
     size_t i = 0;
     if (n >= 3 && head[0] == 0xEF && head[1] == 0xBB && head[2] == 0xBF) i = 3;
-    while (i < n && (head[i] == ' ' || head[i] == '\n' || head[i] == '\r' || head[i] == '\t')) i++;
+    while (i < n && (head[i] == ' ' || head[i] == '\n' || head[i] == '\r' || head[i] == '\t'))
+        i++;
     (void)gz;
     /* A .json name is claimed even when the content is wrong, so the user
      * sees why it failed instead of it silently vanishing. */
@@ -127,7 +128,7 @@ typedef struct {
 
 typedef struct {
     xpv_found_list *out;
-    const char *root;   /* real path of the walk root */
+    const char *root; /* real path of the walk root */
     size_t root_len;
     dir_id *seen;
     size_t nseen, capseen;
@@ -163,9 +164,10 @@ static xpv_found *push_item(xpv_found_list *l)
     return f;
 }
 
-static const char *const HOST_SUFFIXES[] = {".xplane.pb", ".pt.trace.json.gz", ".pt.trace.json",
-                                            ".trace.json.gz", ".trace.json", ".ctf.json", ".json.gz", ".json",
-                                            ".sqlite3", ".sqlite", ".nsys-rep", ".qdrep"};
+static const char *const HOST_SUFFIXES[] = {
+    ".xplane.pb",  ".pt.trace.json.gz", ".pt.trace.json", ".trace.json.gz",
+    ".trace.json", ".ctf.json",         ".json.gz",       ".json",
+    ".sqlite3",    ".sqlite",           ".nsys-rep",      ".qdrep"};
 
 static char *strip_known_suffix(const char *name)
 {
@@ -239,8 +241,10 @@ static void visit_entry(walk_state *w, const char *abs, const char *rel, const c
         if (!realpath(abs, real) || !inside_root(w, real)) return; /* never leave the root */
     }
     if (stat(abs, &st) != 0) return;
-    if (S_ISDIR(st.st_mode)) walk_dir(w, abs, rel, depth + 1);
-    else if (S_ISREG(st.st_mode)) add_file(w, abs, rel, name, &st);
+    if (S_ISDIR(st.st_mode))
+        walk_dir(w, abs, rel, depth + 1);
+    else if (S_ISREG(st.st_mode))
+        add_file(w, abs, rel, name, &st);
 }
 
 static void walk_dir(walk_state *w, const char *abs, const char *rel, int depth)
@@ -318,7 +322,8 @@ int xpv_discover(const char *root, xpv_found_list *out, xpv_err *err)
         w.root_len = strlen(w.root);
         add_file(&w, real, slash + 1, slash + 1, &st);
         if (out->n == 0)
-            return xpv_err_set(err, "%s is not a profile this tool reads (by name or content)", root);
+            return xpv_err_set(err, "%s is not a profile this tool reads (by name or content)",
+                               root);
     } else {
         return xpv_err_set(err, "profile path %s is neither a directory nor a file", root);
     }
@@ -366,8 +371,10 @@ int xpv_autodetect_profile_dir(const char *cwd, char *out, size_t outsz, xpv_err
         globfree(&g);
     }
     if (best_mtime < 0)
-        return xpv_err_set(err, "no --profile-dir given and none of ./profiles/*/, "
-                                "./profiles/*/*/, ./*/profiles/*/ exists under %s", cwd);
+        return xpv_err_set(err,
+                           "no --profile-dir given and none of ./profiles/*/, "
+                           "./profiles/*/*/, ./*/profiles/*/ exists under %s",
+                           cwd);
     size_t n = strlen(out);
     if (n > 1 && out[n - 1] == '/') out[n - 1] = 0;
     return 0;

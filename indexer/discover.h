@@ -31,14 +31,14 @@ typedef struct {
     const char *format; /* one of XPV_FMT_* */
     int64_t size;
     int64_t mtime_ns;
-    char *error;        /* non-NULL: why the file cannot be used (unreadable, empty, ...) */
-    int companion_of;   /* index of the xplane.pb this trace JSON duplicates, or -1 */
+    char *error;      /* non-NULL: why the file cannot be used (unreadable, empty, ...) */
+    int companion_of; /* index of the xplane.pb this trace JSON duplicates, or -1 */
 } xpv_found;
 
 typedef struct {
     xpv_found *items;
     size_t n, cap;
-    char *root_abs;     /* the profile directory (the file's directory when root is a file) */
+    char *root_abs; /* the profile directory (the file's directory when root is a file) */
 } xpv_found_list;
 
 /* Walks root (a directory or one file). Returns 0, or -1 when root itself

@@ -58,7 +58,8 @@ static const char *get_bytes(reader *r, uint64_t n)
 static size_t varint_len(uint64_t v)
 {
     size_t n = 1;
-    while (v >= 0x80) v >>= 7, n++;
+    while (v >= 0x80)
+        v >>= 7, n++;
     return n;
 }
 
@@ -66,11 +67,16 @@ static size_t arg_size(const xpv_arg *a)
 {
     size_t n = varint_len(a->key) + 1;
     switch (a->type) {
-    case XPV_ARG_INT: return n + varint_len(((uint64_t)a->v.i << 1) ^ (uint64_t)(a->v.i >> 63));
-    case XPV_ARG_UINT: return n + varint_len(a->v.u);
-    case XPV_ARG_DOUBLE: return n + 8;
-    case XPV_ARG_STR: return n + varint_len(a->v.str);
-    default: return n + varint_len(a->len) + a->len;
+    case XPV_ARG_INT:
+        return n + varint_len(((uint64_t)a->v.i << 1) ^ (uint64_t)(a->v.i >> 63));
+    case XPV_ARG_UINT:
+        return n + varint_len(a->v.u);
+    case XPV_ARG_DOUBLE:
+        return n + 8;
+    case XPV_ARG_STR:
+        return n + varint_len(a->v.str);
+    default:
+        return n + varint_len(a->len) + a->len;
     }
 }
 
@@ -78,7 +84,8 @@ static size_t arg_size(const xpv_arg *a)
 static size_t event_bound(const xpv_event *ev)
 {
     size_t n = 3 + 8 * 10 + 1 + 10;
-    for (uint32_t i = 0; i < ev->nargs; i++) n += 10 + 1 + 10 + ev->args[i].len;
+    for (uint32_t i = 0; i < ev->nargs; i++)
+        n += 10 + 1 + 10 + ev->args[i].len;
     return n;
 }
 
@@ -87,15 +94,19 @@ static unsigned char *encode_arg(unsigned char *p, const xpv_arg *a)
     p = xpv_varint_put(p, a->key);
     *p++ = a->type;
     switch (a->type) {
-    case XPV_ARG_INT: return xpv_zigzag_put(p, a->v.i);
-    case XPV_ARG_UINT: return xpv_varint_put(p, a->v.u);
+    case XPV_ARG_INT:
+        return xpv_zigzag_put(p, a->v.i);
+    case XPV_ARG_UINT:
+        return xpv_varint_put(p, a->v.u);
     case XPV_ARG_DOUBLE: {
         uint64_t bits;
         memcpy(&bits, &a->v.d, 8);
-        for (int i = 0; i < 8; i++) *p++ = (unsigned char)(bits >> (8 * i));
+        for (int i = 0; i < 8; i++)
+            *p++ = (unsigned char)(bits >> (8 * i));
         return p;
     }
-    case XPV_ARG_STR: return xpv_varint_put(p, a->v.str);
+    case XPV_ARG_STR:
+        return xpv_varint_put(p, a->v.str);
     default:
         p = xpv_varint_put(p, a->len);
         memcpy(p, a->text, a->len);
@@ -127,11 +138,13 @@ static void encode_event(xpv_buf *b, const xpv_event *ev, int64_t prev_ts)
     if (flags & F_PSREM) p = xpv_varint_put(p, (uint64_t)psrem);
     if (flags & F_ARGS) {
         size_t bytes = 0;
-        for (uint32_t i = 0; i < ev->nargs; i++) bytes += arg_size(&ev->args[i]);
+        for (uint32_t i = 0; i < ev->nargs; i++)
+            bytes += arg_size(&ev->args[i]);
         p = xpv_varint_put(p, ev->nargs);
         p = xpv_varint_put(p, bytes);
         const unsigned char *args_start = p;
-        for (uint32_t i = 0; i < ev->nargs; i++) p = encode_arg(p, &ev->args[i]);
+        for (uint32_t i = 0; i < ev->nargs; i++)
+            p = encode_arg(p, &ev->args[i]);
         assert((size_t)(p - args_start) == bytes);
         (void)args_start; /* read only by the assert */
     }
@@ -305,7 +318,10 @@ int xpv_store_writer_close(xpv_store_writer *w, xpv_err *err)
     return rc;
 }
 
-void xpv_store_writer_abandon(xpv_store_writer *w) { free_blocks(w); }
+void xpv_store_writer_abandon(xpv_store_writer *w)
+{
+    free_blocks(w);
+}
 
 /* ---- decoding ---- */
 
@@ -318,16 +334,23 @@ static int decode_args(reader *r, xpv_arg *args, uint32_t nargs)
         a->text = NULL;
         a->len = 0;
         switch (a->type) {
-        case XPV_ARG_INT: a->v.i = xpv_zigzag_get(r); break;
-        case XPV_ARG_UINT: a->v.u = xpv_varint_get(r); break;
+        case XPV_ARG_INT:
+            a->v.i = xpv_zigzag_get(r);
+            break;
+        case XPV_ARG_UINT:
+            a->v.u = xpv_varint_get(r);
+            break;
         case XPV_ARG_DOUBLE: {
             const unsigned char *raw = (const unsigned char *)get_bytes(r, 8);
             uint64_t bits = 0;
-            for (int k = 0; raw && k < 8; k++) bits |= (uint64_t)raw[k] << (8 * k);
+            for (int k = 0; raw && k < 8; k++)
+                bits |= (uint64_t)raw[k] << (8 * k);
             memcpy(&a->v.d, &bits, 8);
             break;
         }
-        case XPV_ARG_STR: a->v.str = (uint32_t)xpv_varint_get(r); break;
+        case XPV_ARG_STR:
+            a->v.str = (uint32_t)xpv_varint_get(r);
+            break;
         case XPV_ARG_TEXT:
         case XPV_ARG_JSON: {
             uint64_t len = xpv_varint_get(r);
@@ -335,7 +358,8 @@ static int decode_args(reader *r, xpv_arg *args, uint32_t nargs)
             a->len = (uint32_t)len;
             break;
         }
-        default: r->bad = 1;
+        default:
+            r->bad = 1;
         }
     }
     return r->bad ? -1 : 0;
@@ -355,9 +379,9 @@ typedef struct {
 
 /* Decodes events from c until n, a visitor's non-zero answer or damage.
  * With fn NULL it only walks, recording a mark every `every` events. */
-static int decode_events(cursor *c, uint32_t track, int64_t block_id, xpv_store_visit fn,
-                         void *ctx, xpv_store_mark *marks, size_t cap, uint32_t every,
-                         size_t *nmarks, int *sorted)
+static int decode_events(cursor *c, uint32_t track, int64_t block_id, xpv_store_visit fn, void *ctx,
+                         xpv_store_mark *marks, size_t cap, uint32_t every, size_t *nmarks,
+                         int *sorted)
 {
     xpv_arg stack_args[64], *args = stack_args;
     uint32_t args_cap = 64;
@@ -584,8 +608,7 @@ int xpv_store_event_at(sqlite3 *db, int64_t profile_id, int64_t block_id, uint32
     } else {
         pick_one p = {index, fn, ctx, 0};
         rc = xpv_store_decode(sqlite3_column_blob(st, 1), (size_t)sqlite3_column_bytes(st, 1),
-                              (uint32_t)sqlite3_column_int64(st, 0), block_id, pick_index, &p,
-                              err);
+                              (uint32_t)sqlite3_column_int64(st, 0), block_id, pick_index, &p, err);
         if (rc == 1) rc = 0;
         if (rc == 0 && !p.found)
             rc = xpv_err_set(err, "no event %lld:%u in this profile", (long long)block_id, index);

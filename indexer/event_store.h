@@ -67,8 +67,8 @@ int xpv_store_marks(const void *data, size_t len, uint32_t every, xpv_store_mark
 
 typedef struct {
     int64_t profile_id;
-    int64_t track;   /* -1: every track */
-    int64_t t0, t1;  /* events overlapping [t0, t1]; INT64_MIN/INT64_MAX for all */
+    int64_t track;        /* -1: every track */
+    int64_t t0, t1;       /* events overlapping [t0, t1]; INT64_MIN/INT64_MAX for all */
     int lod_min, lod_max; /* inclusive duration-class range; 0..XPV_LOD_COUNT-1 for all */
     uint32_t kinds;       /* only events whose 1u << kind is set; 0 for all. Blocks
                              holding none of them are not even read. */

@@ -89,9 +89,12 @@ int xpv_index_default_path(const char *profile_dir_abs, char *out, size_t outsz,
     char dir[4096];
     const char *xdg = getenv("XDG_CACHE_HOME");
     const char *home = getenv("HOME");
-    if (xdg && *xdg) snprintf(dir, sizeof dir, "%s/xprof-view", xdg);
-    else if (home && *home) snprintf(dir, sizeof dir, "%s/.cache/xprof-view", home);
-    else snprintf(dir, sizeof dir, "/tmp/xprof-view-%d", (int)getuid());
+    if (xdg && *xdg)
+        snprintf(dir, sizeof dir, "%s/xprof-view", xdg);
+    else if (home && *home)
+        snprintf(dir, sizeof dir, "%s/.cache/xprof-view", home);
+    else
+        snprintf(dir, sizeof dir, "/tmp/xprof-view-%d", (int)getuid());
     if (mkdir_p(dir, err) != 0) return -1;
     const char *base = strrchr(profile_dir_abs, '/');
     base = (base && base[1]) ? base + 1 : "root";
@@ -118,8 +121,7 @@ static int index_is_current(sqlite3 *db, const char *profile_dir)
 {
     sqlite3_stmt *st = NULL;
     int version = -1, dir_ok = 0;
-    if (sqlite3_prepare_v2(db, "SELECT key, value FROM meta", -1, &st, NULL) != SQLITE_OK)
-        return 0;
+    if (sqlite3_prepare_v2(db, "SELECT key, value FROM meta", -1, &st, NULL) != SQLITE_OK) return 0;
     while (sqlite3_step(st) == SQLITE_ROW) {
         const char *k = (const char *)sqlite3_column_text(st, 0);
         const char *v = (const char *)sqlite3_column_text(st, 1);
@@ -175,8 +177,10 @@ static int refuse_inside_profile_dir(const char *db_path, const char *profile_di
     char parent[4096], real_parent[PATH_MAX];
     snprintf(parent, sizeof parent, "%s", db_path);
     char *slash = strrchr(parent, '/');
-    if (slash && slash != parent) *slash = 0;
-    else snprintf(parent, sizeof parent, "%s", slash ? "/" : ".");
+    if (slash && slash != parent)
+        *slash = 0;
+    else
+        snprintf(parent, sizeof parent, "%s", slash ? "/" : ".");
     if (!realpath(parent, real_parent))
         return xpv_err_set(err, "index directory %s: %s", parent, strerror(errno));
     if (path_is_inside(real_parent, profile_dir))
@@ -193,9 +197,8 @@ int xpv_index_open(const char *db_path, const char *profile_dir_abs, sqlite3 **o
     for (int attempt = 0; attempt < 2; attempt++) {
         sqlite3 *db = NULL;
         int exists = access(db_path, F_OK) == 0;
-        int rc = sqlite3_open_v2(db_path, &db,
-                                 SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
-                                 NULL);
+        int rc = sqlite3_open_v2(
+            db_path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL);
         if (rc == SQLITE_OK && exists && index_is_current(db, profile_dir_abs)) {
             if (configure(db, err) == 0) {
                 *out = db;

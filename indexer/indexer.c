@@ -33,8 +33,10 @@ static int upsert_found(sqlite3 *db, sqlite3_stmt *sel, sqlite3_stmt *ins, const
     sqlite3_bind_text(ins, 5, f->format, -1, SQLITE_STATIC);
     sqlite3_bind_int64(ins, 6, f->size);
     sqlite3_bind_int64(ins, 7, f->mtime_ns);
-    if (companion_path) sqlite3_bind_int64(ins, 8, xpv_profile_id_for(companion_path));
-    else sqlite3_bind_null(ins, 8);
+    if (companion_path)
+        sqlite3_bind_int64(ins, 8, xpv_profile_id_for(companion_path));
+    else
+        sqlite3_bind_null(ins, 8);
     int rc = sqlite3_step(ins);
     sqlite3_reset(ins);
     if (rc != SQLITE_DONE) return xpv_err_set(err, "sqlite: %s", sqlite3_errmsg(db));
@@ -44,8 +46,10 @@ static int upsert_found(sqlite3 *db, sqlite3_stmt *sel, sqlite3_stmt *ins, const
 
 static int drop_vanished(sqlite3 *db, const xpv_found_list *found, xpv_err *err)
 {
-    if (xpv_db_exec(db, "CREATE TEMP TABLE IF NOT EXISTS found_ids(id INTEGER PRIMARY KEY);"
-                        "DELETE FROM found_ids;", err) != 0)
+    if (xpv_db_exec(db,
+                    "CREATE TEMP TABLE IF NOT EXISTS found_ids(id INTEGER PRIMARY KEY);"
+                    "DELETE FROM found_ids;",
+                    err) != 0)
         return -1;
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(db, "INSERT OR IGNORE INTO found_ids VALUES(?1)", -1, &st, NULL))
@@ -73,11 +77,12 @@ int xpv_indexer_register(sqlite3 *db, const xpv_found_list *found, xpv_err *err)
     if (xpv_db_exec(db, "BEGIN IMMEDIATE", err) != 0) return -1;
     if (sqlite3_prepare_v2(db, "SELECT size_bytes, mtime_ns, status FROM profiles WHERE id=?1", -1,
                            &sel, NULL) != SQLITE_OK ||
-        sqlite3_prepare_v2(db,
-                           "INSERT OR REPLACE INTO profiles(id, path, run, host, format, size_bytes,"
-                           " mtime_ns, companion_of, status) VALUES(?1,?2,?3,?4,?5,?6,?7,?8,"
-                           "'pending')",
-                           -1, &ins, NULL) != SQLITE_OK)
+        sqlite3_prepare_v2(
+            db,
+            "INSERT OR REPLACE INTO profiles(id, path, run, host, format, size_bytes,"
+            " mtime_ns, companion_of, status) VALUES(?1,?2,?3,?4,?5,?6,?7,?8,"
+            "'pending')",
+            -1, &ins, NULL) != SQLITE_OK)
         rc = xpv_err_set(err, "sqlite: %s", sqlite3_errmsg(db));
     for (size_t i = 0; rc == 0 && i < found->n; i++) {
         const xpv_found *f = &found->items[i];
@@ -127,8 +132,8 @@ static void unsupported_hint(const xpv_found *f, char *out, size_t n)
 }
 
 /* Runs the reader into a fresh sink; the status reflects the reader's result. */
-static int run_reader(sqlite3 *db, const xpv_found *f, int64_t id, xpv_reader_fn reader,
-                      double t0, xpv_err *err)
+static int run_reader(sqlite3 *db, const xpv_found *f, int64_t id, xpv_reader_fn reader, double t0,
+                      xpv_err *err)
 {
     xpv_err rerr = {{0}};
     xpv_sink *sink = xpv_sink_open(db, id, err);
@@ -155,8 +160,10 @@ int xpv_indexer_index_file(sqlite3 *db, const xpv_found *f, int64_t id, xpv_err 
         rc = set_status(db, id, "error", f->error, 0, 0, err);
     } else if (rc == 0 && !reader) {
         char hint[2048];
-        if (strcmp(f->format, XPV_FMT_NSYS_REP) == 0) unsupported_hint(f, hint, sizeof hint);
-        else snprintf(hint, sizeof hint, "not a profile format this tool reads");
+        if (strcmp(f->format, XPV_FMT_NSYS_REP) == 0)
+            unsupported_hint(f, hint, sizeof hint);
+        else
+            snprintf(hint, sizeof hint, "not a profile format this tool reads");
         rc = set_status(db, id, "unsupported", hint, 0, 0, err);
     } else if (rc == 0) {
         rc = run_reader(db, f, id, reader, t0, err);
@@ -172,7 +179,8 @@ static int is_pending(sqlite3 *db, int64_t id)
 {
     sqlite3_stmt *st;
     int pending = 0;
-    if (sqlite3_prepare_v2(db, "SELECT status FROM profiles WHERE id=?1", -1, &st, NULL) == SQLITE_OK) {
+    if (sqlite3_prepare_v2(db, "SELECT status FROM profiles WHERE id=?1", -1, &st, NULL) ==
+        SQLITE_OK) {
         sqlite3_bind_int64(st, 1, id);
         if (sqlite3_step(st) == SQLITE_ROW) {
             const char *s = (const char *)sqlite3_column_text(st, 0);
@@ -183,8 +191,8 @@ static int is_pending(sqlite3 *db, int64_t id)
     return pending;
 }
 
-int xpv_indexer_run(sqlite3 *db, const xpv_found_list *found, xpv_progress_fn progress,
-                    void *ctx, volatile int *stop, xpv_err *err)
+int xpv_indexer_run(sqlite3 *db, const xpv_found_list *found, xpv_progress_fn progress, void *ctx,
+                    volatile int *stop, xpv_err *err)
 {
     xpv_index_progress p = {0, 0, NULL};
     for (size_t i = 0; i < found->n; i++)

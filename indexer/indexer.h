@@ -14,9 +14,9 @@
 #include <sqlite3.h>
 
 typedef struct {
-    int total;            /* profiles pending when the run started */
+    int total; /* profiles pending when the run started */
     int done;
-    const char *current;  /* relative path being indexed, NULL when idle */
+    const char *current; /* relative path being indexed, NULL when idle */
 } xpv_index_progress;
 
 typedef void (*xpv_progress_fn)(void *ctx, const xpv_index_progress *p);
@@ -27,8 +27,8 @@ int xpv_indexer_register(sqlite3 *db, const xpv_found_list *found, xpv_err *err)
 /* Indexes every pending profile of `found`. Stops early when *stop becomes
  * non-zero. A profile that fails gets status `error`; that is not an error
  * of the run. Returns 0, or -1 with err on an index (SQLite) failure. */
-int xpv_indexer_run(sqlite3 *db, const xpv_found_list *found, xpv_progress_fn progress,
-                    void *ctx, volatile int *stop, xpv_err *err);
+int xpv_indexer_run(sqlite3 *db, const xpv_found_list *found, xpv_progress_fn progress, void *ctx,
+                    volatile int *stop, xpv_err *err);
 
 /* Indexes one file into the profile row `id` (already registered). */
 int xpv_indexer_index_file(sqlite3 *db, const xpv_found *f, int64_t id, xpv_err *err);

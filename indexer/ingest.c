@@ -83,7 +83,8 @@ static void intern_rehash(intern_table *t)
     for (size_t id = 1; id < t->nstrs; id++) {
         str_ref r = t->strs[id];
         size_t h = xpv_hash64(t->arena + r.off, r.len) & (n - 1);
-        while (slots[h]) h = (h + 1) & (n - 1);
+        while (slots[h])
+            h = (h + 1) & (n - 1);
         slots[h] = (uint32_t)id + 1;
     }
     free(t->slots);
@@ -102,7 +103,8 @@ static uint32_t intern_lookup(intern_table *t, const char *s, size_t len, int ma
     }
     if (!may_add) return 0;
     if (t->arena_len + len + 1 > t->arena_cap) {
-        while (t->arena_len + len + 1 > t->arena_cap) t->arena_cap *= 2;
+        while (t->arena_len + len + 1 > t->arena_cap)
+            t->arena_cap *= 2;
         t->arena = xpv_xrealloc(t->arena, t->arena_cap);
     }
     if (t->nstrs == t->cap_strs) {
@@ -176,9 +178,9 @@ struct xpv_sink {
     /* (pid, tid) -> track id + 1, open addressing */
     uint32_t *track_slots;
     size_t ntrack_slots;
-    xpv_buf facts;     /* JSON members, comma separated */
-    xpv_buf devices;   /* JSON array members */
-    xpv_buf warnings;  /* JSON array members */
+    xpv_buf facts;    /* JSON members, comma separated */
+    xpv_buf devices;  /* JSON array members */
+    xpv_buf warnings; /* JSON array members */
     char **skip_names;
     int64_t *skip_counts;
     size_t nskip;
@@ -234,7 +236,8 @@ static void count_event(xpv_sink *s, const xpv_event *ev)
 {
     if (ev->track >= s->ncounts) {
         size_t n = s->ncounts ? s->ncounts : 64;
-        while (n <= ev->track) n *= 2;
+        while (n <= ev->track)
+            n *= 2;
         s->counts = xpv_xrealloc(s->counts, n * sizeof *s->counts);
         memset(s->counts + s->ncounts, 0, (n - s->ncounts) * sizeof *s->counts);
         s->ncounts = n;
@@ -262,7 +265,8 @@ static void store_batch(xpv_sink *s, const batch *b)
 
 static void analyse_batch(xpv_sink *s, batch *b)
 {
-    for (size_t i = 0; i < b->nev; i++) xpv_analysis_event(s->analysis, &b->evs[i]);
+    for (size_t i = 0; i < b->nev; i++)
+        xpv_analysis_event(s->analysis, &b->evs[i]);
     if (b->track_devices) {
         xpv_analysis_device_work_done(s->analysis, b->track_devices, b->ntrack_devices);
         free(b->track_devices);
@@ -423,7 +427,8 @@ static void grow_track_slots(xpv_sink *s)
     s->track_slots = xpv_xcalloc(s->ntrack_slots, sizeof *s->track_slots);
     for (size_t id = 0; id < s->ntracks; id++) {
         size_t h = track_slot(s, s->tracks[id].pid, s->tracks[id].tid);
-        while (s->track_slots[h]) h = (h + 1) & (s->ntrack_slots - 1);
+        while (s->track_slots[h])
+            h = (h + 1) & (s->ntrack_slots - 1);
         s->track_slots[h] = (uint32_t)id + 1;
     }
 }
@@ -568,10 +573,14 @@ static void json_item(xpv_buf *b, const char *value)
 
 void xpv_sink_fact(xpv_sink *s, const char *key, const char *value)
 {
-    if (strcmp(key, "producer") == 0) snprintf(s->producer, sizeof s->producer, "%s", value);
-    else if (strcmp(key, "device") == 0) json_item(&s->devices, value);
-    else if (strcmp(key, "warning") == 0) json_item(&s->warnings, value);
-    else json_member(&s->facts, key, value);
+    if (strcmp(key, "producer") == 0)
+        snprintf(s->producer, sizeof s->producer, "%s", value);
+    else if (strcmp(key, "device") == 0)
+        json_item(&s->devices, value);
+    else if (strcmp(key, "warning") == 0)
+        json_item(&s->warnings, value);
+    else
+        json_member(&s->facts, key, value);
 }
 
 void xpv_sink_skipped(xpv_sink *s, const char *what)
@@ -598,8 +607,8 @@ void xpv_sink_count_read(xpv_sink *s, char ph)
 static int write_strings(xpv_sink *s, xpv_err *err)
 {
     sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(s->db, "INSERT INTO strings(profile_id, id, value) VALUES(?1,?2,?3)",
-                           -1, &st, NULL) != SQLITE_OK)
+    if (sqlite3_prepare_v2(s->db, "INSERT INTO strings(profile_id, id, value) VALUES(?1,?2,?3)", -1,
+                           &st, NULL) != SQLITE_OK)
         return xpv_err_set(err, "sqlite: %s", sqlite3_errmsg(s->db));
     int rc = 0;
     for (size_t id = 0; id < s->strings.nstrs && rc == 0; id++) {
@@ -607,7 +616,8 @@ static int write_strings(xpv_sink *s, xpv_err *err)
         sqlite3_bind_int64(st, 1, s->profile_id);
         sqlite3_bind_int64(st, 2, (int64_t)id);
         sqlite3_bind_text(st, 3, s->strings.arena + r.off, (int)r.len, SQLITE_STATIC);
-        if (sqlite3_step(st) != SQLITE_DONE) rc = xpv_err_set(err, "sqlite: %s", sqlite3_errmsg(s->db));
+        if (sqlite3_step(st) != SQLITE_DONE)
+            rc = xpv_err_set(err, "sqlite: %s", sqlite3_errmsg(s->db));
         sqlite3_reset(st);
     }
     sqlite3_finalize(st);
@@ -616,8 +626,10 @@ static int write_strings(xpv_sink *s, xpv_err *err)
 
 static void bind_text_or_null(sqlite3_stmt *st, int col, const char *s)
 {
-    if (s) sqlite3_bind_text(st, col, s, -1, SQLITE_TRANSIENT);
-    else sqlite3_bind_null(st, col);
+    if (s)
+        sqlite3_bind_text(st, col, s, -1, SQLITE_TRANSIENT);
+    else
+        sqlite3_bind_null(st, col);
 }
 
 static int write_tracks(xpv_sink *s, xpv_err *err)
@@ -640,13 +652,19 @@ static int write_tracks(xpv_sink *s, xpv_err *err)
         sqlite3_bind_int64(st, 4, t->tid);
         bind_text_or_null(st, 5, p->name);
         bind_text_or_null(st, 6, t->name);
-        if (p->has_sort) sqlite3_bind_int64(st, 7, p->sort);
-        else sqlite3_bind_null(st, 7);
-        if (t->has_sort) sqlite3_bind_int64(st, 8, t->sort);
-        else sqlite3_bind_null(st, 8);
+        if (p->has_sort)
+            sqlite3_bind_int64(st, 7, p->sort);
+        else
+            sqlite3_bind_null(st, 7);
+        if (t->has_sort)
+            sqlite3_bind_int64(st, 8, t->sort);
+        else
+            sqlite3_bind_null(st, 8);
         bind_text_or_null(st, 9, p->labels);
-        if (p->device_id >= 0) sqlite3_bind_int(st, 10, p->device_id);
-        else sqlite3_bind_null(st, 10);
+        if (p->device_id >= 0)
+            sqlite3_bind_int(st, 10, p->device_id);
+        else
+            sqlite3_bind_null(st, 10);
         sqlite3_bind_int64(st, 11, c.events);
         if (c.events) {
             sqlite3_bind_int64(st, 12, c.t_min);
@@ -655,7 +673,8 @@ static int write_tracks(xpv_sink *s, xpv_err *err)
             sqlite3_bind_null(st, 12);
             sqlite3_bind_null(st, 13);
         }
-        if (sqlite3_step(st) != SQLITE_DONE) rc = xpv_err_set(err, "sqlite: %s", sqlite3_errmsg(s->db));
+        if (sqlite3_step(st) != SQLITE_DONE)
+            rc = xpv_err_set(err, "sqlite: %s", sqlite3_errmsg(s->db));
         sqlite3_reset(st);
     }
     sqlite3_finalize(st);
@@ -677,14 +696,23 @@ static int write_analysis_and_names(xpv_sink *s, xpv_analysis_result *res, xpv_e
         const track_rec *t = &s->tracks[id];
         const process_rec *p = find_process(s, t->pid);
         infos[id] = (xpv_track_info){
-            .id = id, .pid = t->pid, .tid = t->tid,
-            .process_name = p->name ? p->name : "", .thread_name = t->name ? t->name : "",
-            .device_id = p->device_id, .events = id < s->ncounts ? s->counts[id].events : 0,
+            .id = id,
+            .pid = t->pid,
+            .tid = t->tid,
+            .process_name = p->name ? p->name : "",
+            .thread_name = t->name ? t->name : "",
+            .device_id = p->device_id,
+            .events = id < s->ncounts ? s->counts[id].events : 0,
         };
     }
     xpv_analysis_input in = {
-        .db = s->db, .profile_id = s->profile_id, .string = string_lookup, .string_ctx = s,
-        .tracks = infos, .ntracks = s->ntracks, .producer = s->producer,
+        .db = s->db,
+        .profile_id = s->profile_id,
+        .string = string_lookup,
+        .string_ctx = s,
+        .tracks = infos,
+        .ntracks = s->ntracks,
+        .producer = s->producer,
     };
     int rc = xpv_analysis_finish_begin(s->analysis, &in, err);
     if (rc == 0) {
@@ -730,7 +758,8 @@ static void add_device_process_names(xpv_sink *s)
 {
     if (s->devices.len) return;
     for (size_t i = 0; i < s->nprocs; i++)
-        if (s->procs[i].device_id >= 0 && s->procs[i].name) json_item(&s->devices, s->procs[i].name);
+        if (s->procs[i].device_id >= 0 && s->procs[i].name)
+            json_item(&s->devices, s->procs[i].name);
 }
 
 static int update_profile_row(xpv_sink *s, const xpv_analysis_result *res, xpv_err *err)
@@ -764,7 +793,8 @@ static int update_profile_row(xpv_sink *s, const xpv_analysis_result *res, xpv_e
         sqlite3_bind_int64(st, 10, res->step_count);
         sqlite3_bind_int64(st, 11, res->kernel_count);
         sqlite3_bind_text(st, 12, warnings.data, -1, SQLITE_STATIC);
-        if (sqlite3_step(st) != SQLITE_DONE) rc = xpv_err_set(err, "sqlite: %s", sqlite3_errmsg(s->db));
+        if (sqlite3_step(st) != SQLITE_DONE)
+            rc = xpv_err_set(err, "sqlite: %s", sqlite3_errmsg(s->db));
         sqlite3_finalize(st);
     }
     xpv_buf_free(&facts);
@@ -781,7 +811,8 @@ static void stop_consumers(xpv_sink *s)
     s->quit = 1;
     pthread_cond_broadcast(&s->cv);
     pthread_mutex_unlock(&s->mu);
-    for (int i = 0; i < s->nstarted; i++) pthread_join(s->consumers[i].thread, NULL);
+    for (int i = 0; i < s->nstarted; i++)
+        pthread_join(s->consumers[i].thread, NULL);
     s->nstarted = 0;
 }
 
@@ -825,8 +856,10 @@ void xpv_sink_free(xpv_sink *s)
         free(s->procs[i].name);
         free(s->procs[i].labels);
     }
-    for (size_t i = 0; i < s->ntracks; i++) free(s->tracks[i].name);
-    for (size_t i = 0; i < s->nskip; i++) free(s->skip_names[i]);
+    for (size_t i = 0; i < s->ntracks; i++)
+        free(s->tracks[i].name);
+    for (size_t i = 0; i < s->nskip; i++)
+        free(s->skip_names[i]);
     free(s->skip_names);
     free(s->skip_counts);
     free(s->procs);

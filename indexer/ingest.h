@@ -68,16 +68,17 @@ void xpv_sink_count_read(xpv_sink *s, char ph);
 static inline uint32_t xpv_sink_intern_cstr(xpv_sink *s, const char *str)
 {
     size_t n = 0;
-    while (str[n]) n++;
+    while (str[n])
+        n++;
     return xpv_sink_intern(s, str, n);
 }
 
 /* ---- used by the indexer driver, not by readers ---- */
 
 typedef struct {
-    int64_t events;          /* events stored */
+    int64_t events;            /* events stored */
     int64_t phase_counts[128]; /* by phase letter as read, after B/E pairing */
-    int partial;             /* reader failed part-way */
+    int partial;               /* reader failed part-way */
 } xpv_sink_stats;
 
 /* Opens a sink writing profile `profile_id` into `db` (inside a transaction

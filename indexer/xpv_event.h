@@ -19,11 +19,11 @@
 /* What a device or host event is, decided by the reader that knows the format. */
 enum xpv_kind {
     XPV_KIND_OTHER = 0,
-    XPV_KIND_KERNEL = 1,        /* device compute kernel (collectives too: see analysis) */
+    XPV_KIND_KERNEL = 1, /* device compute kernel (collectives too: see analysis) */
     XPV_KIND_MEMCPY_H2D = 2,
     XPV_KIND_MEMCPY_D2H = 3,
     XPV_KIND_MEMCPY_D2D = 4,
-    XPV_KIND_MEMCPY_OTHER = 5,  /* peer-to-peer or unknown direction */
+    XPV_KIND_MEMCPY_OTHER = 5, /* peer-to-peer or unknown direction */
     XPV_KIND_MEMSET = 6,
     XPV_KIND_LAUNCH = 7,        /* host runtime call that launched device work (has corr) */
     XPV_KIND_STEP = 8,          /* step marker; step number in xpv_event.step */

@@ -48,11 +48,11 @@ int xpv_perfetto_start(xpv_server *s, int port, xpv_err *err)
     int fd = xpv_listen_open("127.0.0.1", port, &ipv6, &bound, &busy, err);
     if (fd < 0) return -1;
     s->perfetto_site = (xpv_http_site){answer, s, 1};
-    perfetto_daemon =
-        MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO, 0, NULL, NULL,
-                         xpv_http_on_request, &s->perfetto_site, MHD_OPTION_LISTEN_SOCKET, fd, MHD_OPTION_THREAD_POOL_SIZE, (unsigned)2,
-                         MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)120,
-                         MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(128 * 1024), MHD_OPTION_END);
+    perfetto_daemon = MHD_start_daemon(
+        MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO, 0, NULL, NULL, xpv_http_on_request,
+        &s->perfetto_site, MHD_OPTION_LISTEN_SOCKET, fd, MHD_OPTION_THREAD_POOL_SIZE, (unsigned)2,
+        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)120, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+        (size_t)(128 * 1024), MHD_OPTION_END);
     if (!perfetto_daemon) {
         close(fd);
         return xpv_err_set(err, "cannot start the Perfetto listener on 127.0.0.1:%d", port);

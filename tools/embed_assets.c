@@ -18,7 +18,8 @@ static int embed(FILE *out, const char *path, int index)
     }
     fprintf(out, "static const unsigned char asset_%d[] = {", index);
     int c, n = 0;
-    while ((c = fgetc(in)) != EOF) fprintf(out, "%s%d,", (n++ % 32) ? "" : "\n", c);
+    while ((c = fgetc(in)) != EOF)
+        fprintf(out, "%s%d,", (n++ % 32) ? "" : "\n", c);
     fprintf(out, "0};\n");
     fclose(in);
     return n;
@@ -46,7 +47,8 @@ int main(int argc, char **argv)
     for (int i = 3; i < argc; i++) {
         const char *rel = argv[i];
         if (strncmp(rel, dir, dirlen) == 0) rel += dirlen;
-        while (*rel == '/') rel++;
+        while (*rel == '/')
+            rel++;
         fprintf(out, "  {\"%s\", asset_%d, %d},\n", rel, i, sizes[i]);
     }
     fprintf(out, "  {0, 0, 0}\n};\n");

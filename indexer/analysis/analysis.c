@@ -77,9 +77,9 @@ struct xpv_analysis {
     int64_t base_ns; /* earliest event start = profiles.start_ns */
     int64_t events;
     int64_t device_events_with_corr;
-    int early;          /* compute kernel_stats rows when the device work ends */
-    xpv_krows rows;     /* computed then, or at finish */
-    int *rows_devices;  /* the track devices they were computed with (NULL: none) */
+    int early;         /* compute kernel_stats rows when the device work ends */
+    xpv_krows rows;    /* computed then, or at finish */
+    int *rows_devices; /* the track devices they were computed with (NULL: none) */
     size_t rows_ntracks;
     pthread_t early_thread; /* computing them; owns ks, rows and rows_* until joined */
     int early_running, early_failed;
@@ -399,8 +399,7 @@ static int join_start(join_job *j, const xpv_analysis_input *in, xpv_err *err)
 {
     j->in = *in;
     j->in.db = NULL;
-    j->started = join_needs_no_store(in) &&
-                 pthread_create(&j->thread, NULL, join_main, j) == 0;
+    j->started = join_needs_no_store(in) && pthread_create(&j->thread, NULL, join_main, j) == 0;
     return j->started ? 0 : step_join(j, in, err);
 }
 

@@ -65,11 +65,11 @@ uint64_t *xpv_idmap_put(xpv_idmap *m, uint64_t key, uint64_t init);
      XPV_KIND_BIT(XPV_KIND_LAUNCH))
 
 typedef struct {
-    size_t offset;              /* of the first event in the track's bytes */
-    uint32_t n;                 /* events */
-    int64_t prev_ts, prev_corr; /* delta bases before the first event */
-    int64_t t_min, t_max;       /* earliest start, latest end (ns) */
-    uint32_t nlaunch;           /* LAUNCH events with an id (corr >= 0) */
+    size_t offset;                /* of the first event in the track's bytes */
+    uint32_t n;                   /* events */
+    int64_t prev_ts, prev_corr;   /* delta bases before the first event */
+    int64_t t_min, t_max;         /* earliest start, latest end (ns) */
+    uint32_t nlaunch;             /* LAUNCH events with an id (corr >= 0) */
     int64_t launch_lo, launch_hi; /* their smallest and largest id */
 } xpv_capture_seg;
 
@@ -178,7 +178,7 @@ typedef struct {
     uint8_t dropped;    /* not summarised (XLA ops of a line that is not `XLA Ops`) */
     uint8_t collective; /* set by xpv_kstats_classify */
     uint32_t name, track;
-    uint32_t next; /* the group that followed this one on its track last time */
+    uint32_t next;       /* the group that followed this one on its track last time */
     uint32_t last_shape; /* shape id of the latest instance (UINT32_MAX none): most repeat it */
     int64_t count, total_ps;
     xpv_dur_list durs;
@@ -241,8 +241,8 @@ typedef struct {
     int32_t device; /* -1: over all devices */
     int64_t count, total, min, max;
     double median, stddev;
-    double percent; /* of its family's total in its device scope; < 0 when that is 0 */
-    uint32_t op;    /* the most frequent launching op (string id), 0 none */
+    double percent;          /* of its family's total in its device scope; < 0 when that is 0 */
+    uint32_t op;             /* the most frequent launching op (string id), 0 none */
     uint32_t shape, nshapes; /* the shape id when nshapes == 1 */
     double occupancy;        /* mean over the instances that report one, < 0 none */
 } xpv_krow;

@@ -79,8 +79,8 @@ static int device_of(const builder *b, uint32_t track)
     return track < b->ntracks ? b->track_device[track] : -1;
 }
 
-static const char *unit_name(const xpv_kstats *k, const xpv_analysis_input *in,
-                             const xpv_kgroup *g, size_t *len)
+static const char *unit_name(const xpv_kstats *k, const xpv_analysis_input *in, const xpv_kgroup *g,
+                             size_t *len)
 {
     if (g->kind == XPV_KS_HLO_CATEGORY) {
         *len = strlen(k->cat_names[g->name]);
@@ -346,7 +346,8 @@ void xpv_kstats_classify(xpv_kstats *k, const xpv_analysis_input *in, xpv_idmap 
         size_t to = unit_end(&b, from);
         const xpv_kgroup *first = &k->g[b.order[from].gi];
         int collective = is_collective_unit(&b, from, to);
-        if (collective) xpv_idmap_put(collective_map, ((uint64_t)first->kind << 32) | first->name, 1);
+        if (collective)
+            xpv_idmap_put(collective_map, ((uint64_t)first->kind << 32) | first->name, 1);
         for (size_t i = from; i < to; i++)
             k->g[b.order[i].gi].collective = (uint8_t)collective;
         from = to;
@@ -446,8 +447,9 @@ static int insert_row(sqlite3_stmt *st, const xpv_kstats *k, const xpv_krow *r,
     } else {
         sqlite3_bind_null(st, 18);
     }
-    int rc = sqlite3_step(st) == SQLITE_DONE ? 0
-                                              : xpv_err_set(err, "sqlite: %s", sqlite3_errmsg(in->db));
+    int rc = sqlite3_step(st) == SQLITE_DONE
+                 ? 0
+                 : xpv_err_set(err, "sqlite: %s", sqlite3_errmsg(in->db));
     sqlite3_reset(st);
     return rc;
 }

@@ -136,8 +136,7 @@ static uint32_t shape_id(xpv_kstats *k, const xpv_shape *s)
         if (k->nshapes == k->cap_shapes) {
             k->cap_shapes = k->cap_shapes ? k->cap_shapes * 2 : 64;
             k->shapes = xpv_xrealloc(k->shapes, k->cap_shapes * sizeof *k->shapes);
-            k->shape_group =
-                xpv_xrealloc(k->shape_group, k->cap_shapes * sizeof *k->shape_group);
+            k->shape_group = xpv_xrealloc(k->shape_group, k->cap_shapes * sizeof *k->shape_group);
         }
         k->shapes[k->nshapes] = *s;
         k->shape_group[k->nshapes] = UINT32_MAX;

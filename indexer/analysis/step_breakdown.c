@@ -49,10 +49,10 @@ typedef struct {
     int *track_slot;  /* track -> slot, -1 not a device track */
     int *slot_device; /* slot -> device id (-1: tracks without one) */
     size_t nslots;
-    acc *per_step; /* [step][nslots + 1]: last column = combined */
-    xpv_ivals *iv; /* [step - k0][slot] of the chunk being scanned */
+    acc *per_step;     /* [step][nslots + 1]: last column = combined */
+    xpv_ivals *iv;     /* [step - k0][slot] of the chunk being scanned */
     xpv_ivals scratch; /* for xpv_ivals_union */
-    int64_t *max_end; /* max end of steps [0, k] */
+    int64_t *max_end;  /* max end of steps [0, k] */
     size_t k0, k1, nivals;
     int64_t w0, w1;
     int splittable;
@@ -360,8 +360,8 @@ static int write_row(bd_ctx *c, sqlite3_stmt *st, const xpv_step *s, int device,
     sqlite3_bind_text(st, 3, name, (int)len, SQLITE_TRANSIENT);
     sqlite3_bind_int(st, 4, device);
     const xpv_step_list *steps = c->o->steps;
-    sqlite3_bind_int64(st, 5, xpv_add_sat(s->start_ps, xpv_ps_since(steps->profile_base_ns,
-                                                                     steps->base_ns)));
+    sqlite3_bind_int64(
+        st, 5, xpv_add_sat(s->start_ps, xpv_ps_since(steps->profile_base_ns, steps->base_ns)));
     sqlite3_bind_int64(st, 6, dur);
     for (int i = 0; i < C_COUNT; i++)
         sqlite3_bind_int64(st, 7 + i, a->cat[i]);

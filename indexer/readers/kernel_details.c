@@ -66,9 +66,11 @@ int xpv_kernel_details_parse(const char *text, size_t len, xpv_launch *out)
     const char *p = text, *end = text + len;
     int found = 0;
     while (p < end) {
-        while (p < end && (*p == ' ' || *p == '\n' || *p == '\t' || *p == '\r')) p++;
+        while (p < end && (*p == ' ' || *p == '\n' || *p == '\t' || *p == '\r'))
+            p++;
         const char *tok = p;
-        while (p < end && *p != ' ' && *p != '\n' && *p != '\t' && *p != '\r') p++;
+        while (p < end && *p != ' ' && *p != '\n' && *p != '\t' && *p != '\r')
+            p++;
         const char *colon = memchr(tok, ':', (size_t)(p - tok));
         if (colon) found += apply_field(tok, (size_t)(colon - tok), colon + 1, p, out);
     }

@@ -19,7 +19,10 @@
 
 #define PROFILE 7
 
-static sqlite3 *fresh_index(void) { return xpv_test_fresh_index(xpv_test_tmpdir(), PROFILE); }
+static sqlite3 *fresh_index(void)
+{
+    return xpv_test_fresh_index(xpv_test_tmpdir(), PROFILE);
+}
 
 static xpv_sink *open_sink(sqlite3 *db)
 {
@@ -313,8 +316,14 @@ static void shapes_shared_and_interleaved(int keyed)
     sqlite3_close(db);
 }
 
-static void test_shapes_shared_and_interleaved(void) { shapes_shared_and_interleaved(0); }
-static void test_shapes_shared_and_interleaved_keyed(void) { shapes_shared_and_interleaved(1); }
+static void test_shapes_shared_and_interleaved(void)
+{
+    shapes_shared_and_interleaved(0);
+}
+static void test_shapes_shared_and_interleaved_keyed(void)
+{
+    shapes_shared_and_interleaved(1);
+}
 
 /* A shape key stands for one shape, but one shape may have several keys
  * (texts that differ in occupancy only) or none; a key whose launches have

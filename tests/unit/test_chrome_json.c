@@ -111,7 +111,10 @@ static void result_free(result *r)
     memset(r, 0, sizeof *r);
 }
 
-static sqlite3 *fresh_index(const char *dir) { return xpv_test_fresh_index(dir, 7); }
+static sqlite3 *fresh_index(const char *dir)
+{
+    return xpv_test_fresh_index(dir, 7);
+}
 
 static void write_gzip(const char *path, const void *data, size_t len)
 {

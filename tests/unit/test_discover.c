@@ -76,7 +76,8 @@ static void test_formats_and_grouping(void)
     CU_ASSERT_EQUAL(l.n, 9);
     const xpv_found *a = find(&l, "logs/plugins/profile/2025_05_06_12_33_01/host_a.xplane.pb");
     const xpv_found *aj = find(&l, "logs/plugins/profile/2025_05_06_12_33_01/host_a.trace.json.gz");
-    const xpv_found *pf = find(&l, "logs/plugins/profile/2025_05_06_12_33_01/perfetto_trace.json.gz");
+    const xpv_found *pf =
+        find(&l, "logs/plugins/profile/2025_05_06_12_33_01/perfetto_trace.json.gz");
     CU_ASSERT_PTR_NOT_NULL_FATAL(a);
     CU_ASSERT_PTR_NOT_NULL_FATAL(aj);
     CU_ASSERT_PTR_NOT_NULL_FATAL(pf);
@@ -167,15 +168,17 @@ static void test_single_file_and_missing(void)
 static void test_sniff(void)
 {
     const unsigned char sqlite[] = "SQLite format 3";
-    CU_ASSERT_STRING_EQUAL(xpv_sniff_format("x.sqlite", sqlite, sizeof sqlite, 0), XPV_FMT_NSYS_SQLITE);
+    CU_ASSERT_STRING_EQUAL(xpv_sniff_format("x.sqlite", sqlite, sizeof sqlite, 0),
+                           XPV_FMT_NSYS_SQLITE);
     CU_ASSERT_PTR_NULL(xpv_sniff_format("x.sqlite", (const unsigned char *)"nope", 4, 0));
     const unsigned char bom[] = "\xEF\xBB\xBF  [ {\"ph\":\"X\"} ]";
     CU_ASSERT_STRING_EQUAL(xpv_sniff_format("t.json", bom, sizeof bom - 1, 0), XPV_FMT_CHROME_JSON);
     CU_ASSERT_STRING_EQUAL(xpv_sniff_format("perfetto_trace.json.gz", bom, sizeof bom - 1, 1),
                            XPV_FMT_PERFETTO_JSON);
     /* Garbage under a trace name is claimed, so its error can be shown. */
-    CU_ASSERT_STRING_EQUAL(xpv_sniff_format("h.trace.json.gz", (const unsigned char *)"\x01\x02", 2, 0),
-                           XPV_FMT_CHROME_JSON);
+    CU_ASSERT_STRING_EQUAL(
+        xpv_sniff_format("h.trace.json.gz", (const unsigned char *)"\x01\x02", 2, 0),
+        XPV_FMT_CHROME_JSON);
 }
 
 static void test_autodetect(void)

@@ -35,7 +35,10 @@ static int count_visit(void *ctx, const xpv_event *ev, int64_t block_id, uint32_
     return 0;
 }
 
-static sqlite3 *fresh_index(void) { return xpv_test_fresh_index(xpv_test_tmpdir(), 7); }
+static sqlite3 *fresh_index(void)
+{
+    return xpv_test_fresh_index(xpv_test_tmpdir(), 7);
+}
 
 /* 20000 events on 3 tracks with durations spanning many classes. */
 static void write_events(sqlite3 *db)
@@ -111,7 +114,8 @@ static void test_window_and_track(void)
     CU_ASSERT(want > 333);
     /* The last event seen can be fetched alone by its reference. */
     tally one = {0};
-    CU_ASSERT_EQUAL(xpv_store_event_at(db, 7, t.last_block, t.last_index, count_visit, &one, &err), 0);
+    CU_ASSERT_EQUAL(xpv_store_event_at(db, 7, t.last_block, t.last_index, count_visit, &one, &err),
+                    0);
     CU_ASSERT_EQUAL(one.n, 1);
     CU_ASSERT_NOT_EQUAL(xpv_store_event_at(db, 7, t.last_block, 99999, count_visit, &one, &err), 0);
     sqlite3_close(db);

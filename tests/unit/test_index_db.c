@@ -69,13 +69,16 @@ static void test_other_version_rebuilt(void)
     int rebuilt;
     sqlite3 *db = open_ok(&rebuilt);
     xpv_err err = {{0}};
-    xpv_db_exec(db, "INSERT INTO profiles(id, path) VALUES(1, 'x');"
-                    "UPDATE meta SET value='999' WHERE key='schema_version'", &err);
+    xpv_db_exec(db,
+                "INSERT INTO profiles(id, path) VALUES(1, 'x');"
+                "UPDATE meta SET value='999' WHERE key='schema_version'",
+                &err);
     sqlite3_close(db);
     db = open_ok(&rebuilt);
     CU_ASSERT_EQUAL(rebuilt, 1);
     CU_ASSERT_EQUAL(count(db, "SELECT count(*) FROM profiles"), 0);
-    CU_ASSERT_EQUAL(count(db, "SELECT value FROM meta WHERE key='schema_version'"), XPV_SCHEMA_VERSION);
+    CU_ASSERT_EQUAL(count(db, "SELECT value FROM meta WHERE key='schema_version'"),
+                    XPV_SCHEMA_VERSION);
     sqlite3_close(db);
 }
 
@@ -97,7 +100,8 @@ static void test_garbage_rebuilt(void)
     setup_paths();
     FILE *f = fopen(db_path, "wb");
     CU_ASSERT_PTR_NOT_NULL_FATAL(f);
-    for (int i = 0; i < 4096; i++) fputc(i * 7 & 0xff, f);
+    for (int i = 0; i < 4096; i++)
+        fputc(i * 7 & 0xff, f);
     fclose(f);
     int rebuilt;
     sqlite3 *db = open_ok(&rebuilt);
@@ -166,7 +170,8 @@ static void test_incremental(void)
     CU_ASSERT_EQUAL(register_and_run(db), 2);
     CU_ASSERT_EQUAL(count(db, "SELECT count(*) FROM profiles WHERE status='unsupported'"), 1);
     CU_ASSERT_EQUAL(count(db, "SELECT count(*) FROM profiles WHERE status='error' AND error LIKE "
-                              "'%empty%'"), 1);
+                              "'%empty%'"),
+                    1);
     CU_ASSERT_EQUAL(register_and_run(db), 0); /* nothing changed: nothing re-read */
     char path[2048];
     snprintf(path, sizeof path, "%s/a/run.nsys-rep", profiles);

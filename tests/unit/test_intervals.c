@@ -31,10 +31,10 @@ static void test_select_matches_sort(void)
         static const int64_t extremes[] = {INT64_MIN, -1, 0, INT64_MAX};
         for (size_t i = 0; i < n; i++) {
             v[i] = (int64_t)(next() % (uint64_t)range);
-            if (round % 7 == 1) v[i] = INT64_MAX;              /* all equal, at the top */
-            if (round % 7 == 2) v[i] = extremes[next() % 4];   /* the int64 limits */
-            if (round % 7 == 3) v[i] = (int64_t)i;             /* already in order */
-            if (round % 7 == 4) v[i] = (int64_t)(n - i);       /* reversed */
+            if (round % 7 == 1) v[i] = INT64_MAX;            /* all equal, at the top */
+            if (round % 7 == 2) v[i] = extremes[next() % 4]; /* the int64 limits */
+            if (round % 7 == 3) v[i] = (int64_t)i;           /* already in order */
+            if (round % 7 == 4) v[i] = (int64_t)(n - i);     /* reversed */
             sorted[i] = v[i];
         }
         qsort(sorted, n, sizeof *sorted, cmp_i64);
@@ -55,9 +55,11 @@ static int64_t brute_union(const xpv_ival *v, size_t n, int64_t span)
 {
     unsigned char *busy = xpv_xcalloc((size_t)span, 1);
     for (size_t i = 0; i < n; i++)
-        for (int64_t t = v[i].start; t < v[i].end; t++) busy[t] = 1;
+        for (int64_t t = v[i].start; t < v[i].end; t++)
+            busy[t] = 1;
     int64_t total = 0;
-    for (int64_t t = 0; t < span; t++) total += busy[t];
+    for (int64_t t = 0; t < span; t++)
+        total += busy[t];
     free(busy);
     return total;
 }
@@ -95,12 +97,14 @@ static void check_union(size_t runs, size_t per_run, int shuffle)
 
 static void test_union_of_runs(void)
 {
-    for (size_t runs = 1; runs <= 40; runs += 3) check_union(runs, 150, 0);
+    for (size_t runs = 1; runs <= 40; runs += 3)
+        check_union(runs, 150, 0);
 }
 
 static void test_union_shuffled(void)
 {
-    for (int round = 0; round < 10; round++) check_union(5, 300, 1);
+    for (int round = 0; round < 10; round++)
+        check_union(5, 300, 1);
     check_union(1, 1, 0);
     check_union(0, 0, 0);
 }

@@ -89,7 +89,8 @@ int xpv_test_run(const char *suite_name, const xpv_test_case *tests, int needs_f
     }
     if (CU_initialize_registry() != CUE_SUCCESS) return 1;
     CU_pSuite suite = CU_add_suite(suite_name, NULL, NULL);
-    for (const xpv_test_case *t = tests; t->name; t++) CU_add_test(suite, t->name, t->fn);
+    for (const xpv_test_case *t = tests; t->name; t++)
+        CU_add_test(suite, t->name, t->fn);
     CU_basic_set_mode(CU_BRM_VERBOSE);
     CU_basic_run_tests();
     unsigned failed = CU_get_number_of_failures() + CU_get_number_of_tests_failed();

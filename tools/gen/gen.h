@@ -22,8 +22,8 @@ typedef struct {
     int runs, hosts, devices, steps;
     int64_t size_bytes; /* approximate size of each main output file */
     uint64_t seed;
-    int no_steps;       /* omit step markers (exercises the module fallback) */
-    int no_json;        /* jax: write only xplane.pb */
+    int no_steps; /* omit step markers (exercises the module fallback) */
+    int no_json;  /* jax: write only xplane.pb */
 } xpv_gen_opts;
 
 int xpv_gen_jax(const xpv_gen_opts *o);

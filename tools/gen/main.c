@@ -13,10 +13,14 @@ static int64_t parse_size(const char *s)
     char *end;
     double v = strtod(s, &end);
     if (end == s || v < 0) return -1;
-    if (strcmp(end, "KB") == 0 || strcmp(end, "K") == 0) v *= 1024;
-    else if (strcmp(end, "MB") == 0 || strcmp(end, "M") == 0) v *= 1024 * 1024;
-    else if (strcmp(end, "GB") == 0 || strcmp(end, "G") == 0) v *= 1024.0 * 1024 * 1024;
-    else if (*end) return -1;
+    if (strcmp(end, "KB") == 0 || strcmp(end, "K") == 0)
+        v *= 1024;
+    else if (strcmp(end, "MB") == 0 || strcmp(end, "M") == 0)
+        v *= 1024 * 1024;
+    else if (strcmp(end, "GB") == 0 || strcmp(end, "G") == 0)
+        v *= 1024.0 * 1024 * 1024;
+    else if (*end)
+        return -1;
     return (int64_t)v;
 }
 
@@ -29,24 +33,40 @@ static void usage(void)
 
 int main(int argc, char **argv)
 {
-    xpv_gen_opts o = {.kind = "jax", .runs = 1, .hosts = 1, .devices = 2, .steps = 10,
-                      .size_bytes = 4 << 20, .seed = 42};
+    xpv_gen_opts o = {.kind = "jax",
+                      .runs = 1,
+                      .hosts = 1,
+                      .devices = 2,
+                      .steps = 10,
+                      .size_bytes = 4 << 20,
+                      .seed = 42};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (strcmp(a, "--no-steps") == 0) o.no_steps = 1;
-        else if (strcmp(a, "--no-json") == 0) o.no_json = 1;
-        else if (!v) return usage(), 2;
-        else if (strcmp(a, "--out") == 0) o.out_dir = v, i++;
-        else if (strcmp(a, "--kind") == 0) o.kind = v, i++;
-        else if (strcmp(a, "--runs") == 0) o.runs = atoi(v), i++;
-        else if (strcmp(a, "--hosts") == 0) o.hosts = atoi(v), i++;
-        else if (strcmp(a, "--devices") == 0) o.devices = atoi(v), i++;
-        else if (strcmp(a, "--steps") == 0) o.steps = atoi(v), i++;
-        else if (strcmp(a, "--seed") == 0) o.seed = strtoull(v, NULL, 10), i++;
+        if (strcmp(a, "--no-steps") == 0)
+            o.no_steps = 1;
+        else if (strcmp(a, "--no-json") == 0)
+            o.no_json = 1;
+        else if (!v)
+            return usage(), 2;
+        else if (strcmp(a, "--out") == 0)
+            o.out_dir = v, i++;
+        else if (strcmp(a, "--kind") == 0)
+            o.kind = v, i++;
+        else if (strcmp(a, "--runs") == 0)
+            o.runs = atoi(v), i++;
+        else if (strcmp(a, "--hosts") == 0)
+            o.hosts = atoi(v), i++;
+        else if (strcmp(a, "--devices") == 0)
+            o.devices = atoi(v), i++;
+        else if (strcmp(a, "--steps") == 0)
+            o.steps = atoi(v), i++;
+        else if (strcmp(a, "--seed") == 0)
+            o.seed = strtoull(v, NULL, 10), i++;
         else if (strcmp(a, "--size") == 0) {
             if ((o.size_bytes = parse_size(v)) < 0) return usage(), 2;
             i++;
-        } else return usage(), 2;
+        } else
+            return usage(), 2;
     }
     if (!o.out_dir || o.runs < 1 || o.hosts < 1 || o.devices < 1 || o.steps < 1) return usage(), 2;
     if (o.seed == 0) o.seed = 1;
