@@ -52,7 +52,7 @@ int main(int argc, char **argv)
         return 1;
     }
     xpv_err rerr = {{0}};
-    int rc = xpv_read_chrome_json(argv[1], sink, &rerr);
+    int rc = xpv_reader_for(XPV_FMT_CHROME_JSON)(argv[1], sink, &rerr);
     double t1 = xpv_now_mono();
     double parse_cpu = cpu_seconds(CLOCK_THREAD_CPUTIME_ID),
            read_cpu = cpu_seconds(CLOCK_PROCESS_CPUTIME_ID);

@@ -129,7 +129,7 @@ int main(int argc, char **argv)
     if (stat(argv[1], &st) != 0) return perror(argv[1]), 1;
     xpv_err err = {{0}};
     double t0 = xpv_now_mono();
-    if (xpv_read_xplane(argv[1], (xpv_sink *)&sink, &err) != 0)
+    if (xpv_reader_for(XPV_FMT_XPLANE)(argv[1], (xpv_sink *)&sink, &err) != 0)
         return fprintf(stderr, "%s\n", err.msg), 1;
     double secs = xpv_now_mono() - t0;
     printf("decode_events=%lld\ndecode_args=%lld\ndecode_kernels=%lld\ndecode_seconds=%.3f\n"

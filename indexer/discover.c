@@ -1,6 +1,8 @@
 /*
- * discover.c — walking the profile directory, sniffing formats, grouping
- * files into runs and hosts, pairing xplane.pb with its trace.json twin.
+ * discover.c — walking the profile directory, reading each candidate's
+ * first bytes for the format registry to sniff, grouping files into runs
+ * and hosts, and pairing files by the registry's twin rule (a trace.json
+ * beside its xplane.pb).
  */
 #define _GNU_SOURCE
 #include "discover.h"
@@ -37,54 +39,28 @@ static int is_xprof_cache(const char *name)
     return 0;
 }
 
-/* Names worth opening at all; the content decides the rest. */
-static int is_candidate_name(const char *name)
+static int is_json_start(const unsigned char *head, size_t n)
 {
-    static const char *const suffixes[] = {".xplane.pb", ".json",     ".json.gz", ".sqlite",
-                                           ".sqlite3",   ".nsys-rep", ".qdrep"};
-    if (is_xprof_cache(name)) return 0;
-    for (size_t i = 0; i < sizeof suffixes / sizeof suffixes[0]; i++)
-        if (ends_with(name, suffixes[i])) return 1;
-    return 0;
-}
-
-static int contains(const unsigned char *h, size_t n, const char *needle)
-{
-    return memmem(h, n, needle, strlen(needle)) != NULL;
-}
-
-static const char *sniff_json_producer(const char *name, const unsigned char *h, size_t n)
-{
-    if (strcmp(name, "perfetto_trace.json.gz") == 0 || strcmp(name, "perfetto_trace.json") == 0)
-        return XPV_FMT_PERFETTO_JSON;
-    if (ends_with(name, ".pt.trace.json") || ends_with(name, ".pt.trace.json.gz") ||
-        contains(h, n, "\"schemaVersion\"") || contains(h, n, "\"deviceProperties\"") ||
-        contains(h, n, "\"ProfilerStep#") || contains(h, n, "\"cpu_op\""))
-        return XPV_FMT_PYTORCH_JSON;
-    if (ends_with(name, ".ctf.json") || contains(h, n, "/job:") ||
-        (contains(h, n, "/device:") && contains(h, n, " Compute\"")))
-        return XPV_FMT_TF_JSON;
-    if (ends_with(name, ".trace.json") || ends_with(name, ".trace.json.gz") ||
-        contains(h, n, "\"highres-ticks\""))
-        return XPV_FMT_JAX_JSON;
-    return XPV_FMT_CHROME_JSON;
-}
-
-const char *xpv_sniff_format(const char *name, const unsigned char *head, size_t n, int gz)
-{
-    if (ends_with(name, ".nsys-rep") || ends_with(name, ".qdrep")) return XPV_FMT_NSYS_REP;
-    if (ends_with(name, ".xplane.pb")) return XPV_FMT_XPLANE;
-    if (n >= 16 && memcmp(head, "SQLite format 3", 16) == 0) return XPV_FMT_NSYS_SQLITE;
-    if (ends_with(name, ".sqlite") || ends_with(name, ".sqlite3")) return NULL;
     size_t i = 0;
     if (n >= 3 && head[0] == 0xEF && head[1] == 0xBB && head[2] == 0xBF) i = 3;
     while (i < n && (head[i] == ' ' || head[i] == '\n' || head[i] == '\r' || head[i] == '\t'))
         i++;
+    return i < n && (head[i] == '{' || head[i] == '[');
+}
+
+/* The format the registry gives a file (path NULL: name and head alone). */
+static const char *format_of(const char *name, const char *path, const unsigned char *head,
+                             size_t n)
+{
+    xpv_sniff_input in = {name, path, head, n, head && is_json_start(head, n)};
+    const xpv_format *f = xpv_format_sniff(&in);
+    return f ? f->name : NULL;
+}
+
+const char *xpv_sniff_format(const char *name, const unsigned char *head, size_t n, int gz)
+{
     (void)gz;
-    /* A .json name is claimed even when the content is wrong, so the user
-     * sees why it failed instead of it silently vanishing. */
-    if (i < n && (head[i] == '{' || head[i] == '[')) return sniff_json_producer(name, head, n);
-    return XPV_FMT_CHROME_JSON;
+    return format_of(name, NULL, head, n);
 }
 
 /* Reads up to SNIFF_BYTES of content, inflating gzip. Returns bytes read or -1. */
@@ -164,17 +140,9 @@ static xpv_found *push_item(xpv_found_list *l)
     return f;
 }
 
-static const char *const HOST_SUFFIXES[] = {
-    ".xplane.pb",  ".pt.trace.json.gz", ".pt.trace.json", ".trace.json.gz",
-    ".trace.json", ".ctf.json",         ".json.gz",       ".json",
-    ".sqlite3",    ".sqlite",           ".nsys-rep",      ".qdrep"};
-
 static char *strip_known_suffix(const char *name)
 {
-    for (size_t i = 0; i < sizeof HOST_SUFFIXES / sizeof HOST_SUFFIXES[0]; i++)
-        if (ends_with(name, HOST_SUFFIXES[i]))
-            return xpv_xstrndup(name, strlen(name) - strlen(HOST_SUFFIXES[i]));
-    return xpv_xstrdup(name);
+    return xpv_xstrndup(name, strlen(name) - xpv_format_ending_len(name));
 }
 
 /* run/host from a relative path: TensorBoard's rule for .../plugins/profile/<run>/<file>,
@@ -209,15 +177,14 @@ static void assign_run_host(xpv_found *f)
 static void add_file(walk_state *w, const char *abs, const char *rel, const char *name,
                      const struct stat *st)
 {
-    if (!is_candidate_name(name)) return;
+    if (is_xprof_cache(name) || !xpv_format_ending_len(name)) return;
     unsigned char head[SNIFF_BYTES];
     int gz = 0;
     char *error = NULL;
     ssize_t n = read_head(abs, head, &gz, &error);
-    const char *format = n >= 0 ? xpv_sniff_format(name, head, (size_t)n, gz) : NULL;
-    if (format && strcmp(format, XPV_FMT_NSYS_SQLITE) == 0 && !xpv_nsys_sniff(abs)) format = NULL;
-    if (n >= 0 && !format) return; /* e.g. a .sqlite file that is not ours to claim */
-    if (n < 0) format = ends_with(name, ".xplane.pb") ? XPV_FMT_XPLANE : XPV_FMT_UNKNOWN;
+    const char *format = format_of(name, abs, n >= 0 ? head : NULL, n >= 0 ? (size_t)n : 0);
+    if (n >= 0 && !format) return;         /* e.g. a .sqlite file that is not ours to claim */
+    if (!format) format = XPV_FMT_UNKNOWN; /* unreadable: listed with the reason */
     if (n == 0 && !error && asprintf(&error, "empty file (0 bytes)") < 0) error = NULL;
     xpv_found *f = push_item(w->out);
     f->abs_path = xpv_xstrdup(abs);
@@ -276,22 +243,17 @@ static int newest_first(const void *a, const void *b)
     return c ? c : strcmp(x->rel_path, y->rel_path);
 }
 
-static int is_trace_json_format(const char *fmt)
-{
-    return strcmp(fmt, XPV_FMT_XPLANE) != 0 && strcmp(fmt, XPV_FMT_NSYS_SQLITE) != 0 &&
-           strcmp(fmt, XPV_FMT_NSYS_REP) != 0 && strcmp(fmt, XPV_FMT_UNKNOWN) != 0;
-}
-
-/* A <host>.trace.json.gz beside <host>.xplane.pb is the same capture. */
+/* The registry's pairing rule: a file whose format names a twin format is
+ * the companion of a file of that format with the same run and host. */
 static void pair_companions(xpv_found_list *l)
 {
     for (size_t i = 0; i < l->n; i++) {
         xpv_found *j = &l->items[i];
-        if (!is_trace_json_format(j->format) || strcmp(j->format, XPV_FMT_PERFETTO_JSON) == 0)
-            continue;
+        const xpv_format *fmt = xpv_format_named(j->format);
+        if (!fmt || !fmt->twin_of) continue;
         for (size_t k = 0; k < l->n; k++) {
             xpv_found *x = &l->items[k];
-            if (strcmp(x->format, XPV_FMT_XPLANE) == 0 && strcmp(x->run, j->run) == 0 &&
+            if (strcmp(x->format, fmt->twin_of) == 0 && strcmp(x->run, j->run) == 0 &&
                 strcmp(x->host, j->host) == 0) {
                 j->companion_of = (int)k;
                 break;

@@ -1,7 +1,8 @@
 /*
- * discover.h — finding profiles under a directory (or one file), telling
- * their format by name and by content, and grouping them into runs the way
- * TensorBoard/XProf do (`.../plugins/profile/<run>/<host>.<ext>`).
+ * discover.h — finding profiles under a directory (or one file), asking
+ * the format registry (readers/readers.h) what each file is, and grouping
+ * them into runs the way TensorBoard/XProf do
+ * (`.../plugins/profile/<run>/<host>.<ext>`).
  *
  * Invariants: discovery only reads; it follows no symlink that leaves the
  * root; every path it returns is inside the root. Files it cannot read are
@@ -12,23 +13,12 @@
 
 #include "../common/xpv_common.h"
 
-/* Format names as shown to users (and stored in profiles.format). */
-#define XPV_FMT_XPLANE "xplane"
-#define XPV_FMT_JAX_JSON "jax_trace_json"
-#define XPV_FMT_PERFETTO_JSON "perfetto_trace_json"
-#define XPV_FMT_PYTORCH_JSON "pytorch_trace_json"
-#define XPV_FMT_TF_JSON "tf_timeline_json"
-#define XPV_FMT_CHROME_JSON "chrome_trace_json"
-#define XPV_FMT_NSYS_SQLITE "nsys_sqlite"
-#define XPV_FMT_NSYS_REP "nsys_rep"
-#define XPV_FMT_UNKNOWN "unknown"
-
 typedef struct {
     char *abs_path;
     char *rel_path; /* relative to the profile root; the file name when root is a file */
     char *run;
     char *host;
-    const char *format; /* one of XPV_FMT_* */
+    const char *format; /* a registry format name, or XPV_FMT_UNKNOWN (unreadable) */
     int64_t size;
     int64_t mtime_ns;
     char *error;      /* non-NULL: why the file cannot be used (unreadable, empty, ...) */

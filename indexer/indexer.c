@@ -119,18 +119,6 @@ static int set_status(sqlite3 *db, int64_t id, const char *status, const char *e
     return rc == SQLITE_DONE ? 0 : xpv_err_set(err, "sqlite: %s", sqlite3_errmsg(db));
 }
 
-static void unsupported_hint(const xpv_found *f, char *out, size_t n)
-{
-    size_t len = strlen(f->abs_path);
-    const char *dot = strrchr(f->abs_path, '.');
-    int stem = dot ? (int)(dot - f->abs_path) : (int)len;
-    snprintf(out, n,
-             "Nsight Systems reports are readable only by nsys; export one with: "
-             "nsys export --type sqlite --output %.*s.sqlite %s "
-             "(write it outside the profile directory if that is read-only)",
-             stem, f->abs_path, f->abs_path);
-}
-
 /* Runs the reader into a fresh sink; the status reflects the reader's result. */
 static int run_reader(sqlite3 *db, const xpv_found *f, int64_t id, xpv_reader_fn reader, double t0,
                       xpv_err *err)
@@ -155,18 +143,18 @@ int xpv_indexer_index_file(sqlite3 *db, const xpv_found *f, int64_t id, xpv_err 
     double t0 = xpv_now_mono();
     if (xpv_db_exec(db, "BEGIN IMMEDIATE", err) != 0) return -1;
     int rc = xpv_index_clear_profile(db, id, err);
-    xpv_reader_fn reader = xpv_reader_for(f->format);
+    const xpv_format *fmt = xpv_format_named(f->format);
     if (rc == 0 && f->error) {
         rc = set_status(db, id, "error", f->error, 0, 0, err);
-    } else if (rc == 0 && !reader) {
+    } else if (rc == 0 && (!fmt || !fmt->read)) {
         char hint[2048];
-        if (strcmp(f->format, XPV_FMT_NSYS_REP) == 0)
-            unsupported_hint(f, hint, sizeof hint);
+        if (fmt && fmt->explain)
+            fmt->explain(f->abs_path, hint, sizeof hint);
         else
             snprintf(hint, sizeof hint, "not a profile format this tool reads");
         rc = set_status(db, id, "unsupported", hint, 0, 0, err);
     } else if (rc == 0) {
-        rc = run_reader(db, f, id, reader, t0, err);
+        rc = run_reader(db, f, id, fmt->read, t0, err);
     }
     if (rc != 0) {
         xpv_db_exec(db, "ROLLBACK", NULL);

@@ -18,6 +18,10 @@
 
 #include "nsys_db.h"
 
+/* 1 when the SQLite file at path is an `nsys export` (has its tables),
+ * 0 otherwise: a SQLite file that is not an nsys export is not claimed. */
+int xpv_nsys_sniff(const char *path);
+
 #define XPV_NSYS_GPU_PID_BASE 1000000000LL
 #define XPV_NSYS_STREAM_PID_SCALE 1000000LL
 /* Host processes sort first (sort index 0), then GPUs by ordinal. */

@@ -72,6 +72,13 @@ static int catalog_says_nsys(sqlite3 *db)
     return found;
 }
 
+/* A SQLite file is claimed only when it is an nsys export: other SQLite
+ * files (an index, an app's database) are not listed at all. */
+int xpv_claims_nsys_sqlite(const xpv_sniff_input *in)
+{
+    return xpv_sniff_is_sqlite(in) && (!in->path || xpv_nsys_sniff(in->path) != 0);
+}
+
 int xpv_nsys_sniff(const char *path)
 {
     sqlite3 *db = xpv_nsys_db_open(path, NULL);

@@ -652,6 +652,12 @@ static void finish_facts(reader *rd)
     if (rd->hostnames.len) xpv_sink_fact(rd->sink, "hostname", rd->hostnames.data);
 }
 
+/* The name decides: an XSpace has no magic bytes to sniff. */
+int xpv_claims_xplane(const xpv_sniff_input *in)
+{
+    return xpv_sniff_name_ends(in, ".xplane.pb");
+}
+
 int xpv_read_xplane(const char *path, xpv_sink *sink, xpv_err *err)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC);

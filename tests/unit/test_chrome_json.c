@@ -140,7 +140,7 @@ static int run_doc_n(const char *doc, size_t len, int gzip, result *r)
     xpv_err err = {{0}};
     xpv_sink *sink = xpv_sink_open(r->db, 7, &err);
     CU_ASSERT_PTR_NOT_NULL_FATAL(sink);
-    r->rc = xpv_read_chrome_json(path, sink, &r->err);
+    r->rc = xpv_reader_for(XPV_FMT_CHROME_JSON)(path, sink, &r->err);
     CU_ASSERT_EQUAL(xpv_sink_finish(sink, &r->stats, &err), 0);
     xpv_sink_free(sink);
     sqlite3_prepare_v2(r->db, "SELECT value FROM strings WHERE profile_id=7 AND id=?1", -1, &r->str,
@@ -692,7 +692,7 @@ static void test_truncated_gzip(void)
         sqlite3 *db = fresh_index(d);
         xpv_err err = {{0}}, rerr = {{0}};
         xpv_sink *sink = xpv_sink_open(db, 7, &err);
-        CU_ASSERT_EQUAL(xpv_read_chrome_json(p, sink, &rerr), -1);
+        CU_ASSERT_EQUAL(xpv_reader_for(XPV_FMT_CHROME_JSON)(p, sink, &rerr), -1);
         CU_ASSERT(strstr(rerr.msg, "truncated") != NULL || strstr(rerr.msg, "end of input"));
         CU_ASSERT(strstr(rerr.msg, "offset") != NULL);
         xpv_sink_stats st;
@@ -715,7 +715,7 @@ static int quick_read(sqlite3 *db, const char *dir, const char *doc, size_t len,
     xpv_sink *sink = xpv_sink_open(db, 7, &err);
     CU_ASSERT_PTR_NOT_NULL_FATAL(sink);
     memset(rerr, 0, sizeof *rerr);
-    int rc = xpv_read_chrome_json(path, sink, rerr);
+    int rc = xpv_reader_for(XPV_FMT_CHROME_JSON)(path, sink, rerr);
     xpv_sink_stats st;
     CU_ASSERT_EQUAL(xpv_sink_finish(sink, &st, &err), 0);
     xpv_sink_free(sink);

@@ -6,6 +6,7 @@
 #define _GNU_SOURCE
 #include "testutil.h"
 #include "indexer/discover.h"
+#include "indexer/readers/readers.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -8,6 +8,7 @@
 #define _GNU_SOURCE
 #include "testutil.h"
 #include "indexer/discover.h"
+#include "indexer/readers/readers.h"
 #include "indexer/index_db.h"
 #include "indexer/indexer.h"
 

@@ -7,6 +7,7 @@
 #include "testutil.h"
 #include "indexer/readers/nsys_step_name.h"
 #include "indexer/readers/readers.h"
+#include "indexer/readers/nsys_reader.h"
 
 #include <sqlite3.h>
 #include <stdio.h>

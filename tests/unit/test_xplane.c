@@ -335,7 +335,7 @@ static int read_bytes(const void *data, size_t n, xpv_err *err)
     snprintf(path, sizeof path, "%s/t.xplane.pb", dir);
     rec_reset();
     memset(err, 0, sizeof *err);
-    return xpv_read_xplane(path, (xpv_sink *)&rec, err);
+    return xpv_reader_for(XPV_FMT_XPLANE)(path, (xpv_sink *)&rec, err);
 }
 
 static void space_of(msg *space, const msg *plane)
@@ -777,7 +777,7 @@ static void read_fixture(const char *name)
     snprintf(path, sizeof path, "%s/xplane/%s", xpv_test_fixtures(), name);
     xpv_err err = {{0}};
     rec_reset();
-    CU_ASSERT_EQUAL_FATAL(xpv_read_xplane(path, (xpv_sink *)&rec, &err), 0);
+    CU_ASSERT_EQUAL_FATAL(xpv_reader_for(XPV_FMT_XPLANE)(path, (xpv_sink *)&rec, &err), 0);
 }
 
 static void test_mi300x_kernels(void)
