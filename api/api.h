@@ -19,6 +19,9 @@ int xpv_api_profile(sqlite3 *db, int64_t id, xpv_buf *out);
  * never hides the last good one. Companion files are never it. Returns 1
  * with *id set, 0 when there are no profiles, -1 on an index error. */
 int xpv_api_latest_id(sqlite3 *db, int64_t *id, xpv_err *err);
+/* `"profiles":N,"status_counts":{"ok":N,...}` (members, no braces) over
+ * the profiles that are not companions. Returns 200 or 500. */
+int xpv_api_status_counts(sqlite3 *db, xpv_buf *out);
 /* The latest profile's object, 404 when there is none. */
 int xpv_api_profile_latest(sqlite3 *db, xpv_buf *out);
 /* `[profile, ...]` newest first. include_companions: also trace-JSON twins

@@ -145,7 +145,7 @@ int xpv_api_profile_state_get(sqlite3 *db, int64_t id, xpv_api_profile_state *ps
     sqlite3_stmt *st;
     memset(ps, 0, sizeof *ps);
     if (sqlite3_prepare_v2(db,
-                           "SELECT status, events, start_ns, end_ns, mtime_ns, indexed_at"
+                           "SELECT status, events, start_ns, end_ns, mtime_ns, indexed_at, path"
                            " FROM profiles WHERE id=?1",
                            -1, &st, NULL) != SQLITE_OK)
         return xpv_api_error(out, 500, "index: %s", sqlite3_errmsg(db));
@@ -160,6 +160,9 @@ int xpv_api_profile_state_get(sqlite3 *db, int64_t id, xpv_api_profile_state *ps
         ps->end_ns = sqlite3_column_int64(st, 3);
         ps->mtime_ns = sqlite3_column_int64(st, 4);
         ps->indexed_at = sqlite3_column_double(st, 5);
+        const char *path = (const char *)sqlite3_column_text(st, 6);
+        const char *slash = path ? strrchr(path, '/') : NULL;
+        snprintf(ps->file_name, sizeof ps->file_name, "%s", slash ? slash + 1 : path ? path : "");
     } else {
         status = xpv_api_error(out, 404, "no such profile");
     }

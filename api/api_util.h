@@ -33,8 +33,8 @@ xpv_api_strings *xpv_api_strings_open(sqlite3 *db, int64_t profile_id);
 const char *xpv_api_string(xpv_api_strings *s, uint32_t id, size_t *len);
 void xpv_api_strings_free(xpv_api_strings *s);
 
-/* Reads the profile's status ("ok", "pending", ...) into status (may be
- * NULL) and its time span. Returns 200, or 404/500 with the error in out. */
+/* Reads the profile's status ("ok", "pending", ...), its time span and its
+ * file's name. Returns 200, or 404/500 with the error in out. */
 typedef struct {
     char status[16];
     int64_t events;
@@ -42,6 +42,7 @@ typedef struct {
     int64_t start_ns, end_ns;
     int64_t mtime_ns;
     double indexed_at;
+    char file_name[256]; /* the profile file's name, no folder (cut to fit) */
 } xpv_api_profile_state;
 int xpv_api_profile_state_get(sqlite3 *db, int64_t id, xpv_api_profile_state *ps, xpv_buf *out);
 /* Opens a profile's answer object: `{"profile":"<id>","status":"<status>"`. */

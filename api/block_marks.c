@@ -170,6 +170,17 @@ int64_t xpv_block_marks_warm(xpv_block_marks *m, sqlite3 *db, int64_t profile_id
     return added;
 }
 
+void xpv_block_marks_warm_all(xpv_block_marks *m, sqlite3 *db, volatile int *stop)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db, "SELECT id FROM profiles WHERE events > 0", -1, &st, NULL) !=
+        SQLITE_OK)
+        return; /* the cache only speeds windows up: without it they are still right */
+    while (!(stop && *stop) && sqlite3_step(st) == SQLITE_ROW)
+        xpv_block_marks_warm(m, db, sqlite3_column_int64(st, 0), stop);
+    sqlite3_finalize(st);
+}
+
 size_t xpv_block_marks_bytes(xpv_block_marks *m)
 {
     pthread_mutex_lock(&m->mu);

@@ -44,6 +44,9 @@ int xpv_block_marks_add(xpv_block_marks *m, const xpv_block_key *k, const void *
 int64_t xpv_block_marks_warm(xpv_block_marks *m, sqlite3 *db, int64_t profile_id,
                              volatile int *stop);
 
+/* The same for every profile that has events, until *stop. */
+void xpv_block_marks_warm_all(xpv_block_marks *m, sqlite3 *db, volatile int *stop);
+
 /* Bytes held, for health and benchmarks. */
 size_t xpv_block_marks_bytes(xpv_block_marks *m);
 

@@ -155,6 +155,31 @@ int xpv_api_latest_id(sqlite3 *db, int64_t *id, xpv_err *err)
     return found;
 }
 
+int xpv_api_status_counts(sqlite3 *db, xpv_buf *out)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db,
+                           "SELECT status, count(*) FROM profiles WHERE companion_of IS NULL"
+                           " GROUP BY status ORDER BY status",
+                           -1, &st, NULL) != SQLITE_OK)
+        return 500;
+    int64_t total = 0;
+    xpv_buf counts = {0};
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        const char *status = (const char *)sqlite3_column_text(st, 0);
+        int64_t n = sqlite3_column_int64(st, 1);
+        if (counts.len) xpv_buf_putc(&counts, ',');
+        xpv_buf_json_str(&counts, status ? status : "", status ? strlen(status) : 0);
+        xpv_buf_printf(&counts, ":%lld", (long long)n);
+        total += n;
+    }
+    sqlite3_finalize(st);
+    xpv_buf_printf(out, "\"profiles\":%lld,\"status_counts\":{%s}", (long long)total,
+                   counts.data ? counts.data : "");
+    xpv_buf_free(&counts);
+    return 200;
+}
+
 int xpv_api_profile_latest(sqlite3 *db, xpv_buf *out)
 {
     xpv_err err = {{0}};

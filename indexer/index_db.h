@@ -35,6 +35,11 @@ int xpv_index_open(const char *db_path, const char *profile_dir_abs, sqlite3 **o
 
 /* Opens an existing index read-only for a serving thread. */
 int xpv_index_open_reader(const char *db_path, sqlite3 **out, xpv_err *err);
+/* SQLite's data_version of db: it changes when another connection commits,
+ * which is when answers cached for db go stale. *stmt keeps the prepared
+ * statement between calls (NULL at first; sqlite3_finalize it with db).
+ * -1 on error. */
+int64_t xpv_index_data_version(sqlite3 *db, sqlite3_stmt **stmt);
 
 /* Deletes every row that belongs to one profile except its profiles row. */
 int xpv_index_clear_profile(sqlite3 *db, int64_t profile_id, xpv_err *err);

@@ -52,13 +52,7 @@ static void set_active(xpv_server *s, int active, const char *error)
  * timeline windows are as fast as later ones (cached blocks are skipped). */
 static void warm_marks(xpv_server *s)
 {
-    sqlite3_stmt *st;
-    if (!s->marks || sqlite3_prepare_v2(bg.db, "SELECT id FROM profiles WHERE events > 0", -1, &st,
-                                        NULL) != SQLITE_OK)
-        return;
-    while (!s->stop && sqlite3_step(st) == SQLITE_ROW)
-        xpv_block_marks_warm(s->marks, bg.db, sqlite3_column_int64(st, 0), &s->stop);
-    sqlite3_finalize(st);
+    if (s->marks) xpv_block_marks_warm_all(s->marks, bg.db, &s->stop);
 }
 
 static int run_once(xpv_server *s, const xpv_found_list *found)

@@ -7,6 +7,7 @@
  */
 #define _GNU_SOURCE
 #include "extract.h"
+#include "../api/api_util.h"
 #include "../api/trace_export.h"
 
 #include <errno.h>
@@ -140,18 +141,14 @@ static int create_outdir(const char *outdir)
     return 0;
 }
 
-static const char *profile_status(sqlite3 *db, int64_t id, char *buf, size_t n)
+/* "ok", "error", ...; "" when the index has no such profile. */
+static void profile_status(sqlite3 *db, int64_t id, char *buf, size_t n)
 {
-    sqlite3_stmt *st;
-    buf[0] = 0;
-    if (sqlite3_prepare_v2(db, "SELECT status FROM profiles WHERE id=?1", -1, &st, NULL) ==
-        SQLITE_OK) {
-        sqlite3_bind_int64(st, 1, id);
-        if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
-            snprintf(buf, n, "%s", (const char *)sqlite3_column_text(st, 0));
-        sqlite3_finalize(st);
-    }
-    return buf;
+    xpv_api_profile_state ps;
+    xpv_buf ignored = {0}; /* a missing profile is reported by its empty status */
+    xpv_api_profile_state_get(db, id, &ps, &ignored);
+    xpv_buf_free(&ignored);
+    snprintf(buf, n, "%s", ps.status);
 }
 
 int xpv_extract_all(sqlite3 *db, const xpv_found_list *found, const xpv_options *o)
@@ -168,7 +165,8 @@ int xpv_extract_all(sqlite3 *db, const xpv_found_list *found, const xpv_options 
         const xpv_found *f = &found->items[i];
         int64_t id = xpv_profile_id_for(f->rel_path);
         char status[32], name[PATH_MAX], target[PATH_MAX];
-        if (strcmp(profile_status(db, id, status, sizeof status), "ok") != 0) {
+        profile_status(db, id, status, sizeof status);
+        if (strcmp(status, "ok") != 0) {
             printf("skipped  %s (%s)\n", f->rel_path, status);
             continue;
         }

@@ -5,6 +5,7 @@
  */
 #define _GNU_SOURCE
 #include "response_cache.h"
+#include "../indexer/index_db.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -73,12 +74,8 @@ static thread_cache *current(xpv_server *s)
         sqlite3_finalize(t->version_stmt);
         t->version_stmt = NULL;
         t->db = db;
-        if (sqlite3_prepare_v2(db, "PRAGMA data_version", -1, &t->version_stmt, NULL) != SQLITE_OK)
-            return NULL;
     }
-    int64_t v = -1;
-    if (sqlite3_step(t->version_stmt) == SQLITE_ROW) v = sqlite3_column_int64(t->version_stmt, 0);
-    sqlite3_reset(t->version_stmt);
+    int64_t v = xpv_index_data_version(db, &t->version_stmt);
     if (v < 0) return NULL;
     if (v != t->version) {
         clear_slots(t);

@@ -107,26 +107,9 @@ static void health(xpv_server *s, xpv_reply *r)
     xpv_server_progress_get(s, &p);
     xpv_buf *b = &r->body;
     xpv_buf_printf(b, "{\"version\":\"%s\",\"ui\":\"%s\"", XPV_VERSION, xpv_server_ui_name(s));
-    sqlite3_stmt *st;
-    int64_t total = 0;
-    xpv_buf counts = {0};
-    if (sqlite3_prepare_v2(db,
-                           "SELECT status, count(*) FROM profiles WHERE companion_of IS NULL"
-                           " GROUP BY status ORDER BY status",
-                           -1, &st, NULL) == SQLITE_OK) {
-        while (sqlite3_step(st) == SQLITE_ROW) {
-            const char *status = (const char *)sqlite3_column_text(st, 0);
-            int64_t n = sqlite3_column_int64(st, 1);
-            if (counts.len) xpv_buf_putc(&counts, ',');
-            xpv_buf_json_str(&counts, status ? status : "", status ? strlen(status) : 0);
-            xpv_buf_printf(&counts, ":%lld", (long long)n);
-            total += n;
-        }
-        sqlite3_finalize(st);
-    }
-    xpv_buf_printf(b, ",\"profiles\":%lld,\"status_counts\":{%s}", (long long)total,
-                   counts.data ? counts.data : "");
-    xpv_buf_free(&counts);
+    xpv_buf_putc(b, ',');
+    if (xpv_api_status_counts(db, b) != 200) /* health still answers: counts unknown */
+        xpv_buf_puts(b, "\"profiles\":0,\"status_counts\":{}");
     xpv_buf_printf(b,
                    ",\"indexing\":{\"active\":%s,\"total\":%d,\"done\":%d,\"runs\":%lld,"
                    "\"current\":",

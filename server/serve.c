@@ -51,9 +51,6 @@ sqlite3 *xpv_server_db(xpv_server *s, xpv_err *err)
     sqlite3 *db = pthread_getspecific(db_key);
     if (db) return db;
     if (xpv_index_open_reader(s->db_path, &db, err) != 0) return NULL;
-    /* Event blocks span overflow pages; mapping the file spares a read()
-     * copy of every page a window touches. */
-    sqlite3_exec(db, "PRAGMA mmap_size=17179869184; PRAGMA cache_size=-16384", NULL, NULL, NULL);
     pthread_setspecific(db_key, db);
     return db;
 }

@@ -96,21 +96,11 @@ static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max)
 }
 
 /* "host.xplane.pb" -> "host.xplane.trace.json", "x.trace.json.gz" -> "x.trace.json". */
-static void download_name(sqlite3 *db, int64_t id, char *out, size_t n)
+static void download_name(const xpv_api_profile_state *ps, int64_t id, char *out, size_t n)
 {
-    char hex[17], base[256] = "";
+    char hex[17], base[256];
     xpv_profile_id_hex(id, hex);
-    sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(db, "SELECT path FROM profiles WHERE id=?1", -1, &st, NULL) ==
-        SQLITE_OK) {
-        sqlite3_bind_int64(st, 1, id);
-        if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0)) {
-            const char *p = (const char *)sqlite3_column_text(st, 0);
-            const char *slash = strrchr(p, '/');
-            snprintf(base, sizeof base, "%s", slash ? slash + 1 : p);
-        }
-        sqlite3_finalize(st);
-    }
+    snprintf(base, sizeof base, "%s", ps->file_name);
     size_t len = strlen(base);
     if (len > 3 && (strcmp(base + len - 3, ".gz") == 0 || strcmp(base + len - 3, ".pb") == 0))
         base[len -= 3] = 0;
@@ -147,7 +137,7 @@ void xpv_trace_stream_reply(xpv_server *s, struct MHD_Connection *c, int64_t id,
     r->content_type = "application/json";
     if (attachment) {
         char name[280];
-        download_name(db, id, name, sizeof name);
+        download_name(&ps, id, name, sizeof name);
         snprintf(r->disposition, sizeof r->disposition, "attachment; filename=\"%.250s\"", name);
     }
     if (xpv_http_etag_matches(c, r->etag)) return; /* xpv_http_send answers 304 */
