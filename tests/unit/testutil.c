@@ -1,5 +1,5 @@
 /*
- * test_util.c — see testutil.h.
+ * testutil.c — the helpers declared in testutil.h.
  */
 #define _GNU_SOURCE
 #include "testutil.h"

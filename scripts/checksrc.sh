@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# checksrc.sh — the rules the build enforces on the source, beside the
+# compiler's warnings (the way curl's checksrc does): called by
+# scripts/test.sh, runnable alone. Prints each breach as FILE:LINE: RULE
+# and exits 1 when there is any.
+#
+#   header     every C file opens with a comment naming it: "/*\n * name.c — job"
+#   format     clang-format (the repo's .clang-format) would change nothing
+#   layering   data flows indexer/ -> api/ -> server/: no SQL under server/,
+#              no include against the flow, readers/ never include discovery
+#   length     no C function body longer than 100 lines
+#   js         page modules import no other page module; prettier is clean
+set -uo pipefail
+cd "$(dirname "$0")/.."
+bad=0
+fail() { echo "$1"; bad=1; }
+
+c_files=$(git ls-files '*.c' '*.h')
+
+for f in $c_files; do
+  name=$(basename "$f")
+  [ "$(sed -n 1p "$f")" = "/*" ] && sed -n 2p "$f" | grep -q "^ \* $name — " ||
+    fail "$f:1: header: the file must open with /* and \" * $name — what it does\""
+done
+
+command -v clang-format >/dev/null || { echo "checksrc: clang-format is not installed"; exit 1; }
+for f in $c_files; do
+  clang-format --dry-run -Werror "$f" >/dev/null 2>&1 ||
+    fail "$f: format: clang-format would change it (run clang-format -i $f)"
+done
+
+for f in $(git ls-files 'server/*.c' 'server/*.h'); do
+  grep -n 'sqlite3_prepare\|sqlite3_exec\|sqlite3_step\|sqlite3_get_table' "$f" |
+    while IFS=: read -r line _; do echo "$f:$line: layering: SQL belongs in api/ or indexer/"; done
+done | grep . && bad=1
+check_includes() { # dir, forbidden include pattern, why
+  git ls-files "$1*.c" "$1*.h" | xargs grep -nE "^#include \"$2" /dev/null |
+    while IFS=: read -r f line _; do echo "$f:$line: layering: $3"; done
+}
+{
+  check_includes common/ '(\.\./)*(indexer|api|server)/' "common/ depends on nothing"
+  check_includes indexer/ '(\.\./)+(api|server)/' "indexer/ knows nothing of api/ or server/"
+  check_includes api/ '(\.\./)+server/' "api/ knows nothing of server/"
+  check_includes indexer/readers/ '\.\./(discover|indexer)\.h' "readers know the registry, not discovery"
+} | grep . && bad=1
+
+for f in $(git ls-files '*.c'); do
+  awk -v f="$f" '
+    /^\{/ { start = NR }
+    /^\}/ && start { if (NR - start - 1 > 100) printf "%s:%d: length: function body of %d lines (100 at most)\n", f, start, NR - start - 1; start = 0 }
+  ' "$f"
+done | grep . && bad=1
+
+pages='profiles|overview|kernels|timeline'
+git ls-files 'static/js/*.js' | grep -v '^static/js/app.js$' | xargs grep -nE "from '\./($pages)\.js'" |
+  while IFS=: read -r f line _; do echo "$f:$line: js: a page module imports another page; share through a helper module"; done |
+  grep . && bad=1
+if [ -x scripts/check_js_format.sh ]; then
+  scripts/check_js_format.sh || fail "static/js: js: prettier would change files (scripts/check_js_format.sh)"
+fi
+
+[ "$bad" = 0 ] && echo "checksrc: ok" || echo "checksrc: breaches found"
+exit "$bad"
