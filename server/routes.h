@@ -10,7 +10,8 @@
  *   /api/profiles/{id}/tracks
  *   /api/profiles/{id}/events?start_us=&end_us=&tracks=1,2&resolution=
  *   /api/profiles/{id}/event?ref=<block>:<index>
- *   /api/profiles/{id}/trace           streamed Chrome trace JSON
+ *   /api/profiles/{id}/search?q=&limit=&offset=
+ *   /api/profiles/{id}/trace           streamed Chrome trace JSON, as a download
  */
 #ifndef XPV_ROUTES_H
 #define XPV_ROUTES_H
