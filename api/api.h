@@ -96,15 +96,20 @@ int xpv_api_event(sqlite3 *db, int64_t id, int64_t block, uint32_t index, xpv_bu
 #define XPV_SEARCH_MAX_OFFSET 2000000
 int xpv_api_search(sqlite3 *db, int64_t id, const char *q, int64_t offset, int limit, xpv_buf *out);
 
-/* TensorBoard profile-plugin answers (tensorboard.c): run names newest
- * first, `[{"hostname"}]` of a run, the tools a run has, the profile of a
- * (run, host) (200 or 404; host NULL: any), and kernel_stats as a Google
- * Charts DataTable `{"cols", "rows", "p"}`. */
+/* TensorBoard profile-plugin answers (tensorboard.c; the tools are in
+ * tools.h): run names newest first; `[{"hostname"}]` of a run, led by
+ * "ALL_HOSTS" when `tag` is a tool that merges hosts and the run has
+ * several; the tools the run has data for; the profile of a (run, host)
+ * (200 or 404; host NULL: any). */
+#define XPV_TB_ALL_HOSTS "ALL_HOSTS"
 int xpv_api_tb_runs(sqlite3 *db, xpv_buf *out);
-int xpv_api_tb_hosts(sqlite3 *db, const char *run, xpv_buf *out);
+int xpv_api_tb_hosts(sqlite3 *db, const char *run, const char *tag, xpv_buf *out);
 int xpv_api_tb_tools(sqlite3 *db, const char *run, xpv_buf *out);
 int xpv_api_tb_profile(sqlite3 *db, const char *run, const char *host, int64_t *id);
-int xpv_api_tb_kernel_table(sqlite3 *db, int64_t id, xpv_buf *out);
+/* The profiles of a run's hosts: every host (hosts NULL or "ALL_HOSTS"),
+ * or those named in the comma-separated `hosts`. *ids is malloc'ed;
+ * returns 200, 404 when none matches, or 500. */
+int xpv_api_tb_scope(sqlite3 *db, const char *run, const char *hosts, int64_t **ids, size_t *n);
 
 /* Appends {"error": msg} and returns status. */
 int xpv_api_error(xpv_buf *out, int status, const char *fmt, ...)

@@ -1,13 +1,16 @@
 /*
  * tensorboard.c — answers for the TensorBoard profile-plugin routes
  * (FORMATS.md section 7): run names, the tools and hosts of a run, and the
- * kernel_stats tool as a Google Charts DataTable. Runs and hosts are the
- * profiles' own (`.../plugins/profile/<run>/<host>.<ext>`); a run's trace
- * JSON twin of an xplane is not a separate host.
+ * profiles a (run, host or hosts) names; the tools themselves are in
+ * tools.c. Runs and hosts are the profiles' own
+ * (`.../plugins/profile/<run>/<host>.<ext>`); a run's trace JSON twin of
+ * an xplane is not a separate host.
  */
 #include "api.h"
 #include "api_util.h"
+#include "tools.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 static int string_list(sqlite3 *db, const char *sql, const char *bind, const char *wrap_key,
@@ -37,12 +40,28 @@ int xpv_api_tb_runs(sqlite3 *db, xpv_buf *out)
                        NULL, NULL, out);
 }
 
-int xpv_api_tb_hosts(sqlite3 *db, const char *run, xpv_buf *out)
+int xpv_api_tb_hosts(sqlite3 *db, const char *run, const char *tag, xpv_buf *out)
 {
-    return string_list(db,
-                       "SELECT DISTINCT host FROM profiles WHERE run=?1 AND companion_of IS NULL"
-                       " ORDER BY host",
-                       run, "hostname", out);
+    const xpv_tool *t = tag ? xpv_tool_named(tag) : NULL;
+    int64_t *ids = NULL;
+    size_t n = 0;
+    int all = t && t->merges_hosts && xpv_api_tb_scope(db, run, NULL, &ids, &n) == 200 && n > 1;
+    free(ids);
+    int status = string_list(db,
+                             "SELECT DISTINCT host FROM profiles WHERE run=?1 AND"
+                             " companion_of IS NULL ORDER BY host",
+                             run, "hostname", out);
+    if (status == 200 && all) { /* as XProf lists it: first */
+        const char *head = "[{\"hostname\":\"" XPV_TB_ALL_HOSTS "\"}";
+        xpv_buf rest = {0};
+        xpv_buf_append(&rest, out->data + 1, out->len - 1);
+        xpv_buf_reset(out);
+        xpv_buf_puts(out, head);
+        if (rest.len > 1) xpv_buf_putc(out, ',');
+        xpv_buf_append(out, rest.data, rest.len);
+        xpv_buf_free(&rest);
+    }
+    return status;
 }
 
 int xpv_api_tb_profile(sqlite3 *db, const char *run, const char *host, int64_t *id)
@@ -64,82 +83,54 @@ int xpv_api_tb_profile(sqlite3 *db, const char *run, const char *host, int64_t *
 
 int xpv_api_tb_tools(sqlite3 *db, const char *run, xpv_buf *out)
 {
-    sqlite3_stmt *st;
-    int kernels = 0;
-    if (sqlite3_prepare_v2(db,
-                           "SELECT 1 FROM kernel_stats JOIN profiles ON profiles.id=profile_id"
-                           " WHERE run=?1 AND kind='kernel' LIMIT 1",
-                           -1, &st, NULL) == SQLITE_OK) {
-        sqlite3_bind_text(st, 1, run, -1, SQLITE_STATIC);
-        kernels = sqlite3_step(st) == SQLITE_ROW;
-        sqlite3_finalize(st);
-    }
-    xpv_buf_puts(out, kernels ? "[\"trace_viewer\",\"kernel_stats\"]" : "[\"trace_viewer\"]");
-    return 200;
+    int64_t *ids = NULL;
+    size_t n = 0;
+    int status = xpv_api_tb_scope(db, run, NULL, &ids, &n);
+    if (status == 404) xpv_buf_puts(out, "[]");
+    if (status == 200) status = xpv_api_tool_list(db, &(xpv_tool_scope){ids, n}, out);
+    free(ids);
+    return status == 404 ? 200 : status;
 }
 
-/* ---- kernel_stats as a DataTable ---- */
-
-static const struct {
-    const char *id, *label, *type;
-} KERNEL_COLS[] = {
-    {"rank", "Rank", "number"},
-    {"kernel_name", "Kernel Name", "string"},
-    {"registers_per_thread", "Registers per thread", "number"},
-    {"shmem_bytes", "Shared Mem bytes", "number"},
-    {"block_dim", "Block dim", "string"},
-    {"grid_dim", "Grid dim", "string"},
-    {"occupancy_pct", "Occupancy %", "number"},
-    {"op_name", "Op Name", "string"},
-    {"occurrences", "Occurrences", "number"},
-    {"total_duration_us", "Total Duration (us)", "number"},
-    {"avg_duration_us", "Avg Duration (us)", "number"},
-    {"min_duration_us", "Min Duration (us)", "number"},
-    {"max_duration_us", "Max Duration (us)", "number"},
-};
-
-typedef void (*put_col)(xpv_buf *, sqlite3_stmt *, int);
-
-/* One DataTable row: the rank, then the SELECT's columns in KERNEL_COLS order. */
-static void put_kernel_row(xpv_buf *b, sqlite3_stmt *st, int rank)
+/* Whether host (one name) is listed in the comma-separated list. */
+static int listed(const char *list, const char *host)
 {
-    static const put_col writers[] = {
-        xpv_api_put_text_col, xpv_api_put_int_col,  xpv_api_put_int_col,  xpv_api_put_text_col,
-        xpv_api_put_text_col, xpv_api_put_real_col, xpv_api_put_text_col, xpv_api_put_int_col,
-        xpv_api_put_ps_col,   xpv_api_put_ps_col,   xpv_api_put_ps_col,   xpv_api_put_ps_col,
-    };
-    xpv_buf_printf(b, "{\"c\":[{\"v\":%d}", rank);
-    for (int i = 0; i < (int)(sizeof writers / sizeof writers[0]); i++) {
-        xpv_buf_puts(b, ",{\"v\":");
-        writers[i](b, st, i);
-        xpv_buf_putc(b, '}');
+    size_t n = strlen(host);
+    for (const char *p = list; *p;) {
+        const char *comma = strchr(p, ',');
+        size_t m = comma ? (size_t)(comma - p) : strlen(p);
+        if (m == n && memcmp(p, host, n) == 0) return 1;
+        p += m + (comma != NULL);
     }
-    xpv_buf_puts(b, "]}");
+    return 0;
 }
 
-int xpv_api_tb_kernel_table(sqlite3 *db, int64_t id, xpv_buf *out)
+int xpv_api_tb_scope(sqlite3 *db, const char *run, const char *hosts, int64_t **ids, size_t *n)
 {
     sqlite3_stmt *st;
+    *ids = NULL;
+    *n = 0;
     if (sqlite3_prepare_v2(db,
-                           "SELECT name, registers_per_thread, shared_memory_bytes, block,"
-                           " grid, occupancy_pct, op, count, total_ps,"
-                           " CAST(total_ps AS REAL) / NULLIF(count, 0), min_ps, max_ps"
-                           " FROM kernel_stats WHERE profile_id=?1 AND kind='kernel' AND"
-                           " device=-1 ORDER BY total_ps DESC, name LIMIT 1000",
+                           "SELECT id, host FROM profiles WHERE run=?1 AND companion_of IS NULL"
+                           " ORDER BY host, status!='ok', mtime_ns DESC",
                            -1, &st, NULL) != SQLITE_OK)
-        return xpv_api_error(out, 500, "index: %s", sqlite3_errmsg(db));
-    sqlite3_bind_int64(st, 1, id);
-    xpv_buf_puts(out, "{\"cols\":[");
-    for (size_t i = 0; i < sizeof KERNEL_COLS / sizeof KERNEL_COLS[0]; i++)
-        xpv_buf_printf(out, "%s{\"id\":\"%s\",\"label\":\"%s\",\"type\":\"%s\"}", i ? "," : "",
-                       KERNEL_COLS[i].id, KERNEL_COLS[i].label, KERNEL_COLS[i].type);
-    xpv_buf_puts(out, "],\"rows\":[");
-    int rank = 0;
+        return 500;
+    sqlite3_bind_text(st, 1, run, -1, SQLITE_STATIC);
+    int all = !hosts || strcmp(hosts, XPV_TB_ALL_HOSTS) == 0;
+    const char *prev = NULL;
+    xpv_buf seen = {0}; /* the previous host: one profile per host, the best */
     while (sqlite3_step(st) == SQLITE_ROW) {
-        if (rank) xpv_buf_putc(out, ',');
-        put_kernel_row(out, st, ++rank);
+        const char *host = (const char *)sqlite3_column_text(st, 1);
+        if (!host || (prev && strcmp(prev, host) == 0)) continue;
+        xpv_buf_reset(&seen);
+        xpv_buf_puts(&seen, host);
+        xpv_buf_putc(&seen, 0);
+        prev = seen.data;
+        if (!all && !listed(hosts, host)) continue;
+        *ids = xpv_xrealloc(*ids, (*n + 1) * sizeof **ids);
+        (*ids)[(*n)++] = sqlite3_column_int64(st, 0);
     }
     sqlite3_finalize(st);
-    xpv_buf_puts(out, "],\"p\":{}}");
-    return 200;
+    xpv_buf_free(&seen);
+    return *n ? 200 : 404;
 }

@@ -7,6 +7,7 @@
 #include "response_cache.h"
 #include "trace_stream.h"
 #include "../api/api.h"
+#include "../api/tools.h"
 
 #include <errno.h>
 #include <math.h>
@@ -136,6 +137,29 @@ static void health(xpv_server *s, xpv_reply *r)
 }
 
 /* ---- per-profile routes ---- */
+
+/* /tools lists the profile's tools; /tools/{tag}?hosts=all&format=json|csv answers one. */
+static void tools(struct MHD_Connection *c, sqlite3 *db, int64_t id, const char *tag, xpv_reply *r)
+{
+    if (!*tag) {
+        xpv_reply_json(r, xpv_api_profile_tools(db, id, &r->body));
+        return;
+    }
+    const char *format = param(c, "format"), *hosts = param(c, "hosts");
+    if (format && strcmp(format, "json") && strcmp(format, "csv")) {
+        xpv_reply_error(r, 400, "format must be json or csv");
+        return;
+    }
+    if (hosts && strcmp(hosts, "all") && strcmp(hosts, "one")) {
+        xpv_reply_error(r, 400, "hosts must be all or one");
+        return;
+    }
+    int csv = format && strcmp(format, "csv") == 0, all = hosts && strcmp(hosts, "all") == 0;
+    int status =
+        xpv_api_profile_tool(db, id, tag, all, csv ? XPV_TOOL_CSV : XPV_TOOL_JSON, &r->body);
+    xpv_reply_json(r, status);
+    if (status == 200 && csv) r->content_type = "text/csv; charset=utf-8";
+}
 
 static void kernels(struct MHD_Connection *c, sqlite3 *db, int64_t id, xpv_reply *r)
 {
@@ -293,6 +317,8 @@ static void profile_route(xpv_server *s, struct MHD_Connection *c, const char *r
         event(c, db, id, r);
     else if (strcmp(sub, "search") == 0)
         search(c, db, id, r);
+    else if (strcmp(sub, "tools") == 0 || strncmp(sub, "tools/", 6) == 0)
+        tools(c, db, id, sub[5] ? sub + 6 : "", r);
     else
         xpv_reply_error(r, 404, "no such API route");
 }

@@ -6,6 +6,9 @@
 #include "tensorboard_routes.h"
 #include "trace_stream.h"
 #include "../api/api.h"
+#include "../api/tools.h"
+
+#include <stdlib.h>
 
 #include <string.h>
 
@@ -15,24 +18,39 @@ static const char *param(struct MHD_Connection *c, const char *name)
     return v && *v && strlen(v) < 1024 ? v : NULL;
 }
 
-static void data(xpv_server *s, struct MHD_Connection *c, sqlite3 *db, xpv_reply *r)
+/* data and data_csv: one host's profile, or several (host=ALL_HOSTS, or
+ * hosts=a,b) for a tool that merges hosts. */
+static void data(xpv_server *s, struct MHD_Connection *c, sqlite3 *db, int csv, xpv_reply *r)
 {
     const char *run = param(c, "run"), *tag = param(c, "tag"), *host = param(c, "host");
-    int64_t id;
+    const char *hosts = param(c, "hosts");
     if (!run || !tag) {
         xpv_reply_error(r, 400, "data needs run and tag");
         return;
     }
-    if (xpv_api_tb_profile(db, run, host, &id) != 200) {
-        xpv_reply_error(r, 404, "No Data");
+    if (host && strcmp(host, XPV_TB_ALL_HOSTS) == 0) hosts = host;
+    int64_t id, *ids = NULL;
+    size_t n = 1;
+    int found =
+        hosts ? xpv_api_tb_scope(db, run, hosts, &ids, &n) : xpv_api_tb_profile(db, run, host, &id);
+    if (found != 200) {
+        free(ids);
+        xpv_reply_error(r, found == 404 ? 404 : 500, found == 404 ? "No Data" : "index error");
         return;
     }
-    if (strcmp(tag, "trace_viewer") == 0 || strcmp(tag, "trace_viewer@") == 0)
-        xpv_trace_stream_reply(s, c, id, 0, r);
-    else if (strcmp(tag, "kernel_stats") == 0)
-        xpv_reply_json(r, xpv_api_tb_kernel_table(db, id, &r->body));
-    else
-        xpv_reply_error(r, 404, "No Data");
+    if (!csv && (strcmp(tag, "trace_viewer") == 0 || strcmp(tag, "trace_viewer@") == 0)) {
+        if (n == 1)
+            xpv_trace_stream_reply(s, c, ids ? ids[0] : id, 0, r);
+        else
+            xpv_reply_error(r, 404, "No Data");
+    } else {
+        xpv_tool_scope scope = {ids ? ids : &id, n};
+        int status =
+            xpv_api_tool(db, tag, &scope, csv ? XPV_TOOL_CSV : XPV_TOOL_DATATABLE, &r->body);
+        xpv_reply_json(r, status);
+        if (csv && status == 200) r->content_type = "text/csv; charset=utf-8";
+    }
+    free(ids);
 }
 
 void xpv_tensorboard_reply(xpv_server *s, struct MHD_Connection *c, const char *path, xpv_reply *r)
@@ -57,10 +75,10 @@ void xpv_tensorboard_reply(xpv_server *s, struct MHD_Connection *c, const char *
             return;
         }
         int status = route[0] == 'r' ? xpv_api_tb_tools(db, run, &r->body)
-                                     : xpv_api_tb_hosts(db, run, &r->body);
+                                     : xpv_api_tb_hosts(db, run, param(c, "tag"), &r->body);
         xpv_reply_json(r, status);
-    } else if (strcmp(route, "data") == 0) {
-        data(s, c, db, r);
+    } else if (strcmp(route, "data") == 0 || strcmp(route, "data_csv") == 0) {
+        data(s, c, db, route[4] == '_', r);
     } else {
         xpv_reply_error(r, 404, "no TensorBoard route %.100s", route);
     }

@@ -1,0 +1,132 @@
+/*
+ * tools.c — the table of tools and the answers over it (see tools.h).
+ *
+ * Invariants: the table's order is XProf's menu order; a tool is listed
+ * only when has_data() says so, and then build() answers with rows.
+ */
+#include "tools.h"
+#include "api.h"
+
+#include <stdio.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+static const xpv_tool TOOLS[] = {
+    /* tag, merges_hosts, has_data, build */
+    {"kernel_stats", 0, xpv_tool_kernel_stats_has_data, xpv_tool_kernel_stats},
+};
+
+#define NTOOLS (sizeof TOOLS / sizeof TOOLS[0])
+
+const xpv_tool *xpv_tools(size_t *n)
+{
+    *n = NTOOLS;
+    return TOOLS;
+}
+
+const xpv_tool *xpv_tool_named(const char *tag)
+{
+    for (size_t i = 0; i < NTOOLS; i++)
+        if (strcmp(TOOLS[i].tag, tag) == 0) return &TOOLS[i];
+    return NULL;
+}
+
+void xpv_tool_bind_ids(sqlite3_stmt *st, int param, const xpv_tool_scope *s)
+{
+    xpv_buf b = {0};
+    xpv_buf_putc(&b, '[');
+    for (size_t i = 0; i < s->n; i++)
+        xpv_buf_printf(&b, "%s%lld", i ? "," : "", (long long)s->ids[i]);
+    xpv_buf_putc(&b, ']');
+    sqlite3_bind_text(st, param, b.data, (int)b.len, SQLITE_TRANSIENT);
+    xpv_buf_free(&b);
+}
+
+int xpv_tool_any_row(sqlite3 *db, const char *sql, const xpv_tool_scope *s)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) return -1;
+    xpv_tool_bind_ids(st, 1, s);
+    int rc = sqlite3_step(st);
+    sqlite3_finalize(st);
+    return rc == SQLITE_ROW ? 1 : rc == SQLITE_DONE ? 0 : -1;
+}
+
+static int no_data(xpv_buf *out)
+{
+    return xpv_api_error(out, 404, "No Data");
+}
+
+int xpv_api_tool(sqlite3 *db, const char *tag, const xpv_tool_scope *s, enum xpv_tool_format format,
+                 xpv_buf *out)
+{
+    const xpv_tool *t = xpv_tool_named(tag);
+    if (!t || s->n == 0 || (s->n > 1 && !t->merges_hosts)) return no_data(out);
+    int has = t->has_data(db, s);
+    if (has < 0) return xpv_api_error(out, 500, "index: %s", sqlite3_errmsg(db));
+    if (!has) return no_data(out);
+    xpv_err err = {{0}};
+    xpv_table *table = t->build(db, s, &err);
+    if (!table) return xpv_api_error(out, 500, "%s: %s", tag, err.msg);
+    if (format == XPV_TOOL_CSV)
+        xpv_table_put_csv(table, out);
+    else if (format == XPV_TOOL_JSON)
+        xpv_table_put_json(table, out);
+    else
+        xpv_table_put_datatable(table, out);
+    xpv_table_free(table);
+    return 200;
+}
+
+int xpv_api_tool_list(sqlite3 *db, const xpv_tool_scope *s, xpv_buf *out)
+{
+    int events = xpv_tool_any_row(
+        db, "SELECT 1 FROM profiles WHERE id IN (SELECT value FROM json_each(?1)) AND events > 0",
+        s);
+    if (events < 0) return xpv_api_error(out, 500, "index: %s", sqlite3_errmsg(db));
+    xpv_buf_putc(out, '[');
+    int n = 0;
+    if (events) xpv_buf_puts(out, "\"trace_viewer\""), n++;
+    for (size_t i = 0; i < NTOOLS; i++) {
+        int has = TOOLS[i].has_data(db, s);
+        if (has < 0) return xpv_api_error(out, 500, "index: %s", sqlite3_errmsg(db));
+        if (has) xpv_buf_printf(out, "%s\"%s\"", n++ ? "," : "", TOOLS[i].tag);
+    }
+    xpv_buf_putc(out, ']');
+    return 200;
+}
+
+int xpv_api_profile_tools(sqlite3 *db, int64_t id, xpv_buf *out)
+{
+    return xpv_api_tool_list(db, &(xpv_tool_scope){&id, 1}, out);
+}
+
+/* The run of profile id into run (NUL-terminated, cut to fit); 0, or -1. */
+static int run_of(sqlite3 *db, int64_t id, char *run, size_t n)
+{
+    sqlite3_stmt *st;
+    run[0] = 0;
+    if (sqlite3_prepare_v2(db, "SELECT run FROM profiles WHERE id=?1 AND run IS NOT NULL", -1, &st,
+                           NULL) != SQLITE_OK)
+        return -1;
+    sqlite3_bind_int64(st, 1, id);
+    int found = sqlite3_step(st) == SQLITE_ROW;
+    if (found) snprintf(run, n, "%s", (const char *)sqlite3_column_text(st, 0));
+    sqlite3_finalize(st);
+    return found ? 0 : -1;
+}
+
+int xpv_api_profile_tool(sqlite3 *db, int64_t id, const char *tag, int all_hosts,
+                         enum xpv_tool_format format, xpv_buf *out)
+{
+    if (!all_hosts) return xpv_api_tool(db, tag, &(xpv_tool_scope){&id, 1}, format, out);
+    char run[4096];
+    int64_t *ids = NULL;
+    size_t n = 0;
+    if (run_of(db, id, run, sizeof run) != 0 || xpv_api_tb_scope(db, run, NULL, &ids, &n) != 200)
+        return xpv_api_error(out, 404, "no such profile");
+    int status = xpv_api_tool(db, tag, &(xpv_tool_scope){ids, n}, format, out);
+    free(ids);
+    return status;
+}

@@ -1,0 +1,66 @@
+/*
+ * tools.h — XProf's analysis tools (overview_page, kernel_stats,
+ * framework_op_stats, hlo_stats, ...), computed from the index, one file
+ * per tool (api/tool_<tag>.c) and one row per tool in tools.c.
+ *
+ * A tool answers for a scope: one profile (a host), or every host of a run
+ * at once where the tool can merge hosts. It builds a table (table.h) that
+ * the routes write as a DataTable (the TensorBoard plugin routes), as our
+ * JSON (/api/profiles/{id}/tools/{tag}) or as CSV. A tool whose data the
+ * profiles do not carry is not listed for them and answers 404 "No Data",
+ * as XProf does: it never invents a number.
+ */
+#ifndef XPV_TOOLS_H
+#define XPV_TOOLS_H
+
+#include "table.h"
+#include <sqlite3.h>
+
+typedef struct {
+    const int64_t *ids; /* profiles ids, one per host */
+    size_t n;
+} xpv_tool_scope;
+
+typedef struct {
+    const char *tag;  /* XProf's tool name */
+    int merges_hosts; /* answers for several hosts at once (ALL_HOSTS) */
+    /* 1 when the scope's profiles carry this tool's data, 0 when not, -1 on error. */
+    int (*has_data)(sqlite3 *db, const xpv_tool_scope *s);
+    /* The table, or NULL with err set (a failure, not "no data"). */
+    xpv_table *(*build)(sqlite3 *db, const xpv_tool_scope *s, xpv_err *err);
+} xpv_tool;
+
+/* The tools in XProf's menu order; *n gets their count. */
+const xpv_tool *xpv_tools(size_t *n);
+const xpv_tool *xpv_tool_named(const char *tag);
+
+enum xpv_tool_format { XPV_TOOL_DATATABLE, XPV_TOOL_JSON, XPV_TOOL_CSV };
+
+/* The tool's answer in `format`: 200, 404 "No Data" (unknown tool, no data,
+ * several hosts for a tool that cannot merge them) or 500. */
+int xpv_api_tool(sqlite3 *db, const char *tag, const xpv_tool_scope *s, enum xpv_tool_format format,
+                 xpv_buf *out);
+/* `["tag", ...]`: the tools with data in any of the scope's profiles
+ * ("trace_viewer" first when they have events). */
+int xpv_api_tool_list(sqlite3 *db, const xpv_tool_scope *s, xpv_buf *out);
+
+/* /api/profiles/{id}/tools[/{tag}]: the tools with data for the profile, or
+ * one tool's answer for it, or with all_hosts for every host of its run. */
+int xpv_api_profile_tools(sqlite3 *db, int64_t id, xpv_buf *out);
+int xpv_api_profile_tool(sqlite3 *db, int64_t id, const char *tag, int all_hosts,
+                         enum xpv_tool_format format, xpv_buf *out);
+
+/* ---- the tools (tool_<tag>.c) ---- */
+
+int xpv_tool_kernel_stats_has_data(sqlite3 *db, const xpv_tool_scope *s);
+xpv_table *xpv_tool_kernel_stats(sqlite3 *db, const xpv_tool_scope *s, xpv_err *err);
+
+/* ---- helpers for tools ---- */
+
+/* Binds the scope's ids as ?1 of a statement written with "IN (SELECT value
+ * FROM json_each(?1))". */
+void xpv_tool_bind_ids(sqlite3_stmt *st, int param, const xpv_tool_scope *s);
+/* 1 when `sql` (with the scope bound as ?1) returns a row, 0 when not, -1 on error. */
+int xpv_tool_any_row(sqlite3 *db, const char *sql, const xpv_tool_scope *s);
+
+#endif
