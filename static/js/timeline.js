@@ -35,12 +35,30 @@ const MAX_RESOLUTION = 20000; // the events API's limit // processes with more t
 
 export function mount(view, { id, profile, params, notify }) {
   const st = {
-    groups: [], rows: [], byId: new Map(), totalH: 0,
-    t0: profile.start_us ?? 0, t1: (profile.start_us ?? 0) + (profile.duration_us || 1),
-    viewStart: 0, viewEnd: 1, data: null, loading: false, error: null,
-    selected: null, steps: [], stepSel: null, hits: [], hitIdx: -1, query: '',
-    found: null, foundIdx: -1, searchNote: '',
-    firstPaint: null, drawn: 0, summaries: 0, dpr: window.devicePixelRatio || 1,
+    groups: [],
+    rows: [],
+    byId: new Map(),
+    totalH: 0,
+    t0: profile.start_us ?? 0,
+    t1: (profile.start_us ?? 0) + (profile.duration_us || 1),
+    viewStart: 0,
+    viewEnd: 1,
+    data: null,
+    loading: false,
+    error: null,
+    selected: null,
+    steps: [],
+    stepSel: null,
+    hits: [],
+    hitIdx: -1,
+    query: '',
+    found: null,
+    foundIdx: -1,
+    searchNote: '',
+    firstPaint: null,
+    drawn: 0,
+    summaries: 0,
+    dpr: window.devicePixelRatio || 1,
   };
   st.viewStart = st.t0;
   st.viewEnd = st.t1;
@@ -62,25 +80,56 @@ export function mount(view, { id, profile, params, notify }) {
   const zoomOut = h('button.btn', { type: 'button', 'aria-label': 'Zoom out', title: 'Zoom out (S)' }, '−');
   const resetBtn = h('button.btn', { type: 'button', title: 'Show the whole profile (0)' }, 'Reset zoom');
   const axis = h('canvas', { 'aria-hidden': 'true' });
-  const canvas = h('canvas.tl-canvas', { tabindex: '0', role: 'img',
-    'aria-label': 'Trace timeline. W and S zoom, A and D pan, click an event for details.' });
+  const canvas = h('canvas.tl-canvas', {
+    tabindex: '0',
+    role: 'img',
+    'aria-label': 'Trace timeline. W and S zoom, A and D pan, click an event for details.',
+  });
   const labels = h('div.tl-labels', { style: { width: `${LABEL_W}px` } });
   const content = h('div.tl-content', null, canvas, labels);
   const scroller = h('div.tl-scroll', null, content);
   const status = h('div.tl-status', { role: 'status' }, 'Loading tracks…');
   const details = h('aside.tl-details', { 'aria-label': 'Event details' });
-  view.replaceChildren(h('div.tl', null,
-    h('div.tl-toolbar', null, search, prevBtn, nextBtn, hitsLabel, h('span.sep'), stepSel, h('span.sep'),
-      zoomOut, zoomIn, resetBtn, h('span.grow'), windowLabel),
-    h('div.tl-body', null,
-      h('div.tl-main', null,
-        h('div.tl-axis-row', null, h('div.corner', { style: { width: `${LABEL_W}px` } }, 'time from start'), axis),
-        scroller, status),
-      details)));
+  view.replaceChildren(
+    h(
+      'div.tl',
+      null,
+      h(
+        'div.tl-toolbar',
+        null,
+        search,
+        prevBtn,
+        nextBtn,
+        hitsLabel,
+        h('span.sep'),
+        stepSel,
+        h('span.sep'),
+        zoomOut,
+        zoomIn,
+        resetBtn,
+        h('span.grow'),
+        windowLabel,
+      ),
+      h(
+        'div.tl-body',
+        null,
+        h(
+          'div.tl-main',
+          null,
+          h('div.tl-axis-row', null, h('div.corner', { style: { width: `${LABEL_W}px` } }, 'time from start'), axis),
+          scroller,
+          status,
+        ),
+        details,
+      ),
+    ),
+  );
   showHelp();
 
   // --- layout --------------------------------------------------------------
-  function trackHeight(t) { return TRACK_PAD * 2 + LEVEL_H * (Math.min(t.maxDepth, MAX_LEVELS - 1) + 1); }
+  function trackHeight(t) {
+    return TRACK_PAD * 2 + LEVEL_H * (Math.min(t.maxDepth, MAX_LEVELS - 1) + 1);
+  }
 
   function layout() {
     st.rows = [];
@@ -88,19 +137,37 @@ export function mount(view, { id, profile, params, notify }) {
     labels.replaceChildren();
     for (const g of st.groups) {
       st.rows.push({ type: 'process', group: g, y, h: PROC_H });
-      const btn = h('button', { type: 'button', 'aria-expanded': String(!g.collapsed),
-        'aria-label': `${g.name}: ${g.tracks.length} tracks, ${g.collapsed ? 'collapsed' : 'expanded'}`,
-        onclick: () => { g.collapsed = !g.collapsed; layout(); scheduleFetch(true); } },
-      h('span', null, g.name), h('span.count', null, `${g.tracks.length}`));
+      const btn = h(
+        'button',
+        {
+          type: 'button',
+          'aria-expanded': String(!g.collapsed),
+          'aria-label': `${g.name}: ${g.tracks.length} tracks, ${g.collapsed ? 'collapsed' : 'expanded'}`,
+          onclick: () => {
+            g.collapsed = !g.collapsed;
+            layout();
+            scheduleFetch(true);
+          },
+        },
+        h('span', null, g.name),
+        h('span.count', null, `${g.tracks.length}`),
+      );
       labels.append(h('div.tl-label.process', { style: { top: `${y}px`, height: `${PROC_H}px` } }, btn));
       y += PROC_H;
       if (g.collapsed) continue;
       for (const t of g.tracks) {
         const th = trackHeight(t);
         st.rows.push({ type: 'thread', track: t, y, h: th });
-        labels.append(h('div.tl-label.thread', { style: { top: `${y}px`, height: `${th}px` },
-          title: `${g.name} / ${t.name}${t.events !== null ? ` · ${fmtCount(t.events)} events` : ''}` },
-        h('span', null, t.name)));
+        labels.append(
+          h(
+            'div.tl-label.thread',
+            {
+              style: { top: `${y}px`, height: `${th}px` },
+              title: `${g.name} / ${t.name}${t.events !== null ? ` · ${fmtCount(t.events)} events` : ''}`,
+            },
+            h('span', null, t.name),
+          ),
+        );
         y += th;
       }
     }
@@ -132,7 +199,7 @@ export function mount(view, { id, profile, params, notify }) {
   const tOf = (x) => st.viewStart + (x / cssWidth()) * span();
 
   function setView(s, e, { fetchNow = false } = {}) {
-    const full = (st.t1 - st.t0) || 1;
+    const full = st.t1 - st.t0 || 1;
     let w = Math.min(Math.max(e - s, MIN_SPAN_US), full * 1.2);
     if (s < st.t0 - full * 0.1) s = st.t0 - full * 0.1;
     if (s + w > st.t1 + full * 0.1) s = st.t1 + full * 0.1 - w;
@@ -149,7 +216,10 @@ export function mount(view, { id, profile, params, notify }) {
     setView(a - (a - st.viewStart) * factor, a + (st.viewEnd - a) * factor);
   }
 
-  function pan(fraction) { const d = span() * fraction; setView(st.viewStart + d, st.viewEnd + d); }
+  function pan(fraction) {
+    const d = span() * fraction;
+    setView(st.viewStart + d, st.viewEnd + d);
+  }
 
   function visibleTrackIds() {
     const ids = [];
@@ -163,7 +233,7 @@ export function mount(view, { id, profile, params, notify }) {
     if (!d) return false;
     const p = d.params;
     if (p.start_us > Math.max(st.viewStart, st.t0) || p.end_us < Math.min(st.viewEnd, st.t1)) return false;
-    const need = (canvas.width) / span();
+    const need = canvas.width / span();
     const have = p.resolution / (p.end_us - p.start_us);
     return have >= need * 0.9 && p.tracks === trackParam();
   }
@@ -188,8 +258,12 @@ export function mount(view, { id, profile, params, notify }) {
     const s = Math.max(st.t0, st.viewStart - w * WINDOW_MARGIN);
     const e = Math.min(st.t1, st.viewEnd + w * WINDOW_MARGIN);
     if (!(e > s)) return;
-    const params = { start_us: round6(s), end_us: round6(e),
-      tracks: trackParam(), resolution: Math.min(MAX_RESOLUTION, Math.max(1, Math.round(canvas.width * (e - s) / w))) };
+    const params = {
+      start_us: round6(s),
+      end_us: round6(e),
+      tracks: trackParam(),
+      resolution: Math.min(MAX_RESOLUTION, Math.max(1, Math.round((canvas.width * (e - s)) / w))),
+    };
     st.loading = true;
     setStatus();
     try {
@@ -220,31 +294,63 @@ export function mount(view, { id, profile, params, notify }) {
       if (!t) continue;
       let m = Math.max(t.maxDepth, data.depths.get(tid) ?? 0);
       for (const x of list) if (x.depth > m) m = x.depth;
-      if (m > t.maxDepth) { t.maxDepth = Math.min(m, MAX_LEVELS - 1); grew = true; }
+      if (m > t.maxDepth) {
+        t.maxDepth = Math.min(m, MAX_LEVELS - 1);
+        grew = true;
+      }
     }
-    if (grew) { const top = scroller.scrollTop; layout(); scroller.scrollTop = top; }
+    if (grew) {
+      const top = scroller.scrollTop;
+      layout();
+      scroller.scrollTop = top;
+    }
   }
 
   function setStatus() {
-    if (st.error) { status.hidden = false; status.textContent = `Events: ${st.error}`; return; }
-    if (st.loading) { status.hidden = false; status.textContent = 'Loading events…'; return; }
+    if (st.error) {
+      status.hidden = false;
+      status.textContent = `Events: ${st.error}`;
+      return;
+    }
+    if (st.loading) {
+      status.hidden = false;
+      status.textContent = 'Loading events…';
+      return;
+    }
     status.hidden = false;
-    status.textContent = `${fmtCount(st.drawn)} events · ${fmtCount(st.summaries)} merged spans in view` + (st.data && st.data.truncated ? ' (truncated by server)' : '');
+    status.textContent =
+      `${fmtCount(st.drawn)} events · ${fmtCount(st.summaries)} merged spans in view` +
+      (st.data && st.data.truncated ? ' (truncated by server)' : '');
   }
 
   // --- drawing -------------------------------------------------------------
   function requestDraw() {
     if (raf) return;
-    raf = requestAnimationFrame(() => { raf = 0; draw(); drawAxis(); updateWindowLabel(); });
+    raf = requestAnimationFrame(() => {
+      raf = 0;
+      draw();
+      drawAxis();
+      updateWindowLabel();
+    });
   }
 
   let colors = {};
   let hatch = null;
   function readColors() {
     const dark = matchMedia('(prefers-color-scheme: dark)').matches;
-    colors = { text: cssVar('--text'), muted: cssVar('--muted'), border: cssVar('--border'), surface: cssVar('--surface'),
-      surface2: cssVar('--surface-2'), summary: cssVar('--c-summary'), step: cssVar('--c-step'), select: cssVar('--c-select'),
-      search: cssVar('--c-search'), accent: cssVar('--accent'), dark };
+    colors = {
+      text: cssVar('--text'),
+      muted: cssVar('--muted'),
+      border: cssVar('--border'),
+      surface: cssVar('--surface'),
+      surface2: cssVar('--surface-2'),
+      summary: cssVar('--c-summary'),
+      step: cssVar('--c-step'),
+      select: cssVar('--c-select'),
+      search: cssVar('--c-search'),
+      accent: cssVar('--accent'),
+      dark,
+    };
     hatch = null;
     nameColors.clear();
   }
@@ -265,30 +371,43 @@ export function mount(view, { id, profile, params, notify }) {
     const n = Math.max(6, Math.round(6 * st.dpr));
     p.width = p.height = n;
     const c = p.getContext('2d');
-    c.fillStyle = colors.summary; c.globalAlpha = 0.35; c.fillRect(0, 0, n, n);
-    c.globalAlpha = 0.9; c.strokeStyle = colors.summary; c.lineWidth = Math.max(1, st.dpr);
-    c.beginPath(); c.moveTo(0, n); c.lineTo(n, 0); c.moveTo(-n / 2, n / 2); c.lineTo(n / 2, -n / 2);
-    c.moveTo(n / 2, n + n / 2); c.lineTo(n + n / 2, n / 2); c.stroke();
+    c.fillStyle = colors.summary;
+    c.globalAlpha = 0.35;
+    c.fillRect(0, 0, n, n);
+    c.globalAlpha = 0.9;
+    c.strokeStyle = colors.summary;
+    c.lineWidth = Math.max(1, st.dpr);
+    c.beginPath();
+    c.moveTo(0, n);
+    c.lineTo(n, 0);
+    c.moveTo(-n / 2, n / 2);
+    c.lineTo(n / 2, -n / 2);
+    c.moveTo(n / 2, n + n / 2);
+    c.lineTo(n + n / 2, n / 2);
+    c.stroke();
     hatch = ctx.createPattern(p, 'repeat');
     return hatch;
   }
 
   function draw() {
     const ctx = canvas.getContext('2d');
-    const W = cssWidth(), H = canvas.height / st.dpr;
+    const W = cssWidth(),
+      H = canvas.height / st.dpr;
     ctx.setTransform(st.dpr, 0, 0, st.dpr, 0, 0);
     ctx.fillStyle = colors.surface;
     ctx.fillRect(0, 0, W, H);
     const top = scroller.scrollTop;
     drawGrid(ctx, W, H);
     if (st.stepSel) {
-      const x0 = xOf(st.stepSel.start_us), x1 = xOf(st.stepSel.start_us + (st.stepSel.duration_us || 0));
+      const x0 = xOf(st.stepSel.start_us),
+        x1 = xOf(st.stepSel.start_us + (st.stepSel.duration_us || 0));
       ctx.fillStyle = colors.step;
       ctx.fillRect(x0, 0, Math.max(1, x1 - x0), H);
     }
     ctx.font = '11px system-ui, sans-serif';
     ctx.textBaseline = 'middle';
-    let drawn = 0, summaries = 0;
+    let drawn = 0,
+      summaries = 0;
     const hitSet = st.hits.length ? new Set(st.hits.map((x) => x.ev)) : null;
     for (const row of st.rows) {
       const y = row.y - top;
@@ -307,7 +426,8 @@ export function mount(view, { id, profile, params, notify }) {
         const lvl = Math.min(ev.depth, MAX_LEVELS - 1);
         const ey = y + TRACK_PAD + lvl * LEVEL_H;
         if (ey + LEVEL_H < 0 || ey > H) continue;
-        let x0 = xOf(ev.s), x1 = xOf(ev.e);
+        let x0 = xOf(ev.s),
+          x1 = xOf(ev.e);
         if (x0 < -2) x0 = -2;
         if (x1 > W + 2) x1 = W + 2;
         // Instants and zero-length slices (Kineto's sub-µs kernels) stay visible.
@@ -323,13 +443,16 @@ export function mount(view, { id, profile, params, notify }) {
         drawn++;
         if (w > 28) {
           ctx.save();
-          ctx.beginPath(); ctx.rect(x0 + 3, ey, w - 6, LEVEL_H); ctx.clip();
+          ctx.beginPath();
+          ctx.rect(x0 + 3, ey, w - 6, LEVEL_H);
+          ctx.clip();
           ctx.fillStyle = colors.dark ? '#f1f4f8' : '#15191f';
           ctx.fillText(ev.name, Math.max(x0, 0) + 4, ey + LEVEL_H / 2);
           ctx.restore();
         }
         if (hitSet && hitSet.has(ev)) {
-          ctx.strokeStyle = colors.search; ctx.lineWidth = 2;
+          ctx.strokeStyle = colors.search;
+          ctx.lineWidth = 2;
           ctx.strokeRect(x0 + 1, ey + 2, Math.max(1, w - 2), LEVEL_H - 4);
         }
       }
@@ -341,17 +464,21 @@ export function mount(view, { id, profile, params, notify }) {
         // A search match not loaded yet has no depth: outline the whole track.
         const ey = ev.depth < 0 ? r.y - top + 1 : r.y - top + TRACK_PAD + Math.min(ev.depth, MAX_LEVELS - 1) * LEVEL_H;
         const eh = ev.depth < 0 ? r.h - 2 : LEVEL_H;
-        const x0 = xOf(ev.s), x1 = xOf(ev.e);
-        ctx.strokeStyle = colors.select; ctx.lineWidth = 2;
+        const x0 = xOf(ev.s),
+          x1 = xOf(ev.e);
+        ctx.strokeStyle = colors.select;
+        ctx.lineWidth = 2;
         ctx.strokeRect(x0, ey + 1, Math.max(2, x1 - x0), eh - 2);
       }
     }
     if (!st.rows.length) return;
     if (st.error && !st.data) {
-      ctx.fillStyle = colors.muted; ctx.font = '13px system-ui, sans-serif';
+      ctx.fillStyle = colors.muted;
+      ctx.font = '13px system-ui, sans-serif';
       ctx.fillText(`Cannot load events: ${st.error}`, 16, 40);
     }
-    st.drawn = drawn; st.summaries = summaries;
+    st.drawn = drawn;
+    st.summaries = summaries;
     canvas.dataset.eventsDrawn = String(drawn);
     canvas.dataset.summariesDrawn = String(summaries);
     if (st.firstPaint === null && st.data && (drawn || summaries || !st.data.byTrack.size)) {
@@ -382,19 +509,24 @@ export function mount(view, { id, profile, params, notify }) {
     ctx.fillStyle = colors.surface;
     ctx.fillRect(0, 0, W, 28);
     if (st.stepSel) {
-      const x0 = xOf(st.stepSel.start_us), x1 = xOf(st.stepSel.start_us + (st.stepSel.duration_us || 0));
-      ctx.fillStyle = colors.step; ctx.fillRect(x0, 0, Math.max(1, x1 - x0), 28);
-      ctx.fillStyle = colors.accent; ctx.fillRect(x0, 24, Math.max(1, x1 - x0), 4);
+      const x0 = xOf(st.stepSel.start_us),
+        x1 = xOf(st.stepSel.start_us + (st.stepSel.duration_us || 0));
+      ctx.fillStyle = colors.step;
+      ctx.fillRect(x0, 0, Math.max(1, x1 - x0), 28);
+      ctx.fillStyle = colors.accent;
+      ctx.fillRect(x0, 24, Math.max(1, x1 - x0), 4);
     }
     ctx.font = '11px system-ui, sans-serif';
     ctx.textBaseline = 'middle';
     const { out, step } = ticks(cssWidth());
     for (const t of out) {
       const x = t.x;
-      ctx.fillStyle = colors.border; ctx.fillRect(Math.round(x), 16, 1, 12);
+      ctx.fillStyle = colors.border;
+      ctx.fillRect(Math.round(x), 16, 1, 12);
       const label = fmtTick(t.rel, step, Math.max(Math.abs(st.viewStart - st.t0), Math.abs(st.viewEnd - st.t0)));
       if (x + 3 + ctx.measureText(label).width > W) continue; // would be clipped at the edge
-      ctx.fillStyle = colors.muted; ctx.fillText(label, x + 3, 10);
+      ctx.fillStyle = colors.muted;
+      ctx.fillText(label, x + 3, 10);
     }
   }
 
@@ -403,7 +535,9 @@ export function mount(view, { id, profile, params, notify }) {
   }
 
   // --- interaction ---------------------------------------------------------
-  function rowOfTrack(trackId) { return st.rows.find((r) => r.type === 'thread' && r.track.id === trackId); }
+  function rowOfTrack(trackId) {
+    return st.rows.find((r) => r.type === 'thread' && r.track.id === trackId);
+  }
 
   function hitTest(cx, cy) {
     const y = cy + scroller.scrollTop;
@@ -417,7 +551,7 @@ export function mount(view, { id, profile, params, notify }) {
     for (const ev of list) {
       if (Math.min(ev.depth, MAX_LEVELS - 1) !== lvl) continue;
       if (t < ev.s - tol || t > ev.e + tol) continue;
-      if (!best || (ev.e - ev.s) < (best.e - best.s)) best = ev;
+      if (!best || ev.e - ev.s < best.e - best.s) best = ev;
     }
     return best ? { ev: best, track: row.track.id } : null;
   }
@@ -430,7 +564,8 @@ export function mount(view, { id, profile, params, notify }) {
   });
   const onMove = (e) => {
     if (!drag) return;
-    const dx = e.clientX - drag.x, dy = e.clientY - drag.y;
+    const dx = e.clientX - drag.x,
+      dy = e.clientY - drag.y;
     if (!drag.moved && Math.abs(dx) + Math.abs(dy) < 4) return;
     drag.moved = true;
     canvas.classList.add('dragging');
@@ -451,35 +586,62 @@ export function mount(view, { id, profile, params, notify }) {
   window.addEventListener('mousemove', onMove, { signal: life.signal });
   window.addEventListener('mouseup', onUp, { signal: life.signal });
 
-  canvas.addEventListener('wheel', (e) => {
-    e.preventDefault();
-    const unit = e.deltaMode === 1 ? 16 : e.deltaMode === 2 ? 400 : 1;
-    const r = canvas.getBoundingClientRect();
-    const t = tOf(e.clientX - r.left);
-    if (e.shiftKey || Math.abs(e.deltaX) > Math.abs(e.deltaY)) {
-      pan(((e.deltaX || e.deltaY) * unit) / cssWidth());
-    } else {
-      zoomAt(Math.exp(e.deltaY * unit * 0.0015), t);
-    }
-  }, { passive: false });
+  canvas.addEventListener(
+    'wheel',
+    (e) => {
+      e.preventDefault();
+      const unit = e.deltaMode === 1 ? 16 : e.deltaMode === 2 ? 400 : 1;
+      const r = canvas.getBoundingClientRect();
+      const t = tOf(e.clientX - r.left);
+      if (e.shiftKey || Math.abs(e.deltaX) > Math.abs(e.deltaY)) {
+        pan(((e.deltaX || e.deltaY) * unit) / cssWidth());
+      } else {
+        zoomAt(Math.exp(e.deltaY * unit * 0.0015), t);
+      }
+    },
+    { passive: false },
+  );
 
   let mouseX = null;
-  canvas.addEventListener('mousemove', (e) => { mouseX = e.clientX - canvas.getBoundingClientRect().left; });
-  canvas.addEventListener('mouseleave', () => { mouseX = null; });
+  canvas.addEventListener('mousemove', (e) => {
+    mouseX = e.clientX - canvas.getBoundingClientRect().left;
+  });
+  canvas.addEventListener('mouseleave', () => {
+    mouseX = null;
+  });
 
   const onKey = (e) => {
-    if (e.target instanceof HTMLInputElement || e.target instanceof HTMLSelectElement || e.metaKey || e.ctrlKey || e.altKey) return;
+    if (e.target instanceof HTMLInputElement || e.target instanceof HTMLSelectElement || e.metaKey || e.ctrlKey || e.altKey)
+      return;
     const anchor = mouseX === null ? undefined : tOf(mouseX);
     switch (e.key.toLowerCase()) {
-      case 'w': zoomAt(0.8, anchor); break;
-      case 's': zoomAt(1.25, anchor); break;
-      case 'a': pan(-0.1); break;
-      case 'd': pan(0.1); break;
-      case '0': setView(st.t0, st.t1); break;
-      case 'escape': select(null); break;
-      case 'f': if (st.selected) focusEvent(st.selected.ev); break;
-      case '/': e.preventDefault(); search.focus(); return;
-      default: return;
+      case 'w':
+        zoomAt(0.8, anchor);
+        break;
+      case 's':
+        zoomAt(1.25, anchor);
+        break;
+      case 'a':
+        pan(-0.1);
+        break;
+      case 'd':
+        pan(0.1);
+        break;
+      case '0':
+        setView(st.t0, st.t1);
+        break;
+      case 'escape':
+        select(null);
+        break;
+      case 'f':
+        if (st.selected) focusEvent(st.selected.ev);
+        break;
+      case '/':
+        e.preventDefault();
+        search.focus();
+        return;
+      default:
+        return;
     }
     e.preventDefault();
   };
@@ -492,10 +654,24 @@ export function mount(view, { id, profile, params, notify }) {
   const ro = new ResizeObserver(() => resize());
   ro.observe(scroller);
   const mq = matchMedia('(prefers-color-scheme: dark)');
-  mq.addEventListener('change', () => { readColors(); requestDraw(); }, { signal: life.signal });
+  mq.addEventListener(
+    'change',
+    () => {
+      readColors();
+      requestDraw();
+    },
+    { signal: life.signal },
+  );
   const dprWatch = () => {
     const m = matchMedia(`(resolution: ${window.devicePixelRatio}dppx)`);
-    m.addEventListener('change', () => { resize(); dprWatch(); }, { once: true, signal: life.signal });
+    m.addEventListener(
+      'change',
+      () => {
+        resize();
+        dprWatch();
+      },
+      { once: true, signal: life.signal },
+    );
   };
   dprWatch();
 
@@ -511,35 +687,76 @@ export function mount(view, { id, profile, params, notify }) {
     st.selected = hit;
     requestDraw();
     if (detailCtrl) detailCtrl.abort();
-    if (!hit) { showHelp(); return; }
+    if (!hit) {
+      showHelp();
+      return;
+    }
     const ev = hit.ev;
     const t = st.byId.get(hit.track);
     const where = t ? `${t.group.name} / ${t.name}` : `track ${hit.track}`;
-    const rows = [['Where', where], ['Start', `${fmtDur(ev.s - st.t0)} from profile start`], ['Duration', ev.instant ? 'instant' : fmtDur(ev.e - ev.s)],
-      ['End', `${fmtDur(ev.e - st.t0)} from profile start`]];
+    const rows = [
+      ['Where', where],
+      ['Start', `${fmtDur(ev.s - st.t0)} from profile start`],
+      ['Duration', ev.instant ? 'instant' : fmtDur(ev.e - ev.s)],
+      ['End', `${fmtDur(ev.e - st.t0)} from profile start`],
+    ];
     if (ev.summary) {
-      details.replaceChildren(h('h2', null, `${fmtCount(ev.count)} merged events`),
+      details.replaceChildren(
+        h('h2', null, `${fmtCount(ev.count)} merged events`),
         h('p.hint', null, 'Events shorter than a pixel are merged into one span. Zoom in to see them one by one.'),
         kvTable(rows.concat(ev.busy !== null ? [['Busy', fmtDur(ev.busy)]] : [], ev.name ? [['Example', ev.name]] : [])),
-        h('button.btn', { type: 'button', onclick: () => setView(ev.s - (ev.e - ev.s) * 0.1, ev.e + (ev.e - ev.s) * 0.1, { fetchNow: true }) }, 'Zoom to this span'));
+        h(
+          'button.btn',
+          { type: 'button', onclick: () => setView(ev.s - (ev.e - ev.s) * 0.1, ev.e + (ev.e - ev.s) * 0.1, { fetchNow: true }) },
+          'Zoom to this span',
+        ),
+      );
       return;
     }
     const argsBox = h('div', { style: { minHeight: '80px' } }, h('div.skeleton', { style: { height: '60px' } }));
-    details.replaceChildren(h('h2', null, ev.name || '(unnamed)'), kvTable(rows), h('h2', { style: { marginTop: '14px' } }, 'Arguments'), argsBox);
-    if (ev.ref === null || ev.ref === undefined) { argsBox.replaceChildren(h('p.hint', null, 'No details available for this event.')); return; }
+    details.replaceChildren(
+      h('h2', null, ev.name || '(unnamed)'),
+      kvTable(rows),
+      h('h2', { style: { marginTop: '14px' } }, 'Arguments'),
+      argsBox,
+    );
+    if (ev.ref === null || ev.ref === undefined) {
+      argsBox.replaceChildren(h('p.hint', null, 'No details available for this event.'));
+      return;
+    }
     detailCtrl = new AbortController();
     try {
       const res = await api.event(id, ev.ref, { signal: detailCtrl.signal });
       const e = res.event || res;
       const args = e.args || {};
       const extra = [];
-      for (const k of ['kind', 'cat', 'ph', 'process', 'thread', 'device', 'pid', 'tid', 'start_us', 'dur_us', 'step', 'correlation']) {
+      for (const k of [
+        'kind',
+        'cat',
+        'ph',
+        'process',
+        'thread',
+        'device',
+        'pid',
+        'tid',
+        'start_us',
+        'dur_us',
+        'step',
+        'correlation',
+      ]) {
         if (isKnown(e[k]) && typeof e[k] !== 'object') extra.push([k, String(e[k])]);
       }
-      if (e.launch && typeof e.launch === 'object') for (const [k, v] of Object.entries(e.launch)) extra.push([k, typeof v === 'object' ? JSON.stringify(v) : String(v ?? UNKNOWN)]);
-      const argRows = Object.entries(args).map(([k, v]) => [k, typeof v === 'object' && v !== null ? JSON.stringify(v) : String(v)]);
-      argsBox.replaceChildren(argRows.length ? kvTable(argRows) : h('p.hint', null, 'This event has no arguments.'),
-        extra.length ? h('div', null, h('h2', { style: { marginTop: '14px' } }, 'Event record'), kvTable(extra)) : null);
+      if (e.launch && typeof e.launch === 'object')
+        for (const [k, v] of Object.entries(e.launch))
+          extra.push([k, typeof v === 'object' ? JSON.stringify(v) : String(v ?? UNKNOWN)]);
+      const argRows = Object.entries(args).map(([k, v]) => [
+        k,
+        typeof v === 'object' && v !== null ? JSON.stringify(v) : String(v),
+      ]);
+      argsBox.replaceChildren(
+        argRows.length ? kvTable(argRows) : h('p.hint', null, 'This event has no arguments.'),
+        extra.length ? h('div', null, h('h2', { style: { marginTop: '14px' } }, 'Event record'), kvTable(extra)) : null,
+      );
     } catch (err) {
       if (err.name === 'AbortError') return;
       argsBox.replaceChildren(h('p.hint', null, `Details unavailable: ${err.message}`));
@@ -547,17 +764,52 @@ export function mount(view, { id, profile, params, notify }) {
   }
 
   function kvTable(rows) {
-    return h('table', null, h('tbody', null, rows.map(([k, v]) => h('tr', null, h('th', { scope: 'row' }, k), h('td', null, v)))));
+    return h(
+      'table',
+      null,
+      h(
+        'tbody',
+        null,
+        rows.map(([k, v]) => h('tr', null, h('th', { scope: 'row' }, k), h('td', null, v))),
+      ),
+    );
   }
 
   function showHelp() {
-    details.replaceChildren(h('h2', null, 'Event details'),
+    details.replaceChildren(
+      h('h2', null, 'Event details'),
       h('p.hint', null, 'Click an event to see its name, times and arguments.'),
-      h('div.help', null, h('table', null, h('tbody', null,
-        [['W / S', 'zoom in / out'], ['A / D', 'pan left / right'], ['Wheel', 'zoom at the pointer'], ['Shift+Wheel', 'pan'],
-          ['Drag', 'pan and scroll'], ['0', 'show everything'], ['F', 'zoom to the selected event'], ['/', 'search'], ['Esc', 'clear selection']]
-          .map(([k, v]) => h('tr', null, h('th', { scope: 'row' }, h('kbd', null, k)), h('td', { style: { fontFamily: 'inherit' } }, v)))))),
-      h('p.hint', { style: { marginTop: '12px' } }, 'Hatched spans are many short events merged at this zoom level; zoom in to see them.'));
+      h(
+        'div.help',
+        null,
+        h(
+          'table',
+          null,
+          h(
+            'tbody',
+            null,
+            [
+              ['W / S', 'zoom in / out'],
+              ['A / D', 'pan left / right'],
+              ['Wheel', 'zoom at the pointer'],
+              ['Shift+Wheel', 'pan'],
+              ['Drag', 'pan and scroll'],
+              ['0', 'show everything'],
+              ['F', 'zoom to the selected event'],
+              ['/', 'search'],
+              ['Esc', 'clear selection'],
+            ].map(([k, v]) =>
+              h('tr', null, h('th', { scope: 'row' }, h('kbd', null, k)), h('td', { style: { fontFamily: 'inherit' } }, v)),
+            ),
+          ),
+        ),
+      ),
+      h(
+        'p.hint',
+        { style: { marginTop: '12px' } },
+        'Hatched spans are many short events merged at this zoom level; zoom in to see them.',
+      ),
+    );
   }
 
   // --- search ------------------------------------------------------------------
@@ -585,15 +837,24 @@ export function mount(view, { id, profile, params, notify }) {
     hitsLabel.dataset.total = f ? String(f.total) : String(st.hits.length);
     hitsLabel.dataset.index = String(f ? st.foundIdx + 1 : st.hitIdx + 1);
     hitsLabel.title = st.searchNote;
-    if (!st.query) { hitsLabel.textContent = ''; return; }
-    if (f) {
-      if (!f.total) { hitsLabel.textContent = 'no match'; return; }
-      // st.foundIdx counts over the whole search; pages load as it moves.
-      hitsLabel.textContent = st.foundIdx >= 0 ? `${fmtCount(st.foundIdx + 1)} of ${fmtCount(f.total)}`
-        : `${fmtCount(f.total)} ${f.total === 1 ? 'match' : 'matches'}`;
+    if (!st.query) {
+      hitsLabel.textContent = '';
       return;
     }
-    hitsLabel.textContent = st.hits.length ? `${st.hitIdx >= 0 ? st.hitIdx + 1 : 0} of ${fmtCount(st.hits.length)} (loaded window only)`
+    if (f) {
+      if (!f.total) {
+        hitsLabel.textContent = 'no match';
+        return;
+      }
+      // st.foundIdx counts over the whole search; pages load as it moves.
+      hitsLabel.textContent =
+        st.foundIdx >= 0
+          ? `${fmtCount(st.foundIdx + 1)} of ${fmtCount(f.total)}`
+          : `${fmtCount(f.total)} ${f.total === 1 ? 'match' : 'matches'}`;
+      return;
+    }
+    hitsLabel.textContent = st.hits.length
+      ? `${st.hitIdx >= 0 ? st.hitIdx + 1 : 0} of ${fmtCount(st.hits.length)} (loaded window only)`
       : 'no match in the loaded window';
   }
 
@@ -602,10 +863,19 @@ export function mount(view, { id, profile, params, notify }) {
   async function runSearch(q) {
     if (q === st.query && (st.found || !searcher.pending)) return;
     st.query = q;
-    st.found = null; st.foundIdx = -1; st.searchNote = '';
+    st.found = null;
+    st.foundIdx = -1;
+    st.searchNote = '';
     computeHits(true);
-    if (!q) { searcher.clear(); return; }
-    if (searcher.unsupported) { st.searchNote = 'This server cannot search the whole profile.'; showHitsLabel(); return; }
+    if (!q) {
+      searcher.clear();
+      return;
+    }
+    if (searcher.unsupported) {
+      st.searchNote = 'This server cannot search the whole profile.';
+      showHitsLabel();
+      return;
+    }
     hitsLabel.textContent = 'Searching…';
     try {
       const res = await searcher.run(q);
@@ -613,7 +883,8 @@ export function mount(view, { id, profile, params, notify }) {
       st.found = res;
     } catch (e) {
       if (e.name === 'AbortError' || life.signal.aborted || st.query !== q) return;
-      st.searchNote = searcher.unsupported ? 'This server cannot search the whole profile.'
+      st.searchNote = searcher.unsupported
+        ? 'This server cannot search the whole profile.'
         : `Search across the profile failed: ${e.message}`;
     }
     showHitsLabel();
@@ -669,9 +940,14 @@ export function mount(view, { id, profile, params, notify }) {
   // Expands the track's process group when collapsed and scrolls it into view.
   function revealTrack(trackId) {
     const t = st.byId.get(trackId);
-    if (t && t.group.collapsed) { t.group.collapsed = false; layout(); scheduleFetch(true); }
+    if (t && t.group.collapsed) {
+      t.group.collapsed = false;
+      layout();
+      scheduleFetch(true);
+    }
     const row = rowOfTrack(trackId);
-    if (row && (row.y < scroller.scrollTop || row.y > scroller.scrollTop + scroller.clientHeight - row.h)) scroller.scrollTop = row.y - 40;
+    if (row && (row.y < scroller.scrollTop || row.y > scroller.scrollTop + scroller.clientHeight - row.h))
+      scroller.scrollTop = row.y - 40;
   }
 
   function showMatch(m) {
@@ -688,7 +964,9 @@ export function mount(view, { id, profile, params, notify }) {
     const sel = st.selected;
     if (!sel || sel.ev.depth >= 0) return;
     const list = data.byTrack.get(sel.track) || [];
-    const twin = list.find((x) => !x.summary && (sel.ev.ref !== null ? x.ref === sel.ev.ref : x.s === sel.ev.s && x.name === sel.ev.name));
+    const twin = list.find(
+      (x) => !x.summary && (sel.ev.ref !== null ? x.ref === sel.ev.ref : x.s === sel.ev.s && x.name === sel.ev.name),
+    );
     if (twin) sel.ev = twin;
   }
 
@@ -704,8 +982,13 @@ export function mount(view, { id, profile, params, notify }) {
     searchTimer = setTimeout(() => runSearch(search.value.trim()), SEARCH_DEBOUNCE_MS);
   });
   search.addEventListener('keydown', (e) => {
-    if (e.key === 'Enter') { e.preventDefault(); gotoHit(e.shiftKey ? -1 : 1); }
-    else if (e.key === 'Escape') { e.preventDefault(); clearSearch(); }
+    if (e.key === 'Enter') {
+      e.preventDefault();
+      gotoHit(e.shiftKey ? -1 : 1);
+    } else if (e.key === 'Escape') {
+      e.preventDefault();
+      clearSearch();
+    }
   });
   nextBtn.addEventListener('click', () => gotoHit(1));
   prevBtn.addEventListener('click', () => gotoHit(-1));
@@ -751,17 +1034,24 @@ export function mount(view, { id, profile, params, notify }) {
       return;
     }
     if (nTracks > 30) for (const g of st.groups) if (g.tracks.length > COLLAPSE_OVER) g.collapsed = true;
-    const tMin = num(tracksRes.start_us), tMax = num(tracksRes.end_us);
-    if (!isKnown(profile.start_us) && isKnown(tMin)) { st.t0 = tMin; st.t1 = isKnown(tMax) ? tMax : tMin + (profile.duration_us || 1); }
-    st.viewStart = st.t0; st.viewEnd = st.t1;
+    const tMin = num(tracksRes.start_us),
+      tMax = num(tracksRes.end_us);
+    if (!isKnown(profile.start_us) && isKnown(tMin)) {
+      st.t0 = tMin;
+      st.t1 = isKnown(tMax) ? tMax : tMin + (profile.duration_us || 1);
+    }
+    st.viewStart = st.t0;
+    st.viewEnd = st.t1;
     layout();
     const stepsRes = await stepsP;
     if (life.signal.aborted) return;
     st.steps = (stepsRes && stepsRes.steps) || [];
     if (st.steps.length) {
       stepSel.disabled = false;
-      stepSel.replaceChildren(h('option', { value: '' }, `Steps: ${st.steps.length} (none selected)`),
-        ...st.steps.map((s) => h('option', { value: String(s.step) }, `Step ${s.step} · ${fmtDur(s.duration_us)}`)));
+      stepSel.replaceChildren(
+        h('option', { value: '' }, `Steps: ${st.steps.length} (none selected)`),
+        ...st.steps.map((s) => h('option', { value: String(s.step) }, `Step ${s.step} · ${fmtDur(s.duration_us)}`)),
+      );
     }
     const want = params.get('step');
     if (want !== null && st.steps.length) selectStep(want);
@@ -782,14 +1072,23 @@ export function mount(view, { id, profile, params, notify }) {
   };
 }
 
-function num(v) { return typeof v === 'number' && Number.isFinite(v) ? v : undefined; }
-function round6(x) { return Math.round(x * 1e3) / 1e3; }
+function num(v) {
+  return typeof v === 'number' && Number.isFinite(v) ? v : undefined;
+}
+function round6(x) {
+  return Math.round(x * 1e3) / 1e3;
+}
 
 // Axis labels: time from the profile's start, in one unit for the whole
 // axis (picked by the largest value shown) with as many decimals as the tick
 // step needs, e.g. "57.8 s" rather than "57800 ms".
 function fmtTick(rel, step, maxAbs) {
-  const units = [[1e6, 's'], [1e3, 'ms'], [1, 'µs'], [1e-3, 'ns']];
+  const units = [
+    [1e6, 's'],
+    [1e3, 'ms'],
+    [1, 'µs'],
+    [1e-3, 'ns'],
+  ];
   const [div, unit] = units.find(([d]) => Math.max(maxAbs, step) >= d) || units[units.length - 1];
   const decimals = Math.max(0, Math.min(6, Math.ceil(-Math.log10(step / div) - 1e-9)));
   return `${(rel / div).toFixed(decimals)} ${unit}`;
