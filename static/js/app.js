@@ -6,7 +6,9 @@
 //   #/p/<id>/kernels           kernel table
 //   #/p/<id>/timeline[?step=N] trace viewer
 // Each page module exports mount(container, ctx) and returns a cleanup
-// function that stops its timers and requests.
+// function that stops its timers and requests. Pages import shared modules
+// (api, format, chart, states, ...), never one another, so that changing one
+// page cannot break another.
 
 import { api, ApiError } from './api.js';
 import { h, fmtBytes } from './format.js';

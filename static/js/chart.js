@@ -2,7 +2,8 @@
 // chart (one stacked bar per step, categories in a fixed order) and a
 // horizontal bar chart (top kernels by total time). Bars are focusable and
 // carry data attributes (data-step, data-value) so keyboards, screen readers
-// and tests can read them.
+// and tests can read them. Charts are drawn at their box's pixel width, so
+// pages redraw them with resizeObserve when that width changes.
 
 import { h, fmtDur } from './format.js';
 
@@ -276,6 +277,21 @@ export function barChart(container, items, { format = fmtDur, rowH = 22, onSelec
 
 function ellipsize(str, n) {
   return str.length > n ? str.slice(0, Math.max(1, n - 1)) + '…' : str;
+}
+
+// Redraws a chart when its box changes width (charts are drawn at the
+// box's pixel width so text never scales).
+export function resizeObserve(el, fn, signal) {
+  let w = el.clientWidth;
+  let raf = 0;
+  const ro = new ResizeObserver(() => {
+    if (el.clientWidth === w) return;
+    w = el.clientWidth;
+    cancelAnimationFrame(raf);
+    raf = requestAnimationFrame(fn);
+  });
+  ro.observe(el);
+  signal.addEventListener('abort', () => ro.disconnect());
 }
 
 export function cssVar(name) {

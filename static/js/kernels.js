@@ -6,9 +6,8 @@
 
 import { api } from './api.js';
 import { h, fmtUs, fmtPct, fmtCount, fmtDims, fmtDur, deviceLabel, deviceId, isKnown, UNKNOWN } from './format.js';
-import { barChart } from './chart.js';
+import { barChart, resizeObserve } from './chart.js';
 import { stateView } from './states.js';
-import { resizeObserve } from './overview.js';
 
 const COLUMNS = [
   { key: 'name', label: 'Name', type: 'text' },

@@ -5,7 +5,7 @@
 
 import { api } from './api.js';
 import { h, fmtDur, fmtPct, fmtCount, fmtBytes, fmtDate, deviceLabel, isKnown, UNKNOWN } from './format.js';
-import { stepChart, barChart, legend, stepParts } from './chart.js';
+import { stepChart, barChart, legend, stepParts, resizeObserve } from './chart.js';
 import { stateView } from './states.js';
 
 const SOURCE_TEXT = {
@@ -229,19 +229,4 @@ function fillFacts(dl, p) {
     rows.push(['Warnings', p.warnings.map((w) => (typeof w === 'string' ? w : JSON.stringify(w))).join('; ')]);
   if (p.partial) rows.push(['Note', 'The file was partly unreadable; what could be read is shown.']);
   dl.replaceChildren(...rows.flatMap(([k, v]) => [h('dt', null, k), h('dd', null, v)]));
-}
-
-// Redraws a chart when its box changes width (charts are drawn at the
-// box's pixel width so text never scales).
-export function resizeObserve(el, fn, signal) {
-  let w = el.clientWidth;
-  let raf = 0;
-  const ro = new ResizeObserver(() => {
-    if (el.clientWidth === w) return;
-    w = el.clientWidth;
-    cancelAnimationFrame(raf);
-    raf = requestAnimationFrame(fn);
-  });
-  ro.observe(el);
-  signal.addEventListener('abort', () => ro.disconnect());
 }
