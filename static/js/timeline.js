@@ -13,11 +13,12 @@
 // sticky canvas sized to the visible area, at devicePixelRatio.
 
 import { api } from './api.js';
-import { h, fmtDur, fmtCount, nameHue, isKnown, UNKNOWN } from './format.js';
+import { h, fmtDur, fmtCount, nameHue, isKnown } from './format.js';
 import { niceStep, cssVar, stepStartUs } from './chart.js';
 import { stateView } from './states.js';
 import { normalizeTracks, EventFetcher } from './timeline_data.js';
 import { ProfileSearch, viewForMatch } from './search.js';
+import { createDetails } from './timeline_details.js';
 
 const LABEL_W = 240;
 const PROC_H = 24;
@@ -124,7 +125,9 @@ export function mount(view, { id, profile, params, notify }) {
       ),
     ),
   );
-  showHelp();
+  // What the modules split out of this closure share; the rest moves out next.
+  const tl = { id, st, dom: { details }, draw: { request: requestDraw }, view: { set: setView } };
+  tl.details = createDetails(tl);
 
   // --- layout --------------------------------------------------------------
   function trackHeight(t) {
@@ -581,7 +584,7 @@ export function mount(view, { id, profile, params, notify }) {
     if (wasDrag) return;
     const r = canvas.getBoundingClientRect();
     const hit = hitTest(e.clientX - r.left, e.clientY - r.top);
-    select(hit);
+    tl.details.select(hit);
   };
   window.addEventListener('mousemove', onMove, { signal: life.signal });
   window.addEventListener('mouseup', onUp, { signal: life.signal });
@@ -631,7 +634,7 @@ export function mount(view, { id, profile, params, notify }) {
         setView(st.t0, st.t1);
         break;
       case 'escape':
-        select(null);
+        tl.details.select(null);
         break;
       case 'f':
         if (st.selected) focusEvent(st.selected.ev);
@@ -679,137 +682,6 @@ export function mount(view, { id, profile, params, notify }) {
     const w = Math.max((ev.e - ev.s) * 3, span() > (ev.e - ev.s) * 50 ? (ev.e - ev.s) * 20 : span(), MIN_SPAN_US * 20);
     const mid = (ev.s + ev.e) / 2;
     setView(mid - w / 2, mid + w / 2, { fetchNow: true });
-  }
-
-  // --- selection and details -------------------------------------------------
-  let detailCtrl = null;
-  async function select(hit) {
-    st.selected = hit;
-    requestDraw();
-    if (detailCtrl) detailCtrl.abort();
-    if (!hit) {
-      showHelp();
-      return;
-    }
-    const ev = hit.ev;
-    const t = st.byId.get(hit.track);
-    const where = t ? `${t.group.name} / ${t.name}` : `track ${hit.track}`;
-    const rows = [
-      ['Where', where],
-      ['Start', `${fmtDur(ev.s - st.t0)} from profile start`],
-      ['Duration', ev.instant ? 'instant' : fmtDur(ev.e - ev.s)],
-      ['End', `${fmtDur(ev.e - st.t0)} from profile start`],
-    ];
-    if (ev.summary) {
-      details.replaceChildren(
-        h('h2', null, `${fmtCount(ev.count)} merged events`),
-        h('p.hint', null, 'Events shorter than a pixel are merged into one span. Zoom in to see them one by one.'),
-        kvTable(rows.concat(ev.busy !== null ? [['Busy', fmtDur(ev.busy)]] : [], ev.name ? [['Example', ev.name]] : [])),
-        h(
-          'button.btn',
-          { type: 'button', onclick: () => setView(ev.s - (ev.e - ev.s) * 0.1, ev.e + (ev.e - ev.s) * 0.1, { fetchNow: true }) },
-          'Zoom to this span',
-        ),
-      );
-      return;
-    }
-    const argsBox = h('div', { style: { minHeight: '80px' } }, h('div.skeleton', { style: { height: '60px' } }));
-    details.replaceChildren(
-      h('h2', null, ev.name || '(unnamed)'),
-      kvTable(rows),
-      h('h2', { style: { marginTop: '14px' } }, 'Arguments'),
-      argsBox,
-    );
-    if (ev.ref === null || ev.ref === undefined) {
-      argsBox.replaceChildren(h('p.hint', null, 'No details available for this event.'));
-      return;
-    }
-    detailCtrl = new AbortController();
-    try {
-      const res = await api.event(id, ev.ref, { signal: detailCtrl.signal });
-      const e = res.event || res;
-      const args = e.args || {};
-      const extra = [];
-      for (const k of [
-        'kind',
-        'cat',
-        'ph',
-        'process',
-        'thread',
-        'device',
-        'pid',
-        'tid',
-        'start_us',
-        'dur_us',
-        'step',
-        'correlation',
-      ]) {
-        if (isKnown(e[k]) && typeof e[k] !== 'object') extra.push([k, String(e[k])]);
-      }
-      if (e.launch && typeof e.launch === 'object')
-        for (const [k, v] of Object.entries(e.launch))
-          extra.push([k, typeof v === 'object' ? JSON.stringify(v) : String(v ?? UNKNOWN)]);
-      const argRows = Object.entries(args).map(([k, v]) => [
-        k,
-        typeof v === 'object' && v !== null ? JSON.stringify(v) : String(v),
-      ]);
-      argsBox.replaceChildren(
-        argRows.length ? kvTable(argRows) : h('p.hint', null, 'This event has no arguments.'),
-        extra.length ? h('div', null, h('h2', { style: { marginTop: '14px' } }, 'Event record'), kvTable(extra)) : null,
-      );
-    } catch (err) {
-      if (err.name === 'AbortError') return;
-      argsBox.replaceChildren(h('p.hint', null, `Details unavailable: ${err.message}`));
-    }
-  }
-
-  function kvTable(rows) {
-    return h(
-      'table',
-      null,
-      h(
-        'tbody',
-        null,
-        rows.map(([k, v]) => h('tr', null, h('th', { scope: 'row' }, k), h('td', null, v))),
-      ),
-    );
-  }
-
-  function showHelp() {
-    details.replaceChildren(
-      h('h2', null, 'Event details'),
-      h('p.hint', null, 'Click an event to see its name, times and arguments.'),
-      h(
-        'div.help',
-        null,
-        h(
-          'table',
-          null,
-          h(
-            'tbody',
-            null,
-            [
-              ['W / S', 'zoom in / out'],
-              ['A / D', 'pan left / right'],
-              ['Wheel', 'zoom at the pointer'],
-              ['Shift+Wheel', 'pan'],
-              ['Drag', 'pan and scroll'],
-              ['0', 'show everything'],
-              ['F', 'zoom to the selected event'],
-              ['/', 'search'],
-              ['Esc', 'clear selection'],
-            ].map(([k, v]) =>
-              h('tr', null, h('th', { scope: 'row' }, h('kbd', null, k)), h('td', { style: { fontFamily: 'inherit' } }, v)),
-            ),
-          ),
-        ),
-      ),
-      h(
-        'p.hint',
-        { style: { marginTop: '12px' } },
-        'Hatched spans are many short events merged at this zoom level; zoom in to see them.',
-      ),
-    );
   }
 
   // --- search ------------------------------------------------------------------
@@ -912,7 +784,7 @@ export function mount(view, { id, profile, params, notify }) {
     const hit = st.hits[st.hitIdx];
     revealTrack(hit.track);
     if (hit.ev.s < st.viewStart || hit.ev.e > st.viewEnd) focusEvent(hit.ev);
-    select(hit);
+    tl.details.select(hit);
   }
 
   // The page of the search that holds match `idx` (asked of the server when it
@@ -954,7 +826,7 @@ export function mount(view, { id, profile, params, notify }) {
     revealTrack(m.track);
     const [s, e] = viewForMatch(m, st.viewStart, st.viewEnd, cssWidth(), { minPx: MATCH_MIN_PX, minSpanUs: MIN_SPAN_US });
     setView(s, e, { fetchNow: true });
-    select({ ev: { ...m }, track: m.track });
+    tl.details.select({ ev: { ...m }, track: m.track });
     if (st.data) adoptSelected(st.data); // the loaded window may hold it already
   }
 
@@ -1067,7 +939,7 @@ export function mount(view, { id, profile, params, notify }) {
     clearTimeout(searchTimer);
     searcher.abort();
     cancelAnimationFrame(raf);
-    if (detailCtrl) detailCtrl.abort();
+    tl.details.stop();
     if (window.__xpvTimeline && window.__xpvTimeline.state === st) delete window.__xpvTimeline;
   };
 }
