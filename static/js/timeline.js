@@ -18,6 +18,7 @@ import { niceStep, cssVar, stepStartUs } from './chart.js';
 import { stateView } from './states.js';
 import { normalizeTracks, EventFetcher } from './timeline_data.js';
 import { ProfileSearch, viewForMatch } from './search.js';
+import { createView, MIN_SPAN_US } from './timeline_view.js';
 import { createDetails } from './timeline_details.js';
 
 const LABEL_W = 240;
@@ -26,13 +27,9 @@ const LEVEL_H = 18;
 const TRACK_PAD = 3;
 const MAX_LEVELS = 24;
 const MIN_EVENT_PX = 2; // instants and zero-length slices are drawn at least this wide
-const FETCH_DEBOUNCE_MS = 60;
 const SEARCH_DEBOUNCE_MS = 300;
 const MATCH_MIN_PX = 6; // a match shown by search is zoomed to at least this wide
-const WINDOW_MARGIN = 0.25; // fetch 25% beyond each edge so small pans need no request
-const MIN_SPAN_US = 0.001;
-const COLLAPSE_OVER = 12;
-const MAX_RESOLUTION = 20000; // the events API's limit // processes with more threads start collapsed when the trace is big
+const COLLAPSE_OVER = 12; // processes with more threads start collapsed when the trace is big
 
 export function mount(view, { id, profile, params, notify }) {
   const st = {
@@ -67,7 +64,6 @@ export function mount(view, { id, profile, params, notify }) {
   const searcher = new ProfileSearch(id);
   const life = new AbortController();
   const mountedAt = performance.now();
-  let fetchTimer = 0;
   let raf = 0;
 
   // --- DOM -----------------------------------------------------------------
@@ -126,7 +122,12 @@ export function mount(view, { id, profile, params, notify }) {
     ),
   );
   // What the modules split out of this closure share; the rest moves out next.
-  const tl = { id, st, dom: { details }, draw: { request: requestDraw }, view: { set: setView } };
+  const tl = { id, st, fetcher, signal: life.signal, dom: { details, canvas } };
+  tl.draw = { request: requestDraw, setStatus, growRows: growDepths };
+  tl.search = { adoptSelected, computeHits };
+  tl.view = createView(tl);
+  const { span, cssWidth, xOf, tOf, focusEvent, scheduleFetch } = tl.view;
+  const setView = tl.view.set;
   tl.details = createDetails(tl);
 
   // --- layout --------------------------------------------------------------
@@ -195,25 +196,7 @@ export function mount(view, { id, profile, params, notify }) {
     requestDraw();
   }
 
-  // --- view and fetching ----------------------------------------------------
-  const span = () => st.viewEnd - st.viewStart;
-  const cssWidth = () => canvas.width / st.dpr;
-  const xOf = (t) => ((t - st.viewStart) / span()) * cssWidth();
-  const tOf = (x) => st.viewStart + (x / cssWidth()) * span();
-
-  function setView(s, e, { fetchNow = false } = {}) {
-    const full = st.t1 - st.t0 || 1;
-    let w = Math.min(Math.max(e - s, MIN_SPAN_US), full * 1.2);
-    if (s < st.t0 - full * 0.1) s = st.t0 - full * 0.1;
-    if (s + w > st.t1 + full * 0.1) s = st.t1 + full * 0.1 - w;
-    st.viewStart = s;
-    st.viewEnd = s + w;
-    canvas.dataset.viewStart = String(st.viewStart);
-    canvas.dataset.viewEnd = String(st.viewEnd);
-    requestDraw();
-    scheduleFetch(fetchNow);
-  }
-
+  // --- zoom and pan ---------------------------------------------------------
   function zoomAt(factor, tAnchor) {
     const a = tAnchor ?? (st.viewStart + st.viewEnd) / 2;
     setView(a - (a - st.viewStart) * factor, a + (st.viewEnd - a) * factor);
@@ -222,71 +205,6 @@ export function mount(view, { id, profile, params, notify }) {
   function pan(fraction) {
     const d = span() * fraction;
     setView(st.viewStart + d, st.viewEnd + d);
-  }
-
-  function visibleTrackIds() {
-    const ids = [];
-    for (const g of st.groups) if (!g.collapsed) for (const t of g.tracks) ids.push(t.id);
-    return ids;
-  }
-
-  // Is the loaded window enough for the current view (covers it, fine enough)?
-  function dataCovers() {
-    const d = st.data;
-    if (!d) return false;
-    const p = d.params;
-    if (p.start_us > Math.max(st.viewStart, st.t0) || p.end_us < Math.min(st.viewEnd, st.t1)) return false;
-    const need = canvas.width / span();
-    const have = p.resolution / (p.end_us - p.start_us);
-    return have >= need * 0.9 && p.tracks === trackParam();
-  }
-
-  function trackParam() {
-    const ids = visibleTrackIds();
-    const all = st.groups.reduce((a, g) => a + g.tracks.length, 0);
-    if (ids.length === all) return undefined; // every track: leave the parameter out
-    const s = ids.join(',');
-    return s.length > 6000 ? undefined : s; // the server caps URLs at 8 KB
-  }
-
-  function scheduleFetch(now) {
-    clearTimeout(fetchTimer);
-    if (!st.groups.length) return;
-    if (dataCovers()) return;
-    fetchTimer = setTimeout(doFetch, now ? 0 : FETCH_DEBOUNCE_MS);
-  }
-
-  async function doFetch() {
-    const w = span();
-    const s = Math.max(st.t0, st.viewStart - w * WINDOW_MARGIN);
-    const e = Math.min(st.t1, st.viewEnd + w * WINDOW_MARGIN);
-    if (!(e > s)) return;
-    const params = {
-      start_us: round6(s),
-      end_us: round6(e),
-      tracks: trackParam(),
-      resolution: Math.min(MAX_RESOLUTION, Math.max(1, Math.round((canvas.width * (e - s)) / w))),
-    };
-    st.loading = true;
-    setStatus();
-    try {
-      const data = await fetcher.fetch(params);
-      if (life.signal.aborted) return;
-      st.data = data;
-      st.error = null;
-      st.loading = false;
-      growDepths(data);
-      adoptSelected(data);
-      if (st.query) computeHits(false);
-      requestDraw();
-    } catch (e) {
-      if (e.name === 'AbortError' || life.signal.aborted) return;
-      st.loading = false;
-      st.error = e.message;
-      requestDraw();
-    }
-    setStatus();
-    canvas.dataset.requests = String(fetcher.requests);
   }
 
   // Rows only grow (never shrink) so tracks do not jump while zooming.
@@ -678,12 +596,6 @@ export function mount(view, { id, profile, params, notify }) {
   };
   dprWatch();
 
-  function focusEvent(ev) {
-    const w = Math.max((ev.e - ev.s) * 3, span() > (ev.e - ev.s) * 50 ? (ev.e - ev.s) * 20 : span(), MIN_SPAN_US * 20);
-    const mid = (ev.s + ev.e) / 2;
-    setView(mid - w / 2, mid + w / 2, { fetchNow: true });
-  }
-
   // --- search ------------------------------------------------------------------
   // The server finds matches anywhere in the profile (st.found); loaded events
   // whose name matches (st.hits) are outlined either way. Without a server
@@ -935,7 +847,7 @@ export function mount(view, { id, profile, params, notify }) {
     life.abort();
     fetcher.clear();
     ro.disconnect();
-    clearTimeout(fetchTimer);
+    tl.view.stop();
     clearTimeout(searchTimer);
     searcher.abort();
     cancelAnimationFrame(raf);
@@ -946,9 +858,6 @@ export function mount(view, { id, profile, params, notify }) {
 
 function num(v) {
   return typeof v === 'number' && Number.isFinite(v) ? v : undefined;
-}
-function round6(x) {
-  return Math.round(x * 1e3) / 1e3;
 }
 
 // Axis labels: time from the profile's start, in one unit for the whole
