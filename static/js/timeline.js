@@ -17,9 +17,10 @@ import { h, fmtDur, fmtCount, nameHue, isKnown } from './format.js';
 import { niceStep, cssVar, stepStartUs } from './chart.js';
 import { stateView } from './states.js';
 import { normalizeTracks, EventFetcher } from './timeline_data.js';
-import { ProfileSearch, viewForMatch } from './search.js';
-import { createView, MIN_SPAN_US } from './timeline_view.js';
+import { ProfileSearch } from './search.js';
+import { createView } from './timeline_view.js';
 import { createDetails } from './timeline_details.js';
+import { createSearch } from './timeline_search.js';
 
 const LABEL_W = 240;
 const PROC_H = 24;
@@ -27,8 +28,6 @@ const LEVEL_H = 18;
 const TRACK_PAD = 3;
 const MAX_LEVELS = 24;
 const MIN_EVENT_PX = 2; // instants and zero-length slices are drawn at least this wide
-const SEARCH_DEBOUNCE_MS = 300;
-const MATCH_MIN_PX = 6; // a match shown by search is zoomed to at least this wide
 const COLLAPSE_OVER = 12; // processes with more threads start collapsed when the trace is big
 
 export function mount(view, { id, profile, params, notify }) {
@@ -122,13 +121,14 @@ export function mount(view, { id, profile, params, notify }) {
     ),
   );
   // What the modules split out of this closure share; the rest moves out next.
-  const tl = { id, st, fetcher, signal: life.signal, dom: { details, canvas } };
-  tl.draw = { request: requestDraw, setStatus, growRows: growDepths };
-  tl.search = { adoptSelected, computeHits };
+  const dom = { details, canvas, scroller, searchBox: search, hitsLabel, prevBtn, nextBtn };
+  const tl = { id, st, fetcher, searcher, signal: life.signal, dom };
+  tl.draw = { request: requestDraw, setStatus, growRows: growDepths, layout, rowOfTrack };
   tl.view = createView(tl);
   const { span, cssWidth, xOf, tOf, focusEvent, scheduleFetch } = tl.view;
   const setView = tl.view.set;
   tl.details = createDetails(tl);
+  tl.search = createSearch(tl);
 
   // --- layout --------------------------------------------------------------
   function trackHeight(t) {
@@ -596,187 +596,6 @@ export function mount(view, { id, profile, params, notify }) {
   };
   dprWatch();
 
-  // --- search ------------------------------------------------------------------
-  // The server finds matches anywhere in the profile (st.found); loaded events
-  // whose name matches (st.hits) are outlined either way. Without a server
-  // search (404, error) next/previous step through st.hits, and say so.
-  function computeHits(reset) {
-    const q = st.query.toLowerCase();
-    const keep = !reset && st.hitIdx >= 0 ? st.hits[st.hitIdx] : null;
-    st.hits = [];
-    if (q && st.data) {
-      for (const [track, list] of st.data.byTrack) {
-        for (const ev of list) if (!ev.summary && ev.name.toLowerCase().includes(q)) st.hits.push({ ev, track });
-      }
-      st.hits.sort((a, b) => a.ev.s - b.ev.s);
-    }
-    st.hitIdx = keep ? st.hits.findIndex((x) => x.ev.s === keep.ev.s && x.track === keep.track) : -1;
-    if (!st.found) showHitsLabel();
-    requestDraw();
-  }
-
-  function showHitsLabel() {
-    const f = st.found;
-    hitsLabel.dataset.mode = f ? 'profile' : 'window';
-    hitsLabel.dataset.total = f ? String(f.total) : String(st.hits.length);
-    hitsLabel.dataset.index = String(f ? st.foundIdx + 1 : st.hitIdx + 1);
-    hitsLabel.title = st.searchNote;
-    if (!st.query) {
-      hitsLabel.textContent = '';
-      return;
-    }
-    if (f) {
-      if (!f.total) {
-        hitsLabel.textContent = 'no match';
-        return;
-      }
-      // st.foundIdx counts over the whole search; pages load as it moves.
-      hitsLabel.textContent =
-        st.foundIdx >= 0
-          ? `${fmtCount(st.foundIdx + 1)} of ${fmtCount(f.total)}`
-          : `${fmtCount(f.total)} ${f.total === 1 ? 'match' : 'matches'}`;
-      return;
-    }
-    hitsLabel.textContent = st.hits.length
-      ? `${st.hitIdx >= 0 ? st.hitIdx + 1 : 0} of ${fmtCount(st.hits.length)} (loaded window only)`
-      : 'no match in the loaded window';
-  }
-
-  // Makes `q` the current query; resolves once the server answered (or
-  // failed, leaving the loaded-window search). Stale answers are dropped.
-  async function runSearch(q) {
-    if (q === st.query && (st.found || !searcher.pending)) return;
-    st.query = q;
-    st.found = null;
-    st.foundIdx = -1;
-    st.searchNote = '';
-    computeHits(true);
-    if (!q) {
-      searcher.clear();
-      return;
-    }
-    if (searcher.unsupported) {
-      st.searchNote = 'This server cannot search the whole profile.';
-      showHitsLabel();
-      return;
-    }
-    hitsLabel.textContent = 'Searching…';
-    try {
-      const res = await searcher.run(q);
-      if (life.signal.aborted || st.query !== q) return;
-      st.found = res;
-    } catch (e) {
-      if (e.name === 'AbortError' || life.signal.aborted || st.query !== q) return;
-      st.searchNote = searcher.unsupported
-        ? 'This server cannot search the whole profile.'
-        : `Search across the profile failed: ${e.message}`;
-    }
-    showHitsLabel();
-  }
-
-  async function gotoHit(dir) {
-    const q = search.value.trim();
-    clearTimeout(searchTimer);
-    await runSearch(q);
-    if (life.signal.aborted || st.query !== q) return;
-    if (st.found) {
-      const n = st.found.total;
-      if (!n) return;
-      const idx = st.foundIdx < 0 && dir < 0 ? n - 1 : (st.foundIdx + dir + n) % n;
-      const page = await pageHolding(q, idx, dir);
-      if (!page) return;
-      st.foundIdx = idx;
-      showHitsLabel();
-      showMatch(page.matches[idx - page.offset]);
-      return;
-    }
-    if (!st.hits.length) return;
-    st.hitIdx = (st.hitIdx + dir + st.hits.length) % st.hits.length;
-    showHitsLabel();
-    const hit = st.hits[st.hitIdx];
-    revealTrack(hit.track);
-    if (hit.ev.s < st.viewStart || hit.ev.e > st.viewEnd) focusEvent(hit.ev);
-    tl.details.select(hit);
-  }
-
-  // The page of the search that holds match `idx` (asked of the server when it
-  // is not the one loaded), or null when the query changed or the page failed.
-  async function pageHolding(q, idx, dir) {
-    const holds = (page) => idx >= page.offset && idx < page.offset + page.matches.length;
-    if (holds(st.found)) return st.found;
-    hitsLabel.textContent = 'Searching…';
-    try {
-      let page = await searcher.run(q, searcher.pageOf(idx, dir));
-      // A server with a smaller page than ours: ask from the match itself.
-      if (!holds(page) && page.offset !== idx && !life.signal.aborted && st.query === q) page = await searcher.run(q, idx);
-      if (life.signal.aborted || st.query !== q) return null;
-      if (!holds(page)) throw new Error('the server did not send it');
-      st.found = page;
-      return page;
-    } catch (e) {
-      if (e.name === 'AbortError' || life.signal.aborted || st.query !== q) return null;
-      showHitsLabel();
-      hitsLabel.title = `Loading match ${fmtCount(idx + 1)} failed: ${e.message}`;
-      return null;
-    }
-  }
-
-  // Expands the track's process group when collapsed and scrolls it into view.
-  function revealTrack(trackId) {
-    const t = st.byId.get(trackId);
-    if (t && t.group.collapsed) {
-      t.group.collapsed = false;
-      layout();
-      scheduleFetch(true);
-    }
-    const row = rowOfTrack(trackId);
-    if (row && (row.y < scroller.scrollTop || row.y > scroller.scrollTop + scroller.clientHeight - row.h))
-      scroller.scrollTop = row.y - 40;
-  }
-
-  function showMatch(m) {
-    revealTrack(m.track);
-    const [s, e] = viewForMatch(m, st.viewStart, st.viewEnd, cssWidth(), { minPx: MATCH_MIN_PX, minSpanUs: MIN_SPAN_US });
-    setView(s, e, { fetchNow: true });
-    tl.details.select({ ev: { ...m }, track: m.track });
-    if (st.data) adoptSelected(st.data); // the loaded window may hold it already
-  }
-
-  // A selected search match gets its drawn twin (with its depth) once the
-  // window holding it has loaded.
-  function adoptSelected(data) {
-    const sel = st.selected;
-    if (!sel || sel.ev.depth >= 0) return;
-    const list = data.byTrack.get(sel.track) || [];
-    const twin = list.find(
-      (x) => !x.summary && (sel.ev.ref !== null ? x.ref === sel.ev.ref : x.s === sel.ev.s && x.name === sel.ev.name),
-    );
-    if (twin) sel.ev = twin;
-  }
-
-  function clearSearch() {
-    clearTimeout(searchTimer);
-    search.value = '';
-    runSearch('');
-  }
-
-  let searchTimer = 0;
-  search.addEventListener('input', () => {
-    clearTimeout(searchTimer);
-    searchTimer = setTimeout(() => runSearch(search.value.trim()), SEARCH_DEBOUNCE_MS);
-  });
-  search.addEventListener('keydown', (e) => {
-    if (e.key === 'Enter') {
-      e.preventDefault();
-      gotoHit(e.shiftKey ? -1 : 1);
-    } else if (e.key === 'Escape') {
-      e.preventDefault();
-      clearSearch();
-    }
-  });
-  nextBtn.addEventListener('click', () => gotoHit(1));
-  prevBtn.addEventListener('click', () => gotoHit(-1));
-
   // --- steps ---------------------------------------------------------------------
   function selectStep(n) {
     const step = st.steps.find((s) => String(s.step) === String(n)) || null;
@@ -848,8 +667,7 @@ export function mount(view, { id, profile, params, notify }) {
     fetcher.clear();
     ro.disconnect();
     tl.view.stop();
-    clearTimeout(searchTimer);
-    searcher.abort();
+    tl.search.stop();
     cancelAnimationFrame(raf);
     tl.details.stop();
     if (window.__xpvTimeline && window.__xpvTimeline.state === st) delete window.__xpvTimeline;
