@@ -159,10 +159,12 @@ export function createDrawing(tl) {
   function drawCanvas() {
     const ctx = canvas.getContext('2d');
     const c = palette.colors;
-    // One frame's drawing context and counts, handed to the helpers below.
     const f = {
       ctx,
       c,
+      st,
+      view: tl.view,
+      palette,
       W: tl.view.cssWidth(),
       H: canvas.height / st.dpr,
       top: scroller.scrollTop,
@@ -173,8 +175,8 @@ export function createDrawing(tl) {
     ctx.setTransform(st.dpr, 0, 0, st.dpr, 0, 0);
     ctx.fillStyle = c.surface;
     ctx.fillRect(0, 0, f.W, f.H);
-    drawGrid(ctx, f.W, f.H);
-    const band = stepBand();
+    drawGrid(f);
+    const band = stepBand(st, tl.view);
     if (band) {
       ctx.fillStyle = c.step;
       ctx.fillRect(band.x, 0, band.w, f.H);
@@ -182,7 +184,7 @@ export function createDrawing(tl) {
     ctx.font = '11px system-ui, sans-serif';
     ctx.textBaseline = 'middle';
     for (const row of st.rows) drawRow(f, row);
-    if (st.selected) outlineSelected(f);
+    if (st.selected) outlineSelected(f, rowOfTrack(st.selected.track));
     if (!st.rows.length) return;
     if (st.error && !st.data) {
       ctx.fillStyle = c.muted;
@@ -191,71 +193,6 @@ export function createDrawing(tl) {
     }
     recordCounts(f.drawn, f.summaries);
     if (!st.loading) setStatus();
-  }
-
-  function drawRow(f, row) {
-    const { ctx, c } = f;
-    const y = row.y - f.top;
-    if (y > f.H || y + row.h < 0) return;
-    ctx.fillStyle = c.border;
-    ctx.fillRect(0, y + row.h - 1, f.W, 1);
-    if (row.type === 'process') {
-      ctx.fillStyle = c.surface2;
-      ctx.fillRect(0, y, f.W, row.h - 1);
-      return;
-    }
-    const list = st.data && st.data.byTrack.get(row.track.id);
-    if (!list) return;
-    for (const ev of list) {
-      if (ev.e < st.viewStart || ev.s > st.viewEnd) continue;
-      drawEvent(f, ev, y + TRACK_PAD + Math.min(ev.depth, MAX_LEVELS - 1) * LEVEL_H);
-    }
-  }
-
-  function drawEvent(f, ev, ey) {
-    const { ctx, c } = f;
-    if (ey + LEVEL_H < 0 || ey > f.H) return;
-    const x0 = Math.max(tl.view.xOf(ev.s), -2);
-    const x1 = Math.min(tl.view.xOf(ev.e), f.W + 2);
-    // Instants and zero-length slices (Kineto's sub-µs kernels) stay visible.
-    const w = Math.max(ev.instant || ev.e === ev.s ? MIN_EVENT_PX : 1, x1 - x0);
-    if (ev.summary) {
-      ctx.fillStyle = palette.hatch(ctx);
-      ctx.fillRect(x0, ey + 1, w, LEVEL_H - 2);
-      f.summaries++;
-      return;
-    }
-    ctx.fillStyle = palette.eventColor(ev.name);
-    ctx.fillRect(x0, ey + 1, w, LEVEL_H - 2);
-    f.drawn++;
-    if (w > MIN_LABEL_PX) {
-      ctx.save();
-      ctx.beginPath();
-      ctx.rect(x0 + 3, ey, w - 6, LEVEL_H);
-      ctx.clip();
-      ctx.fillStyle = c.dark ? '#f1f4f8' : '#15191f';
-      ctx.fillText(ev.name, Math.max(x0, 0) + 4, ey + LEVEL_H / 2);
-      ctx.restore();
-    }
-    if (f.hitSet && f.hitSet.has(ev)) {
-      ctx.strokeStyle = c.search;
-      ctx.lineWidth = 2;
-      ctx.strokeRect(x0 + 1, ey + 2, Math.max(1, w - 2), LEVEL_H - 4);
-    }
-  }
-
-  function outlineSelected(f) {
-    const r = rowOfTrack(st.selected.track);
-    if (!r) return;
-    const ev = st.selected.ev;
-    // A search match not loaded yet has no depth: outline the whole track.
-    const ey = ev.depth < 0 ? r.y - f.top + 1 : r.y - f.top + TRACK_PAD + Math.min(ev.depth, MAX_LEVELS - 1) * LEVEL_H;
-    const eh = ev.depth < 0 ? r.h - 2 : LEVEL_H;
-    const x0 = tl.view.xOf(ev.s),
-      x1 = tl.view.xOf(ev.e);
-    f.ctx.strokeStyle = f.c.select;
-    f.ctx.lineWidth = 2;
-    f.ctx.strokeRect(x0, ey + 1, Math.max(2, x1 - x0), eh - 2);
   }
 
   function recordCounts(drawn, summaries) {
@@ -270,28 +207,7 @@ export function createDrawing(tl) {
     }
   }
 
-  // The highlighted step as {x, w} in canvas pixels, or null.
-  function stepBand() {
-    if (!st.stepSel) return null;
-    const x0 = tl.view.xOf(st.stepSel.start_us);
-    const x1 = tl.view.xOf(st.stepSel.start_us + (st.stepSel.duration_us || 0));
-    return { x: x0, w: Math.max(1, x1 - x0) };
-  }
-
-  // --- the axis, the grid and the labels around the canvas -------------------
-  function ticks(W) {
-    const step = niceStep(tl.view.span(), Math.max(2, Math.floor(W / 110)));
-    const first = Math.ceil((st.viewStart - st.t0) / step) * step;
-    const out = [];
-    for (let rel = first; st.t0 + rel <= st.viewEnd; rel += step) out.push({ rel, x: tl.view.xOf(st.t0 + rel) });
-    return { out, step };
-  }
-
-  function drawGrid(ctx, W, H) {
-    ctx.fillStyle = palette.colors.border;
-    for (const t of ticks(W).out) ctx.fillRect(Math.round(t.x), 0, 1, H);
-  }
-
+  // --- the axis and the labels around the canvas ----------------------------
   function drawAxis() {
     const ctx = axis.getContext('2d');
     const c = palette.colors;
@@ -299,7 +215,7 @@ export function createDrawing(tl) {
     ctx.setTransform(st.dpr, 0, 0, st.dpr, 0, 0);
     ctx.fillStyle = c.surface;
     ctx.fillRect(0, 0, W, AXIS_H);
-    const band = stepBand();
+    const band = stepBand(st, tl.view);
     if (band) {
       ctx.fillStyle = c.step;
       ctx.fillRect(band.x, 0, band.w, AXIS_H);
@@ -308,7 +224,7 @@ export function createDrawing(tl) {
     }
     ctx.font = '11px system-ui, sans-serif';
     ctx.textBaseline = 'middle';
-    const { out, step } = ticks(tl.view.cssWidth());
+    const { out, step } = ticks(st, tl.view, tl.view.cssWidth());
     const maxAbs = Math.max(Math.abs(st.viewStart - st.t0), Math.abs(st.viewEnd - st.t0));
     for (const { rel, x } of out) {
       ctx.fillStyle = c.border;
@@ -373,6 +289,98 @@ export function createDrawing(tl) {
   palette.read();
   watchPage();
   return { request, layout, growRows, rowOfTrack, eventAt, setStatus, stop };
+}
+
+// The painters of one frame. `f` holds what they share: the 2D context, the
+// colours, the state, the view and the palette, the canvas size in CSS
+// pixels (W, H), the tracks' scroll offset (top), the events the search
+// outlines (hitSet) and the counts of events and merged spans drawn so far.
+
+function drawRow(f, row) {
+  const { ctx, c, st } = f;
+  const y = row.y - f.top;
+  if (y > f.H || y + row.h < 0) return;
+  ctx.fillStyle = c.border;
+  ctx.fillRect(0, y + row.h - 1, f.W, 1);
+  if (row.type === 'process') {
+    ctx.fillStyle = c.surface2;
+    ctx.fillRect(0, y, f.W, row.h - 1);
+    return;
+  }
+  const list = st.data && st.data.byTrack.get(row.track.id);
+  if (!list) return;
+  for (const ev of list) {
+    if (ev.e < st.viewStart || ev.s > st.viewEnd) continue;
+    drawEvent(f, ev, y + TRACK_PAD + Math.min(ev.depth, MAX_LEVELS - 1) * LEVEL_H);
+  }
+}
+
+function drawEvent(f, ev, ey) {
+  const { ctx, c, view, palette } = f;
+  if (ey + LEVEL_H < 0 || ey > f.H) return;
+  const x0 = Math.max(view.xOf(ev.s), -2);
+  const x1 = Math.min(view.xOf(ev.e), f.W + 2);
+  // Instants and zero-length slices (Kineto's sub-µs kernels) stay visible.
+  const w = Math.max(ev.instant || ev.e === ev.s ? MIN_EVENT_PX : 1, x1 - x0);
+  if (ev.summary) {
+    ctx.fillStyle = palette.hatch(ctx);
+    ctx.fillRect(x0, ey + 1, w, LEVEL_H - 2);
+    f.summaries++;
+    return;
+  }
+  ctx.fillStyle = palette.eventColor(ev.name);
+  ctx.fillRect(x0, ey + 1, w, LEVEL_H - 2);
+  f.drawn++;
+  if (w > MIN_LABEL_PX) {
+    ctx.save();
+    ctx.beginPath();
+    ctx.rect(x0 + 3, ey, w - 6, LEVEL_H);
+    ctx.clip();
+    ctx.fillStyle = c.dark ? '#f1f4f8' : '#15191f';
+    ctx.fillText(ev.name, Math.max(x0, 0) + 4, ey + LEVEL_H / 2);
+    ctx.restore();
+  }
+  if (f.hitSet && f.hitSet.has(ev)) {
+    ctx.strokeStyle = c.search;
+    ctx.lineWidth = 2;
+    ctx.strokeRect(x0 + 1, ey + 2, Math.max(1, w - 2), LEVEL_H - 4);
+  }
+}
+
+// `r` is the selected event's row, undefined while its process is collapsed.
+function outlineSelected(f, r) {
+  if (!r) return;
+  const ev = f.st.selected.ev;
+  // A search match not loaded yet has no depth: outline the whole track.
+  const ey = ev.depth < 0 ? r.y - f.top + 1 : r.y - f.top + TRACK_PAD + Math.min(ev.depth, MAX_LEVELS - 1) * LEVEL_H;
+  const eh = ev.depth < 0 ? r.h - 2 : LEVEL_H;
+  const x0 = f.view.xOf(ev.s),
+    x1 = f.view.xOf(ev.e);
+  f.ctx.strokeStyle = f.c.select;
+  f.ctx.lineWidth = 2;
+  f.ctx.strokeRect(x0, ey + 1, Math.max(2, x1 - x0), eh - 2);
+}
+
+// The highlighted step as {x, w} in canvas pixels, or null.
+function stepBand(st, view) {
+  if (!st.stepSel) return null;
+  const x0 = view.xOf(st.stepSel.start_us);
+  const x1 = view.xOf(st.stepSel.start_us + (st.stepSel.duration_us || 0));
+  return { x: x0, w: Math.max(1, x1 - x0) };
+}
+
+// Time ticks about every 110 pixels, at round steps from the profile's start.
+function ticks(st, view, W) {
+  const step = niceStep(view.span(), Math.max(2, Math.floor(W / 110)));
+  const first = Math.ceil((st.viewStart - st.t0) / step) * step;
+  const out = [];
+  for (let rel = first; st.t0 + rel <= st.viewEnd; rel += step) out.push({ rel, x: view.xOf(st.t0 + rel) });
+  return { out, step };
+}
+
+function drawGrid(f) {
+  f.ctx.fillStyle = f.c.border;
+  for (const t of ticks(f.st, f.view, f.W).out) f.ctx.fillRect(Math.round(t.x), 0, 1, f.H);
 }
 
 // Colours come from the stylesheet's custom properties, so they follow the
