@@ -2,11 +2,11 @@
 // event's name, times and arguments (asked of the server by its ref), what a
 // merged span stands for, or, with nothing selected, the keyboard help.
 //
-// Invariants: st.selected is set here and only here (search.js matches
-// included), and set before the panel fills, so the canvas outlines the
-// event at once. At most one argument request is in flight; a newer
-// selection aborts it, so a slow answer never fills the panel of another
-// event.
+// Invariants: st.selected is only assigned by select() (the search selects
+// through it too, and later only swaps a match for its loaded twin), and is
+// assigned before the panel fills, so the canvas outlines the event at once.
+// At most one argument request is in flight; a newer selection aborts it, so
+// a slow answer never fills the panel of another event.
 
 import { api } from './api.js';
 import { h, fmtDur, fmtCount, isKnown, UNKNOWN } from './format.js';
@@ -132,7 +132,7 @@ export function createDetails(tl) {
   }
 
   showHelp();
-  return { select, showHelp, stop };
+  return { select, stop };
 }
 
 function recordRows(record) {
