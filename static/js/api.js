@@ -3,7 +3,10 @@
 // the server's {"error": "..."} message.
 
 export class ApiError extends Error {
-  constructor(message, status) { super(message); this.status = status; }
+  constructor(message, status) {
+    super(message);
+    this.status = status;
+  }
 }
 
 export async function getJSON(path, { signal } = {}) {
@@ -16,7 +19,11 @@ export async function getJSON(path, { signal } = {}) {
   }
   let body = null;
   const text = await res.text();
-  try { body = text ? JSON.parse(text) : null; } catch { body = null; }
+  try {
+    body = text ? JSON.parse(text) : null;
+  } catch {
+    body = null;
+  }
   if (!res.ok) {
     const msg = body && body.error ? body.error : `${res.status} ${res.statusText}`;
     throw new ApiError(msg, res.status);
@@ -39,7 +46,9 @@ export const api = {
   kernelsCsvUrl: (id, params) => `/api/profiles/${enc(id)}/kernels${query({ ...params, format: 'csv' })}`,
 };
 
-function enc(s) { return encodeURIComponent(s); }
+function enc(s) {
+  return encodeURIComponent(s);
+}
 
 export function query(params) {
   if (!params) return '';

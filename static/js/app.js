@@ -6,7 +6,9 @@
 //   #/p/<id>/kernels           kernel table
 //   #/p/<id>/timeline[?step=N] trace viewer
 // Each page module exports mount(container, ctx) and returns a cleanup
-// function that stops its timers and requests.
+// function that stops its timers and requests. Pages import shared modules
+// (api, format, chart, states, ...), never one another, so that changing one
+// page cannot break another.
 
 import { api, ApiError } from './api.js';
 import { h, fmtBytes } from './format.js';
@@ -28,7 +30,9 @@ export function notify(msg, ms = 6000) {
   t.textContent = msg;
   t.hidden = false;
   clearTimeout(notify.timer);
-  notify.timer = setTimeout(() => { t.hidden = true; }, ms);
+  notify.timer = setTimeout(() => {
+    t.hidden = true;
+  }, ms);
 }
 
 function parseHash() {
@@ -52,8 +56,11 @@ function setHeader(profile, page) {
     if (a.dataset.page === page) a.setAttribute('aria-current', 'page');
     else a.removeAttribute('aria-current');
   }
-  title.append(h('b', null, profileName(profile)), '  ·  ',
-    [profile.format, profile.producer, fmtBytes(profile.size_bytes)].filter(Boolean).join(' · '));
+  title.append(
+    h('b', null, profileName(profile)),
+    '  ·  ',
+    [profile.format, profile.producer, fmtBytes(profile.size_bytes)].filter(Boolean).join(' · '),
+  );
   title.title = profile.path || '';
   const dl = document.getElementById('download-trace');
   dl.href = api.traceUrl(profile.id);
@@ -84,7 +91,9 @@ async function startPage(seq) {
   try {
     const health = await api.health();
     mode = health.ui || health.ui_mode || 'both';
-  } catch { /* the profile list shows the error state */ }
+  } catch {
+    /* the profile list shows the error state */
+  }
   if (seq !== routeSeq) return;
   const page = mode === 'perfetto' ? 'timeline' : mode === 'tensorboard' ? 'overview' : null;
   if (page) {
@@ -93,17 +102,26 @@ async function startPage(seq) {
       if (seq !== routeSeq) return;
       location.replace(`#/p/${encodeURIComponent(latest.id)}/${page}`);
       return;
-    } catch { /* no profile yet: fall through to the list */ }
+    } catch {
+      /* no profile yet: fall through to the list */
+    }
   }
   if (seq === routeSeq) location.replace('#/profiles');
 }
 
 async function route() {
   const seq = ++routeSeq;
-  if (cleanup) { cleanup(); cleanup = null; }
+  if (cleanup) {
+    cleanup();
+    cleanup = null;
+  }
   const { parts, params } = parseHash();
   view.classList.remove('fill');
-  if (parts.length === 0) { setHeader(null); view.replaceChildren(); return startPage(seq); }
+  if (parts.length === 0) {
+    setHeader(null);
+    view.replaceChildren();
+    return startPage(seq);
+  }
   if (parts[0] === 'profiles') {
     setHeader(null);
     document.title = 'Profiles · xprof-view';
@@ -116,14 +134,23 @@ async function route() {
     return mountProfilePage(seq, id, pageName, params);
   }
   setHeader(null);
-  view.replaceChildren(stateView('Page not found', 'There is no page at this address.', 'error',
-    h('a', { href: '#/profiles' }, 'Go to all profiles')));
+  view.replaceChildren(
+    stateView(
+      'Page not found',
+      'There is no page at this address.',
+      'error',
+      h('a', { href: '#/profiles' }, 'Go to all profiles'),
+    ),
+  );
 }
 
 async function mountProfilePage(seq, id, pageName, params) {
   let stopped = false;
   let timer = null;
-  cleanup = () => { stopped = true; clearTimeout(timer); };
+  cleanup = () => {
+    stopped = true;
+    clearTimeout(timer);
+  };
   if (!currentProfile || currentProfile.id !== id) view.replaceChildren(stateView('Loading profile…', '', 'loading'));
   const load = async () => {
     let profile;
@@ -134,8 +161,14 @@ async function mountProfilePage(seq, id, pageName, params) {
       setHeader(null);
       const status = e instanceof ApiError ? e.status : 0;
       const missing = status === 404 || status === 400;
-      view.replaceChildren(stateView(missing ? 'No such profile' : 'Cannot load this profile', e.message, 'error',
-        h('a', { href: '#/profiles' }, 'Go to all profiles')));
+      view.replaceChildren(
+        stateView(
+          missing ? 'No such profile' : 'Cannot load this profile',
+          e.message,
+          'error',
+          h('a', { href: '#/profiles' }, 'Go to all profiles'),
+        ),
+      );
       // Retry only when the server may come back (down, or a server error).
       if (status === 0 || status >= 500) timer = setTimeout(load, 3000);
       return;
@@ -149,13 +182,23 @@ async function mountProfilePage(seq, id, pageName, params) {
       return;
     }
     if (profile.status === 'error') {
-      view.replaceChildren(stateView('This profile could not be read', profile.error || 'Unknown error', 'error',
-        h('a', { href: '#/profiles' }, 'Go to all profiles')));
+      view.replaceChildren(
+        stateView(
+          'This profile could not be read',
+          profile.error || 'Unknown error',
+          'error',
+          h('a', { href: '#/profiles' }, 'Go to all profiles'),
+        ),
+      );
       return;
     }
     if (pageName === 'timeline') view.classList.add('fill');
     const pageCleanup = PAGES[pageName].mount(view, { id, profile, params, notify });
-    cleanup = () => { stopped = true; clearTimeout(timer); if (pageCleanup) pageCleanup(); };
+    cleanup = () => {
+      stopped = true;
+      clearTimeout(timer);
+      if (pageCleanup) pageCleanup();
+    };
   };
   await load();
 }

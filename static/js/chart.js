@@ -2,7 +2,8 @@
 // chart (one stacked bar per step, categories in a fixed order) and a
 // horizontal bar chart (top kernels by total time). Bars are focusable and
 // carry data attributes (data-step, data-value) so keyboards, screen readers
-// and tests can read them.
+// and tests can read them. Charts are drawn at their box's pixel width, so
+// pages redraw them with resizeObserve when that width changes.
 
 import { h, fmtDur } from './format.js';
 
@@ -37,8 +38,12 @@ export function niceStep(range, n) {
 export function stepParts(st) {
   const memcpy = st.memcpy_us ?? sumKnown([st.memcpy_h2d_us, st.memcpy_d2h_us, st.memcpy_d2d_us, st.memcpy_other_us]);
   return {
-    compute: st.compute_us ?? null, collective: st.collective_us ?? null, memcpy,
-    memset: st.memset_us ?? null, idle: st.idle_us ?? null, host: st.host_us ?? null,
+    compute: st.compute_us ?? null,
+    collective: st.collective_us ?? null,
+    memcpy,
+    memset: st.memset_us ?? null,
+    idle: st.idle_us ?? null,
+    host: st.host_us ?? null,
   };
 }
 
@@ -80,15 +85,21 @@ export function stepSegments(st) {
 export function stepChart(container, steps, { onSelect, height = 260 } = {}) {
   const width = Math.max(320, container.clientWidth || 800);
   const pad = { l: 64, r: 12, t: 10, b: 30 };
-  const plotW = width - pad.l - pad.r, plotH = height - pad.t - pad.b;
+  const plotW = width - pad.l - pad.r,
+    plotH = height - pad.t - pad.b;
   const segs = steps.map(stepSegments);
   const totals = steps.map((st) => st.duration_us || 0);
   const maxV = Math.max(...totals, 1e-9);
   const step = niceStep(maxV, 5);
   const top = Math.ceil(maxV / step) * step;
   const y = (v) => pad.t + plotH - (v / top) * plotH;
-  const svg = s('svg', { viewBox: `0 0 ${width} ${height}`, width, height, role: 'group',
-    'aria-label': `Step time chart: ${steps.length} steps, stacked by category` });
+  const svg = s('svg', {
+    viewBox: `0 0 ${width} ${height}`,
+    width,
+    height,
+    role: 'group',
+    'aria-label': `Step time chart: ${steps.length} steps, stacked by category`,
+  });
   const grid = s('g', { class: 'grid' });
   const axis = s('g', { class: 'axis' });
   for (let v = 0; v <= top + step / 2; v += step) {
@@ -107,15 +118,33 @@ export function stepChart(container, steps, { onSelect, height = 260 } = {}) {
     const x = pad.l + i * slot + (slot - barW) / 2;
     const p = stepParts(st);
     const seg = segs[i];
-    const g = s('g', { class: 'bar', tabindex: '0', role: 'listitem', 'data-step': st.step, 'data-step-bar': '',
-      'data-duration-us': st.duration_us, 'aria-label': `Step ${st.step}: ${fmtDur(st.duration_us)}` +
-        CATEGORIES.filter((c) => p[c.key]).map((c) => `, ${c.label} ${fmtDur(p[c.key])}`).join('') });
+    const g = s('g', {
+      class: 'bar',
+      tabindex: '0',
+      role: 'listitem',
+      'data-step': st.step,
+      'data-step-bar': '',
+      'data-duration-us': st.duration_us,
+      'aria-label':
+        `Step ${st.step}: ${fmtDur(st.duration_us)}` +
+        CATEGORIES.filter((c) => p[c.key])
+          .map((c) => `, ${c.label} ${fmtDur(p[c.key])}`)
+          .join(''),
+    });
     let acc = 0;
     for (const c of [...CATEGORIES, { key: 'other' }]) {
       const v = seg[c.key];
       if (!v) continue;
-      g.append(s('rect', { x, width: barW, y: y(acc + v), height: Math.max(0, y(acc) - y(acc + v)),
-        fill: c.key === 'other' ? cssVar('--c-summary') : colors[c.key], 'data-category': c.key }));
+      g.append(
+        s('rect', {
+          x,
+          width: barW,
+          y: y(acc + v),
+          height: Math.max(0, y(acc) - y(acc + v)),
+          fill: c.key === 'other' ? cssVar('--c-summary') : colors[c.key],
+          'data-category': c.key,
+        }),
+      );
       acc += v;
     }
     // An invisible full-height target makes thin bars easy to hover and click.
@@ -133,16 +162,37 @@ export function stepChart(container, steps, { onSelect, height = 260 } = {}) {
     const st = steps.find((x) => String(x.step) === g.getAttribute('data-step'));
     if (!st) return;
     const p = stepParts(st);
-    tip.replaceChildren(h('div', { style: { fontWeight: 600, marginBottom: '4px' } },
-      `Step ${st.step}`, st.name && st.name !== String(st.step) ? h('span.muted', null, ` · ${st.name}`) : null),
-    h('table', null, h('tbody', null,
-      h('tr', null, h('td', null, 'Duration'), h('td.num', null, fmtDur(st.duration_us))),
-      ...CATEGORIES.map((c) => h('tr', null,
-        h('td', null, h('span.sw', { style: { background: colors[c.key] } }), c.label),
-        h('td.num', null, p[c.key] === null ? '—' : fmtDur(p[c.key])))))),
-    h('div.muted', { style: { marginTop: '4px', maxWidth: '260px', whiteSpace: 'normal' } },
-      'Device categories add up over streams and devices; host = no device busy.'),
-    onSelect ? h('div.muted', { style: { marginTop: '2px' } }, 'Click to open this step in the timeline') : null);
+    tip.replaceChildren(
+      h(
+        'div',
+        { style: { fontWeight: 600, marginBottom: '4px' } },
+        `Step ${st.step}`,
+        st.name && st.name !== String(st.step) ? h('span.muted', null, ` · ${st.name}`) : null,
+      ),
+      h(
+        'table',
+        null,
+        h(
+          'tbody',
+          null,
+          h('tr', null, h('td', null, 'Duration'), h('td.num', null, fmtDur(st.duration_us))),
+          ...CATEGORIES.map((c) =>
+            h(
+              'tr',
+              null,
+              h('td', null, h('span.sw', { style: { background: colors[c.key] } }), c.label),
+              h('td.num', null, p[c.key] === null ? '—' : fmtDur(p[c.key])),
+            ),
+          ),
+        ),
+      ),
+      h(
+        'div.muted',
+        { style: { marginTop: '4px', maxWidth: '260px', whiteSpace: 'normal' } },
+        'Device categories add up over streams and devices; host = no device busy.',
+      ),
+      onSelect ? h('div.muted', { style: { marginTop: '2px' } }, 'Click to open this step in the timeline') : null,
+    );
     tip.hidden = false;
     const box = container.getBoundingClientRect();
     const tw = tip.offsetWidth;
@@ -151,19 +201,31 @@ export function stepChart(container, steps, { onSelect, height = 260 } = {}) {
     tip.style.left = `${Math.max(0, left)}px`;
     tip.style.top = `${Math.max(0, clientY - box.top - 20)}px`;
   };
-  bars.addEventListener('mousemove', (e) => { const g = e.target.closest('.bar'); if (g) showTip(g, e.clientX, e.clientY); });
-  bars.addEventListener('mouseleave', () => { tip.hidden = true; });
+  bars.addEventListener('mousemove', (e) => {
+    const g = e.target.closest('.bar');
+    if (g) showTip(g, e.clientX, e.clientY);
+  });
+  bars.addEventListener('mouseleave', () => {
+    tip.hidden = true;
+  });
   bars.addEventListener('focusin', (e) => {
     const g = e.target.closest('.bar');
     if (!g) return;
     const r = g.getBoundingClientRect();
     showTip(g, r.left + r.width / 2, r.top + 40);
   });
-  bars.addEventListener('focusout', () => { tip.hidden = true; });
+  bars.addEventListener('focusout', () => {
+    tip.hidden = true;
+  });
   if (onSelect) {
     const pick = (g) => g && onSelect(Number(g.getAttribute('data-step')));
     bars.addEventListener('click', (e) => pick(e.target.closest('.bar')));
-    bars.addEventListener('keydown', (e) => { if (e.key === 'Enter' || e.key === ' ') { e.preventDefault(); pick(e.target.closest('.bar')); } });
+    bars.addEventListener('keydown', (e) => {
+      if (e.key === 'Enter' || e.key === ' ') {
+        e.preventDefault();
+        pick(e.target.closest('.bar'));
+      }
+    });
     bars.style.cursor = 'pointer';
   }
   container.replaceChildren(svg, tip);
@@ -176,13 +238,24 @@ export function barChart(container, items, { format = fmtDur, rowH = 22, onSelec
   const valueW = 90;
   const height = items.length * rowH + 4;
   const maxV = Math.max(...items.map((i) => i.value || 0), 1e-9);
-  const svg = s('svg', { viewBox: `0 0 ${width} ${height}`, width, height, role: 'list', 'aria-label': 'Top kernels by total time' });
+  const svg = s('svg', {
+    viewBox: `0 0 ${width} ${height}`,
+    width,
+    height,
+    role: 'list',
+    'aria-label': 'Top kernels by total time',
+  });
   const color = cssVar('--c-compute');
   items.forEach((it, i) => {
     const yy = i * rowH + 2;
     const w = Math.max(1, ((width - labelW - valueW - 8) * (it.value || 0)) / maxV);
-    const g = s('g', { class: 'bar', role: 'listitem', tabindex: onSelect ? '0' : undefined, 'data-value': it.value,
-      'aria-label': `${it.label}: ${format(it.value)}` });
+    const g = s('g', {
+      class: 'bar',
+      role: 'listitem',
+      tabindex: onSelect ? '0' : undefined,
+      'data-value': it.value,
+      'aria-label': `${it.label}: ${format(it.value)}`,
+    });
     const title = s('title');
     title.textContent = it.title || it.label;
     const label = s('text', { x: labelW - 8, y: yy + rowH / 2 + 4, 'text-anchor': 'end' });
@@ -193,7 +266,9 @@ export function barChart(container, items, { format = fmtDur, rowH = 22, onSelec
     if (onSelect) {
       g.style.cursor = 'pointer';
       g.addEventListener('click', () => onSelect(it));
-      g.addEventListener('keydown', (e) => { if (e.key === 'Enter') onSelect(it); });
+      g.addEventListener('keydown', (e) => {
+        if (e.key === 'Enter') onSelect(it);
+      });
     }
     svg.append(g);
   });
@@ -204,20 +279,40 @@ function ellipsize(str, n) {
   return str.length > n ? str.slice(0, Math.max(1, n - 1)) + '…' : str;
 }
 
+// Redraws a chart when its box changes width (charts are drawn at the
+// box's pixel width so text never scales).
+export function resizeObserve(el, fn, signal) {
+  let w = el.clientWidth;
+  let raf = 0;
+  const ro = new ResizeObserver(() => {
+    if (el.clientWidth === w) return;
+    w = el.clientWidth;
+    cancelAnimationFrame(raf);
+    raf = requestAnimationFrame(fn);
+  });
+  ro.observe(el);
+  signal.addEventListener('abort', () => ro.disconnect());
+}
+
 export function cssVar(name) {
   return getComputedStyle(document.documentElement).getPropertyValue(name).trim() || '#888';
 }
 
 export function legend() {
-  return h('div.legend', { 'aria-hidden': 'true' },
-    CATEGORIES.map((c) => h('span', { style: { '--sw': `var(${c.color})` } }, c.label)));
+  return h(
+    'div.legend',
+    { 'aria-hidden': 'true' },
+    CATEGORIES.map((c) => h('span', { style: { '--sw': `var(${c.color})` } }, c.label)),
+  );
 }
 
 // A step's start in the profile's clock (the one the events API uses). The
 // steps API may give it absolute or relative to the profile's start; a value
 // that fits neither is returned as null rather than drawn in the wrong place.
 export function stepStartUs(st, profile) {
-  const s = st.start_us, t0 = profile.start_us, dur = profile.duration_us || 0;
+  const s = st.start_us,
+    t0 = profile.start_us,
+    dur = profile.duration_us || 0;
   if (typeof s !== 'number' || typeof t0 !== 'number') return typeof s === 'number' ? s : null;
   const slack = dur * 0.01 + 1;
   if (s >= t0 - slack && s <= t0 + dur + slack) return s;

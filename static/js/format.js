@@ -41,8 +41,12 @@ export function fmtPct(p, decimals = 1) {
 export function fmtBytes(b) {
   if (!isKnown(b)) return UNKNOWN;
   const u = ['B', 'KB', 'MB', 'GB', 'TB'];
-  let i = 0, v = b;
-  while (v >= 1000 && i < u.length - 1) { v /= 1000; i++; }
+  let i = 0,
+    v = b;
+  while (v >= 1000 && i < u.length - 1) {
+    v /= 1000;
+    i++;
+  }
   return (i === 0 ? v : v.toFixed(v < 10 ? 2 : v < 100 ? 1 : 0)) + ' ' + u[i];
 }
 
@@ -81,10 +85,10 @@ export function h(spec, attrs, ...kids) {
       else if (k === 'text') el.textContent = v;
       else if (k === 'style' && typeof v === 'object') {
         for (const [sk, sv] of Object.entries(v)) {
-          if (sk.startsWith('--')) el.style.setProperty(sk, sv); else el.style[sk] = sv;
+          if (sk.startsWith('--')) el.style.setProperty(sk, sv);
+          else el.style[sk] = sv;
         }
-      }
-      else el.setAttribute(k, v === true ? '' : v);
+      } else el.setAttribute(k, v === true ? '' : v);
     }
   }
   for (const kid of kids.flat()) {
@@ -109,6 +113,9 @@ export function deviceId(d) {
 // A stable colour for an event name (same name, same colour, everywhere).
 export function nameHue(name) {
   let x = 2166136261;
-  for (let i = 0; i < name.length; i++) { x ^= name.charCodeAt(i); x = Math.imul(x, 16777619); }
+  for (let i = 0; i < name.length; i++) {
+    x ^= name.charCodeAt(i);
+    x = Math.imul(x, 16777619);
+  }
   return (x >>> 0) % 360;
 }

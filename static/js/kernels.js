@@ -6,9 +6,8 @@
 
 import { api } from './api.js';
 import { h, fmtUs, fmtPct, fmtCount, fmtDims, fmtDur, deviceLabel, deviceId, isKnown, UNKNOWN } from './format.js';
-import { barChart } from './chart.js';
+import { barChart, resizeObserve } from './chart.js';
 import { stateView } from './states.js';
-import { resizeObserve } from './overview.js';
 
 const COLUMNS = [
   { key: 'name', label: 'Name', type: 'text' },
@@ -42,11 +41,16 @@ export function kernelCellText(col, k) {
 export function cellText(col, v) {
   if (!isKnown(v)) return UNKNOWN;
   switch (col.type) {
-    case 'us': return fmtUs(v);
-    case 'int': return fmtCount(v);
-    case 'pct': return fmtPct(v, 2);
-    case 'dims': return fmtDims(v);
-    default: return String(v);
+    case 'us':
+      return fmtUs(v);
+    case 'int':
+      return fmtCount(v);
+    case 'pct':
+      return fmtPct(v, 2);
+    case 'dims':
+      return fmtDims(v);
+    default:
+      return String(v);
   }
 }
 
@@ -62,28 +66,67 @@ export function mount(view, { id, profile, params }) {
 
   // The device list comes from the kernels answer ("devices": ordinals with
   // rows); names from the profile's devices when they line up.
-  const deviceSel = h('select', { 'aria-label': 'Device', onchange: () => load() },
-    h('option', { value: '' }, 'All devices'));
-  const kindSel = h('select', { 'aria-label': 'What to summarize', onchange: () => { deviceSel.value = ''; devicesListed = false; load(); } },
-    [['', 'Default'], ['kernel', 'GPU kernels'], ['xla_op', 'XLA ops'], ['memcpy', 'Memcpy'], ['memset', 'Memset']]
-      .map(([v, t]) => h('option', { value: v }, t)));
+  const deviceSel = h('select', { 'aria-label': 'Device', onchange: () => load() }, h('option', { value: '' }, 'All devices'));
+  const kindSel = h(
+    'select',
+    {
+      'aria-label': 'What to summarize',
+      onchange: () => {
+        deviceSel.value = '';
+        devicesListed = false;
+        load();
+      },
+    },
+    [
+      ['', 'Default'],
+      ['kernel', 'GPU kernels'],
+      ['xla_op', 'XLA ops'],
+      ['memcpy', 'Memcpy'],
+      ['memset', 'Memset'],
+    ].map(([v, t]) => h('option', { value: v }, t)),
+  );
   const nameOfDevice = (ord) => {
     const d = devices[ord];
     return typeof d === 'string' && d ? `${ord}: ${d}` : d && typeof d === 'object' ? deviceLabel(d) : `Device ${ord}`;
   };
-  const filter = h('input', { type: 'search', placeholder: 'Filter by kernel or op name…', 'aria-label': 'Filter kernels',
-    value: params.get('q') || '', oninput: () => { limit = PAGE_ROWS; renderTable(); } });
+  const filter = h('input', {
+    type: 'search',
+    placeholder: 'Filter by kernel or op name…',
+    'aria-label': 'Filter kernels',
+    value: params.get('q') || '',
+    oninput: () => {
+      limit = PAGE_ROWS;
+      renderTable();
+    },
+  });
   const csv = h('a.btn', { href: api.kernelsCsvUrl(id, {}), download: 'kernels.csv' }, 'Download CSV');
   const summary = h('span.sub', { 'aria-live': 'polite' }, '\u00a0');
   const chartBox = h('div.chart', { style: { minHeight: `${TOP_N * 19 + 4}px` } });
   const tableBox = h('div.table-wrap', null);
   const more = h('div', { style: { minHeight: '0' } });
-  view.replaceChildren(h('div.kernels-layout', null,
-    h('div.toolbar', null,
-      h('div.grow', null, h('h1', null, 'Kernels'), summary),
-      h('label.inline', null, 'Show', kindSel), h('label.inline', null, 'Device', deviceSel), filter, csv),
-    h('section.panel', { 'aria-labelledby': 'topn-h' }, h('h2', { id: 'topn-h' }, `Top ${TOP_N} kernels by total time`), chartBox),
-    tableBox, more));
+  view.replaceChildren(
+    h(
+      'div.kernels-layout',
+      null,
+      h(
+        'div.toolbar',
+        null,
+        h('div.grow', null, h('h1', null, 'Kernels'), summary),
+        h('label.inline', null, 'Show', kindSel),
+        h('label.inline', null, 'Device', deviceSel),
+        filter,
+        csv,
+      ),
+      h(
+        'section.panel',
+        { 'aria-labelledby': 'topn-h' },
+        h('h2', { id: 'topn-h' }, `Top ${TOP_N} kernels by total time`),
+        chartBox,
+      ),
+      tableBox,
+      more,
+    ),
+  );
 
   async function load() {
     if (ctrl) ctrl.abort();
@@ -92,7 +135,10 @@ export function mount(view, { id, profile, params }) {
     const kind = kindSel.value;
     csv.href = api.kernelsCsvUrl(id, { device, kind });
     tableBox.setAttribute('aria-busy', 'true');
-    if (!kernels) tableBox.replaceChildren(...Array.from({ length: 6 }, () => h('div.skeleton', { style: { height: '22px', margin: '12px' } })));
+    if (!kernels)
+      tableBox.replaceChildren(
+        ...Array.from({ length: 6 }, () => h('div.skeleton', { style: { height: '22px', margin: '12px' } })),
+      );
     try {
       const res = await api.kernels(id, { device, kind }, { signal: ctrl.signal });
       kernels = res.kernels || [];
@@ -100,8 +146,10 @@ export function mount(view, { id, profile, params }) {
       if (!kind && res.kind) kindSel.options[0].textContent = `Default (${res.kind.replace('_', ' ')})`;
       if (!devicesListed && Array.isArray(res.devices)) {
         devicesListed = true;
-        deviceSel.replaceChildren(h('option', { value: '' }, 'All devices'),
-          ...res.devices.map((d) => h('option', { value: deviceId(d) }, nameOfDevice(deviceId(d)))));
+        deviceSel.replaceChildren(
+          h('option', { value: '' }, 'All devices'),
+          ...res.devices.map((d) => h('option', { value: deviceId(d) }, nameOfDevice(deviceId(d)))),
+        );
         deviceSel.disabled = res.devices.length < 2;
       }
     } catch (e) {
@@ -118,19 +166,38 @@ export function mount(view, { id, profile, params }) {
   }
 
   function renderChart() {
-    const top = kernels.slice().sort((a, b) => (b.total_us || 0) - (a.total_us || 0)).slice(0, TOP_N);
-    if (!top.length) { chartBox.replaceChildren(stateView('No kernels', '', 'empty')); return; }
-    const items = top.map((k) => ({ label: k.name, value: k.total_us, title: `${k.name}\n${fmtDur(k.total_us)} in ${fmtCount(k.count)} calls` }));
-    barChart(chartBox, items, { rowH: 19, onSelect: (it) => { filter.value = it.label; renderTable(); } });
+    const top = kernels
+      .slice()
+      .sort((a, b) => (b.total_us || 0) - (a.total_us || 0))
+      .slice(0, TOP_N);
+    if (!top.length) {
+      chartBox.replaceChildren(stateView('No kernels', '', 'empty'));
+      return;
+    }
+    const items = top.map((k) => ({
+      label: k.name,
+      value: k.total_us,
+      title: `${k.name}\n${fmtDur(k.total_us)} in ${fmtCount(k.count)} calls`,
+    }));
+    barChart(chartBox, items, {
+      rowH: 19,
+      onSelect: (it) => {
+        filter.value = it.label;
+        renderTable();
+      },
+    });
   }
 
   function sorted() {
     const q = filter.value.trim().toLowerCase();
-    let rows = q ? kernels.filter((k) => (k.name || '').toLowerCase().includes(q) || (k.op || '').toLowerCase().includes(q)) : kernels.slice();
+    let rows = q
+      ? kernels.filter((k) => (k.name || '').toLowerCase().includes(q) || (k.op || '').toLowerCase().includes(q))
+      : kernels.slice();
     const col = COLUMNS.find((c) => c.key === sortKey) || COLUMNS[2];
     const dir = sortDesc ? -1 : 1;
     rows.sort((a, b) => {
-      const x = a[col.key], y = b[col.key];
+      const x = a[col.key],
+        y = b[col.key];
       if (!isKnown(x) && !isKnown(y)) return 0;
       if (!isKnown(x)) return 1; // unknowns last whatever the direction
       if (!isKnown(y)) return -1;
@@ -150,44 +217,100 @@ export function mount(view, { id, profile, params }) {
     }
     const rows = sorted();
     const launches = kernels.reduce((a, k) => a + (k.count || 0), 0);
-    summary.textContent = `${fmtCount(kernels.length)} kernels · ${fmtCount(launches)} launches · ${fmtDur(kernelTime)} kernel time` +
+    summary.textContent =
+      `${fmtCount(kernels.length)} kernels · ${fmtCount(launches)} launches · ${fmtDur(kernelTime)} kernel time` +
       (rows.length !== kernels.length ? ` · ${fmtCount(rows.length)} match the filter` : '');
-    const thead = h('thead', null, h('tr', null, COLUMNS.map((c) => {
-      const sortedHere = c.key === sortKey;
-      return h(`th${c.type === 'text' || c.type === 'dims' ? '' : '.num'}`, {
-        scope: 'col', 'aria-sort': sortedHere ? (sortDesc ? 'descending' : 'ascending') : 'none' },
-      h('button.sort', { type: 'button', 'data-key': c.key, 'aria-label': `Sort by ${c.label}`,
-        onclick: () => {
-          if (sortKey === c.key) sortDesc = !sortDesc;
-          else { sortKey = c.key; sortDesc = c.type !== 'text' && c.type !== 'dims'; }
-          renderTable();
-          tableBox.querySelector(`button[data-key="${c.key}"]`)?.focus();
-        } }, c.label));
-    })));
+    const thead = h(
+      'thead',
+      null,
+      h(
+        'tr',
+        null,
+        COLUMNS.map((c) => {
+          const sortedHere = c.key === sortKey;
+          return h(
+            `th${c.type === 'text' || c.type === 'dims' ? '' : '.num'}`,
+            {
+              scope: 'col',
+              'aria-sort': sortedHere ? (sortDesc ? 'descending' : 'ascending') : 'none',
+            },
+            h(
+              'button.sort',
+              {
+                type: 'button',
+                'data-key': c.key,
+                'aria-label': `Sort by ${c.label}`,
+                onclick: () => {
+                  if (sortKey === c.key) sortDesc = !sortDesc;
+                  else {
+                    sortKey = c.key;
+                    sortDesc = c.type !== 'text' && c.type !== 'dims';
+                  }
+                  renderTable();
+                  tableBox.querySelector(`button[data-key="${c.key}"]`)?.focus();
+                },
+              },
+              c.label,
+            ),
+          );
+        }),
+      ),
+    );
     const tbody = h('tbody');
     for (const k of rows.slice(0, limit)) {
-      tbody.append(h('tr', { dataset: { name: k.name } }, COLUMNS.map((c) => {
-        const v = k[c.key];
-        const text = kernelCellText(c, k);
-        const several = !isKnown(v) && SHAPE_KEYS.has(c.key) && k.shapes > 1;
-        const cls = c.key === 'name' ? 'td.name.mono' : c.type === 'text' ? 'td.mono' : c.type === 'dims' ? 'td.mono' : 'td.num';
-        return h(cls + (isKnown(v) ? '' : '.unknown'), {
-          'data-key': c.key, 'data-value': isKnown(v) ? (typeof v === 'object' ? JSON.stringify(v) : String(v)) : 'null',
-          title: c.key === 'name' || c.key === 'op' ? text
-            : several ? `Ran with ${k.shapes} different launch shapes: see the timeline for each launch` : undefined }, text);
-      })));
+      tbody.append(
+        h(
+          'tr',
+          { dataset: { name: k.name } },
+          COLUMNS.map((c) => {
+            const v = k[c.key];
+            const text = kernelCellText(c, k);
+            const several = !isKnown(v) && SHAPE_KEYS.has(c.key) && k.shapes > 1;
+            const cls =
+              c.key === 'name' ? 'td.name.mono' : c.type === 'text' ? 'td.mono' : c.type === 'dims' ? 'td.mono' : 'td.num';
+            return h(
+              cls + (isKnown(v) ? '' : '.unknown'),
+              {
+                'data-key': c.key,
+                'data-value': isKnown(v) ? (typeof v === 'object' ? JSON.stringify(v) : String(v)) : 'null',
+                title:
+                  c.key === 'name' || c.key === 'op'
+                    ? text
+                    : several
+                      ? `Ran with ${k.shapes} different launch shapes: see the timeline for each launch`
+                      : undefined,
+              },
+              text,
+            );
+          }),
+        ),
+      );
     }
     const table = h('table.data', { 'aria-label': 'Kernel summary', 'aria-rowcount': rows.length + 1 }, thead, tbody);
     tableBox.replaceChildren(table);
     more.replaceChildren();
     if (rows.length > limit) {
-      more.append(h('button.btn', { type: 'button', onclick: () => { limit = rows.length; renderTable(); } },
-        `Show all ${fmtCount(rows.length)} rows (${fmtCount(limit)} shown)`));
+      more.append(
+        h(
+          'button.btn',
+          {
+            type: 'button',
+            onclick: () => {
+              limit = rows.length;
+              renderTable();
+            },
+          },
+          `Show all ${fmtCount(rows.length)} rows (${fmtCount(limit)} shown)`,
+        ),
+      );
     }
   }
 
   const life = new AbortController();
   load();
   resizeObserve(chartBox, () => kernels && renderChart(), life.signal);
-  return () => { life.abort(); if (ctrl) ctrl.abort(); };
+  return () => {
+    life.abort();
+    if (ctrl) ctrl.abort();
+  };
 }

@@ -5,7 +5,7 @@
 
 import { api } from './api.js';
 import { h, fmtDur, fmtPct, fmtCount, fmtBytes, fmtDate, deviceLabel, isKnown, UNKNOWN } from './format.js';
-import { stepChart, barChart, legend, stepParts } from './chart.js';
+import { stepChart, barChart, legend, stepParts, resizeObserve } from './chart.js';
 import { stateView } from './states.js';
 
 const SOURCE_TEXT = {
@@ -22,26 +22,47 @@ const SOURCE_TEXT = {
 
 export function mount(view, { id, profile }) {
   const ctrl = new AbortController();
-  const cards = h('div.cards', null, ['Step time · average', 'Step time · median', 'Slowest step',
-    'Device busy', 'Top kernel', 'Kernels'].map((label) => card(label, null)));
+  const cards = h(
+    'div.cards',
+    null,
+    ['Step time · average', 'Step time · median', 'Slowest step', 'Device busy', 'Top kernel', 'Kernels'].map((label) =>
+      card(label, null),
+    ),
+  );
   const chartBox = h('div.chart', { style: { minHeight: '260px' } }, h('div.skeleton', { style: { height: '240px' } }));
   const sourceLine = h('span.sub', null, '\u00a0');
   const topBox = h('div.chart', { style: { minHeight: '240px' } });
   const factsBox = h('dl.facts');
   view.replaceChildren(
     cards,
-    h('section.panel', { 'aria-labelledby': 'steps-h' },
-      h('div.page-head', { style: { marginBottom: '8px' } },
+    h(
+      'section.panel',
+      { 'aria-labelledby': 'steps-h' },
+      h(
+        'div.page-head',
+        { style: { marginBottom: '8px' } },
         h('div.grow', null, h('h2', { id: 'steps-h', style: { margin: 0 } }, 'Step time by category'), sourceLine),
-        legend()),
-      chartBox),
-    h('div.two-col', { style: { marginTop: '16px' } },
-      h('section.panel', { 'aria-labelledby': 'top-h' },
-        h('div.page-head', { style: { marginBottom: '8px' } },
+        legend(),
+      ),
+      chartBox,
+    ),
+    h(
+      'div.two-col',
+      { style: { marginTop: '16px' } },
+      h(
+        'section.panel',
+        { 'aria-labelledby': 'top-h' },
+        h(
+          'div.page-head',
+          { style: { marginBottom: '8px' } },
           h('h2.grow', { id: 'top-h', style: { margin: 0 } }, 'Top kernels by total time'),
-          h('a', { href: `#/p/${encodeURIComponent(id)}/kernels` }, 'All kernels →')),
-        topBox),
-      h('section.panel', { 'aria-labelledby': 'facts-h' }, h('h2', { id: 'facts-h' }, 'Profile'), factsBox)));
+          h('a', { href: `#/p/${encodeURIComponent(id)}/kernels` }, 'All kernels →'),
+        ),
+        topBox,
+      ),
+      h('section.panel', { 'aria-labelledby': 'facts-h' }, h('h2', { id: 'facts-h' }, 'Profile'), factsBox),
+    ),
+  );
   fillFacts(factsBox, profile);
 
   const stepsP = api.steps(id, { signal: ctrl.signal }).catch((e) => e);
@@ -51,25 +72,43 @@ export function mount(view, { id, profile }) {
     if (ctrl.signal.aborted) return;
     if (res instanceof Error) {
       chartBox.replaceChildren(stateView('Steps are not available', res.message, 'error'));
-      setCard(cards, 0, UNKNOWN); setCard(cards, 1, UNKNOWN); setCard(cards, 2, UNKNOWN);
+      setCard(cards, 0, UNKNOWN);
+      setCard(cards, 1, UNKNOWN);
+      setCard(cards, 2, UNKNOWN);
       return;
     }
     const steps = res.steps || [];
     sourceLine.textContent = `Step markers from ${SOURCE_TEXT[res.source] || res.source || 'unknown source'} · ${steps.length} step${steps.length === 1 ? '' : 's'}`;
     sourceLine.dataset.source = res.source || '';
     if (!steps.length) {
-      chartBox.replaceChildren(stateView('No steps found', 'The profile has no step markers, so there is no per-step breakdown. The kernel table and the timeline still work.', 'empty'));
-      setCard(cards, 0, UNKNOWN); setCard(cards, 1, UNKNOWN); setCard(cards, 2, UNKNOWN);
+      chartBox.replaceChildren(
+        stateView(
+          'No steps found',
+          'The profile has no step markers, so there is no per-step breakdown. The kernel table and the timeline still work.',
+          'empty',
+        ),
+      );
+      setCard(cards, 0, UNKNOWN);
+      setCard(cards, 1, UNKNOWN);
+      setCard(cards, 2, UNKNOWN);
     } else {
       const durs = steps.map((s) => s.duration_us).filter(isKnown);
       const avg = durs.reduce((a, b) => a + b, 0) / durs.length;
       const slowest = steps.reduce((a, b) => ((b.duration_us || 0) > (a.duration_us || 0) ? b : a));
       setCard(cards, 0, fmtDur(avg), `${steps.length} steps`);
       setCard(cards, 1, fmtDur(median(durs)), `min ${fmtDur(Math.min(...durs))} · max ${fmtDur(Math.max(...durs))}`);
-      setCard(cards, 2, fmtDur(slowest.duration_us), h('a', { href: `#/p/${encodeURIComponent(id)}/timeline?step=${slowest.step}` },
-        `step ${slowest.step} → timeline`));
-      const draw = () => stepChart(chartBox, steps, {
-        onSelect: (n) => { location.hash = `#/p/${encodeURIComponent(id)}/timeline?step=${n}`; } });
+      setCard(
+        cards,
+        2,
+        fmtDur(slowest.duration_us),
+        h('a', { href: `#/p/${encodeURIComponent(id)}/timeline?step=${slowest.step}` }, `step ${slowest.step} → timeline`),
+      );
+      const draw = () =>
+        stepChart(chartBox, steps, {
+          onSelect: (n) => {
+            location.hash = `#/p/${encodeURIComponent(id)}/timeline?step=${n}`;
+          },
+        });
       draw();
       resizeObserve(chartBox, draw, ctrl.signal);
       const busy = busyFromSteps(steps);
@@ -82,20 +121,37 @@ export function mount(view, { id, profile }) {
     if (ctrl.signal.aborted) return;
     if (res instanceof Error) {
       topBox.replaceChildren(stateView('Kernels are not available', res.message, 'error'));
-      setCard(cards, 4, UNKNOWN); setCard(cards, 5, UNKNOWN);
+      setCard(cards, 4, UNKNOWN);
+      setCard(cards, 5, UNKNOWN);
       return;
     }
     const ks = (res.kernels || []).slice().sort((a, b) => (b.total_us || 0) - (a.total_us || 0));
     if (!ks.length) {
       topBox.replaceChildren(stateView('No kernels', 'This profile has no device kernels.', 'empty'));
-      setCard(cards, 4, UNKNOWN, 'no device kernels'); setCard(cards, 5, '0');
+      setCard(cards, 4, UNKNOWN, 'no device kernels');
+      setCard(cards, 5, '0');
     } else {
       const top = ks[0];
-      setCard(cards, 4, h('span', { title: top.name }, top.name), `${fmtDur(top.total_us)} · ${fmtPct(top.percent)} of kernel time`, true);
+      setCard(
+        cards,
+        4,
+        h('span', { title: top.name }, top.name),
+        `${fmtDur(top.total_us)} · ${fmtPct(top.percent)} of kernel time`,
+        true,
+      );
       const launches = ks.reduce((a, k) => a + (k.count || 0), 0);
       setCard(cards, 5, fmtCount(ks.length), `${fmtCount(launches)} launches · ${fmtDur(res.kernel_time_us)} total`);
-      const items = ks.slice(0, 10).map((k) => ({ label: k.name, value: k.total_us, title: `${k.name}\n${fmtDur(k.total_us)} total, ${fmtCount(k.count)} calls` }));
-      const draw = () => barChart(topBox, items, { onSelect: () => { location.hash = `#/p/${encodeURIComponent(id)}/kernels`; } });
+      const items = ks.slice(0, 10).map((k) => ({
+        label: k.name,
+        value: k.total_us,
+        title: `${k.name}\n${fmtDur(k.total_us)} total, ${fmtCount(k.count)} calls`,
+      }));
+      const draw = () =>
+        barChart(topBox, items, {
+          onSelect: () => {
+            location.hash = `#/p/${encodeURIComponent(id)}/kernels`;
+          },
+        });
       draw();
       resizeObserve(topBox, draw, ctrl.signal);
     }
@@ -104,8 +160,12 @@ export function mount(view, { id, profile }) {
       // No step breakdown: device busy from kernel time over the profile's span.
       const ndev = Array.isArray(profile.devices) && profile.devices.length ? profile.devices.length : 1;
       if (isKnown(res.kernel_time_us) && profile.duration_us) {
-        setCard(cards, 3, fmtPct(Math.min(100, (100 * res.kernel_time_us) / (profile.duration_us * ndev))),
-          `kernel time over the profile span × ${ndev} device${ndev === 1 ? '' : 's'}`);
+        setCard(
+          cards,
+          3,
+          fmtPct(Math.min(100, (100 * res.kernel_time_us) / (profile.duration_us * ndev))),
+          `kernel time over the profile span × ${ndev} device${ndev === 1 ? '' : 's'}`,
+        );
       } else setCard(cards, 3, UNKNOWN);
     }
   });
@@ -116,7 +176,8 @@ export function mount(view, { id, profile }) {
 // Share of step time in which at least one device was busy: the API's idle
 // is the step minus the union of busy time.
 function busyFromSteps(steps) {
-  let idle = 0, span = 0;
+  let idle = 0,
+    span = 0;
   for (const st of steps) {
     const p = stepParts(st);
     if (p.idle === null || !isKnown(st.duration_us)) return null;
@@ -134,8 +195,13 @@ function median(xs) {
 }
 
 function card(label) {
-  return h('div.card', { dataset: { empty: '1' } }, h('div.label', null, label),
-    h('div.value', null, h('div.skeleton', { style: { height: '26px', width: '60%' } })), h('div.hint', null, '\u00a0'));
+  return h(
+    'div.card',
+    { dataset: { empty: '1' } },
+    h('div.label', null, label),
+    h('div.value', null, h('div.skeleton', { style: { height: '26px', width: '60%' } })),
+    h('div.hint', null, '\u00a0'),
+  );
 }
 
 function setCard(cards, i, value, hint, small) {
@@ -159,22 +225,8 @@ function fillFacts(dl, p) {
     ['Devices', devices.length ? devices.map(deviceLabel).join(', ') : UNKNOWN],
     ['Indexed in', isKnown(p.index_seconds) ? `${p.index_seconds.toFixed(2)} s` : UNKNOWN],
   ];
-  if (Array.isArray(p.warnings) && p.warnings.length) rows.push(['Warnings', p.warnings.map((w) => (typeof w === 'string' ? w : JSON.stringify(w))).join('; ')]);
+  if (Array.isArray(p.warnings) && p.warnings.length)
+    rows.push(['Warnings', p.warnings.map((w) => (typeof w === 'string' ? w : JSON.stringify(w))).join('; ')]);
   if (p.partial) rows.push(['Note', 'The file was partly unreadable; what could be read is shown.']);
   dl.replaceChildren(...rows.flatMap(([k, v]) => [h('dt', null, k), h('dd', null, v)]));
-}
-
-// Redraws a chart when its box changes width (charts are drawn at the
-// box's pixel width so text never scales).
-export function resizeObserve(el, fn, signal) {
-  let w = el.clientWidth;
-  let raf = 0;
-  const ro = new ResizeObserver(() => {
-    if (el.clientWidth === w) return;
-    w = el.clientWidth;
-    cancelAnimationFrame(raf);
-    raf = requestAnimationFrame(fn);
-  });
-  ro.observe(el);
-  signal.addEventListener('abort', () => ro.disconnect());
 }

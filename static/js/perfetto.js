@@ -11,7 +11,9 @@ export async function openInPerfetto(traceUrl, title, fileName, notify) {
   // Open the window first, inside the click, so pop-up blockers allow it.
   const win = window.open(PERFETTO_ORIGIN);
   if (!win) {
-    notify('The browser blocked the Perfetto window. Allow pop-ups for this page, or use "Download trace" and open the file in ui.perfetto.dev.');
+    notify(
+      'The browser blocked the Perfetto window. Allow pop-ups for this page, or use "Download trace" and open the file in ui.perfetto.dev.',
+    );
     return;
   }
   notify('Loading the trace for Perfetto UI…');
@@ -44,9 +46,15 @@ export async function openInPerfetto(traceUrl, title, fileName, notify) {
     const timer = setInterval(() => {
       if (win.closed) return finish('The Perfetto window was closed.');
       if (Date.now() - started > GIVE_UP_MS) {
-        return finish('Perfetto UI did not answer. It needs an internet connection (ui.perfetto.dev); offline, use the built-in Timeline or "Download trace".');
+        return finish(
+          'Perfetto UI did not answer. It needs an internet connection (ui.perfetto.dev); offline, use the built-in Timeline or "Download trace".',
+        );
       }
-      try { win.postMessage('PING', PERFETTO_ORIGIN); } catch { /* window still loading */ }
+      try {
+        win.postMessage('PING', PERFETTO_ORIGIN);
+      } catch {
+        /* window still loading */
+      }
     }, PING_MS);
   });
 }

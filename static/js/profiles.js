@@ -17,15 +17,15 @@ export function mount(view) {
   let progress = null;
   const ctrl = new AbortController();
 
-  const filter = h('input', { type: 'search', placeholder: 'Filter by run, host, format…',
-    'aria-label': 'Filter profiles', oninput: () => render() });
+  const filter = h('input', {
+    type: 'search',
+    placeholder: 'Filter by run, host, format…',
+    'aria-label': 'Filter profiles',
+    oninput: () => render(),
+  });
   const count = h('span.sub', { 'aria-live': 'polite' });
   const body = h('div', { style: { minHeight: '300px' } });
-  view.replaceChildren(
-    h('div.page-head', null,
-      h('div.grow', null, h('h1', null, 'Profiles'), count),
-      filter),
-    body);
+  view.replaceChildren(h('div.page-head', null, h('div.grow', null, h('h1', null, 'Profiles'), count), filter), body);
   body.append(skeletonTable());
 
   async function poll() {
@@ -46,8 +46,7 @@ export function mount(view) {
       if (stopped || e.name === 'AbortError') return;
       lastText = '';
       profiles = null;
-      body.replaceChildren(stateView('Cannot reach the xprof-view server', e.message +
-        ' Retrying every few seconds.', 'error'));
+      body.replaceChildren(stateView('Cannot reach the xprof-view server', e.message + ' Retrying every few seconds.', 'error'));
       count.textContent = '';
     }
     if (!stopped) timer = setTimeout(poll, POLL_MS);
@@ -57,26 +56,52 @@ export function mount(view) {
     if (!profiles) return;
     if (profiles.length === 0) {
       count.textContent = 'No profiles yet';
-      body.replaceChildren(stateView('No profiles found',
-        'xprof-view looks for *.xplane.pb, *.trace.json(.gz) and Nsight Systems *.sqlite files under --profile-dir. ' +
-        'This list updates by itself when profiles appear.', 'empty'));
+      body.replaceChildren(
+        stateView(
+          'No profiles found',
+          'xprof-view looks for *.xplane.pb, *.trace.json(.gz) and Nsight Systems *.sqlite files under --profile-dir. ' +
+            'This list updates by itself when profiles appear.',
+          'empty',
+        ),
+      );
       return;
     }
     const q = filter.value.trim().toLowerCase();
-    const shown = q ? profiles.filter((p) => [p.run, p.host, p.path, p.format, p.producer, p.status]
-      .some((s) => s && String(s).toLowerCase().includes(q))) : profiles;
-    count.textContent = q ? `${shown.length} of ${profiles.length} profiles` : `${profiles.length} profile${profiles.length === 1 ? '' : 's'}, newest first`;
+    const shown = q
+      ? profiles.filter((p) =>
+          [p.run, p.host, p.path, p.format, p.producer, p.status].some((s) => s && String(s).toLowerCase().includes(q)),
+        )
+      : profiles;
+    count.textContent = q
+      ? `${shown.length} of ${profiles.length} profiles`
+      : `${profiles.length} profile${profiles.length === 1 ? '' : 's'}, newest first`;
     // As the server picks /api/profiles/latest: a broken newer capture never hides a good one.
     const latestId = (profiles.find((p) => p.status === 'ok') ?? profiles.find((p) => p.partial) ?? profiles[0]).id;
     const wrap = body.querySelector('.table-wrap');
     const scroll = wrap ? wrap.scrollTop : 0;
     const focusedId = document.activeElement && document.activeElement.closest('tr')?.dataset.id;
-    const table = h('table.data', { 'aria-label': 'Profiles' },
-      h('thead', null, h('tr', null,
-        ...['Run', 'Host', 'Format'].map((t) => h('th', { scope: 'col' }, t)),
-        ...['Size', 'Events', 'Devices', 'Steps', 'Duration'].map((t) => h('th.num', { scope: 'col' }, t)),
-        h('th', { scope: 'col' }, 'Modified'), h('th', { scope: 'col' }, 'Status'), h('th', { scope: 'col' }, 'Open'))),
-      h('tbody', null, shown.map((p) => row(p, p.id === latestId))));
+    const table = h(
+      'table.data',
+      { 'aria-label': 'Profiles' },
+      h(
+        'thead',
+        null,
+        h(
+          'tr',
+          null,
+          ...['Run', 'Host', 'Format'].map((t) => h('th', { scope: 'col' }, t)),
+          ...['Size', 'Events', 'Devices', 'Steps', 'Duration'].map((t) => h('th.num', { scope: 'col' }, t)),
+          h('th', { scope: 'col' }, 'Modified'),
+          h('th', { scope: 'col' }, 'Status'),
+          h('th', { scope: 'col' }, 'Open'),
+        ),
+      ),
+      h(
+        'tbody',
+        null,
+        shown.map((p) => row(p, p.id === latestId)),
+      ),
+    );
     const newWrap = h('div.table-wrap', null, table);
     body.replaceChildren(newWrap);
     newWrap.scrollTop = scroll;
@@ -88,13 +113,28 @@ export function mount(view) {
     const base = `#/p/${encodeURIComponent(p.id)}`;
     const ok = p.status === 'ok' || p.status === 'ready' || p.status === 'indexed';
     const pending = p.status === 'pending' || p.status === 'indexing';
-    const status = h('td', null, h(`span.badge.${ok ? 'ok' : pending ? 'pending' : p.status === 'error' ? 'error' : 'x'}`, null,
-      pending && progress !== null ? `indexing ${Math.round(progress * 100)}%` : p.status || UNKNOWN));
-    if (p.partial) status.append(' ', h('span.badge.pending', { title: 'The file was truncated or partly unreadable' }, 'partial'));
+    const status = h(
+      'td',
+      null,
+      h(
+        `span.badge.${ok ? 'ok' : pending ? 'pending' : p.status === 'error' ? 'error' : 'x'}`,
+        null,
+        pending && progress !== null ? `indexing ${Math.round(progress * 100)}%` : p.status || UNKNOWN,
+      ),
+    );
+    if (p.partial)
+      status.append(' ', h('span.badge.pending', { title: 'The file was truncated or partly unreadable' }, 'partial'));
     if (p.error) status.append(h('span.err-msg', null, p.error));
     const devs = Array.isArray(p.devices) ? p.devices.length : p.devices;
-    const tr = h(`tr${latest ? '.latest' : ''}`, { dataset: { id: p.id } },
-      h('td', { title: p.path || '' }, p.run || UNKNOWN, latest ? h('span', null, ' ', h('span.badge.latest', null, 'latest')) : null),
+    const tr = h(
+      `tr${latest ? '.latest' : ''}`,
+      { dataset: { id: p.id } },
+      h(
+        'td',
+        { title: p.path || '' },
+        p.run || UNKNOWN,
+        latest ? h('span', null, ' ', h('span.badge.latest', null, 'latest')) : null,
+      ),
       h('td', { title: p.path || '' }, p.host || (p.path || '').split('/').pop()),
       h('td', null, [p.format, p.producer].filter(Boolean).join(' · ') || UNKNOWN),
       h('td.num', null, fmtBytes(p.size_bytes)),
@@ -104,15 +144,29 @@ export function mount(view) {
       h('td.num', null, fmtDur(p.duration_us)),
       h('td', null, fmtDate(p.mtime)),
       status,
-      h('td.links', null, ok || p.status === undefined
-        ? [h('a', { href: `${base}/overview` }, 'Overview'), h('a', { href: `${base}/kernels` }, 'Kernels'),
-          h('a', { href: `${base}/timeline` }, 'Timeline')]
-        : pending ? h('span.muted', null, 'waiting…') : h('a', { href: `${base}/overview` }, 'Details')));
+      h(
+        'td.links',
+        null,
+        ok || p.status === undefined
+          ? [
+              h('a', { href: `${base}/overview` }, 'Overview'),
+              h('a', { href: `${base}/kernels` }, 'Kernels'),
+              h('a', { href: `${base}/timeline` }, 'Timeline'),
+            ]
+          : pending
+            ? h('span.muted', null, 'waiting…')
+            : h('a', { href: `${base}/overview` }, 'Details'),
+      ),
+    );
     return tr;
   }
 
   poll();
-  return () => { stopped = true; clearTimeout(timer); ctrl.abort(); };
+  return () => {
+    stopped = true;
+    clearTimeout(timer);
+    ctrl.abort();
+  };
 }
 
 function skeletonTable() {

@@ -28,7 +28,9 @@ export class ProfileSearch {
 
   // The offset of a page that holds match `index` and the ones after it (dir
   // >= 0) or before it (dir < 0), where next/previous will go from there.
-  pageOf(index, dir = 1) { return dir >= 0 ? index : Math.max(0, index - this.limit + 1); }
+  pageOf(index, dir = 1) {
+    return dir >= 0 ? index : Math.max(0, index - this.limit + 1);
+  }
 
   // Resolves to the page of `q` from `offset` (cached when it is the last one
   // asked). Rejects with AbortError when a newer run replaced it, or with the
@@ -47,20 +49,29 @@ export class ProfileSearch {
     const ctrl = (this.ctrl = new AbortController());
     try {
       const params = offset ? { q, limit: this.limit, offset } : { q, limit: this.limit };
-      const res = await getJSON(`/api/profiles/${encodeURIComponent(this.id)}/search${query(params)}`,
-        { signal: ctrl.signal });
+      const res = await getJSON(`/api/profiles/${encodeURIComponent(this.id)}/search${query(params)}`, { signal: ctrl.signal });
       this.result = normalizeSearch(q, res);
       return this.result;
     } catch (e) {
       if (e.status === 404) this.unsupported = true; // the profile itself exists: the timeline loaded it
       throw e;
     } finally {
-      if (this.ctrl === ctrl) { this.ctrl = null; this.pending = null; }
+      if (this.ctrl === ctrl) {
+        this.ctrl = null;
+        this.pending = null;
+      }
     }
   }
 
-  abort() { if (this.ctrl) this.ctrl.abort(); this.ctrl = null; this.pending = null; }
-  clear() { this.abort(); this.result = null; }
+  abort() {
+    if (this.ctrl) this.ctrl.abort();
+    this.ctrl = null;
+    this.pending = null;
+  }
+  clear() {
+    this.abort();
+    this.result = null;
+  }
 }
 
 // The server's answer: {match_count, offset, truncated, matches: [{start_us,
@@ -71,8 +82,17 @@ export function normalizeSearch(q, res) {
     const s = Number(m.start_us);
     if (!Number.isFinite(s) || typeof m.track !== 'number') continue;
     const hasDur = typeof m.dur_us === 'number' && m.dur_us >= 0;
-    matches.push({ s, e: s + (hasDur ? m.dur_us : 0), name: String(m.name ?? ''), ref: m.ref ?? null,
-      track: m.track, depth: -1, summary: false, count: 1, instant: !hasDur });
+    matches.push({
+      s,
+      e: s + (hasDur ? m.dur_us : 0),
+      name: String(m.name ?? ''),
+      ref: m.ref ?? null,
+      track: m.track,
+      depth: -1,
+      summary: false,
+      count: 1,
+      instant: !hasDur,
+    });
   }
   matches.sort((a, b) => a.s - b.s || a.track - b.track);
   const offset = typeof res.offset === 'number' && res.offset > 0 ? res.offset : 0;
@@ -87,7 +107,8 @@ export function viewForMatch(m, viewStart, viewEnd, widthPx, { minPx = 6, minSpa
   const w = viewEnd - viewStart;
   const d = m.e - m.s;
   let nw = w;
-  if (d > w * 0.9) nw = d / 0.8; // longer than the view: zoom out so it fits with a margin
+  if (d > w * 0.9)
+    nw = d / 0.8; // longer than the view: zoom out so it fits with a margin
   else if (d > 0 && (d / w) * widthPx < minPx) nw = (d * widthPx) / minPx; // too thin to see
   nw = Math.max(nw, minSpanUs);
   const mid = m.s + d / 2;

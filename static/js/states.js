@@ -5,8 +5,7 @@ import { api } from './api.js';
 import { h } from './format.js';
 
 export function stateView(title, message, kind = 'empty', ...extra) {
-  const el = h('div.state.' + kind, { role: kind === 'error' ? 'alert' : 'status' },
-    h('h2', null, title));
+  const el = h('div.state.' + kind, { role: kind === 'error' ? 'alert' : 'status' }, h('h2', null, title));
   if (message) el.append(kind === 'error' && message.length > 80 ? h('pre', null, message) : h('p', null, message));
   if (kind === 'loading') el.append(h('div.progress.skeleton', { 'aria-hidden': 'true' }));
   el.append(...extra);
@@ -32,11 +31,23 @@ export async function indexingProgress() {
 
 export async function pendingView(profile) {
   const { frac } = await indexingProgress();
-  const bar = h('div.progress', { role: 'progressbar', 'aria-label': 'Indexing progress',
-    'aria-valuemin': '0', 'aria-valuemax': '100', 'aria-valuenow': frac === null ? undefined : Math.round(frac * 100) },
-  h('i', { style: { width: frac === null ? '30%' : `${Math.round(frac * 100)}%` } }));
+  const bar = h(
+    'div.progress',
+    {
+      role: 'progressbar',
+      'aria-label': 'Indexing progress',
+      'aria-valuemin': '0',
+      'aria-valuemax': '100',
+      'aria-valuenow': frac === null ? undefined : Math.round(frac * 100),
+    },
+    h('i', { style: { width: frac === null ? '30%' : `${Math.round(frac * 100)}%` } }),
+  );
   if (frac === null) bar.classList.add('skeleton');
-  return stateView('Indexing this profile…',
-    `${profile.path || profile.id} is being read. This page updates by itself when it is ready.`, 'pending', bar,
-    frac === null ? null : h('p.muted', null, `${Math.round(frac * 100)}% of all pending profiles done`));
+  return stateView(
+    'Indexing this profile…',
+    `${profile.path || profile.id} is being read. This page updates by itself when it is ready.`,
+    'pending',
+    bar,
+    frac === null ? null : h('p.muted', null, `${Math.round(frac * 100)}% of all pending profiles done`),
+  );
 }

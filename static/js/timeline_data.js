@@ -25,17 +25,32 @@ export function normalizeTracks(res) {
     if (!g) {
       const deviceId = num(proc.device_id, t.device_id, proc.device);
       // title: the server's name that tells processes apart (Kineto calls host and GPUs "python")
-      g = { key, pid, name: str(proc.title, proc.name, proc.process_name, t.process_name) || `Process ${pid}`,
+      g = {
+        key,
+        pid,
+        name: str(proc.title, proc.name, proc.process_name, t.process_name) || `Process ${pid}`,
         sort: num(proc.sort, proc.sort_index, proc.process_sort, t.process_sort) ?? Number(pid) ?? 0,
-        device: deviceId ?? null, labels: proc.labels || null, tracks: [], events: 0, collapsed: false };
+        device: deviceId ?? null,
+        labels: proc.labels || null,
+        tracks: [],
+        events: 0,
+        collapsed: false,
+      };
       groups.set(key, g);
     }
     const id = num(t.id, t.track, t.track_id);
     if (id === undefined) return;
     const tid = num(t.tid) ?? str(t.tid);
-    const track = { id, tid, group: g, name: str(t.name, t.thread_name) || (tid !== undefined ? `Thread ${tid}` : `Track ${id}`),
-      sort: num(t.sort, t.sort_index, t.thread_sort) ?? 0, events: num(t.events, t.event_count) ?? null,
-      maxDepth: Math.max(0, (num(t.max_depth, t.depth) ?? 1) - 1), kind: t.kind || null };
+    const track = {
+      id,
+      tid,
+      group: g,
+      name: str(t.name, t.thread_name) || (tid !== undefined ? `Thread ${tid}` : `Track ${id}`),
+      sort: num(t.sort, t.sort_index, t.thread_sort) ?? 0,
+      events: num(t.events, t.event_count) ?? null,
+      maxDepth: Math.max(0, (num(t.max_depth, t.depth) ?? 1) - 1),
+      kind: t.kind || null,
+    };
     g.tracks.push(track);
     g.events += track.events || 0;
   };
@@ -45,7 +60,7 @@ export function normalizeTracks(res) {
     for (const t of res.tracks || []) addTrack({}, t);
   }
   const list = [...groups.values()];
-  const order = (a, b) => (a.sort - b.sort) || String(a.name).localeCompare(String(b.name), undefined, { numeric: true });
+  const order = (a, b) => a.sort - b.sort || String(a.name).localeCompare(String(b.name), undefined, { numeric: true });
   // The processes shape comes in display order already; flat rows are sorted here.
   if (!Array.isArray(res.processes)) {
     list.sort(order);
@@ -63,7 +78,7 @@ export function normalizeEvents(res) {
   const out = new Map();
   const depths = new Map();
   const names = Array.isArray(res.names) ? res.names : Array.isArray(res.strings) ? res.strings : null;
-  const nameOf = (v) => (typeof v === 'number' ? (v >= 0 && names ? names[v] ?? '' : '') : v ?? '');
+  const nameOf = (v) => (typeof v === 'number' ? (v >= 0 && names ? (names[v] ?? '') : '') : (v ?? ''));
   const listOf = (id) => {
     let list = out.get(id);
     if (!list) out.set(id, (list = []));
@@ -76,8 +91,16 @@ export function normalizeEvents(res) {
     const dur = num(ev.dur_us, ev.dur, ev.duration_us);
     if (e === undefined) e = s + Math.max(0, dur ?? 0);
     const isSummary = summary || ev.summary === true || ev.type === 'summary';
-    listOf(trackId).push({ s, e, name: String(nameOf(ev.name)), ref: ev.ref ?? null, depth: num(ev.depth) ?? -1,
-      summary: isSummary, count: num(ev.count) ?? 1, instant: !isSummary && e === s && dur === undefined });
+    listOf(trackId).push({
+      s,
+      e,
+      name: String(nameOf(ev.name)),
+      ref: ev.ref ?? null,
+      depth: num(ev.depth) ?? -1,
+      summary: isSummary,
+      count: num(ev.count) ?? 1,
+      instant: !isSummary && e === s && dur === undefined,
+    });
   };
   if (Array.isArray(res.tracks)) {
     for (const t of res.tracks) {
@@ -86,16 +109,38 @@ export function normalizeEvents(res) {
       if (typeof t.max_depth === 'number') depths.set(id, t.max_depth);
       const list = listOf(id);
       for (const ev of t.events || []) {
-        if (!Array.isArray(ev)) { pushObj(id, ev, false); continue; }
+        if (!Array.isArray(ev)) {
+          pushObj(id, ev, false);
+          continue;
+        }
         const [s, dur, name, depth, ref] = ev;
-        list.push({ s, e: s + Math.max(0, dur ?? 0), name: String(nameOf(name)), ref: ref ?? null,
-          depth: typeof depth === 'number' ? depth : -1, summary: false, count: 1, instant: dur === null || dur === undefined });
+        list.push({
+          s,
+          e: s + Math.max(0, dur ?? 0),
+          name: String(nameOf(name)),
+          ref: ref ?? null,
+          depth: typeof depth === 'number' ? depth : -1,
+          summary: false,
+          count: 1,
+          instant: dur === null || dur === undefined,
+        });
       }
       for (const sp of t.spans || t.summaries || []) {
-        if (!Array.isArray(sp)) { pushObj(id, sp, true); continue; }
+        if (!Array.isArray(sp)) {
+          pushObj(id, sp, true);
+          continue;
+        }
         const [s, e, count, name, depth] = sp;
-        list.push({ s, e, name: String(nameOf(name)), ref: null, depth: typeof depth === 'number' ? depth : -1,
-          summary: true, count: count ?? 1, instant: false });
+        list.push({
+          s,
+          e,
+          name: String(nameOf(name)),
+          ref: null,
+          depth: typeof depth === 'number' ? depth : -1,
+          summary: true,
+          count: count ?? 1,
+          instant: false,
+        });
       }
     }
   }
@@ -129,7 +174,9 @@ export class EventFetcher {
     this.requests = 0;
   }
 
-  key(p) { return `${p.start_us}|${p.end_us}|${p.resolution}|${p.tracks || ''}`; }
+  key(p) {
+    return `${p.start_us}|${p.end_us}|${p.resolution}|${p.tracks || ''}`;
+  }
 
   async fetch(params) {
     const k = this.key(params);
@@ -151,6 +198,12 @@ export class EventFetcher {
     return data;
   }
 
-  abort() { if (this.ctrl) this.ctrl.abort(); this.ctrl = null; }
-  clear() { this.abort(); this.lru.clear(); }
+  abort() {
+    if (this.ctrl) this.ctrl.abort();
+    this.ctrl = null;
+  }
+  clear() {
+    this.abort();
+    this.lru.clear();
+  }
 }

@@ -12,12 +12,16 @@ import fs from 'node:fs';
 import path from 'node:path';
 
 const BASE = process.env.XPV_URL;
-if (!BASE) { console.error('XPV_URL is not set (run tests/browser/run.sh)'); process.exit(2); }
+if (!BASE) {
+  console.error('XPV_URL is not set (run tests/browser/run.sh)');
+  process.exit(2);
+}
 const ART = process.env.XPV_ARTIFACTS || path.join(path.dirname(new URL(import.meta.url).pathname), 'artifacts');
 fs.mkdirSync(ART, { recursive: true });
 const CHROMIUM = process.env.XPV_CHROMIUM || '/usr/bin/chromium';
 
-let passed = 0, failed = 0;
+let passed = 0,
+  failed = 0;
 const results = [];
 async function test(name, fn) {
   const t = Date.now();
@@ -28,11 +32,20 @@ async function test(name, fn) {
     console.log(`ok   ${name}`);
   } catch (e) {
     failed++;
-    console.log(`FAIL ${name}\n     ${String(e && e.stack || e).split('\n').slice(0, 6).join('\n     ')}`);
+    console.log(
+      `FAIL ${name}\n     ${String((e && e.stack) || e)
+        .split('\n')
+        .slice(0, 6)
+        .join('\n     ')}`,
+    );
   }
 }
-function assert(cond, msg) { if (!cond) throw new Error(msg || 'assertion failed'); }
-function eq(a, b, msg) { if (a !== b) throw new Error(`${msg || 'not equal'}: got ${JSON.stringify(a)}, want ${JSON.stringify(b)}`); }
+function assert(cond, msg) {
+  if (!cond) throw new Error(msg || 'assertion failed');
+}
+function eq(a, b, msg) {
+  if (a !== b) throw new Error(`${msg || 'not equal'}: got ${JSON.stringify(a)}, want ${JSON.stringify(b)}`);
+}
 
 async function api(p) {
   const res = await fetch(BASE + p);
@@ -42,10 +55,17 @@ async function api(p) {
 
 const browser = await chromium.launch({
   executablePath: CHROMIUM,
-  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking',
+  args: [
+    '--headless',
+    '--no-sandbox',
+    '--disable-gpu',
+    '--disable-background-networking',
     // playwright itself gives every launch a fresh, temporary --user-data-dir.
-    '--disable-component-update', '--disable-sync', '--no-first-run',
-    '--enable-precise-memory-info'],
+    '--disable-component-update',
+    '--disable-sync',
+    '--no-first-run',
+    '--enable-precise-memory-info',
+  ],
 });
 
 // Every request any page makes, to prove nothing leaves 127.0.0.1.
@@ -54,13 +74,17 @@ async function newPage({ dark = false, viewport = { width: 1280, height: 720 }, 
   const ctx = await browser.newContext({ viewport, deviceScaleFactor: scale, colorScheme: dark ? 'dark' : 'light' });
   const page = await ctx.newPage();
   const errors = [];
-  page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
+  page.on('console', (m) => {
+    if (m.type() === 'error') errors.push(m.text());
+  });
   page.on('pageerror', (e) => errors.push(String(e)));
   page.on('request', (r) => allRequests.push(r.url()));
   page.errors = errors;
   return page;
 }
-async function shot(page, name) { await page.screenshot({ path: path.join(ART, `${name}.png`) }); }
+async function shot(page, name) {
+  await page.screenshot({ path: path.join(ART, `${name}.png`) });
+}
 
 // Pick the fixture profiles to test: one with kernels, one with steps.
 const { profiles } = await api('/api/profiles');
@@ -74,7 +98,9 @@ while (profiles.some((p) => p.status === 'pending') && Date.now() < deadline) {
 }
 const byKernels = ready.slice().sort((a, b) => (b.kernel_count || 0) - (a.kernel_count || 0))[0];
 const bySteps = ready.slice().sort((a, b) => (b.step_count || 0) - (a.step_count || 0))[0];
-console.log(`profiles: ${profiles.length} (${ready.length} ready); kernels test on ${byKernels && byKernels.path}; steps test on ${bySteps && bySteps.path}`);
+console.log(
+  `profiles: ${profiles.length} (${ready.length} ready); kernels test on ${byKernels && byKernels.path}; steps test on ${bySteps && bySteps.path}`,
+);
 
 await test('profile list shows every profile, newest first, latest highlighted', async () => {
   assert(profiles.length > 0, 'the server lists no profiles');
@@ -85,7 +111,11 @@ await test('profile list shows every profile, newest first, latest highlighted',
   eq(ids.join(','), profiles.map((p) => p.id).join(','), 'rows in API order');
   // The highlighted row is /api/profiles/latest: the newest that indexed, not a broken newer file.
   const latest = await api('/api/profiles/latest');
-  eq(await page.$$eval('table.data tbody tr.latest', (trs) => trs.map((t) => t.dataset.id).join(',')), latest.id, 'latest highlighted');
+  eq(
+    await page.$$eval('table.data tbody tr.latest', (trs) => trs.map((t) => t.dataset.id).join(',')),
+    latest.id,
+    'latest highlighted',
+  );
   eq(latest.status, 'ok', 'latest indexed ok');
   // The filter box narrows the list.
   await page.fill('input[type="search"]', 'no-such-profile-name');
@@ -105,7 +135,9 @@ await test('overview: cards, one bar per step, step source shown', async () => {
   await page.waitForFunction(() => !document.querySelector('.cards .card[data-empty]'), null, { timeout: 15000 });
   if (steps.steps.length) {
     await page.waitForSelector('[data-step-bar]');
-    const bars = await page.$$eval('[data-step-bar]', (gs) => gs.map((g) => [g.getAttribute('data-step'), Number(g.getAttribute('data-duration-us'))]));
+    const bars = await page.$$eval('[data-step-bar]', (gs) =>
+      gs.map((g) => [g.getAttribute('data-step'), Number(g.getAttribute('data-duration-us'))]),
+    );
     eq(bars.length, steps.steps.length, 'bars');
     eq(bars.map((b) => b[0]).join(','), steps.steps.map((s) => String(s.step)).join(','), 'bar step numbers');
     bars.forEach((b, i) => eq(b[1], steps.steps[i].duration_us, `duration of step ${b[0]}`));
@@ -128,11 +160,31 @@ await test('kernel table shows the same numbers as the API', async () => {
   await page.goto(`${BASE}/#/p/${byKernels.id}/kernels`);
   await page.waitForSelector('table.data[aria-label="Kernel summary"], .state');
   const want = api_.kernels.slice().sort((a, b) => (b.total_us ?? -1) - (a.total_us ?? -1));
-  if (!want.length) { await shot(page, 'kernels'); return; }
-  const rows = await page.$$eval('table.data tbody tr', (trs) => trs.map((tr) =>
-    Object.fromEntries([...tr.querySelectorAll('td')].map((td) => [td.dataset.key, [td.dataset.value, td.textContent]]))));
+  if (!want.length) {
+    await shot(page, 'kernels');
+    return;
+  }
+  const rows = await page.$$eval('table.data tbody tr', (trs) =>
+    trs.map((tr) =>
+      Object.fromEntries([...tr.querySelectorAll('td')].map((td) => [td.dataset.key, [td.dataset.value, td.textContent]])),
+    ),
+  );
   eq(rows.length, Math.min(want.length, 500), 'rows');
-  const cols = ['name', 'count', 'total_us', 'avg_us', 'median_us', 'min_us', 'max_us', 'percent', 'grid', 'block', 'registers_per_thread', 'occupancy_pct', 'op'];
+  const cols = [
+    'name',
+    'count',
+    'total_us',
+    'avg_us',
+    'median_us',
+    'min_us',
+    'max_us',
+    'percent',
+    'grid',
+    'block',
+    'registers_per_thread',
+    'occupancy_pct',
+    'op',
+  ];
   // Ties in total time may come in either order: match rows by name and total.
   const key = (name, total) => `${name}\u0000${total}`;
   const apiByKey = new Map(want.map((k) => [key(k.name, String(k.total_us)), k]));
@@ -146,13 +198,19 @@ await test('kernel table shows the same numbers as the API', async () => {
       eq(shown, expect, `${k.name} ${c}`);
       const severalShapes = ['grid', 'block', 'registers_per_thread'].includes(c) && k.shapes > 1;
       if (v === null || v === undefined) {
-        eq(r[c][1], severalShapes ? `${k.shapes.toLocaleString('en-US')} shapes` : '—',
-          `${k.name} ${c} unknown shown as ${severalShapes ? 'a shape count' : '—'}`);
+        eq(
+          r[c][1],
+          severalShapes ? `${k.shapes.toLocaleString('en-US')} shapes` : '—',
+          `${k.name} ${c} unknown shown as ${severalShapes ? 'a shape count' : '—'}`,
+        );
       }
     }
     if (k.total_us !== null) {
       const shownTotal = Number(r.total_us[1].replace(/,/g, ''));
-      assert(Math.abs(shownTotal - k.total_us) < 0.0005 + 1e-9 * k.total_us, `${k.name} total shown ${r.total_us[1]} vs ${k.total_us}`);
+      assert(
+        Math.abs(shownTotal - k.total_us) < 0.0005 + 1e-9 * k.total_us,
+        `${k.name} total shown ${r.total_us[1]} vs ${k.total_us}`,
+      );
     }
     eq(r.count[1].replace(/,/g, ''), String(k.count), `${k.name} count text`);
   }
@@ -190,11 +248,19 @@ await test('timeline draws events, zooms with wheel and W, fetches new windows',
   const p = forTimeline;
   const page = await newPage();
   const eventReqs = [];
-  page.on('request', (r) => { if (r.url().includes(`/api/profiles/${p.id}/events?`)) eventReqs.push(r.url()); });
+  page.on('request', (r) => {
+    if (r.url().includes(`/api/profiles/${p.id}/events?`)) eventReqs.push(r.url());
+  });
   await page.goto(`${BASE}/#/p/${p.id}/timeline`);
-  await page.waitForFunction(() => Number(document.querySelector('canvas.tl-canvas')?.dataset.eventsDrawn || 0) +
-    Number(document.querySelector('canvas.tl-canvas')?.dataset.summariesDrawn || 0) > 0, null, { timeout: 20000 });
-  assert(await canvasInk(page) > 200, 'canvas has drawn pixels in the track area');
+  await page.waitForFunction(
+    () =>
+      Number(document.querySelector('canvas.tl-canvas')?.dataset.eventsDrawn || 0) +
+        Number(document.querySelector('canvas.tl-canvas')?.dataset.summariesDrawn || 0) >
+      0,
+    null,
+    { timeout: 20000 },
+  );
+  assert((await canvasInk(page)) > 200, 'canvas has drawn pixels in the track area');
   const first = new URL(eventReqs[0]);
   for (const k of ['start_us', 'end_us', 'resolution']) assert(first.searchParams.has(k), `events request has ${k}`);
   const view0 = await page.$eval('canvas.tl-canvas', (c) => [Number(c.dataset.viewStart), Number(c.dataset.viewEnd)]);
@@ -204,16 +270,24 @@ await test('timeline draws events, zooms with wheel and W, fetches new windows',
   await page.mouse.move(box.x + box.width / 2, box.y + 40);
   const nReq = eventReqs.length;
   await page.mouse.wheel(0, -400);
-  await page.waitForFunction((v0) => Number(document.querySelector('canvas.tl-canvas').dataset.viewEnd) -
-    Number(document.querySelector('canvas.tl-canvas').dataset.viewStart) < (v0[1] - v0[0]) * 0.9, view0);
+  await page.waitForFunction(
+    (v0) =>
+      Number(document.querySelector('canvas.tl-canvas').dataset.viewEnd) -
+        Number(document.querySelector('canvas.tl-canvas').dataset.viewStart) <
+      (v0[1] - v0[0]) * 0.9,
+    view0,
+  );
   await page.waitForFunction((n) => window.__xpvTimeline.fetcher.requests > n, nReq, { timeout: 5000 }).catch(() => {});
   const view1 = await page.$eval('canvas.tl-canvas', (c) => [Number(c.dataset.viewStart), Number(c.dataset.viewEnd)]);
   assert(view1[1] - view1[0] < view0[1] - view0[0], 'wheel zoomed in');
   await page.waitForTimeout(400);
   assert(eventReqs.length > nReq, 'a new events request after zooming');
   const zr = new URL(eventReqs[eventReqs.length - 1]);
-  assert(Number(zr.searchParams.get('end_us')) - Number(zr.searchParams.get('start_us')) < Number(first.searchParams.get('end_us')) - Number(first.searchParams.get('start_us')),
-    'zoomed request asks for a narrower window');
+  assert(
+    Number(zr.searchParams.get('end_us')) - Number(zr.searchParams.get('start_us')) <
+      Number(first.searchParams.get('end_us')) - Number(first.searchParams.get('start_us')),
+    'zoomed request asks for a narrower window',
+  );
   // W zooms in further, S out, D pans.
   await page.locator('canvas.tl-canvas').focus();
   for (let i = 0; i < 3; i++) await page.keyboard.press('w');
@@ -246,7 +320,9 @@ await test('timeline draws events, zooms with wheel and W, fetches new windows',
   });
   if (target) {
     await page.mouse.click(box.x + target.x, box.y + target.y);
-    await page.waitForFunction((n) => document.querySelector('.tl-details h2')?.textContent === n, target.name, { timeout: 5000 });
+    await page.waitForFunction((n) => document.querySelector('.tl-details h2')?.textContent === n, target.name, {
+      timeout: 5000,
+    });
     await page.waitForFunction(() => !document.querySelector('.tl-details .skeleton'), null, { timeout: 5000 });
     await shot(page, 'timeline-selected');
   }
@@ -256,16 +332,32 @@ await test('timeline draws events, zooms with wheel and W, fetches new windows',
 
 const viewOf = (page) => page.$eval('canvas.tl-canvas', (c) => [Number(c.dataset.viewStart), Number(c.dataset.viewEnd)]);
 async function waitDrawn(page) {
-  await page.waitForFunction(() => Number(document.querySelector('canvas.tl-canvas')?.dataset.eventsDrawn || 0) +
-    Number(document.querySelector('canvas.tl-canvas')?.dataset.summariesDrawn || 0) > 0, null, { timeout: 20000 });
+  await page.waitForFunction(
+    () =>
+      Number(document.querySelector('canvas.tl-canvas')?.dataset.eventsDrawn || 0) +
+        Number(document.querySelector('canvas.tl-canvas')?.dataset.summariesDrawn || 0) >
+      0,
+    null,
+    { timeout: 20000 },
+  );
 }
-const hitsState = (page) => page.$eval('.tl-toolbar .hits', (e) => ({ text: e.textContent, mode: e.dataset.mode, index: e.dataset.index, total: e.dataset.total }));
+const hitsState = (page) =>
+  page.$eval('.tl-toolbar .hits', (e) => ({
+    text: e.textContent,
+    mode: e.dataset.mode,
+    index: e.dataset.index,
+    total: e.dataset.total,
+  }));
 
 await test('timeline search finds a kernel outside the view, steps through matches, opens details', async () => {
   const p = forTimeline;
   const kernels = ((await api(`/api/profiles/${p.id}/kernels`)).kernels || [])
-    .filter((k) => k.name && k.name.length <= 200).sort((a, b) => a.count - b.count);
-  if (!kernels.length) { console.log('     (no kernels in this profile: nothing to search for)'); return; }
+    .filter((k) => k.name && k.name.length <= 200)
+    .sort((a, b) => a.count - b.count);
+  if (!kernels.length) {
+    console.log('     (no kernels in this profile: nothing to search for)');
+    return;
+  }
   const page = await newPage();
   await page.goto(`${BASE}/#/p/${p.id}/timeline`);
   await waitDrawn(page);
@@ -280,7 +372,10 @@ await test('timeline search finds a kernel outside the view, steps through match
   let pick = null;
   for (const k of kernels.slice(0, 60)) {
     const r = await api(`/api/profiles/${p.id}/search?q=${encodeURIComponent(k.name)}&limit=1000`);
-    if (r.matches.length && r.matches[0].start_us > view0[1]) { pick = r; if (r.match_count >= 2) break; }
+    if (r.matches.length && r.matches[0].start_us > view0[1]) {
+      pick = r;
+      if (r.match_count >= 2) break;
+    }
   }
   assert(pick, `no kernel found whose matches all lie after the view ${view0}`);
   const m = pick.matches;
@@ -290,7 +385,9 @@ await test('timeline search finds a kernel outside the view, steps through match
   await page.locator('.tl-label.process button', { hasText: groupName }).first().click();
   await page.waitForFunction((t) => window.__xpvTimeline.state.byId.get(t).group.collapsed, m[0].track);
   // Pages of one match: every step below loads its page with an offset.
-  await page.evaluate(() => { window.__xpvTimeline.searcher.limit = 1; });
+  await page.evaluate(() => {
+    window.__xpvTimeline.searcher.limit = 1;
+  });
   await page.fill('.tl-toolbar input[type="search"]', pick.query);
   await page.press('.tl-toolbar input[type="search"]', 'Enter');
   await page.waitForFunction(() => document.querySelector('.tl-toolbar .hits')?.dataset.index === '1', null, { timeout: 15000 });
@@ -308,24 +405,42 @@ await test('timeline search finds a kernel outside the view, steps through match
     const mid = mi.start_us + dur / 2;
     const full = p.duration_us || w;
     // Centred, unless the view was clamped at the profile's edge.
-    assert(Math.abs((v[0] + v[1]) / 2 - mid) < w * 0.02 || v[0] < p.start_us || v[1] > p.start_us + full, `match ${i} centred in ${v}`);
+    assert(
+      Math.abs((v[0] + v[1]) / 2 - mid) < w * 0.02 || v[0] < p.start_us || v[1] > p.start_us + full,
+      `match ${i} centred in ${v}`,
+    );
     if (dur > 0) assert((dur / w) * box.width >= 3, `match ${i} is ${((dur / w) * box.width).toFixed(2)} px wide`);
     await page.waitForFunction((n) => document.querySelector('.tl-details h2')?.textContent === n, mi.name, { timeout: 5000 });
     await page.waitForFunction(() => !document.querySelector('.tl-details .skeleton'), null, { timeout: 5000 });
     const details = await page.textContent('.tl-details');
-    assert(!details.includes('Details unavailable') && !details.includes('No details available'), `details of match ${i}: ${details.slice(0, 200)}`);
-    const sel = await page.evaluate(() => { const s = window.__xpvTimeline.state; const t = s.byId.get(s.selected.track);
-      return { track: s.selected.track, ref: s.selected.ev.ref, collapsed: t ? t.group.collapsed : null }; });
+    assert(
+      !details.includes('Details unavailable') && !details.includes('No details available'),
+      `details of match ${i}: ${details.slice(0, 200)}`,
+    );
+    const sel = await page.evaluate(() => {
+      const s = window.__xpvTimeline.state;
+      const t = s.byId.get(s.selected.track);
+      return { track: s.selected.track, ref: s.selected.ev.ref, collapsed: t ? t.group.collapsed : null };
+    });
     eq(sel.track, mi.track, `selected track of match ${i}`);
     eq(sel.ref, mi.ref, `selected ref of match ${i}`);
     eq(sel.collapsed, false, `process group of match ${i} expanded`);
     // Once the window loads, the selection is the drawn event (same ref, with its depth).
-    await page.waitForFunction(() => window.__xpvTimeline.state.selected?.ev.depth >= 0, null, { timeout: 10000 }).catch(async (e) => {
-      console.log(JSON.stringify(await page.evaluate(() => { const s = window.__xpvTimeline.state; const sel = s.selected;
-        const list = (s.data.byTrack.get(sel.track) || []).filter((x) => Math.abs(x.s - sel.ev.s) < 50);
-        return { sel: sel.ev, params: s.data.params, view: [s.viewStart, s.viewEnd], near: list.slice(0, 10) }; })));
-      throw e;
-    });
+    await page
+      .waitForFunction(() => window.__xpvTimeline.state.selected?.ev.depth >= 0, null, { timeout: 10000 })
+      .catch(async (e) => {
+        console.log(
+          JSON.stringify(
+            await page.evaluate(() => {
+              const s = window.__xpvTimeline.state;
+              const sel = s.selected;
+              const list = (s.data.byTrack.get(sel.track) || []).filter((x) => Math.abs(x.s - sel.ev.s) < 50);
+              return { sel: sel.ev, params: s.data.params, view: [s.viewStart, s.viewEnd], near: list.slice(0, 10) };
+            }),
+          ),
+        );
+        throw e;
+      });
     return w;
   };
   const w1 = await expectShown(0);
@@ -335,16 +450,20 @@ await test('timeline search finds a kernel outside the view, steps through match
     assert((await hitsState(page)).text.startsWith(`2 of ${pick.match_count.toLocaleString('en-US')}`), 'label 2 of N');
     const w2 = await expectShown(1);
     // A match that already fits keeps the zoom.
-    if ((m[1].dur_us || 0) / w1 * box.width >= 6 && (m[1].dur_us || 0) < w1 * 0.9) assert(Math.abs(w2 - w1) < w1 * 1e-6, `zoom kept: ${w1} -> ${w2}`);
+    if (((m[1].dur_us || 0) / w1) * box.width >= 6 && (m[1].dur_us || 0) < w1 * 0.9)
+      assert(Math.abs(w2 - w1) < w1 * 1e-6, `zoom kept: ${w1} -> ${w2}`);
     await page.press('.tl-toolbar input[type="search"]', 'Shift+Enter');
     await page.waitForFunction(() => document.querySelector('.tl-toolbar .hits')?.dataset.index === '1', null, { timeout: 5000 });
     await expectShown(0);
   }
   // Previous from the first match is the last of all, on a page of its own.
   const n = pick.match_count;
-  const lastMatch = (await api(`/api/profiles/${p.id}/search?q=${encodeURIComponent(pick.query)}&limit=1&offset=${n - 1}`)).matches[0];
+  const lastMatch = (await api(`/api/profiles/${p.id}/search?q=${encodeURIComponent(pick.query)}&limit=1&offset=${n - 1}`))
+    .matches[0];
   await page.press('.tl-toolbar input[type="search"]', 'Shift+Enter');
-  await page.waitForFunction((k) => document.querySelector('.tl-toolbar .hits')?.dataset.index === String(k), n, { timeout: 15000 });
+  await page.waitForFunction((k) => document.querySelector('.tl-toolbar .hits')?.dataset.index === String(k), n, {
+    timeout: 15000,
+  });
   assert((await hitsState(page)).text.startsWith(`${n.toLocaleString('en-US')} of ${n.toLocaleString('en-US')}`), 'label N of N');
   await page.waitForFunction((ref) => window.__xpvTimeline.state.selected?.ev.ref === ref, lastMatch.ref, { timeout: 10000 });
   await page.waitForTimeout(400);
@@ -358,7 +477,9 @@ await test('timeline search finds a kernel outside the view, steps through match
 
 await test('timeline search: pages of a smaller server limit step through every match', async () => {
   const p = forTimeline;
-  const kernels = ((await api(`/api/profiles/${p.id}/kernels`)).kernels || []).filter((k) => k.name && k.name.length <= 200 && k.count > 4);
+  const kernels = ((await api(`/api/profiles/${p.id}/kernels`)).kernels || []).filter(
+    (k) => k.name && k.name.length <= 200 && k.count > 4,
+  );
   if (!kernels.length) return;
   const q = kernels[0].name;
   const page = await newPage();
@@ -374,10 +495,22 @@ await test('timeline search: pages of a smaller server limit step through every 
   await page.goto(`${BASE}/#/p/${p.id}/timeline`);
   await waitDrawn(page);
   await page.fill('.tl-toolbar input[type="search"]', q);
-  for (const [key, idx] of [['Enter', 1], ['Enter', 2], ['Enter', 3], ['Enter', 4], ['Enter', 5], ['Shift+Enter', 4],
-    ['Shift+Enter', 3], ['Shift+Enter', 2], ['Shift+Enter', 1], ['Shift+Enter', n]]) {
+  for (const [key, idx] of [
+    ['Enter', 1],
+    ['Enter', 2],
+    ['Enter', 3],
+    ['Enter', 4],
+    ['Enter', 5],
+    ['Shift+Enter', 4],
+    ['Shift+Enter', 3],
+    ['Shift+Enter', 2],
+    ['Shift+Enter', 1],
+    ['Shift+Enter', n],
+  ]) {
     await page.press('.tl-toolbar input[type="search"]', key);
-    await page.waitForFunction((i) => document.querySelector('.tl-toolbar .hits')?.dataset.index === String(i), idx, { timeout: 10000 });
+    await page.waitForFunction((i) => document.querySelector('.tl-toolbar .hits')?.dataset.index === String(i), idx, {
+      timeout: 10000,
+    });
     const hs = await hitsState(page);
     eq(hs.text, `${idx.toLocaleString('en-US')} of ${n.toLocaleString('en-US')}`, 'label');
     const ref = idx === n ? last.ref : want.matches[idx - 1].ref;
@@ -390,24 +523,38 @@ await test('timeline search: pages of a smaller server limit step through every 
 await test('timeline search falls back to the loaded window when the server cannot search', async () => {
   const p = forTimeline;
   const page = await newPage();
-  await page.route('**/api/profiles/*/search?*', (r) => r.fulfill({ status: 404, contentType: 'application/json', body: '{"error": "no such API route"}' }));
+  await page.route('**/api/profiles/*/search?*', (r) =>
+    r.fulfill({ status: 404, contentType: 'application/json', body: '{"error": "no such API route"}' }),
+  );
   await page.goto(`${BASE}/#/p/${p.id}/timeline`);
   await waitDrawn(page);
   const name = await page.evaluate(() => {
-    for (const list of window.__xpvTimeline.state.data.byTrack.values()) for (const ev of list) if (!ev.summary && ev.name) return ev.name;
+    for (const list of window.__xpvTimeline.state.data.byTrack.values())
+      for (const ev of list) if (!ev.summary && ev.name) return ev.name;
     return null;
   });
-  if (!name) { await page.context().close(); return; }
+  if (!name) {
+    await page.context().close();
+    return;
+  }
   await page.fill('.tl-toolbar input[type="search"]', name);
   await page.press('.tl-toolbar input[type="search"]', 'Enter');
-  await page.waitForFunction(() => document.querySelector('.tl-toolbar .hits')?.textContent.includes('loaded window only'), null, { timeout: 10000 });
+  await page.waitForFunction(
+    () => document.querySelector('.tl-toolbar .hits')?.textContent.includes('loaded window only'),
+    null,
+    { timeout: 10000 },
+  );
   const hs = await hitsState(page);
   eq(hs.mode, 'window', 'fell back to the loaded window');
   assert(/^1 of [\d,]+ \(loaded window only\)$/.test(hs.text), `label "${hs.text}"`);
   assert(/cannot search/.test(await page.getAttribute('.tl-toolbar .hits', 'title')), 'the reason is in the title');
-  const loaded = await page.evaluate((q) => { let n = 0; const lq = q.toLowerCase();
-    for (const list of window.__xpvTimeline.state.data.byTrack.values()) for (const ev of list) if (!ev.summary && ev.name.toLowerCase().includes(lq)) n++;
-    return n; }, name);
+  const loaded = await page.evaluate((q) => {
+    let n = 0;
+    const lq = q.toLowerCase();
+    for (const list of window.__xpvTimeline.state.data.byTrack.values())
+      for (const ev of list) if (!ev.summary && ev.name.toLowerCase().includes(lq)) n++;
+    return n;
+  }, name);
   eq(hs.text, `1 of ${loaded.toLocaleString('en-US')} (loaded window only)`, 'count = matching loaded events');
   await page.waitForFunction((n) => document.querySelector('.tl-details h2')?.textContent === n, name, { timeout: 5000 });
   await shot(page, 'timeline-search-fallback');
@@ -424,11 +571,16 @@ await test('timeline highlights a step chosen from the overview (?step=N)', asyn
   const inSpan = st.start_us >= bySteps.start_us && st.start_us <= bySteps.start_us + bySteps.duration_us;
   const page = await newPage();
   await page.goto(`${BASE}/#/p/${bySteps.id}/timeline?step=${st.step}`);
-  await page.waitForFunction((n) => document.querySelector('.tl-toolbar select')?.value === String(n), st.step, { timeout: 15000 });
+  await page.waitForFunction((n) => document.querySelector('.tl-toolbar select')?.value === String(n), st.step, {
+    timeout: 15000,
+  });
   if (inSpan) {
     await page.waitForFunction(() => Number(document.querySelector('canvas.tl-canvas')?.dataset.viewEnd) > 0);
     const v = await page.$eval('canvas.tl-canvas', (c) => [Number(c.dataset.viewStart), Number(c.dataset.viewEnd)]);
-    assert(v[0] <= st.start_us && v[1] >= st.start_us + st.duration_us, `view ${v} shows step ${st.step} [${st.start_us}, +${st.duration_us}]`);
+    assert(
+      v[0] <= st.start_us && v[1] >= st.start_us + st.duration_us,
+      `view ${v} shows step ${st.step} [${st.start_us}, +${st.duration_us}]`,
+    );
     assert(v[1] - v[0] < st.duration_us * 1.5, 'view zoomed to the step');
     await page.waitForTimeout(600);
     await shot(page, 'timeline-step');
@@ -466,12 +618,21 @@ await test('dark theme and 4K: pages render with no console errors', async () =>
   await page.context().close();
   const big = await newPage({ viewport: { width: 1920, height: 1080 }, scale: 2 });
   await big.goto(`${BASE}/#/p/${forTimeline.id}/timeline`);
-  await big.waitForFunction(() => Number(document.querySelector('canvas.tl-canvas')?.dataset.eventsDrawn || 0) +
-    Number(document.querySelector('canvas.tl-canvas')?.dataset.summariesDrawn || 0) > 0, null, { timeout: 20000 });
+  await big.waitForFunction(
+    () =>
+      Number(document.querySelector('canvas.tl-canvas')?.dataset.eventsDrawn || 0) +
+        Number(document.querySelector('canvas.tl-canvas')?.dataset.summariesDrawn || 0) >
+      0,
+    null,
+    { timeout: 20000 },
+  );
   const dims = await big.$eval('canvas.tl-canvas', (c) => [c.width, c.clientWidth]);
   eq(dims[0], dims[1] * 2, 'canvas backing store at devicePixelRatio 2');
-  const res = new URL((await big.evaluate(() => performance.getEntriesByType('resource').map((e) => e.name)))
-    .filter((u) => u.includes('/events?')).pop());
+  const res = new URL(
+    (await big.evaluate(() => performance.getEntriesByType('resource').map((e) => e.name)))
+      .filter((u) => u.includes('/events?'))
+      .pop(),
+  );
   assert(Number(res.searchParams.get('resolution')) >= dims[0], 'resolution in device pixels');
   await shot(big, 'timeline-4k');
   eq(big.errors.length, 0, `console errors: ${big.errors.join(' | ')}`);
@@ -533,12 +694,19 @@ if (process.env.XPV_PERF_PROFILE) {
     // Zoom around to see memory stays bounded.
     const box = await page.locator('canvas.tl-canvas').boundingBox();
     await page.mouse.move(box.x + box.width / 3, box.y + 50);
-    for (let i = 0; i < 30; i++) { await page.mouse.wheel(0, i < 20 ? -300 : 400); await page.waitForTimeout(120); }
+    for (let i = 0; i < 30; i++) {
+      await page.mouse.wheel(0, i < 20 ? -300 : 400);
+      await page.waitForTimeout(120);
+    }
     await page.waitForTimeout(1000);
     const m = Object.fromEntries((await cdp.send('Performance.getMetrics')).metrics.map((x) => [x.name, x.value]));
     console.log(`PERF profile=${prof.path} events=${prof.events} size=${prof.size_bytes}`);
-    console.log(`PERF timeline first paint: ${nav?.toFixed(0)} ms from navigation start (${inPage.toFixed(0)} ms after the page mounted; ${wall} ms wall incl. browser)`);
-    console.log(`PERF JS heap used after 30 zooms: ${(m.JSHeapUsedSize / 1e6).toFixed(1)} MB (total ${(m.JSHeapTotalSize / 1e6).toFixed(1)} MB), DOM nodes ${m.Nodes}`);
+    console.log(
+      `PERF timeline first paint: ${nav?.toFixed(0)} ms from navigation start (${inPage.toFixed(0)} ms after the page mounted; ${wall} ms wall incl. browser)`,
+    );
+    console.log(
+      `PERF JS heap used after 30 zooms: ${(m.JSHeapUsedSize / 1e6).toFixed(1)} MB (total ${(m.JSHeapTotalSize / 1e6).toFixed(1)} MB), DOM nodes ${m.Nodes}`,
+    );
     await shot(page, 'timeline-big');
     await page.context().close();
   });

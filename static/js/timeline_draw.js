@@ -1,0 +1,465 @@
+// timeline_draw.js — what the timeline shows: the rows (one per process,
+// one per thread or stream track, each as tall as its deepest nesting), their
+// DOM labels, the events on the canvas, the time axis, the window label and
+// the status line; and the reverse, which event is under a point.
+//
+// Invariants: labels are DOM (focusable, scroll natively); events are drawn
+// on one sticky canvas sized to the visible area, at devicePixelRatio, so
+// only what is on screen is ever drawn. Drawing happens at most once per
+// animation frame (request()), from the state alone. Rows only grow, never
+// shrink, so tracks do not jump while zooming. The canvas carries
+// data-events-drawn, data-summaries-drawn and data-first-paint-ms for the
+// tests and the performance figures.
+
+import { h, fmtDur, fmtCount, nameHue } from './format.js';
+import { niceStep, cssVar } from './chart.js';
+
+export const LABEL_W = 240;
+const PROC_H = 24;
+const LEVEL_H = 18;
+const TRACK_PAD = 3;
+const MAX_LEVELS = 24;
+const AXIS_H = 28;
+const MIN_EVENT_PX = 2; // instants and zero-length slices are drawn at least this wide
+const MIN_LABEL_PX = 28; // narrower events get no name written in them
+
+export function createDrawing(tl) {
+  const { st } = tl;
+  const { canvas, axis, labels, content, scroller, status, windowLabel } = tl.dom;
+  const palette = createPalette(st);
+  let frame = 0;
+  let resizeObserver = null;
+
+  function request() {
+    if (frame) return;
+    frame = requestAnimationFrame(() => {
+      frame = 0;
+      drawCanvas();
+      drawAxis();
+      updateWindowLabel();
+    });
+  }
+
+  // --- rows and labels -------------------------------------------------------
+  function trackHeight(t) {
+    return TRACK_PAD * 2 + LEVEL_H * (Math.min(t.maxDepth, MAX_LEVELS - 1) + 1);
+  }
+
+  function layout() {
+    st.rows = [];
+    let y = 0;
+    labels.replaceChildren();
+    for (const g of st.groups) {
+      st.rows.push({ type: 'process', group: g, y, h: PROC_H });
+      labels.append(processLabel(g, y));
+      y += PROC_H;
+      if (g.collapsed) continue;
+      for (const t of g.tracks) {
+        const th = trackHeight(t);
+        st.rows.push({ type: 'thread', track: t, y, h: th });
+        labels.append(threadLabel(t, y, th));
+        y += th;
+      }
+    }
+    st.totalH = y;
+    resize();
+  }
+
+  function processLabel(g, y) {
+    const toggle = () => {
+      g.collapsed = !g.collapsed;
+      layout();
+      tl.view.scheduleFetch(true);
+    };
+    const btn = h(
+      'button',
+      {
+        type: 'button',
+        'aria-expanded': String(!g.collapsed),
+        'aria-label': `${g.name}: ${g.tracks.length} tracks, ${g.collapsed ? 'collapsed' : 'expanded'}`,
+        onclick: toggle,
+      },
+      h('span', null, g.name),
+      h('span.count', null, `${g.tracks.length}`),
+    );
+    return h('div.tl-label.process', { style: { top: `${y}px`, height: `${PROC_H}px` } }, btn);
+  }
+
+  function threadLabel(t, y, th) {
+    const events = t.events !== null ? ` · ${fmtCount(t.events)} events` : '';
+    return h(
+      'div.tl-label.thread',
+      { style: { top: `${y}px`, height: `${th}px` }, title: `${t.group.name} / ${t.name}${events}` },
+      h('span', null, t.name),
+    );
+  }
+
+  // Sizes the canvases to the visible area at the current devicePixelRatio.
+  function resize() {
+    const w = Math.max(100, scroller.clientWidth - LABEL_W);
+    const hgt = Math.max(60, scroller.clientHeight);
+    st.dpr = window.devicePixelRatio || 1;
+    content.style.height = `${Math.max(st.totalH, hgt)}px`;
+    canvas.style.width = `${w}px`;
+    canvas.style.height = `${hgt}px`;
+    canvas.style.marginLeft = `${LABEL_W}px`;
+    canvas.style.marginBottom = `${-hgt}px`;
+    canvas.width = Math.round(w * st.dpr);
+    canvas.height = Math.round(hgt * st.dpr);
+    axis.style.width = `${w}px`;
+    axis.width = Math.round(w * st.dpr);
+    axis.height = Math.round(AXIS_H * st.dpr);
+    request();
+  }
+
+  // Deepens the rows of tracks whose loaded events nest deeper than shown.
+  function growRows(data) {
+    let grew = false;
+    for (const [tid, list] of data.byTrack) {
+      const t = st.byId.get(tid);
+      if (!t) continue;
+      let m = Math.max(t.maxDepth, data.depths.get(tid) ?? 0);
+      for (const x of list) if (x.depth > m) m = x.depth;
+      if (m > t.maxDepth) {
+        t.maxDepth = Math.min(m, MAX_LEVELS - 1);
+        grew = true;
+      }
+    }
+    if (grew) {
+      const top = scroller.scrollTop;
+      layout();
+      scroller.scrollTop = top;
+    }
+  }
+
+  function rowOfTrack(trackId) {
+    return st.rows.find((r) => r.type === 'thread' && r.track.id === trackId);
+  }
+
+  // The loaded event at canvas point (cx, cy) as {ev, track}, or null; the
+  // shortest one within 3 pixels, so tiny events can be clicked.
+  function eventAt(cx, cy) {
+    const y = cy + scroller.scrollTop;
+    const row = st.rows.find((r) => y >= r.y && y < r.y + r.h);
+    if (!row || row.type !== 'thread' || !st.data) return null;
+    const lvl = Math.floor((y - row.y - TRACK_PAD) / LEVEL_H);
+    const list = st.data.byTrack.get(row.track.id) || [];
+    const tol = tl.view.span() * (3 / tl.view.cssWidth());
+    const t = tl.view.tOf(cx);
+    let best = null;
+    for (const ev of list) {
+      if (Math.min(ev.depth, MAX_LEVELS - 1) !== lvl) continue;
+      if (t < ev.s - tol || t > ev.e + tol) continue;
+      if (!best || ev.e - ev.s < best.e - best.s) best = ev;
+    }
+    return best ? { ev: best, track: row.track.id } : null;
+  }
+
+  // --- the canvas ------------------------------------------------------------
+  function drawCanvas() {
+    const ctx = canvas.getContext('2d');
+    const c = palette.colors;
+    const f = {
+      ctx,
+      c,
+      st,
+      view: tl.view,
+      palette,
+      W: tl.view.cssWidth(),
+      H: canvas.height / st.dpr,
+      top: scroller.scrollTop,
+      hitSet: st.hits.length ? new Set(st.hits.map((x) => x.ev)) : null,
+      drawn: 0,
+      summaries: 0,
+    };
+    ctx.setTransform(st.dpr, 0, 0, st.dpr, 0, 0);
+    ctx.fillStyle = c.surface;
+    ctx.fillRect(0, 0, f.W, f.H);
+    drawGrid(f);
+    const band = stepBand(st, tl.view);
+    if (band) {
+      ctx.fillStyle = c.step;
+      ctx.fillRect(band.x, 0, band.w, f.H);
+    }
+    ctx.font = '11px system-ui, sans-serif';
+    ctx.textBaseline = 'middle';
+    for (const row of st.rows) drawRow(f, row);
+    if (st.selected) outlineSelected(f, rowOfTrack(st.selected.track));
+    if (!st.rows.length) return;
+    if (st.error && !st.data) {
+      ctx.fillStyle = c.muted;
+      ctx.font = '13px system-ui, sans-serif';
+      ctx.fillText(`Cannot load events: ${st.error}`, 16, 40);
+    }
+    recordCounts(f.drawn, f.summaries);
+    if (!st.loading) setStatus();
+  }
+
+  function recordCounts(drawn, summaries) {
+    st.drawn = drawn;
+    st.summaries = summaries;
+    canvas.dataset.eventsDrawn = String(drawn);
+    canvas.dataset.summariesDrawn = String(summaries);
+    if (st.firstPaint === null && st.data && (drawn || summaries || !st.data.byTrack.size)) {
+      st.firstPaint = performance.now() - tl.mountedAt;
+      canvas.dataset.firstPaintMs = st.firstPaint.toFixed(1);
+      performance.mark('xpv-timeline-first-paint');
+    }
+  }
+
+  // --- the axis and the labels around the canvas ----------------------------
+  function drawAxis() {
+    const ctx = axis.getContext('2d');
+    const c = palette.colors;
+    const W = axis.width / st.dpr;
+    ctx.setTransform(st.dpr, 0, 0, st.dpr, 0, 0);
+    ctx.fillStyle = c.surface;
+    ctx.fillRect(0, 0, W, AXIS_H);
+    const band = stepBand(st, tl.view);
+    if (band) {
+      ctx.fillStyle = c.step;
+      ctx.fillRect(band.x, 0, band.w, AXIS_H);
+      ctx.fillStyle = c.accent;
+      ctx.fillRect(band.x, AXIS_H - 4, band.w, 4);
+    }
+    ctx.font = '11px system-ui, sans-serif';
+    ctx.textBaseline = 'middle';
+    const { out, step } = ticks(st, tl.view, tl.view.cssWidth());
+    const maxAbs = Math.max(Math.abs(st.viewStart - st.t0), Math.abs(st.viewEnd - st.t0));
+    for (const { rel, x } of out) {
+      ctx.fillStyle = c.border;
+      ctx.fillRect(Math.round(x), 16, 1, 12);
+      const label = fmtTick(rel, step, maxAbs);
+      if (x + 3 + ctx.measureText(label).width > W) continue; // would be clipped at the edge
+      ctx.fillStyle = c.muted;
+      ctx.fillText(label, x + 3, 10);
+    }
+  }
+
+  function updateWindowLabel() {
+    const shown = fmtDur(tl.view.span());
+    windowLabel.textContent = `${fmtDur(st.viewStart - st.t0)} – ${fmtDur(st.viewEnd - st.t0)}  (${shown} shown)`;
+  }
+
+  function setStatus() {
+    status.hidden = false;
+    if (st.error) status.textContent = `Events: ${st.error}`;
+    else if (st.loading) status.textContent = 'Loading events…';
+    else
+      status.textContent =
+        `${fmtCount(st.drawn)} events · ${fmtCount(st.summaries)} merged spans in view` +
+        (st.data && st.data.truncated ? ' (truncated by server)' : '');
+  }
+
+  // --- redrawing when the page changes around the canvas ---------------------
+  function watchPage() {
+    scroller.addEventListener('scroll', request, { passive: true });
+    resizeObserver = new ResizeObserver(() => resize());
+    resizeObserver.observe(scroller);
+    const theme = matchMedia('(prefers-color-scheme: dark)');
+    theme.addEventListener(
+      'change',
+      () => {
+        palette.read();
+        request();
+      },
+      { signal: tl.signal },
+    );
+    watchPixelRatio();
+  }
+
+  // A media query matches one ratio only, so each change re-arms it.
+  function watchPixelRatio() {
+    const m = matchMedia(`(resolution: ${window.devicePixelRatio}dppx)`);
+    m.addEventListener(
+      'change',
+      () => {
+        resize();
+        watchPixelRatio();
+      },
+      { once: true, signal: tl.signal },
+    );
+  }
+
+  function stop() {
+    resizeObserver.disconnect();
+    cancelAnimationFrame(frame);
+  }
+
+  palette.read();
+  watchPage();
+  return { request, layout, growRows, rowOfTrack, eventAt, setStatus, stop };
+}
+
+// The painters of one frame. `f` holds what they share: the 2D context, the
+// colours, the state, the view and the palette, the canvas size in CSS
+// pixels (W, H), the tracks' scroll offset (top), the events the search
+// outlines (hitSet) and the counts of events and merged spans drawn so far.
+
+function drawRow(f, row) {
+  const { ctx, c, st } = f;
+  const y = row.y - f.top;
+  if (y > f.H || y + row.h < 0) return;
+  ctx.fillStyle = c.border;
+  ctx.fillRect(0, y + row.h - 1, f.W, 1);
+  if (row.type === 'process') {
+    ctx.fillStyle = c.surface2;
+    ctx.fillRect(0, y, f.W, row.h - 1);
+    return;
+  }
+  const list = st.data && st.data.byTrack.get(row.track.id);
+  if (!list) return;
+  for (const ev of list) {
+    if (ev.e < st.viewStart || ev.s > st.viewEnd) continue;
+    drawEvent(f, ev, y + TRACK_PAD + Math.min(ev.depth, MAX_LEVELS - 1) * LEVEL_H);
+  }
+}
+
+function drawEvent(f, ev, ey) {
+  const { ctx, c, view, palette } = f;
+  if (ey + LEVEL_H < 0 || ey > f.H) return;
+  const x0 = Math.max(view.xOf(ev.s), -2);
+  const x1 = Math.min(view.xOf(ev.e), f.W + 2);
+  // Instants and zero-length slices (Kineto's sub-µs kernels) stay visible.
+  const w = Math.max(ev.instant || ev.e === ev.s ? MIN_EVENT_PX : 1, x1 - x0);
+  if (ev.summary) {
+    ctx.fillStyle = palette.hatch(ctx);
+    ctx.fillRect(x0, ey + 1, w, LEVEL_H - 2);
+    f.summaries++;
+    return;
+  }
+  ctx.fillStyle = palette.eventColor(ev.name);
+  ctx.fillRect(x0, ey + 1, w, LEVEL_H - 2);
+  f.drawn++;
+  if (w > MIN_LABEL_PX) {
+    ctx.save();
+    ctx.beginPath();
+    ctx.rect(x0 + 3, ey, w - 6, LEVEL_H);
+    ctx.clip();
+    ctx.fillStyle = c.dark ? '#f1f4f8' : '#15191f';
+    ctx.fillText(ev.name, Math.max(x0, 0) + 4, ey + LEVEL_H / 2);
+    ctx.restore();
+  }
+  if (f.hitSet && f.hitSet.has(ev)) {
+    ctx.strokeStyle = c.search;
+    ctx.lineWidth = 2;
+    ctx.strokeRect(x0 + 1, ey + 2, Math.max(1, w - 2), LEVEL_H - 4);
+  }
+}
+
+// `r` is the selected event's row, undefined while its process is collapsed.
+function outlineSelected(f, r) {
+  if (!r) return;
+  const ev = f.st.selected.ev;
+  // A search match not loaded yet has no depth: outline the whole track.
+  const ey = ev.depth < 0 ? r.y - f.top + 1 : r.y - f.top + TRACK_PAD + Math.min(ev.depth, MAX_LEVELS - 1) * LEVEL_H;
+  const eh = ev.depth < 0 ? r.h - 2 : LEVEL_H;
+  const x0 = f.view.xOf(ev.s),
+    x1 = f.view.xOf(ev.e);
+  f.ctx.strokeStyle = f.c.select;
+  f.ctx.lineWidth = 2;
+  f.ctx.strokeRect(x0, ey + 1, Math.max(2, x1 - x0), eh - 2);
+}
+
+// The highlighted step as {x, w} in canvas pixels, or null.
+function stepBand(st, view) {
+  if (!st.stepSel) return null;
+  const x0 = view.xOf(st.stepSel.start_us);
+  const x1 = view.xOf(st.stepSel.start_us + (st.stepSel.duration_us || 0));
+  return { x: x0, w: Math.max(1, x1 - x0) };
+}
+
+// Time ticks about every 110 pixels, at round steps from the profile's start.
+function ticks(st, view, W) {
+  const step = niceStep(view.span(), Math.max(2, Math.floor(W / 110)));
+  const first = Math.ceil((st.viewStart - st.t0) / step) * step;
+  const out = [];
+  for (let rel = first; st.t0 + rel <= st.viewEnd; rel += step) out.push({ rel, x: view.xOf(st.t0 + rel) });
+  return { out, step };
+}
+
+function drawGrid(f) {
+  f.ctx.fillStyle = f.c.border;
+  for (const t of ticks(f.st, f.view, f.W).out) f.ctx.fillRect(Math.round(t.x), 0, 1, f.H);
+}
+
+// Colours come from the stylesheet's custom properties, so they follow the
+// light or dark theme; read() takes them again when the theme changes. Event
+// colours are cached per name (bounded), the summary hatch per theme.
+function createPalette(st) {
+  const byName = new Map();
+  let hatchFill = null;
+  const palette = { colors: {}, read, eventColor, hatch };
+
+  function read() {
+    palette.colors = {
+      text: cssVar('--text'),
+      muted: cssVar('--muted'),
+      border: cssVar('--border'),
+      surface: cssVar('--surface'),
+      surface2: cssVar('--surface-2'),
+      summary: cssVar('--c-summary'),
+      step: cssVar('--c-step'),
+      select: cssVar('--c-select'),
+      search: cssVar('--c-search'),
+      accent: cssVar('--accent'),
+      dark: matchMedia('(prefers-color-scheme: dark)').matches,
+    };
+    hatchFill = null;
+    byName.clear();
+  }
+
+  function eventColor(name) {
+    let c = byName.get(name);
+    if (!c) {
+      if (byName.size > 4000) byName.clear();
+      const hue = nameHue(name);
+      c = palette.colors.dark ? `hsl(${hue} 42% 46%)` : `hsl(${hue} 58% 68%)`;
+      byName.set(name, c);
+    }
+    return c;
+  }
+
+  // Diagonal stripes: merged spans must not read as one long event.
+  function hatch(ctx) {
+    if (hatchFill) return hatchFill;
+    const color = palette.colors.summary;
+    const p = document.createElement('canvas');
+    const n = Math.max(6, Math.round(6 * st.dpr));
+    p.width = p.height = n;
+    const c = p.getContext('2d');
+    c.fillStyle = color;
+    c.globalAlpha = 0.35;
+    c.fillRect(0, 0, n, n);
+    c.globalAlpha = 0.9;
+    c.strokeStyle = color;
+    c.lineWidth = Math.max(1, st.dpr);
+    c.beginPath();
+    c.moveTo(0, n);
+    c.lineTo(n, 0);
+    c.moveTo(-n / 2, n / 2);
+    c.lineTo(n / 2, -n / 2);
+    c.moveTo(n / 2, n + n / 2);
+    c.lineTo(n + n / 2, n / 2);
+    c.stroke();
+    hatchFill = ctx.createPattern(p, 'repeat');
+    return hatchFill;
+  }
+
+  return palette;
+}
+
+// Axis labels: time from the profile's start, in one unit for the whole
+// axis (picked by the largest value shown) with as many decimals as the tick
+// step needs, e.g. "57.8 s" rather than "57800 ms".
+function fmtTick(rel, step, maxAbs) {
+  const units = [
+    [1e6, 's'],
+    [1e3, 'ms'],
+    [1, 'µs'],
+    [1e-3, 'ns'],
+  ];
+  const [div, unit] = units.find(([d]) => Math.max(maxAbs, step) >= d) || units[units.length - 1];
+  const decimals = Math.max(0, Math.min(6, Math.ceil(-Math.log10(step / div) - 1e-9)));
+  return `${(rel / div).toFixed(decimals)} ${unit}`;
+}
