@@ -9,8 +9,8 @@ what=${1:-build}
 pkgs=(build-essential cmake pkg-config libmicrohttpd-dev libsqlite3-dev zlib1g-dev
       libcjson-dev libcunit1-dev)
 case "$what" in
-  test)  pkgs+=(python3 nodejs npm chromium) ;;
-  bench) pkgs+=(python3 nodejs npm chromium wrk nginx-light libyajl-dev time) ;;
+  test)  pkgs+=(python3 nodejs npm chromium clang-format) ;;
+  bench) pkgs+=(python3 nodejs npm chromium clang-format wrk nginx-light libyajl-dev time) ;;
 esac
 
 # A tool that is already on PATH (node and npm from another source, say)

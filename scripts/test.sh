@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
-# test.sh — README command 2: installs what is missing, builds with
-# -Wall -Wextra -Werror, and runs the whole suite (CUnit unit tests,
-# end-to-end tests of the real binary, browser tests in headless Chromium),
-# compiles the Release (NDEBUG) build, then runs the unit tests again under
-# AddressSanitizer and UBSan.
+# test.sh — README command 2: installs what is missing, checks the source
+# (scripts/checksrc.sh: headers, clang-format, layering, function length,
+# JS format), builds with -Wall -Wextra -Werror, and runs the whole suite
+# (CUnit unit tests, end-to-end tests of the real binary, browser tests in
+# headless Chromium), compiles the Release (NDEBUG) build, then runs the
+# unit tests again under AddressSanitizer and UBSan.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 scripts/install-deps.sh test
 jobs=$(nproc 2>/dev/null || echo 2)
+
+scripts/checksrc.sh
 
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DXPV_WERROR=ON >/dev/null
 cmake --build build -j"$jobs"
