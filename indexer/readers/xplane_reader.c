@@ -504,6 +504,34 @@ static void device_fact(reader *rd, const plane_head *h, uint32_t n)
     if (model[0]) xpv_sink_process_label(rd->sink, rd->pid, model, strlen(model));
 }
 
+static int printable(const char *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if ((unsigned char)s[i] < 0x20 || (unsigned char)s[i] > 0x7e) return 0;
+    return n > 0;
+}
+
+/* Every scalar stat of a device plane as a fact "device.GPU:0.<stat>"
+ * (core_count, clock_rate, memory_size, memory_bandwidth, TPU peak FLOP/s
+ * and bandwidths, ...): the run environment and the roofline read them.
+ * Byte stats come as hex, as in event args; unprintable text is left out. */
+static void device_stat_facts(reader *rd, const plane_head *h, uint32_t n)
+{
+    const char *short_name = h->name_len > 8 ? h->name + 8 : h->name; /* after "/device:" */
+    int len = (int)(h->name_len > 8 ? h->name_len - 8 : h->name_len);
+    for (uint32_t i = 0; i < n; i++) {
+        const xpv_arg *a = &rd->args[i];
+        size_t tlen = 0;
+        const char *text = xpl_arg_text(&rd->pl, a, &tlen);
+        if (text && !printable(text, tlen)) continue;
+        char key[200], value[256];
+        snprintf(key, sizeof key, "device.%.*s.%s", len, short_name,
+                 xpv_sink_string(rd->sink, a->key, NULL));
+        arg_to_text(rd, a, value, sizeof value);
+        xpv_sink_fact(rd->sink, key, value);
+    }
+}
+
 /* Plane stats: device descriptions and the Task Environment's facts. */
 static int read_plane_stats(reader *rd, const plane_head *h, xpv_err *err)
 {
@@ -521,7 +549,10 @@ static int read_plane_stats(reader *rd, const plane_head *h, xpv_err *err)
     }
     if (rc < 0) return -1;
     xpl_fix_texts(pl, rd->args, n);
-    if (rd->plane_type == PLANE_GPU || rd->plane_type == PLANE_TPU) device_fact(rd, h, n);
+    if (rd->plane_type == PLANE_GPU || rd->plane_type == PLANE_TPU) {
+        device_fact(rd, h, n);
+        device_stat_facts(rd, h, n);
+    }
     if (!equals(h->name, h->name_len, "Task Environment")) return 0;
     for (uint32_t i = 0; i < n; i++) {
         char value[256];

@@ -444,6 +444,8 @@ static void test_gpu_kernel(void)
     CU_ASSERT_EQUAL(rec.procs[0].device, 3);
     CU_ASSERT_STRING_EQUAL(rec.procs[0].name, "/device:GPU:3");
     CU_ASSERT_PTR_NOT_NULL(strstr(rec.facts, "device=GPU:3 (Acme)\n"));
+    /* every scalar plane stat, for the run environment and the roofline */
+    CU_ASSERT_PTR_NOT_NULL(strstr(rec.facts, "device.GPU:3.device_vendor=Acme\n"));
     CU_ASSERT_PTR_NOT_NULL(strstr(rec.facts, "producer=JAX/XLA\n"));
 }
 
