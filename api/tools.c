@@ -14,7 +14,9 @@
 
 static const xpv_tool TOOLS[] = {
     /* tag, merges_hosts, has_data, build */
+    {"overview_page", 1, xpv_tool_overview_page_has_data, xpv_tool_overview_page},
     {"kernel_stats", 0, xpv_tool_kernel_stats_has_data, xpv_tool_kernel_stats},
+    {"pod_viewer", 1, xpv_tool_pod_viewer_has_data, xpv_tool_pod_viewer},
 };
 
 #define NTOOLS (sizeof TOOLS / sizeof TOOLS[0])
@@ -97,11 +99,6 @@ int xpv_api_tool_list(sqlite3 *db, const xpv_tool_scope *s, xpv_buf *out)
     return 200;
 }
 
-int xpv_api_profile_tools(sqlite3 *db, int64_t id, xpv_buf *out)
-{
-    return xpv_api_tool_list(db, &(xpv_tool_scope){&id, 1}, out);
-}
-
 /* The run of profile id into run (NUL-terminated, cut to fit); 0, or -1. */
 static int run_of(sqlite3 *db, int64_t id, char *run, size_t n)
 {
@@ -117,16 +114,44 @@ static int run_of(sqlite3 *db, int64_t id, char *run, size_t n)
     return found ? 0 : -1;
 }
 
-int xpv_api_profile_tool(sqlite3 *db, int64_t id, const char *tag, int all_hosts,
-                         enum xpv_tool_format format, xpv_buf *out)
+/* Every host of profile id's run (just id when it has no run); malloc'ed. */
+static xpv_tool_scope run_scope(sqlite3 *db, int64_t id)
 {
-    if (!all_hosts) return xpv_api_tool(db, tag, &(xpv_tool_scope){&id, 1}, format, out);
     char run[4096];
     int64_t *ids = NULL;
     size_t n = 0;
-    if (run_of(db, id, run, sizeof run) != 0 || xpv_api_tb_scope(db, run, NULL, &ids, &n) != 200)
-        return xpv_api_error(out, 404, "no such profile");
-    int status = xpv_api_tool(db, tag, &(xpv_tool_scope){ids, n}, format, out);
-    free(ids);
+    if (run_of(db, id, run, sizeof run) != 0 || xpv_api_tb_scope(db, run, NULL, &ids, &n) != 200) {
+        ids = xpv_xmalloc(sizeof *ids);
+        ids[0] = id, n = 1;
+    }
+    return (xpv_tool_scope){ids, n};
+}
+
+/* A tool that merges hosts answers for the whole run when the one profile
+ * alone has no data for it (the pod view needs two hosts). */
+int xpv_api_profile_tools(sqlite3 *db, int64_t id, xpv_buf *out)
+{
+    xpv_tool_scope one = {&id, 1}, run = run_scope(db, id);
+    int status = xpv_api_tool_list(db, &one, out);
+    for (size_t i = 0; i < NTOOLS && status == 200 && run.n > 1; i++) {
+        if (!TOOLS[i].merges_hosts || TOOLS[i].has_data(db, &one) != 0) continue;
+        if (TOOLS[i].has_data(db, &run) != 1) continue;
+        out->len--; /* the list's ']' */
+        xpv_buf_printf(out, "%s\"%s\"]", out->len > 1 ? "," : "", TOOLS[i].tag);
+    }
+    free((void *)run.ids);
+    return status;
+}
+
+int xpv_api_profile_tool(sqlite3 *db, int64_t id, const char *tag, int all_hosts,
+                         enum xpv_tool_format format, xpv_buf *out)
+{
+    const xpv_tool *t = xpv_tool_named(tag);
+    xpv_tool_scope one = {&id, 1};
+    if (!all_hosts && !(t && t->merges_hosts && t->has_data(db, &one) == 0))
+        return xpv_api_tool(db, tag, &one, format, out);
+    xpv_tool_scope run = run_scope(db, id);
+    int status = xpv_api_tool(db, tag, &run, format, out);
+    free((void *)run.ids);
     return status;
 }

@@ -52,8 +52,12 @@ int xpv_api_profile_tool(sqlite3 *db, int64_t id, const char *tag, int all_hosts
 
 /* ---- the tools (tool_<tag>.c) ---- */
 
+int xpv_tool_overview_page_has_data(sqlite3 *db, const xpv_tool_scope *s);
+xpv_table *xpv_tool_overview_page(sqlite3 *db, const xpv_tool_scope *s, xpv_err *err);
 int xpv_tool_kernel_stats_has_data(sqlite3 *db, const xpv_tool_scope *s);
 xpv_table *xpv_tool_kernel_stats(sqlite3 *db, const xpv_tool_scope *s, xpv_err *err);
+int xpv_tool_pod_viewer_has_data(sqlite3 *db, const xpv_tool_scope *s);
+xpv_table *xpv_tool_pod_viewer(sqlite3 *db, const xpv_tool_scope *s, xpv_err *err);
 
 /* ---- helpers for tools ---- */
 

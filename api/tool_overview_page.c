@@ -1,0 +1,297 @@
+/*
+ * tool_overview_page.c — XProf's overview_page: the run environment (hosts,
+ * devices and the figures their planes give), the step time and where it
+ * goes, the top device ops, and a recommendation in plain words with the
+ * numbers it rests on (the table's properties "bottleneck" and
+ * "recommendation").
+ *
+ * Shares are over device time: for each device, every step's duration is
+ * split into its categories (steps rows with device >= 0), so a share is a
+ * category's time over the summed step durations of all devices. The
+ * thresholds that turn shares into words are named below; a share under
+ * every threshold leaves the top op as the advice.
+ */
+#include "tools.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define IDLE_BOUND 0.30       /* devices idle this much: input- or host-bound */
+#define COLLECTIVE_BOUND 0.20 /* communication-bound */
+#define MEMCPY_BOUND 0.10     /* transfer-bound */
+#define TOP_OPS 5
+
+enum { C_SECTION, C_METRIC, C_VALUE, C_UNIT, C_DETAIL, NCOLS };
+
+static const xpv_table_col COLS[NCOLS] = {
+    {"section", "Section", XPV_COL_STRING}, {"metric", "Metric", XPV_COL_STRING},
+    {"value", "Value", XPV_COL_NUMBER},     {"unit", "Unit", XPV_COL_STRING},
+    {"detail", "Detail", XPV_COL_STRING},
+};
+
+static size_t add(xpv_table *t, const char *section, const char *metric, const char *unit,
+                  const char *detail)
+{
+    size_t r = xpv_table_add_row(t);
+    xpv_table_set_text(t, r, C_SECTION, section, strlen(section));
+    xpv_table_set_text(t, r, C_METRIC, metric, strlen(metric));
+    if (unit) xpv_table_set_text(t, r, C_UNIT, unit, strlen(unit));
+    if (detail) xpv_table_set_text(t, r, C_DETAIL, detail, strlen(detail));
+    return r;
+}
+
+static sqlite3_stmt *prepare(sqlite3 *db, const char *sql, const xpv_tool_scope *s, xpv_err *err)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
+        xpv_err_set(err, "index: %s", sqlite3_errmsg(db));
+        return NULL;
+    }
+    xpv_tool_bind_ids(st, 1, s);
+    return st;
+}
+
+int xpv_tool_overview_page_has_data(sqlite3 *db, const xpv_tool_scope *s)
+{
+    return xpv_tool_any_row(db,
+                            "SELECT 1 FROM profiles WHERE id IN (SELECT value FROM json_each(?1))"
+                            " AND status IN ('ok') AND events > 0",
+                            s);
+}
+
+/* ---- environment ---- */
+
+static int environment(sqlite3 *db, const xpv_tool_scope *s, xpv_table *t, xpv_err *err)
+{
+    sqlite3_stmt *st = prepare(db,
+                               "SELECT count(*), group_concat(host, ', '),"
+                               " sum(json_array_length(CASE WHEN json_valid(devices) THEN devices"
+                               " END)), max(CASE WHEN json_valid(devices) THEN"
+                               " json_extract(devices, '$[0]') END) FROM profiles WHERE id IN"
+                               " (SELECT value FROM json_each(?1))",
+                               s, err);
+    if (!st) return -1;
+    if (sqlite3_step(st) == SQLITE_ROW) {
+        size_t r = add(t, "environment", "hosts", NULL, (const char *)sqlite3_column_text(st, 1));
+        xpv_table_set_int(t, r, C_VALUE, sqlite3_column_int64(st, 0));
+        r = add(t, "environment", "devices", NULL, (const char *)sqlite3_column_text(st, 3));
+        if (sqlite3_column_type(st, 2) != SQLITE_NULL)
+            xpv_table_set_int(t, r, C_VALUE, sqlite3_column_int64(st, 2));
+    }
+    sqlite3_finalize(st);
+    return 0;
+}
+
+/* The units of the device planes' figures, as the profilers write them. */
+static const char *unit_of(const char *stat)
+{
+    static const char *const UNITS[][2] = {
+        {"clock_rate", "kHz"},
+        {"core_count", "cores"},
+        {"memory_size", "bytes"},
+        {"memory_bandwidth", "bytes/s"},
+        {"peak_teraflops_per_second", "TFLOP/s"},
+        {"peak_hbm_bw_gigabytes_per_second", "GB/s"},
+    };
+    for (size_t i = 0; i < sizeof UNITS / sizeof UNITS[0]; i++)
+        if (strcmp(stat, UNITS[i][0]) == 0) return UNITS[i][1];
+    return NULL;
+}
+
+/* The device planes' figures, once per distinct (stat, value), as facts
+ * device.<name>.<stat> give them; the devices sharing it are the detail. */
+static int device_figures(sqlite3 *db, const xpv_tool_scope *s, xpv_table *t, xpv_err *err)
+{
+    static const char *const SQL =
+        "SELECT substr(key, instr(substr(key, 8), '.') + 8) AS stat, value, count(*),"
+        " min(substr(key, 8, instr(substr(key, 8), '.') - 1)) FROM profiles,"
+        " json_each(CASE WHEN json_valid(facts) THEN facts END) WHERE profiles.id IN"
+        " (SELECT value FROM json_each(?1)) AND key LIKE 'device.%.%' AND stat IN"
+        " ('device_vendor', 'device_type_string', 'compute_cap_major', 'compute_cap_minor',"
+        " 'core_count', 'clock_rate', 'memory_size', 'memory_bandwidth',"
+        " 'peak_teraflops_per_second', 'peak_hbm_bw_gigabytes_per_second')"
+        " GROUP BY stat, value ORDER BY stat, count(*) DESC";
+    sqlite3_stmt *st = prepare(db, SQL, s, err);
+    if (!st) return -1;
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        const char *stat = (const char *)sqlite3_column_text(st, 0);
+        const char *value = (const char *)sqlite3_column_text(st, 1);
+        char detail[160];
+        snprintf(
+            detail, sizeof detail, "%lld device%s, e.g. %s", (long long)sqlite3_column_int64(st, 2),
+            sqlite3_column_int64(st, 2) == 1 ? "" : "s", (const char *)sqlite3_column_text(st, 3));
+        int textual = strcmp(stat, "device_vendor") == 0 || strcmp(stat, "device_type_string") == 0;
+        char text[400];
+        snprintf(text, sizeof text, "%s%s%s", textual ? value : "", textual ? "; " : "", detail);
+        size_t r = add(t, "device", stat, unit_of(stat), text);
+        if (!textual) xpv_table_set_double(t, r, C_VALUE, sqlite3_column_double(st, 1));
+    }
+    sqlite3_finalize(st);
+    return 0;
+}
+
+/* ---- steps and where their time goes ---- */
+
+typedef struct {
+    int64_t steps, devices;
+    double total, idle, compute, collective, memcpy, memset; /* ps, over device rows */
+} breakdown;
+
+static int step_times(sqlite3 *db, const xpv_tool_scope *s, xpv_table *t, xpv_err *err)
+{
+    sqlite3_stmt *st = prepare(db,
+                               "SELECT count(*), avg(duration_ps), min(duration_ps),"
+                               " max(duration_ps) FROM steps WHERE device=-1 AND profile_id IN"
+                               " (SELECT value FROM json_each(?1))",
+                               s, err);
+    if (!st) return -1;
+    if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int64(st, 0) > 0) {
+        size_t r = add(t, "steps", "steps", NULL, NULL);
+        xpv_table_set_int(t, r, C_VALUE, sqlite3_column_int64(st, 0));
+        static const char *const names[] = {"average step time", "fastest step", "slowest step"};
+        for (int i = 0; i < 3; i++) {
+            r = add(t, "steps", names[i], "us", NULL);
+            xpv_table_set_ps_us(t, r, C_VALUE, sqlite3_column_double(st, 1 + i));
+        }
+    }
+    sqlite3_finalize(st);
+    return 0;
+}
+
+static int step_breakdown(sqlite3 *db, const xpv_tool_scope *s, breakdown *b, xpv_err *err)
+{
+    sqlite3_stmt *st = prepare(
+        db,
+        "SELECT count(DISTINCT step), count(DISTINCT profile_id || ':' || device),"
+        " sum(duration_ps), sum(idle_ps), sum(compute_ps), sum(collective_ps),"
+        " sum(ifnull(memcpy_h2d_ps, 0) + ifnull(memcpy_d2h_ps, 0) + ifnull(memcpy_d2d_ps, 0) +"
+        " ifnull(memcpy_other_ps, 0)), sum(memset_ps) FROM steps WHERE device >= 0 AND"
+        " profile_id IN (SELECT value FROM json_each(?1))",
+        s, err);
+    if (!st) return -1;
+    memset(b, 0, sizeof *b);
+    if (sqlite3_step(st) == SQLITE_ROW) {
+        b->steps = sqlite3_column_int64(st, 0);
+        b->devices = sqlite3_column_int64(st, 1);
+        double *v[] = {&b->total, &b->idle, &b->compute, &b->collective, &b->memcpy, &b->memset};
+        for (int i = 0; i < 6; i++)
+            *v[i] = sqlite3_column_double(st, 2 + i);
+    }
+    sqlite3_finalize(st);
+    return 0;
+}
+
+static void share_rows(xpv_table *t, const breakdown *b)
+{
+    if (b->total <= 0) return;
+    const struct {
+        const char *name;
+        double ps;
+    } parts[] = {{"compute", b->compute},
+                 {"collectives", b->collective},
+                 {"memcpy", b->memcpy},
+                 {"memset", b->memset},
+                 {"idle", b->idle}};
+    for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++) {
+        size_t r = add(t, "step time breakdown", parts[i].name, "%", "of the devices' step time");
+        xpv_table_set_double(t, r, C_VALUE, 100.0 * parts[i].ps / b->total);
+    }
+}
+
+/* ---- top ops ---- */
+
+static int top_ops(sqlite3 *db, const xpv_tool_scope *s, xpv_table *t, char *top, size_t n,
+                   double *top_share, xpv_err *err)
+{
+    sqlite3_stmt *st = prepare(db,
+                               "SELECT name, sum(total_ps), CAST(sum(total_ps) AS REAL) / (SELECT"
+                               " sum(total_ps) FROM kernel_stats WHERE device=-1 AND kind=k.kind"
+                               " AND profile_id IN (SELECT value FROM json_each(?1))), kind"
+                               " FROM kernel_stats k WHERE device=-1 AND kind IN ('kernel',"
+                               " 'xla_op') AND profile_id IN (SELECT value FROM json_each(?1))"
+                               " GROUP BY kind, name ORDER BY kind='xla_op', 2 DESC LIMIT ?2",
+                               s, err);
+    if (!st) return -1;
+    sqlite3_bind_int(st, 2, TOP_OPS);
+    top[0] = 0;
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        const char *name = (const char *)sqlite3_column_text(st, 0);
+        if (!top[0]) {
+            snprintf(top, n, "%s", name ? name : "");
+            *top_share = sqlite3_column_double(st, 2);
+        }
+        char detail[96];
+        snprintf(detail, sizeof detail, "%s, %.1f%% of all %s time",
+                 (const char *)sqlite3_column_text(st, 3), 100.0 * sqlite3_column_double(st, 2),
+                 (const char *)sqlite3_column_text(st, 3));
+        size_t r = add(t, "top ops", name ? name : "", "us", detail);
+        xpv_table_set_ps_us(t, r, C_VALUE, sqlite3_column_double(st, 1));
+    }
+    sqlite3_finalize(st);
+    return 0;
+}
+
+/* ---- the advice ---- */
+
+/* The bottleneck the shares point at, worst first, with its numbers. */
+static void recommend(xpv_table *t, const breakdown *b, const char *top, double top_share)
+{
+    char text[1024], *p = text;
+    size_t left = sizeof text;
+    const char *bottleneck = "compute";
+#define SAY(...)                                                                                   \
+    do {                                                                                           \
+        int k = snprintf(p, left, __VA_ARGS__);                                                    \
+        if (k > 0 && (size_t)k < left) p += k, left -= (size_t)k;                                  \
+    } while (0)
+    if (b->total <= 0) {
+        bottleneck = "unknown";
+        SAY("No step markers: the step time and its breakdown are unknown. ");
+    } else {
+        double idle = b->idle / b->total, coll = b->collective / b->total;
+        double copy = b->memcpy / b->total;
+        if (idle >= IDLE_BOUND) {
+            bottleneck = "input or host";
+            SAY("The devices are idle %.1f%% of the step time: the program is likely input- or "
+                "host-bound; look at the input pipeline and at the host before each step. ",
+                100 * idle);
+        }
+        if (coll >= COLLECTIVE_BOUND) {
+            if (strcmp(bottleneck, "compute") == 0) bottleneck = "communication";
+            SAY("Collectives take %.1f%% of the step time: overlap them with compute or "
+                "communicate less. ",
+                100 * coll);
+        }
+        if (copy >= MEMCPY_BOUND) {
+            if (strcmp(bottleneck, "compute") == 0) bottleneck = "memory transfers";
+            SAY("Memory copies take %.1f%% of the step time: keep data on the device. ",
+                100 * copy);
+        }
+    }
+    if (top[0])
+        SAY("The top op, %s, takes %.1f%% of the device time: it is where compute time goes.", top,
+            100 * top_share);
+#undef SAY
+    xpv_table_set_property(t, "bottleneck", bottleneck);
+    xpv_table_set_property(t, "recommendation", text);
+}
+
+xpv_table *xpv_tool_overview_page(sqlite3 *db, const xpv_tool_scope *s, xpv_err *err)
+{
+    xpv_table *t = xpv_table_new(COLS, NCOLS);
+    breakdown b;
+    char top[512];
+    double top_share = 0;
+    if (environment(db, s, t, err) != 0 || device_figures(db, s, t, err) != 0 ||
+        step_times(db, s, t, err) != 0 || step_breakdown(db, s, &b, err) != 0) {
+        xpv_table_free(t);
+        return NULL;
+    }
+    share_rows(t, &b);
+    if (top_ops(db, s, t, top, sizeof top, &top_share, err) != 0) {
+        xpv_table_free(t);
+        return NULL;
+    }
+    recommend(t, &b, top, top_share);
+    return t;
+}

@@ -1,0 +1,243 @@
+#!/usr/bin/env python3
+"""test_tool_overview_pod.py: XProf's overview_page and our pod_viewer
+tools on the real server, over a run of three hosts this test writes with
+known step and kernel times (host B slow on step 2), and, when
+../shared/fixtures is there, the device figures of the xplane fixtures
+against an independent decoding of their device planes.
+
+Covers the TensorBoard routes (run_tools, hosts with ALL_HOSTS, data,
+data_csv) and the REST ones (/api/profiles/{id}/tools[/tag])."""
+import csv
+import http.client
+import io
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.parse
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import xpv_e2e as e2e  # noqa: E402
+
+RUN = "2025_01_01_00_00_00"
+# host -> per step (step duration µs, kernel µs); one GPU each, kernels do not overlap
+HOSTS = {
+    "host-a": [(1000, 600), (1000, 600), (1000, 600)],
+    "host-b": [(1000, 600), (1000, 600), (1600, 600)],
+    "host-c": [(1000, 900), (1000, 900), (1000, 900)],
+}
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def host_trace(steps):
+    ev = [{"ph": "M", "name": "process_name", "pid": 1, "args": {"name": "python"}},
+          {"ph": "M", "name": "process_name", "pid": 0, "args": {"name": "GPU 0"}}]
+    t = 1000.0
+    for n, (dur, kern) in enumerate(steps):
+        ev.append({"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#%d" % n, "pid": 1,
+                   "tid": 1, "ts": t, "dur": dur})
+        ev.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1,
+                   "tid": 1, "ts": t + 1, "dur": 1, "args": {"correlation": 100 + n}})
+        ev.append({"ph": "X", "cat": "kernel", "name": "gemm", "pid": 0, "tid": 7, "ts": t + 10,
+                   "dur": kern, "args": {"device": 0, "stream": 7, "correlation": 100 + n}})
+        t += dur
+    return {"schemaVersion": 1, "deviceProperties": [{"id": 0, "name": "Test GPU"}],
+            "traceEvents": ev}
+
+
+class Server:
+    def __init__(self, with_fixtures):
+        d = e2e.tmpdir("xpv-tools-")
+        self.prof = os.path.join(d, "profiles")
+        run_dir = os.path.join(self.prof, "plugins", "profile", RUN)
+        os.makedirs(run_dir)
+        for host, steps in HOSTS.items():
+            with open(os.path.join(run_dir, host + ".pt.trace.json"), "w") as f:
+                json.dump(host_trace(steps), f)
+        if with_fixtures:
+            fx = os.path.join(self.prof, "plugins", "profile", "fixtures")
+            os.makedirs(fx)
+            for name in ("jax-rocm-mi300x-gemm.xplane.pb", "jax-tpu-v6e-inference.xplane.pb"):
+                shutil.copy(os.path.join(e2e.FIXTURES, "xplane", name), fx)
+        self.port = free_port()
+        self.proc = subprocess.Popen(
+            [e2e.BIN, "--profile-dir=" + self.prof, "--db=" + os.path.join(d, "i.sqlite"),
+             "--port=%d" % self.port, "--perfetto-port=0", "--quiet"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        end = time.time() + 120
+        while time.time() < end:
+            try:
+                st, _, body = self.get("/api/health")
+                if st == 200 and not json.loads(body)["indexing"]["active"] and \
+                        json.loads(body)["profiles"]:
+                    break
+            except OSError:
+                pass
+            time.sleep(0.1)
+        self.profiles = {p["host"]: p for p in self.json("/api/profiles")["profiles"]}
+
+    def get(self, path):
+        c = http.client.HTTPConnection("127.0.0.1", self.port, timeout=60)
+        try:
+            c.request("GET", path)
+            r = c.getresponse()
+            return r.status, r.getheader("Content-Type", ""), r.read()
+        finally:
+            c.close()
+
+    def json(self, path, status=200):
+        st, _, body = self.get(path)
+        assert st == status, (path, st, body[:300])
+        return json.loads(body)
+
+    def stop(self):
+        self.proc.send_signal(signal.SIGTERM)
+        self.proc.wait(timeout=30)
+
+
+S = None
+
+
+def tb(route, **q):
+    return "/data/plugin/profile/%s?%s" % (route, urllib.parse.urlencode(q))
+
+
+def table_rows(dt):
+    ids = [c["id"] for c in dt["cols"]]
+    return [dict(zip(ids, [cell["v"] for cell in r["c"]])) for r in dt["rows"]]
+
+
+def test_run_tools_and_hosts():
+    tools = S.json(tb("run_tools", run=RUN))
+    assert tools[0] == "trace_viewer", tools
+    assert {"overview_page", "kernel_stats", "pod_viewer"} <= set(tools), tools
+    hosts = [h["hostname"] for h in S.json(tb("hosts", run=RUN, tag="pod_viewer"))]
+    assert hosts == ["ALL_HOSTS"] + sorted(HOSTS), hosts
+    hosts = [h["hostname"] for h in S.json(tb("hosts", run=RUN, tag="kernel_stats"))]
+    assert hosts == sorted(HOSTS), hosts  # kernel_stats does not merge hosts
+    # a tool that cannot merge hosts has no ALL_HOSTS answer; an unknown tool none at all
+    assert S.json(tb("data", run=RUN, tag="kernel_stats", host="ALL_HOSTS"), 404) == \
+        {"error": "No Data"}
+    S.json(tb("data", run=RUN, tag="no_such_tool", host="host-a"), 404)
+
+
+def test_pod_viewer_equals_the_written_steps():
+    dt = S.json(tb("data", run=RUN, tag="pod_viewer", host="ALL_HOSTS"))
+    rows = table_rows(dt)
+    want = []
+    for step in range(3):
+        durs = {h: HOSTS[h][step][0] for h in HOSTS}
+        for h in sorted(HOSTS):
+            dur, kern = HOSTS[h][step]
+            want.append({"step": step, "host": h, "step_time_us": dur, "compute_us": kern,
+                         "idle_us": dur - kern, "slowest": dur == max(durs.values()),
+                         "behind_fastest_us": dur - min(durs.values())})
+    got = [{k: r[k] for k in want[0]} for r in rows]
+    assert got == want, got
+    # slowest on most steps: all three tie on steps 0 and 1, B alone on step 2
+    assert dt["p"]["slowest_host"] == "host-b (slowest on 3 of 3 steps)", dt["p"]
+    # hosts=a,b: only those two
+    two = table_rows(S.json(tb("data", run=RUN, tag="pod_viewer", hosts="host-a,host-b")))
+    assert {r["host"] for r in two} == {"host-a", "host-b"} and len(two) == 6
+    # the same table as CSV and as our JSON
+    st, ctype, body = S.get(tb("data_csv", run=RUN, tag="pod_viewer", host="ALL_HOSTS"))
+    assert st == 200 and ctype.startswith("text/csv"), (st, ctype)
+    lines = list(csv.reader(io.StringIO(body.decode())))
+    assert len(lines) == 1 + len(want) and lines[0][0] == "Step", lines[:2]
+    pid = S.profiles["host-a"]["id"]
+    assert "pod_viewer" in S.json("/api/profiles/%s/tools" % pid)
+    ours = S.json("/api/profiles/%s/tools/pod_viewer" % pid)
+    assert [{k: r[k] for k in want[0]} for r in ours["rows"]] == want
+
+
+def test_overview_page_numbers_and_advice():
+    pid = S.profiles["host-a"]["id"]
+    ov = S.json("/api/profiles/%s/tools/overview_page" % pid)
+    rows = {(r["section"], r["metric"]): r for r in ov["rows"]}
+    assert rows[("environment", "hosts")]["value"] == 1
+    assert rows[("steps", "steps")]["value"] == 3
+    assert rows[("steps", "average step time")]["value"] == 1000
+    dur = sum(d for d, _ in HOSTS["host-a"])
+    kern = sum(k for _, k in HOSTS["host-a"])
+    assert abs(rows[("step time breakdown", "compute")]["value"] - 100.0 * kern / dur) < 1e-9
+    assert abs(rows[("step time breakdown", "idle")]["value"] - 100.0 * (dur - kern) / dur) < 1e-9
+    assert rows[("top ops", "gemm")]["value"] == kern
+    # 40% idle: input- or host-bound, with the number in the words
+    assert ov["properties"]["bottleneck"] == "input or host", ov["properties"]
+    assert "40.0%" in ov["properties"]["recommendation"], ov["properties"]
+    busy = S.json("/api/profiles/%s/tools/overview_page" % S.profiles["host-c"]["id"])
+    assert busy["properties"]["bottleneck"] == "compute", busy["properties"]
+    # every host at once
+    allh = S.json("/api/profiles/%s/tools/overview_page?hosts=all" % pid)
+    rows = {(r["section"], r["metric"]): r for r in allh["rows"]}
+    assert rows[("environment", "hosts")]["value"] == 3
+    assert rows[("steps", "slowest step")]["value"] == 1600
+
+
+def plane_stats(path):
+    """{device plane name: {stat name: value}} by an independent protobuf walk."""
+    from test_analysis import message, text
+    import struct
+    with open(path, "rb") as f:
+        space = message(f.read())
+    out = {}
+    for pb in space[1]:
+        plane = message(pb)
+        name = text(plane, 2)
+        if not name.startswith("/device:"):
+            continue
+        names = {}
+        for e in plane[5]:
+            m = message(e)
+            meta = message(m[2][0]) if m.get(2) else {}
+            names[m[1][0] if m.get(1) else 0] = text(meta, 2)
+        stats = {}
+        for sb in plane[6]:
+            s = message(sb)
+            key = names.get(s[1][0] if s.get(1) else 0)
+            if s.get(2):  # double, fixed64
+                stats[key] = struct.unpack("<d", s[2][0].to_bytes(8, "little"))[0] \
+                    if isinstance(s[2][0], int) else struct.unpack("<d", s[2][0])[0]
+            elif s.get(3) or s.get(4):
+                stats[key] = (s.get(3) or s.get(4))[0]
+            elif s.get(5):
+                stats[key] = s[5][0].decode()
+        out[name[len("/device:"):]] = stats
+    return out
+
+
+def test_overview_device_figures_from_the_planes():
+    if not e2e.FIXTURES or not os.path.isdir(e2e.FIXTURES):
+        print("  (skipped: ../shared/fixtures not found)")
+        return
+    for name, stat in (("jax-rocm-mi300x-gemm", "core_count"), ("jax-rocm-mi300x-gemm", "memory_size"),
+                       ("jax-tpu-v6e-inference", "peak_teraflops_per_second")):
+        planes = plane_stats(os.path.join(e2e.FIXTURES, "xplane", name + ".xplane.pb"))
+        want = {p: s[stat] for p, s in planes.items() if stat in s}
+        assert want, (name, stat)
+        ov = S.json("/api/profiles/%s/tools/overview_page" % S.profiles[name]["id"])
+        got = [r for r in ov["rows"] if r["section"] == "device" and r["metric"] == stat]
+        assert len(got) == len(set(want.values())), got
+        assert {r["value"] for r in got} == set(want.values()), (got, want)
+        assert sum(int(r["detail"].split(" device")[0].split("; ")[-1]) for r in got) == len(want)
+
+
+if __name__ == "__main__":
+    if not e2e.BIN or not os.path.exists(e2e.BIN):
+        print("SKIP: XPV_BIN not set")
+        sys.exit(e2e.SKIP)
+    S = Server(bool(e2e.FIXTURES) and os.path.isdir(e2e.FIXTURES))
+    try:
+        e2e.main([test_run_tools_and_hosts, test_pod_viewer_equals_the_written_steps,
+                  test_overview_page_numbers_and_advice, test_overview_device_figures_from_the_planes])
+    finally:
+        S.stop()
