@@ -11,6 +11,8 @@
 #include "event_json.h"
 #include "../indexer/event_store.h"
 
+#include <assert.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -33,6 +35,7 @@ struct xpv_trace_cursor {
     xpv_buf *out; /* the piece being filled, during a block decode */
     int64_t events;
     int wrote_any;
+    int64_t a_ns, b_ns; /* the window: INT64_MIN, INT64_MAX for all */
 };
 
 /* ---- header: process and thread metadata ---- */
@@ -189,6 +192,8 @@ static int put_event(void *ctx, const xpv_event *ev, int64_t block_id, uint32_t 
     (void)block_id;
     (void)index;
     xpv_trace_cursor *c = ctx;
+    int64_t end = ev->ts_ns + (ev->dur_ns > 0 ? ev->dur_ns : 0);
+    if (ev->ts_ns > c->b_ns || end < c->a_ns) return 0;
     xpv_buf *b = c->out;
     track_ids t = ev->track < c->ntracks ? c->tracks[ev->track] : (track_ids){0, ev->track};
     char ph = ev->ph > ' ' && ev->ph < 127 && ev->ph != '"' && ev->ph != '\\' ? ev->ph : 'X';
@@ -231,15 +236,26 @@ xpv_trace_cursor *xpv_trace_cursor_open(sqlite3 *db, int64_t id, xpv_err *err)
     xpv_trace_cursor *c = xpv_xcalloc(1, sizeof *c);
     c->db = db;
     c->profile_id = id;
-    if (sqlite3_prepare_v2(db, "SELECT id, track, data FROM blocks WHERE profile_id=?1 ORDER BY id",
+    if (sqlite3_prepare_v2(db,
+                           "SELECT id, track, data FROM blocks WHERE profile_id=?1 AND"
+                           " t_min <= ?3 AND t_max >= ?2 ORDER BY id",
                            -1, &c->blocks, NULL) != SQLITE_OK) {
         xpv_err_set(err, "index: %s", sqlite3_errmsg(db));
         free(c);
         return NULL;
     }
     sqlite3_bind_int64(c->blocks, 1, id);
+    xpv_trace_cursor_window(c, INT64_MIN, INT64_MAX);
     c->strings = xpv_api_strings_open(db, id);
     return c;
+}
+
+void xpv_trace_cursor_window(xpv_trace_cursor *c, int64_t a_ns, int64_t b_ns)
+{
+    assert(c->stage == STAGE_HEAD);
+    c->a_ns = a_ns, c->b_ns = b_ns;
+    sqlite3_bind_int64(c->blocks, 2, a_ns);
+    sqlite3_bind_int64(c->blocks, 3, b_ns);
 }
 
 static int next_blocks(xpv_trace_cursor *c, xpv_buf *out, xpv_err *err)

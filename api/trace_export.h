@@ -28,6 +28,10 @@ int xpv_export_trace(sqlite3 *db, int64_t id, xpv_export_write write, void *ctx,
  * freed. */
 typedef struct xpv_trace_cursor xpv_trace_cursor;
 xpv_trace_cursor *xpv_trace_cursor_open(sqlite3 *db, int64_t id, xpv_err *err);
+/* Restricts the export to the events that overlap [a_ns, b_ns] of the
+ * events' clock (a slice crossing an edge is kept whole; the metadata is
+ * kept), before the first xpv_trace_cursor_next. */
+void xpv_trace_cursor_window(xpv_trace_cursor *c, int64_t a_ns, int64_t b_ns);
 /* Appends the next piece (a few hundred KB at most, one event block's worth
  * beyond that) to out. Returns 1 while more follows, 0 once the JSON is
  * complete (out holds the last piece), -1 with err. */

@@ -39,7 +39,7 @@ static void answer(void *ctx, struct MHD_Connection *c, const char *url, const c
         if (r->status == 400) xpv_reply_error(r, 404, "no such trace: GET /<profile-id>.json");
         return;
     }
-    xpv_trace_stream_reply(s, c, id, 0, r);
+    xpv_trace_stream_reply(s, c, id, 0, NULL, r);
 }
 
 int xpv_perfetto_start(xpv_server *s, int port, xpv_err *err)

@@ -138,6 +138,24 @@ static void health(xpv_server *s, xpv_reply *r)
 
 /* ---- per-profile routes ---- */
 
+/* The whole trace, or with start_us and end_us (both or neither) the
+ * events that overlap that window, as a download. */
+static void trace(xpv_server *s, struct MHD_Connection *c, int64_t id, xpv_reply *r)
+{
+    const double limit = 9.2e15; /* µs: keeps every ns value inside int64 */
+    int has_a, has_b;
+    double a, b;
+    if (double_param(c, "start_us", limit, &has_a, &a, r) ||
+        double_param(c, "end_us", limit, &has_b, &b, r))
+        return;
+    if (has_a != has_b || (has_a && b <= a)) {
+        xpv_reply_error(r, 400, "a window needs start_us < end_us, both");
+        return;
+    }
+    xpv_trace_window w = {(int64_t)floor(a * 1000.0), (int64_t)ceil(b * 1000.0)};
+    xpv_trace_stream_reply(s, c, id, 1, has_a ? &w : NULL, r);
+}
+
 /* /tools lists the profile's tools; /tools/{tag}?hosts=all&format=json|csv answers one. */
 static void tools(struct MHD_Connection *c, sqlite3 *db, int64_t id, const char *tag, xpv_reply *r)
 {
@@ -298,7 +316,7 @@ static void profile_route(xpv_server *s, struct MHD_Connection *c, const char *r
     if (xpv_routes_profile_id(s, rest, idlen, &id, r) != 0) return;
     const char *sub = rest[idlen] ? rest + idlen + 1 : "";
     if (strcmp(sub, "trace") == 0) {
-        xpv_trace_stream_reply(s, c, id, 1, r);
+        trace(s, c, id, r);
         return;
     }
     sqlite3 *db;

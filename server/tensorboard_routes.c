@@ -8,6 +8,7 @@
 #include "../api/api.h"
 #include "../api/tools.h"
 
+#include <math.h>
 #include <stdlib.h>
 
 #include <string.h>
@@ -16,6 +17,25 @@ static const char *param(struct MHD_Connection *c, const char *name)
 {
     const char *v = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, name);
     return v && *v && strlen(v) < 1024 ? v : NULL;
+}
+
+/* trace_viewer@'s start_time_ms and end_time_ms (of the trace's own ts
+ * clock; both or neither): 0, with an empty window for none, or -1 with r
+ * filled. Its resolution is not needed: the window comes whole. */
+static int trace_window(struct MHD_Connection *c, xpv_trace_window *w, xpv_reply *r)
+{
+    const char *a = param(c, "start_time_ms"), *b = param(c, "end_time_ms");
+    *w = (xpv_trace_window){0, 0};
+    if (!a && !b) return 0;
+    char *ea = NULL, *eb = NULL;
+    double da = a ? strtod(a, &ea) : NAN, db = b ? strtod(b, &eb) : NAN;
+    if (!a || !b || *ea || *eb || !isfinite(da) || !isfinite(db) || db <= da || fabs(da) > 9.2e12 ||
+        fabs(db) > 9.2e12) {
+        xpv_reply_error(r, 400, "start_time_ms and end_time_ms must be numbers, start < end");
+        return -1;
+    }
+    *w = (xpv_trace_window){(int64_t)floor(da * 1e6), (int64_t)ceil(db * 1e6)};
+    return 0;
 }
 
 /* data and data_csv: one host's profile, or several (host=ALL_HOSTS, or
@@ -39,10 +59,11 @@ static void data(xpv_server *s, struct MHD_Connection *c, sqlite3 *db, int csv, 
         return;
     }
     if (!csv && (strcmp(tag, "trace_viewer") == 0 || strcmp(tag, "trace_viewer@") == 0)) {
-        if (n == 1)
-            xpv_trace_stream_reply(s, c, ids ? ids[0] : id, 0, r);
-        else
+        xpv_trace_window w;
+        if (n != 1)
             xpv_reply_error(r, 404, "No Data");
+        else if (trace_window(c, &w, r) == 0)
+            xpv_trace_stream_reply(s, c, ids ? ids[0] : id, 0, w.b_ns > w.a_ns ? &w : NULL, r);
     } else {
         xpv_tool_scope scope = {ids ? ids : &id, n};
         int status =

@@ -115,7 +115,7 @@ static void download_name(const xpv_api_profile_state *ps, int64_t id, char *out
 }
 
 void xpv_trace_stream_reply(xpv_server *s, struct MHD_Connection *c, int64_t id, int attachment,
-                            xpv_reply *r)
+                            const xpv_trace_window *window, xpv_reply *r)
 {
     xpv_err err = {{0}};
     sqlite3 *db = xpv_server_db(s, &err);
@@ -131,9 +131,10 @@ void xpv_trace_stream_reply(xpv_server *s, struct MHD_Connection *c, int64_t id,
     }
     if (strcmp(ps.status, "pending") == 0)
         return xpv_reply_error(r, 409, "this profile is still being indexed; try again shortly");
-    snprintf(r->etag, sizeof r->etag, "W/\"t%016llx\"",
-             (unsigned long long)(xpv_hash64(&id, sizeof id) ^ (uint64_t)ps.mtime_ns ^
-                                  (uint64_t)(ps.indexed_at * 1000) ^ (uint64_t)ps.events * 31));
+    uint64_t version = xpv_hash64(&id, sizeof id) ^ (uint64_t)ps.mtime_ns ^
+                       (uint64_t)(ps.indexed_at * 1000) ^ (uint64_t)ps.events * 31;
+    if (window) version ^= xpv_hash64(window, sizeof *window);
+    snprintf(r->etag, sizeof r->etag, "W/\"t%016llx\"", (unsigned long long)version);
     r->content_type = "application/json";
     if (attachment) {
         char name[280];
@@ -150,6 +151,7 @@ void xpv_trace_stream_reply(xpv_server *s, struct MHD_Connection *c, int64_t id,
             return;
         }
     }
+    if (window) xpv_trace_cursor_window(t->cursor, window->a_ns, window->b_ns);
     t->gzip = xpv_http_accepts_gzip(c);
     if (t->gzip && deflateInit2(&t->z, 1, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
         t->gzip = 0;

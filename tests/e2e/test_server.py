@@ -403,6 +403,31 @@ def test_trace_export_counts():
     assert ("process_name", "python") in named and ("thread_name", "main") in named
 
 
+def test_trace_window():
+    """?start_us&end_us exports the events that overlap the window, whole,
+    with the metadata; trace_viewer@ takes the same window in ms."""
+    def xs(path):
+        st, h, data = S.request(path)
+        assert st == 200, (path, st, data[:200])
+        doc, _ = trace_counts(data)
+        named = {e["args"]["name"] for e in doc["traceEvents"] if e["ph"] == "M"}
+        assert "python" in named, named
+        return sorted((e["name"], e["ts"]) for e in doc["traceEvents"] if e["ph"] != "M")
+    want = sorted((e["name"], e["ts"]) for e in own_trace()["traceEvents"]
+                  if e["ph"] == "X" and e["ts"] <= 1210 and e["ts"] + e["dur"] >= 1090)
+    assert [n for n, _ in want] == ["ProfilerStep#1", "aten::mm", "gemm_kernel", "gemm_kernel"]
+    assert xs("/api/profiles/latest/trace?start_us=1090&end_us=1210") == want
+    own = S.json("/api/profiles/latest")
+    tv = "/data/plugin/profile/data?run=%s&tag=trace_viewer@&host=%s" % (own["run"], own["host"])
+    assert xs(tv + "&start_time_ms=1.09&end_time_ms=1.21&resolution=100") == want
+    assert len(xs(tv)) == own["events"]
+    for bad in ("start_us=1090", "start_us=5&end_us=1", "start_us=x&end_us=2"):
+        st, h, data = S.request("/api/profiles/latest/trace?" + bad)
+        assert st == 400 and b"error" in data, (bad, st)
+    st, h, data = S.request(tv + "&start_time_ms=2")
+    assert st == 400, st
+
+
 def test_trace_gzip_and_etag():
     p = profile_by_path(RESNET)
     path = "/api/profiles/%s/trace" % p["id"]
@@ -480,7 +505,8 @@ def test_tensorboard_routes():
     run = own["run"]
     hosts = S.json(base + "hosts?run=%s&tag=trace_viewer" % run)
     assert {"hostname": own["host"]} in hosts, hosts
-    assert S.json(base + "run_tools?run=" + run) == ["trace_viewer", "kernel_stats"]
+    tools = S.json(base + "run_tools?run=" + run)
+    assert tools[:3] == ["trace_viewer", "overview_page", "kernel_stats"], tools
     table = S.json(base + "data?run=%s&tag=kernel_stats&host=%s" % (run, own["host"]))
     cols = [c["id"] for c in table["cols"]]
     rows = [dict(zip(cols, [cell["v"] for cell in r["c"]])) for r in table["rows"]]
@@ -624,7 +650,7 @@ def main():
     try:
         e2e.main([test_health_and_urls, test_profiles_list_latest_and_one,
                   test_kernels_equal_index_rows, test_kernels_equal_raw_pytorch_count,
-                  test_kernels_own_trace_exact, test_kernels_sort_order_limit_csv,
+                  test_kernels_own_trace_exact, test_kernels_sort_order_limit_csv, test_trace_window,
                   test_steps_equal_index_rows, test_tracks, test_events_window_exact_and_nested,
                   test_events_summaries_bounded, test_trace_export_counts,
                   test_trace_gzip_and_etag, test_etag_gzip_content_types, test_keep_alive,
