@@ -87,13 +87,13 @@ typedef struct {
     const char *s;
     uint32_t len;
     uint8_t esc;
-} slice;
+} xpv_cj_str;
 
 typedef struct {
-    slice key;
+    xpv_cj_str key;
     uint8_t type;
-    slice val; /* string body, number text or raw JSON */
-} member;
+    xpv_cj_str val; /* string body, number text or raw JSON */
+} xpv_cj_member;
 
 enum { EX_ID, EX_ID2, EX_BIND_ID, EX_CNAME, EX_S, EX_BP, EX_FLOW_IN, EX_FLOW_OUT, EX_COUNT };
 static const char *const EXTRA_KEYS[EX_COUNT] = {"id", "id2", "bind_id", "cname",
@@ -101,10 +101,10 @@ static const char *const EXTRA_KEYS[EX_COUNT] = {"id", "id2", "bind_id", "cname"
 
 typedef struct {
     int nkeys;
-    member ph, name, cat, pid, tid, ts, dur;
-    member extra[EX_COUNT];
-    uint32_t args_at, nargs; /* in reader.members */
-} parsed_event;
+    xpv_cj_member ph, name, cat, pid, tid, ts, dur;
+    xpv_cj_member extra[EX_COUNT];
+    uint32_t args_at, nargs; /* in the reader's members */
+} xpv_cj_event;
 
 /* ---- process, thread and pairing state ---- */
 
@@ -130,9 +130,9 @@ enum {
 typedef struct {
     int64_t pid;
     int used, named, device, pclass, devmarked;
-} proc_info;
+} xpv_cj_proc;
 
-typedef struct pending {
+typedef struct xpv_cj_pending {
     xpv_event ev;
     xpv_launch launch;
     xpv_arg *args;
@@ -140,21 +140,21 @@ typedef struct pending {
     uint64_t key_hash; /* async: (cat, id, id2, name) */
     char *key;
     size_t key_len;
-    struct pending *next;
-} pending;
+    struct xpv_cj_pending *next;
+} xpv_cj_pending;
 
 typedef struct {
     int tclass, named, memkind; /* memkind: from a memcpy stream's name, -1 none */
-    pending **open;             /* B stack */
+    xpv_cj_pending **open;      /* B stack */
     size_t nopen, cap_open;
-} track_info;
+} xpv_cj_track;
 
 #define ICACHE_INLINE 16
 typedef struct {
     uint64_t h;
     uint32_t id, len;
     char text[ICACHE_INLINE]; /* the string itself when it is this short */
-} icache_ent;
+} xpv_cj_icache_ent;
 
 typedef struct {
     xpv_sink *sink;
@@ -169,29 +169,29 @@ typedef struct {
     char *big;
     size_t big_cap;
 
-    member *members;
+    xpv_cj_member *members;
     size_t cap_members;
     xpv_arg *args;
     size_t cap_args;
     char *scratch;
     size_t scratch_len, scratch_cap;
 
-    icache_ent *icache, *long_cache;
+    xpv_cj_icache_ent *icache, *long_cache;
     uint64_t *long_seen;
     size_t long_bytes;
-    proc_info *procs;
+    xpv_cj_proc *procs;
     size_t nprocs_slots, nprocs;
-    track_info *tracks;
+    xpv_cj_track *tracks;
     size_t ntracks;
     char **str_ids; /* string pid/tid -> STRING_ID_BASE + index */
     size_t nstr_ids;
-    pending **async_slots;
+    xpv_cj_pending **async_slots;
     struct {
         int valid;
         int64_t pid, tid;
         uint32_t track;
-        proc_info *proc, *procs; /* procs: the table the pointer is into */
-    } last;                      /* the previous event's track, which the next one often shares */
+        xpv_cj_proc *proc, *procs; /* procs: the table the pointer is into */
+    } last;                        /* the previous event's track, which the next one often shares */
     size_t nasync_slots, nopen_total;
     int tf_stream_devices[64];
 
@@ -205,16 +205,16 @@ typedef struct {
     uint32_t k_correlation, k_correlation_id, k_device, k_grid, k_block, k_regs, k_shmem,
         k_occupancy, k_step_num, k_group_id, k_kernel_details, k_memcpy_details, k_hlo_op, k_tf_op,
         k_name, k_op, k_extra[EX_COUNT], k_last_known;
-} reader;
+} xpv_cj_reader;
 
 /* ---- errors ---- */
 
-static int64_t offset_of(const reader *r, const char *at)
+static int64_t offset_of(const xpv_cj_reader *r, const char *at)
 {
     return r->w_off + (at - r->w);
 }
 
-static int fail_at(reader *r, const char *at, const char *reason)
+static int fail_at(xpv_cj_reader *r, const char *at, const char *reason)
 {
     return xpv_err_set(r->err, "%s at byte offset %lld%s", reason, (long long)offset_of(r, at),
                        xpv_gz_is_gzip(r->in) ? " (uncompressed)" : "");
@@ -224,7 +224,7 @@ static int fail_at(reader *r, const char *at, const char *reason)
 
 /* Moves the window on: keeps [keep, wend) and appends the next chunk.
  * Returns 1, 0 at the end of the stream (r->eof set), -1 on input error. */
-static int refill(reader *r, const char *keep)
+static int refill(xpv_cj_reader *r, const char *keep)
 {
     if (r->eof) return 0;
     xpv_gz_chunk c;
@@ -270,7 +270,7 @@ static int refill(reader *r, const char *keep)
 }
 
 /* Skips whitespace, refilling; returns the next byte or -1 at end (or error). */
-static int peek(reader *r)
+static int peek(xpv_cj_reader *r)
 {
     for (;;) {
         r->p = js_skip_ws(r->p, r->wend);
@@ -281,7 +281,7 @@ static int peek(reader *r)
 }
 
 /* Reports the end of input as an error unless the input failed first. */
-static int end_error(reader *r, const char *what)
+static int end_error(xpv_cj_reader *r, const char *what)
 {
     if (r->err->msg[0]) return -1;
     return fail_at(r, r->wend, what);
@@ -316,7 +316,7 @@ static int expect_ws_char(const char **pp, const cursor *c, char want, js_error 
     return JS_OK;
 }
 
-static int scan_str(const char **pp, cursor *c, slice *out)
+static int scan_str(const char **pp, cursor *c, xpv_cj_str *out)
 {
     const char *after;
     int esc;
@@ -333,13 +333,13 @@ static int scan_str(const char **pp, cursor *c, slice *out)
         c->e.reason = "string too long";
         return JS_ERR;
     }
-    *out = (slice){*pp, (uint32_t)len, (uint8_t)esc};
+    *out = (xpv_cj_str){*pp, (uint32_t)len, (uint8_t)esc};
     *pp = after;
     return JS_OK;
 }
 
 /* Any value: strings and numbers by their text, everything else raw. */
-static int scan_value(const char **pp, cursor *c, member *m)
+static int scan_value(const char **pp, cursor *c, xpv_cj_member *m)
 {
     const char *p = js_skip_ws(*pp, c->end), *after;
     if (p >= c->end)
@@ -362,18 +362,18 @@ static int scan_value(const char **pp, cursor *c, member *m)
         TRY(js_skip_value(p, c->end, c->final, &after, &c->e));
         m->type = JV_RAW;
     }
-    m->val = (slice){p, (uint32_t)(after - p), 0};
+    m->val = (xpv_cj_str){p, (uint32_t)(after - p), 0};
     *pp = after;
     return JS_OK;
 }
 
-static int slice_is(const slice *s, const char *lit)
+static int slice_is(const xpv_cj_str *s, const char *lit)
 {
     size_t n = strlen(lit);
     return !s->esc && s->len == n && memcmp(s->s, lit, n) == 0;
 }
 
-static member *new_member(reader *r, uint32_t at)
+static xpv_cj_member *new_member(xpv_cj_reader *r, uint32_t at)
 {
     if (at >= r->cap_members) {
         r->cap_members = r->cap_members ? r->cap_members * 2 : 64;
@@ -383,9 +383,10 @@ static member *new_member(reader *r, uint32_t at)
 }
 
 /* Iterates the members of an object at *pp ('{'), calling fn on each. */
-typedef int (*member_fn)(reader *r, cursor *c, const char **pp, const slice *key, void *ctx);
+typedef int (*member_fn)(xpv_cj_reader *r, cursor *c, const char **pp, const xpv_cj_str *key,
+                         void *ctx);
 
-static int scan_object(reader *r, cursor *c, const char **pp, member_fn fn, void *ctx)
+static int scan_object(xpv_cj_reader *r, cursor *c, const char **pp, member_fn fn, void *ctx)
 {
     const char *p = js_skip_ws(*pp + 1, c->end);
     if (p >= c->end)
@@ -395,7 +396,7 @@ static int scan_object(reader *r, cursor *c, const char **pp, member_fn fn, void
         return JS_OK;
     }
     for (;;) {
-        slice key;
+        xpv_cj_str key;
         TRY(expect_ws_char(&p, c, '"', &c->e, "expected a string key"));
         TRY(scan_str(&p, c, &key));
         TRY(expect_ws_char(&p, c, ':', &c->e, "expected ':' after a key"));
@@ -417,17 +418,18 @@ static int scan_object(reader *r, cursor *c, const char **pp, member_fn fn, void
     }
 }
 
-static int arg_member(reader *r, cursor *c, const char **pp, const slice *key, void *ctx)
+static int arg_member(xpv_cj_reader *r, cursor *c, const char **pp, const xpv_cj_str *key,
+                      void *ctx)
 {
-    parsed_event *pe = ctx;
-    member *m = new_member(r, pe->args_at + pe->nargs);
+    xpv_cj_event *pe = ctx;
+    xpv_cj_member *m = new_member(r, pe->args_at + pe->nargs);
     m->key = *key;
     TRY(scan_value(pp, c, m));
     pe->nargs++;
     return JS_OK;
 }
 
-static member *event_field(parsed_event *pe, const slice *key)
+static xpv_cj_member *event_field(xpv_cj_event *pe, const xpv_cj_str *key)
 {
     if (key->esc) return NULL;
     switch (key->len) {
@@ -457,9 +459,10 @@ static member *event_field(parsed_event *pe, const slice *key)
     return NULL;
 }
 
-static int event_member(reader *r, cursor *c, const char **pp, const slice *key, void *ctx)
+static int event_member(xpv_cj_reader *r, cursor *c, const char **pp, const xpv_cj_str *key,
+                        void *ctx)
 {
-    parsed_event *pe = ctx;
+    xpv_cj_event *pe = ctx;
     pe->nkeys++;
     if (slice_is(key, "args")) {
         const char *p = js_skip_ws(*pp, c->end);
@@ -470,8 +473,8 @@ static int event_member(reader *r, cursor *c, const char **pp, const slice *key,
             return JS_OK;
         }
     }
-    member *m = event_field(pe, key);
-    member ignored;
+    xpv_cj_member *m = event_field(pe, key);
+    xpv_cj_member ignored;
     if (!m) m = &ignored;
     m->key = *key;
     return scan_value(pp, c, m);
@@ -520,11 +523,11 @@ static uint64_t fast_hash(const char *s, size_t n)
 
 /* Interned id through a direct-mapped cache in front of the sink's table,
  * which hashes every byte; `value` uses the sink's bounded value table. */
-static uint32_t intern(reader *r, const char *s, size_t n, int value)
+static uint32_t intern(xpv_cj_reader *r, const char *s, size_t n, int value)
 {
     if (n == 0) return 0;
     uint64_t h = fast_hash(s, n);
-    icache_ent *e = &r->icache[h & (ICACHE_SIZE - 1)];
+    xpv_cj_icache_ent *e = &r->icache[h & (ICACHE_SIZE - 1)];
     if (e->id && e->h == h && e->len == n) {
         const char *t = n <= ICACHE_INLINE ? e->text : xpv_sink_string(r->sink, e->id, NULL);
         if (memcmp(t, s, n) == 0) return e->id;
@@ -544,10 +547,10 @@ static uint32_t intern(reader *r, const char *s, size_t n, int value)
  * is interned here once it is seen a second time (a fingerprint table
  * remembers the first), within LONG_INTERN_BUDGET bytes; otherwise it is
  * kept inline. Returns 0 for "keep it inline". */
-static uint32_t intern_long(reader *r, const char *s, size_t n)
+static uint32_t intern_long(xpv_cj_reader *r, const char *s, size_t n)
 {
     uint64_t h = fast_hash(s, n);
-    icache_ent *e = &r->long_cache[h & (LONG_CACHE_SIZE - 1)];
+    xpv_cj_icache_ent *e = &r->long_cache[h & (LONG_CACHE_SIZE - 1)];
     if (e->id && e->h == h && e->len == n) {
         const char *t = xpv_sink_string(r->sink, e->id, NULL);
         if (memcmp(t, s, n) == 0) return e->id;
@@ -566,19 +569,19 @@ static uint32_t intern_long(reader *r, const char *s, size_t n)
     return id;
 }
 
-/* The decoded text of a string slice: escapes are resolved into scratch,
+/* The decoded text of a string: escapes are resolved into scratch,
  * which begin_event() sized to hold every string of the event. */
-static slice text_of(reader *r, const slice *s)
+static xpv_cj_str text_of(xpv_cj_reader *r, const xpv_cj_str *s)
 {
     if (!s->esc) return *s;
     char *dst = r->scratch + r->scratch_len;
     size_t n = js_unescape(s->s, s->len, dst);
     r->scratch_len += n;
-    return (slice){dst, (uint32_t)n, 0};
+    return (xpv_cj_str){dst, (uint32_t)n, 0};
 }
 
 /* Sizes scratch for every decoded string of an event of raw_len bytes. */
-static void begin_event(reader *r, size_t raw_len)
+static void begin_event(xpv_cj_reader *r, size_t raw_len)
 {
     if (raw_len > r->scratch_cap) {
         size_t cap = r->scratch_cap ? r->scratch_cap : 1 << 16;
@@ -594,7 +597,7 @@ static void begin_event(reader *r, size_t raw_len)
 /* ---- small conversions ---- */
 
 /* An integer from a number or from a string that spells one. */
-static int member_int(reader *r, const member *m, int64_t *out)
+static int member_int(xpv_cj_reader *r, const xpv_cj_member *m, int64_t *out)
 {
     if (m->type == JV_INT && m->val.len <= 18) {
         *out = js_small_int(m->val.s, m->val.len);
@@ -612,7 +615,7 @@ static int member_int(reader *r, const member *m, int64_t *out)
 }
 
 /* A number (or numeric string) times 10^scale, exactly. -2: not a number. */
-static int member_scaled(const member *m, int scale, int64_t *out)
+static int member_scaled(const xpv_cj_member *m, int scale, int64_t *out)
 {
     if (m->type == JV_INT || m->type == JV_NUM)
         return js_to_scaled_int64(m->val.s, m->val.len, scale, out);
@@ -634,13 +637,13 @@ static const char *find_text(const char *s, size_t n, const char *needle)
     return NULL;
 }
 
-static int starts_with(const slice *s, const char *lit)
+static int starts_with(const xpv_cj_str *s, const char *lit)
 {
     size_t n = strlen(lit);
     return s->len >= n && memcmp(s->s, lit, n) == 0;
 }
 
-static int ends_with(const slice *s, const char *lit)
+static int ends_with(const xpv_cj_str *s, const char *lit)
 {
     size_t n = strlen(lit);
     return s->len >= n && memcmp(s->s + s->len - n, lit, n) == 0;
@@ -659,7 +662,7 @@ static int memcpy_kind_of(const char *s, size_t n)
 }
 
 /* "[x, y, z]" (1 to 3 non-negative ints) into dims; others stay -1. */
-static void parse_dims(const slice *raw, int32_t dims[3])
+static void parse_dims(const xpv_cj_str *raw, int32_t dims[3])
 {
     const char *p = raw->s, *end = raw->s + raw->len;
     if (p >= end || *p != '[') return;
@@ -681,7 +684,7 @@ static void parse_dims(const slice *raw, int32_t dims[3])
 /* ---- pid/tid ids, processes and tracks ---- */
 
 /* A string that spells a canonical integer in the plain-id range. */
-static int spelled_int(const slice *s, int64_t *out)
+static int spelled_int(const xpv_cj_str *s, int64_t *out)
 {
     if (s->esc || s->len == 0 || s->len > 19) return 0;
     const char *p = s->s, *end = s->s + s->len;
@@ -700,7 +703,7 @@ static int spelled_int(const slice *s, int64_t *out)
 
 /* Maps a pid/tid value to an int64; *label gets the text when the id came
  * from a string (so it can name the process or thread). */
-static int64_t map_id(reader *r, const member *m, slice *label)
+static int64_t map_id(xpv_cj_reader *r, const xpv_cj_member *m, xpv_cj_str *label)
 {
     label->len = 0;
     int64_t v;
@@ -709,7 +712,7 @@ static int64_t map_id(reader *r, const member *m, slice *label)
         v < STRING_ID_BASE)
         return v;
     if (m->type == JV_RAW && slice_is(&m->val, "null")) return 0;
-    slice t = m->type == JV_STR ? text_of(r, &m->val) : m->val;
+    xpv_cj_str t = m->type == JV_STR ? text_of(r, &m->val) : m->val;
     if (m->type == JV_STR && spelled_int(&m->val, &v)) return v;
     *label = t;
     for (size_t i = 0; i < r->nstr_ids; i++)
@@ -720,11 +723,11 @@ static int64_t map_id(reader *r, const member *m, slice *label)
     return STRING_ID_BASE + (int64_t)r->nstr_ids++;
 }
 
-static proc_info *proc_get(reader *r, int64_t pid)
+static xpv_cj_proc *proc_get(xpv_cj_reader *r, int64_t pid)
 {
     if (r->nprocs * 2 >= r->nprocs_slots) {
         size_t n = r->nprocs_slots ? r->nprocs_slots * 2 : 64;
-        proc_info *slots = xpv_xcalloc(n, sizeof *slots);
+        xpv_cj_proc *slots = xpv_xcalloc(n, sizeof *slots);
         for (size_t i = 0; i < r->nprocs_slots; i++) {
             if (!r->procs[i].used) continue;
             size_t h = xpv_hash64(&r->procs[i].pid, sizeof(int64_t)) & (n - 1);
@@ -739,15 +742,15 @@ static proc_info *proc_get(reader *r, int64_t pid)
     size_t h = xpv_hash64(&pid, sizeof pid) & (r->nprocs_slots - 1);
     while (r->procs[h].used && r->procs[h].pid != pid)
         h = (h + 1) & (r->nprocs_slots - 1);
-    proc_info *p = &r->procs[h];
+    xpv_cj_proc *p = &r->procs[h];
     if (!p->used) {
-        *p = (proc_info){.pid = pid, .used = 1, .device = -1};
+        *p = (xpv_cj_proc){.pid = pid, .used = 1, .device = -1};
         r->nprocs++;
     }
     return p;
 }
 
-static track_info *track_get(reader *r, uint32_t track)
+static xpv_cj_track *track_get(xpv_cj_reader *r, uint32_t track)
 {
     if (track >= r->ntracks) {
         size_t n = r->ntracks ? r->ntracks : 64;
@@ -761,7 +764,7 @@ static track_info *track_get(reader *r, uint32_t track)
 }
 
 /* "/device:GPU:3..." -> 3 (also TPU); -1 when absent. */
-static int device_ordinal(const slice *name, const char **kind)
+static int device_ordinal(const xpv_cj_str *name, const char **kind)
 {
     static const char *const kinds[] = {"/device:GPU:", "/device:TPU:", "/device:gpu:"};
     for (int k = 0; k < 3; k++) {
@@ -778,7 +781,7 @@ static int device_ordinal(const slice *name, const char **kind)
     return -1;
 }
 
-static void classify_process(reader *r, proc_info *p, const slice *name)
+static void classify_process(xpv_cj_reader *r, xpv_cj_proc *p, const xpv_cj_str *name)
 {
     const char *at = NULL;
     int dev = device_ordinal(name, &at);
@@ -814,7 +817,7 @@ static void classify_process(reader *r, proc_info *p, const slice *name)
     }
 }
 
-static int classify_thread(const slice *name)
+static int classify_thread(const xpv_cj_str *name)
 {
     if (slice_is(name, "XLA Ops")) return TC_XLA_OPS;
     if (slice_is(name, "XLA Modules")) return TC_XLA_MODULES;
@@ -831,11 +834,13 @@ static int classify_thread(const slice *name)
 
 /* What classification needs from the args, picked out while converting. */
 typedef struct {
-    const member *correlation, *correlation_id, *device, *grid, *block, *regs, *shmem, *occupancy,
-        *step_num, *group_id, *kernel_details, *memcpy_details, *hlo_op, *tf_op, *name, *op;
-} known_args;
+    const xpv_cj_member *correlation, *correlation_id, *device, *grid, *block, *regs, *shmem,
+        *occupancy, *step_num, *group_id, *kernel_details, *memcpy_details, *hlo_op, *tf_op, *name,
+        *op;
+} xpv_cj_known_args;
 
-static void note_known(const reader *r, uint32_t key, const member *m, known_args *k)
+static void note_known(const xpv_cj_reader *r, uint32_t key, const xpv_cj_member *m,
+                       xpv_cj_known_args *k)
 {
     if (key > r->k_last_known) return; /* the known keys were interned first */
     if (key == r->k_correlation)
@@ -872,14 +877,14 @@ static void note_known(const reader *r, uint32_t key, const member *m, known_arg
         k->op = m;
 }
 
-static int convert_arg(reader *r, const member *m, uint32_t key, xpv_arg *a)
+static int convert_arg(xpv_cj_reader *r, const xpv_cj_member *m, uint32_t key, xpv_arg *a)
 {
     a->key = key;
     a->text = NULL;
     a->len = 0;
     switch (m->type) {
     case JV_STR: {
-        slice t = text_of(r, &m->val);
+        xpv_cj_str t = text_of(r, &m->val);
         uint32_t id =
             t.len <= VALUE_INTERN_MAX ? intern(r, t.s, t.len, 1) : intern_long(r, t.s, t.len);
         if (id || t.len == 0) {
@@ -924,7 +929,7 @@ static int convert_arg(reader *r, const member *m, uint32_t key, xpv_arg *a)
     }
 }
 
-static xpv_arg *args_room(reader *r, size_t n)
+static xpv_arg *args_room(xpv_cj_reader *r, size_t n)
 {
     if (n > r->cap_args) {
         size_t cap = r->cap_args ? r->cap_args : 64;
@@ -937,14 +942,14 @@ static xpv_arg *args_room(reader *r, size_t n)
 }
 
 /* Converts the event's args and kept top-level fields into r->args. */
-static int convert_args(reader *r, parsed_event *pe, known_args *k, uint32_t *nargs)
+static int convert_args(xpv_cj_reader *r, xpv_cj_event *pe, xpv_cj_known_args *k, uint32_t *nargs)
 {
     xpv_arg *args = args_room(r, pe->nargs + EX_COUNT);
     uint32_t n = 0;
     memset(k, 0, sizeof *k);
     for (uint32_t i = 0; i < pe->nargs; i++) {
-        const member *m = &r->members[pe->args_at + i];
-        slice key = text_of(r, &m->key);
+        const xpv_cj_member *m = &r->members[pe->args_at + i];
+        xpv_cj_str key = text_of(r, &m->key);
         uint32_t kid = intern(r, key.s, key.len, 0);
         note_known(r, kid, m, k);
         if (convert_arg(r, m, kid, &args[n++]) != 0) return -1;
@@ -956,7 +961,7 @@ static int convert_args(reader *r, parsed_event *pe, known_args *k, uint32_t *na
     return 0;
 }
 
-static void intern_known_keys(reader *r)
+static void intern_known_keys(xpv_cj_reader *r)
 {
     r->k_correlation = xpv_sink_intern_cstr(r->sink, "correlation");
     r->k_correlation_id = xpv_sink_intern_cstr(r->sink, "correlation_id");
@@ -988,14 +993,14 @@ static void intern_known_keys(reader *r)
 
 /* ---- classification ---- */
 
-static uint32_t text_id(reader *r, const member *m)
+static uint32_t text_id(xpv_cj_reader *r, const xpv_cj_member *m)
 {
     if (!m || m->type != JV_STR) return 0;
-    slice t = text_of(r, &m->val);
+    xpv_cj_str t = text_of(r, &m->val);
     return intern(r, t.s, t.len, 0);
 }
 
-static void pytorch_launch(const known_args *k, xpv_launch *l)
+static void pytorch_launch(const xpv_cj_known_args *k, xpv_launch *l)
 {
     int64_t v;
     if (k->grid && k->grid->type == JV_RAW) parse_dims(&k->grid->val, l->grid);
@@ -1013,7 +1018,7 @@ static void pytorch_launch(const known_args *k, xpv_launch *l)
 }
 
 /* Marks the process of a PyTorch device event as device args.device. */
-static void pytorch_device(reader *r, proc_info *p, const known_args *k)
+static void pytorch_device(xpv_cj_reader *r, xpv_cj_proc *p, const xpv_cj_known_args *k)
 {
     int64_t dev;
     if (!k->device || member_int(r, k->device, &dev) != 0 || dev < 0 || dev > 1000000) return;
@@ -1024,8 +1029,9 @@ static void pytorch_device(reader *r, proc_info *p, const known_args *k)
 }
 
 /* PyTorch/Kineto categories; returns 1 when the category decided. */
-static int classify_pytorch(reader *r, xpv_event *ev, const slice *cat, const slice *name,
-                            const known_args *k, proc_info *p, xpv_launch *l)
+static int classify_pytorch(xpv_cj_reader *r, xpv_event *ev, const xpv_cj_str *cat,
+                            const xpv_cj_str *name, const xpv_cj_known_args *k, xpv_cj_proc *p,
+                            xpv_launch *l)
 {
     int64_t corr;
     int has_corr = k->correlation && member_int(r, k->correlation, &corr) == 0;
@@ -1055,11 +1061,11 @@ static int classify_pytorch(reader *r, xpv_event *ev, const slice *cat, const sl
     return 1;
 }
 
-static void jax_kernel(reader *r, xpv_event *ev, const known_args *k, xpv_launch *l)
+static void jax_kernel(xpv_cj_reader *r, xpv_event *ev, const xpv_cj_known_args *k, xpv_launch *l)
 {
     ev->kind = XPV_KIND_KERNEL;
     if (k->kernel_details && k->kernel_details->type == JV_STR) {
-        slice t = text_of(r, &k->kernel_details->val);
+        xpv_cj_str t = text_of(r, &k->kernel_details->val);
         xpv_kernel_details_parse(t.s, t.len, l);
     }
     l->op = text_id(r, k->hlo_op);
@@ -1068,8 +1074,9 @@ static void jax_kernel(reader *r, xpv_event *ev, const known_args *k, xpv_launch
 }
 
 /* Device rows of JAX (by thread) and TensorFlow (by process). */
-static void classify_device(reader *r, xpv_event *ev, const slice *name, const known_args *k,
-                            const proc_info *p, const track_info *t, xpv_launch *l)
+static void classify_device(xpv_cj_reader *r, xpv_event *ev, const xpv_cj_str *name,
+                            const xpv_cj_known_args *k, const xpv_cj_proc *p, const xpv_cj_track *t,
+                            xpv_launch *l)
 {
     int64_t v;
     int mk = memcpy_kind_of(name->s, name->len);
@@ -1087,7 +1094,7 @@ static void classify_device(reader *r, xpv_event *ev, const slice *name, const k
         else if (t->tclass == TC_STEPS) {
             ev->kind = XPV_KIND_STEP;
             ev->step_src = XPV_STEP_STEPS_LINE;
-            member nm = {.type = JV_STR, .val = *name};
+            xpv_cj_member nm = {.type = JV_STR, .val = *name};
             if (member_int(r, &nm, &v) == 0) ev->step = v;
         } else
             ev->kind = XPV_KIND_DEVICE_OTHER;
@@ -1110,14 +1117,15 @@ static void classify_device(reader *r, xpv_event *ev, const slice *name, const k
     }
 }
 
-static void classify(reader *r, xpv_event *ev, const slice *cat, const slice *name,
-                     const known_args *k, proc_info *p, const track_info *t, xpv_launch *l)
+static void classify(xpv_cj_reader *r, xpv_event *ev, const xpv_cj_str *cat, const xpv_cj_str *name,
+                     const xpv_cj_known_args *k, xpv_cj_proc *p, const xpv_cj_track *t,
+                     xpv_launch *l)
 {
     int64_t v;
     int src;
     xpv_launch_init(l);
     if (starts_with(name, "ProfilerStep#")) {
-        member nm = {.type = JV_STR, .val = {name->s + 13, name->len - 13, 0}};
+        xpv_cj_member nm = {.type = JV_STR, .val = {name->s + 13, name->len - 13, 0}};
         r->pytorch_hint = 1;
         if (member_int(r, &nm, &v) == 0) {
             ev->kind = XPV_KIND_STEP;
@@ -1149,13 +1157,13 @@ static void classify(reader *r, xpv_event *ev, const slice *cat, const slice *na
 
 /* ---- slices held open: B/E per track, b/e async ---- */
 
-static pending *hold(const xpv_event *ev)
+static xpv_cj_pending *hold(const xpv_event *ev)
 {
     size_t text = 0;
     for (uint32_t i = 0; i < ev->nargs; i++)
         if (ev->args[i].type == XPV_ARG_TEXT || ev->args[i].type == XPV_ARG_JSON)
             text += ev->args[i].len;
-    pending *h = xpv_xcalloc(1, sizeof *h);
+    xpv_cj_pending *h = xpv_xcalloc(1, sizeof *h);
     h->ev = *ev;
     if (ev->launch) {
         h->launch = *ev->launch;
@@ -1176,7 +1184,7 @@ static pending *hold(const xpv_event *ev)
     return h;
 }
 
-static void release(pending *h)
+static void release(xpv_cj_pending *h)
 {
     free(h->args);
     free(h->text);
@@ -1185,7 +1193,7 @@ static void release(pending *h)
 }
 
 /* Emits an opened slice closed by `end` (NULL: never closed). */
-static void close_slice(reader *r, pending *h, const xpv_event *end, char ph)
+static void close_slice(xpv_cj_reader *r, xpv_cj_pending *h, const xpv_event *end, char ph)
 {
     xpv_event ev = h->ev;
     ev.ph = ph;
@@ -1210,7 +1218,7 @@ static void close_slice(reader *r, pending *h, const xpv_event *end, char ph)
     release(h);
 }
 
-static void begin_slice(reader *r, track_info *t, const xpv_event *ev)
+static void begin_slice(xpv_cj_reader *r, xpv_cj_track *t, const xpv_event *ev)
 {
     if (t->nopen >= MAX_STACK_DEPTH || r->nopen_total >= MAX_OPEN_SLICES) {
         r->dropped_open++;
@@ -1225,7 +1233,7 @@ static void begin_slice(reader *r, track_info *t, const xpv_event *ev)
     r->nopen_total++;
 }
 
-static void end_slice(reader *r, track_info *t, const xpv_event *ev)
+static void end_slice(xpv_cj_reader *r, xpv_cj_track *t, const xpv_event *ev)
 {
     if (t->nopen == 0) {
         r->unmatched_e++;
@@ -1238,13 +1246,14 @@ static void end_slice(reader *r, track_info *t, const xpv_event *ev)
 
 /* Async key: category, id, id2 (raw text); the name is matched separately
  * so that an `e` without a name closes the latest `b` of its id. */
-static size_t async_key(reader *r, const parsed_event *pe, uint32_t cat, char *buf, size_t cap)
+static size_t async_key(xpv_cj_reader *r, const xpv_cj_event *pe, uint32_t cat, char *buf,
+                        size_t cap)
 {
     size_t n = 0;
     memcpy(buf, &cat, sizeof cat);
     n += sizeof cat;
     for (int i = EX_ID; i <= EX_ID2; i++) {
-        const member *m = &pe->extra[i];
+        const xpv_cj_member *m = &pe->extra[i];
         size_t len = m->val.len < cap / 2 - 8 ? m->val.len : cap / 2 - 8;
         if (m->type == JV_NONE) len = 0;
         buf[n++] = (char)m->type;
@@ -1256,7 +1265,7 @@ static size_t async_key(reader *r, const parsed_event *pe, uint32_t cat, char *b
     return n;
 }
 
-static pending **async_bucket(reader *r, uint64_t h)
+static xpv_cj_pending **async_bucket(xpv_cj_reader *r, uint64_t h)
 {
     if (!r->async_slots) {
         r->nasync_slots = 4096;
@@ -1265,7 +1274,7 @@ static pending **async_bucket(reader *r, uint64_t h)
     return &r->async_slots[h & (r->nasync_slots - 1)];
 }
 
-static void async_begin(reader *r, const parsed_event *pe, const xpv_event *ev)
+static void async_begin(xpv_cj_reader *r, const xpv_cj_event *pe, const xpv_event *ev)
 {
     if (r->nopen_total >= MAX_OPEN_SLICES) {
         r->dropped_open++;
@@ -1274,25 +1283,25 @@ static void async_begin(reader *r, const parsed_event *pe, const xpv_event *ev)
     }
     char key[1024];
     size_t n = async_key(r, pe, ev->cat, key, sizeof key);
-    pending *h = hold(ev);
+    xpv_cj_pending *h = hold(ev);
     h->key = xpv_xmalloc(n);
     memcpy(h->key, key, n);
     h->key_len = n;
     h->key_hash = xpv_hash64(key, n);
-    pending **b = async_bucket(r, h->key_hash);
+    xpv_cj_pending **b = async_bucket(r, h->key_hash);
     h->next = *b;
     *b = h;
     r->nopen_total++;
 }
 
-static void async_end(reader *r, const parsed_event *pe, const xpv_event *ev)
+static void async_end(xpv_cj_reader *r, const xpv_cj_event *pe, const xpv_event *ev)
 {
     char key[1024];
     size_t n = async_key(r, pe, ev->cat, key, sizeof key);
     uint64_t hash = xpv_hash64(key, n);
-    pending **link = async_bucket(r, hash), **found = NULL;
+    xpv_cj_pending **link = async_bucket(r, hash), **found = NULL;
     for (; *link; link = &(*link)->next) {
-        pending *h = *link;
+        xpv_cj_pending *h = *link;
         if (h->key_hash != hash || h->key_len != n || memcmp(h->key, key, n) != 0) continue;
         if (h->ev.name == ev->name) {
             found = link;
@@ -1305,17 +1314,17 @@ static void async_end(reader *r, const parsed_event *pe, const xpv_event *ev)
         xpv_sink_event(r->sink, ev);
         return;
     }
-    pending *h = *found;
+    xpv_cj_pending *h = *found;
     *found = h->next;
     r->nopen_total--;
     close_slice(r, h, ev, 'b');
 }
 
 /* At the end: what is still open is stored without a duration. */
-static void flush_open(reader *r, int emit)
+static void flush_open(xpv_cj_reader *r, int emit)
 {
     for (size_t t = 0; t < r->ntracks; t++) {
-        track_info *ti = &r->tracks[t];
+        xpv_cj_track *ti = &r->tracks[t];
         for (size_t i = 0; i < ti->nopen; i++) {
             if (emit) {
                 r->unmatched_b++;
@@ -1330,7 +1339,7 @@ static void flush_open(reader *r, int emit)
     }
     for (size_t s = 0; s < r->nasync_slots; s++) {
         while (r->async_slots[s]) {
-            pending *h = r->async_slots[s];
+            xpv_cj_pending *h = r->async_slots[s];
             r->async_slots[s] = h->next;
             if (emit) {
                 r->unmatched_async_b++;
@@ -1345,29 +1354,29 @@ static void flush_open(reader *r, int emit)
 
 /* ---- metadata (M) events ---- */
 
-static const member *arg_named(reader *r, const parsed_event *pe, const char *key)
+static const xpv_cj_member *arg_named(xpv_cj_reader *r, const xpv_cj_event *pe, const char *key)
 {
     for (uint32_t i = 0; i < pe->nargs; i++)
         if (slice_is(&r->members[pe->args_at + i].key, key)) return &r->members[pe->args_at + i];
     return NULL;
 }
 
-static void metadata(reader *r, parsed_event *pe)
+static void metadata(xpv_cj_reader *r, xpv_cj_event *pe)
 {
-    slice label, name = text_of(r, &pe->name.val);
+    xpv_cj_str label, name = text_of(r, &pe->name.val);
     if (pe->name.type != JV_STR) return;
     int64_t pid = map_id(r, &pe->pid, &label), tid = map_id(r, &pe->tid, &label), v;
-    const member *a;
+    const xpv_cj_member *a;
     if (slice_is(&name, "process_name") && (a = arg_named(r, pe, "name")) && a->type == JV_STR) {
-        slice t = text_of(r, &a->val);
-        proc_info *p = proc_get(r, pid);
+        xpv_cj_str t = text_of(r, &a->val);
+        xpv_cj_proc *p = proc_get(r, pid);
         xpv_sink_process_name(r->sink, pid, t.s, t.len);
         p->named = 1;
         classify_process(r, p, &t);
     } else if (slice_is(&name, "thread_name") && (a = arg_named(r, pe, "name")) &&
                a->type == JV_STR) {
-        slice t = text_of(r, &a->val);
-        track_info *ti = track_get(r, xpv_sink_track(r->sink, pid, tid));
+        xpv_cj_str t = text_of(r, &a->val);
+        xpv_cj_track *ti = track_get(r, xpv_sink_track(r->sink, pid, tid));
         xpv_sink_thread_name(r->sink, pid, tid, t.s, t.len);
         ti->named = 1;
         ti->tclass = classify_thread(&t);
@@ -1380,14 +1389,14 @@ static void metadata(reader *r, parsed_event *pe)
         xpv_sink_thread_sort(r->sink, pid, tid, v);
     } else if (slice_is(&name, "process_labels") && (a = arg_named(r, pe, "labels")) &&
                a->type == JV_STR) {
-        slice t = text_of(r, &a->val);
+        xpv_cj_str t = text_of(r, &a->val);
         xpv_sink_process_label(r->sink, pid, t.s, t.len);
     }
 }
 
 /* ---- one event ---- */
 
-static int event_times(reader *r, const parsed_event *pe, xpv_event *ev)
+static int event_times(xpv_cj_reader *r, const xpv_cj_event *pe, xpv_event *ev)
 {
     int64_t v;
     int rc = pe->ts.type ? member_scaled(&pe->ts, 3, &v) : -2;
@@ -1405,9 +1414,10 @@ static int event_times(reader *r, const parsed_event *pe, xpv_event *ev)
 }
 
 /* Resolves the track, naming it after a string pid/tid when no M did. */
-static uint32_t event_track(reader *r, const parsed_event *pe, proc_info **pp, track_info **tp)
+static uint32_t event_track(xpv_cj_reader *r, const xpv_cj_event *pe, xpv_cj_proc **pp,
+                            xpv_cj_track **tp)
 {
-    slice plabel, tlabel;
+    xpv_cj_str plabel, tlabel;
     int64_t pid = map_id(r, &pe->pid, &plabel), tid = map_id(r, &pe->tid, &tlabel);
     if (r->last.valid && r->last.pid == pid && r->last.tid == tid && r->last.procs == r->procs) {
         *pp = r->last.proc;
@@ -1415,8 +1425,8 @@ static uint32_t event_track(reader *r, const parsed_event *pe, proc_info **pp, t
         return r->last.track;
     }
     uint32_t track = xpv_sink_track(r->sink, pid, tid);
-    proc_info *p = proc_get(r, pid);
-    track_info *t = track_get(r, track);
+    xpv_cj_proc *p = proc_get(r, pid);
+    xpv_cj_track *t = track_get(r, track);
     r->last.valid = !plabel.len && !tlabel.len;
     r->last.pid = pid;
     r->last.tid = tid;
@@ -1437,7 +1447,7 @@ static uint32_t event_track(reader *r, const parsed_event *pe, proc_info **pp, t
     return track;
 }
 
-static int process_event(reader *r, parsed_event *pe, size_t raw_len)
+static int process_event(xpv_cj_reader *r, xpv_cj_event *pe, size_t raw_len)
 {
     if (pe->nkeys == 0) return 0; /* the customary trailing {} */
     r->objects++;
@@ -1446,7 +1456,7 @@ static int process_event(reader *r, parsed_event *pe, size_t raw_len)
         return 0;
     }
     begin_event(r, raw_len);
-    slice ph = text_of(r, &pe->ph.val);
+    xpv_cj_str ph = text_of(r, &pe->ph.val);
     char phc = ph.s[0];
     xpv_sink_count_read(r->sink, phc);
     r->with_ph++;
@@ -1467,14 +1477,14 @@ static int process_event(reader *r, parsed_event *pe, size_t raw_len)
     xpv_event_init(&ev);
     ev.ph = phc;
     if (event_times(r, pe, &ev) != 0) return -1;
-    proc_info *p;
-    track_info *t;
+    xpv_cj_proc *p;
+    xpv_cj_track *t;
     ev.track = event_track(r, pe, &p, &t);
-    slice name = pe->name.type == JV_STR ? text_of(r, &pe->name.val) : (slice){"", 0, 0};
-    slice cat = pe->cat.type == JV_STR ? text_of(r, &pe->cat.val) : (slice){"", 0, 0};
+    xpv_cj_str name = pe->name.type == JV_STR ? text_of(r, &pe->name.val) : (xpv_cj_str){"", 0, 0};
+    xpv_cj_str cat = pe->cat.type == JV_STR ? text_of(r, &pe->cat.val) : (xpv_cj_str){"", 0, 0};
     ev.name = intern(r, name.s, name.len, 0);
     ev.cat = intern(r, cat.s, cat.len, 0);
-    known_args k;
+    xpv_cj_known_args k;
     if (convert_args(r, pe, &k, &ev.nargs) != 0) return -1;
     ev.args = r->args;
     xpv_launch launch;
@@ -1501,12 +1511,12 @@ static int process_event(reader *r, parsed_event *pe, size_t raw_len)
 
 /* ---- the document ---- */
 
-typedef int (*whole_fn)(reader *r, cursor *c, const char **pp, void *ctx);
+typedef int (*whole_fn)(xpv_cj_reader *r, cursor *c, const char **pp, void *ctx);
 
 /* Runs fn on one whole value at r->p, refilling until it lies in the
  * window. 0 on success (r->p past it, r->last_start at it), 1 when it is
  * longer than `limit` (r->p unchanged), -1 on error. */
-static int parse_whole(reader *r, whole_fn fn, void *ctx, size_t limit)
+static int parse_whole(xpv_cj_reader *r, whole_fn fn, void *ctx, size_t limit)
 {
     for (;;) {
         cursor c = {r->wend, r->eof, {NULL, NULL}};
@@ -1524,21 +1534,21 @@ static int parse_whole(reader *r, whole_fn fn, void *ctx, size_t limit)
     }
 }
 
-static int scan_event(reader *r, cursor *c, const char **pp, void *ctx)
+static int scan_event(xpv_cj_reader *r, cursor *c, const char **pp, void *ctx)
 {
-    parsed_event *pe = ctx;
+    xpv_cj_event *pe = ctx;
     memset(pe, 0, sizeof *pe);
     return scan_object(r, c, pp, event_member, pe);
 }
 
-static int scan_any(reader *r, cursor *c, const char **pp, void *ctx)
+static int scan_any(xpv_cj_reader *r, cursor *c, const char **pp, void *ctx)
 {
     (void)r;
-    member *m = ctx;
+    xpv_cj_member *m = ctx;
     return scan_value(pp, c, m);
 }
 
-static int scan_key(reader *r, cursor *c, const char **pp, void *ctx)
+static int scan_key(xpv_cj_reader *r, cursor *c, const char **pp, void *ctx)
 {
     (void)r;
     const char *p = *pp + 1;
@@ -1549,7 +1559,7 @@ static int scan_key(reader *r, cursor *c, const char **pp, void *ctx)
 }
 
 /* Skips one value of any size as a stream. */
-static int skip_stream(reader *r)
+static int skip_stream(xpv_cj_reader *r)
 {
     js_skipper s;
     js_skipper_init(&s);
@@ -1567,7 +1577,7 @@ static int skip_stream(reader *r)
     }
 }
 
-static int end_of_events(reader *r, int top_array)
+static int end_of_events(xpv_cj_reader *r, int top_array)
 {
     if (r->err->msg[0]) return -1;
     if (!top_array) return end_error(r, "unexpected end of input inside traceEvents");
@@ -1575,7 +1585,7 @@ static int end_of_events(reader *r, int top_array)
     return 0;
 }
 
-static int read_events(reader *r, int top_array)
+static int read_events(xpv_cj_reader *r, int top_array)
 {
     r->p++;
     int c = peek(r);
@@ -1586,7 +1596,7 @@ static int read_events(reader *r, int top_array)
         }
         if (c < 0) return end_of_events(r, top_array);
         if (c != '{') return fail_at(r, r->p, "not a trace: expected an event object");
-        parsed_event pe;
+        xpv_cj_event pe;
         int rc = parse_whole(r, scan_event, &pe, MAX_EVENT_BYTES);
         if (rc > 0) return fail_at(r, r->p, "event longer than 64 MB");
         if (rc < 0 || process_event(r, &pe, (size_t)(r->p - r->last_start)) != 0) return -1;
@@ -1603,20 +1613,21 @@ static int read_events(reader *r, int top_array)
 /* ---- top-level keys ---- */
 
 typedef struct {
-    reader *r;
+    xpv_cj_reader *r;
     int want; /* 0: deviceProperties entry, 1: distributedInfo, 2: metadata */
 } top_ctx;
 
-static void member_text(reader *r, const member *m, char *buf, size_t cap)
+static void member_text(xpv_cj_reader *r, const xpv_cj_member *m, char *buf, size_t cap)
 {
-    slice t = m->type == JV_STR ? text_of(r, &m->val) : m->val;
+    xpv_cj_str t = m->type == JV_STR ? text_of(r, &m->val) : m->val;
     snprintf(buf, cap, "%.*s", (int)t.len, t.s);
 }
 
-static int top_member(reader *r, cursor *c, const char **pp, const slice *key, void *ctx)
+static int top_member(xpv_cj_reader *r, cursor *c, const char **pp, const xpv_cj_str *key,
+                      void *ctx)
 {
     top_ctx *tc = ctx;
-    member m = {0};
+    xpv_cj_member m = {0};
     TRY(scan_value(pp, c, &m));
     char buf[512];
     if (tc->want == 0 && slice_is(key, "name") && m.type == JV_STR) {
@@ -1634,9 +1645,9 @@ static int top_member(reader *r, cursor *c, const char **pp, const slice *key, v
 
 /* Reads deviceProperties / distributedInfo / metadata / displayTimeUnit
  * whole when small (they are), else skips them. */
-static int read_known_value(reader *r, const char *key)
+static int read_known_value(xpv_cj_reader *r, const char *key)
 {
-    member m = {0};
+    xpv_cj_member m = {0};
     int rc =
         parse_whole(r, scan_any, &m, strcmp(key, "metadata") == 0 ? 1u << 20 : MAX_TOP_VALUE_BYTES);
     if (rc > 0) return skip_stream(r);
@@ -1664,7 +1675,7 @@ static int read_known_value(reader *r, const char *key)
     return 0;
 }
 
-static int read_top_object(reader *r)
+static int read_top_object(xpv_cj_reader *r)
 {
     static const char *const pytorch_keys[] = {"schemaVersion", "deviceProperties",
                                                "distributedInfo", NULL};
@@ -1675,7 +1686,7 @@ static int read_top_object(reader *r)
     for (;;) {
         if (c < 0) return end_error(r, "unexpected end of input");
         if (c != '"') return fail_at(r, r->p, "expected a key");
-        slice key = {0};
+        xpv_cj_str key = {0};
         int rc = parse_whole(r, scan_key, &key, MAX_KEY_BYTES);
         if (rc > 0) return fail_at(r, r->p, "key too long");
         if (rc < 0) return -1;
@@ -1709,7 +1720,7 @@ static int read_top_object(reader *r)
     return 0;
 }
 
-static int read_document(reader *r)
+static int read_document(xpv_cj_reader *r)
 {
     int c = peek(r);
     if (c == 0xEF && r->wend - r->p >= 3 && memcmp(r->p, "\xEF\xBB\xBF", 3) == 0) {
@@ -1735,7 +1746,7 @@ static int read_document(reader *r)
 
 /* ---- facts ---- */
 
-static void warn_count(reader *r, int64_t n, const char *what)
+static void warn_count(xpv_cj_reader *r, int64_t n, const char *what)
 {
     if (!n) return;
     char buf[256];
@@ -1743,7 +1754,7 @@ static void warn_count(reader *r, int64_t n, const char *what)
     xpv_sink_fact(r->sink, "warning", buf);
 }
 
-static void record_facts(reader *r)
+static void record_facts(xpv_cj_reader *r)
 {
     const char *producer = "unknown";
     if (r->pytorch_hint)
@@ -1765,7 +1776,7 @@ static void record_facts(reader *r)
                       "have been cut short)");
 }
 
-static void reader_free(reader *r)
+static void reader_free(xpv_cj_reader *r)
 {
     flush_open(r, 0);
     for (size_t i = 0; i < r->ntracks; i++)
@@ -1794,7 +1805,7 @@ int xpv_read_chrome_json(const char *path, xpv_sink *sink, xpv_err *err)
     xpv_err local = {{0}};
     if (!err) err = &local;
     err->msg[0] = 0;
-    reader r;
+    xpv_cj_reader r;
     memset(&r, 0, sizeof r);
     r.sink = sink;
     r.err = err;
