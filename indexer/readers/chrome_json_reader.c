@@ -48,9 +48,7 @@
  * uncompressed stream; events delivered before stay delivered. An array
  * missing only its closing ']' is accepted, as the format allows.
  */
-#include "readers.h"
-#include "gz_input.h"
-#include "json_scan.h"
+#include "chrome_json_internal.h"
 #include "kernel_details.h"
 #include "step_names.h"
 
@@ -64,7 +62,6 @@
 #define MAX_TOP_VALUE_BYTES (16u << 20)
 #define MAX_KEY_BYTES 4096
 #define VALUE_INTERN_MAX 256
-#define ICACHE_SIZE 16384
 #define LONG_CACHE_SIZE 4096
 #define LONG_SEEN_SIZE 65536
 #define LONG_INTERN_BUDGET (64u << 20)
@@ -72,39 +69,8 @@
 #define MAX_OPEN_SLICES 1000000
 #define MAX_STACK_DEPTH 10000
 
-/* memcpy that may be given a NULL source with a zero length (an empty
- * value, an event without args), which memcpy itself may not. */
-static void copy_bytes(void *dst, const void *src, size_t n)
-{
-    if (n) memcpy(dst, src, n);
-}
-
-/* ---- parsed, not yet interpreted, pieces of one event ---- */
-
-enum { JV_NONE = 0, JV_STR, JV_INT, JV_NUM, JV_RAW, JV_NONFINITE /* NaN, Infinity, -Infinity */ };
-
-typedef struct {
-    const char *s;
-    uint32_t len;
-    uint8_t esc;
-} xpv_cj_str;
-
-typedef struct {
-    xpv_cj_str key;
-    uint8_t type;
-    xpv_cj_str val; /* string body, number text or raw JSON */
-} xpv_cj_member;
-
-enum { EX_ID, EX_ID2, EX_BIND_ID, EX_CNAME, EX_S, EX_BP, EX_FLOW_IN, EX_FLOW_OUT, EX_COUNT };
 static const char *const EXTRA_KEYS[EX_COUNT] = {"id", "id2", "bind_id", "cname",
                                                  "s",  "bp",  "flow_in", "flow_out"};
-
-typedef struct {
-    int nkeys;
-    xpv_cj_member ph, name, cat, pid, tid, ts, dur;
-    xpv_cj_member extra[EX_COUNT];
-    uint32_t args_at, nargs; /* in the reader's members */
-} xpv_cj_event;
 
 /* ---- process, thread and pairing state ---- */
 
@@ -127,12 +93,12 @@ enum {
     TC_STEPS
 };
 
-typedef struct {
+struct xpv_cj_proc {
     int64_t pid;
     int used, named, device, pclass, devmarked;
-} xpv_cj_proc;
+};
 
-typedef struct xpv_cj_pending {
+struct xpv_cj_pending {
     xpv_event ev;
     xpv_launch launch;
     xpv_arg *args;
@@ -141,71 +107,7 @@ typedef struct xpv_cj_pending {
     char *key;
     size_t key_len;
     struct xpv_cj_pending *next;
-} xpv_cj_pending;
-
-typedef struct {
-    int tclass, named, memkind; /* memkind: from a memcpy stream's name, -1 none */
-    xpv_cj_pending **open;      /* B stack */
-    size_t nopen, cap_open;
-} xpv_cj_track;
-
-#define ICACHE_INLINE 16
-typedef struct {
-    uint64_t h;
-    uint32_t id, len;
-    char text[ICACHE_INLINE]; /* the string itself when it is this short */
-} xpv_cj_icache_ent;
-
-typedef struct {
-    xpv_sink *sink;
-    xpv_err *err;
-    xpv_gz_input *in;
-
-    /* window over the stream: [w, wend), w at stream offset w_off */
-    const char *w, *wend, *p;
-    int64_t w_off;
-    int eof, holding;
-    xpv_gz_chunk chunk;
-    char *big;
-    size_t big_cap;
-
-    xpv_cj_member *members;
-    size_t cap_members;
-    xpv_arg *args;
-    size_t cap_args;
-    char *scratch;
-    size_t scratch_len, scratch_cap;
-
-    xpv_cj_icache_ent *icache, *long_cache;
-    uint64_t *long_seen;
-    size_t long_bytes;
-    xpv_cj_proc *procs;
-    size_t nprocs_slots, nprocs;
-    xpv_cj_track *tracks;
-    size_t ntracks;
-    char **str_ids; /* string pid/tid -> STRING_ID_BASE + index */
-    size_t nstr_ids;
-    xpv_cj_pending **async_slots;
-    struct {
-        int valid;
-        int64_t pid, tid;
-        uint32_t track;
-        xpv_cj_proc *proc, *procs; /* procs: the table the pointer is into */
-    } last;                        /* the previous event's track, which the next one often shares */
-    size_t nasync_slots, nopen_total;
-    int tf_stream_devices[64];
-
-    /* producer hints */
-    int pytorch_hint, tf_hint, jax_hint, ns_unit, highres;
-    int64_t unmatched_b, unmatched_e, unmatched_async_b, unmatched_async_e, negative_dur;
-    int64_t dropped_open, objects, with_ph;
-    int array_unterminated;
-    const char *last_start; /* where the last whole value began */
-
-    uint32_t k_correlation, k_correlation_id, k_device, k_grid, k_block, k_regs, k_shmem,
-        k_occupancy, k_step_num, k_group_id, k_kernel_details, k_memcpy_details, k_hlo_op, k_tf_op,
-        k_name, k_op, k_extra[EX_COUNT], k_last_known;
-} xpv_cj_reader;
+};
 
 /* ---- errors ---- */
 
@@ -250,14 +152,14 @@ static int refill(xpv_cj_reader *r, const char *keep)
             while (cap < tail + c.len)
                 cap *= 2;
             char *nb = xpv_xmalloc(cap);
-            copy_bytes(nb, keep, tail);
+            xpv_cj_copy_bytes(nb, keep, tail);
             free(r->big);
             r->big = nb;
             r->big_cap = cap;
         } else {
             memmove(r->big, keep, tail);
         }
-        copy_bytes(r->big + tail, c.data, c.len);
+        xpv_cj_copy_bytes(r->big + tail, c.data, c.len);
         xpv_gz_release(r->in, &c);
         if (r->holding) xpv_gz_release(r->in, &r->chunk);
         r->holding = 0;
@@ -367,12 +269,6 @@ static int scan_value(const char **pp, cursor *c, xpv_cj_member *m)
     return JS_OK;
 }
 
-static int slice_is(const xpv_cj_str *s, const char *lit)
-{
-    size_t n = strlen(lit);
-    return !s->esc && s->len == n && memcmp(s->s, lit, n) == 0;
-}
-
 static xpv_cj_member *new_member(xpv_cj_reader *r, uint32_t at)
 {
     if (at >= r->cap_members) {
@@ -454,7 +350,7 @@ static xpv_cj_member *event_field(xpv_cj_event *pe, const xpv_cj_str *key)
         break;
     default:
         for (int i = EX_BIND_ID; i < EX_COUNT; i++)
-            if (slice_is(key, EXTRA_KEYS[i])) return &pe->extra[i];
+            if (xpv_cj_str_is(key, EXTRA_KEYS[i])) return &pe->extra[i];
     }
     return NULL;
 }
@@ -464,7 +360,7 @@ static int event_member(xpv_cj_reader *r, cursor *c, const char **pp, const xpv_
 {
     xpv_cj_event *pe = ctx;
     pe->nkeys++;
-    if (slice_is(key, "args")) {
+    if (xpv_cj_str_is(key, "args")) {
         const char *p = js_skip_ws(*pp, c->end);
         if (p < c->end && *p == '{') {
             pe->nargs = 0;
@@ -482,66 +378,6 @@ static int event_member(xpv_cj_reader *r, cursor *c, const char **pp, const xpv_
 
 /* ---- interning ---- */
 
-static uint64_t mix(uint64_t h, uint64_t v)
-{
-    h = (h ^ v) * 0xff51afd7ed558ccdULL;
-    return h ^ (h >> 32);
-}
-
-static uint64_t load8(const char *s)
-{
-    uint64_t v;
-    memcpy(&v, s, 8);
-    return v;
-}
-
-/* A fast hash for cache slots (every hit is verified with memcmp): strings
- * up to 128 bytes are hashed whole, longer ones by length and samples. */
-static uint64_t fast_hash(const char *s, size_t n)
-{
-    uint64_t h = 0x9E3779B97F4A7C15ULL ^ n;
-    if (n >= 8 && n <= 16) {
-        h = mix(h, load8(s));
-        h = mix(h, load8(s + n - 8));
-        return h ^ (h >> 29);
-    }
-    if (n > 128) {
-        for (size_t i = 0; i < 8; i++)
-            h = mix(h, load8(s + (n - 8) * i / 7));
-        return h ^ (h >> 29);
-    }
-    while (n >= 8) {
-        h = mix(h, load8(s));
-        s += 8;
-        n -= 8;
-    }
-    uint64_t v = 0;
-    copy_bytes(&v, s, n);
-    h = (h ^ v) * 0xc4ceb9fe1a85ec53ULL;
-    return h ^ (h >> 29);
-}
-
-/* Interned id through a direct-mapped cache in front of the sink's table,
- * which hashes every byte; `value` uses the sink's bounded value table. */
-static uint32_t intern(xpv_cj_reader *r, const char *s, size_t n, int value)
-{
-    if (n == 0) return 0;
-    uint64_t h = fast_hash(s, n);
-    xpv_cj_icache_ent *e = &r->icache[h & (ICACHE_SIZE - 1)];
-    if (e->id && e->h == h && e->len == n) {
-        const char *t = n <= ICACHE_INLINE ? e->text : xpv_sink_string(r->sink, e->id, NULL);
-        if (memcmp(t, s, n) == 0) return e->id;
-    }
-    uint32_t id = value ? xpv_sink_intern_value(r->sink, s, n) : xpv_sink_intern(r->sink, s, n);
-    if (id) {
-        e->h = h;
-        e->id = id;
-        e->len = (uint32_t)n;
-        if (n <= ICACHE_INLINE) copy_bytes(e->text, s, n);
-    }
-    return id;
-}
-
 /* Long arg values (PyTorch call stacks, input shapes) repeat from step to
  * step. The sink's value table takes short strings only, so a long value
  * is interned here once it is seen a second time (a fingerprint table
@@ -549,7 +385,7 @@ static uint32_t intern(xpv_cj_reader *r, const char *s, size_t n, int value)
  * kept inline. Returns 0 for "keep it inline". */
 static uint32_t intern_long(xpv_cj_reader *r, const char *s, size_t n)
 {
-    uint64_t h = fast_hash(s, n);
+    uint64_t h = xpv_cj_hash(s, n);
     xpv_cj_icache_ent *e = &r->long_cache[h & (LONG_CACHE_SIZE - 1)];
     if (e->id && e->h == h && e->len == n) {
         const char *t = xpv_sink_string(r->sink, e->id, NULL);
@@ -567,17 +403,6 @@ static uint32_t intern_long(xpv_cj_reader *r, const char *s, size_t n)
     e->id = id;
     e->len = (uint32_t)n;
     return id;
-}
-
-/* The decoded text of a string: escapes are resolved into scratch,
- * which begin_event() sized to hold every string of the event. */
-static xpv_cj_str text_of(xpv_cj_reader *r, const xpv_cj_str *s)
-{
-    if (!s->esc) return *s;
-    char *dst = r->scratch + r->scratch_len;
-    size_t n = js_unescape(s->s, s->len, dst);
-    r->scratch_len += n;
-    return (xpv_cj_str){dst, (uint32_t)n, 0};
 }
 
 /* Sizes scratch for every decoded string of an event of raw_len bytes. */
@@ -635,18 +460,6 @@ static const char *find_text(const char *s, size_t n, const char *needle)
     for (size_t i = 0; i + k <= n; i++)
         if (s[i] == needle[0] && memcmp(s + i, needle, k) == 0) return s + i;
     return NULL;
-}
-
-static int starts_with(const xpv_cj_str *s, const char *lit)
-{
-    size_t n = strlen(lit);
-    return s->len >= n && memcmp(s->s, lit, n) == 0;
-}
-
-static int ends_with(const xpv_cj_str *s, const char *lit)
-{
-    size_t n = strlen(lit);
-    return s->len >= n && memcmp(s->s + s->len - n, lit, n) == 0;
 }
 
 /* Memcpy direction from a name such as "Memcpy HtoD", "MEMCPYDtoH",
@@ -711,8 +524,8 @@ static int64_t map_id(xpv_cj_reader *r, const xpv_cj_member *m, xpv_cj_str *labe
     if (m->type == JV_INT && js_to_int64(m->val.s, m->val.len, &v) == 0 && v >= -STRING_ID_BASE &&
         v < STRING_ID_BASE)
         return v;
-    if (m->type == JV_RAW && slice_is(&m->val, "null")) return 0;
-    xpv_cj_str t = m->type == JV_STR ? text_of(r, &m->val) : m->val;
+    if (m->type == JV_RAW && xpv_cj_str_is(&m->val, "null")) return 0;
+    xpv_cj_str t = m->type == JV_STR ? xpv_cj_text_of(r, &m->val) : m->val;
     if (m->type == JV_STR && spelled_int(&m->val, &v)) return v;
     *label = t;
     for (size_t i = 0; i < r->nstr_ids; i++)
@@ -786,10 +599,10 @@ static void classify_process(xpv_cj_reader *r, xpv_cj_proc *p, const xpv_cj_str 
     const char *at = NULL;
     int dev = device_ordinal(name, &at);
     p->pclass = PC_HOST;
-    if (ends_with(name, " Compute") || ends_with(name, " Tensors") ||
+    if (xpv_cj_ends_with(name, " Compute") || xpv_cj_ends_with(name, " Tensors") ||
         find_text(name->s, name->len, "/job:")) {
         r->tf_hint = 1;
-        if (dev < 0 || ends_with(name, " Tensors")) {
+        if (dev < 0 || xpv_cj_ends_with(name, " Tensors")) {
             p->pclass = dev < 0 ? PC_HOST : PC_TF_OTHER;
             return;
         }
@@ -808,7 +621,7 @@ static void classify_process(xpv_cj_reader *r, xpv_cj_proc *p, const xpv_cj_str 
         char buf[256];
         snprintf(buf, sizeof buf, "%.*s", (int)name->len, name->s);
         xpv_sink_fact(r->sink, "device", buf);
-    } else if (starts_with(name, "/host:")) {
+    } else if (xpv_cj_starts_with(name, "/host:")) {
         r->jax_hint = 1;
     }
     if (dev >= 0 && p->pclass != PC_HOST) {
@@ -819,10 +632,10 @@ static void classify_process(xpv_cj_reader *r, xpv_cj_proc *p, const xpv_cj_str 
 
 static int classify_thread(const xpv_cj_str *name)
 {
-    if (slice_is(name, "XLA Ops")) return TC_XLA_OPS;
-    if (slice_is(name, "XLA Modules")) return TC_XLA_MODULES;
-    if (slice_is(name, "Steps")) return TC_STEPS;
-    if (starts_with(name, "Stream #")) {
+    if (xpv_cj_str_is(name, "XLA Ops")) return TC_XLA_OPS;
+    if (xpv_cj_str_is(name, "XLA Modules")) return TC_XLA_MODULES;
+    if (xpv_cj_str_is(name, "Steps")) return TC_STEPS;
+    if (xpv_cj_starts_with(name, "Stream #")) {
         if (find_text(name->s, name->len, "Kernel")) return TC_KERNEL_STREAM;
         if (find_text(name->s, name->len, "Memcpy")) return TC_MEMCPY_STREAM;
         return TC_STREAM;
@@ -831,13 +644,6 @@ static int classify_thread(const xpv_cj_str *name)
 }
 
 /* ---- args ---- */
-
-/* What classification needs from the args, picked out while converting. */
-typedef struct {
-    const xpv_cj_member *correlation, *correlation_id, *device, *grid, *block, *regs, *shmem,
-        *occupancy, *step_num, *group_id, *kernel_details, *memcpy_details, *hlo_op, *tf_op, *name,
-        *op;
-} xpv_cj_known_args;
 
 static void note_known(const xpv_cj_reader *r, uint32_t key, const xpv_cj_member *m,
                        xpv_cj_known_args *k)
@@ -884,9 +690,9 @@ static int convert_arg(xpv_cj_reader *r, const xpv_cj_member *m, uint32_t key, x
     a->len = 0;
     switch (m->type) {
     case JV_STR: {
-        xpv_cj_str t = text_of(r, &m->val);
-        uint32_t id =
-            t.len <= VALUE_INTERN_MAX ? intern(r, t.s, t.len, 1) : intern_long(r, t.s, t.len);
+        xpv_cj_str t = xpv_cj_text_of(r, &m->val);
+        uint32_t id = t.len <= VALUE_INTERN_MAX ? xpv_cj_intern(r, t.s, t.len, 1)
+                                                : intern_long(r, t.s, t.len);
         if (id || t.len == 0) {
             a->type = XPV_ARG_STR;
             a->v.str = id;
@@ -949,8 +755,8 @@ static int convert_args(xpv_cj_reader *r, xpv_cj_event *pe, xpv_cj_known_args *k
     memset(k, 0, sizeof *k);
     for (uint32_t i = 0; i < pe->nargs; i++) {
         const xpv_cj_member *m = &r->members[pe->args_at + i];
-        xpv_cj_str key = text_of(r, &m->key);
-        uint32_t kid = intern(r, key.s, key.len, 0);
+        xpv_cj_str key = xpv_cj_text_of(r, &m->key);
+        uint32_t kid = xpv_cj_intern(r, key.s, key.len, 0);
         note_known(r, kid, m, k);
         if (convert_arg(r, m, kid, &args[n++]) != 0) return -1;
     }
@@ -996,8 +802,8 @@ static void intern_known_keys(xpv_cj_reader *r)
 static uint32_t text_id(xpv_cj_reader *r, const xpv_cj_member *m)
 {
     if (!m || m->type != JV_STR) return 0;
-    xpv_cj_str t = text_of(r, &m->val);
-    return intern(r, t.s, t.len, 0);
+    xpv_cj_str t = xpv_cj_text_of(r, &m->val);
+    return xpv_cj_intern(r, t.s, t.len, 0);
 }
 
 static void pytorch_launch(const xpv_cj_known_args *k, xpv_launch *l)
@@ -1035,23 +841,23 @@ static int classify_pytorch(xpv_cj_reader *r, xpv_event *ev, const xpv_cj_str *c
 {
     int64_t corr;
     int has_corr = k->correlation && member_int(r, k->correlation, &corr) == 0;
-    if (slice_is(cat, "kernel") || slice_is(cat, "Kernel")) {
+    if (xpv_cj_str_is(cat, "kernel") || xpv_cj_str_is(cat, "Kernel")) {
         ev->kind = XPV_KIND_KERNEL;
         pytorch_launch(k, l);
         ev->launch = l;
         pytorch_device(r, p, k);
-    } else if (slice_is(cat, "gpu_memcpy") || slice_is(cat, "Memcpy")) {
+    } else if (xpv_cj_str_is(cat, "gpu_memcpy") || xpv_cj_str_is(cat, "Memcpy")) {
         int kind = memcpy_kind_of(name->s, name->len);
         ev->kind = (uint8_t)(kind < 0 ? XPV_KIND_MEMCPY_OTHER : kind);
         pytorch_device(r, p, k);
-    } else if (slice_is(cat, "gpu_memset") || slice_is(cat, "Memset")) {
+    } else if (xpv_cj_str_is(cat, "gpu_memset") || xpv_cj_str_is(cat, "Memset")) {
         ev->kind = XPV_KIND_MEMSET;
         pytorch_device(r, p, k);
-    } else if (slice_is(cat, "cuda_runtime") || slice_is(cat, "Runtime") ||
-               slice_is(cat, "cuda_driver")) {
+    } else if (xpv_cj_str_is(cat, "cuda_runtime") || xpv_cj_str_is(cat, "Runtime") ||
+               xpv_cj_str_is(cat, "cuda_driver")) {
         if (!has_corr) return 1;
         ev->kind = XPV_KIND_LAUNCH;
-    } else if (slice_is(cat, "gpu_user_annotation")) {
+    } else if (xpv_cj_str_is(cat, "gpu_user_annotation")) {
         ev->kind = XPV_KIND_DEVICE_OTHER;
         return 1;
     } else {
@@ -1065,7 +871,7 @@ static void jax_kernel(xpv_cj_reader *r, xpv_event *ev, const xpv_cj_known_args 
 {
     ev->kind = XPV_KIND_KERNEL;
     if (k->kernel_details && k->kernel_details->type == JV_STR) {
-        xpv_cj_str t = text_of(r, &k->kernel_details->val);
+        xpv_cj_str t = xpv_cj_text_of(r, &k->kernel_details->val);
         xpv_kernel_details_parse(t.s, t.len, l);
     }
     l->op = text_id(r, k->hlo_op);
@@ -1104,7 +910,8 @@ static void classify_device(xpv_cj_reader *r, xpv_event *ev, const xpv_cj_str *n
     int exec_kernels = p->pclass == PC_TF_EXECUTOR &&
                        !(p->device >= 0 && p->device < 64 && r->tf_stream_devices[p->device]);
     if (p->pclass == PC_TF_STREAM || p->pclass == PC_TF_MEMCPY || exec_kernels) {
-        if (starts_with(name, "MEMCPY") || starts_with(name, "Memcpy") || p->pclass == PC_TF_MEMCPY)
+        if (xpv_cj_starts_with(name, "MEMCPY") || xpv_cj_starts_with(name, "Memcpy") ||
+            p->pclass == PC_TF_MEMCPY)
             ev->kind = (uint8_t)(mk >= 0 ? mk : XPV_KIND_MEMCPY_OTHER);
         else {
             ev->kind = XPV_KIND_KERNEL;
@@ -1124,7 +931,7 @@ static void classify(xpv_cj_reader *r, xpv_event *ev, const xpv_cj_str *cat, con
     int64_t v;
     int src;
     xpv_launch_init(l);
-    if (starts_with(name, "ProfilerStep#")) {
+    if (xpv_cj_starts_with(name, "ProfilerStep#")) {
         xpv_cj_member nm = {.type = JV_STR, .val = {name->s + 13, name->len - 13, 0}};
         r->pytorch_hint = 1;
         if (member_int(r, &nm, &v) == 0) {
@@ -1175,7 +982,7 @@ static xpv_cj_pending *hold(const xpv_event *ev)
     for (uint32_t i = 0; i < ev->nargs; i++) {
         h->args[i] = ev->args[i];
         if (ev->args[i].type == XPV_ARG_TEXT || ev->args[i].type == XPV_ARG_JSON) {
-            copy_bytes(h->text + at, ev->args[i].text, ev->args[i].len);
+            xpv_cj_copy_bytes(h->text + at, ev->args[i].text, ev->args[i].len);
             h->args[i].text = h->text + at;
             at += ev->args[i].len;
         }
@@ -1204,7 +1011,7 @@ static void close_slice(xpv_cj_reader *r, xpv_cj_pending *h, const xpv_event *en
         ev.dur_ps = dur * 1000;
         if (end->nargs) {
             xpv_arg *all = xpv_xmalloc((ev.nargs + end->nargs) * sizeof *all);
-            copy_bytes(all, ev.args, ev.nargs * sizeof *all);
+            xpv_cj_copy_bytes(all, ev.args, ev.nargs * sizeof *all);
             memcpy(all + ev.nargs, end->args, end->nargs * sizeof *all);
             ev.args = all;
             ev.nargs += end->nargs;
@@ -1257,7 +1064,7 @@ static size_t async_key(xpv_cj_reader *r, const xpv_cj_event *pe, uint32_t cat, 
         size_t len = m->val.len < cap / 2 - 8 ? m->val.len : cap / 2 - 8;
         if (m->type == JV_NONE) len = 0;
         buf[n++] = (char)m->type;
-        copy_bytes(buf + n, m->val.s, len);
+        xpv_cj_copy_bytes(buf + n, m->val.s, len);
         n += len;
         buf[n++] = 0;
     }
@@ -1357,39 +1164,41 @@ static void flush_open(xpv_cj_reader *r, int emit)
 static const xpv_cj_member *arg_named(xpv_cj_reader *r, const xpv_cj_event *pe, const char *key)
 {
     for (uint32_t i = 0; i < pe->nargs; i++)
-        if (slice_is(&r->members[pe->args_at + i].key, key)) return &r->members[pe->args_at + i];
+        if (xpv_cj_str_is(&r->members[pe->args_at + i].key, key))
+            return &r->members[pe->args_at + i];
     return NULL;
 }
 
 static void metadata(xpv_cj_reader *r, xpv_cj_event *pe)
 {
-    xpv_cj_str label, name = text_of(r, &pe->name.val);
+    xpv_cj_str label, name = xpv_cj_text_of(r, &pe->name.val);
     if (pe->name.type != JV_STR) return;
     int64_t pid = map_id(r, &pe->pid, &label), tid = map_id(r, &pe->tid, &label), v;
     const xpv_cj_member *a;
-    if (slice_is(&name, "process_name") && (a = arg_named(r, pe, "name")) && a->type == JV_STR) {
-        xpv_cj_str t = text_of(r, &a->val);
+    if (xpv_cj_str_is(&name, "process_name") && (a = arg_named(r, pe, "name")) &&
+        a->type == JV_STR) {
+        xpv_cj_str t = xpv_cj_text_of(r, &a->val);
         xpv_cj_proc *p = proc_get(r, pid);
         xpv_sink_process_name(r->sink, pid, t.s, t.len);
         p->named = 1;
         classify_process(r, p, &t);
-    } else if (slice_is(&name, "thread_name") && (a = arg_named(r, pe, "name")) &&
+    } else if (xpv_cj_str_is(&name, "thread_name") && (a = arg_named(r, pe, "name")) &&
                a->type == JV_STR) {
-        xpv_cj_str t = text_of(r, &a->val);
+        xpv_cj_str t = xpv_cj_text_of(r, &a->val);
         xpv_cj_track *ti = track_get(r, xpv_sink_track(r->sink, pid, tid));
         xpv_sink_thread_name(r->sink, pid, tid, t.s, t.len);
         ti->named = 1;
         ti->tclass = classify_thread(&t);
         ti->memkind = memcpy_kind_of(t.s, t.len);
-    } else if (slice_is(&name, "process_sort_index") && (a = arg_named(r, pe, "sort_index")) &&
+    } else if (xpv_cj_str_is(&name, "process_sort_index") && (a = arg_named(r, pe, "sort_index")) &&
                member_int(r, a, &v) == 0) {
         xpv_sink_process_sort(r->sink, pid, v);
-    } else if (slice_is(&name, "thread_sort_index") && (a = arg_named(r, pe, "sort_index")) &&
+    } else if (xpv_cj_str_is(&name, "thread_sort_index") && (a = arg_named(r, pe, "sort_index")) &&
                member_int(r, a, &v) == 0) {
         xpv_sink_thread_sort(r->sink, pid, tid, v);
-    } else if (slice_is(&name, "process_labels") && (a = arg_named(r, pe, "labels")) &&
+    } else if (xpv_cj_str_is(&name, "process_labels") && (a = arg_named(r, pe, "labels")) &&
                a->type == JV_STR) {
-        xpv_cj_str t = text_of(r, &a->val);
+        xpv_cj_str t = xpv_cj_text_of(r, &a->val);
         xpv_sink_process_label(r->sink, pid, t.s, t.len);
     }
 }
@@ -1456,7 +1265,7 @@ static int process_event(xpv_cj_reader *r, xpv_cj_event *pe, size_t raw_len)
         return 0;
     }
     begin_event(r, raw_len);
-    xpv_cj_str ph = text_of(r, &pe->ph.val);
+    xpv_cj_str ph = xpv_cj_text_of(r, &pe->ph.val);
     char phc = ph.s[0];
     xpv_sink_count_read(r->sink, phc);
     r->with_ph++;
@@ -1480,10 +1289,12 @@ static int process_event(xpv_cj_reader *r, xpv_cj_event *pe, size_t raw_len)
     xpv_cj_proc *p;
     xpv_cj_track *t;
     ev.track = event_track(r, pe, &p, &t);
-    xpv_cj_str name = pe->name.type == JV_STR ? text_of(r, &pe->name.val) : (xpv_cj_str){"", 0, 0};
-    xpv_cj_str cat = pe->cat.type == JV_STR ? text_of(r, &pe->cat.val) : (xpv_cj_str){"", 0, 0};
-    ev.name = intern(r, name.s, name.len, 0);
-    ev.cat = intern(r, cat.s, cat.len, 0);
+    xpv_cj_str name =
+        pe->name.type == JV_STR ? xpv_cj_text_of(r, &pe->name.val) : (xpv_cj_str){"", 0, 0};
+    xpv_cj_str cat =
+        pe->cat.type == JV_STR ? xpv_cj_text_of(r, &pe->cat.val) : (xpv_cj_str){"", 0, 0};
+    ev.name = xpv_cj_intern(r, name.s, name.len, 0);
+    ev.cat = xpv_cj_intern(r, cat.s, cat.len, 0);
     xpv_cj_known_args k;
     if (convert_args(r, pe, &k, &ev.nargs) != 0) return -1;
     ev.args = r->args;
@@ -1619,7 +1430,7 @@ typedef struct {
 
 static void member_text(xpv_cj_reader *r, const xpv_cj_member *m, char *buf, size_t cap)
 {
-    xpv_cj_str t = m->type == JV_STR ? text_of(r, &m->val) : m->val;
+    xpv_cj_str t = m->type == JV_STR ? xpv_cj_text_of(r, &m->val) : m->val;
     snprintf(buf, cap, "%.*s", (int)t.len, t.s);
 }
 
@@ -1630,14 +1441,15 @@ static int top_member(xpv_cj_reader *r, cursor *c, const char **pp, const xpv_cj
     xpv_cj_member m = {0};
     TRY(scan_value(pp, c, &m));
     char buf[512];
-    if (tc->want == 0 && slice_is(key, "name") && m.type == JV_STR) {
+    if (tc->want == 0 && xpv_cj_str_is(key, "name") && m.type == JV_STR) {
         member_text(r, &m, buf, sizeof buf);
         xpv_sink_fact(r->sink, "device", buf);
-    } else if (tc->want == 1 && (slice_is(key, "rank") || slice_is(key, "world_size")) &&
+    } else if (tc->want == 1 && (xpv_cj_str_is(key, "rank") || xpv_cj_str_is(key, "world_size")) &&
                m.type == JV_INT) {
         member_text(r, &m, buf, sizeof buf);
         xpv_sink_fact(r->sink, key->s[0] == 'r' ? "rank" : "world_size", buf);
-    } else if (tc->want == 2 && slice_is(key, "highres-ticks") && slice_is(&m.val, "true")) {
+    } else if (tc->want == 2 && xpv_cj_str_is(key, "highres-ticks") &&
+               xpv_cj_str_is(&m.val, "true")) {
         r->highres = 1;
     }
     return JS_OK;
@@ -1656,7 +1468,7 @@ static int read_known_value(xpv_cj_reader *r, const char *key)
     top_ctx tc = {r, 0};
     cursor c = {m.val.s + m.val.len, 1, {NULL, NULL}};
     if (strcmp(key, "displayTimeUnit") == 0) {
-        r->ns_unit = m.type == JV_STR && slice_is(&m.val, "ns");
+        r->ns_unit = m.type == JV_STR && xpv_cj_str_is(&m.val, "ns");
     } else if (strcmp(key, "deviceProperties") == 0 && m.type == JV_RAW && m.val.s[0] == '[') {
         const char *p = m.val.s + 1;
         for (;;) {
@@ -1811,7 +1623,7 @@ int xpv_read_chrome_json(const char *path, xpv_sink *sink, xpv_err *err)
     r.err = err;
     r.in = xpv_gz_open(path, 0, HEADROOM, err);
     if (!r.in) return -1;
-    r.icache = xpv_xcalloc(ICACHE_SIZE, sizeof *r.icache);
+    r.icache = xpv_xcalloc(XPV_CJ_ICACHE_SIZE, sizeof *r.icache);
     r.long_cache = xpv_xcalloc(LONG_CACHE_SIZE, sizeof *r.long_cache);
     r.long_seen = xpv_xcalloc(LONG_SEEN_SIZE, sizeof *r.long_seen);
     r.w = r.wend = r.p = "";
