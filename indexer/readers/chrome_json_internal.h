@@ -232,4 +232,42 @@ static inline uint32_t xpv_cj_intern(xpv_cj_reader *r, const char *s, size_t n, 
     return id;
 }
 
+/* ---- slice pairing: chrome_json_slices.c ---- */
+
+/* Each takes an event whose args may point into the window: a slice that
+ * is held open keeps copies. */
+void xpv_cj_begin_slice(xpv_cj_reader *r, xpv_cj_track *t, const xpv_event *ev);
+void xpv_cj_end_slice(xpv_cj_reader *r, xpv_cj_track *t, const xpv_event *ev);
+void xpv_cj_async_begin(xpv_cj_reader *r, const xpv_cj_event *pe, const xpv_event *ev);
+void xpv_cj_async_end(xpv_cj_reader *r, const xpv_cj_event *pe, const xpv_event *ev);
+/* At the end of a good read (emit): stores every slice still open, without
+ * a duration. Otherwise releases them unstored. */
+void xpv_cj_flush_open(xpv_cj_reader *r, int emit);
+/* The warnings about unpaired slices and negative durations, as facts. */
+void xpv_cj_slice_warnings(xpv_cj_reader *r);
+void xpv_cj_slices_free(xpv_cj_reader *r);
+
+/* Stores ev (track t), or holds it until its pair arrives; ph is ev->ph. */
+static inline void xpv_cj_deliver(xpv_cj_reader *r, const xpv_cj_event *pe, xpv_cj_track *t,
+                                  const xpv_event *ev)
+{
+    switch (ev->ph) {
+    case 'B':
+        xpv_cj_begin_slice(r, t, ev);
+        break;
+    case 'E':
+        xpv_cj_end_slice(r, t, ev);
+        break;
+    case 'b':
+        xpv_cj_async_begin(r, pe, ev);
+        break;
+    case 'e':
+        xpv_cj_async_end(r, pe, ev);
+        break;
+    default:
+        xpv_sink_event(r->sink, ev);
+        break;
+    }
+}
+
 #endif
