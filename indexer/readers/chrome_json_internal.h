@@ -232,6 +232,23 @@ static inline uint32_t xpv_cj_intern(xpv_cj_reader *r, const char *s, size_t n, 
     return id;
 }
 
+/* ---- classification: chrome_json_classify.c ---- */
+
+/* Applies an M event to the process and thread tables. */
+void xpv_cj_metadata(xpv_cj_reader *r, xpv_cj_event *pe);
+/* The track of pe's pid/tid with its process (*pp) and thread (*tp);
+ * names them after a string pid/tid when no M event did. */
+uint32_t xpv_cj_event_track(xpv_cj_reader *r, const xpv_cj_event *pe, xpv_cj_proc **pp,
+                            xpv_cj_track **tp);
+/* Sets ev's kind, step, step source and corr, and points ev->launch at l
+ * when it has a launch shape or op; cat and name are decoded. */
+void xpv_cj_classify(xpv_cj_reader *r, xpv_event *ev, const xpv_cj_str *cat, const xpv_cj_str *name,
+                     const xpv_cj_known_args *k, xpv_cj_proc *p, const xpv_cj_track *t,
+                     xpv_launch *l);
+/* The producer fact, from the hints the walk and classification left. */
+const char *xpv_cj_producer(const xpv_cj_reader *r);
+void xpv_cj_tables_free(xpv_cj_reader *r);
+
 /* ---- slice pairing: chrome_json_slices.c ---- */
 
 /* Each takes an event whose args may point into the window: a slice that

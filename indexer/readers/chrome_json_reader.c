@@ -10,33 +10,26 @@
  * (the unfinished tail of a chunk is copied in front of the next one), and
  * top-level values that are not traceEvents are skipped as a stream.
  *
+ * Invariants: an event is mapped only once it lies whole in the window,
+ * and nothing refills the window until the event has been handed on, so
+ * its members may point into the window; begin_event() sizes scratch for
+ * every string of the event to be decoded there.
+ *
  * Mapping (see also xpv_event.h):
  *  - ts/dur are decimal microseconds converted exactly from their text:
  *    ts to ns and dur to ps, truncating any further digits.
- *  - pid/tid: integers in [-2^62, 2^62) and strings that spell such an
- *    integer (Chrome's viewer keys them as text, so "7" and 7 are one
- *    thread) are used as is; other strings, big or fractional numbers and
- *    booleans get ids from 2^62 up in order of appearance, and name their
- *    process/thread unless an M event names it. Missing or null is 0.
  *  - Every event read is counted by its phase letter (xpv_sink_count_read);
  *    an empty {} (the customary last element) is not an event.
+ *  - pid/tid become a track, M events fill the process and thread tables,
+ *    and each event's kind comes from chrome_json_classify.c.
  *  - B/E and b/e go to chrome_json_slices.c to be paired. n, s, t, f, i,
  *    I, C are stored as they are, keeping id/id2/bind_id/cname/s/bp/
  *    flow_in/flow_out as args.
- *  - PyTorch kernels: the launch shape comes from grid/block/registers per
- *    thread/est. achieved occupancy %; "shared memory" (static + dynamic
- *    in Kineto) goes to static_shared_bytes and dynamic stays unknown.
- *  - TensorFlow: per-stream "/device:GPU:N/stream:K Compute" processes
- *    hold kernels; "stream:all" repeats them and the executor's
- *    "/job:.../device:GPU:N Compute" row holds ops, so both are device
- *    rows of kind DEVICE_OTHER unless no per-stream row exists for N.
  *  - Args: integers -> INT (UINT above INT64_MAX), other numbers -> DOUBLE
  *    (out of range is an error), strings -> STR when interned, else TEXT,
  *    objects/arrays/true/false/null -> JSON (their raw text). Strings up
  *    to 256 bytes go through xpv_sink_intern_value(); longer ones (call
  *    stacks) are interned once seen twice, within a 64 MB budget.
- *  - Classification by process/thread names needs the M events before the
- *    events they name, which is how JAX and TensorFlow write them.
  *
  * Errors (bad gzip, UTF-8, JSON, ranges, an event over 64 MB, nesting over
  * JS_MAX_DEPTH, a document that is no trace) name the byte offset in the
@@ -44,8 +37,6 @@
  * missing only its closing ']' is accepted, as the format allows.
  */
 #include "chrome_json_internal.h"
-#include "kernel_details.h"
-#include "step_names.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -60,36 +51,9 @@
 #define LONG_CACHE_SIZE 4096
 #define LONG_SEEN_SIZE 65536
 #define LONG_INTERN_BUDGET (64u << 20)
-#define STRING_ID_BASE ((int64_t)1 << 62)
 
 static const char *const EXTRA_KEYS[EX_COUNT] = {"id", "id2", "bind_id", "cname",
                                                  "s",  "bp",  "flow_in", "flow_out"};
-
-/* ---- process, thread and pairing state ---- */
-
-enum {
-    PC_HOST = 0,
-    PC_JAX_DEVICE,
-    PC_TF_STREAM,
-    PC_TF_STREAM_ALL,
-    PC_TF_EXECUTOR,
-    PC_TF_MEMCPY,
-    PC_TF_OTHER
-};
-enum {
-    TC_OTHER = 0,
-    TC_KERNEL_STREAM,
-    TC_MEMCPY_STREAM,
-    TC_STREAM,
-    TC_XLA_OPS,
-    TC_XLA_MODULES,
-    TC_STEPS
-};
-
-struct xpv_cj_proc {
-    int64_t pid;
-    int used, named, device, pclass, devmarked;
-};
 
 /* ---- errors ---- */
 
@@ -403,24 +367,6 @@ static void begin_event(xpv_cj_reader *r, size_t raw_len)
 
 /* ---- small conversions ---- */
 
-/* An integer from a number or from a string that spells one. */
-static int member_int(xpv_cj_reader *r, const xpv_cj_member *m, int64_t *out)
-{
-    if (m->type == JV_INT && m->val.len <= 18) {
-        *out = js_small_int(m->val.s, m->val.len);
-        return 0;
-    }
-    if (m->type == JV_INT) return js_to_int64(m->val.s, m->val.len, out);
-    if (m->type != JV_STR || m->val.esc || m->val.len == 0 || m->val.len > 20) return -1;
-    const char *after;
-    int is_int;
-    (void)r;
-    if (js_scan_number(m->val.s, m->val.s + m->val.len, 1, &after, &is_int, NULL) != JS_OK ||
-        after != m->val.s + m->val.len || !is_int)
-        return -1;
-    return js_to_int64(m->val.s, m->val.len, out);
-}
-
 /* A number (or numeric string) times 10^scale, exactly. -2: not a number. */
 static int member_scaled(const xpv_cj_member *m, int scale, int64_t *out)
 {
@@ -434,195 +380,6 @@ static int member_scaled(const xpv_cj_member *m, int scale, int64_t *out)
             return js_to_scaled_int64(m->val.s, m->val.len, scale, out);
     }
     return -2;
-}
-
-static const char *find_text(const char *s, size_t n, const char *needle)
-{
-    size_t k = strlen(needle);
-    for (size_t i = 0; i + k <= n; i++)
-        if (s[i] == needle[0] && memcmp(s + i, needle, k) == 0) return s + i;
-    return NULL;
-}
-
-/* Memcpy direction from a name such as "Memcpy HtoD", "MEMCPYDtoH",
- * "Stream #7(MemcpyH2D)"; -1 when the text names none. */
-static int memcpy_kind_of(const char *s, size_t n)
-{
-    if (find_text(s, n, "HtoD") || find_text(s, n, "H2D")) return XPV_KIND_MEMCPY_H2D;
-    if (find_text(s, n, "DtoH") || find_text(s, n, "D2H")) return XPV_KIND_MEMCPY_D2H;
-    if (find_text(s, n, "DtoD") || find_text(s, n, "D2D")) return XPV_KIND_MEMCPY_D2D;
-    if (find_text(s, n, "PtoP") || find_text(s, n, "P2P") || find_text(s, n, "Other"))
-        return XPV_KIND_MEMCPY_OTHER;
-    return -1;
-}
-
-/* "[x, y, z]" (1 to 3 non-negative ints) into dims; others stay -1. */
-static void parse_dims(const xpv_cj_str *raw, int32_t dims[3])
-{
-    const char *p = raw->s, *end = raw->s + raw->len;
-    if (p >= end || *p != '[') return;
-    p++;
-    for (int i = 0; i < 3; i++) {
-        p = js_skip_ws(p, end);
-        int64_t v = 0;
-        const char *d = p;
-        while (p < end && *p >= '0' && *p <= '9' && v <= INT32_MAX)
-            v = v * 10 + (*p++ - '0');
-        if (p == d || v > INT32_MAX) return;
-        dims[i] = (int32_t)v;
-        p = js_skip_ws(p, end);
-        if (p >= end || *p != ',') return;
-        p++;
-    }
-}
-
-/* ---- pid/tid ids, processes and tracks ---- */
-
-/* A string that spells a canonical integer in the plain-id range. */
-static int spelled_int(const xpv_cj_str *s, int64_t *out)
-{
-    if (s->esc || s->len == 0 || s->len > 19) return 0;
-    const char *p = s->s, *end = s->s + s->len;
-    int neg = *p == '-';
-    p += neg;
-    if (p >= end || (*p == '0' && end - p > 1) || (neg && *p == '0')) return 0;
-    int64_t v = 0;
-    for (; p < end; p++) {
-        if (*p < '0' || *p > '9') return 0;
-        v = v * 10 + (*p - '0');
-    }
-    if (v >= STRING_ID_BASE) return 0;
-    *out = neg ? -v : v;
-    return 1;
-}
-
-/* Maps a pid/tid value to an int64; *label gets the text when the id came
- * from a string (so it can name the process or thread). */
-static int64_t map_id(xpv_cj_reader *r, const xpv_cj_member *m, xpv_cj_str *label)
-{
-    label->len = 0;
-    int64_t v;
-    if (m->type == JV_NONE) return 0;
-    if (m->type == JV_INT && js_to_int64(m->val.s, m->val.len, &v) == 0 && v >= -STRING_ID_BASE &&
-        v < STRING_ID_BASE)
-        return v;
-    if (m->type == JV_RAW && xpv_cj_str_is(&m->val, "null")) return 0;
-    xpv_cj_str t = m->type == JV_STR ? xpv_cj_text_of(r, &m->val) : m->val;
-    if (m->type == JV_STR && spelled_int(&m->val, &v)) return v;
-    *label = t;
-    for (size_t i = 0; i < r->nstr_ids; i++)
-        if (strlen(r->str_ids[i]) == t.len && memcmp(r->str_ids[i], t.s, t.len) == 0)
-            return STRING_ID_BASE + (int64_t)i;
-    r->str_ids = xpv_xrealloc(r->str_ids, (r->nstr_ids + 1) * sizeof *r->str_ids);
-    r->str_ids[r->nstr_ids] = xpv_xstrndup(t.s, t.len);
-    return STRING_ID_BASE + (int64_t)r->nstr_ids++;
-}
-
-static xpv_cj_proc *proc_get(xpv_cj_reader *r, int64_t pid)
-{
-    if (r->nprocs * 2 >= r->nprocs_slots) {
-        size_t n = r->nprocs_slots ? r->nprocs_slots * 2 : 64;
-        xpv_cj_proc *slots = xpv_xcalloc(n, sizeof *slots);
-        for (size_t i = 0; i < r->nprocs_slots; i++) {
-            if (!r->procs[i].used) continue;
-            size_t h = xpv_hash64(&r->procs[i].pid, sizeof(int64_t)) & (n - 1);
-            while (slots[h].used)
-                h = (h + 1) & (n - 1);
-            slots[h] = r->procs[i];
-        }
-        free(r->procs);
-        r->procs = slots;
-        r->nprocs_slots = n;
-    }
-    size_t h = xpv_hash64(&pid, sizeof pid) & (r->nprocs_slots - 1);
-    while (r->procs[h].used && r->procs[h].pid != pid)
-        h = (h + 1) & (r->nprocs_slots - 1);
-    xpv_cj_proc *p = &r->procs[h];
-    if (!p->used) {
-        *p = (xpv_cj_proc){.pid = pid, .used = 1, .device = -1};
-        r->nprocs++;
-    }
-    return p;
-}
-
-static xpv_cj_track *track_get(xpv_cj_reader *r, uint32_t track)
-{
-    if (track >= r->ntracks) {
-        size_t n = r->ntracks ? r->ntracks : 64;
-        while (n <= track)
-            n *= 2;
-        r->tracks = xpv_xrealloc(r->tracks, n * sizeof *r->tracks);
-        memset(r->tracks + r->ntracks, 0, (n - r->ntracks) * sizeof *r->tracks);
-        r->ntracks = n;
-    }
-    return &r->tracks[track];
-}
-
-/* "/device:GPU:3..." -> 3 (also TPU); -1 when absent. */
-static int device_ordinal(const xpv_cj_str *name, const char **kind)
-{
-    static const char *const kinds[] = {"/device:GPU:", "/device:TPU:", "/device:gpu:"};
-    for (int k = 0; k < 3; k++) {
-        const char *at = find_text(name->s, name->len, kinds[k]);
-        if (!at) continue;
-        const char *p = at + strlen(kinds[k]), *end = name->s + name->len;
-        int v = 0, nd = 0;
-        while (p < end && *p >= '0' && *p <= '9' && v < 100000)
-            v = v * 10 + (*p++ - '0'), nd++;
-        if (!nd) continue;
-        if (kind) *kind = at;
-        return v;
-    }
-    return -1;
-}
-
-static void classify_process(xpv_cj_reader *r, xpv_cj_proc *p, const xpv_cj_str *name)
-{
-    const char *at = NULL;
-    int dev = device_ordinal(name, &at);
-    p->pclass = PC_HOST;
-    if (xpv_cj_ends_with(name, " Compute") || xpv_cj_ends_with(name, " Tensors") ||
-        find_text(name->s, name->len, "/job:")) {
-        r->tf_hint = 1;
-        if (dev < 0 || xpv_cj_ends_with(name, " Tensors")) {
-            p->pclass = dev < 0 ? PC_HOST : PC_TF_OTHER;
-            return;
-        }
-        if (find_text(name->s, name->len, "/stream:all"))
-            p->pclass = PC_TF_STREAM_ALL;
-        else if (find_text(name->s, name->len, "/stream:")) {
-            p->pclass = PC_TF_STREAM;
-            if (dev < 64) r->tf_stream_devices[dev] = 1;
-        } else if (find_text(name->s, name->len, "/memcpy"))
-            p->pclass = PC_TF_MEMCPY;
-        else
-            p->pclass = PC_TF_EXECUTOR;
-    } else if (dev >= 0 && at == name->s) {
-        p->pclass = PC_JAX_DEVICE;
-        r->jax_hint = 1;
-        char buf[256];
-        snprintf(buf, sizeof buf, "%.*s", (int)name->len, name->s);
-        xpv_sink_fact(r->sink, "device", buf);
-    } else if (xpv_cj_starts_with(name, "/host:")) {
-        r->jax_hint = 1;
-    }
-    if (dev >= 0 && p->pclass != PC_HOST) {
-        p->device = dev;
-        xpv_sink_process_device(r->sink, p->pid, dev);
-    }
-}
-
-static int classify_thread(const xpv_cj_str *name)
-{
-    if (xpv_cj_str_is(name, "XLA Ops")) return TC_XLA_OPS;
-    if (xpv_cj_str_is(name, "XLA Modules")) return TC_XLA_MODULES;
-    if (xpv_cj_str_is(name, "Steps")) return TC_STEPS;
-    if (xpv_cj_starts_with(name, "Stream #")) {
-        if (find_text(name->s, name->len, "Kernel")) return TC_KERNEL_STREAM;
-        if (find_text(name->s, name->len, "Memcpy")) return TC_MEMCPY_STREAM;
-        return TC_STREAM;
-    }
-    return TC_OTHER;
 }
 
 /* ---- args ---- */
@@ -665,26 +422,31 @@ static void note_known(const xpv_cj_reader *r, uint32_t key, const xpv_cj_member
         k->op = m;
 }
 
+/* A string arg: interned when it can be, else kept inline as TEXT. */
+static void string_arg(xpv_cj_reader *r, const xpv_cj_member *m, xpv_arg *a)
+{
+    xpv_cj_str t = xpv_cj_text_of(r, &m->val);
+    uint32_t id =
+        t.len <= VALUE_INTERN_MAX ? xpv_cj_intern(r, t.s, t.len, 1) : intern_long(r, t.s, t.len);
+    if (id || t.len == 0) {
+        a->type = XPV_ARG_STR;
+        a->v.str = id;
+    } else {
+        a->type = XPV_ARG_TEXT;
+        a->text = t.s;
+        a->len = t.len;
+    }
+}
+
 static int convert_arg(xpv_cj_reader *r, const xpv_cj_member *m, uint32_t key, xpv_arg *a)
 {
     a->key = key;
     a->text = NULL;
     a->len = 0;
     switch (m->type) {
-    case JV_STR: {
-        xpv_cj_str t = xpv_cj_text_of(r, &m->val);
-        uint32_t id = t.len <= VALUE_INTERN_MAX ? xpv_cj_intern(r, t.s, t.len, 1)
-                                                : intern_long(r, t.s, t.len);
-        if (id || t.len == 0) {
-            a->type = XPV_ARG_STR;
-            a->v.str = id;
-        } else {
-            a->type = XPV_ARG_TEXT;
-            a->text = t.s;
-            a->len = t.len;
-        }
+    case JV_STR:
+        string_arg(r, m, a);
         return 0;
-    }
     case JV_INT:
         if (m->val.len <= 18) {
             a->type = XPV_ARG_INT;
@@ -779,215 +541,6 @@ static void intern_known_keys(xpv_cj_reader *r)
         if (*ids[i] > r->k_last_known) r->k_last_known = *ids[i];
 }
 
-/* ---- classification ---- */
-
-static uint32_t text_id(xpv_cj_reader *r, const xpv_cj_member *m)
-{
-    if (!m || m->type != JV_STR) return 0;
-    xpv_cj_str t = xpv_cj_text_of(r, &m->val);
-    return xpv_cj_intern(r, t.s, t.len, 0);
-}
-
-static void pytorch_launch(const xpv_cj_known_args *k, xpv_launch *l)
-{
-    int64_t v;
-    if (k->grid && k->grid->type == JV_RAW) parse_dims(&k->grid->val, l->grid);
-    if (k->block && k->block->type == JV_RAW) parse_dims(&k->block->val, l->block);
-    if (k->regs && k->regs->type == JV_INT &&
-        js_to_int64(k->regs->val.s, k->regs->val.len, &v) == 0 && v >= 0 && v <= INT32_MAX)
-        l->registers_per_thread = (int32_t)v;
-    if (k->shmem && k->shmem->type == JV_INT &&
-        js_to_int64(k->shmem->val.s, k->shmem->val.len, &v) == 0 && v >= 0 && v <= INT32_MAX)
-        l->static_shared_bytes = (int32_t)v;
-    double d;
-    if (k->occupancy && (k->occupancy->type == JV_INT || k->occupancy->type == JV_NUM) &&
-        js_to_double(k->occupancy->val.s, k->occupancy->val.len, &d) == 0 && d >= 0)
-        l->occupancy_pct = d;
-}
-
-/* Marks the process of a PyTorch device event as device args.device. */
-static void pytorch_device(xpv_cj_reader *r, xpv_cj_proc *p, const xpv_cj_known_args *k)
-{
-    int64_t dev;
-    if (!k->device || member_int(r, k->device, &dev) != 0 || dev < 0 || dev > 1000000) return;
-    if (p->devmarked && p->device == dev) return;
-    p->devmarked = 1;
-    p->device = (int)dev;
-    xpv_sink_process_device(r->sink, p->pid, (int)dev);
-}
-
-/* PyTorch/Kineto categories; returns 1 when the category decided. */
-static int classify_pytorch(xpv_cj_reader *r, xpv_event *ev, const xpv_cj_str *cat,
-                            const xpv_cj_str *name, const xpv_cj_known_args *k, xpv_cj_proc *p,
-                            xpv_launch *l)
-{
-    int64_t corr;
-    int has_corr = k->correlation && member_int(r, k->correlation, &corr) == 0;
-    if (xpv_cj_str_is(cat, "kernel") || xpv_cj_str_is(cat, "Kernel")) {
-        ev->kind = XPV_KIND_KERNEL;
-        pytorch_launch(k, l);
-        ev->launch = l;
-        pytorch_device(r, p, k);
-    } else if (xpv_cj_str_is(cat, "gpu_memcpy") || xpv_cj_str_is(cat, "Memcpy")) {
-        int kind = memcpy_kind_of(name->s, name->len);
-        ev->kind = (uint8_t)(kind < 0 ? XPV_KIND_MEMCPY_OTHER : kind);
-        pytorch_device(r, p, k);
-    } else if (xpv_cj_str_is(cat, "gpu_memset") || xpv_cj_str_is(cat, "Memset")) {
-        ev->kind = XPV_KIND_MEMSET;
-        pytorch_device(r, p, k);
-    } else if (xpv_cj_str_is(cat, "cuda_runtime") || xpv_cj_str_is(cat, "Runtime") ||
-               xpv_cj_str_is(cat, "cuda_driver")) {
-        if (!has_corr) return 1;
-        ev->kind = XPV_KIND_LAUNCH;
-    } else if (xpv_cj_str_is(cat, "gpu_user_annotation")) {
-        ev->kind = XPV_KIND_DEVICE_OTHER;
-        return 1;
-    } else {
-        return 0;
-    }
-    if (has_corr) ev->corr = corr;
-    return 1;
-}
-
-static void jax_kernel(xpv_cj_reader *r, xpv_event *ev, const xpv_cj_known_args *k, xpv_launch *l)
-{
-    ev->kind = XPV_KIND_KERNEL;
-    if (k->kernel_details && k->kernel_details->type == JV_STR) {
-        xpv_cj_str t = xpv_cj_text_of(r, &k->kernel_details->val);
-        xpv_kernel_details_parse(t.s, t.len, l);
-    }
-    l->op = text_id(r, k->hlo_op);
-    if (!l->op) l->op = text_id(r, k->tf_op);
-    ev->launch = l;
-}
-
-/* Device rows of JAX (by thread) and TensorFlow (by process). */
-static void classify_device(xpv_cj_reader *r, xpv_event *ev, const xpv_cj_str *name,
-                            const xpv_cj_known_args *k, const xpv_cj_proc *p, const xpv_cj_track *t,
-                            xpv_launch *l)
-{
-    int64_t v;
-    int mk = memcpy_kind_of(name->s, name->len);
-    if (p->pclass == PC_JAX_DEVICE) {
-        if (k->kernel_details || t->tclass == TC_KERNEL_STREAM)
-            jax_kernel(r, ev, k, l);
-        else if (k->memcpy_details || t->tclass == TC_MEMCPY_STREAM)
-            ev->kind = (uint8_t)(mk >= 0          ? mk
-                                 : t->memkind > 0 ? t->memkind
-                                                  : XPV_KIND_MEMCPY_OTHER);
-        else if (t->tclass == TC_XLA_OPS)
-            ev->kind = XPV_KIND_XLA_OP;
-        else if (t->tclass == TC_XLA_MODULES)
-            ev->kind = XPV_KIND_XLA_MODULE;
-        else if (t->tclass == TC_STEPS) {
-            ev->kind = XPV_KIND_STEP;
-            ev->step_src = XPV_STEP_STEPS_LINE;
-            xpv_cj_member nm = {.type = JV_STR, .val = *name};
-            if (member_int(r, &nm, &v) == 0) ev->step = v;
-        } else
-            ev->kind = XPV_KIND_DEVICE_OTHER;
-        if (k->correlation_id && member_int(r, k->correlation_id, &v) == 0) ev->corr = v;
-        return;
-    }
-    int exec_kernels = p->pclass == PC_TF_EXECUTOR &&
-                       !(p->device >= 0 && p->device < 64 && r->tf_stream_devices[p->device]);
-    if (p->pclass == PC_TF_STREAM || p->pclass == PC_TF_MEMCPY || exec_kernels) {
-        if (xpv_cj_starts_with(name, "MEMCPY") || xpv_cj_starts_with(name, "Memcpy") ||
-            p->pclass == PC_TF_MEMCPY)
-            ev->kind = (uint8_t)(mk >= 0 ? mk : XPV_KIND_MEMCPY_OTHER);
-        else {
-            ev->kind = XPV_KIND_KERNEL;
-            l->op = text_id(r, k->name);
-            if (!l->op) l->op = text_id(r, k->op);
-            ev->launch = l;
-        }
-    } else {
-        ev->kind = XPV_KIND_DEVICE_OTHER;
-    }
-}
-
-static void classify(xpv_cj_reader *r, xpv_event *ev, const xpv_cj_str *cat, const xpv_cj_str *name,
-                     const xpv_cj_known_args *k, xpv_cj_proc *p, const xpv_cj_track *t,
-                     xpv_launch *l)
-{
-    int64_t v;
-    int src;
-    xpv_launch_init(l);
-    if (xpv_cj_starts_with(name, "ProfilerStep#")) {
-        xpv_cj_member nm = {.type = JV_STR, .val = {name->s + 13, name->len - 13, 0}};
-        r->pytorch_hint = 1;
-        if (member_int(r, &nm, &v) == 0) {
-            ev->kind = XPV_KIND_STEP;
-            ev->step = v;
-            ev->step_src = XPV_STEP_PROFILER_STEP;
-            return;
-        }
-    }
-    if (!classify_pytorch(r, ev, cat, name, k, p, l)) {
-        if (p->pclass != PC_HOST && p->pclass != PC_TF_OTHER) {
-            classify_device(r, ev, name, k, p, t, l);
-        } else if (k->kernel_details) {
-            jax_kernel(r, ev, k, l);
-        } else if (k->step_num && member_int(r, k->step_num, &v) == 0) {
-            ev->kind = XPV_KIND_STEP;
-            ev->step = v;
-            ev->step_src = XPV_STEP_ANNOTATION;
-        } else if ((src = xpv_step_name_source(name->s, name->len, &v)) != 0) {
-            ev->kind = XPV_KIND_STEP; /* a weaker source: used without ProfilerStep#N */
-            ev->step = v;
-            ev->step_src = (uint8_t)src;
-        } else if (k->correlation_id && member_int(r, k->correlation_id, &v) == 0) {
-            ev->kind = XPV_KIND_LAUNCH;
-            ev->corr = v;
-        }
-    }
-    if (ev->step < 0 && k->group_id && member_int(r, k->group_id, &v) == 0) ev->step = v;
-}
-
-/* ---- metadata (M) events ---- */
-
-static const xpv_cj_member *arg_named(xpv_cj_reader *r, const xpv_cj_event *pe, const char *key)
-{
-    for (uint32_t i = 0; i < pe->nargs; i++)
-        if (xpv_cj_str_is(&r->members[pe->args_at + i].key, key))
-            return &r->members[pe->args_at + i];
-    return NULL;
-}
-
-static void metadata(xpv_cj_reader *r, xpv_cj_event *pe)
-{
-    xpv_cj_str label, name = xpv_cj_text_of(r, &pe->name.val);
-    if (pe->name.type != JV_STR) return;
-    int64_t pid = map_id(r, &pe->pid, &label), tid = map_id(r, &pe->tid, &label), v;
-    const xpv_cj_member *a;
-    if (xpv_cj_str_is(&name, "process_name") && (a = arg_named(r, pe, "name")) &&
-        a->type == JV_STR) {
-        xpv_cj_str t = xpv_cj_text_of(r, &a->val);
-        xpv_cj_proc *p = proc_get(r, pid);
-        xpv_sink_process_name(r->sink, pid, t.s, t.len);
-        p->named = 1;
-        classify_process(r, p, &t);
-    } else if (xpv_cj_str_is(&name, "thread_name") && (a = arg_named(r, pe, "name")) &&
-               a->type == JV_STR) {
-        xpv_cj_str t = xpv_cj_text_of(r, &a->val);
-        xpv_cj_track *ti = track_get(r, xpv_sink_track(r->sink, pid, tid));
-        xpv_sink_thread_name(r->sink, pid, tid, t.s, t.len);
-        ti->named = 1;
-        ti->tclass = classify_thread(&t);
-        ti->memkind = memcpy_kind_of(t.s, t.len);
-    } else if (xpv_cj_str_is(&name, "process_sort_index") && (a = arg_named(r, pe, "sort_index")) &&
-               member_int(r, a, &v) == 0) {
-        xpv_sink_process_sort(r->sink, pid, v);
-    } else if (xpv_cj_str_is(&name, "thread_sort_index") && (a = arg_named(r, pe, "sort_index")) &&
-               member_int(r, a, &v) == 0) {
-        xpv_sink_thread_sort(r->sink, pid, tid, v);
-    } else if (xpv_cj_str_is(&name, "process_labels") && (a = arg_named(r, pe, "labels")) &&
-               a->type == JV_STR) {
-        xpv_cj_str t = xpv_cj_text_of(r, &a->val);
-        xpv_sink_process_label(r->sink, pid, t.s, t.len);
-    }
-}
-
 /* ---- one event ---- */
 
 static int event_times(xpv_cj_reader *r, const xpv_cj_event *pe, xpv_event *ev)
@@ -1007,38 +560,15 @@ static int event_times(xpv_cj_reader *r, const xpv_cj_event *pe, xpv_event *ev)
     return 0;
 }
 
-/* Resolves the track, naming it after a string pid/tid when no M did. */
-static uint32_t event_track(xpv_cj_reader *r, const xpv_cj_event *pe, xpv_cj_proc **pp,
-                            xpv_cj_track **tp)
+/* Counts an event of a phase that is not stored, under its first bytes. */
+static void skip_phase(xpv_cj_reader *r, const xpv_cj_str *ph)
 {
-    xpv_cj_str plabel, tlabel;
-    int64_t pid = map_id(r, &pe->pid, &plabel), tid = map_id(r, &pe->tid, &tlabel);
-    if (r->last.valid && r->last.pid == pid && r->last.tid == tid && r->last.procs == r->procs) {
-        *pp = r->last.proc;
-        *tp = &r->tracks[r->last.track];
-        return r->last.track;
-    }
-    uint32_t track = xpv_sink_track(r->sink, pid, tid);
-    xpv_cj_proc *p = proc_get(r, pid);
-    xpv_cj_track *t = track_get(r, track);
-    r->last.valid = !plabel.len && !tlabel.len;
-    r->last.pid = pid;
-    r->last.tid = tid;
-    r->last.track = track;
-    r->last.proc = p;
-    r->last.procs = r->procs;
-    if (plabel.len && !p->named) {
-        xpv_sink_process_name(r->sink, pid, plabel.s, plabel.len);
-        p->named = 1;
-    }
-    if (tlabel.len && !t->named) {
-        xpv_sink_thread_name(r->sink, pid, tid, tlabel.s, tlabel.len);
-        t->named = 1;
-        t->memkind = -1;
-    }
-    *pp = p;
-    *tp = t;
-    return track;
+    char what[32] = "phase ";
+    size_t n = 6;
+    for (uint32_t i = 0; i < ph->len && i < 8; i++)
+        what[n++] = ph->s[i] > 0x20 && ph->s[i] < 0x7f ? ph->s[i] : '?';
+    what[n] = 0;
+    xpv_sink_skipped(r->sink, what);
 }
 
 static int process_event(xpv_cj_reader *r, xpv_cj_event *pe, size_t raw_len)
@@ -1055,16 +585,11 @@ static int process_event(xpv_cj_reader *r, xpv_cj_event *pe, size_t raw_len)
     xpv_sink_count_read(r->sink, phc);
     r->with_ph++;
     if (phc == 'M' && ph.len == 1) {
-        metadata(r, pe);
+        xpv_cj_metadata(r, pe);
         return 0;
     }
     if (ph.len != 1 || !strchr("XBEiICbenstf", phc) || phc == 0) {
-        char what[32] = "phase ";
-        size_t n = 6;
-        for (uint32_t i = 0; i < ph.len && i < 8; i++)
-            what[n++] = ph.s[i] > 0x20 && ph.s[i] < 0x7f ? ph.s[i] : '?';
-        what[n] = 0;
-        xpv_sink_skipped(r->sink, what);
+        skip_phase(r, &ph);
         return 0;
     }
     xpv_event ev;
@@ -1073,7 +598,7 @@ static int process_event(xpv_cj_reader *r, xpv_cj_event *pe, size_t raw_len)
     if (event_times(r, pe, &ev) != 0) return -1;
     xpv_cj_proc *p;
     xpv_cj_track *t;
-    ev.track = event_track(r, pe, &p, &t);
+    ev.track = xpv_cj_event_track(r, pe, &p, &t);
     xpv_cj_str name =
         pe->name.type == JV_STR ? xpv_cj_text_of(r, &pe->name.val) : (xpv_cj_str){"", 0, 0};
     xpv_cj_str cat =
@@ -1084,7 +609,7 @@ static int process_event(xpv_cj_reader *r, xpv_cj_event *pe, size_t raw_len)
     if (convert_args(r, pe, &k, &ev.nargs) != 0) return -1;
     ev.args = r->args;
     xpv_launch launch;
-    classify(r, &ev, &cat, &name, &k, p, t, &launch);
+    xpv_cj_classify(r, &ev, &cat, &name, &k, p, t, &launch);
     xpv_cj_deliver(r, pe, t, &ev);
     return 0;
 }
@@ -1329,14 +854,7 @@ static int read_document(xpv_cj_reader *r)
 
 static void record_facts(xpv_cj_reader *r)
 {
-    const char *producer = "unknown";
-    if (r->pytorch_hint)
-        producer = "PyTorch";
-    else if (r->tf_hint)
-        producer = "TensorFlow";
-    else if (r->jax_hint || (r->ns_unit && r->highres))
-        producer = "JAX/XLA";
-    xpv_sink_fact(r->sink, "producer", producer);
+    xpv_sink_fact(r->sink, "producer", xpv_cj_producer(r));
     xpv_cj_slice_warnings(r);
     if (r->array_unterminated)
         xpv_sink_fact(r->sink, "warning",
@@ -1347,11 +865,7 @@ static void record_facts(xpv_cj_reader *r)
 static void reader_free(xpv_cj_reader *r)
 {
     xpv_cj_slices_free(r);
-    for (size_t i = 0; i < r->nstr_ids; i++)
-        free(r->str_ids[i]);
-    free(r->str_ids);
-    free(r->tracks);
-    free(r->procs);
+    xpv_cj_tables_free(r);
     free(r->icache);
     free(r->long_cache);
     free(r->long_seen);
