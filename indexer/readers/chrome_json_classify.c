@@ -213,8 +213,8 @@ static xpv_cj_track *track_get(xpv_cj_reader *r, uint32_t track)
     return &r->tracks[track];
 }
 
-uint32_t xpv_cj_event_track(xpv_cj_reader *r, const xpv_cj_event *pe, xpv_cj_proc **pp,
-                            xpv_cj_track **tp)
+uint32_t xpv_cj_track_of(xpv_cj_reader *r, const xpv_cj_event *pe, xpv_cj_proc **pp,
+                         xpv_cj_track **tp)
 {
     xpv_cj_str plabel, tlabel;
     int64_t pid = map_id(r, &pe->pid, &plabel), tid = map_id(r, &pe->tid, &tlabel);

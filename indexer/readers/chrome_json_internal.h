@@ -12,8 +12,10 @@
  * Whatever outlives the event is interned or copied: held slices copy
  * their args' text, names go to the sink.
  *
- * The helpers below run for every event or every arg; they are static
- * inline so that the split costs no calls on that path.
+ * What runs for every member or arg (decoded text, the intern cache), and
+ * the common cases of the track lookup and of handing an event on, are
+ * static inline here: the split adds one call per event, to
+ * xpv_cj_classify().
  */
 #ifndef XPV_CHROME_JSON_INTERNAL_H
 #define XPV_CHROME_JSON_INTERNAL_H
@@ -238,8 +240,38 @@ static inline uint32_t xpv_cj_intern(xpv_cj_reader *r, const char *s, size_t n, 
 void xpv_cj_metadata(xpv_cj_reader *r, xpv_cj_event *pe);
 /* The track of pe's pid/tid with its process (*pp) and thread (*tp);
  * names them after a string pid/tid when no M event did. */
-uint32_t xpv_cj_event_track(xpv_cj_reader *r, const xpv_cj_event *pe, xpv_cj_proc **pp,
-                            xpv_cj_track **tp);
+uint32_t xpv_cj_track_of(xpv_cj_reader *r, const xpv_cj_event *pe, xpv_cj_proc **pp,
+                         xpv_cj_track **tp);
+
+/* A pid/tid that is its own id without a lookup: missing (0) or an integer
+ * of at most 18 characters, so inside the plain-id range. Anything else
+ * is left to xpv_cj_track_of(). */
+static inline int xpv_cj_plain_id(const xpv_cj_member *m, int64_t *v)
+{
+    if (m->type == JV_NONE) {
+        *v = 0;
+        return 1;
+    }
+    if (m->type != JV_INT || m->val.len > 18) return 0;
+    *v = js_small_int(m->val.s, m->val.len);
+    return 1;
+}
+
+/* xpv_cj_track_of(), answering from the previous event's track when the
+ * event shares it, as most do, without a call. */
+static inline uint32_t xpv_cj_event_track(xpv_cj_reader *r, const xpv_cj_event *pe,
+                                          xpv_cj_proc **pp, xpv_cj_track **tp)
+{
+    int64_t pid, tid;
+    if (r->last.valid && r->last.procs == r->procs && xpv_cj_plain_id(&pe->pid, &pid) &&
+        xpv_cj_plain_id(&pe->tid, &tid) && r->last.pid == pid && r->last.tid == tid) {
+        *pp = r->last.proc;
+        *tp = &r->tracks[r->last.track];
+        return r->last.track;
+    }
+    return xpv_cj_track_of(r, pe, pp, tp);
+}
+
 /* Sets ev's kind, step, step source and corr, and points ev->launch at l
  * when it has a launch shape or op; cat and name are decoded. */
 void xpv_cj_classify(xpv_cj_reader *r, xpv_event *ev, const xpv_cj_str *cat, const xpv_cj_str *name,
