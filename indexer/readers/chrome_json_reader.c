@@ -10,49 +10,33 @@
  * (the unfinished tail of a chunk is copied in front of the next one), and
  * top-level values that are not traceEvents are skipped as a stream.
  *
+ * Invariants: an event is mapped only once it lies whole in the window,
+ * and nothing refills the window until the event has been handed on, so
+ * its members may point into the window; begin_event() sizes scratch for
+ * every string of the event to be decoded there.
+ *
  * Mapping (see also xpv_event.h):
  *  - ts/dur are decimal microseconds converted exactly from their text:
  *    ts to ns and dur to ps, truncating any further digits.
- *  - pid/tid: integers in [-2^62, 2^62) and strings that spell such an
- *    integer (Chrome's viewer keys them as text, so "7" and 7 are one
- *    thread) are used as is; other strings, big or fractional numbers and
- *    booleans get ids from 2^62 up in order of appearance, and name their
- *    process/thread unless an M event names it. Missing or null is 0.
  *  - Every event read is counted by its phase letter (xpv_sink_count_read);
  *    an empty {} (the customary last element) is not an event.
- *  - B/E pair per track into one slice stored with ph 'X'. An E with no
- *    open B is stored as an instant with ph 'E'; a B still open at the end
- *    is stored with ph 'B' and no duration; both are counted in a warning.
- *    The E's args are appended to the B's.
- *  - b/e pair by (cat, id, id2, name) into a slice stored with ph 'b'; a
- *    lone e is stored with ph 'e', a b left open with ph 'b' and no
- *    duration (warned). n, s, t, f, i, I, C are stored as they are, keeping
- *    id/id2/bind_id/cname/s/bp/flow_in/flow_out as args.
- *  - PyTorch kernels: the launch shape comes from grid/block/registers per
- *    thread/est. achieved occupancy %; "shared memory" (static + dynamic
- *    in Kineto) goes to static_shared_bytes and dynamic stays unknown.
- *  - TensorFlow: per-stream "/device:GPU:N/stream:K Compute" processes
- *    hold kernels; "stream:all" repeats them and the executor's
- *    "/job:.../device:GPU:N Compute" row holds ops, so both are device
- *    rows of kind DEVICE_OTHER unless no per-stream row exists for N.
+ *  - pid/tid become a track, M events fill the process and thread tables,
+ *    and each event's kind comes from chrome_json_classify.c.
+ *  - B/E and b/e go to chrome_json_slices.c to be paired. n, s, t, f, i,
+ *    I, C are stored as they are, keeping id/id2/bind_id/cname/s/bp/
+ *    flow_in/flow_out as args.
  *  - Args: integers -> INT (UINT above INT64_MAX), other numbers -> DOUBLE
  *    (out of range is an error), strings -> STR when interned, else TEXT,
  *    objects/arrays/true/false/null -> JSON (their raw text). Strings up
  *    to 256 bytes go through xpv_sink_intern_value(); longer ones (call
  *    stacks) are interned once seen twice, within a 64 MB budget.
- *  - Classification by process/thread names needs the M events before the
- *    events they name, which is how JAX and TensorFlow write them.
  *
  * Errors (bad gzip, UTF-8, JSON, ranges, an event over 64 MB, nesting over
  * JS_MAX_DEPTH, a document that is no trace) name the byte offset in the
  * uncompressed stream; events delivered before stay delivered. An array
  * missing only its closing ']' is accepted, as the format allows.
  */
-#include "readers.h"
-#include "gz_input.h"
-#include "json_scan.h"
-#include "kernel_details.h"
-#include "step_names.h"
+#include "chrome_json_internal.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -64,157 +48,21 @@
 #define MAX_TOP_VALUE_BYTES (16u << 20)
 #define MAX_KEY_BYTES 4096
 #define VALUE_INTERN_MAX 256
-#define ICACHE_SIZE 16384
 #define LONG_CACHE_SIZE 4096
 #define LONG_SEEN_SIZE 65536
 #define LONG_INTERN_BUDGET (64u << 20)
-#define STRING_ID_BASE ((int64_t)1 << 62)
-#define MAX_OPEN_SLICES 1000000
-#define MAX_STACK_DEPTH 10000
 
-/* memcpy that may be given a NULL source with a zero length (an empty
- * value, an event without args), which memcpy itself may not. */
-static void copy_bytes(void *dst, const void *src, size_t n)
-{
-    if (n) memcpy(dst, src, n);
-}
-
-/* ---- parsed, not yet interpreted, pieces of one event ---- */
-
-enum { JV_NONE = 0, JV_STR, JV_INT, JV_NUM, JV_RAW, JV_NONFINITE /* NaN, Infinity, -Infinity */ };
-
-typedef struct {
-    const char *s;
-    uint32_t len;
-    uint8_t esc;
-} slice;
-
-typedef struct {
-    slice key;
-    uint8_t type;
-    slice val; /* string body, number text or raw JSON */
-} member;
-
-enum { EX_ID, EX_ID2, EX_BIND_ID, EX_CNAME, EX_S, EX_BP, EX_FLOW_IN, EX_FLOW_OUT, EX_COUNT };
 static const char *const EXTRA_KEYS[EX_COUNT] = {"id", "id2", "bind_id", "cname",
                                                  "s",  "bp",  "flow_in", "flow_out"};
 
-typedef struct {
-    int nkeys;
-    member ph, name, cat, pid, tid, ts, dur;
-    member extra[EX_COUNT];
-    uint32_t args_at, nargs; /* in reader.members */
-} parsed_event;
-
-/* ---- process, thread and pairing state ---- */
-
-enum {
-    PC_HOST = 0,
-    PC_JAX_DEVICE,
-    PC_TF_STREAM,
-    PC_TF_STREAM_ALL,
-    PC_TF_EXECUTOR,
-    PC_TF_MEMCPY,
-    PC_TF_OTHER
-};
-enum {
-    TC_OTHER = 0,
-    TC_KERNEL_STREAM,
-    TC_MEMCPY_STREAM,
-    TC_STREAM,
-    TC_XLA_OPS,
-    TC_XLA_MODULES,
-    TC_STEPS
-};
-
-typedef struct {
-    int64_t pid;
-    int used, named, device, pclass, devmarked;
-} proc_info;
-
-typedef struct pending {
-    xpv_event ev;
-    xpv_launch launch;
-    xpv_arg *args;
-    char *text;
-    uint64_t key_hash; /* async: (cat, id, id2, name) */
-    char *key;
-    size_t key_len;
-    struct pending *next;
-} pending;
-
-typedef struct {
-    int tclass, named, memkind; /* memkind: from a memcpy stream's name, -1 none */
-    pending **open;             /* B stack */
-    size_t nopen, cap_open;
-} track_info;
-
-#define ICACHE_INLINE 16
-typedef struct {
-    uint64_t h;
-    uint32_t id, len;
-    char text[ICACHE_INLINE]; /* the string itself when it is this short */
-} icache_ent;
-
-typedef struct {
-    xpv_sink *sink;
-    xpv_err *err;
-    xpv_gz_input *in;
-
-    /* window over the stream: [w, wend), w at stream offset w_off */
-    const char *w, *wend, *p;
-    int64_t w_off;
-    int eof, holding;
-    xpv_gz_chunk chunk;
-    char *big;
-    size_t big_cap;
-
-    member *members;
-    size_t cap_members;
-    xpv_arg *args;
-    size_t cap_args;
-    char *scratch;
-    size_t scratch_len, scratch_cap;
-
-    icache_ent *icache, *long_cache;
-    uint64_t *long_seen;
-    size_t long_bytes;
-    proc_info *procs;
-    size_t nprocs_slots, nprocs;
-    track_info *tracks;
-    size_t ntracks;
-    char **str_ids; /* string pid/tid -> STRING_ID_BASE + index */
-    size_t nstr_ids;
-    pending **async_slots;
-    struct {
-        int valid;
-        int64_t pid, tid;
-        uint32_t track;
-        proc_info *proc, *procs; /* procs: the table the pointer is into */
-    } last;                      /* the previous event's track, which the next one often shares */
-    size_t nasync_slots, nopen_total;
-    int tf_stream_devices[64];
-
-    /* producer hints */
-    int pytorch_hint, tf_hint, jax_hint, ns_unit, highres;
-    int64_t unmatched_b, unmatched_e, unmatched_async_b, unmatched_async_e, negative_dur;
-    int64_t dropped_open, objects, with_ph;
-    int array_unterminated;
-    const char *last_start; /* where the last whole value began */
-
-    uint32_t k_correlation, k_correlation_id, k_device, k_grid, k_block, k_regs, k_shmem,
-        k_occupancy, k_step_num, k_group_id, k_kernel_details, k_memcpy_details, k_hlo_op, k_tf_op,
-        k_name, k_op, k_extra[EX_COUNT], k_last_known;
-} reader;
-
 /* ---- errors ---- */
 
-static int64_t offset_of(const reader *r, const char *at)
+static int64_t offset_of(const xpv_cj_reader *r, const char *at)
 {
     return r->w_off + (at - r->w);
 }
 
-static int fail_at(reader *r, const char *at, const char *reason)
+static int fail_at(xpv_cj_reader *r, const char *at, const char *reason)
 {
     return xpv_err_set(r->err, "%s at byte offset %lld%s", reason, (long long)offset_of(r, at),
                        xpv_gz_is_gzip(r->in) ? " (uncompressed)" : "");
@@ -224,7 +72,7 @@ static int fail_at(reader *r, const char *at, const char *reason)
 
 /* Moves the window on: keeps [keep, wend) and appends the next chunk.
  * Returns 1, 0 at the end of the stream (r->eof set), -1 on input error. */
-static int refill(reader *r, const char *keep)
+static int refill(xpv_cj_reader *r, const char *keep)
 {
     if (r->eof) return 0;
     xpv_gz_chunk c;
@@ -250,14 +98,14 @@ static int refill(reader *r, const char *keep)
             while (cap < tail + c.len)
                 cap *= 2;
             char *nb = xpv_xmalloc(cap);
-            copy_bytes(nb, keep, tail);
+            xpv_cj_copy_bytes(nb, keep, tail);
             free(r->big);
             r->big = nb;
             r->big_cap = cap;
         } else {
             memmove(r->big, keep, tail);
         }
-        copy_bytes(r->big + tail, c.data, c.len);
+        xpv_cj_copy_bytes(r->big + tail, c.data, c.len);
         xpv_gz_release(r->in, &c);
         if (r->holding) xpv_gz_release(r->in, &r->chunk);
         r->holding = 0;
@@ -270,7 +118,7 @@ static int refill(reader *r, const char *keep)
 }
 
 /* Skips whitespace, refilling; returns the next byte or -1 at end (or error). */
-static int peek(reader *r)
+static int peek(xpv_cj_reader *r)
 {
     for (;;) {
         r->p = js_skip_ws(r->p, r->wend);
@@ -281,7 +129,7 @@ static int peek(reader *r)
 }
 
 /* Reports the end of input as an error unless the input failed first. */
-static int end_error(reader *r, const char *what)
+static int end_error(xpv_cj_reader *r, const char *what)
 {
     if (r->err->msg[0]) return -1;
     return fail_at(r, r->wend, what);
@@ -316,7 +164,7 @@ static int expect_ws_char(const char **pp, const cursor *c, char want, js_error 
     return JS_OK;
 }
 
-static int scan_str(const char **pp, cursor *c, slice *out)
+static int scan_str(const char **pp, cursor *c, xpv_cj_str *out)
 {
     const char *after;
     int esc;
@@ -333,13 +181,13 @@ static int scan_str(const char **pp, cursor *c, slice *out)
         c->e.reason = "string too long";
         return JS_ERR;
     }
-    *out = (slice){*pp, (uint32_t)len, (uint8_t)esc};
+    *out = (xpv_cj_str){*pp, (uint32_t)len, (uint8_t)esc};
     *pp = after;
     return JS_OK;
 }
 
 /* Any value: strings and numbers by their text, everything else raw. */
-static int scan_value(const char **pp, cursor *c, member *m)
+static int scan_value(const char **pp, cursor *c, xpv_cj_member *m)
 {
     const char *p = js_skip_ws(*pp, c->end), *after;
     if (p >= c->end)
@@ -362,18 +210,12 @@ static int scan_value(const char **pp, cursor *c, member *m)
         TRY(js_skip_value(p, c->end, c->final, &after, &c->e));
         m->type = JV_RAW;
     }
-    m->val = (slice){p, (uint32_t)(after - p), 0};
+    m->val = (xpv_cj_str){p, (uint32_t)(after - p), 0};
     *pp = after;
     return JS_OK;
 }
 
-static int slice_is(const slice *s, const char *lit)
-{
-    size_t n = strlen(lit);
-    return !s->esc && s->len == n && memcmp(s->s, lit, n) == 0;
-}
-
-static member *new_member(reader *r, uint32_t at)
+static xpv_cj_member *new_member(xpv_cj_reader *r, uint32_t at)
 {
     if (at >= r->cap_members) {
         r->cap_members = r->cap_members ? r->cap_members * 2 : 64;
@@ -383,9 +225,10 @@ static member *new_member(reader *r, uint32_t at)
 }
 
 /* Iterates the members of an object at *pp ('{'), calling fn on each. */
-typedef int (*member_fn)(reader *r, cursor *c, const char **pp, const slice *key, void *ctx);
+typedef int (*member_fn)(xpv_cj_reader *r, cursor *c, const char **pp, const xpv_cj_str *key,
+                         void *ctx);
 
-static int scan_object(reader *r, cursor *c, const char **pp, member_fn fn, void *ctx)
+static int scan_object(xpv_cj_reader *r, cursor *c, const char **pp, member_fn fn, void *ctx)
 {
     const char *p = js_skip_ws(*pp + 1, c->end);
     if (p >= c->end)
@@ -395,7 +238,7 @@ static int scan_object(reader *r, cursor *c, const char **pp, member_fn fn, void
         return JS_OK;
     }
     for (;;) {
-        slice key;
+        xpv_cj_str key;
         TRY(expect_ws_char(&p, c, '"', &c->e, "expected a string key"));
         TRY(scan_str(&p, c, &key));
         TRY(expect_ws_char(&p, c, ':', &c->e, "expected ':' after a key"));
@@ -417,17 +260,18 @@ static int scan_object(reader *r, cursor *c, const char **pp, member_fn fn, void
     }
 }
 
-static int arg_member(reader *r, cursor *c, const char **pp, const slice *key, void *ctx)
+static int arg_member(xpv_cj_reader *r, cursor *c, const char **pp, const xpv_cj_str *key,
+                      void *ctx)
 {
-    parsed_event *pe = ctx;
-    member *m = new_member(r, pe->args_at + pe->nargs);
+    xpv_cj_event *pe = ctx;
+    xpv_cj_member *m = new_member(r, pe->args_at + pe->nargs);
     m->key = *key;
     TRY(scan_value(pp, c, m));
     pe->nargs++;
     return JS_OK;
 }
 
-static member *event_field(parsed_event *pe, const slice *key)
+static xpv_cj_member *event_field(xpv_cj_event *pe, const xpv_cj_str *key)
 {
     if (key->esc) return NULL;
     switch (key->len) {
@@ -452,16 +296,17 @@ static member *event_field(parsed_event *pe, const slice *key)
         break;
     default:
         for (int i = EX_BIND_ID; i < EX_COUNT; i++)
-            if (slice_is(key, EXTRA_KEYS[i])) return &pe->extra[i];
+            if (xpv_cj_str_is(key, EXTRA_KEYS[i])) return &pe->extra[i];
     }
     return NULL;
 }
 
-static int event_member(reader *r, cursor *c, const char **pp, const slice *key, void *ctx)
+static int event_member(xpv_cj_reader *r, cursor *c, const char **pp, const xpv_cj_str *key,
+                        void *ctx)
 {
-    parsed_event *pe = ctx;
+    xpv_cj_event *pe = ctx;
     pe->nkeys++;
-    if (slice_is(key, "args")) {
+    if (xpv_cj_str_is(key, "args")) {
         const char *p = js_skip_ws(*pp, c->end);
         if (p < c->end && *p == '{') {
             pe->nargs = 0;
@@ -470,8 +315,8 @@ static int event_member(reader *r, cursor *c, const char **pp, const slice *key,
             return JS_OK;
         }
     }
-    member *m = event_field(pe, key);
-    member ignored;
+    xpv_cj_member *m = event_field(pe, key);
+    xpv_cj_member ignored;
     if (!m) m = &ignored;
     m->key = *key;
     return scan_value(pp, c, m);
@@ -479,75 +324,15 @@ static int event_member(reader *r, cursor *c, const char **pp, const slice *key,
 
 /* ---- interning ---- */
 
-static uint64_t mix(uint64_t h, uint64_t v)
-{
-    h = (h ^ v) * 0xff51afd7ed558ccdULL;
-    return h ^ (h >> 32);
-}
-
-static uint64_t load8(const char *s)
-{
-    uint64_t v;
-    memcpy(&v, s, 8);
-    return v;
-}
-
-/* A fast hash for cache slots (every hit is verified with memcmp): strings
- * up to 128 bytes are hashed whole, longer ones by length and samples. */
-static uint64_t fast_hash(const char *s, size_t n)
-{
-    uint64_t h = 0x9E3779B97F4A7C15ULL ^ n;
-    if (n >= 8 && n <= 16) {
-        h = mix(h, load8(s));
-        h = mix(h, load8(s + n - 8));
-        return h ^ (h >> 29);
-    }
-    if (n > 128) {
-        for (size_t i = 0; i < 8; i++)
-            h = mix(h, load8(s + (n - 8) * i / 7));
-        return h ^ (h >> 29);
-    }
-    while (n >= 8) {
-        h = mix(h, load8(s));
-        s += 8;
-        n -= 8;
-    }
-    uint64_t v = 0;
-    copy_bytes(&v, s, n);
-    h = (h ^ v) * 0xc4ceb9fe1a85ec53ULL;
-    return h ^ (h >> 29);
-}
-
-/* Interned id through a direct-mapped cache in front of the sink's table,
- * which hashes every byte; `value` uses the sink's bounded value table. */
-static uint32_t intern(reader *r, const char *s, size_t n, int value)
-{
-    if (n == 0) return 0;
-    uint64_t h = fast_hash(s, n);
-    icache_ent *e = &r->icache[h & (ICACHE_SIZE - 1)];
-    if (e->id && e->h == h && e->len == n) {
-        const char *t = n <= ICACHE_INLINE ? e->text : xpv_sink_string(r->sink, e->id, NULL);
-        if (memcmp(t, s, n) == 0) return e->id;
-    }
-    uint32_t id = value ? xpv_sink_intern_value(r->sink, s, n) : xpv_sink_intern(r->sink, s, n);
-    if (id) {
-        e->h = h;
-        e->id = id;
-        e->len = (uint32_t)n;
-        if (n <= ICACHE_INLINE) copy_bytes(e->text, s, n);
-    }
-    return id;
-}
-
 /* Long arg values (PyTorch call stacks, input shapes) repeat from step to
  * step. The sink's value table takes short strings only, so a long value
  * is interned here once it is seen a second time (a fingerprint table
  * remembers the first), within LONG_INTERN_BUDGET bytes; otherwise it is
  * kept inline. Returns 0 for "keep it inline". */
-static uint32_t intern_long(reader *r, const char *s, size_t n)
+static uint32_t intern_long(xpv_cj_reader *r, const char *s, size_t n)
 {
-    uint64_t h = fast_hash(s, n);
-    icache_ent *e = &r->long_cache[h & (LONG_CACHE_SIZE - 1)];
+    uint64_t h = xpv_cj_hash(s, n);
+    xpv_cj_icache_ent *e = &r->long_cache[h & (LONG_CACHE_SIZE - 1)];
     if (e->id && e->h == h && e->len == n) {
         const char *t = xpv_sink_string(r->sink, e->id, NULL);
         if (memcmp(t, s, n) == 0) return e->id;
@@ -566,19 +351,8 @@ static uint32_t intern_long(reader *r, const char *s, size_t n)
     return id;
 }
 
-/* The decoded text of a string slice: escapes are resolved into scratch,
- * which begin_event() sized to hold every string of the event. */
-static slice text_of(reader *r, const slice *s)
-{
-    if (!s->esc) return *s;
-    char *dst = r->scratch + r->scratch_len;
-    size_t n = js_unescape(s->s, s->len, dst);
-    r->scratch_len += n;
-    return (slice){dst, (uint32_t)n, 0};
-}
-
 /* Sizes scratch for every decoded string of an event of raw_len bytes. */
-static void begin_event(reader *r, size_t raw_len)
+static void begin_event(xpv_cj_reader *r, size_t raw_len)
 {
     if (raw_len > r->scratch_cap) {
         size_t cap = r->scratch_cap ? r->scratch_cap : 1 << 16;
@@ -593,26 +367,8 @@ static void begin_event(reader *r, size_t raw_len)
 
 /* ---- small conversions ---- */
 
-/* An integer from a number or from a string that spells one. */
-static int member_int(reader *r, const member *m, int64_t *out)
-{
-    if (m->type == JV_INT && m->val.len <= 18) {
-        *out = js_small_int(m->val.s, m->val.len);
-        return 0;
-    }
-    if (m->type == JV_INT) return js_to_int64(m->val.s, m->val.len, out);
-    if (m->type != JV_STR || m->val.esc || m->val.len == 0 || m->val.len > 20) return -1;
-    const char *after;
-    int is_int;
-    (void)r;
-    if (js_scan_number(m->val.s, m->val.s + m->val.len, 1, &after, &is_int, NULL) != JS_OK ||
-        after != m->val.s + m->val.len || !is_int)
-        return -1;
-    return js_to_int64(m->val.s, m->val.len, out);
-}
-
 /* A number (or numeric string) times 10^scale, exactly. -2: not a number. */
-static int member_scaled(const member *m, int scale, int64_t *out)
+static int member_scaled(const xpv_cj_member *m, int scale, int64_t *out)
 {
     if (m->type == JV_INT || m->type == JV_NUM)
         return js_to_scaled_int64(m->val.s, m->val.len, scale, out);
@@ -626,216 +382,10 @@ static int member_scaled(const member *m, int scale, int64_t *out)
     return -2;
 }
 
-static const char *find_text(const char *s, size_t n, const char *needle)
-{
-    size_t k = strlen(needle);
-    for (size_t i = 0; i + k <= n; i++)
-        if (s[i] == needle[0] && memcmp(s + i, needle, k) == 0) return s + i;
-    return NULL;
-}
-
-static int starts_with(const slice *s, const char *lit)
-{
-    size_t n = strlen(lit);
-    return s->len >= n && memcmp(s->s, lit, n) == 0;
-}
-
-static int ends_with(const slice *s, const char *lit)
-{
-    size_t n = strlen(lit);
-    return s->len >= n && memcmp(s->s + s->len - n, lit, n) == 0;
-}
-
-/* Memcpy direction from a name such as "Memcpy HtoD", "MEMCPYDtoH",
- * "Stream #7(MemcpyH2D)"; -1 when the text names none. */
-static int memcpy_kind_of(const char *s, size_t n)
-{
-    if (find_text(s, n, "HtoD") || find_text(s, n, "H2D")) return XPV_KIND_MEMCPY_H2D;
-    if (find_text(s, n, "DtoH") || find_text(s, n, "D2H")) return XPV_KIND_MEMCPY_D2H;
-    if (find_text(s, n, "DtoD") || find_text(s, n, "D2D")) return XPV_KIND_MEMCPY_D2D;
-    if (find_text(s, n, "PtoP") || find_text(s, n, "P2P") || find_text(s, n, "Other"))
-        return XPV_KIND_MEMCPY_OTHER;
-    return -1;
-}
-
-/* "[x, y, z]" (1 to 3 non-negative ints) into dims; others stay -1. */
-static void parse_dims(const slice *raw, int32_t dims[3])
-{
-    const char *p = raw->s, *end = raw->s + raw->len;
-    if (p >= end || *p != '[') return;
-    p++;
-    for (int i = 0; i < 3; i++) {
-        p = js_skip_ws(p, end);
-        int64_t v = 0;
-        const char *d = p;
-        while (p < end && *p >= '0' && *p <= '9' && v <= INT32_MAX)
-            v = v * 10 + (*p++ - '0');
-        if (p == d || v > INT32_MAX) return;
-        dims[i] = (int32_t)v;
-        p = js_skip_ws(p, end);
-        if (p >= end || *p != ',') return;
-        p++;
-    }
-}
-
-/* ---- pid/tid ids, processes and tracks ---- */
-
-/* A string that spells a canonical integer in the plain-id range. */
-static int spelled_int(const slice *s, int64_t *out)
-{
-    if (s->esc || s->len == 0 || s->len > 19) return 0;
-    const char *p = s->s, *end = s->s + s->len;
-    int neg = *p == '-';
-    p += neg;
-    if (p >= end || (*p == '0' && end - p > 1) || (neg && *p == '0')) return 0;
-    int64_t v = 0;
-    for (; p < end; p++) {
-        if (*p < '0' || *p > '9') return 0;
-        v = v * 10 + (*p - '0');
-    }
-    if (v >= STRING_ID_BASE) return 0;
-    *out = neg ? -v : v;
-    return 1;
-}
-
-/* Maps a pid/tid value to an int64; *label gets the text when the id came
- * from a string (so it can name the process or thread). */
-static int64_t map_id(reader *r, const member *m, slice *label)
-{
-    label->len = 0;
-    int64_t v;
-    if (m->type == JV_NONE) return 0;
-    if (m->type == JV_INT && js_to_int64(m->val.s, m->val.len, &v) == 0 && v >= -STRING_ID_BASE &&
-        v < STRING_ID_BASE)
-        return v;
-    if (m->type == JV_RAW && slice_is(&m->val, "null")) return 0;
-    slice t = m->type == JV_STR ? text_of(r, &m->val) : m->val;
-    if (m->type == JV_STR && spelled_int(&m->val, &v)) return v;
-    *label = t;
-    for (size_t i = 0; i < r->nstr_ids; i++)
-        if (strlen(r->str_ids[i]) == t.len && memcmp(r->str_ids[i], t.s, t.len) == 0)
-            return STRING_ID_BASE + (int64_t)i;
-    r->str_ids = xpv_xrealloc(r->str_ids, (r->nstr_ids + 1) * sizeof *r->str_ids);
-    r->str_ids[r->nstr_ids] = xpv_xstrndup(t.s, t.len);
-    return STRING_ID_BASE + (int64_t)r->nstr_ids++;
-}
-
-static proc_info *proc_get(reader *r, int64_t pid)
-{
-    if (r->nprocs * 2 >= r->nprocs_slots) {
-        size_t n = r->nprocs_slots ? r->nprocs_slots * 2 : 64;
-        proc_info *slots = xpv_xcalloc(n, sizeof *slots);
-        for (size_t i = 0; i < r->nprocs_slots; i++) {
-            if (!r->procs[i].used) continue;
-            size_t h = xpv_hash64(&r->procs[i].pid, sizeof(int64_t)) & (n - 1);
-            while (slots[h].used)
-                h = (h + 1) & (n - 1);
-            slots[h] = r->procs[i];
-        }
-        free(r->procs);
-        r->procs = slots;
-        r->nprocs_slots = n;
-    }
-    size_t h = xpv_hash64(&pid, sizeof pid) & (r->nprocs_slots - 1);
-    while (r->procs[h].used && r->procs[h].pid != pid)
-        h = (h + 1) & (r->nprocs_slots - 1);
-    proc_info *p = &r->procs[h];
-    if (!p->used) {
-        *p = (proc_info){.pid = pid, .used = 1, .device = -1};
-        r->nprocs++;
-    }
-    return p;
-}
-
-static track_info *track_get(reader *r, uint32_t track)
-{
-    if (track >= r->ntracks) {
-        size_t n = r->ntracks ? r->ntracks : 64;
-        while (n <= track)
-            n *= 2;
-        r->tracks = xpv_xrealloc(r->tracks, n * sizeof *r->tracks);
-        memset(r->tracks + r->ntracks, 0, (n - r->ntracks) * sizeof *r->tracks);
-        r->ntracks = n;
-    }
-    return &r->tracks[track];
-}
-
-/* "/device:GPU:3..." -> 3 (also TPU); -1 when absent. */
-static int device_ordinal(const slice *name, const char **kind)
-{
-    static const char *const kinds[] = {"/device:GPU:", "/device:TPU:", "/device:gpu:"};
-    for (int k = 0; k < 3; k++) {
-        const char *at = find_text(name->s, name->len, kinds[k]);
-        if (!at) continue;
-        const char *p = at + strlen(kinds[k]), *end = name->s + name->len;
-        int v = 0, nd = 0;
-        while (p < end && *p >= '0' && *p <= '9' && v < 100000)
-            v = v * 10 + (*p++ - '0'), nd++;
-        if (!nd) continue;
-        if (kind) *kind = at;
-        return v;
-    }
-    return -1;
-}
-
-static void classify_process(reader *r, proc_info *p, const slice *name)
-{
-    const char *at = NULL;
-    int dev = device_ordinal(name, &at);
-    p->pclass = PC_HOST;
-    if (ends_with(name, " Compute") || ends_with(name, " Tensors") ||
-        find_text(name->s, name->len, "/job:")) {
-        r->tf_hint = 1;
-        if (dev < 0 || ends_with(name, " Tensors")) {
-            p->pclass = dev < 0 ? PC_HOST : PC_TF_OTHER;
-            return;
-        }
-        if (find_text(name->s, name->len, "/stream:all"))
-            p->pclass = PC_TF_STREAM_ALL;
-        else if (find_text(name->s, name->len, "/stream:")) {
-            p->pclass = PC_TF_STREAM;
-            if (dev < 64) r->tf_stream_devices[dev] = 1;
-        } else if (find_text(name->s, name->len, "/memcpy"))
-            p->pclass = PC_TF_MEMCPY;
-        else
-            p->pclass = PC_TF_EXECUTOR;
-    } else if (dev >= 0 && at == name->s) {
-        p->pclass = PC_JAX_DEVICE;
-        r->jax_hint = 1;
-        char buf[256];
-        snprintf(buf, sizeof buf, "%.*s", (int)name->len, name->s);
-        xpv_sink_fact(r->sink, "device", buf);
-    } else if (starts_with(name, "/host:")) {
-        r->jax_hint = 1;
-    }
-    if (dev >= 0 && p->pclass != PC_HOST) {
-        p->device = dev;
-        xpv_sink_process_device(r->sink, p->pid, dev);
-    }
-}
-
-static int classify_thread(const slice *name)
-{
-    if (slice_is(name, "XLA Ops")) return TC_XLA_OPS;
-    if (slice_is(name, "XLA Modules")) return TC_XLA_MODULES;
-    if (slice_is(name, "Steps")) return TC_STEPS;
-    if (starts_with(name, "Stream #")) {
-        if (find_text(name->s, name->len, "Kernel")) return TC_KERNEL_STREAM;
-        if (find_text(name->s, name->len, "Memcpy")) return TC_MEMCPY_STREAM;
-        return TC_STREAM;
-    }
-    return TC_OTHER;
-}
-
 /* ---- args ---- */
 
-/* What classification needs from the args, picked out while converting. */
-typedef struct {
-    const member *correlation, *correlation_id, *device, *grid, *block, *regs, *shmem, *occupancy,
-        *step_num, *group_id, *kernel_details, *memcpy_details, *hlo_op, *tf_op, *name, *op;
-} known_args;
-
-static void note_known(const reader *r, uint32_t key, const member *m, known_args *k)
+static void note_known(const xpv_cj_reader *r, uint32_t key, const xpv_cj_member *m,
+                       xpv_cj_known_args *k)
 {
     if (key > r->k_last_known) return; /* the known keys were interned first */
     if (key == r->k_correlation)
@@ -872,26 +422,31 @@ static void note_known(const reader *r, uint32_t key, const member *m, known_arg
         k->op = m;
 }
 
-static int convert_arg(reader *r, const member *m, uint32_t key, xpv_arg *a)
+/* A string arg: interned when it can be, else kept inline as TEXT. */
+static void string_arg(xpv_cj_reader *r, const xpv_cj_member *m, xpv_arg *a)
+{
+    xpv_cj_str t = xpv_cj_text_of(r, &m->val);
+    uint32_t id =
+        t.len <= VALUE_INTERN_MAX ? xpv_cj_intern(r, t.s, t.len, 1) : intern_long(r, t.s, t.len);
+    if (id || t.len == 0) {
+        a->type = XPV_ARG_STR;
+        a->v.str = id;
+    } else {
+        a->type = XPV_ARG_TEXT;
+        a->text = t.s;
+        a->len = t.len;
+    }
+}
+
+static int convert_arg(xpv_cj_reader *r, const xpv_cj_member *m, uint32_t key, xpv_arg *a)
 {
     a->key = key;
     a->text = NULL;
     a->len = 0;
     switch (m->type) {
-    case JV_STR: {
-        slice t = text_of(r, &m->val);
-        uint32_t id =
-            t.len <= VALUE_INTERN_MAX ? intern(r, t.s, t.len, 1) : intern_long(r, t.s, t.len);
-        if (id || t.len == 0) {
-            a->type = XPV_ARG_STR;
-            a->v.str = id;
-        } else {
-            a->type = XPV_ARG_TEXT;
-            a->text = t.s;
-            a->len = t.len;
-        }
+    case JV_STR:
+        string_arg(r, m, a);
         return 0;
-    }
     case JV_INT:
         if (m->val.len <= 18) {
             a->type = XPV_ARG_INT;
@@ -924,7 +479,7 @@ static int convert_arg(reader *r, const member *m, uint32_t key, xpv_arg *a)
     }
 }
 
-static xpv_arg *args_room(reader *r, size_t n)
+static xpv_arg *args_room(xpv_cj_reader *r, size_t n)
 {
     if (n > r->cap_args) {
         size_t cap = r->cap_args ? r->cap_args : 64;
@@ -937,15 +492,15 @@ static xpv_arg *args_room(reader *r, size_t n)
 }
 
 /* Converts the event's args and kept top-level fields into r->args. */
-static int convert_args(reader *r, parsed_event *pe, known_args *k, uint32_t *nargs)
+static int convert_args(xpv_cj_reader *r, xpv_cj_event *pe, xpv_cj_known_args *k, uint32_t *nargs)
 {
     xpv_arg *args = args_room(r, pe->nargs + EX_COUNT);
     uint32_t n = 0;
     memset(k, 0, sizeof *k);
     for (uint32_t i = 0; i < pe->nargs; i++) {
-        const member *m = &r->members[pe->args_at + i];
-        slice key = text_of(r, &m->key);
-        uint32_t kid = intern(r, key.s, key.len, 0);
+        const xpv_cj_member *m = &r->members[pe->args_at + i];
+        xpv_cj_str key = xpv_cj_text_of(r, &m->key);
+        uint32_t kid = xpv_cj_intern(r, key.s, key.len, 0);
         note_known(r, kid, m, k);
         if (convert_arg(r, m, kid, &args[n++]) != 0) return -1;
     }
@@ -956,7 +511,7 @@ static int convert_args(reader *r, parsed_event *pe, known_args *k, uint32_t *na
     return 0;
 }
 
-static void intern_known_keys(reader *r)
+static void intern_known_keys(xpv_cj_reader *r)
 {
     r->k_correlation = xpv_sink_intern_cstr(r->sink, "correlation");
     r->k_correlation_id = xpv_sink_intern_cstr(r->sink, "correlation_id");
@@ -986,408 +541,9 @@ static void intern_known_keys(reader *r)
         if (*ids[i] > r->k_last_known) r->k_last_known = *ids[i];
 }
 
-/* ---- classification ---- */
-
-static uint32_t text_id(reader *r, const member *m)
-{
-    if (!m || m->type != JV_STR) return 0;
-    slice t = text_of(r, &m->val);
-    return intern(r, t.s, t.len, 0);
-}
-
-static void pytorch_launch(const known_args *k, xpv_launch *l)
-{
-    int64_t v;
-    if (k->grid && k->grid->type == JV_RAW) parse_dims(&k->grid->val, l->grid);
-    if (k->block && k->block->type == JV_RAW) parse_dims(&k->block->val, l->block);
-    if (k->regs && k->regs->type == JV_INT &&
-        js_to_int64(k->regs->val.s, k->regs->val.len, &v) == 0 && v >= 0 && v <= INT32_MAX)
-        l->registers_per_thread = (int32_t)v;
-    if (k->shmem && k->shmem->type == JV_INT &&
-        js_to_int64(k->shmem->val.s, k->shmem->val.len, &v) == 0 && v >= 0 && v <= INT32_MAX)
-        l->static_shared_bytes = (int32_t)v;
-    double d;
-    if (k->occupancy && (k->occupancy->type == JV_INT || k->occupancy->type == JV_NUM) &&
-        js_to_double(k->occupancy->val.s, k->occupancy->val.len, &d) == 0 && d >= 0)
-        l->occupancy_pct = d;
-}
-
-/* Marks the process of a PyTorch device event as device args.device. */
-static void pytorch_device(reader *r, proc_info *p, const known_args *k)
-{
-    int64_t dev;
-    if (!k->device || member_int(r, k->device, &dev) != 0 || dev < 0 || dev > 1000000) return;
-    if (p->devmarked && p->device == dev) return;
-    p->devmarked = 1;
-    p->device = (int)dev;
-    xpv_sink_process_device(r->sink, p->pid, (int)dev);
-}
-
-/* PyTorch/Kineto categories; returns 1 when the category decided. */
-static int classify_pytorch(reader *r, xpv_event *ev, const slice *cat, const slice *name,
-                            const known_args *k, proc_info *p, xpv_launch *l)
-{
-    int64_t corr;
-    int has_corr = k->correlation && member_int(r, k->correlation, &corr) == 0;
-    if (slice_is(cat, "kernel") || slice_is(cat, "Kernel")) {
-        ev->kind = XPV_KIND_KERNEL;
-        pytorch_launch(k, l);
-        ev->launch = l;
-        pytorch_device(r, p, k);
-    } else if (slice_is(cat, "gpu_memcpy") || slice_is(cat, "Memcpy")) {
-        int kind = memcpy_kind_of(name->s, name->len);
-        ev->kind = (uint8_t)(kind < 0 ? XPV_KIND_MEMCPY_OTHER : kind);
-        pytorch_device(r, p, k);
-    } else if (slice_is(cat, "gpu_memset") || slice_is(cat, "Memset")) {
-        ev->kind = XPV_KIND_MEMSET;
-        pytorch_device(r, p, k);
-    } else if (slice_is(cat, "cuda_runtime") || slice_is(cat, "Runtime") ||
-               slice_is(cat, "cuda_driver")) {
-        if (!has_corr) return 1;
-        ev->kind = XPV_KIND_LAUNCH;
-    } else if (slice_is(cat, "gpu_user_annotation")) {
-        ev->kind = XPV_KIND_DEVICE_OTHER;
-        return 1;
-    } else {
-        return 0;
-    }
-    if (has_corr) ev->corr = corr;
-    return 1;
-}
-
-static void jax_kernel(reader *r, xpv_event *ev, const known_args *k, xpv_launch *l)
-{
-    ev->kind = XPV_KIND_KERNEL;
-    if (k->kernel_details && k->kernel_details->type == JV_STR) {
-        slice t = text_of(r, &k->kernel_details->val);
-        xpv_kernel_details_parse(t.s, t.len, l);
-    }
-    l->op = text_id(r, k->hlo_op);
-    if (!l->op) l->op = text_id(r, k->tf_op);
-    ev->launch = l;
-}
-
-/* Device rows of JAX (by thread) and TensorFlow (by process). */
-static void classify_device(reader *r, xpv_event *ev, const slice *name, const known_args *k,
-                            const proc_info *p, const track_info *t, xpv_launch *l)
-{
-    int64_t v;
-    int mk = memcpy_kind_of(name->s, name->len);
-    if (p->pclass == PC_JAX_DEVICE) {
-        if (k->kernel_details || t->tclass == TC_KERNEL_STREAM)
-            jax_kernel(r, ev, k, l);
-        else if (k->memcpy_details || t->tclass == TC_MEMCPY_STREAM)
-            ev->kind = (uint8_t)(mk >= 0          ? mk
-                                 : t->memkind > 0 ? t->memkind
-                                                  : XPV_KIND_MEMCPY_OTHER);
-        else if (t->tclass == TC_XLA_OPS)
-            ev->kind = XPV_KIND_XLA_OP;
-        else if (t->tclass == TC_XLA_MODULES)
-            ev->kind = XPV_KIND_XLA_MODULE;
-        else if (t->tclass == TC_STEPS) {
-            ev->kind = XPV_KIND_STEP;
-            ev->step_src = XPV_STEP_STEPS_LINE;
-            member nm = {.type = JV_STR, .val = *name};
-            if (member_int(r, &nm, &v) == 0) ev->step = v;
-        } else
-            ev->kind = XPV_KIND_DEVICE_OTHER;
-        if (k->correlation_id && member_int(r, k->correlation_id, &v) == 0) ev->corr = v;
-        return;
-    }
-    int exec_kernels = p->pclass == PC_TF_EXECUTOR &&
-                       !(p->device >= 0 && p->device < 64 && r->tf_stream_devices[p->device]);
-    if (p->pclass == PC_TF_STREAM || p->pclass == PC_TF_MEMCPY || exec_kernels) {
-        if (starts_with(name, "MEMCPY") || starts_with(name, "Memcpy") || p->pclass == PC_TF_MEMCPY)
-            ev->kind = (uint8_t)(mk >= 0 ? mk : XPV_KIND_MEMCPY_OTHER);
-        else {
-            ev->kind = XPV_KIND_KERNEL;
-            l->op = text_id(r, k->name);
-            if (!l->op) l->op = text_id(r, k->op);
-            ev->launch = l;
-        }
-    } else {
-        ev->kind = XPV_KIND_DEVICE_OTHER;
-    }
-}
-
-static void classify(reader *r, xpv_event *ev, const slice *cat, const slice *name,
-                     const known_args *k, proc_info *p, const track_info *t, xpv_launch *l)
-{
-    int64_t v;
-    int src;
-    xpv_launch_init(l);
-    if (starts_with(name, "ProfilerStep#")) {
-        member nm = {.type = JV_STR, .val = {name->s + 13, name->len - 13, 0}};
-        r->pytorch_hint = 1;
-        if (member_int(r, &nm, &v) == 0) {
-            ev->kind = XPV_KIND_STEP;
-            ev->step = v;
-            ev->step_src = XPV_STEP_PROFILER_STEP;
-            return;
-        }
-    }
-    if (!classify_pytorch(r, ev, cat, name, k, p, l)) {
-        if (p->pclass != PC_HOST && p->pclass != PC_TF_OTHER) {
-            classify_device(r, ev, name, k, p, t, l);
-        } else if (k->kernel_details) {
-            jax_kernel(r, ev, k, l);
-        } else if (k->step_num && member_int(r, k->step_num, &v) == 0) {
-            ev->kind = XPV_KIND_STEP;
-            ev->step = v;
-            ev->step_src = XPV_STEP_ANNOTATION;
-        } else if ((src = xpv_step_name_source(name->s, name->len, &v)) != 0) {
-            ev->kind = XPV_KIND_STEP; /* a weaker source: used without ProfilerStep#N */
-            ev->step = v;
-            ev->step_src = (uint8_t)src;
-        } else if (k->correlation_id && member_int(r, k->correlation_id, &v) == 0) {
-            ev->kind = XPV_KIND_LAUNCH;
-            ev->corr = v;
-        }
-    }
-    if (ev->step < 0 && k->group_id && member_int(r, k->group_id, &v) == 0) ev->step = v;
-}
-
-/* ---- slices held open: B/E per track, b/e async ---- */
-
-static pending *hold(const xpv_event *ev)
-{
-    size_t text = 0;
-    for (uint32_t i = 0; i < ev->nargs; i++)
-        if (ev->args[i].type == XPV_ARG_TEXT || ev->args[i].type == XPV_ARG_JSON)
-            text += ev->args[i].len;
-    pending *h = xpv_xcalloc(1, sizeof *h);
-    h->ev = *ev;
-    if (ev->launch) {
-        h->launch = *ev->launch;
-        h->ev.launch = &h->launch;
-    }
-    h->args = ev->nargs ? xpv_xmalloc(ev->nargs * sizeof *h->args) : NULL;
-    h->text = text ? xpv_xmalloc(text) : NULL;
-    size_t at = 0;
-    for (uint32_t i = 0; i < ev->nargs; i++) {
-        h->args[i] = ev->args[i];
-        if (ev->args[i].type == XPV_ARG_TEXT || ev->args[i].type == XPV_ARG_JSON) {
-            copy_bytes(h->text + at, ev->args[i].text, ev->args[i].len);
-            h->args[i].text = h->text + at;
-            at += ev->args[i].len;
-        }
-    }
-    h->ev.args = h->args;
-    return h;
-}
-
-static void release(pending *h)
-{
-    free(h->args);
-    free(h->text);
-    free(h->key);
-    free(h);
-}
-
-/* Emits an opened slice closed by `end` (NULL: never closed). */
-static void close_slice(reader *r, pending *h, const xpv_event *end, char ph)
-{
-    xpv_event ev = h->ev;
-    ev.ph = ph;
-    if (end) {
-        int64_t dur = end->ts_ns - ev.ts_ns;
-        if (dur < 0) dur = 0, r->negative_dur++;
-        ev.dur_ns = dur;
-        ev.dur_ps = dur * 1000;
-        if (end->nargs) {
-            xpv_arg *all = xpv_xmalloc((ev.nargs + end->nargs) * sizeof *all);
-            copy_bytes(all, ev.args, ev.nargs * sizeof *all);
-            memcpy(all + ev.nargs, end->args, end->nargs * sizeof *all);
-            ev.args = all;
-            ev.nargs += end->nargs;
-            xpv_sink_event(r->sink, &ev);
-            free(all);
-            release(h);
-            return;
-        }
-    }
-    xpv_sink_event(r->sink, &ev);
-    release(h);
-}
-
-static void begin_slice(reader *r, track_info *t, const xpv_event *ev)
-{
-    if (t->nopen >= MAX_STACK_DEPTH || r->nopen_total >= MAX_OPEN_SLICES) {
-        r->dropped_open++;
-        xpv_sink_event(r->sink, ev);
-        return;
-    }
-    if (t->nopen == t->cap_open) {
-        t->cap_open = t->cap_open ? t->cap_open * 2 : 8;
-        t->open = xpv_xrealloc(t->open, t->cap_open * sizeof *t->open);
-    }
-    t->open[t->nopen++] = hold(ev);
-    r->nopen_total++;
-}
-
-static void end_slice(reader *r, track_info *t, const xpv_event *ev)
-{
-    if (t->nopen == 0) {
-        r->unmatched_e++;
-        xpv_sink_event(r->sink, ev);
-        return;
-    }
-    r->nopen_total--;
-    close_slice(r, t->open[--t->nopen], ev, 'X');
-}
-
-/* Async key: category, id, id2 (raw text); the name is matched separately
- * so that an `e` without a name closes the latest `b` of its id. */
-static size_t async_key(reader *r, const parsed_event *pe, uint32_t cat, char *buf, size_t cap)
-{
-    size_t n = 0;
-    memcpy(buf, &cat, sizeof cat);
-    n += sizeof cat;
-    for (int i = EX_ID; i <= EX_ID2; i++) {
-        const member *m = &pe->extra[i];
-        size_t len = m->val.len < cap / 2 - 8 ? m->val.len : cap / 2 - 8;
-        if (m->type == JV_NONE) len = 0;
-        buf[n++] = (char)m->type;
-        copy_bytes(buf + n, m->val.s, len);
-        n += len;
-        buf[n++] = 0;
-    }
-    (void)r;
-    return n;
-}
-
-static pending **async_bucket(reader *r, uint64_t h)
-{
-    if (!r->async_slots) {
-        r->nasync_slots = 4096;
-        r->async_slots = xpv_xcalloc(r->nasync_slots, sizeof *r->async_slots);
-    }
-    return &r->async_slots[h & (r->nasync_slots - 1)];
-}
-
-static void async_begin(reader *r, const parsed_event *pe, const xpv_event *ev)
-{
-    if (r->nopen_total >= MAX_OPEN_SLICES) {
-        r->dropped_open++;
-        xpv_sink_event(r->sink, ev);
-        return;
-    }
-    char key[1024];
-    size_t n = async_key(r, pe, ev->cat, key, sizeof key);
-    pending *h = hold(ev);
-    h->key = xpv_xmalloc(n);
-    memcpy(h->key, key, n);
-    h->key_len = n;
-    h->key_hash = xpv_hash64(key, n);
-    pending **b = async_bucket(r, h->key_hash);
-    h->next = *b;
-    *b = h;
-    r->nopen_total++;
-}
-
-static void async_end(reader *r, const parsed_event *pe, const xpv_event *ev)
-{
-    char key[1024];
-    size_t n = async_key(r, pe, ev->cat, key, sizeof key);
-    uint64_t hash = xpv_hash64(key, n);
-    pending **link = async_bucket(r, hash), **found = NULL;
-    for (; *link; link = &(*link)->next) {
-        pending *h = *link;
-        if (h->key_hash != hash || h->key_len != n || memcmp(h->key, key, n) != 0) continue;
-        if (h->ev.name == ev->name) {
-            found = link;
-            break;
-        }
-        if (!found && ev->name == 0) found = link;
-    }
-    if (!found) {
-        r->unmatched_async_e++;
-        xpv_sink_event(r->sink, ev);
-        return;
-    }
-    pending *h = *found;
-    *found = h->next;
-    r->nopen_total--;
-    close_slice(r, h, ev, 'b');
-}
-
-/* At the end: what is still open is stored without a duration. */
-static void flush_open(reader *r, int emit)
-{
-    for (size_t t = 0; t < r->ntracks; t++) {
-        track_info *ti = &r->tracks[t];
-        for (size_t i = 0; i < ti->nopen; i++) {
-            if (emit) {
-                r->unmatched_b++;
-                close_slice(r, ti->open[i], NULL, 'B');
-            } else {
-                release(ti->open[i]);
-            }
-        }
-        ti->nopen = 0;
-        free(ti->open);
-        ti->open = NULL;
-    }
-    for (size_t s = 0; s < r->nasync_slots; s++) {
-        while (r->async_slots[s]) {
-            pending *h = r->async_slots[s];
-            r->async_slots[s] = h->next;
-            if (emit) {
-                r->unmatched_async_b++;
-                close_slice(r, h, NULL, 'b');
-            } else {
-                release(h);
-            }
-        }
-    }
-    r->nopen_total = 0;
-}
-
-/* ---- metadata (M) events ---- */
-
-static const member *arg_named(reader *r, const parsed_event *pe, const char *key)
-{
-    for (uint32_t i = 0; i < pe->nargs; i++)
-        if (slice_is(&r->members[pe->args_at + i].key, key)) return &r->members[pe->args_at + i];
-    return NULL;
-}
-
-static void metadata(reader *r, parsed_event *pe)
-{
-    slice label, name = text_of(r, &pe->name.val);
-    if (pe->name.type != JV_STR) return;
-    int64_t pid = map_id(r, &pe->pid, &label), tid = map_id(r, &pe->tid, &label), v;
-    const member *a;
-    if (slice_is(&name, "process_name") && (a = arg_named(r, pe, "name")) && a->type == JV_STR) {
-        slice t = text_of(r, &a->val);
-        proc_info *p = proc_get(r, pid);
-        xpv_sink_process_name(r->sink, pid, t.s, t.len);
-        p->named = 1;
-        classify_process(r, p, &t);
-    } else if (slice_is(&name, "thread_name") && (a = arg_named(r, pe, "name")) &&
-               a->type == JV_STR) {
-        slice t = text_of(r, &a->val);
-        track_info *ti = track_get(r, xpv_sink_track(r->sink, pid, tid));
-        xpv_sink_thread_name(r->sink, pid, tid, t.s, t.len);
-        ti->named = 1;
-        ti->tclass = classify_thread(&t);
-        ti->memkind = memcpy_kind_of(t.s, t.len);
-    } else if (slice_is(&name, "process_sort_index") && (a = arg_named(r, pe, "sort_index")) &&
-               member_int(r, a, &v) == 0) {
-        xpv_sink_process_sort(r->sink, pid, v);
-    } else if (slice_is(&name, "thread_sort_index") && (a = arg_named(r, pe, "sort_index")) &&
-               member_int(r, a, &v) == 0) {
-        xpv_sink_thread_sort(r->sink, pid, tid, v);
-    } else if (slice_is(&name, "process_labels") && (a = arg_named(r, pe, "labels")) &&
-               a->type == JV_STR) {
-        slice t = text_of(r, &a->val);
-        xpv_sink_process_label(r->sink, pid, t.s, t.len);
-    }
-}
-
 /* ---- one event ---- */
 
-static int event_times(reader *r, const parsed_event *pe, xpv_event *ev)
+static int event_times(xpv_cj_reader *r, const xpv_cj_event *pe, xpv_event *ev)
 {
     int64_t v;
     int rc = pe->ts.type ? member_scaled(&pe->ts, 3, &v) : -2;
@@ -1404,40 +560,18 @@ static int event_times(reader *r, const parsed_event *pe, xpv_event *ev)
     return 0;
 }
 
-/* Resolves the track, naming it after a string pid/tid when no M did. */
-static uint32_t event_track(reader *r, const parsed_event *pe, proc_info **pp, track_info **tp)
+/* Counts an event of a phase that is not stored, under its first bytes. */
+static void skip_phase(xpv_cj_reader *r, const xpv_cj_str *ph)
 {
-    slice plabel, tlabel;
-    int64_t pid = map_id(r, &pe->pid, &plabel), tid = map_id(r, &pe->tid, &tlabel);
-    if (r->last.valid && r->last.pid == pid && r->last.tid == tid && r->last.procs == r->procs) {
-        *pp = r->last.proc;
-        *tp = &r->tracks[r->last.track];
-        return r->last.track;
-    }
-    uint32_t track = xpv_sink_track(r->sink, pid, tid);
-    proc_info *p = proc_get(r, pid);
-    track_info *t = track_get(r, track);
-    r->last.valid = !plabel.len && !tlabel.len;
-    r->last.pid = pid;
-    r->last.tid = tid;
-    r->last.track = track;
-    r->last.proc = p;
-    r->last.procs = r->procs;
-    if (plabel.len && !p->named) {
-        xpv_sink_process_name(r->sink, pid, plabel.s, plabel.len);
-        p->named = 1;
-    }
-    if (tlabel.len && !t->named) {
-        xpv_sink_thread_name(r->sink, pid, tid, tlabel.s, tlabel.len);
-        t->named = 1;
-        t->memkind = -1;
-    }
-    *pp = p;
-    *tp = t;
-    return track;
+    char what[32] = "phase ";
+    size_t n = 6;
+    for (uint32_t i = 0; i < ph->len && i < 8; i++)
+        what[n++] = ph->s[i] > 0x20 && ph->s[i] < 0x7f ? ph->s[i] : '?';
+    what[n] = 0;
+    xpv_sink_skipped(r->sink, what);
 }
 
-static int process_event(reader *r, parsed_event *pe, size_t raw_len)
+static int process_event(xpv_cj_reader *r, xpv_cj_event *pe, size_t raw_len)
 {
     if (pe->nkeys == 0) return 0; /* the customary trailing {} */
     r->objects++;
@@ -1446,67 +580,48 @@ static int process_event(reader *r, parsed_event *pe, size_t raw_len)
         return 0;
     }
     begin_event(r, raw_len);
-    slice ph = text_of(r, &pe->ph.val);
+    xpv_cj_str ph = xpv_cj_text_of(r, &pe->ph.val);
     char phc = ph.s[0];
     xpv_sink_count_read(r->sink, phc);
     r->with_ph++;
     if (phc == 'M' && ph.len == 1) {
-        metadata(r, pe);
+        xpv_cj_metadata(r, pe);
         return 0;
     }
     if (ph.len != 1 || !strchr("XBEiICbenstf", phc) || phc == 0) {
-        char what[32] = "phase ";
-        size_t n = 6;
-        for (uint32_t i = 0; i < ph.len && i < 8; i++)
-            what[n++] = ph.s[i] > 0x20 && ph.s[i] < 0x7f ? ph.s[i] : '?';
-        what[n] = 0;
-        xpv_sink_skipped(r->sink, what);
+        skip_phase(r, &ph);
         return 0;
     }
     xpv_event ev;
     xpv_event_init(&ev);
     ev.ph = phc;
     if (event_times(r, pe, &ev) != 0) return -1;
-    proc_info *p;
-    track_info *t;
-    ev.track = event_track(r, pe, &p, &t);
-    slice name = pe->name.type == JV_STR ? text_of(r, &pe->name.val) : (slice){"", 0, 0};
-    slice cat = pe->cat.type == JV_STR ? text_of(r, &pe->cat.val) : (slice){"", 0, 0};
-    ev.name = intern(r, name.s, name.len, 0);
-    ev.cat = intern(r, cat.s, cat.len, 0);
-    known_args k;
+    xpv_cj_proc *p;
+    xpv_cj_track *t;
+    ev.track = xpv_cj_event_track(r, pe, &p, &t);
+    xpv_cj_str name =
+        pe->name.type == JV_STR ? xpv_cj_text_of(r, &pe->name.val) : (xpv_cj_str){"", 0, 0};
+    xpv_cj_str cat =
+        pe->cat.type == JV_STR ? xpv_cj_text_of(r, &pe->cat.val) : (xpv_cj_str){"", 0, 0};
+    ev.name = xpv_cj_intern(r, name.s, name.len, 0);
+    ev.cat = xpv_cj_intern(r, cat.s, cat.len, 0);
+    xpv_cj_known_args k;
     if (convert_args(r, pe, &k, &ev.nargs) != 0) return -1;
     ev.args = r->args;
     xpv_launch launch;
-    classify(r, &ev, &cat, &name, &k, p, t, &launch);
-    switch (phc) {
-    case 'B':
-        begin_slice(r, t, &ev);
-        break;
-    case 'E':
-        end_slice(r, t, &ev);
-        break;
-    case 'b':
-        async_begin(r, pe, &ev);
-        break;
-    case 'e':
-        async_end(r, pe, &ev);
-        break;
-    default:
-        xpv_sink_event(r->sink, &ev);
-        break;
-    }
+    xpv_cj_classify(r, &ev, &cat, &name, &k, p, t, &launch);
+    xpv_cj_deliver(r, pe, t, &ev);
     return 0;
 }
 
 /* ---- the document ---- */
 
-typedef int (*whole_fn)(reader *r, cursor *c, const char **pp, void *ctx);
+typedef int (*whole_fn)(xpv_cj_reader *r, cursor *c, const char **pp, void *ctx);
 
 /* Runs fn on one whole value at r->p, refilling until it lies in the
  * window. 0 on success (r->p past it, r->last_start at it), 1 when it is
  * longer than `limit` (r->p unchanged), -1 on error. */
-static int parse_whole(reader *r, whole_fn fn, void *ctx, size_t limit)
+static int parse_whole(xpv_cj_reader *r, whole_fn fn, void *ctx, size_t limit)
 {
     for (;;) {
         cursor c = {r->wend, r->eof, {NULL, NULL}};
@@ -1524,21 +639,21 @@ static int parse_whole(reader *r, whole_fn fn, void *ctx, size_t limit)
     }
 }
 
-static int scan_event(reader *r, cursor *c, const char **pp, void *ctx)
+static int scan_event(xpv_cj_reader *r, cursor *c, const char **pp, void *ctx)
 {
-    parsed_event *pe = ctx;
+    xpv_cj_event *pe = ctx;
     memset(pe, 0, sizeof *pe);
     return scan_object(r, c, pp, event_member, pe);
 }
 
-static int scan_any(reader *r, cursor *c, const char **pp, void *ctx)
+static int scan_any(xpv_cj_reader *r, cursor *c, const char **pp, void *ctx)
 {
     (void)r;
-    member *m = ctx;
+    xpv_cj_member *m = ctx;
     return scan_value(pp, c, m);
 }
 
-static int scan_key(reader *r, cursor *c, const char **pp, void *ctx)
+static int scan_key(xpv_cj_reader *r, cursor *c, const char **pp, void *ctx)
 {
     (void)r;
     const char *p = *pp + 1;
@@ -1549,7 +664,7 @@ static int scan_key(reader *r, cursor *c, const char **pp, void *ctx)
 }
 
 /* Skips one value of any size as a stream. */
-static int skip_stream(reader *r)
+static int skip_stream(xpv_cj_reader *r)
 {
     js_skipper s;
     js_skipper_init(&s);
@@ -1567,7 +682,7 @@ static int skip_stream(reader *r)
     }
 }
 
-static int end_of_events(reader *r, int top_array)
+static int end_of_events(xpv_cj_reader *r, int top_array)
 {
     if (r->err->msg[0]) return -1;
     if (!top_array) return end_error(r, "unexpected end of input inside traceEvents");
@@ -1575,7 +690,7 @@ static int end_of_events(reader *r, int top_array)
     return 0;
 }
 
-static int read_events(reader *r, int top_array)
+static int read_events(xpv_cj_reader *r, int top_array)
 {
     r->p++;
     int c = peek(r);
@@ -1586,7 +701,7 @@ static int read_events(reader *r, int top_array)
         }
         if (c < 0) return end_of_events(r, top_array);
         if (c != '{') return fail_at(r, r->p, "not a trace: expected an event object");
-        parsed_event pe;
+        xpv_cj_event pe;
         int rc = parse_whole(r, scan_event, &pe, MAX_EVENT_BYTES);
         if (rc > 0) return fail_at(r, r->p, "event longer than 64 MB");
         if (rc < 0 || process_event(r, &pe, (size_t)(r->p - r->last_start)) != 0) return -1;
@@ -1603,30 +718,32 @@ static int read_events(reader *r, int top_array)
 /* ---- top-level keys ---- */
 
 typedef struct {
-    reader *r;
+    xpv_cj_reader *r;
     int want; /* 0: deviceProperties entry, 1: distributedInfo, 2: metadata */
 } top_ctx;
 
-static void member_text(reader *r, const member *m, char *buf, size_t cap)
+static void member_text(xpv_cj_reader *r, const xpv_cj_member *m, char *buf, size_t cap)
 {
-    slice t = m->type == JV_STR ? text_of(r, &m->val) : m->val;
+    xpv_cj_str t = m->type == JV_STR ? xpv_cj_text_of(r, &m->val) : m->val;
     snprintf(buf, cap, "%.*s", (int)t.len, t.s);
 }
 
-static int top_member(reader *r, cursor *c, const char **pp, const slice *key, void *ctx)
+static int top_member(xpv_cj_reader *r, cursor *c, const char **pp, const xpv_cj_str *key,
+                      void *ctx)
 {
     top_ctx *tc = ctx;
-    member m = {0};
+    xpv_cj_member m = {0};
     TRY(scan_value(pp, c, &m));
     char buf[512];
-    if (tc->want == 0 && slice_is(key, "name") && m.type == JV_STR) {
+    if (tc->want == 0 && xpv_cj_str_is(key, "name") && m.type == JV_STR) {
         member_text(r, &m, buf, sizeof buf);
         xpv_sink_fact(r->sink, "device", buf);
-    } else if (tc->want == 1 && (slice_is(key, "rank") || slice_is(key, "world_size")) &&
+    } else if (tc->want == 1 && (xpv_cj_str_is(key, "rank") || xpv_cj_str_is(key, "world_size")) &&
                m.type == JV_INT) {
         member_text(r, &m, buf, sizeof buf);
         xpv_sink_fact(r->sink, key->s[0] == 'r' ? "rank" : "world_size", buf);
-    } else if (tc->want == 2 && slice_is(key, "highres-ticks") && slice_is(&m.val, "true")) {
+    } else if (tc->want == 2 && xpv_cj_str_is(key, "highres-ticks") &&
+               xpv_cj_str_is(&m.val, "true")) {
         r->highres = 1;
     }
     return JS_OK;
@@ -1634,9 +751,9 @@ static int top_member(reader *r, cursor *c, const char **pp, const slice *key, v
 
 /* Reads deviceProperties / distributedInfo / metadata / displayTimeUnit
  * whole when small (they are), else skips them. */
-static int read_known_value(reader *r, const char *key)
+static int read_known_value(xpv_cj_reader *r, const char *key)
 {
-    member m = {0};
+    xpv_cj_member m = {0};
     int rc =
         parse_whole(r, scan_any, &m, strcmp(key, "metadata") == 0 ? 1u << 20 : MAX_TOP_VALUE_BYTES);
     if (rc > 0) return skip_stream(r);
@@ -1645,7 +762,7 @@ static int read_known_value(reader *r, const char *key)
     top_ctx tc = {r, 0};
     cursor c = {m.val.s + m.val.len, 1, {NULL, NULL}};
     if (strcmp(key, "displayTimeUnit") == 0) {
-        r->ns_unit = m.type == JV_STR && slice_is(&m.val, "ns");
+        r->ns_unit = m.type == JV_STR && xpv_cj_str_is(&m.val, "ns");
     } else if (strcmp(key, "deviceProperties") == 0 && m.type == JV_RAW && m.val.s[0] == '[') {
         const char *p = m.val.s + 1;
         for (;;) {
@@ -1664,7 +781,7 @@ static int read_known_value(reader *r, const char *key)
     return 0;
 }
 
-static int read_top_object(reader *r)
+static int read_top_object(xpv_cj_reader *r)
 {
     static const char *const pytorch_keys[] = {"schemaVersion", "deviceProperties",
                                                "distributedInfo", NULL};
@@ -1675,7 +792,7 @@ static int read_top_object(reader *r)
     for (;;) {
         if (c < 0) return end_error(r, "unexpected end of input");
         if (c != '"') return fail_at(r, r->p, "expected a key");
-        slice key = {0};
+        xpv_cj_str key = {0};
         int rc = parse_whole(r, scan_key, &key, MAX_KEY_BYTES);
         if (rc > 0) return fail_at(r, r->p, "key too long");
         if (rc < 0) return -1;
@@ -1709,7 +826,7 @@ static int read_top_object(reader *r)
     return 0;
 }
 
-static int read_document(reader *r)
+static int read_document(xpv_cj_reader *r)
 {
     int c = peek(r);
     if (c == 0xEF && r->wend - r->p >= 3 && memcmp(r->p, "\xEF\xBB\xBF", 3) == 0) {
@@ -1735,47 +852,20 @@ static int read_document(reader *r)
 
 /* ---- facts ---- */
 
-static void warn_count(reader *r, int64_t n, const char *what)
+static void record_facts(xpv_cj_reader *r)
 {
-    if (!n) return;
-    char buf[256];
-    snprintf(buf, sizeof buf, "%lld %s", (long long)n, what);
-    xpv_sink_fact(r->sink, "warning", buf);
-}
-
-static void record_facts(reader *r)
-{
-    const char *producer = "unknown";
-    if (r->pytorch_hint)
-        producer = "PyTorch";
-    else if (r->tf_hint)
-        producer = "TensorFlow";
-    else if (r->jax_hint || (r->ns_unit && r->highres))
-        producer = "JAX/XLA";
-    xpv_sink_fact(r->sink, "producer", producer);
-    warn_count(r, r->unmatched_b, "B events without a matching E (stored without a duration)");
-    warn_count(r, r->unmatched_e, "E events without a matching B (stored as instants)");
-    warn_count(r, r->unmatched_async_b, "async b events without a matching e");
-    warn_count(r, r->unmatched_async_e, "async e events without a matching b");
-    warn_count(r, r->negative_dur, "events with a negative duration (stored as 0)");
-    warn_count(r, r->dropped_open, "B/b events stored unpaired (too many open at once)");
+    xpv_sink_fact(r->sink, "producer", xpv_cj_producer(r));
+    xpv_cj_slice_warnings(r);
     if (r->array_unterminated)
         xpv_sink_fact(r->sink, "warning",
                       "the event array has no closing ']' (allowed by the format; the file may "
                       "have been cut short)");
 }
 
-static void reader_free(reader *r)
+static void reader_free(xpv_cj_reader *r)
 {
-    flush_open(r, 0);
-    for (size_t i = 0; i < r->ntracks; i++)
-        free(r->tracks[i].open);
-    for (size_t i = 0; i < r->nstr_ids; i++)
-        free(r->str_ids[i]);
-    free(r->str_ids);
-    free(r->tracks);
-    free(r->procs);
-    free(r->async_slots);
+    xpv_cj_slices_free(r);
+    xpv_cj_tables_free(r);
     free(r->icache);
     free(r->long_cache);
     free(r->long_seen);
@@ -1794,20 +884,20 @@ int xpv_read_chrome_json(const char *path, xpv_sink *sink, xpv_err *err)
     xpv_err local = {{0}};
     if (!err) err = &local;
     err->msg[0] = 0;
-    reader r;
+    xpv_cj_reader r;
     memset(&r, 0, sizeof r);
     r.sink = sink;
     r.err = err;
     r.in = xpv_gz_open(path, 0, HEADROOM, err);
     if (!r.in) return -1;
-    r.icache = xpv_xcalloc(ICACHE_SIZE, sizeof *r.icache);
+    r.icache = xpv_xcalloc(XPV_CJ_ICACHE_SIZE, sizeof *r.icache);
     r.long_cache = xpv_xcalloc(LONG_CACHE_SIZE, sizeof *r.long_cache);
     r.long_seen = xpv_xcalloc(LONG_SEEN_SIZE, sizeof *r.long_seen);
     r.w = r.wend = r.p = "";
     intern_known_keys(&r);
     int rc = read_document(&r);
     if (rc == 0) {
-        flush_open(&r, 1);
+        xpv_cj_flush_open(&r, 1);
         record_facts(&r);
     } else {
         record_facts(&r);

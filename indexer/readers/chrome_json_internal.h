@@ -1,0 +1,322 @@
+/*
+ * chrome_json_internal.h — what the parts of the Chrome trace JSON reader
+ * share. They are split the way a tokenizer is kept apart from a parser:
+ *  - chrome_json_reader.c walks the document (driving json_scan), pulls each
+ *    event's members and args out of the window and hands the event on;
+ *  - chrome_json_classify.c keeps the process and thread tables and decides
+ *    what an event is (kernel, memcpy, step, ...) for each producer;
+ *  - chrome_json_slices.c pairs B/E and b/e events into slices.
+ *
+ * Lifetimes: an xpv_cj_event and every xpv_cj_str in it point into the
+ * reader's window or scratch, which the walk reuses for the next event.
+ * Whatever outlives the event is interned or copied: held slices copy
+ * their args' text, names go to the sink.
+ *
+ * What runs for every member or arg (decoded text, the intern cache), and
+ * the common cases of the track lookup and of handing an event on, are
+ * static inline here: the split adds one call per event, to
+ * xpv_cj_classify().
+ */
+#ifndef XPV_CHROME_JSON_INTERNAL_H
+#define XPV_CHROME_JSON_INTERNAL_H
+
+#include "readers.h"
+#include "gz_input.h"
+#include "json_scan.h"
+
+#include <string.h>
+
+/* The intern cache: direct-mapped, a power of two. */
+#define XPV_CJ_ICACHE_SIZE 16384
+#define XPV_CJ_ICACHE_INLINE 16
+
+/* memcpy that may be given a NULL source with a zero length (an empty
+ * value, an event without args), which memcpy itself may not. */
+static inline void xpv_cj_copy_bytes(void *dst, const void *src, size_t n)
+{
+    if (n) memcpy(dst, src, n);
+}
+
+/* ---- parsed, not yet interpreted, pieces of one event ---- */
+
+enum { JV_NONE = 0, JV_STR, JV_INT, JV_NUM, JV_RAW, JV_NONFINITE /* NaN, Infinity, -Infinity */ };
+
+/* A string's bytes as they stand in the input (esc: still escaped). */
+typedef struct {
+    const char *s;
+    uint32_t len;
+    uint8_t esc;
+} xpv_cj_str;
+
+typedef struct {
+    xpv_cj_str key;
+    uint8_t type;
+    xpv_cj_str val; /* string body, number text or raw JSON */
+} xpv_cj_member;
+
+/* Top-level event fields other than the mapped ones that are kept as args. */
+enum { EX_ID, EX_ID2, EX_BIND_ID, EX_CNAME, EX_S, EX_BP, EX_FLOW_IN, EX_FLOW_OUT, EX_COUNT };
+
+typedef struct {
+    int nkeys;
+    xpv_cj_member ph, name, cat, pid, tid, ts, dur;
+    xpv_cj_member extra[EX_COUNT];
+    uint32_t args_at, nargs; /* in the reader's members */
+} xpv_cj_event;
+
+/* What classification needs from the args, picked out while converting. */
+typedef struct {
+    const xpv_cj_member *correlation, *correlation_id, *device, *grid, *block, *regs, *shmem,
+        *occupancy, *step_num, *group_id, *kernel_details, *memcpy_details, *hlo_op, *tf_op, *name,
+        *op;
+} xpv_cj_known_args;
+
+/* ---- processes, threads and open slices ---- */
+
+typedef struct xpv_cj_proc xpv_cj_proc;       /* chrome_json_classify.c */
+typedef struct xpv_cj_pending xpv_cj_pending; /* chrome_json_slices.c */
+
+typedef struct {
+    int tclass, named, memkind; /* memkind: from a memcpy stream's name, -1 none */
+    xpv_cj_pending **open;      /* B stack */
+    size_t nopen, cap_open;
+} xpv_cj_track;
+
+typedef struct {
+    uint64_t h;
+    uint32_t id, len;
+    char text[XPV_CJ_ICACHE_INLINE]; /* the string itself when it is this short */
+} xpv_cj_icache_ent;
+
+typedef struct {
+    xpv_sink *sink;
+    xpv_err *err;
+    xpv_gz_input *in;
+
+    /* the walk: window over the stream, [w, wend), w at stream offset w_off */
+    const char *w, *wend, *p;
+    int64_t w_off;
+    int eof, holding;
+    xpv_gz_chunk chunk;
+    char *big;
+    size_t big_cap;
+    const char *last_start; /* where the last whole value began */
+
+    /* the walk: one event's members, converted args and decoded strings */
+    xpv_cj_member *members;
+    size_t cap_members;
+    xpv_arg *args;
+    size_t cap_args;
+    char *scratch;
+    size_t scratch_len, scratch_cap;
+
+    xpv_cj_icache_ent *icache, *long_cache;
+    uint64_t *long_seen;
+    size_t long_bytes;
+    uint32_t k_correlation, k_correlation_id, k_device, k_grid, k_block, k_regs, k_shmem,
+        k_occupancy, k_step_num, k_group_id, k_kernel_details, k_memcpy_details, k_hlo_op, k_tf_op,
+        k_name, k_op, k_extra[EX_COUNT], k_last_known;
+    int64_t objects, with_ph;
+    int array_unterminated;
+
+    /* classification: process and thread tables */
+    xpv_cj_proc *procs;
+    size_t nprocs_slots, nprocs;
+    xpv_cj_track *tracks;
+    size_t ntracks;
+    char **str_ids; /* string pid/tid -> STRING_ID_BASE + index */
+    size_t nstr_ids;
+    struct {
+        int valid;
+        int64_t pid, tid;
+        uint32_t track;
+        xpv_cj_proc *proc, *procs; /* procs: the table the pointer is into */
+    } last;                        /* the previous event's track, which the next one often shares */
+    int tf_stream_devices[64];
+    /* producer hints (the walk sets some from top-level keys) */
+    int pytorch_hint, tf_hint, jax_hint, ns_unit, highres;
+
+    /* slice pairing */
+    xpv_cj_pending **async_slots;
+    size_t nasync_slots, nopen_total;
+    int64_t unmatched_b, unmatched_e, unmatched_async_b, unmatched_async_e, negative_dur;
+    int64_t dropped_open;
+} xpv_cj_reader;
+
+/* ---- helpers on the per-event path ---- */
+
+static inline int xpv_cj_str_is(const xpv_cj_str *s, const char *lit)
+{
+    size_t n = strlen(lit);
+    return !s->esc && s->len == n && memcmp(s->s, lit, n) == 0;
+}
+
+static inline int xpv_cj_starts_with(const xpv_cj_str *s, const char *lit)
+{
+    size_t n = strlen(lit);
+    return s->len >= n && memcmp(s->s, lit, n) == 0;
+}
+
+static inline int xpv_cj_ends_with(const xpv_cj_str *s, const char *lit)
+{
+    size_t n = strlen(lit);
+    return s->len >= n && memcmp(s->s + s->len - n, lit, n) == 0;
+}
+
+/* The decoded text of a string: escapes are resolved into scratch, which
+ * the walk sized to hold every string of the event. */
+static inline xpv_cj_str xpv_cj_text_of(xpv_cj_reader *r, const xpv_cj_str *s)
+{
+    if (!s->esc) return *s;
+    char *dst = r->scratch + r->scratch_len;
+    size_t n = js_unescape(s->s, s->len, dst);
+    r->scratch_len += n;
+    return (xpv_cj_str){dst, (uint32_t)n, 0};
+}
+
+static inline uint64_t xpv_cj_mix(uint64_t h, uint64_t v)
+{
+    h = (h ^ v) * 0xff51afd7ed558ccdULL;
+    return h ^ (h >> 32);
+}
+
+static inline uint64_t xpv_cj_load8(const char *s)
+{
+    uint64_t v;
+    memcpy(&v, s, 8);
+    return v;
+}
+
+/* A fast hash for cache slots (every hit is verified with memcmp): strings
+ * up to 128 bytes are hashed whole, longer ones by length and samples. */
+static inline uint64_t xpv_cj_hash(const char *s, size_t n)
+{
+    uint64_t h = 0x9E3779B97F4A7C15ULL ^ n;
+    if (n >= 8 && n <= 16) {
+        h = xpv_cj_mix(h, xpv_cj_load8(s));
+        h = xpv_cj_mix(h, xpv_cj_load8(s + n - 8));
+        return h ^ (h >> 29);
+    }
+    if (n > 128) {
+        for (size_t i = 0; i < 8; i++)
+            h = xpv_cj_mix(h, xpv_cj_load8(s + (n - 8) * i / 7));
+        return h ^ (h >> 29);
+    }
+    while (n >= 8) {
+        h = xpv_cj_mix(h, xpv_cj_load8(s));
+        s += 8;
+        n -= 8;
+    }
+    uint64_t v = 0;
+    xpv_cj_copy_bytes(&v, s, n);
+    h = (h ^ v) * 0xc4ceb9fe1a85ec53ULL;
+    return h ^ (h >> 29);
+}
+
+/* Interned id through a direct-mapped cache in front of the sink's table,
+ * which hashes every byte; `value` uses the sink's bounded value table. */
+static inline uint32_t xpv_cj_intern(xpv_cj_reader *r, const char *s, size_t n, int value)
+{
+    if (n == 0) return 0;
+    uint64_t h = xpv_cj_hash(s, n);
+    xpv_cj_icache_ent *e = &r->icache[h & (XPV_CJ_ICACHE_SIZE - 1)];
+    if (e->id && e->h == h && e->len == n) {
+        const char *t = n <= XPV_CJ_ICACHE_INLINE ? e->text : xpv_sink_string(r->sink, e->id, NULL);
+        if (memcmp(t, s, n) == 0) return e->id;
+    }
+    uint32_t id = value ? xpv_sink_intern_value(r->sink, s, n) : xpv_sink_intern(r->sink, s, n);
+    if (id) {
+        e->h = h;
+        e->id = id;
+        e->len = (uint32_t)n;
+        if (n <= XPV_CJ_ICACHE_INLINE) xpv_cj_copy_bytes(e->text, s, n);
+    }
+    return id;
+}
+
+/* ---- classification: chrome_json_classify.c ---- */
+
+/* Applies an M event to the process and thread tables. */
+void xpv_cj_metadata(xpv_cj_reader *r, xpv_cj_event *pe);
+/* The track of pe's pid/tid with its process (*pp) and thread (*tp);
+ * names them after a string pid/tid when no M event did. */
+uint32_t xpv_cj_track_of(xpv_cj_reader *r, const xpv_cj_event *pe, xpv_cj_proc **pp,
+                         xpv_cj_track **tp);
+
+/* A pid/tid that is its own id without a lookup: missing (0) or an integer
+ * of at most 18 characters, so inside the plain-id range. Anything else
+ * is left to xpv_cj_track_of(). */
+static inline int xpv_cj_plain_id(const xpv_cj_member *m, int64_t *v)
+{
+    if (m->type == JV_NONE) {
+        *v = 0;
+        return 1;
+    }
+    if (m->type != JV_INT || m->val.len > 18) return 0;
+    *v = js_small_int(m->val.s, m->val.len);
+    return 1;
+}
+
+/* xpv_cj_track_of(), answering from the previous event's track when the
+ * event shares it, as most do, without a call. */
+static inline uint32_t xpv_cj_event_track(xpv_cj_reader *r, const xpv_cj_event *pe,
+                                          xpv_cj_proc **pp, xpv_cj_track **tp)
+{
+    int64_t pid, tid;
+    if (r->last.valid && r->last.procs == r->procs && xpv_cj_plain_id(&pe->pid, &pid) &&
+        xpv_cj_plain_id(&pe->tid, &tid) && r->last.pid == pid && r->last.tid == tid) {
+        *pp = r->last.proc;
+        *tp = &r->tracks[r->last.track];
+        return r->last.track;
+    }
+    return xpv_cj_track_of(r, pe, pp, tp);
+}
+
+/* Sets ev's kind, step, step source and corr, and points ev->launch at l
+ * when it has a launch shape or op; cat and name are decoded. */
+void xpv_cj_classify(xpv_cj_reader *r, xpv_event *ev, const xpv_cj_str *cat, const xpv_cj_str *name,
+                     const xpv_cj_known_args *k, xpv_cj_proc *p, const xpv_cj_track *t,
+                     xpv_launch *l);
+/* The producer fact, from the hints the walk and classification left. */
+const char *xpv_cj_producer(const xpv_cj_reader *r);
+void xpv_cj_tables_free(xpv_cj_reader *r);
+
+/* ---- slice pairing: chrome_json_slices.c ---- */
+
+/* Each takes an event whose args may point into the window: a slice that
+ * is held open keeps copies. */
+void xpv_cj_begin_slice(xpv_cj_reader *r, xpv_cj_track *t, const xpv_event *ev);
+void xpv_cj_end_slice(xpv_cj_reader *r, xpv_cj_track *t, const xpv_event *ev);
+void xpv_cj_async_begin(xpv_cj_reader *r, const xpv_cj_event *pe, const xpv_event *ev);
+void xpv_cj_async_end(xpv_cj_reader *r, const xpv_cj_event *pe, const xpv_event *ev);
+/* At the end of a good read (emit): stores every slice still open, without
+ * a duration. Otherwise releases them unstored. */
+void xpv_cj_flush_open(xpv_cj_reader *r, int emit);
+/* The warnings about unpaired slices and negative durations, as facts. */
+void xpv_cj_slice_warnings(xpv_cj_reader *r);
+void xpv_cj_slices_free(xpv_cj_reader *r);
+
+/* Stores ev (track t), or holds it until its pair arrives; ph is ev->ph. */
+static inline void xpv_cj_deliver(xpv_cj_reader *r, const xpv_cj_event *pe, xpv_cj_track *t,
+                                  const xpv_event *ev)
+{
+    switch (ev->ph) {
+    case 'B':
+        xpv_cj_begin_slice(r, t, ev);
+        break;
+    case 'E':
+        xpv_cj_end_slice(r, t, ev);
+        break;
+    case 'b':
+        xpv_cj_async_begin(r, pe, ev);
+        break;
+    case 'e':
+        xpv_cj_async_end(r, pe, ev);
+        break;
+    default:
+        xpv_sink_event(r->sink, ev);
+        break;
+    }
+}
+
+#endif
