@@ -10,7 +10,8 @@ and, with --gen, a generated JAX profile; always at the same path, so paths
 in the answers compare), starts BIN on free ports, asks every route for
 every profile (profile objects, kernels of every kind and device, CSV,
 steps, tracks, event windows, single events, search pages, the trace
-export, the TensorBoard routes, the Perfetto listener) and writes one file
+export, every tool the profile lists, the TensorBoard routes with every
+tool of every run and host, the Perfetto listener) and writes one file
 per answer into OUTDIR: `status`, content type and the body. Fields that
 hold the time of indexing or a free port (indexed_at, index_seconds, the
 Perfetto listener's port and base_url) are dropped. The
@@ -157,6 +158,11 @@ def snapshot_profile(s, p):
         s.save("%s/search?q=%s&limit=50" % (base, qq))
         s.save("%s/search?q=%s&limit=7&offset=3" % (base, qq))
     s.save(base + "/trace")
+    st, body = s.save(base + "/tools")
+    for tag in json.loads(body) if st == 200 else []:
+        if tag != "trace_viewer":
+            s.save("%s/tools/%s" % (base, tag))
+            s.save("%s/tools/%s?format=csv" % (base, tag))
 
 
 def snapshot(binary, out, fixtures, gen):
@@ -180,11 +186,12 @@ def snapshot(binary, out, fixtures, gen):
         st, body = s.save("/data/plugin/profile/runs")
         for run in json.loads(body) if st == 200 else []:
             r = urllib.parse.quote(run)
-            s.save("/data/plugin/profile/run_tools?run=" + r)
-            st, hb = s.save("/data/plugin/profile/hosts?run=%s&tag=trace_viewer" % r)
-            for h in json.loads(hb) if st == 200 else []:
-                hq = urllib.parse.quote(h["hostname"])
-                for tag in ("trace_viewer", "kernel_stats"):
+            st, tb = s.save("/data/plugin/profile/run_tools?run=" + r)
+            tags = json.loads(tb) if st == 200 else []
+            for tag in tags or ["trace_viewer"]:
+                st, hb = s.save("/data/plugin/profile/hosts?run=%s&tag=%s" % (r, tag))
+                for h in json.loads(hb) if st == 200 else []:
+                    hq = urllib.parse.quote(h["hostname"])
                     s.save("/data/plugin/profile/data?run=%s&tag=%s&host=%s" % (r, tag, hq))
         s.save("/latest.json", port=pport)
         s.save("/api/profiles/0000000000000001")
