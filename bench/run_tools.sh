@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# run_tools.sh — the XProf tools on a large generated run: how long each
+# tool's first answer takes after indexing (nothing cached), over HTTP from
+# the real server, and the server's peak RSS (VmHWM) through all of them.
+# Target (issue 20): every tool within 2 s of its first request on a 1 GB
+# xplane, server peak RSS under 500 MB.
+# usage: bench/run_tools.sh [BUILD_DIR=build] [DATA=/tmp/xpv-bench-tools] [SIZE=1GB]
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")/.." && pwd)
+build=${1:-${XPV_BUILD_DIR:-$here/build}}
+data=${2:-/tmp/xpv-bench-tools}
+size=${3:-1GB}
+bin=$build/xprof-view
+for p in "$bin" "$build/xpv-gen"; do
+  [ -x "$p" ] || { echo "build first: cmake --build $build ($p missing)" >&2; exit 1; }
+done
+
+if [ ! -d "$data/profiles" ]; then
+  echo "generating a $size JAX run (2 hosts) in $data/profiles ..."
+  "$build/xpv-gen" --out "$data/profiles" --kind jax --size "$size" --hosts 2 --devices 8 --no-json
+fi
+rm -f "$data/index.sqlite"*
+echo "indexing ..."
+/usr/bin/time -f "indexed in %e s, max RSS %M KB" \
+  "$bin" --profile-dir="$data/profiles" --db="$data/index.sqlite" --list-only --quiet
+
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+"$bin" --profile-dir="$data/profiles" --db="$data/index.sqlite" --port="$port" --perfetto-port=0 \
+  --quiet >"$data/server.log" 2>&1 &
+pid=$!
+trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null || true' EXIT
+base=http://127.0.0.1:$port
+for _ in $(seq 1 600); do
+  curl -sf "$base/api/health" 2>/dev/null | python3 -c 'import json,sys; h=json.load(sys.stdin); sys.exit(0 if h["indexing"]["runs"]>=1 and not h["indexing"]["active"] else 1)' 2>/dev/null && break
+  sleep 0.2
+done
+
+python3 - "$base" "$pid" <<'PY'
+import json, sys, time, urllib.parse, urllib.request
+base, pid = sys.argv[1], sys.argv[2]
+def get(path):
+    t = time.perf_counter()
+    try:
+        with urllib.request.urlopen(base + path, timeout=600) as r:
+            n = len(r.read())
+            status = r.status
+    except urllib.error.HTTPError as e:
+        n, status = len(e.read()), e.code
+    return status, n, time.perf_counter() - t
+def hwm():
+    for line in open("/proc/%s/status" % pid):
+        if line.startswith("VmHWM"):
+            return int(line.split()[1]) // 1024
+print("\n%-26s %-14s %6s %10s %9s %9s" % ("tool", "host", "status", "bytes", "first s", "again s"))
+runs = json.load(urllib.request.urlopen(base + "/data/plugin/profile/runs"))
+worst = 0.0
+for run in runs:
+    r = urllib.parse.quote(run)
+    tools = json.load(urllib.request.urlopen(base + "/data/plugin/profile/run_tools?run=" + r))
+    for tag in tools:
+        if tag == "trace_viewer":
+            continue  # the whole trace is a stream, measured by the export benchmark
+        hosts = json.load(urllib.request.urlopen(
+            base + "/data/plugin/profile/hosts?run=%s&tag=%s" % (r, tag)))
+        for h in [x["hostname"] for x in hosts][:2]:
+            path = "/data/plugin/profile/data?run=%s&tag=%s&host=%s" % (r, tag, urllib.parse.quote(h))
+            st, n, first = get(path)
+            _, _, again = get(path)
+            worst = max(worst, first)
+            print("%-26s %-14s %6d %10d %9.3f %9.3f" % (tag, h[:14], st, n, first, again))
+print("\nslowest first answer: %.3f s (target < 2 s); server peak RSS: %d MB (target < 500 MB)"
+      % (worst, hwm()))
+PY
