@@ -25,16 +25,9 @@ echo "indexing ..."
 /usr/bin/time -f "indexed in %e s, max RSS %M KB" \
   "$bin" --profile-dir="$data/profiles" --db="$data/index.sqlite" --list-only --quiet
 
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-"$bin" --profile-dir="$data/profiles" --db="$data/index.sqlite" --port="$port" --perfetto-port=0 \
-  --quiet >"$data/server.log" 2>&1 &
-pid=$!
+. "$here/bench/serve.sh"
 trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null || true' EXIT
-base=http://127.0.0.1:$port
-for _ in $(seq 1 600); do
-  curl -sf "$base/api/health" 2>/dev/null | python3 -c 'import json,sys; h=json.load(sys.stdin); sys.exit(0 if h["indexing"]["runs"]>=1 and not h["indexing"]["active"] else 1)' 2>/dev/null && break
-  sleep 0.2
-done
+xpv_bench_serve "$bin" "$data/profiles" "$data/index.sqlite" "$data/server.log"
 
 python3 - "$base" "$pid" <<'PY'
 import json, sys, time, urllib.parse, urllib.request

@@ -60,6 +60,15 @@ def index_dir(prof, root):
     return con, rows
 
 
+def index_fixture(sub, name):
+    """(raw path, index connection, profile row) of one fixture indexed alone."""
+    path = os.path.join(FIXTURES, sub, name)
+    con, rows = index_files([path])
+    row = rows.get(name)
+    usable(row, name)
+    return path, con, row
+
+
 def usable(row, what):
     """Raises Skip while the reader for this format is a placeholder."""
     if row is None:
@@ -212,10 +221,7 @@ def test_pytorch_optimizer_steps():
     """Without ProfilerStep#N, Optimizer.step#... markers on the host thread
     end the steps: step k runs from the end of marker k to the end of k + 1."""
     name = "pytorch-gp100-user-annotations.json.gz"
-    path = os.path.join(FIXTURES, "chrome-json", name)
-    con, rows = index_files([path])
-    row = rows.get(name)
-    usable(row, name)
+    path, con, row = index_fixture("chrome-json", name)
     events = load_json(path)
     assert not any(str(e.get("name", "")).startswith("ProfilerStep#") for e in events)
     ends = sorted(ns(e["ts"]) + ns(e["dur"]) for e in events
@@ -235,10 +241,7 @@ def test_tf_timeline_kernels():
     """TensorFlow: kernels are the X events of the per-stream
     "/device:GPU:N/stream:K Compute" processes (stream:all repeats them)."""
     name = "tf1-xla-gpu-timeline.ctf.json"
-    path = os.path.join(FIXTURES, "chrome-json", name)
-    con, rows = index_files([path])
-    row = rows.get(name)
-    usable(row, name)
+    path, con, row = index_fixture("chrome-json", name)
     events = load_json(path)
     procs = {e["pid"]: e["args"]["name"] for e in events
              if e.get("ph") == "M" and e.get("name") == "process_name"}

@@ -6,11 +6,9 @@ none did: a half-written or broken capture never hides the last good one.
 The real server on free ports, over profile dirs this test writes itself.
 Needs no fixtures."""
 import gzip
-import http.client
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -19,20 +17,12 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import xpv_e2e as e2e  # noqa: E402
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+free_port = e2e.free_port
 
 
 def get(port, path):
-    c = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
-    try:
-        c.request("GET", path)
-        r = c.getresponse()
-        return r.status, r.read()
-    finally:
-        c.close()
+    status, _, body = e2e.http_get(port, path)
+    return status, body
 
 
 def trace(n_kernels):

@@ -8,13 +8,11 @@ against an independent decoding of their device planes.
 Covers the TensorBoard routes (run_tools, hosts with ALL_HOSTS, data,
 data_csv) and the REST ones (/api/profiles/{id}/tools[/tag])."""
 import csv
-import http.client
 import io
 import json
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -30,12 +28,6 @@ HOSTS = {
     "host-b": [(1000, 600), (1000, 600), (1600, 600)],
     "host-c": [(1000, 900), (1000, 900), (1000, 900)],
 }
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def host_trace(steps):
@@ -68,7 +60,7 @@ class Server:
             os.makedirs(fx)
             for name in ("jax-rocm-mi300x-gemm.xplane.pb", "jax-tpu-v6e-inference.xplane.pb"):
                 shutil.copy(os.path.join(e2e.FIXTURES, "xplane", name), fx)
-        self.port = free_port()
+        self.port = e2e.free_port()
         self.proc = subprocess.Popen(
             [e2e.BIN, "--profile-dir=" + self.prof, "--db=" + os.path.join(d, "i.sqlite"),
              "--port=%d" % self.port, "--perfetto-port=0", "--quiet"],
@@ -86,13 +78,7 @@ class Server:
         self.profiles = {p["host"]: p for p in self.json("/api/profiles")["profiles"]}
 
     def get(self, path):
-        c = http.client.HTTPConnection("127.0.0.1", self.port, timeout=60)
-        try:
-            c.request("GET", path)
-            r = c.getresponse()
-            return r.status, r.getheader("Content-Type", ""), r.read()
-        finally:
-            c.close()
+        return e2e.http_get(self.port, path)
 
     def json(self, path, status=200):
         st, _, body = self.get(path)

@@ -1,7 +1,9 @@
 """Shared helpers for the end-to-end tests: paths from the environment,
 running the real binary, a tiny test runner printing 'N passed, N failed'."""
+import http.client
 import os
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
@@ -34,6 +36,23 @@ def run(args, **kw):
     kw.setdefault("text", True)
     kw.setdefault("timeout", 300)
     return subprocess.run([BIN] + list(args), **kw)
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def http_get(port, path, timeout=60):
+    """(status, Content-Type, body bytes) of GET path on 127.0.0.1:port."""
+    c = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
+    try:
+        c.request("GET", path)
+        r = c.getresponse()
+        return r.status, r.getheader("Content-Type", ""), r.read()
+    finally:
+        c.close()
 
 
 def snapshot(root):

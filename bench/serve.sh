@@ -1,0 +1,17 @@
+# serve.sh — sourced by the bench scripts: starts the real server on a free
+# port over a profile dir and waits until its first indexing run is over.
+# usage: xpv_bench_serve BIN PROFILE_DIR DB LOG   (sets $base and $pid; the
+# caller's EXIT trap should kill $pid)
+xpv_bench_serve() {
+  local port
+  port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+  "$1" --profile-dir="$2" --db="$3" --port="$port" --perfetto-port=0 --quiet >"$4" 2>&1 &
+  pid=$!
+  base=http://127.0.0.1:$port
+  for _ in $(seq 1 600); do
+    curl -sf "$base/api/health" 2>/dev/null | python3 -c 'import json,sys; h=json.load(sys.stdin); sys.exit(0 if h["indexing"]["runs"]>=1 and not h["indexing"]["active"] else 1)' 2>/dev/null && return 0
+    sleep 0.2
+  done
+  echo "the server did not finish indexing: see $4" >&2
+  return 1
+}
