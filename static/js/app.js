@@ -5,6 +5,7 @@
 //   #/p/<id>/overview          summary cards and step chart
 //   #/p/<id>/kernels           kernel table
 //   #/p/<id>/timeline[?step=N] trace viewer
+//   #/p/<id>/tools[/<tool>]    XProf's tools of the profile
 // Each page module exports mount(container, ctx) and returns a cleanup
 // function that stops its timers and requests. Pages import shared modules
 // (api, format, chart, states, ...), never one another, so that changing one
@@ -18,12 +19,28 @@ import * as profilesPage from './profiles.js';
 import * as overviewPage from './overview.js';
 import * as kernelsPage from './kernels.js';
 import * as timelinePage from './timeline.js';
+import * as toolsPage from './tools.js';
 
-const PAGES = { overview: overviewPage, kernels: kernelsPage, timeline: timelinePage };
+const PAGES = { overview: overviewPage, kernels: kernelsPage, timeline: timelinePage, tools: toolsPage };
 const view = document.getElementById('view');
 let cleanup = null;
 let routeSeq = 0;
 let currentProfile = null;
+
+// The server's --ui mode, asked once: it picks the start page, and whether
+// the TensorBoard routes exist.
+let uiMode = null;
+function uiModeOnce() {
+  if (!uiMode)
+    uiMode = api.health().then(
+      (hl) => hl.ui || hl.ui_mode || 'both',
+      () => {
+        uiMode = null; // the server may come back: ask again next time
+        return 'both';
+      },
+    );
+  return uiMode;
+}
 
 export function notify(msg, ms = 6000) {
   const t = document.getElementById('toast');
@@ -86,14 +103,9 @@ document.getElementById('open-perfetto').addEventListener('click', () => {
 
 async function startPage(seq) {
   // --ui decides where a bare URL lands: perfetto -> timeline, tensorboard ->
-  // overview, both -> the profile list.
-  let mode = 'both';
-  try {
-    const health = await api.health();
-    mode = health.ui || health.ui_mode || 'both';
-  } catch {
-    /* the profile list shows the error state */
-  }
+  // overview, both -> the profile list. A health error lands on the list,
+  // which shows it.
+  const mode = await uiModeOnce();
   if (seq !== routeSeq) return;
   const page = mode === 'perfetto' ? 'timeline' : mode === 'tensorboard' ? 'overview' : null;
   if (page) {
@@ -131,7 +143,7 @@ async function route() {
   if (parts[0] === 'p' && parts[1]) {
     const id = parts[1];
     const pageName = PAGES[parts[2]] ? parts[2] : 'overview';
-    return mountProfilePage(seq, id, pageName, params);
+    return mountProfilePage(seq, id, pageName, params, parts[3]);
   }
   setHeader(null);
   view.replaceChildren(
@@ -144,7 +156,7 @@ async function route() {
   );
 }
 
-async function mountProfilePage(seq, id, pageName, params) {
+async function mountProfilePage(seq, id, pageName, params, sub) {
   let stopped = false;
   let timer = null;
   cleanup = () => {
@@ -193,7 +205,7 @@ async function mountProfilePage(seq, id, pageName, params) {
       return;
     }
     if (pageName === 'timeline') view.classList.add('fill');
-    const pageCleanup = PAGES[pageName].mount(view, { id, profile, params, notify });
+    const pageCleanup = PAGES[pageName].mount(view, { id, profile, params, notify, sub });
     cleanup = () => {
       stopped = true;
       clearTimeout(timer);
