@@ -6,10 +6,12 @@
 //   #/p/<id>/kernels           kernel table
 //   #/p/<id>/timeline[?step=N] trace viewer
 //   #/p/<id>/tools[/<tool>]    XProf's tools of the profile
+//   #/tb[/<run>[/<tool>[/<host>]]]  the TensorBoard view (parts URL-encoded)
 // Each page module exports mount(container, ctx) and returns a cleanup
 // function that stops its timers and requests. Pages import shared modules
 // (api, format, chart, states, ...), never one another, so that changing one
-// page cannot break another.
+// page cannot break another; the TensorBoard view shows the timeline as its
+// Trace Viewer because this router hands it the page (ctx.toolPages).
 
 import { api, ApiError } from './api.js';
 import { h, fmtBytes } from './format.js';
@@ -20,15 +22,17 @@ import * as overviewPage from './overview.js';
 import * as kernelsPage from './kernels.js';
 import * as timelinePage from './timeline.js';
 import * as toolsPage from './tools.js';
+import * as tensorboardPage from './tensorboard.js';
 
 const PAGES = { overview: overviewPage, kernels: kernelsPage, timeline: timelinePage, tools: toolsPage };
+const TOOL_PAGES = { trace_viewer: timelinePage };
 const view = document.getElementById('view');
 let cleanup = null;
 let routeSeq = 0;
 let currentProfile = null;
 
 // The server's --ui mode, asked once: it picks the start page, and whether
-// the TensorBoard routes exist.
+// the TensorBoard routes (and so the TensorBoard view) exist.
 let uiMode = null;
 function uiModeOnce() {
   if (!uiMode)
@@ -41,6 +45,9 @@ function uiModeOnce() {
     );
   return uiMode;
 }
+uiModeOnce().then((mode) => {
+  document.getElementById('tb-link').hidden = mode === 'perfetto';
+});
 
 export function notify(msg, ms = 6000) {
   const t = document.getElementById('toast');
@@ -102,12 +109,16 @@ document.getElementById('open-perfetto').addEventListener('click', () => {
 });
 
 async function startPage(seq) {
-  // --ui decides where a bare URL lands: perfetto -> timeline, tensorboard ->
-  // overview, both -> the profile list. A health error lands on the list,
-  // which shows it.
+  // --ui decides where a bare URL lands: perfetto -> the latest profile's
+  // timeline, tensorboard -> the TensorBoard view (it picks the newest run),
+  // both -> the profile list. A health error lands on the list, which shows it.
   const mode = await uiModeOnce();
   if (seq !== routeSeq) return;
-  const page = mode === 'perfetto' ? 'timeline' : mode === 'tensorboard' ? 'overview' : null;
+  if (mode === 'tensorboard') {
+    location.replace('#/tb');
+    return;
+  }
+  const page = mode === 'perfetto' ? 'timeline' : null;
   if (page) {
     try {
       const latest = await api.latest();
@@ -129,6 +140,9 @@ async function route() {
   }
   const { parts, params } = parseHash();
   view.classList.remove('fill');
+  const tbLink = document.getElementById('tb-link');
+  if (parts[0] === 'tb') tbLink.setAttribute('aria-current', 'page');
+  else tbLink.removeAttribute('aria-current');
   if (parts.length === 0) {
     setHeader(null);
     view.replaceChildren();
@@ -138,6 +152,15 @@ async function route() {
     setHeader(null);
     document.title = 'Profiles · xprof-view';
     cleanup = profilesPage.mount(view, { notify });
+    return;
+  }
+  if (parts[0] === 'tb') {
+    setHeader(null);
+    document.title = 'TensorBoard · xprof-view';
+    view.classList.add('fill');
+    const ui = await uiModeOnce();
+    if (seq !== routeSeq) return;
+    cleanup = tensorboardPage.mount(view, { parts: parts.slice(1), notify, toolPages: TOOL_PAGES, ui });
     return;
   }
   if (parts[0] === 'p' && parts[1]) {
@@ -205,7 +228,9 @@ async function mountProfilePage(seq, id, pageName, params, sub) {
       return;
     }
     if (pageName === 'timeline') view.classList.add('fill');
-    const pageCleanup = PAGES[pageName].mount(view, { id, profile, params, notify, sub });
+    const ui = pageName === 'tools' ? await uiModeOnce() : null;
+    if (stopped || seq !== routeSeq) return;
+    const pageCleanup = PAGES[pageName].mount(view, { id, profile, params, notify, sub, ui });
     cleanup = () => {
       stopped = true;
       clearTimeout(timer);

@@ -2,13 +2,15 @@
 // for this profile (/api/profiles/{id}/tools, in XProf's order), one chosen
 // at a time (#/p/<id>/tools/<tag>) and drawn from our JSON by tool_view.js.
 // Trace Viewer is this profile's Timeline tab, so its entry links there.
+// The same tools, by run and host, are in the TensorBoard view (#/tb/...),
+// linked from here when the server serves it (not with --ui=perfetto).
 
 import { api } from './api.js';
 import { h } from './format.js';
 import { stateView } from './states.js';
 import { renderToolTable, fromToolJson, toolLabel, dedicatedPage } from './tool_view.js';
 
-export function mount(view, { id, profile, sub }) {
+export function mount(view, { id, profile, sub, ui }) {
   const ctrl = new AbortController();
   const base = `#/p/${encodeURIComponent(id)}`;
   const nav = h('nav.subtabs', { 'aria-label': 'Tools' });
@@ -79,6 +81,10 @@ export function mount(view, { id, profile, sub }) {
     const links = [];
     const page = dedicatedPage(tag);
     if (page) links.push(h('a.btn', { href: `${base}/${page}` }, `${page[0].toUpperCase()}${page.slice(1)} tab`));
+    if (ui !== 'perfetto' && profile.run && profile.host) {
+      const tb = `#/tb/${[profile.run, tag, profile.host].map(encodeURIComponent).join('/')}`;
+      links.push(h('a.btn', { href: tb, title: 'The same tool by run and host, as TensorBoard shows it' }, 'TensorBoard view'));
+    }
     renderToolTable(main, fromToolJson(res), {
       title: toolLabel(tag),
       sub: profile.host || profile.run || '',
