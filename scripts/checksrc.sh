@@ -51,7 +51,7 @@ for f in $(git ls-files '*.c'); do
   ' "$f"
 done | grep . && bad=1
 
-pages='profiles|overview|kernels|timeline'
+pages='profiles|overview|kernels|timeline|tools|tensorboard'
 git ls-files 'static/js/*.js' | grep -v '^static/js/app.js$' | xargs grep -nE "from '\./($pages)\.js'" |
   while IFS=: read -r f line _; do echo "$f:$line: js: a page module imports another page; share through a helper module"; done |
   grep . && bad=1

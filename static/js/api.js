@@ -44,6 +44,21 @@ export const api = {
   event: (id, ref, o) => getJSON(`/api/profiles/${enc(id)}/event${query({ ref })}`, o),
   traceUrl: (id) => `/api/profiles/${enc(id)}/trace`,
   kernelsCsvUrl: (id, params) => `/api/profiles/${enc(id)}/kernels${query({ ...params, format: 'csv' })}`,
+  // XProf's tools of one profile, in our JSON ({columns, rows, properties}).
+  tools: (id, o) => getJSON(`/api/profiles/${enc(id)}/tools`, o),
+  tool: (id, tag, o) => getJSON(`/api/profiles/${enc(id)}/tools/${enc(tag)}`, o),
+  toolCsvUrl: (id, tag) => `/api/profiles/${enc(id)}/tools/${enc(tag)}?format=csv`,
+};
+
+// The TensorBoard profile-plugin routes (served unless --ui=perfetto), which
+// answer by run and host name, tools as Google Charts DataTables.
+const TB = '/data/plugin/profile';
+export const tb = {
+  runs: (o) => getJSON(`${TB}/runs`, o),
+  tools: (run, o) => getJSON(`${TB}/run_tools${query({ run })}`, o),
+  hosts: (run, tag, o) => getJSON(`${TB}/hosts${query({ run, tag })}`, o),
+  data: (run, tag, host, o) => getJSON(`${TB}/data${query({ run, tag, host })}`, o),
+  csvUrl: (run, tag, host) => `${TB}/data_csv${query({ run, tag, host })}`,
 };
 
 function enc(s) {

@@ -5,10 +5,13 @@
 //   #/p/<id>/overview          summary cards and step chart
 //   #/p/<id>/kernels           kernel table
 //   #/p/<id>/timeline[?step=N] trace viewer
+//   #/p/<id>/tools[/<tool>]    XProf's tools of the profile
+//   #/tb[/<run>[/<tool>[/<host>]]]  the TensorBoard view (parts URL-encoded)
 // Each page module exports mount(container, ctx) and returns a cleanup
 // function that stops its timers and requests. Pages import shared modules
 // (api, format, chart, states, ...), never one another, so that changing one
-// page cannot break another.
+// page cannot break another; the TensorBoard view shows the timeline as its
+// Trace Viewer because this router hands it the page (ctx.toolPages).
 
 import { api, ApiError } from './api.js';
 import { h, fmtBytes } from './format.js';
@@ -18,12 +21,33 @@ import * as profilesPage from './profiles.js';
 import * as overviewPage from './overview.js';
 import * as kernelsPage from './kernels.js';
 import * as timelinePage from './timeline.js';
+import * as toolsPage from './tools.js';
+import * as tensorboardPage from './tensorboard.js';
 
-const PAGES = { overview: overviewPage, kernels: kernelsPage, timeline: timelinePage };
+const PAGES = { overview: overviewPage, kernels: kernelsPage, timeline: timelinePage, tools: toolsPage };
+const TOOL_PAGES = { trace_viewer: timelinePage };
 const view = document.getElementById('view');
 let cleanup = null;
 let routeSeq = 0;
 let currentProfile = null;
+
+// The server's --ui mode, asked once: it picks the start page, and whether
+// the TensorBoard routes (and so the TensorBoard view) exist.
+let uiMode = null;
+function uiModeOnce() {
+  if (!uiMode)
+    uiMode = api.health().then(
+      (hl) => hl.ui || hl.ui_mode || 'both',
+      () => {
+        uiMode = null; // the server may come back: ask again next time
+        return 'both';
+      },
+    );
+  return uiMode;
+}
+uiModeOnce().then((mode) => {
+  document.getElementById('tb-link').hidden = mode === 'perfetto';
+});
 
 export function notify(msg, ms = 6000) {
   const t = document.getElementById('toast');
@@ -85,17 +109,16 @@ document.getElementById('open-perfetto').addEventListener('click', () => {
 });
 
 async function startPage(seq) {
-  // --ui decides where a bare URL lands: perfetto -> timeline, tensorboard ->
-  // overview, both -> the profile list.
-  let mode = 'both';
-  try {
-    const health = await api.health();
-    mode = health.ui || health.ui_mode || 'both';
-  } catch {
-    /* the profile list shows the error state */
-  }
+  // --ui decides where a bare URL lands: perfetto -> the latest profile's
+  // timeline, tensorboard -> the TensorBoard view (it picks the newest run),
+  // both -> the profile list. A health error lands on the list, which shows it.
+  const mode = await uiModeOnce();
   if (seq !== routeSeq) return;
-  const page = mode === 'perfetto' ? 'timeline' : mode === 'tensorboard' ? 'overview' : null;
+  if (mode === 'tensorboard') {
+    location.replace('#/tb');
+    return;
+  }
+  const page = mode === 'perfetto' ? 'timeline' : null;
   if (page) {
     try {
       const latest = await api.latest();
@@ -117,6 +140,9 @@ async function route() {
   }
   const { parts, params } = parseHash();
   view.classList.remove('fill');
+  const tbLink = document.getElementById('tb-link');
+  if (parts[0] === 'tb') tbLink.setAttribute('aria-current', 'page');
+  else tbLink.removeAttribute('aria-current');
   if (parts.length === 0) {
     setHeader(null);
     view.replaceChildren();
@@ -128,10 +154,19 @@ async function route() {
     cleanup = profilesPage.mount(view, { notify });
     return;
   }
+  if (parts[0] === 'tb') {
+    setHeader(null);
+    document.title = 'TensorBoard · xprof-view';
+    view.classList.add('fill');
+    const ui = await uiModeOnce();
+    if (seq !== routeSeq) return;
+    cleanup = tensorboardPage.mount(view, { parts: parts.slice(1), notify, toolPages: TOOL_PAGES, ui });
+    return;
+  }
   if (parts[0] === 'p' && parts[1]) {
     const id = parts[1];
     const pageName = PAGES[parts[2]] ? parts[2] : 'overview';
-    return mountProfilePage(seq, id, pageName, params);
+    return mountProfilePage(seq, id, pageName, params, parts[3]);
   }
   setHeader(null);
   view.replaceChildren(
@@ -144,7 +179,7 @@ async function route() {
   );
 }
 
-async function mountProfilePage(seq, id, pageName, params) {
+async function mountProfilePage(seq, id, pageName, params, sub) {
   let stopped = false;
   let timer = null;
   cleanup = () => {
@@ -193,7 +228,9 @@ async function mountProfilePage(seq, id, pageName, params) {
       return;
     }
     if (pageName === 'timeline') view.classList.add('fill');
-    const pageCleanup = PAGES[pageName].mount(view, { id, profile, params, notify });
+    const ui = pageName === 'tools' ? await uiModeOnce() : null;
+    if (stopped || seq !== routeSeq) return;
+    const pageCleanup = PAGES[pageName].mount(view, { id, profile, params, notify, sub, ui });
     cleanup = () => {
       stopped = true;
       clearTimeout(timer);

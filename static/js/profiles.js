@@ -152,6 +152,7 @@ export function mount(view) {
               h('a', { href: `${base}/overview` }, 'Overview'),
               h('a', { href: `${base}/kernels` }, 'Kernels'),
               h('a', { href: `${base}/timeline` }, 'Timeline'),
+              h('a', { href: `${base}/tools` }, 'Tools'),
             ]
           : pending
             ? h('span.muted', null, 'waiting…')

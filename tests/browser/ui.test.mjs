@@ -592,7 +592,7 @@ await test('timeline highlights a step chosen from the overview (?step=N)', asyn
 await test('Perfetto button and trace download link on every profile page', async () => {
   const p = byKernels;
   const page = await newPage();
-  for (const tab of ['overview', 'kernels', 'timeline']) {
+  for (const tab of ['overview', 'kernels', 'timeline', 'tools']) {
     await page.goto(`${BASE}/#/p/${p.id}/${tab}`);
     await page.waitForSelector('#profile-actions:not([hidden])');
     assert(await page.isVisible('#open-perfetto'), `Perfetto button on ${tab}`);
@@ -607,7 +607,14 @@ await test('Perfetto button and trace download link on every profile page', asyn
 await test('dark theme and 4K: pages render with no console errors', async () => {
   const p = byKernels;
   const page = await newPage({ dark: true });
-  for (const tab of ['profiles', `p/${bySteps.id}/overview`, `p/${p.id}/kernels`, `p/${forTimeline.id}/timeline`]) {
+  for (const tab of [
+    'profiles',
+    `p/${bySteps.id}/overview`,
+    `p/${p.id}/kernels`,
+    `p/${forTimeline.id}/timeline`,
+    `p/${p.id}/tools`,
+    'tb',
+  ]) {
     await page.goto(`${BASE}/#/${tab}`);
     await page.waitForTimeout(tab.endsWith('timeline') ? 1500 : 800);
     await shot(page, `dark-${tab.split('/').pop()}`);
@@ -662,13 +669,354 @@ await test('error and empty states: API down, unknown profile, profile with an e
 
 await test('start page follows the server --ui mode', async () => {
   const health = await api('/api/health');
+  const runs = await api('/data/plugin/profile/runs');
+  // The real mode, then each mode as /api/health would say it: app.js
+  // chooses the start page from that answer alone.
+  for (const mode of [health.ui || 'both', 'both', 'perfetto', 'tensorboard']) {
+    const page = await newPage();
+    if (mode !== (health.ui || 'both'))
+      await page.route('**/api/health', async (r) => {
+        const res = await r.fetch();
+        r.fulfill({ response: res, json: { ...(await res.json()), ui: mode } });
+      });
+    await page.goto(`${BASE}/`);
+    const want =
+      mode === 'perfetto'
+        ? /^#\/p\/[0-9a-f]+\/timeline$/
+        : mode === 'tensorboard'
+          ? new RegExp(`^#/tb/${escapeRe(encodeURIComponent(runs[0]))}/[^/]+/[^/]+$`)
+          : /^#\/profiles$/;
+    await page.waitForFunction((re) => new RegExp(re).test(location.hash), want.source, { timeout: 15000 }).catch(() => {});
+    const hash = await page.evaluate(() => location.hash);
+    assert(want.test(hash), `mode ${mode} landed on ${hash}`);
+    eq(await page.isHidden('#tb-link'), mode === 'perfetto', `TensorBoard link hidden only with --ui=perfetto (${mode})`);
+    if (mode === 'perfetto') {
+      // Its routes are off in this mode: the view says so and asks nothing.
+      await page.goto(`${BASE}/#/tb`);
+      await page.waitForSelector('.tb-main .state h2');
+      eq(await page.textContent('.tb-main .state h2'), 'The TensorBoard view is off', 'TensorBoard view with --ui=perfetto');
+    }
+    eq(page.errors.length, 0, `console errors (${mode}): ${page.errors.join(' | ')}`);
+    await page.context().close();
+  }
+});
+
+// ---- the TensorBoard view (#/tb/<run>/<tool>/<host>) ----
+
+function escapeRe(s) {
+  return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+const tbq = (route, params) => `/data/plugin/profile/${route}?${new URLSearchParams(params)}`;
+const tbHash = (...parts) => `#/tb/${parts.map(encodeURIComponent).join('/')}`;
+// The view says which (run, tool, host) it shows once it has drawn it; the
+// parts not given may be any.
+async function tbReady(page, ...parts) {
+  const want = parts.join('|') + (parts.length < 3 ? '|' : '');
+  await page.waitForFunction(
+    ([w, exact]) => {
+      const r = document.querySelector('.tb-main')?.dataset.ready;
+      return r !== undefined && (exact ? r === w : r.startsWith(w));
+    },
+    [want, parts.length === 3],
+    { timeout: 20000 },
+  );
+  return page.$eval('.tb-main', (m) => m.dataset.ready);
+}
+const optionsOf = (page, sel) =>
+  page.$$eval(`${sel} option`, (os) => os.map((o) => ({ value: o.value, text: o.textContent, disabled: o.disabled })));
+// What the table shows: its size, column ids and the raw values of its first row.
+const shownTable = (page) =>
+  page.$eval('.tb-main table.data, .tool-main table.data', (t) => ({
+    rows: Number(t.dataset.rows),
+    drawn: t.querySelectorAll('tbody tr').length,
+    cols: [...t.querySelectorAll('thead button.sort')].map((b) => b.dataset.key),
+    first: [...(t.querySelector('tbody tr')?.querySelectorAll('td') || [])].map((td) => td.dataset.value),
+  }));
+const rawText = (v) => (v === null || v === undefined ? 'null' : typeof v === 'object' ? JSON.stringify(v) : String(v));
+const csvField = (s) => (/[",\n\r]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s);
+async function expectCsv(href, labels, what) {
+  const res = await fetch(new URL(href, BASE));
+  eq(res.status, 200, `${what}: CSV status`);
+  assert((res.headers.get('content-type') || '').startsWith('text/csv'), `${what}: CSV type ${res.headers.get('content-type')}`);
+  const head = (await res.text()).split(/\r?\n/)[0];
+  eq(head, labels.map(csvField).join(','), `${what}: CSV header`);
+}
+// The host's profile, as the data route picks it (indexed ok first, newest first).
+function profileOf(run, host) {
+  const all = profiles.filter((p) => p.run === run && p.host === host && !p.companion_of);
+  return all.find((p) => p.status === 'ok') || all[0];
+}
+
+await test('TensorBoard view: walks runs, tools and hosts; tables equal the data route', async () => {
+  const runs = await api(tbq('runs', {}));
+  assert(runs.length > 0, 'the server lists no run');
   const page = await newPage();
-  await page.goto(`${BASE}/`);
-  await page.waitForFunction(() => location.hash.length > 2);
-  const hash = await page.evaluate(() => location.hash);
-  const mode = health.ui || 'both';
-  const want = mode === 'perfetto' ? /\/timeline$/ : mode === 'tensorboard' ? /\/overview$/ : /^#\/profiles$/;
-  assert(want.test(hash), `mode ${mode} landed on ${hash}`);
+  await page.goto(`${BASE}/#/tb`);
+  await tbReady(page, runs[0]);
+  eq((await optionsOf(page, '#tb-run')).map((o) => o.value).join('\n'), runs.join('\n'), 'runs, newest first');
+  const shotTaken = new Set();
+  let views = 0;
+  for (const run of runs) {
+    if ((await page.inputValue('#tb-run')) !== run) await page.selectOption('#tb-run', run);
+    await tbReady(page, run);
+    const tools = await api(tbq('run_tools', { run }));
+    const offered = await optionsOf(page, '#tb-tool');
+    eq(offered.map((o) => o.value).join(','), tools.join(','), `tools of ${run}`);
+    for (const tool of tools) {
+      if ((await page.inputValue('#tb-tool')) !== tool) await page.selectOption('#tb-tool', tool);
+      await tbReady(page, run, tool);
+      const hosts = (await api(tbq('hosts', { run, tag: tool }))).map((x) => x.hostname);
+      const hostOpts = await optionsOf(page, '#tb-host');
+      eq(hostOpts.map((o) => o.value).join(','), hosts.join(','), `hosts of ${run} for ${tool}`);
+      for (const o of hostOpts) {
+        if (o.value === 'ALL_HOSTS') eq(o.text, 'All hosts', 'ALL_HOSTS reads "All hosts"');
+        // A host is offered exactly when the routes have its data.
+        let status;
+        if (tool === 'trace_viewer') {
+          const p = profileOf(run, o.value);
+          status = p && p.status === 'ok' && p.events > 0 ? 200 : 404;
+        } else {
+          status = (await fetch(BASE + tbq('data', { run, tag: tool, host: o.value }))).status;
+        }
+        eq(o.disabled, status === 404, `${run} ${tool} ${o.value}: disabled when the data route says No Data`);
+        if (o.disabled) continue;
+        if ((await page.inputValue('#tb-host')) !== o.value) await page.selectOption('#tb-host', o.value);
+        await tbReady(page, run, tool, o.value);
+        eq(await page.evaluate(() => location.hash), tbHash(run, tool, o.value), 'the address is the view');
+        views++;
+        if (tool === 'trace_viewer') {
+          await waitDrawn(page);
+          assert(await page.isVisible('.tb-main canvas.tl-canvas'), 'the timeline is drawn in the view');
+        } else {
+          const dt = await api(tbq('data', { run, tag: tool, host: o.value }));
+          const t = await shownTable(page);
+          eq(t.rows, dt.rows.length, `${run} ${tool} ${o.value}: rows`);
+          eq(t.drawn, Math.min(dt.rows.length, 500), `${run} ${tool} ${o.value}: rows drawn`);
+          eq(t.cols.join(','), dt.cols.map((c) => c.id).join(','), `${run} ${tool} ${o.value}: columns`);
+          if (dt.rows.length)
+            eq(
+              t.first.join('\u0001'),
+              dt.rows[0].c.map((c) => rawText(c.v)).join('\u0001'),
+              `${run} ${tool} ${o.value}: first row`,
+            );
+          const href = await page.getAttribute('.tb-main a.csv', 'href');
+          await expectCsv(
+            href,
+            dt.cols.map((c) => c.label),
+            `${run} ${tool} ${o.value}`,
+          );
+        }
+        if (!shotTaken.has(tool)) {
+          shotTaken.add(tool);
+          await page.waitForTimeout(300);
+          await shot(page, `tb-${tool}`);
+        }
+      }
+    }
+  }
+  assert(views > 0, 'no view was shown');
+  console.log(`     walked ${views} views over ${runs.length} runs`);
+  eq(page.errors.length, 0, `console errors: ${page.errors.join(' | ')}`);
+  await page.context().close();
+});
+
+await test('TensorBoard view: deep links and reload restore the view; no tool without data offered', async () => {
+  const runs = await api(tbq('runs', {}));
+  // A run with kernel_stats on two hosts or more, to pick one that is not the default.
+  let pick = null;
+  for (const run of runs) {
+    if (!(await api(tbq('run_tools', { run }))).includes('kernel_stats')) continue;
+    const hosts = (await api(tbq('hosts', { run, tag: 'kernel_stats' }))).map((x) => x.hostname);
+    const withData = [];
+    const without = [];
+    for (const host of hosts)
+      ((await fetch(BASE + tbq('data', { run, tag: 'kernel_stats', host }))).ok ? withData : without).push(host);
+    if (withData.length >= 2 || (!pick && withData.length)) pick = { run, withData, without };
+    if (withData.length >= 2 && without.length) break;
+  }
+  assert(pick, 'no run has kernel_stats');
+  const { run } = pick;
+  const host = pick.withData[pick.withData.length - 1];
+  const page = await newPage();
+  const dataReqs = [];
+  page.on('request', (r) => {
+    if (r.url().includes('/data/plugin/profile/data?')) dataReqs.push(new URL(r.url()).searchParams);
+  });
+  await page.goto(`${BASE}/${tbHash(run, 'kernel_stats', host)}`);
+  await tbReady(page, run, 'kernel_stats', host);
+  const want = await api(tbq('data', { run, tag: 'kernel_stats', host }));
+  for (const load of ['deep link', 'reload']) {
+    if (load === 'reload') {
+      await page.reload();
+      await tbReady(page, run, 'kernel_stats', host);
+    }
+    eq(await page.inputValue('#tb-run'), run, `${load}: run`);
+    eq(await page.inputValue('#tb-tool'), 'kernel_stats', `${load}: tool`);
+    eq(await page.inputValue('#tb-host'), host, `${load}: host`);
+    eq(await page.evaluate(() => location.hash), tbHash(run, 'kernel_stats', host), `${load}: address kept`);
+    eq((await shownTable(page)).rows, want.rows.length, `${load}: rows`);
+  }
+  // A choice is a history entry: back returns to the host before it.
+  if (pick.withData.length >= 2) {
+    const other = pick.withData[0];
+    await page.selectOption('#tb-host', other);
+    await tbReady(page, run, 'kernel_stats', other);
+    await page.goBack();
+    await tbReady(page, run, 'kernel_stats', host);
+    eq(await page.inputValue('#tb-host'), host, 'back restores the host');
+  }
+  // A host without the tool's data is listed but disabled, and its data is never asked for.
+  if (pick.without.length) {
+    const none = pick.without[0];
+    const opt = (await optionsOf(page, '#tb-host')).find((o) => o.value === none);
+    assert(opt && opt.disabled && /no data/.test(opt.text), `host ${none} is marked "no data"`);
+    await page.goto(`${BASE}/${tbHash(run, 'kernel_stats', none)}`);
+    await tbReady(page, run, 'kernel_stats', none);
+    assert((await page.textContent('.tb-main .state h2')).includes('has no data'), 'no-data state for the host');
+    assert(!dataReqs.some((q) => q.get('host') === none), 'no data request for a host without data');
+    await shot(page, 'tb-host-without-data');
+  }
+  // A tool the run has no data for is not offered; a deep link to it says so.
+  const tools = await api(tbq('run_tools', { run }));
+  const XPROF_TOOLS = [
+    'overview_page',
+    'input_pipeline_analyzer',
+    'framework_op_stats',
+    'hlo_stats',
+    'op_profile',
+    'roofline_model',
+    'pod_viewer',
+    'memory_profile',
+    'kernel_stats',
+    'trace_viewer',
+  ];
+  const missing = XPROF_TOOLS.find((t) => !tools.includes(t));
+  if (missing) {
+    await page.goto(`${BASE}/${tbHash(run, missing, host)}`);
+    await tbReady(page, run, missing);
+    const offered = (await optionsOf(page, '#tb-tool')).filter((o) => !o.disabled).map((o) => o.value);
+    eq(offered.join(','), tools.join(','), `only the run's tools are offered (not ${missing})`);
+    assert((await page.textContent('.tb-main .state h2')).includes('has no data for this run'), `${missing}: no-data state`);
+    assert(!dataReqs.some((q) => q.get('tag') === missing), `no data request for ${missing}`);
+    await shot(page, 'tb-tool-without-data');
+  }
+  eq(page.errors.length, 0, `console errors: ${page.errors.join(' | ')}`);
+  await page.context().close();
+});
+
+await test('TensorBoard view: All hosts, properties and number formats (answers mocked)', async () => {
+  // No tool merges hosts yet on every branch: the hosts and data answers are
+  // mocked from a real one, with the properties and columns a tool may add.
+  const runs = await api(tbq('runs', {}));
+  let run = null;
+  let host = null;
+  for (const r of runs) {
+    if (!(await api(tbq('run_tools', { run: r }))).includes('kernel_stats')) continue;
+    for (const x of await api(tbq('hosts', { run: r, tag: 'kernel_stats' })))
+      if (!host && (await fetch(BASE + tbq('data', { run: r, tag: 'kernel_stats', host: x.hostname }))).ok) {
+        run = r;
+        host = x.hostname;
+      }
+    if (run) break;
+  }
+  if (!run) return;
+  const real = await api(tbq('data', { run, tag: 'kernel_stats', host }));
+  const merged = {
+    cols: [...real.cols, { id: 'time_fraction', label: 'Time fraction', type: 'number' }],
+    rows: real.rows.map((r, i) => ({ c: [...r.c, { v: i === 0 ? 0.1234 : null }] })),
+    p: {
+      verdict: 'Your program is not input-bound',
+      recommendation: 'Look at the top kernels first.',
+      summary: 'Merged from every host',
+      hosts: '2',
+    },
+  };
+  const page = await newPage();
+  await page.route('**/data/plugin/profile/hosts?*', async (r) => {
+    const res = await r.fetch();
+    const hosts = await res.json();
+    const tag = new URL(r.request().url()).searchParams.get('tag');
+    r.fulfill({ response: res, json: tag === 'kernel_stats' ? [{ hostname: 'ALL_HOSTS' }, ...hosts] : hosts });
+  });
+  await page.route('**/data/plugin/profile/data?*', async (r) => {
+    const q = new URL(r.request().url()).searchParams;
+    if (q.get('host') === 'ALL_HOSTS') r.fulfill({ json: merged });
+    else r.continue();
+  });
+  await page.goto(`${BASE}/${tbHash(run, 'kernel_stats')}`);
+  await tbReady(page, run, 'kernel_stats', 'ALL_HOSTS');
+  const first = (await optionsOf(page, '#tb-host'))[0];
+  eq(`${first.value} ${first.text}`, 'ALL_HOSTS All hosts', 'All hosts leads the host list');
+  eq(await page.evaluate(() => location.hash), tbHash(run, 'kernel_stats', 'ALL_HOSTS'), 'All hosts in the address');
+  eq(await page.textContent('.tool-props .verdict'), merged.p.verdict, 'verdict shown');
+  assert(
+    (await page.textContent('.tool-props [data-prop="recommendation"]')).includes(merged.p.recommendation),
+    'recommendation',
+  );
+  assert((await page.textContent('.tool-props [data-prop="summary"]')).includes(merged.p.summary), 'summary');
+  eq(await page.textContent('.tool-props dd[data-prop="hosts"]'), '2', 'other properties listed');
+  eq(await page.textContent('.tb-main tbody tr td[data-key="time_fraction"]'), '12.34%', 'a fraction reads as a percentage');
+  const us = real.rows[0].c[real.cols.findIndex((c) => c.id === 'total_duration_us')].v;
+  eq(
+    await page.textContent('.tb-main tbody tr td[data-key="total_duration_us"]'),
+    us.toLocaleString('en-US', { minimumFractionDigits: 3, maximumFractionDigits: 3 }),
+    'microseconds with fixed decimals',
+  );
+  const csv = new URL(await page.getAttribute('.tb-main a.csv', 'href'), BASE);
+  eq(csv.searchParams.get('host'), 'ALL_HOSTS', 'CSV of all hosts');
+  // Sorting and filtering work on any table.
+  await page.click('.tb-main button.sort[data-key="total_duration_us"]');
+  const totals = await page.$$eval('.tb-main td[data-key="total_duration_us"]', (tds) => tds.map((t) => Number(t.dataset.value)));
+  assert(
+    totals.every((v, i) => i === 0 || totals[i - 1] >= v),
+    'sorted by total, largest first',
+  );
+  const name = real.rows[0].c[real.cols.findIndex((c) => c.id === 'kernel_name')].v;
+  await page.fill('.tb-main input[type="search"]', name);
+  const names = await page.$$eval('.tb-main td[data-key="kernel_name"]', (tds) => tds.map((t) => t.dataset.value));
+  assert(names.length >= 1 && names.every((n) => n.toLowerCase().includes(name.toLowerCase())), 'filtered by name');
+  await page.fill('.tb-main input[type="search"]', '');
+  await shot(page, 'tb-all-hosts');
+  eq(page.errors.length, 0, `console errors: ${page.errors.join(' | ')}`);
+  await page.context().close();
+});
+
+await test('profile Tools tab: every tool of the profile, drawn from our JSON', async () => {
+  const p = byKernels;
+  const tools = await api(`/api/profiles/${p.id}/tools`);
+  const page = await newPage();
+  await page.goto(`${BASE}/#/p/${p.id}/tools`);
+  await page.waitForSelector('#tabs a[data-page="tools"][aria-current="page"]');
+  await page.waitForSelector('.subtabs a');
+  const listed = await page.$$eval('.subtabs a', (as) => as.map((a) => [a.dataset.tool, a.getAttribute('href')]));
+  eq(listed.map((x) => x[0]).join(','), tools.join(','), 'tools listed as the API lists them');
+  for (const [tool, href] of listed)
+    eq(href, tool === 'trace_viewer' ? `#/p/${p.id}/timeline` : `#/p/${p.id}/tools/${tool}`, `${tool} link`);
+  for (const tool of tools.filter((t) => t !== 'trace_viewer')) {
+    // A fresh document each time: a hash change would leave the last tool on screen until the next one draws.
+    await page.goto('about:blank');
+    await page.goto(`${BASE}/#/p/${p.id}/tools/${tool}`);
+    await page.waitForSelector(`.tool-main[data-tool="${tool}"] table.data`, { timeout: 15000 });
+    const want = await api(`/api/profiles/${p.id}/tools/${tool}`);
+    const t = await shownTable(page);
+    eq(t.rows, want.rows.length, `${tool}: rows`);
+    eq(t.cols.join(','), want.columns.map((c) => c.id).join(','), `${tool}: columns`);
+    if (want.rows.length)
+      eq(t.first.join('\u0001'), want.columns.map((c) => rawText(want.rows[0][c.id])).join('\u0001'), `${tool}: first row`);
+    const href = await page.getAttribute('.tool-main a.csv', 'href');
+    eq(href, `/api/profiles/${p.id}/tools/${tool}?format=csv`, `${tool}: CSV link`);
+    await expectCsv(
+      href,
+      want.columns.map((c) => c.label),
+      tool,
+    );
+    await shot(page, `profile-tools-${tool}`);
+  }
+  // A tool the profile has no data for says so instead of an empty table.
+  await page.goto(`${BASE}/#/p/${p.id}/tools/no_such_tool`);
+  await page.waitForSelector('.tool-main .state h2');
+  assert((await page.textContent('.tool-main .state h2')).includes('has no data'), 'unknown tool: no-data state');
+  eq(page.errors.length, 0, `console errors: ${page.errors.join(' | ')}`);
   await page.context().close();
 });
 
