@@ -47,6 +47,10 @@ int xpv_api_tb_hosts(sqlite3 *db, const char *run, const char *tag, xpv_buf *out
     size_t n = 0;
     int all = t && t->merges_hosts && xpv_api_tb_scope(db, run, NULL, &ids, &n) == 200 && n > 1;
     free(ids);
+    if (all && t->merges_hosts == XPV_TOOL_RUN_HOSTS) { /* a host alone has no data */
+        xpv_buf_puts(out, "[{\"hostname\":\"" XPV_TB_ALL_HOSTS "\"}]");
+        return 200;
+    }
     int status = string_list(db,
                              "SELECT DISTINCT host FROM profiles WHERE run=?1 AND"
                              " companion_of IS NULL ORDER BY host",

@@ -16,7 +16,7 @@ static const xpv_tool TOOLS[] = {
     /* tag, merges_hosts, has_data, build */
     {"overview_page", 1, xpv_tool_overview_page_has_data, xpv_tool_overview_page},
     {"kernel_stats", 0, xpv_tool_kernel_stats_has_data, xpv_tool_kernel_stats},
-    {"pod_viewer", 1, xpv_tool_pod_viewer_has_data, xpv_tool_pod_viewer},
+    {"pod_viewer", XPV_TOOL_RUN_HOSTS, xpv_tool_pod_viewer_has_data, xpv_tool_pod_viewer},
 };
 
 #define NTOOLS (sizeof TOOLS / sizeof TOOLS[0])
@@ -127,14 +127,14 @@ static xpv_tool_scope run_scope(sqlite3 *db, int64_t id)
     return (xpv_tool_scope){ids, n};
 }
 
-/* A tool that merges hosts answers for the whole run when the one profile
- * alone has no data for it (the pod view needs two hosts). */
+/* A tool that needs several hosts (the pod view) is listed for a profile
+ * when its run has the data, and answers for the whole run. */
 int xpv_api_profile_tools(sqlite3 *db, int64_t id, xpv_buf *out)
 {
     xpv_tool_scope one = {&id, 1}, run = run_scope(db, id);
     int status = xpv_api_tool_list(db, &one, out);
     for (size_t i = 0; i < NTOOLS && status == 200 && run.n > 1; i++) {
-        if (!TOOLS[i].merges_hosts || TOOLS[i].has_data(db, &one) != 0) continue;
+        if (TOOLS[i].merges_hosts != XPV_TOOL_RUN_HOSTS) continue;
         if (TOOLS[i].has_data(db, &run) != 1) continue;
         out->len--; /* the list's ']' */
         xpv_buf_printf(out, "%s\"%s\"]", out->len > 1 ? "," : "", TOOLS[i].tag);
@@ -148,7 +148,7 @@ int xpv_api_profile_tool(sqlite3 *db, int64_t id, const char *tag, int all_hosts
 {
     const xpv_tool *t = xpv_tool_named(tag);
     xpv_tool_scope one = {&id, 1};
-    if (!all_hosts && !(t && t->merges_hosts && t->has_data(db, &one) == 0))
+    if (!all_hosts && !(t && t->merges_hosts == XPV_TOOL_RUN_HOSTS))
         return xpv_api_tool(db, tag, &one, format, out);
     xpv_tool_scope run = run_scope(db, id);
     int status = xpv_api_tool(db, tag, &run, format, out);

@@ -21,9 +21,16 @@ typedef struct {
     size_t n;
 } xpv_tool_scope;
 
+/* What hosts a tool answers for (xpv_tool.merges_hosts). */
+enum {
+    XPV_TOOL_ONE_HOST = 0,  /* one profile at a time */
+    XPV_TOOL_ANY_HOSTS = 1, /* one, or several merged (ALL_HOSTS) */
+    XPV_TOOL_RUN_HOSTS = 2, /* only several (the pod view): a host alone has no data */
+};
+
 typedef struct {
     const char *tag;  /* XProf's tool name */
-    int merges_hosts; /* answers for several hosts at once (ALL_HOSTS) */
+    int merges_hosts; /* XPV_TOOL_ONE_HOST, _ANY_HOSTS or _RUN_HOSTS */
     /* 1 when the scope's profiles carry this tool's data, 0 when not, -1 on error. */
     int (*has_data)(sqlite3 *db, const xpv_tool_scope *s);
     /* The table, or NULL with err set (a failure, not "no data"). */

@@ -107,6 +107,8 @@ def test_run_tools_and_hosts():
     assert tools[0] == "trace_viewer", tools
     assert {"overview_page", "kernel_stats", "pod_viewer"} <= set(tools), tools
     hosts = [h["hostname"] for h in S.json(tb("hosts", run=RUN, tag="pod_viewer"))]
+    assert hosts == ["ALL_HOSTS"], hosts  # one host alone has no pod
+    hosts = [h["hostname"] for h in S.json(tb("hosts", run=RUN, tag="overview_page"))]
     assert hosts == ["ALL_HOSTS"] + sorted(HOSTS), hosts
     hosts = [h["hostname"] for h in S.json(tb("hosts", run=RUN, tag="kernel_stats"))]
     assert hosts == sorted(HOSTS), hosts  # kernel_stats does not merge hosts
