@@ -20,6 +20,7 @@
  */
 #define _GNU_SOURCE
 #include "ingest.h"
+#include "intern.h"
 #include "event_store.h"
 #include "analysis/analysis.h"
 
@@ -37,89 +38,6 @@
 #define BATCH_ARENA (2u << 20)
 #define INTERN_MAX_VALUE_LEN 256
 #define INTERN_MAX_BYTES (256u << 20)
-
-/* ---- interning ---- */
-
-typedef struct {
-    uint64_t off;
-    uint32_t len;
-} str_ref;
-
-typedef struct {
-    char *arena;
-    size_t arena_len, arena_cap;
-    str_ref *strs;
-    size_t nstrs, cap_strs;
-    uint32_t *slots; /* open addressing: string id + 1, 0 = empty */
-    size_t nslots;
-} intern_table;
-
-static void intern_init(intern_table *t)
-{
-    memset(t, 0, sizeof *t);
-    t->nslots = 1 << 12;
-    t->slots = xpv_xcalloc(t->nslots, sizeof *t->slots);
-    t->cap_strs = 1024;
-    t->strs = xpv_xmalloc(t->cap_strs * sizeof *t->strs);
-    t->strs[0] = (str_ref){0, 0};
-    t->nstrs = 1;
-    t->arena_cap = 1 << 16;
-    t->arena = xpv_xmalloc(t->arena_cap);
-    t->arena[0] = 0;
-    t->arena_len = 1;
-}
-
-static void intern_free(intern_table *t)
-{
-    free(t->arena);
-    free(t->strs);
-    free(t->slots);
-}
-
-static void intern_rehash(intern_table *t)
-{
-    size_t n = t->nslots * 2;
-    uint32_t *slots = xpv_xcalloc(n, sizeof *slots);
-    for (size_t id = 1; id < t->nstrs; id++) {
-        str_ref r = t->strs[id];
-        size_t h = xpv_hash64(t->arena + r.off, r.len) & (n - 1);
-        while (slots[h])
-            h = (h + 1) & (n - 1);
-        slots[h] = (uint32_t)id + 1;
-    }
-    free(t->slots);
-    t->slots = slots;
-    t->nslots = n;
-}
-
-/* Returns the id of s, adding it unless `may_add` is false (then 0 if absent). */
-static uint32_t intern_lookup(intern_table *t, const char *s, size_t len, int may_add)
-{
-    if (len == 0) return 0;
-    size_t mask = t->nslots - 1, h = xpv_hash64(s, len) & mask;
-    for (uint32_t slot; (slot = t->slots[h]) != 0; h = (h + 1) & mask) {
-        str_ref r = t->strs[slot - 1];
-        if (r.len == len && memcmp(t->arena + r.off, s, len) == 0) return slot - 1;
-    }
-    if (!may_add) return 0;
-    if (t->arena_len + len + 1 > t->arena_cap) {
-        while (t->arena_len + len + 1 > t->arena_cap)
-            t->arena_cap *= 2;
-        t->arena = xpv_xrealloc(t->arena, t->arena_cap);
-    }
-    if (t->nstrs == t->cap_strs) {
-        t->cap_strs *= 2;
-        t->strs = xpv_xrealloc(t->strs, t->cap_strs * sizeof *t->strs);
-    }
-    uint32_t id = (uint32_t)t->nstrs++;
-    t->strs[id] = (str_ref){t->arena_len, (uint32_t)len};
-    memcpy(t->arena + t->arena_len, s, len);
-    t->arena[t->arena_len + len] = 0;
-    t->arena_len += len + 1;
-    t->slots[h] = id + 1;
-    if (t->nstrs * 2 > t->nslots) intern_rehash(t);
-    return id;
-}
 
 /* ---- tracks and processes ---- */
 
@@ -170,7 +88,7 @@ typedef struct {
 struct xpv_sink {
     sqlite3 *db;
     int64_t profile_id;
-    intern_table strings;
+    xpv_intern strings;
     process_rec *procs;
     size_t nprocs, cap_procs;
     track_rec *tracks;
@@ -355,7 +273,7 @@ xpv_sink *xpv_sink_open(sqlite3 *db, int64_t profile_id, xpv_err *err)
     xpv_sink *s = xpv_xcalloc(1, sizeof *s);
     s->db = db;
     s->profile_id = profile_id;
-    intern_init(&s->strings);
+    xpv_intern_init(&s->strings);
     s->ntrack_slots = 256;
     s->track_slots = xpv_xcalloc(s->ntrack_slots, sizeof *s->track_slots);
     snprintf(s->producer, sizeof s->producer, "unknown");
@@ -380,21 +298,18 @@ xpv_sink *xpv_sink_open(sqlite3 *db, int64_t profile_id, xpv_err *err)
 
 uint32_t xpv_sink_intern(xpv_sink *s, const char *str, size_t len)
 {
-    return intern_lookup(&s->strings, str, len, 1);
+    return xpv_intern_lookup(&s->strings, str, len, 1);
 }
 
 uint32_t xpv_sink_intern_value(xpv_sink *s, const char *str, size_t len)
 {
-    int may_add = len <= INTERN_MAX_VALUE_LEN && s->strings.arena_len < INTERN_MAX_BYTES;
-    return intern_lookup(&s->strings, str, len, may_add);
+    int may_add = len <= INTERN_MAX_VALUE_LEN && xpv_intern_bytes(&s->strings) < INTERN_MAX_BYTES;
+    return xpv_intern_lookup(&s->strings, str, len, may_add);
 }
 
 const char *xpv_sink_string(xpv_sink *s, uint32_t id, size_t *len)
 {
-    if (id >= s->strings.nstrs) id = 0;
-    str_ref r = s->strings.strs[id];
-    if (len) *len = r.len;
-    return s->strings.arena + r.off;
+    return xpv_intern_get(&s->strings, id, len);
 }
 
 /* ---- public: tracks ---- */
@@ -611,11 +526,12 @@ static int write_strings(xpv_sink *s, xpv_err *err)
                            &st, NULL) != SQLITE_OK)
         return xpv_err_set(err, "sqlite: %s", sqlite3_errmsg(s->db));
     int rc = 0;
-    for (size_t id = 0; id < s->strings.nstrs && rc == 0; id++) {
-        str_ref r = s->strings.strs[id];
+    for (size_t id = 0; id < xpv_intern_count(&s->strings) && rc == 0; id++) {
+        size_t len;
+        const char *value = xpv_intern_get(&s->strings, (uint32_t)id, &len);
         sqlite3_bind_int64(st, 1, s->profile_id);
         sqlite3_bind_int64(st, 2, (int64_t)id);
-        sqlite3_bind_text(st, 3, s->strings.arena + r.off, (int)r.len, SQLITE_STATIC);
+        sqlite3_bind_text(st, 3, value, (int)len, SQLITE_STATIC);
         if (sqlite3_step(st) != SQLITE_DONE)
             rc = xpv_err_set(err, "sqlite: %s", sqlite3_errmsg(s->db));
         sqlite3_reset(st);
@@ -851,7 +767,7 @@ void xpv_sink_free(xpv_sink *s)
     stop_consumers(s);
     if (s->store) xpv_store_writer_abandon(s->store);
     if (s->analysis) xpv_analysis_free(s->analysis);
-    intern_free(&s->strings);
+    xpv_intern_free(&s->strings);
     for (size_t i = 0; i < s->nprocs; i++) {
         free(s->procs[i].name);
         free(s->procs[i].labels);
