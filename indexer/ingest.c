@@ -1,270 +1,22 @@
 /*
- * ingest.c — the sink readers write into (see ingest.h).
+ * ingest.c — the sink readers write into (see ingest.h): its public calls,
+ * the process and track tables they fill, and the glue that opens and
+ * finishes a sink. Strings are interned by intern.c, events travel to the
+ * store and the analysis through ingest_pipeline.c; ingest_internal.h says
+ * which thread owns what.
  *
- * The reader's thread interns strings, resolves tracks and copies events
- * into a ring of batches; each full batch goes through two stages, the
- * event store and the analysis, on consumer threads. With three or more
- * CPUs each stage has its own thread. With two or fewer, one thread runs
- * both: every reader is slower than the two stages together, and a third
- * busy thread would only preempt it (a producer cheaper than the stages,
- * as in bench_store, is faster with two). The ring lets the consumers fall
- * a few batches behind in a burst of costly events without stopping the
- * reader.
- *
- * Invariants: the intern and track tables are touched only by the reader's
- * thread until xpv_sink_finish has joined the consumers; the thread running
- * the store stage owns the store and the per-track counters, the one
- * running the analysis stage the analysis; each consumer takes the batches
- * in the order they were filled; a handed-off batch is only read until
- * every consumer is done with it. String id 0 is "".
+ * Invariants: the process and track tables are touched only by the
+ * reader's thread until xpv_sink_finish has drained the pipeline; track ids
+ * are dense from 0 in order of first use, and a track's process record
+ * exists from the track's creation on. String id 0 is "".
  */
-#define _GNU_SOURCE
-#include "ingest.h"
-#include "intern.h"
-#include "event_store.h"
-#include "analysis/analysis.h"
+#include "ingest_internal.h"
 
-#include <assert.h>
-#include <pthread.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
-#include <unistd.h>
 
-#define NBATCHES 8
-#define BATCH_EVENTS 4096
-#define BATCH_ARGS 32768
-#define BATCH_ARENA (2u << 20)
 #define INTERN_MAX_VALUE_LEN 256
 #define INTERN_MAX_BYTES (256u << 20)
-
-/* ---- tracks and processes ---- */
-
-typedef struct {
-    int64_t pid;
-    char *name, *labels;
-    int64_t sort;
-    int has_sort;
-    int device_id;
-} process_rec;
-
-typedef struct {
-    int64_t pid, tid;
-    char *name;
-    int64_t sort;
-    int has_sort;
-} track_rec;
-
-typedef struct {
-    int64_t events, t_min, t_max;
-} track_count;
-
-/* ---- batches ---- */
-
-typedef struct {
-    xpv_event *evs;
-    xpv_launch *launches;
-    xpv_arg *args;
-    char *arena;
-    size_t nev, nargs, arena_len;
-    size_t cap_ev, cap_args, cap_arena;
-    int pending; /* consumers not yet done with it; 0: free to fill */
-    /* set when the device work ended after its events: the track devices
-     * then, for the analysis stage (which frees them) */
-    int *track_devices;
-    size_t ntrack_devices;
-} batch;
-
-/* What a consumer does with each full batch, in this order. */
-enum { STAGE_STORE = 1, STAGE_ANALYSIS = 2, MAX_CONSUMERS = 2 };
-
-typedef struct {
-    struct xpv_sink *sink;
-    unsigned stages;
-    pthread_t thread;
-} consumer;
-
-struct xpv_sink {
-    sqlite3 *db;
-    int64_t profile_id;
-    xpv_intern strings;
-    process_rec *procs;
-    size_t nprocs, cap_procs;
-    track_rec *tracks;
-    size_t ntracks, cap_tracks;
-    /* (pid, tid) -> track id + 1, open addressing */
-    uint32_t *track_slots;
-    size_t ntrack_slots;
-    xpv_buf facts;    /* JSON members, comma separated */
-    xpv_buf devices;  /* JSON array members */
-    xpv_buf warnings; /* JSON array members */
-    char **skip_names;
-    int64_t *skip_counts;
-    size_t nskip;
-    char producer[32];
-
-    /* consumer side: the store writer and the analysis */
-    consumer consumers[MAX_CONSUMERS];
-    int nconsumers, nstarted;
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-    batch batches[NBATCHES];
-    int filling;     /* index of the batch the reader fills */
-    uint64_t handed; /* batches handed off so far */
-    int quit;
-    xpv_store_writer *store;
-    xpv_analysis *analysis;
-    track_count *counts;
-    size_t ncounts;
-    int64_t phase_counts[128];
-    int64_t read_counts[128]; /* reader thread: phases as read from the file */
-    int has_read_counts;
-    int64_t events;
-    int64_t t_min, t_max;
-    int writer_failed;
-    xpv_err writer_err;
-};
-
-static void batch_init(batch *b)
-{
-    b->cap_ev = BATCH_EVENTS;
-    b->cap_args = BATCH_ARGS;
-    b->cap_arena = BATCH_ARENA;
-    b->evs = xpv_xmalloc(b->cap_ev * sizeof *b->evs);
-    b->launches = xpv_xmalloc(b->cap_ev * sizeof *b->launches);
-    b->args = xpv_xmalloc(b->cap_args * sizeof *b->args);
-    b->arena = xpv_xmalloc(b->cap_arena);
-    b->nev = b->nargs = b->arena_len = 0;
-    b->pending = 0;
-}
-
-static void batch_free(batch *b)
-{
-    free(b->evs);
-    free(b->launches);
-    free(b->args);
-    free(b->arena);
-    free(b->track_devices);
-}
-
-/* ---- writer thread ---- */
-
-static void count_event(xpv_sink *s, const xpv_event *ev)
-{
-    if (ev->track >= s->ncounts) {
-        size_t n = s->ncounts ? s->ncounts : 64;
-        while (n <= ev->track)
-            n *= 2;
-        s->counts = xpv_xrealloc(s->counts, n * sizeof *s->counts);
-        memset(s->counts + s->ncounts, 0, (n - s->ncounts) * sizeof *s->counts);
-        s->ncounts = n;
-    }
-    track_count *c = &s->counts[ev->track];
-    int64_t end = ev->ts_ns + (ev->dur_ns > 0 ? ev->dur_ns : 0);
-    if (c->events == 0 || ev->ts_ns < c->t_min) c->t_min = ev->ts_ns;
-    if (c->events == 0 || end > c->t_max) c->t_max = end;
-    c->events++;
-    if (s->events == 0 || ev->ts_ns < s->t_min) s->t_min = ev->ts_ns;
-    if (s->events == 0 || end > s->t_max) s->t_max = end;
-    s->events++;
-    s->phase_counts[(unsigned char)ev->ph & 127]++;
-}
-
-static void store_batch(xpv_sink *s, const batch *b)
-{
-    for (size_t i = 0; i < b->nev; i++) {
-        const xpv_event *ev = &b->evs[i];
-        count_event(s, ev);
-        if (!s->writer_failed && xpv_store_add(s->store, ev, &s->writer_err) != 0)
-            s->writer_failed = 1;
-    }
-}
-
-static void analyse_batch(xpv_sink *s, batch *b)
-{
-    for (size_t i = 0; i < b->nev; i++)
-        xpv_analysis_event(s->analysis, &b->evs[i]);
-    if (b->track_devices) {
-        xpv_analysis_device_work_done(s->analysis, b->track_devices, b->ntrack_devices);
-        free(b->track_devices);
-        b->track_devices = NULL;
-    }
-}
-
-/* Each consumer takes every batch once, in the order they were handed
- * off; a batch is free for refilling when the last consumer is done. */
-static void *consumer_main(void *arg)
-{
-    consumer *c = arg;
-    xpv_sink *s = c->sink;
-    uint64_t taken = 0;
-    pthread_mutex_lock(&s->mu);
-    for (;;) {
-        while (s->handed == taken && !s->quit)
-            pthread_cond_wait(&s->cv, &s->mu);
-        if (s->handed == taken) break; /* quitting, nothing left */
-        batch *b = &s->batches[taken++ % NBATCHES];
-        pthread_mutex_unlock(&s->mu);
-        if (c->stages & STAGE_STORE) store_batch(s, b);
-        if (c->stages & STAGE_ANALYSIS) analyse_batch(s, b);
-        pthread_mutex_lock(&s->mu);
-        if (--b->pending == 0) pthread_cond_broadcast(&s->cv);
-    }
-    pthread_mutex_unlock(&s->mu);
-    return NULL;
-}
-
-/* Hands the filled batch to the consumers and starts filling the next one
- * of the ring, once the consumers are done with what it held. */
-static void hand_off(xpv_sink *s)
-{
-    pthread_mutex_lock(&s->mu);
-    s->batches[s->filling].pending = s->nconsumers;
-    s->handed++;
-    pthread_cond_broadcast(&s->cv);
-    s->filling = (s->filling + 1) % NBATCHES;
-    batch *next = &s->batches[s->filling];
-    while (next->pending)
-        pthread_cond_wait(&s->cv, &s->mu);
-    pthread_mutex_unlock(&s->mu);
-    next->nev = next->nargs = next->arena_len = 0;
-}
-
-static void wait_consumers_idle(xpv_sink *s)
-{
-    pthread_mutex_lock(&s->mu);
-    for (int i = 0; i < NBATCHES; i++)
-        while (s->batches[i].pending)
-            pthread_cond_wait(&s->cv, &s->mu);
-    pthread_mutex_unlock(&s->mu);
-}
-
-/* 1 or 2 consumer threads (see the top of this file); XPV_INGEST_CONSUMERS
- * chooses, for tests and measurements. */
-static int consumer_count(void)
-{
-    const char *env = getenv("XPV_INGEST_CONSUMERS");
-    if (env && (strcmp(env, "1") == 0 || strcmp(env, "2") == 0)) return env[0] - '0';
-    cpu_set_t set;
-    long cpus = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set)
-                                                            : sysconf(_SC_NPROCESSORS_ONLN);
-    return cpus >= 3 ? 2 : 1;
-}
-
-static int start_consumers(xpv_sink *s, xpv_err *err)
-{
-    s->nconsumers = consumer_count();
-    static const unsigned split[MAX_CONSUMERS] = {STAGE_STORE, STAGE_ANALYSIS};
-    for (int i = 0; i < s->nconsumers; i++) {
-        unsigned stages = s->nconsumers == 1 ? STAGE_STORE | STAGE_ANALYSIS : split[i];
-        s->consumers[i] = (consumer){s, stages, 0};
-        if (pthread_create(&s->consumers[i].thread, NULL, consumer_main, &s->consumers[i]) != 0)
-            return xpv_err_set(err, "cannot start the index writer threads");
-        s->nstarted++;
-    }
-    return 0;
-}
 
 /* ---- public: open ---- */
 
@@ -277,17 +29,14 @@ xpv_sink *xpv_sink_open(sqlite3 *db, int64_t profile_id, xpv_err *err)
     s->ntrack_slots = 256;
     s->track_slots = xpv_xcalloc(s->ntrack_slots, sizeof *s->track_slots);
     snprintf(s->producer, sizeof s->producer, "unknown");
-    for (int i = 0; i < NBATCHES; i++)
-        batch_init(&s->batches[i]);
-    pthread_mutex_init(&s->mu, NULL);
-    pthread_cond_init(&s->cv, NULL);
+    xpv_pipeline_init(s);
     s->analysis = xpv_analysis_new();
     s->store = xpv_store_writer_open(db, profile_id, err);
     if (!s->store) {
         xpv_sink_free(s);
         return NULL;
     }
-    if (start_consumers(s, err) != 0) {
+    if (xpv_pipeline_start(s, err) != 0) {
         xpv_sink_free(s);
         return NULL;
     }
@@ -314,7 +63,7 @@ const char *xpv_sink_string(xpv_sink *s, uint32_t id, size_t *len)
 
 /* ---- public: tracks ---- */
 
-static process_rec *find_process(xpv_sink *s, int64_t pid)
+xpv_process_rec *xpv_sink_process(xpv_sink *s, int64_t pid)
 {
     for (size_t i = s->nprocs; i-- > 0;)
         if (s->procs[i].pid == pid) return &s->procs[i];
@@ -322,7 +71,7 @@ static process_rec *find_process(xpv_sink *s, int64_t pid)
         s->cap_procs = s->cap_procs ? s->cap_procs * 2 : 16;
         s->procs = xpv_xrealloc(s->procs, s->cap_procs * sizeof *s->procs);
     }
-    process_rec *p = &s->procs[s->nprocs++];
+    xpv_process_rec *p = &s->procs[s->nprocs++];
     memset(p, 0, sizeof *p);
     p->pid = pid;
     p->device_id = -1;
@@ -352,7 +101,7 @@ uint32_t xpv_sink_track(xpv_sink *s, int64_t pid, int64_t tid)
 {
     size_t h = track_slot(s, pid, tid);
     for (uint32_t slot; (slot = s->track_slots[h]) != 0; h = (h + 1) & (s->ntrack_slots - 1)) {
-        track_rec *t = &s->tracks[slot - 1];
+        xpv_track_rec *t = &s->tracks[slot - 1];
         if (t->pid == pid && t->tid == tid) return slot - 1;
     }
     if (s->ntracks == s->cap_tracks) {
@@ -360,9 +109,9 @@ uint32_t xpv_sink_track(xpv_sink *s, int64_t pid, int64_t tid)
         s->tracks = xpv_xrealloc(s->tracks, s->cap_tracks * sizeof *s->tracks);
     }
     uint32_t id = (uint32_t)s->ntracks++;
-    s->tracks[id] = (track_rec){.pid = pid, .tid = tid};
+    s->tracks[id] = (xpv_track_rec){.pid = pid, .tid = tid};
     s->track_slots[h] = id + 1;
-    find_process(s, pid);
+    xpv_sink_process(s, pid);
     if (s->ntracks * 2 > s->ntrack_slots) grow_track_slots(s);
     return id;
 }
@@ -375,24 +124,24 @@ static void set_text(char **dst, const char *src, size_t len)
 
 void xpv_sink_process_name(xpv_sink *s, int64_t pid, const char *name, size_t len)
 {
-    set_text(&find_process(s, pid)->name, name, len);
+    set_text(&xpv_sink_process(s, pid)->name, name, len);
 }
 
 void xpv_sink_process_sort(xpv_sink *s, int64_t pid, int64_t sort_index)
 {
-    process_rec *p = find_process(s, pid);
+    xpv_process_rec *p = xpv_sink_process(s, pid);
     p->sort = sort_index;
     p->has_sort = 1;
 }
 
 void xpv_sink_process_label(xpv_sink *s, int64_t pid, const char *labels, size_t len)
 {
-    set_text(&find_process(s, pid)->labels, labels, len);
+    set_text(&xpv_sink_process(s, pid)->labels, labels, len);
 }
 
 void xpv_sink_process_device(xpv_sink *s, int64_t pid, int device_id)
 {
-    find_process(s, pid)->device_id = device_id;
+    xpv_sink_process(s, pid)->device_id = device_id;
 }
 
 void xpv_sink_thread_name(xpv_sink *s, int64_t pid, int64_t tid, const char *name, size_t len)
@@ -402,72 +151,24 @@ void xpv_sink_thread_name(xpv_sink *s, int64_t pid, int64_t tid, const char *nam
 
 void xpv_sink_thread_sort(xpv_sink *s, int64_t pid, int64_t tid, int64_t sort_index)
 {
-    track_rec *t = &s->tracks[xpv_sink_track(s, pid, tid)];
+    xpv_track_rec *t = &s->tracks[xpv_sink_track(s, pid, tid)];
     t->sort = sort_index;
     t->has_sort = 1;
 }
 
 /* ---- public: events ---- */
 
-static int batch_fits(const batch *b, const xpv_event *ev, size_t text_bytes)
-{
-    return b->nev < b->cap_ev && b->nargs + ev->nargs <= b->cap_args &&
-           b->arena_len + text_bytes <= b->cap_arena;
-}
-
-/* Grows an empty batch so that one oversized event fits. */
-static void batch_grow_for(batch *b, const xpv_event *ev, size_t text_bytes)
-{
-    assert(b->nev == 0);
-    if (ev->nargs > b->cap_args) {
-        b->cap_args = ev->nargs;
-        b->args = xpv_xrealloc(b->args, b->cap_args * sizeof *b->args);
-    }
-    if (text_bytes > b->cap_arena) {
-        b->cap_arena = text_bytes;
-        b->arena = xpv_xrealloc(b->arena, b->cap_arena);
-    }
-}
-
 void xpv_sink_device_work_done(xpv_sink *s)
 {
-    batch *b = &s->batches[s->filling];
-    free(b->track_devices);
-    b->ntrack_devices = s->ntracks;
-    b->track_devices = xpv_xmalloc((s->ntracks ? s->ntracks : 1) * sizeof *b->track_devices);
+    int *devices = xpv_xmalloc((s->ntracks ? s->ntracks : 1) * sizeof *devices);
     for (uint32_t id = 0; id < s->ntracks; id++)
-        b->track_devices[id] = find_process(s, s->tracks[id].pid)->device_id;
+        devices[id] = xpv_sink_process(s, s->tracks[id].pid)->device_id;
+    xpv_pipeline_device_work_done(s, devices, s->ntracks);
 }
 
 void xpv_sink_event(xpv_sink *s, const xpv_event *ev)
 {
-    size_t text_bytes = 0;
-    for (uint32_t i = 0; i < ev->nargs; i++)
-        if (ev->args[i].type == XPV_ARG_TEXT || ev->args[i].type == XPV_ARG_JSON)
-            text_bytes += ev->args[i].len;
-    batch *b = &s->batches[s->filling];
-    if (!batch_fits(b, ev, text_bytes)) {
-        if (b->nev) hand_off(s);
-        b = &s->batches[s->filling];
-        if (!batch_fits(b, ev, text_bytes)) batch_grow_for(b, ev, text_bytes);
-    }
-    xpv_event *dst = &b->evs[b->nev];
-    *dst = *ev;
-    if (ev->launch) {
-        b->launches[b->nev] = *ev->launch;
-        dst->launch = &b->launches[b->nev];
-    }
-    dst->args = ev->nargs ? &b->args[b->nargs] : NULL;
-    for (uint32_t i = 0; i < ev->nargs; i++) {
-        xpv_arg a = ev->args[i];
-        if (a.type == XPV_ARG_TEXT || a.type == XPV_ARG_JSON) {
-            memcpy(b->arena + b->arena_len, a.text, a.len);
-            a.text = b->arena + b->arena_len;
-            b->arena_len += a.len;
-        }
-        b->args[b->nargs++] = a;
-    }
-    b->nev++;
+    xpv_pipeline_push(s, ev);
 }
 
 /* ---- public: facts ---- */
@@ -559,9 +260,9 @@ static int write_tracks(xpv_sink *s, xpv_err *err)
         return xpv_err_set(err, "sqlite: %s", sqlite3_errmsg(s->db));
     int rc = 0;
     for (uint32_t id = 0; id < s->ntracks && rc == 0; id++) {
-        const track_rec *t = &s->tracks[id];
-        const process_rec *p = find_process(s, t->pid);
-        track_count c = id < s->ncounts ? s->counts[id] : (track_count){0, 0, 0};
+        const xpv_track_rec *t = &s->tracks[id];
+        const xpv_process_rec *p = xpv_sink_process(s, t->pid);
+        xpv_track_count c = id < s->ncounts ? s->counts[id] : (xpv_track_count){0, 0, 0};
         sqlite3_bind_int64(st, 1, s->profile_id);
         sqlite3_bind_int64(st, 2, id);
         sqlite3_bind_int64(st, 3, t->pid);
@@ -609,8 +310,8 @@ static int write_analysis_and_names(xpv_sink *s, xpv_analysis_result *res, xpv_e
 {
     xpv_track_info *infos = xpv_xcalloc(s->ntracks ? s->ntracks : 1, sizeof *infos);
     for (uint32_t id = 0; id < s->ntracks; id++) {
-        const track_rec *t = &s->tracks[id];
-        const process_rec *p = find_process(s, t->pid);
+        const xpv_track_rec *t = &s->tracks[id];
+        const xpv_process_rec *p = xpv_sink_process(s, t->pid);
         infos[id] = (xpv_track_info){
             .id = id,
             .pid = t->pid,
@@ -642,7 +343,7 @@ static int write_analysis_and_names(xpv_sink *s, xpv_analysis_result *res, xpv_e
 
 static void phase_counts_json(const xpv_sink *s, xpv_buf *out)
 {
-    const int64_t *counts = s->has_read_counts ? s->read_counts : s->phase_counts;
+    const int64_t *counts = xpv_sink_phase_counts(s);
     xpv_buf_putc(out, '{');
     int first = 1;
     for (int ph = 1; ph < 128; ph++) {
@@ -720,24 +421,9 @@ static int update_profile_row(xpv_sink *s, const xpv_analysis_result *res, xpv_e
     return rc;
 }
 
-static void stop_consumers(xpv_sink *s)
-{
-    if (!s->nstarted) return;
-    pthread_mutex_lock(&s->mu);
-    s->quit = 1;
-    pthread_cond_broadcast(&s->cv);
-    pthread_mutex_unlock(&s->mu);
-    for (int i = 0; i < s->nstarted; i++)
-        pthread_join(s->consumers[i].thread, NULL);
-    s->nstarted = 0;
-}
-
 int xpv_sink_finish(xpv_sink *s, xpv_sink_stats *stats, xpv_err *err)
 {
-    const batch *last = &s->batches[s->filling];
-    if (last->nev || last->track_devices) hand_off(s);
-    wait_consumers_idle(s);
-    stop_consumers(s);
+    xpv_pipeline_drain(s);
     if (s->writer_failed) {
         if (err) *err = s->writer_err;
         return -1;
@@ -755,8 +441,7 @@ int xpv_sink_finish(xpv_sink *s, xpv_sink_stats *stats, xpv_err *err)
     if (stats) {
         memset(stats, 0, sizeof *stats);
         stats->events = s->events;
-        memcpy(stats->phase_counts, s->has_read_counts ? s->read_counts : s->phase_counts,
-               sizeof stats->phase_counts);
+        memcpy(stats->phase_counts, xpv_sink_phase_counts(s), sizeof stats->phase_counts);
     }
     return 0;
 }
@@ -764,7 +449,7 @@ int xpv_sink_finish(xpv_sink *s, xpv_sink_stats *stats, xpv_err *err)
 void xpv_sink_free(xpv_sink *s)
 {
     if (!s) return;
-    stop_consumers(s);
+    xpv_pipeline_stop(s);
     if (s->store) xpv_store_writer_abandon(s->store);
     if (s->analysis) xpv_analysis_free(s->analysis);
     xpv_intern_free(&s->strings);
@@ -785,9 +470,6 @@ void xpv_sink_free(xpv_sink *s)
     xpv_buf_free(&s->facts);
     xpv_buf_free(&s->devices);
     xpv_buf_free(&s->warnings);
-    for (int i = 0; i < NBATCHES; i++)
-        batch_free(&s->batches[i]);
-    pthread_mutex_destroy(&s->mu);
-    pthread_cond_destroy(&s->cv);
+    xpv_pipeline_free(s);
     free(s);
 }
