@@ -2,11 +2,12 @@
  * ingest_internal.h — the sink's state, shared by the files that make it
  * up and by nothing else:
  *
- *   ingest.c           the public xpv_sink_* calls: tracks, processes,
- *                      facts, open / finish / free (xpv_sink_)
+ *   ingest.c           the public xpv_sink_* calls, the process and track
+ *                      tables, open / finish / free (xpv_sink_)
  *   ingest_pipeline.c  the batch ring and the consumer threads running the
  *                      store and analysis stages (xpv_pipeline_)
- *   ingest_rows.c      the strings, tracks and profiles rows (xpv_rows_)
+ *   ingest_rows.c      the facts, the strings, tracks and profiles rows,
+ *                      the analysis's finish between them (xpv_rows_)
  *   intern.c           the string table (intern.h, xpv_intern_)
  *
  * Who owns what (nothing below is locked except the ring's hand-off): the
@@ -198,5 +199,16 @@ static inline void xpv_pipeline_push(xpv_sink *s, const xpv_event *ev)
     }
     b->nev++;
 }
+
+/* ---- ingest_rows.c ---- */
+
+/* Records a producer fact for the profiles row (see xpv_sink_fact). */
+void xpv_rows_fact(xpv_sink *s, const char *key, const char *value);
+/* Runs the analysis's finish, writing the strings and tracks rows while its
+ * step join runs; fills res. */
+int xpv_rows_names_and_analysis(xpv_sink *s, xpv_analysis_result *res, xpv_err *err);
+/* Adds res's warnings to the reader's and writes the profile's totals,
+ * facts and res into its profiles row. */
+int xpv_rows_update_profile(xpv_sink *s, xpv_analysis_result *res, xpv_err *err);
 
 #endif
