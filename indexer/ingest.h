@@ -13,9 +13,13 @@
  * partial).
  *
  * The sink copies everything it is given: pointers in an xpv_event need only
- * live for the duration of the call. It hands batches to two consumer
- * threads (event store, analysis), so a reader's parsing overlaps with both.
- * A sink is used by one reader thread at a time.
+ * live for the duration of the call. Events go in batches to two stages,
+ * the event store and the analysis, on consumer threads, so a reader's
+ * parsing overlaps with them: with two CPUs or fewer one consumer thread
+ * runs the store and then the analysis on each batch (a third busy thread
+ * would only preempt the reader, the slowest of the three); with three or
+ * more each stage has its own thread. XPV_INGEST_CONSUMERS=1|2 overrides
+ * the choice. A sink is used by one reader thread at a time.
  */
 #ifndef XPV_INGEST_H
 #define XPV_INGEST_H
@@ -33,7 +37,8 @@ static inline uint32_t xpv_sink_intern_cstr(xpv_sink *s, const char *str);
  * memory budget and returns 0 otherwise, in which case the reader keeps the
  * value inline (XPV_ARG_TEXT). Keeps memory flat on huge, unique values. */
 uint32_t xpv_sink_intern_value(xpv_sink *s, const char *str, size_t len);
-/* Looks an interned id back up (valid until the sink is finished). */
+/* Looks an interned id back up. Ids stay valid until the sink is finished;
+ * the pointer only until the next string is interned (the table grows). */
 const char *xpv_sink_string(xpv_sink *s, uint32_t id, size_t *len);
 
 /* Track for process `pid`, thread `tid` (readers map string pids/tids to

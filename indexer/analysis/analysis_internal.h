@@ -2,17 +2,29 @@
  * analysis_internal.h — the pieces the analysis is built from, shared by the
  * files of indexer/analysis/ and by nothing else:
  *
- *   idmap.c         u64 -> u64 hash map (group keys, correlation ids, names)
- *   capture.c       compact in-memory copy of the events finish scans again
- *   intervals.c     int64 sorting and the union of [start, end) intervals
- *   durations.c     every duration of every group, kept in memory up to a
- *                   cap and spilled to an unlinked temp file beyond it
- *   collectives.c   which kernel / op names are collectives
- *   kernel_stats.c  per-name summaries (table kernel_stats)
- *   launches.c      host launches by correlation id, and the CPU op around each
- *   steps.c         step markers, marker preference, module fallback
+ *   idmap.c          u64 -> u64 hash map (group keys, correlation ids, names)
+ *   capture.c        compact in-memory copy of the events finish scans again,
+ *                    and xpv_analysis_scan: the capture when it covers a
+ *                    query, else the store
+ *   intervals.c      int64 sorting and selection, and the union of
+ *                    [start, end) intervals
+ *   durations.c      every duration of every group, kept in memory up to a
+ *                    cap and spilled to an unlinked temp file beyond it
+ *   collectives.c    which kernel / op names are collectives
+ *   kernel_stats.c   the groups of device work by (kind, name, track) while
+ *                    events stream in; at finish their CPU ops through
+ *                    correlation (PyTorch) and the hlo_category groups
+ *   kernel_rows.c    the groups turned into kernel_stats rows: which are
+ *                    collectives, the rows' numbers, their names and insert
+ *   launches.c       host launches by correlation id, and the CPU op around
+ *                    each
+ *   launch_ranges.c  the step join as runs of correlation ids per step
+ *                    (memory grows with the steps, not the launches), and
+ *                    the step of a launch id, by runs or by launches.c
+ *   steps.c          step markers, marker preference, module fallback, and
+ *                    finding the step at a time
  *   step_breakdown.c per-step device time split and idle (table steps)
- *   analysis.c      the public entry points: routes events, runs finish
+ *   analysis.c       the public entry points: routes events, runs finish
  *
  * Times: event starts are integer ns of the source clock (often ns since the
  * Unix epoch, which overflows int64 when multiplied by 1000), durations
@@ -228,10 +240,6 @@ int xpv_kstats_link_ops(xpv_kstats *k, const xpv_analysis_input *in, const uint8
 /* Groups the XLA_OP events of the marked tracks by their `hlo_category` arg. */
 int xpv_kstats_hlo_categories(xpv_kstats *k, const xpv_analysis_input *in,
                               const uint8_t *xla_op_tracks, xpv_err *err);
-/* Marks the groups of collective kernels / XLA ops / hlo categories and puts
- * their keys (kind << 32 | name) into `collective`; before xpv_kstats_insert,
- * after the ops and hlo categories are known. */
-void xpv_kstats_classify(xpv_kstats *k, const xpv_analysis_input *in, xpv_idmap *collective);
 
 /* ---- kernel_rows.c ---- */
 
@@ -258,6 +266,10 @@ typedef struct {
  * nor strings, and leaves the groups' durations in place. */
 int xpv_kstats_rows(xpv_kstats *k, const int *track_device, size_t ntracks, xpv_krows *out,
                     xpv_err *err);
+/* Marks the groups of collective kernels / XLA ops / hlo categories and puts
+ * their keys (kind << 32 | name) into `collective`; before xpv_kstats_insert,
+ * after the ops and hlo categories are known. */
+void xpv_kstats_classify(xpv_kstats *k, const xpv_analysis_input *in, xpv_idmap *collective);
 /* Writes rows computed from the groups as they are now, after xpv_kstats_classify. */
 int xpv_kstats_insert(const xpv_kstats *k, const xpv_krows *rows, const xpv_analysis_input *in,
                       xpv_err *err);

@@ -1,0 +1,214 @@
+/*
+ * ingest_internal.h — the sink's state, shared by the files that make it
+ * up and by nothing else:
+ *
+ *   ingest.c           the public xpv_sink_* calls, the process and track
+ *                      tables, open / finish / free (xpv_sink_)
+ *   ingest_pipeline.c  the batch ring and the consumer threads running the
+ *                      store and analysis stages (xpv_pipeline_)
+ *   ingest_rows.c      the facts, the strings, tracks and profiles rows,
+ *                      the analysis's finish between them (xpv_rows_)
+ *   intern.c           the string table (intern.h, xpv_intern_)
+ *
+ * Who owns what (nothing below is locked except the ring's hand-off): the
+ * reader's thread owns the intern, process and track tables, the facts and
+ * the batch it fills, until xpv_pipeline_drain has joined the consumers;
+ * the thread running the store stage owns the store writer, the per-track
+ * counters and the totals; the one running the analysis stage owns the
+ * analysis. After the drain, everything is the finishing thread's.
+ */
+#ifndef XPV_INGEST_INTERNAL_H
+#define XPV_INGEST_INTERNAL_H
+
+#include "ingest.h"
+#include "intern.h"
+#include "event_store.h"
+#include "analysis/analysis.h"
+
+#include <pthread.h>
+#include <string.h>
+
+/* ---- tracks and processes (ingest.c) ---- */
+
+typedef struct {
+    int64_t pid;
+    char *name, *labels;
+    int64_t sort;
+    int has_sort;
+    int device_id;
+} xpv_process_rec;
+
+typedef struct {
+    int64_t pid, tid;
+    char *name;
+    int64_t sort;
+    int has_sort;
+} xpv_track_rec;
+
+typedef struct {
+    int64_t events, t_min, t_max;
+} xpv_track_count;
+
+/* ---- the batch ring (ingest_pipeline.c) ---- */
+
+#define XPV_PIPELINE_NBATCHES 8
+
+typedef struct {
+    xpv_event *evs;
+    xpv_launch *launches;
+    xpv_arg *args;
+    char *arena;
+    size_t nev, nargs, arena_len;
+    size_t cap_ev, cap_args, cap_arena;
+    int pending; /* consumers not yet done with it; 0: free to fill */
+    /* set when the device work ended after its events: the track devices
+     * then, for the analysis stage (which frees them) */
+    int *track_devices;
+    size_t ntrack_devices;
+} xpv_batch;
+
+/* What a consumer does with each full batch, in this order. */
+enum { XPV_STAGE_STORE = 1, XPV_STAGE_ANALYSIS = 2, XPV_PIPELINE_MAX_CONSUMERS = 2 };
+
+typedef struct {
+    struct xpv_sink *sink;
+    unsigned stages;
+    pthread_t thread;
+} xpv_consumer;
+
+typedef struct {
+    xpv_consumer consumers[XPV_PIPELINE_MAX_CONSUMERS];
+    int nconsumers, nstarted;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    xpv_batch batches[XPV_PIPELINE_NBATCHES];
+    int filling;     /* index of the batch the reader fills */
+    uint64_t handed; /* batches handed off so far */
+    int quit;
+} xpv_pipeline;
+
+/* Fields in the order they had before the split: the reader's tables, the
+ * ring (about a kilobyte), then what the consumers write, so that the two
+ * sides' busiest fields sit on different cache lines (read_counts, the
+ * reader's, is the exception it always was). */
+struct xpv_sink {
+    sqlite3 *db;
+    int64_t profile_id;
+    xpv_intern strings;
+    xpv_process_rec *procs;
+    size_t nprocs, cap_procs;
+    xpv_track_rec *tracks;
+    size_t ntracks, cap_tracks;
+    /* (pid, tid) -> track id + 1, open addressing */
+    uint32_t *track_slots;
+    size_t ntrack_slots;
+    xpv_buf facts;    /* JSON members, comma separated */
+    xpv_buf devices;  /* JSON array members */
+    xpv_buf warnings; /* JSON array members */
+    char **skip_names;
+    int64_t *skip_counts;
+    size_t nskip;
+    char producer[32];
+
+    xpv_pipeline pipe;
+
+    /* consumer side: the store writer and the analysis */
+    xpv_store_writer *store;
+    xpv_analysis *analysis;
+    xpv_track_count *counts;
+    size_t ncounts;
+    int64_t phase_counts[128];
+    int64_t read_counts[128]; /* reader thread: phases as read from the file */
+    int has_read_counts;
+    int64_t events;
+    int64_t t_min, t_max;
+    int writer_failed;
+    xpv_err writer_err;
+};
+
+/* ---- ingest.c ---- */
+
+/* The record of process pid, created on first use. */
+xpv_process_rec *xpv_sink_process(xpv_sink *s, int64_t pid);
+
+/* The phase counts the profile reports: the reader's, when it counted. */
+static inline const int64_t *xpv_sink_phase_counts(const xpv_sink *s)
+{
+    return s->has_read_counts ? s->read_counts : s->phase_counts;
+}
+
+/* ---- ingest_pipeline.c ---- */
+
+void xpv_pipeline_init(xpv_sink *s);
+/* Starts the consumer threads: one running both stages on two CPUs or
+ * fewer, one per stage with three or more; XPV_INGEST_CONSUMERS=1|2
+ * overrides. */
+int xpv_pipeline_start(xpv_sink *s, xpv_err *err);
+/* Hands the filled batch to the consumers and waits until the next one of
+ * the ring is free to fill. */
+void xpv_pipeline_hand_off(xpv_sink *s);
+/* Grows an empty batch so that one oversized event fits. */
+void xpv_pipeline_grow_for(xpv_batch *b, const xpv_event *ev, size_t text_bytes);
+/* Has the analysis stage learn, after the events filled so far, that the
+ * device work is done; takes track_devices (malloc'ed, n entries). */
+void xpv_pipeline_device_work_done(xpv_sink *s, int *track_devices, size_t n);
+/* Hands off what is left, waits until both stages have taken every batch
+ * and joins the consumers. */
+void xpv_pipeline_drain(xpv_sink *s);
+/* Joins the consumers (if running) without waiting for their work. */
+void xpv_pipeline_stop(xpv_sink *s);
+/* Frees the ring, after xpv_pipeline_stop. */
+void xpv_pipeline_free(xpv_sink *s);
+
+static inline int xpv_pipeline_fits(const xpv_batch *b, const xpv_event *ev, size_t text_bytes)
+{
+    return b->nev < b->cap_ev && b->nargs + ev->nargs <= b->cap_args &&
+           b->arena_len + text_bytes <= b->cap_arena;
+}
+
+/* Copies ev (its launch, args and their text) into the batch being filled,
+ * handing that batch off first when ev does not fit. Inline: the reader
+ * calls it for every event. */
+static inline void xpv_pipeline_push(xpv_sink *s, const xpv_event *ev)
+{
+    size_t text_bytes = 0;
+    for (uint32_t i = 0; i < ev->nargs; i++)
+        if (ev->args[i].type == XPV_ARG_TEXT || ev->args[i].type == XPV_ARG_JSON)
+            text_bytes += ev->args[i].len;
+    xpv_batch *b = &s->pipe.batches[s->pipe.filling];
+    if (!xpv_pipeline_fits(b, ev, text_bytes)) {
+        if (b->nev) xpv_pipeline_hand_off(s);
+        b = &s->pipe.batches[s->pipe.filling];
+        if (!xpv_pipeline_fits(b, ev, text_bytes)) xpv_pipeline_grow_for(b, ev, text_bytes);
+    }
+    xpv_event *dst = &b->evs[b->nev];
+    *dst = *ev;
+    if (ev->launch) {
+        b->launches[b->nev] = *ev->launch;
+        dst->launch = &b->launches[b->nev];
+    }
+    dst->args = ev->nargs ? &b->args[b->nargs] : NULL;
+    for (uint32_t i = 0; i < ev->nargs; i++) {
+        xpv_arg a = ev->args[i];
+        if (a.type == XPV_ARG_TEXT || a.type == XPV_ARG_JSON) {
+            memcpy(b->arena + b->arena_len, a.text, a.len);
+            a.text = b->arena + b->arena_len;
+            b->arena_len += a.len;
+        }
+        b->args[b->nargs++] = a;
+    }
+    b->nev++;
+}
+
+/* ---- ingest_rows.c ---- */
+
+/* Records a producer fact for the profiles row (see xpv_sink_fact). */
+void xpv_rows_fact(xpv_sink *s, const char *key, const char *value);
+/* Runs the analysis's finish, writing the strings and tracks rows while its
+ * step join runs; fills res. */
+int xpv_rows_names_and_analysis(xpv_sink *s, xpv_analysis_result *res, xpv_err *err);
+/* Adds res's warnings to the reader's and writes the profile's totals,
+ * facts and res into its profiles row. */
+int xpv_rows_update_profile(xpv_sink *s, xpv_analysis_result *res, xpv_err *err);
+
+#endif
