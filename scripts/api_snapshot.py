@@ -106,7 +106,8 @@ class Snapshot:
     def save(self, path, port=None):
         status, ctype, body = self.c.get(path, port)
         body = normalize(ctype, body)
-        name = "%04d_%s" % (self.n, hashlib.sha256(path.encode()).hexdigest()[:12])
+        # named by the request alone, so one answer more or less shifts nothing
+        name = hashlib.sha256(("%s %s" % (port and "perfetto", path)).encode()).hexdigest()[:16]
         self.n += 1
         kept = body if len(body) < BIG else b"sha256 " + hashlib.sha256(body).hexdigest().encode()
         with open(os.path.join(self.out, name), "wb") as f:
@@ -208,8 +209,10 @@ def diff(old, new):
     for name in sorted(cmp.diff_files)[:20]:
         with open(os.path.join(old, name), "rb") as f:
             print("differs: " + f.readline().decode().strip())
-    for name in cmp.left_only + cmp.right_only:
-        print("only in one: " + name)
+    for side, names in (("old", cmp.left_only), ("new", cmp.right_only)):
+        for name in sorted(names)[:20]:
+            with open(os.path.join(old if side == "old" else new, name), "rb") as f:
+                print("only in %s: %s" % (side, f.readline().decode().strip()))
     print("%d answers compared, %d differ" % (len(cmp.common_files), len(bad)))
     return 1 if bad else 0
 
