@@ -7,7 +7,7 @@
 import { api } from './api.js';
 import { h, fmtUs, fmtPct, fmtCount, fmtDims, fmtDur, deviceLabel, deviceId, isKnown, UNKNOWN } from './format.js';
 import { barChart, resizeObserve } from './chart.js';
-import { stateView } from './states.js';
+import { stateView, showAllButton } from './states.js';
 
 const COLUMNS = [
   { key: 'name', label: 'Name', type: 'text' },
@@ -291,17 +291,10 @@ export function mount(view, { id, profile, params }) {
     more.replaceChildren();
     if (rows.length > limit) {
       more.append(
-        h(
-          'button.btn',
-          {
-            type: 'button',
-            onclick: () => {
-              limit = rows.length;
-              renderTable();
-            },
-          },
-          `Show all ${fmtCount(rows.length)} rows (${fmtCount(limit)} shown)`,
-        ),
+        showAllButton(rows.length, limit, () => {
+          limit = rows.length;
+          renderTable();
+        }),
       );
     }
   }

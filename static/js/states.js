@@ -2,7 +2,7 @@
 // so they look and read the same everywhere.
 
 import { api } from './api.js';
-import { h } from './format.js';
+import { h, fmtCount } from './format.js';
 
 export function stateView(title, message, kind = 'empty', ...extra) {
   const el = h('div.state.' + kind, { role: kind === 'error' ? 'alert' : 'status' }, h('h2', null, title));
@@ -50,4 +50,9 @@ export async function pendingView(profile) {
     bar,
     frac === null ? null : h('p.muted', null, `${Math.round(frac * 100)}% of all pending profiles done`),
   );
+}
+
+// The button under a long table that shows the rows held back.
+export function showAllButton(total, shown, onShow) {
+  return h('button.btn', { type: 'button', onclick: onShow }, `Show all ${fmtCount(total)} rows (${fmtCount(shown)} shown)`);
 }

@@ -15,7 +15,7 @@
 // unknown), so what is shown can be checked against the API.
 
 import { h, fmtUs, fmtPct, fmtCount, fmtBytes, fmtDims, fmtDur, isKnown, UNKNOWN } from './format.js';
-import { stateView } from './states.js';
+import { stateView, showAllButton } from './states.js';
 
 const PAGE_ROWS = 500;
 
@@ -293,17 +293,10 @@ export function renderToolTable(box, table, opts) {
     if (!rows.length) tableBox.append(stateView('No row matches the filter', '', 'empty'));
     if (rows.length > limit) {
       more.append(
-        h(
-          'button.btn',
-          {
-            type: 'button',
-            onclick: () => {
-              limit = rows.length;
-              renderRows();
-            },
-          },
-          `Show all ${fmtCount(rows.length)} rows (${fmtCount(limit)} shown)`,
-        ),
+        showAllButton(rows.length, limit, () => {
+          limit = rows.length;
+          renderRows();
+        }),
       );
     }
   }

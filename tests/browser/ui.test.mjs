@@ -252,14 +252,7 @@ await test('timeline draws events, zooms with wheel and W, fetches new windows',
     if (r.url().includes(`/api/profiles/${p.id}/events?`)) eventReqs.push(r.url());
   });
   await page.goto(`${BASE}/#/p/${p.id}/timeline`);
-  await page.waitForFunction(
-    () =>
-      Number(document.querySelector('canvas.tl-canvas')?.dataset.eventsDrawn || 0) +
-        Number(document.querySelector('canvas.tl-canvas')?.dataset.summariesDrawn || 0) >
-      0,
-    null,
-    { timeout: 20000 },
-  );
+  await waitDrawn(page);
   assert((await canvasInk(page)) > 200, 'canvas has drawn pixels in the track area');
   const first = new URL(eventReqs[0]);
   for (const k of ['start_us', 'end_us', 'resolution']) assert(first.searchParams.has(k), `events request has ${k}`);
