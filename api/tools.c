@@ -14,6 +14,7 @@
 
 static const xpv_tool TOOLS[] = {
     /* tag, merges_hosts, has_data, build */
+    {"framework_op_stats", 1, xpv_tool_framework_op_stats_has_data, xpv_tool_framework_op_stats},
     {"kernel_stats", 0, xpv_tool_kernel_stats_has_data, xpv_tool_kernel_stats},
 };
 
