@@ -102,31 +102,35 @@ void xpv_tool_op_parse(const char *s, size_t n, xpv_tool_op *out)
 
 /* ---- input work ---- */
 
-static int has(const char *s, size_t n, const char *needle, int fold)
+static int has(const char *s, size_t n, const char *needle)
 {
     size_t m = strlen(needle);
-    for (size_t i = 0; i + m <= n; i++) {
-        size_t j = 0;
-        while (j < m) {
-            char c = s[i + j];
-            if (fold && c >= 'A' && c <= 'Z') c = (char)(c - 'A' + 'a');
-            if (c != needle[j]) break;
-            j++;
-        }
-        if (j == m) return 1;
-    }
+    for (size_t i = 0; i + m <= n; i++)
+        if (memcmp(s + i, needle, m) == 0) return 1;
     return 0;
+}
+
+/* "infeed" or "infeed.<anything>" for op "infeed". */
+static int xla_feed(const char *s, size_t n, const char *op)
+{
+    size_t m = strlen(op);
+    return n >= m && memcmp(s, op, m) == 0 && (n == m || s[m] == '.');
 }
 
 enum xpv_tool_input xpv_tool_input_class(const char *name, size_t n)
 {
     if (memchr(name, ';', n) || memchr(name, '\n', n)) return XPV_TOOL_INPUT_NONE;
-    if (has(name, n, "infeed", 1) || has(name, n, "outfeed", 1)) return XPV_TOOL_INPUT_FEED;
+    /* XLA instructions "infeed", "outfeed.3"; TensorFlow and runtime names in
+     * CamelCase (InfeedEnqueueTuple, TransferToInfeedLocked). Not XLA's
+     * compiler passes (infeed-token-propagation, infeed_flattener). */
+    if (xla_feed(name, n, "infeed") || xla_feed(name, n, "outfeed") || has(name, n, "Infeed") ||
+        has(name, n, "Outfeed"))
+        return XPV_TOOL_INPUT_FEED;
     /* PyTorch: enumerate(DataLoader)#..., _MultiProcessingDataLoaderIter.__next__,
      * the Python tracer's frames of torch/utils/data/dataloader.py; tf.data:
      * IteratorGetNext (TF ops), Iterator::... (tf.data's own events). */
-    if (has(name, n, "DataLoader", 0) || has(name, n, "dataloader.py(", 0) ||
-        has(name, n, "IteratorGetNext", 0) || (n >= 10 && memcmp(name, "Iterator::", 10) == 0) ||
+    if (has(name, n, "DataLoader") || has(name, n, "dataloader.py(") ||
+        has(name, n, "IteratorGetNext") || (n >= 10 && memcmp(name, "Iterator::", 10) == 0) ||
         (n == 4 && memcmp(name, "next", 4) == 0))
         return XPV_TOOL_INPUT_LOADER;
     return XPV_TOOL_INPUT_NONE;

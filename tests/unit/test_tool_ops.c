@@ -183,6 +183,13 @@ static void test_input_names(void)
     CU_ASSERT_EQUAL(in("infeed.3"), XPV_TOOL_INPUT_FEED);
     CU_ASSERT_EQUAL(in("outfeed.1"), XPV_TOOL_INPUT_FEED);
     CU_ASSERT_EQUAL(in("InfeedEnqueueTuple"), XPV_TOOL_INPUT_FEED);
+    CU_ASSERT_EQUAL(in("TransferToInfeedLocked"), XPV_TOOL_INPUT_FEED);
+    CU_ASSERT_EQUAL(in("OutfeedDequeueTuple"), XPV_TOOL_INPUT_FEED);
+    /* XLA's compiler passes are named after infeed but are no input work */
+    CU_ASSERT_EQUAL(in("infeed-token-propagation"), XPV_TOOL_INPUT_NONE);
+    CU_ASSERT_EQUAL(in("infeed_flattener"), XPV_TOOL_INPUT_NONE);
+    CU_ASSERT_EQUAL(in("outfeed-decomposer"), XPV_TOOL_INPUT_NONE);
+    CU_ASSERT_EQUAL(in("my_infeed"), XPV_TOOL_INPUT_NONE);
     CU_ASSERT_EQUAL(in("aten::mm"), XPV_TOOL_INPUT_NONE);
     CU_ASSERT_EQUAL(in("nextafter"), XPV_TOOL_INPUT_NONE);
     CU_ASSERT_EQUAL(in("Iterator"), XPV_TOOL_INPUT_NONE);
