@@ -14,6 +14,8 @@
 
 static const xpv_tool TOOLS[] = {
     /* tag, merges_hosts, has_data, build */
+    {"input_pipeline_analyzer", 0, xpv_tool_input_pipeline_analyzer_has_data,
+     xpv_tool_input_pipeline_analyzer},
     {"framework_op_stats", 1, xpv_tool_framework_op_stats_has_data, xpv_tool_framework_op_stats},
     {"kernel_stats", 0, xpv_tool_kernel_stats_has_data, xpv_tool_kernel_stats},
 };

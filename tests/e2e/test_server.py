@@ -480,8 +480,8 @@ def test_tensorboard_routes():
     run = own["run"]
     hosts = S.json(base + "hosts?run=%s&tag=trace_viewer" % run)
     assert {"hostname": own["host"]} in hosts, hosts
-    assert S.json(base + "run_tools?run=" + run) == ["trace_viewer", "framework_op_stats",
-                                                   "kernel_stats"]
+    assert S.json(base + "run_tools?run=" + run) == [
+        "trace_viewer", "input_pipeline_analyzer", "framework_op_stats", "kernel_stats"]
     table = S.json(base + "data?run=%s&tag=kernel_stats&host=%s" % (run, own["host"]))
     cols = [c["id"] for c in table["cols"]]
     rows = [dict(zip(cols, [cell["v"] for cell in r["c"]])) for r in table["rows"]]
