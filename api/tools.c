@@ -15,6 +15,9 @@
 static const xpv_tool TOOLS[] = {
     /* tag, merges_hosts, has_data, build */
     {"overview_page", 1, xpv_tool_overview_page_has_data, xpv_tool_overview_page},
+    {"input_pipeline_analyzer", 0, xpv_tool_input_pipeline_analyzer_has_data,
+     xpv_tool_input_pipeline_analyzer},
+    {"framework_op_stats", 1, xpv_tool_framework_op_stats_has_data, xpv_tool_framework_op_stats},
     {"kernel_stats", 0, xpv_tool_kernel_stats_has_data, xpv_tool_kernel_stats},
     {"pod_viewer", XPV_TOOL_RUN_HOSTS, xpv_tool_pod_viewer_has_data, xpv_tool_pod_viewer},
 };

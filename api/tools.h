@@ -61,6 +61,14 @@ int xpv_api_profile_tool(sqlite3 *db, int64_t id, const char *tag, int all_hosts
 
 int xpv_tool_overview_page_has_data(sqlite3 *db, const xpv_tool_scope *s);
 xpv_table *xpv_tool_overview_page(sqlite3 *db, const xpv_tool_scope *s, xpv_err *err);
+/* framework_op_stats (tool_framework_op_stats.c): time per PyTorch/TF op and
+ * JAX name stack, host and device; input_pipeline_analyzer
+ * (tool_input_pipeline_analyzer.c): per step, the device's wait for input. */
+int xpv_tool_framework_op_stats_has_data(sqlite3 *db, const xpv_tool_scope *s);
+xpv_table *xpv_tool_framework_op_stats(sqlite3 *db, const xpv_tool_scope *s, xpv_err *err);
+int xpv_tool_input_pipeline_analyzer_has_data(sqlite3 *db, const xpv_tool_scope *s);
+xpv_table *xpv_tool_input_pipeline_analyzer(sqlite3 *db, const xpv_tool_scope *s, xpv_err *err);
+
 int xpv_tool_kernel_stats_has_data(sqlite3 *db, const xpv_tool_scope *s);
 xpv_table *xpv_tool_kernel_stats(sqlite3 *db, const xpv_tool_scope *s, xpv_err *err);
 int xpv_tool_pod_viewer_has_data(sqlite3 *db, const xpv_tool_scope *s);
