@@ -171,6 +171,65 @@ def test_overview_page_numbers_and_advice():
     assert rows[("steps", "slowest step")]["value"] == 1600
 
 
+def test_pod_viewer_on_a_generated_run():
+    """A run of three hosts from xpv-gen: every (step, host) row's step time
+    is that host's StepTraceAnnotation for the step, read from the raw
+    trace JSON twin (earliest start to latest end over its threads)."""
+    if not e2e.GEN or not os.path.exists(e2e.GEN):
+        print("  (skipped: XPV_GEN not set)")
+        return
+    import gzip
+    from decimal import Decimal
+    root = e2e.tmpdir("xpv-pod-gen-")
+    prof = os.path.join(root, "profiles")
+    r = subprocess.run([e2e.GEN, "--out", prof, "--kind", "jax", "--hosts", "3", "--steps", "6",
+                        "--size", "3MB", "--seed", "7"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    want = {}
+    for dirpath, _, files in os.walk(prof):
+        for name in files:
+            if not name.endswith(".trace.json.gz"):
+                continue
+            host = name[:-len(".trace.json.gz")]
+            with gzip.open(os.path.join(dirpath, name), "rt") as f:
+                events = json.load(f, parse_float=Decimal)["traceEvents"]
+            spans = {}
+            for e in events:
+                step = (e.get("args") or {}).get("step_num")
+                if e.get("ph") == "X" and step is not None:
+                    a, b = Decimal(e["ts"]), Decimal(e["ts"]) + Decimal(e["dur"])
+                    lo, hi = spans.get(int(step), (a, b))
+                    spans[int(step)] = (min(lo, a), max(hi, b))
+            for step, (a, b) in spans.items():
+                want[(step, host)] = float(b - a)
+    assert len({h for _, h in want}) == 3, want
+    port = e2e.free_port()
+    proc = subprocess.Popen([e2e.BIN, "--profile-dir=" + prof, "--db=" + os.path.join(root, "i.db"),
+                             "--port=%d" % port, "--perfetto-port=0", "--quiet"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        end = time.time() + 120
+        while time.time() < end:
+            try:
+                st, _, body = e2e.http_get(port, "/api/health")
+                if st == 200 and json.loads(body)["indexing"]["runs"] >= 1 and \
+                        not json.loads(body)["indexing"]["active"]:
+                    break
+            except OSError:
+                pass
+            time.sleep(0.1)
+        run = json.loads(e2e.http_get(port, "/data/plugin/profile/runs")[2])[0]
+        st, _, body = e2e.http_get(port, tb("data", run=run, tag="pod_viewer", host="ALL_HOSTS"))
+        assert st == 200, body[:200]
+        got = {(r["step"], r["host"]): r["step_time_us"] for r in table_rows(json.loads(body))}
+        assert got.keys() == want.keys(), (sorted(got)[:4], sorted(want)[:4])
+        for k in want:
+            assert abs(got[k] - want[k]) < 1e-6, (k, got[k], want[k])
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=30)
+
+
 def plane_stats(path):
     """{device plane name: {stat name: value}} by an independent protobuf walk."""
     from test_analysis import message, text
@@ -226,6 +285,7 @@ if __name__ == "__main__":
     S = Server(bool(e2e.FIXTURES) and os.path.isdir(e2e.FIXTURES))
     try:
         e2e.main([test_run_tools_and_hosts, test_pod_viewer_equals_the_written_steps,
-                  test_overview_page_numbers_and_advice, test_overview_device_figures_from_the_planes])
+                  test_overview_page_numbers_and_advice, test_overview_device_figures_from_the_planes,
+                  test_pod_viewer_on_a_generated_run])
     finally:
         S.stop()
