@@ -15,6 +15,8 @@
 static const xpv_tool TOOLS[] = {
     /* tag, merges_hosts, has_data, build */
     {"kernel_stats", 0, xpv_tool_kernel_stats_has_data, xpv_tool_kernel_stats},
+    /* HLO tools: they sum device time over every host of the scope */
+    {"hlo_stats", 1, xpv_tool_hlo_stats_has_data, xpv_tool_hlo_stats},
 };
 
 #define NTOOLS (sizeof TOOLS / sizeof TOOLS[0])

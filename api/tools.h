@@ -55,6 +55,10 @@ int xpv_api_profile_tool(sqlite3 *db, int64_t id, const char *tag, int all_hosts
 int xpv_tool_kernel_stats_has_data(sqlite3 *db, const xpv_tool_scope *s);
 xpv_table *xpv_tool_kernel_stats(sqlite3 *db, const xpv_tool_scope *s, xpv_err *err);
 
+/* HLO tools (tool_<tag>.c; ops from hlo_ops.c) */
+int xpv_tool_hlo_stats_has_data(sqlite3 *db, const xpv_tool_scope *s);
+xpv_table *xpv_tool_hlo_stats(sqlite3 *db, const xpv_tool_scope *s, xpv_err *err);
+
 /* ---- helpers for tools ---- */
 
 /* Binds the scope's ids as ?1 of a statement written with "IN (SELECT value
