@@ -16,6 +16,7 @@ static const xpv_tool TOOLS[] = {
     /* tag, merges_hosts, has_data, build */
     {"kernel_stats", 0, xpv_tool_kernel_stats_has_data, xpv_tool_kernel_stats},
     /* HLO tools: they sum device time over every host of the scope */
+    {"op_profile", 1, xpv_tool_op_profile_has_data, xpv_tool_op_profile},
     {"hlo_stats", 1, xpv_tool_hlo_stats_has_data, xpv_tool_hlo_stats},
 };
 
