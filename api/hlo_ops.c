@@ -12,6 +12,7 @@
 #include "hlo_ops.h"
 #include "api_util.h"
 #include "../indexer/event_store.h"
+#include "../indexer/readers/readers.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +34,12 @@ static const char *const KEY_NAMES[NKEYS] = {
 };
 
 enum { MODE_NONE, MODE_XLA_OPS, MODE_KERNELS };
+
+/* The kinds of device event an HLO op is made of on a raw GPU plane. */
+#define DEVICE_WORK                                                                                \
+    (XPV_KIND_BIT(XPV_KIND_KERNEL) | XPV_KIND_BIT(XPV_KIND_MEMCPY_H2D) |                           \
+     XPV_KIND_BIT(XPV_KIND_MEMCPY_D2H) | XPV_KIND_BIT(XPV_KIND_MEMCPY_D2D) |                       \
+     XPV_KIND_BIT(XPV_KIND_MEMCPY_OTHER) | XPV_KIND_BIT(XPV_KIND_MEMSET))
 
 #define POOL_REF 0x80000000u /* a ref with this bit names a pooled (inline) string */
 
@@ -303,28 +310,31 @@ static int by_start(const void *a, const void *b)
     return x->dur_ps > y->dur_ps ? -1 : x->dur_ps < y->dur_ps; /* parents first */
 }
 
-static int64_t span_end(const span *s)
+/* The last whole ns a span covers: starts are stored in whole ns (floored)
+ * and lengths in ps, so a span is compared with its neighbours on the ns
+ * grid, where an op that starts where another ends is not taken for its
+ * child by a rounding. */
+static int64_t span_end_ns(const span *s)
 {
-    return s->ts_ns * 1000 + s->dur_ps;
+    int64_t end = s->ts_ns * 1000 + s->dur_ps;
+    return end / 1000 - (end % 1000 < 0);
 }
 
-/* Self time of each span of one line: its time less the part of it that
- * the spans starting inside it cover. Two spans with the same start and
- * length are siblings, not parent and child. */
+/* Self time of each span of one line: its time less the time of the spans
+ * that start inside it (its children; on a line of ops they run within
+ * it). Two spans with the same start and length are siblings. */
 static void self_times(span *s, size_t n)
 {
     size_t *stack = xpv_xmalloc((n ? n : 1) * sizeof *stack), depth = 0;
     xpv_sort(s, n, sizeof *s, by_start);
     for (size_t i = 0; i < n; i++) {
-        int64_t start = s[i].ts_ns * 1000, end = start + s[i].dur_ps;
         s[i].self_ps = s[i].dur_ps;
-        while (depth && span_end(&s[stack[depth - 1]]) <= start)
+        while (depth && span_end_ns(&s[stack[depth - 1]]) <= s[i].ts_ns)
             depth--;
         if (depth) {
             span *parent = &s[stack[depth - 1]];
-            int64_t pend = span_end(parent);
-            if (start > parent->ts_ns * 1000 || s[i].dur_ps < parent->dur_ps)
-                parent->self_ps -= (end < pend ? end : pend) - start;
+            if (s[i].ts_ns > parent->ts_ns || s[i].dur_ps < parent->dur_ps)
+                parent->self_ps -= s[i].dur_ps; /* clamped at 0 when summed */
         }
         stack[depth++] = i;
     }
@@ -337,10 +347,7 @@ static int scan_track(sqlite3 *db, profile_ctx *p, int64_t track, xpv_err *err)
     xpv_store_query q;
     xpv_store_query_all(&q, p->profile_id);
     q.track = track;
-    if (p->mode == MODE_KERNELS)
-        q.kinds = XPV_KIND_BIT(XPV_KIND_KERNEL) | XPV_KIND_BIT(XPV_KIND_MEMCPY_H2D) |
-                  XPV_KIND_BIT(XPV_KIND_MEMCPY_D2H) | XPV_KIND_BIT(XPV_KIND_MEMCPY_D2D) |
-                  XPV_KIND_BIT(XPV_KIND_MEMCPY_OTHER) | XPV_KIND_BIT(XPV_KIND_MEMSET);
+    if (p->mode == MODE_KERNELS) q.kinds = DEVICE_WORK;
     p->nspans = 0;
     if (xpv_store_scan(db, &q, visit_op, p, err) < 0) return -1;
     self_times(p->spans, p->nspans);
@@ -563,6 +570,24 @@ static void profile_free(profile_ctx *p)
     free(p->spans);
 }
 
+/* 1 when the profile is of a format whose device events may carry hlo_op
+ * (JAX's: xplane, or its trace JSON), 0 when not, -1 with err. */
+static int jax_format(sqlite3 *db, int64_t profile_id, xpv_err *err)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db,
+                           "SELECT 1 FROM profiles WHERE id=?1 AND format IN ('" XPV_FMT_XPLANE
+                           "','" XPV_FMT_JAX_JSON "')",
+                           -1, &st, NULL) != SQLITE_OK)
+        return xpv_err_set(err, "index: %s", sqlite3_errmsg(db));
+    sqlite3_bind_int64(st, 1, profile_id);
+    int rc = sqlite3_step(st);
+    sqlite3_finalize(st);
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+        return xpv_err_set(err, "index: %s", sqlite3_errmsg(db));
+    return rc == SQLITE_ROW;
+}
+
 /* Which source the profile's ops come from (see hlo_ops.h); -1 on error. */
 static int mode_of(sqlite3 *db, profile_ctx *p, xpv_err *err)
 {
@@ -570,7 +595,10 @@ static int mode_of(sqlite3 *db, profile_ctx *p, xpv_err *err)
     int64_t *lines = tracks_of(db, p->profile_id, "XLA Ops", &n, err);
     if (!lines) return -1;
     free(lines);
-    return n ? MODE_XLA_OPS : p->keys[K_HLO_OP] ? MODE_KERNELS : MODE_NONE;
+    if (n) return MODE_XLA_OPS;
+    if (!p->keys[K_HLO_OP]) return MODE_NONE;
+    int jax = jax_format(db, p->profile_id, err);
+    return jax < 0 ? -1 : jax ? MODE_KERNELS : MODE_NONE;
 }
 
 static int collect_profile(sqlite3 *db, scope_ctx *g, int64_t id, xpv_err *err)
@@ -590,8 +618,8 @@ static int collect_profile(sqlite3 *db, scope_ctx *g, int64_t id, xpv_err *err)
         rc = scan_track(db, &p, tracks[i], err);
     if (rc == 0 && p.mode != MODE_NONE) {
         merge_profile(g, &p);
-        if (p.mode == MODE_XLA_OPS) g->out->from_xla_ops++;
-        if (p.mode == MODE_KERNELS) g->out->from_kernels++;
+        if (p.nops && p.mode == MODE_XLA_OPS) g->out->from_xla_ops++;
+        if (p.nops && p.mode == MODE_KERNELS) g->out->from_kernels++;
     }
     free(tracks);
     profile_free(&p);
@@ -654,16 +682,44 @@ void xpv_hlo_ops_free(xpv_hlo_ops *o)
     memset(o, 0, sizeof *o);
 }
 
+/* Stops a scan at the first device event that carries hlo_op. */
+static int visit_carries_op(void *ctx, const xpv_event *ev, int64_t block, uint32_t index)
+{
+    (void)block, (void)index;
+    const profile_ctx *p = ctx;
+    for (uint32_t i = 0; i < ev->nargs; i++)
+        if (ev->args[i].key == p->keys[K_HLO_OP] && ev->dur_ns >= 0) return 1;
+    return 0;
+}
+
+/* 1 when the profile has an op (see collect_profile), 0 when not, -1. */
+static int profile_has_ops(sqlite3 *db, int64_t id, xpv_err *err)
+{
+    profile_ctx p = {.profile_id = id};
+    int rc = lookup_keys(db, &p, err);
+    if (rc == 0) rc = p.mode = mode_of(db, &p, err);
+    if (rc < 0 || p.mode != MODE_KERNELS) return rc < 0 ? -1 : p.mode == MODE_XLA_OPS;
+    size_t n;
+    int64_t *tracks = tracks_of(db, id, NULL, &n, err);
+    if (!tracks) return -1;
+    rc = 0;
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        xpv_store_query q;
+        xpv_store_query_all(&q, id);
+        q.track = tracks[i];
+        q.kinds = DEVICE_WORK;
+        rc = xpv_store_scan(db, &q, visit_carries_op, &p, err);
+    }
+    free(tracks);
+    return rc;
+}
+
 int xpv_hlo_ops_has_data(sqlite3 *db, const xpv_tool_scope *s)
 {
-    return xpv_tool_any_row(
-        db,
-        "SELECT 1 FROM tracks WHERE profile_id IN (SELECT value FROM json_each(?1))"
-        " AND thread_name='XLA Ops' AND events > 0"
-        " UNION ALL SELECT 1 FROM strings s WHERE s.profile_id IN"
-        " (SELECT value FROM json_each(?1)) AND s.value='hlo_op' AND EXISTS(SELECT 1 FROM"
-        " kernel_stats k WHERE k.profile_id=s.profile_id AND k.kind IN "
-        "('kernel','memcpy','memset'))"
-        " LIMIT 1",
-        s);
+    xpv_err err = {{0}};
+    for (size_t i = 0; i < s->n; i++) {
+        int rc = profile_has_ops(db, s->ids[i], &err);
+        if (rc != 0) return rc;
+    }
+    return 0;
 }

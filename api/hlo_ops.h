@@ -11,12 +11,15 @@
  *  - "kernels" (raw GPU planes): kernels, copies and memsets that carry an
  *    `hlo_op` arg, grouped by (program_id, hlo_op) as XProf groups them;
  *    each device event is an occurrence (an op may launch several kernels).
- *    Device events without `hlo_op` are counted apart, never guessed.
+ *    Device events without `hlo_op` are counted apart, never guessed. Only
+ *    xplane and JAX trace JSON profiles are read so: other readers may
+ *    know the arg name without any event carrying it.
  * Ops are keyed by (program, op name) and merged over the scope's hosts.
  *
- * Self time: on one line, an op that starts inside another op's span is its
- * child, and the parent's self time excludes the overlap; ops that do not
- * nest (kernels on a stream) have self time = time. Times are integer ps,
+ * Self time: on one line, an op that starts inside another op's span (on
+ * the ns grid the index keeps starts on) is its child, and the parent's
+ * self time excludes the child's time; ops that do not nest (kernels on a
+ * stream) have self time = time. Times are integer ps,
  * summed exactly. A value the profile does not carry stays unknown (has_*
  * = 0), never 0.
  */
@@ -44,7 +47,7 @@ typedef struct {
     int64_t total_self_ps;  /* the sum of every op's self time */
     int64_t unattributed_n; /* device events without an hlo_op ("kernels" profiles) */
     int64_t unattributed_ps;
-    int from_xla_ops, from_kernels; /* how many of the scope's profiles used each source */
+    int from_xla_ops, from_kernels; /* how many of the scope's profiles gave ops from each */
 } xpv_hlo_ops;
 
 /* 1 when a profile of the scope has HLO ops, 0 when not, -1 on error. */

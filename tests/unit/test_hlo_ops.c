@@ -5,7 +5,8 @@
  * span, zero-length ops, args summed, module names from `XLA Modules`,
  * `Async XLA Ops` left out), GPU kernels grouped by (program_id, hlo_op)
  * with inline and interned names, kernels without an op counted apart,
- * profiles without HLO ops, and two hosts merged.
+ * profiles without HLO ops (or not of JAX's formats), two hosts merged,
+ * and has_data agreeing with what is collected.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "testutil.h"
@@ -16,17 +17,20 @@
 #include <stdio.h>
 #include <string.h>
 
-enum { TPU = 1, TPU2 = 2, GPU = 3, PLAIN = 4 };
+enum { TPU = 1, TPU2 = 2, GPU = 3, PLAIN = 4, TORCH = 5 };
 
 static xpv_sink *open_profile(sqlite3 *db, int64_t id)
 {
-    char sql[128];
+    char sql[160];
     xpv_err err = {{0}};
     if (id != TPU) {
         snprintf(sql, sizeof sql, "INSERT INTO profiles(id, path) VALUES(%lld, 'p%lld')",
                  (long long)id, (long long)id);
         CU_ASSERT_EQUAL(xpv_db_exec(db, sql, &err), 0);
     }
+    snprintf(sql, sizeof sql, "UPDATE profiles SET format='%s' WHERE id=%lld",
+             id == TORCH ? "pytorch_trace_json" : "xplane", (long long)id);
+    CU_ASSERT_EQUAL(xpv_db_exec(db, sql, &err), 0);
     xpv_sink *s = xpv_sink_open(db, id, &err);
     CU_ASSERT_PTR_NOT_NULL_FATAL(s);
     return s;
@@ -128,6 +132,8 @@ static void test_xla_ops_self_time(void)
 {
     sqlite3 *db = xpv_test_fresh_index(xpv_test_tmpdir(), TPU);
     write_tpu(db, TPU);
+    xpv_tool_scope scope = {(int64_t[]){TPU}, 1};
+    CU_ASSERT_EQUAL(xpv_hlo_ops_has_data(db, &scope), 1);
     xpv_hlo_ops o;
     collect(db, (int64_t[]){TPU}, 1, &o);
     CU_ASSERT_EQUAL(o.n, 5); /* no async-copy, no instant */
@@ -225,17 +231,25 @@ static void test_gpu_kernels(void)
     sqlite3_close(db);
 }
 
+/* A profile whose kernels carry no hlo_op, though the arg name is known
+ * (the JSON reader interns it up front); and a PyTorch one whose kernels
+ * carry one: only JAX's formats are read for HLO ops. */
 static void test_no_hlo_ops(void)
 {
     sqlite3 *db = xpv_test_fresh_index(xpv_test_tmpdir(), TPU);
     xpv_sink *s = open_profile(db, PLAIN);
     xpv_sink_process_device(s, 100, 0);
+    xpv_sink_intern_cstr(s, "hlo_op");
     gpu_kernel(s, XPV_KIND_KERNEL, NULL, 0, 1000, 4000000);
     finish(s);
-    xpv_tool_scope scope = {(int64_t[]){PLAIN}, 1};
+    s = open_profile(db, TORCH);
+    xpv_sink_process_device(s, 100, 0);
+    gpu_kernel(s, XPV_KIND_KERNEL, "fusion.1", 0, 1000, 4000000);
+    finish(s);
+    xpv_tool_scope scope = {(int64_t[]){PLAIN, TORCH}, 2};
     CU_ASSERT_EQUAL(xpv_hlo_ops_has_data(db, &scope), 0);
     xpv_hlo_ops o;
-    collect(db, (int64_t[]){PLAIN}, 1, &o);
+    collect(db, (int64_t[]){PLAIN, TORCH}, 2, &o);
     CU_ASSERT_EQUAL(o.n, 0);
     CU_ASSERT_EQUAL(o.from_kernels + o.from_xla_ops, 0);
     xpv_hlo_ops_free(&o);

@@ -55,6 +55,7 @@ static sqlite3 *ops_index(void)
 {
     sqlite3 *db = xpv_test_fresh_index(xpv_test_tmpdir(), PROFILE);
     xpv_err err = {{0}};
+    CU_ASSERT_EQUAL(xpv_db_exec(db, "UPDATE profiles SET format='xplane'", &err), 0);
     xpv_sink *s = xpv_sink_open(db, PROFILE, &err);
     CU_ASSERT_PTR_NOT_NULL_FATAL(s);
     xpv_sink_process_device(s, 200, 0);
