@@ -682,43 +682,60 @@ void xpv_hlo_ops_free(xpv_hlo_ops *o)
     memset(o, 0, sizeof *o);
 }
 
-/* Stops a scan at the first device event that carries hlo_op. */
+typedef struct {
+    const profile_ctx *p;
+    int with_cost;
+} carries_ctx;
+
+/* Stops a scan at the first op (an XLA Ops event, or a device event that
+ * carries hlo_op), with flops and bytes_accessed if with_cost. */
 static int visit_carries_op(void *ctx, const xpv_event *ev, int64_t block, uint32_t index)
 {
     (void)block, (void)index;
-    const profile_ctx *p = ctx;
-    for (uint32_t i = 0; i < ev->nargs; i++)
-        if (ev->args[i].key == p->keys[K_HLO_OP] && ev->dur_ns >= 0) return 1;
-    return 0;
+    const carries_ctx *c = ctx;
+    const uint32_t *k = c->p->keys;
+    int op = c->p->mode == MODE_XLA_OPS, flops = 0, bytes = 0;
+    if (ev->dur_ns < 0) return 0;
+    for (uint32_t i = 0; i < ev->nargs; i++) {
+        uint32_t key = ev->args[i].key;
+        op |= key == k[K_HLO_OP];
+        flops |= key == k[K_FLOPS];
+        bytes |= key == k[K_BYTES];
+    }
+    return op && (!c->with_cost || (flops && bytes));
 }
 
-/* 1 when the profile has an op (see collect_profile), 0 when not, -1. */
-static int profile_has_ops(sqlite3 *db, int64_t id, xpv_err *err)
+/* 1 when the profile has an op (see collect_profile), with cost figures
+ * if with_cost; 0 when not, -1 with err. */
+static int profile_has_ops(sqlite3 *db, int64_t id, int with_cost, xpv_err *err)
 {
     profile_ctx p = {.profile_id = id};
     int rc = lookup_keys(db, &p, err);
     if (rc == 0) rc = p.mode = mode_of(db, &p, err);
-    if (rc < 0 || p.mode != MODE_KERNELS) return rc < 0 ? -1 : p.mode == MODE_XLA_OPS;
+    if (rc < 0) return -1;
+    if (p.mode == MODE_NONE || (with_cost && !(p.keys[K_FLOPS] && p.keys[K_BYTES]))) return 0;
+    if (p.mode == MODE_XLA_OPS && !with_cost) return 1;
     size_t n;
-    int64_t *tracks = tracks_of(db, id, NULL, &n, err);
+    int64_t *tracks = tracks_of(db, id, p.mode == MODE_XLA_OPS ? "XLA Ops" : NULL, &n, err);
     if (!tracks) return -1;
+    carries_ctx c = {&p, with_cost};
     rc = 0;
     for (size_t i = 0; i < n && rc == 0; i++) {
         xpv_store_query q;
         xpv_store_query_all(&q, id);
         q.track = tracks[i];
-        q.kinds = DEVICE_WORK;
-        rc = xpv_store_scan(db, &q, visit_carries_op, &p, err);
+        if (p.mode == MODE_KERNELS) q.kinds = DEVICE_WORK;
+        rc = xpv_store_scan(db, &q, visit_carries_op, &c, err);
     }
     free(tracks);
     return rc;
 }
 
-int xpv_hlo_ops_has_data(sqlite3 *db, const xpv_tool_scope *s)
+int xpv_hlo_ops_has_data(sqlite3 *db, const xpv_tool_scope *s, int with_cost)
 {
     xpv_err err = {{0}};
     for (size_t i = 0; i < s->n; i++) {
-        int rc = profile_has_ops(db, s->ids[i], &err);
+        int rc = profile_has_ops(db, s->ids[i], with_cost, &err);
         if (rc != 0) return rc;
     }
     return 0;

@@ -50,8 +50,9 @@ typedef struct {
     int from_xla_ops, from_kernels; /* how many of the scope's profiles gave ops from each */
 } xpv_hlo_ops;
 
-/* 1 when a profile of the scope has HLO ops, 0 when not, -1 on error. */
-int xpv_hlo_ops_has_data(sqlite3 *db, const xpv_tool_scope *s);
+/* 1 when a profile of the scope has HLO ops (with_cost: an op that carries
+ * flops and bytes_accessed), 0 when not, -1 on error. */
+int xpv_hlo_ops_has_data(sqlite3 *db, const xpv_tool_scope *s, int with_cost);
 /* Collects the scope's ops, sorted by self time, then time, then name
  * (descending, descending, ascending). Returns 0, or -1 with err. */
 int xpv_hlo_ops_collect(sqlite3 *db, const xpv_tool_scope *s, xpv_hlo_ops *out, xpv_err *err);

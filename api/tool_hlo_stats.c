@@ -63,7 +63,7 @@ enum {
 
 int xpv_tool_hlo_stats_has_data(sqlite3 *db, const xpv_tool_scope *s)
 {
-    return xpv_hlo_ops_has_data(db, s);
+    return xpv_hlo_ops_has_data(db, s, 0);
 }
 
 static void put_row(xpv_table *t, const xpv_hlo_ops *ops, size_t i, int64_t *cumulative)

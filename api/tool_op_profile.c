@@ -212,7 +212,7 @@ static void free_tree(tree *tr)
 
 int xpv_tool_op_profile_has_data(sqlite3 *db, const xpv_tool_scope *s)
 {
-    return xpv_hlo_ops_has_data(db, s);
+    return xpv_hlo_ops_has_data(db, s, 0);
 }
 
 xpv_table *xpv_tool_op_profile(sqlite3 *db, const xpv_tool_scope *s, xpv_err *err)

@@ -18,6 +18,7 @@ static const xpv_tool TOOLS[] = {
     /* HLO tools: they sum device time over every host of the scope */
     {"op_profile", 1, xpv_tool_op_profile_has_data, xpv_tool_op_profile},
     {"hlo_stats", 1, xpv_tool_hlo_stats_has_data, xpv_tool_hlo_stats},
+    {"roofline_model", 1, xpv_tool_roofline_model_has_data, xpv_tool_roofline_model},
 };
 
 #define NTOOLS (sizeof TOOLS / sizeof TOOLS[0])

@@ -60,6 +60,8 @@ int xpv_tool_hlo_stats_has_data(sqlite3 *db, const xpv_tool_scope *s);
 xpv_table *xpv_tool_hlo_stats(sqlite3 *db, const xpv_tool_scope *s, xpv_err *err);
 int xpv_tool_op_profile_has_data(sqlite3 *db, const xpv_tool_scope *s);
 xpv_table *xpv_tool_op_profile(sqlite3 *db, const xpv_tool_scope *s, xpv_err *err);
+int xpv_tool_roofline_model_has_data(sqlite3 *db, const xpv_tool_scope *s);
+xpv_table *xpv_tool_roofline_model(sqlite3 *db, const xpv_tool_scope *s, xpv_err *err);
 
 /* ---- helpers for tools ---- */
 

@@ -1,14 +1,15 @@
 #!/usr/bin/env python3
-"""test_tool_hlo.py: XProf's HLO tools (hlo_stats, op_profile) through every
-route that serves them (/data/plugin/profile/run_tools, hosts, data,
-data_csv; /api/profiles/{id}/tools/{tag} as JSON, CSV and for all hosts),
-on the real fixtures, checked against an independent reading of the raw
-xplane.pb written here: per HLO op (program, name) the occurrences, device
-time, self time and the TPU flops / model_flops / bytes_accessed sums;
-shares of self time adding up to 100%; two hosts merged; GPU kernels
-grouped by hlo_op with those that carry none counted apart; and a profile
-without HLO ops (PyTorch) answering 404 "No Data" and not listing the tools.
-Skips (77) when ../shared/fixtures is absent."""
+"""test_tool_hlo.py: XProf's HLO tools (hlo_stats, op_profile, roofline_model)
+through every route that serves them (/data/plugin/profile/run_tools, hosts,
+data, data_csv; /api/profiles/{id}/tools/{tag} as JSON, CSV and for all
+hosts), on the real fixtures, checked against an independent reading of the
+raw xplane.pb written here: per HLO op (program, name) the occurrences,
+device time, self time and the TPU flops / model_flops / bytes_accessed
+sums; shares of self time adding up to 100%; the roofline's intensity, rates
+and roof from the device planes' own peak figures; two hosts merged; GPU
+kernels grouped by hlo_op with those that carry none counted apart; and a
+profile without HLO ops (PyTorch) answering 404 "No Data" and not listing
+the tools. Skips (77) when ../shared/fixtures is absent."""
 import csv
 import io
 import json
@@ -87,6 +88,22 @@ def device_lines(path, prefix):
                 start = base + (signed64(ev[2][0]) if ev.get(2) else 0)
                 events.append((start, ev[3][0] if ev.get(3) else 0, name, stats))
             yield text(line, 11) or text(line, 2), events
+
+
+def plane_stats(path, prefix):
+    """[{stat: value}] of the planes whose name starts with prefix."""
+    with open(path, "rb") as f:
+        space = message(f.read())
+    out = []
+    for pb in space[1]:
+        plane = message(pb)
+        if text(plane, 2).startswith(prefix):
+            names = {}
+            for entry in plane[5]:
+                e = message(entry)
+                names[e[1][0] if e.get(1) else 0] = text(message(e[2][0]) if e.get(2) else {}, 2)
+            out.append(dict(stat_value(s, names) for s in plane.get(6, [])))
+    return out
 
 
 def self_times(events):
@@ -355,27 +372,69 @@ def test_gpu_hlo_ops():
                         "loop_transpose_fusion": "loop fusion"}, cats
 
 
+def test_roofline_model():
+    path = os.path.join(FIXTURES, "xplane", TPU)
+    want, _ = tpu_ops(path)
+    stats = plane_stats(path, "/device:TPU:")
+    tflops = {p["peak_teraflops_per_second"] for p in stats}
+    gbps = {p["peak_hbm_bw_gigabytes_per_second"] for p in stats}
+    assert len(tflops) == len(gbps) == 1, (tflops, gbps)  # the planes agree
+    tflops, gbps = tflops.pop(), gbps.pop()
+    ridge = tflops * 1000 / gbps
+    with Server() as s:
+        for query, hosts in (("", 1), ("?hosts=all", 2)):
+            ans = s.tool("tpu_run", "tpu-a", "roofline_model", query)
+            p = ans["properties"]
+            assert float(p["peak_teraflops_per_second"]) == tflops and \
+                float(p["peak_hbm_bw_gigabytes_per_second"]) == gbps, p
+            assert close(float(p["ridge_point"]), ridge) and p["peaks_source"] == \
+                "device plane stats", p
+            got = by_op(ans["rows"])
+            assert set(got) == set(want)  # every TPU op carries flops and bytes
+            for key, w in want.items():
+                r = got[key]
+                assert (r["occurrences"], r["flops"], r["bytes_accessed"]) == \
+                    (hosts * w["n"], hosts * w["flops"], hosts * w["bytes"]), (key, r)
+                oi = w["flops"] / w["bytes"]
+                assert close(r["operational_intensity"], oi)
+                assert close(r["measured_flop_rate"], w["flops"] * 1000 / w["ps"])
+                roof = min(tflops * 1000, oi * gbps)
+                assert close(r["roofline_flop_rate"], roof, 1e-12) if roof else \
+                    r["roofline_flop_rate"] == 0, (key, r, roof)
+                assert r["bound_by"] == ("Memory" if oi < ridge else "Compute"), (key, r)
+                if roof:
+                    assert close(r["roofline_efficiency_percent"],
+                                 100 * (w["flops"] * 1000 / w["ps"]) / roof), (key, r)
+        rows, p = s.datatable("tpu_run", "roofline_model", "ALL_HOSTS")
+        assert len(rows) == len(want) and p["peaks_source"] == "device plane stats"
+        # GPU kernels carry no flops or bytes: no roofline, 404 No Data
+        for run, host in (("gemm_run", "gemm"), ("torch_run", "torch")):
+            status, ans = get(s.port, "/api/profiles/%s/tools/roofline_model" % s.ids[(run, host)])
+            assert status == 404 and ans["error"] == "No Data", (run, status, ans)
+
+
 def test_routes_and_no_data():
     with Server() as s:
-        for run, tools in (("tpu_run", ["op_profile", "hlo_stats"]),
+        for run, tools in (("tpu_run", ["op_profile", "hlo_stats", "roofline_model"]),
                            ("gemm_run", ["kernel_stats", "op_profile", "hlo_stats"]),
                            ("torch_run", ["kernel_stats"])):
             status, listed = get(s.port, BASE + "run_tools?run=" + run)
             assert status == 200 and [t for t in listed if t != "trace_viewer"] == tools, \
                 (run, listed)
-        for tag in ("hlo_stats", "op_profile"):
+        for tag in ("hlo_stats", "op_profile", "roofline_model"):
             status, hosts = get(s.port, BASE + "hosts?run=tpu_run&tag=" + tag)
             assert status == 200 and hosts == [{"hostname": "ALL_HOSTS"}, {"hostname": "tpu-a"},
                                                {"hostname": "tpu-b"}], hosts
-            status, ctype, body = request(s.port, BASE + "data_csv?run=gemm_run&tag=%s&host=gemm"
-                                          % tag)
+            run, host = ("tpu_run", "tpu-b") if tag == "roofline_model" else ("gemm_run", "gemm")
+            status, ctype, body = request(s.port, BASE + "data_csv?run=%s&tag=%s&host=%s"
+                                          % (run, tag, host))
             assert status == 200 and ctype.startswith("text/csv"), (status, ctype)
             table = list(csv.reader(io.StringIO(body.decode())))
-            ours = s.tool("gemm_run", "gemm", tag)
+            ours = s.tool(run, host, tag)
             assert table[0] == [c["label"] for c in ours["columns"]]
             assert len(table) == 1 + len(ours["rows"])
             status, ctype, body = request(s.port, "/api/profiles/%s/tools/%s?format=csv"
-                                          % (s.ids[("gemm_run", "gemm")], tag))
+                                          % (s.ids[(run, host)], tag))
             assert status == 200 and ctype.startswith("text/csv") and \
                 list(csv.reader(io.StringIO(body.decode()))) == table
             # no HLO ops in a PyTorch trace: 404 "No Data" on every route
@@ -387,9 +446,10 @@ def test_routes_and_no_data():
                                   % (route, tag))
                 assert status == 404 and ans["error"] == "No Data", (route, status, ans)
         status, listed = get(s.port, "/api/profiles/%s/tools" % s.ids[("torch_run", "torch")])
-        assert status == 200 and "hlo_stats" not in listed and "op_profile" not in listed
+        assert status == 200 and not {"hlo_stats", "op_profile", "roofline_model"} & set(listed)
 
 
 if __name__ == "__main__":
     need_fixtures()
-    main([test_tpu_hlo_stats, test_op_profile_tree, test_gpu_hlo_ops, test_routes_and_no_data])
+    main([test_tpu_hlo_stats, test_op_profile_tree, test_gpu_hlo_ops, test_roofline_model,
+          test_routes_and_no_data])

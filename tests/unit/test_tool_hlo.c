@@ -1,10 +1,12 @@
 /*
  * test_tool_hlo.c — the HLO tools' tables (api/tool_hlo_stats.c,
- * api/tool_op_profile.c, api/hlo_table.c) through xpv_api_tool, over ops
- * written through the sink, as CSV rows worked out by hand: ranks and
- * cumulative shares, rates only where flops/bytes are carried (GFLOP/s,
- * GiB/s), programs named by their module, op_profile's tree order and
- * shares at each level, and 404 "No Data" without HLO ops.
+ * api/tool_op_profile.c, api/tool_roofline_model.c, api/hlo_table.c)
+ * through xpv_api_tool, over ops written through the sink, as CSV rows
+ * worked out by hand: ranks and cumulative shares, rates only where
+ * flops/bytes are carried (GFLOP/s, GiB/s), programs named by their
+ * module, op_profile's tree order and shares at each level,
+ * roofline_model's points with and without the device's peaks, and 404
+ * "No Data" without HLO ops.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "testutil.h"
@@ -123,6 +125,42 @@ static void test_op_profile(void)
     sqlite3_close(db);
 }
 
+/* Only ops with flops and bytes are points; the roof needs both peaks,
+ * which come from the profile's facts (the xplane reader keeps them). */
+static void test_roofline(void)
+{
+    sqlite3 *db = ops_index();
+    xpv_buf b = {0};
+    CU_ASSERT_EQUAL(tool_csv(db, "roofline_model", &b), 200);
+    const char *rows = strchr(b.data, '\n');
+    CU_ASSERT_PTR_NOT_NULL_FATAL(rows);
+    CU_ASSERT_STRING_EQUAL(rows + 1, "1,7,jit_f,loop fusion,fusion.1,1,1000,1000,50,2000000,"
+                                     "1073741824,0.001862645149230957,2,1000,,,\r\n");
+    xpv_err err = {{0}};
+    CU_ASSERT_EQUAL(xpv_db_exec(db,
+                                "UPDATE profiles SET facts='{\"peak_teraflops_per_second\":"
+                                "\"1\",\"peak_hbm_bw_gigabytes_per_second\":\"2000\"}'",
+                                &err),
+                    0);
+    CU_ASSERT_EQUAL(tool_csv(db, "roofline_model", &b), 200);
+    rows = strchr(b.data, '\n');
+    CU_ASSERT_PTR_NOT_NULL_FATAL(rows);
+    CU_ASSERT_STRING_EQUAL(rows + 1,
+                           "1,7,jit_f,loop fusion,fusion.1,1,1000,1000,50,2000000,1073741824,"
+                           "0.001862645149230957,2,1000,3.725290298461914,53.6870912,Memory\r\n");
+    int64_t id = PROFILE;
+    xpv_buf_reset(&b);
+    CU_ASSERT_EQUAL(
+        xpv_api_tool(db, "roofline_model", &(xpv_tool_scope){&id, 1}, XPV_TOOL_JSON, &b), 200);
+    xpv_buf_putc(&b, 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(b.data, "\"peak_teraflops_per_second\":\"1\","
+                                          "\"peak_hbm_bw_gigabytes_per_second\":\"2000\","
+                                          "\"ridge_point\":\"0.5\","
+                                          "\"peaks_source\":\"device plane stats\""));
+    xpv_buf_free(&b);
+    sqlite3_close(db);
+}
+
 static void test_properties_and_no_data(void)
 {
     sqlite3 *db = ops_index();
@@ -153,6 +191,7 @@ int main(void)
     static const xpv_test_case tests[] = {
         {"hlo_stats rows", test_hlo_stats},
         {"op_profile tree", test_op_profile},
+        {"roofline_model points and roof", test_roofline},
         {"properties, No Data", test_properties_and_no_data},
         {NULL, NULL},
     };
