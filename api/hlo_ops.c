@@ -5,9 +5,10 @@
  * Within a profile, ops are keyed by (program, name) where the name is a
  * string id of the profile (or, for the rare name kept inline, an entry of
  * a local pool), so the pass compares integers; ops are turned into text
- * only once per profile, when they merge into the scope's table. Spans are
- * held one track at a time, to find nesting (self time), so memory follows
- * the largest op track, not the profile.
+ * only once per profile, when they merge into the scope's table. Spans of
+ * `XLA Ops` lines are held one track at a time, to find nesting (self
+ * time), so memory follows the largest op line, not the profile; kernels
+ * hold none.
  */
 #include "hlo_ops.h"
 #include "api_util.h"
@@ -52,7 +53,7 @@ typedef struct {
 
 typedef uint64_t (*item_hash_fn)(const void *ctx, uint32_t item);
 
-/* The slot for hash h: the item eq() accepts, or the empty slot to fill. */
+/* The slot for hash: the item eq() accepts, or the empty slot to fill. */
 static uint32_t *hindex_slot(hindex *h, uint64_t hash,
                              int (*eq)(const void *, uint32_t, const void *), const void *ctx,
                              const void *key)
@@ -112,6 +113,8 @@ typedef struct {
     int64_t profile_id;
     int mode;
     uint32_t keys[NKEYS]; /* string ids of the arg names; 0: not in the profile */
+    uint8_t *key_of;      /* string id -> 1 + K_*, 0 for other args (ids up to nkey_of) */
+    uint32_t nkey_of;
     xpv_api_strings *strings;
     local_op *ops;
     size_t nops, capops;
@@ -211,12 +214,16 @@ static int arg_number(profile_ctx *p, const xpv_arg *a, long double *v, uint64_t
 
 static void read_args(profile_ctx *p, const xpv_event *ev, op_args *o)
 {
-    memset(o, 0, sizeof *o);
+    /* field by field: this runs once per event, where a memset of the
+     * whole struct (its padding too) showed in profiles */
+    o->hlo_op = o->module = o->category = o->tf_op = 0;
+    o->has_prog = o->has_flops = o->has_model_flops = o->has_bytes = 0;
+    o->prog = 0;
+    o->flops = o->model_flops = o->bytes = 0;
     for (uint32_t i = 0; i < ev->nargs; i++) {
         const xpv_arg *a = &ev->args[i];
-        int k = 0;
-        while (k < NKEYS && (p->keys[k] == 0 || p->keys[k] != a->key))
-            k++;
+        int k = a->key < p->nkey_of ? p->key_of[a->key] - 1 : -1;
+        if (k < 0) continue;
         uint64_t u;
         long double v;
         if (k == K_HLO_OP) o->hlo_op = arg_ref(p, a);
@@ -244,10 +251,15 @@ static int op_eq(const void *ctx, uint32_t item, const void *key)
     return o->name == k->name && o->has_prog == k->has_prog && o->prog == k->prog;
 }
 
+/* splitmix64's finaliser over the key: it runs once per event. */
 static uint64_t op_hash_of(uint64_t prog, int has_prog, uint32_t name)
 {
-    uint64_t k[2] = {has_prog ? prog : 0x9e3779b97f4a7c15ull, name};
-    return xpv_hash64(k, sizeof k);
+    uint64_t h = (has_prog ? prog : 0x9e3779b97f4a7c15ull) * 0x9e3779b97f4a7c15ull ^ name;
+    h ^= h >> 30;
+    h *= 0xbf58476d1ce4e5b9ull;
+    h ^= h >> 27;
+    h *= 0x94d049bb133111ebull;
+    return h ^ (h >> 31);
 }
 
 static uint64_t op_hash(const void *ctx, uint32_t item)
@@ -290,9 +302,12 @@ static int visit_op(void *ctx, const xpv_event *ev, int64_t block, uint32_t inde
     if (!o->tf_op) o->tf_op = a.tf_op;
     o->occurrences++;
     o->total_ps += ev->dur_ps;
+    if (p->mode == MODE_KERNELS) /* kernels of a stream run one at a time: no nesting */
+        o->self_ps += ev->dur_ps;
     if (a.has_flops) o->flops += a.flops, o->has_flops = 1;
     if (a.has_model_flops) o->model_flops += a.model_flops, o->has_model_flops = 1;
     if (a.has_bytes) o->bytes += a.bytes, o->has_bytes = 1;
+    if (p->mode == MODE_KERNELS) return 0;
     if (p->nspans == p->capspans) {
         p->capspans = p->capspans ? p->capspans * 2 : 1024;
         p->spans = xpv_xrealloc(p->spans, p->capspans * sizeof *p->spans);
@@ -464,7 +479,13 @@ static int lookup_keys(sqlite3 *db, profile_ctx *p, xpv_err *err)
                 p->keys[k] = (uint32_t)sqlite3_column_int64(st, 0);
     }
     sqlite3_finalize(st);
-    return rc == SQLITE_DONE ? 0 : xpv_err_set(err, "index: %s", sqlite3_errmsg(db));
+    if (rc != SQLITE_DONE) return xpv_err_set(err, "index: %s", sqlite3_errmsg(db));
+    for (int k = 0; k < NKEYS; k++) /* a table, as every arg of every op is looked up */
+        if (p->keys[k] >= p->nkey_of) p->nkey_of = p->keys[k] + 1;
+    p->key_of = xpv_xcalloc(p->nkey_of + 1, 1);
+    for (int k = 0; k < NKEYS; k++)
+        if (p->keys[k]) p->key_of[p->keys[k]] = (uint8_t)(k + 1);
+    return 0;
 }
 
 /* The ids of the profile's tracks whose thread is `line` (NULL: every
@@ -561,6 +582,7 @@ static int read_modules(sqlite3 *db, scope_ctx *g, profile_ctx *p, xpv_err *err)
 static void profile_free(profile_ctx *p)
 {
     xpv_api_strings_free(p->strings);
+    free(p->key_of);
     for (size_t i = 0; i < p->npool; i++)
         free(p->pool[i]);
     free(p->pool);
@@ -693,16 +715,36 @@ static int visit_carries_op(void *ctx, const xpv_event *ev, int64_t block, uint3
 {
     (void)block, (void)index;
     const carries_ctx *c = ctx;
-    const uint32_t *k = c->p->keys;
     int op = c->p->mode == MODE_XLA_OPS, flops = 0, bytes = 0;
     if (ev->dur_ns < 0) return 0;
     for (uint32_t i = 0; i < ev->nargs; i++) {
         uint32_t key = ev->args[i].key;
-        op |= key == k[K_HLO_OP];
-        flops |= key == k[K_FLOPS];
-        bytes |= key == k[K_BYTES];
+        int k = key < c->p->nkey_of ? c->p->key_of[key] - 1 : -1;
+        op |= k == K_HLO_OP, flops |= k == K_FLOPS, bytes |= k == K_BYTES;
     }
     return op && (!c->with_cost || (flops && bytes));
+}
+
+/* Finds the first op of p's profile (see profile_has_ops). */
+static int first_op(sqlite3 *db, profile_ctx *p, int with_cost, xpv_err *err)
+{
+    if (p->mode == MODE_NONE || (with_cost && !(p->keys[K_FLOPS] && p->keys[K_BYTES]))) return 0;
+    if (p->mode == MODE_XLA_OPS && !with_cost) return 1;
+    size_t n;
+    int64_t *tracks =
+        tracks_of(db, p->profile_id, p->mode == MODE_XLA_OPS ? "XLA Ops" : NULL, &n, err);
+    if (!tracks) return -1;
+    carries_ctx c = {p, with_cost};
+    int rc = 0;
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        xpv_store_query q;
+        xpv_store_query_all(&q, p->profile_id);
+        q.track = tracks[i];
+        if (p->mode == MODE_KERNELS) q.kinds = DEVICE_WORK;
+        rc = xpv_store_scan(db, &q, visit_carries_op, &c, err);
+    }
+    free(tracks);
+    return rc;
 }
 
 /* 1 when the profile has an op (see collect_profile), with cost figures
@@ -712,22 +754,8 @@ static int profile_has_ops(sqlite3 *db, int64_t id, int with_cost, xpv_err *err)
     profile_ctx p = {.profile_id = id};
     int rc = lookup_keys(db, &p, err);
     if (rc == 0) rc = p.mode = mode_of(db, &p, err);
-    if (rc < 0) return -1;
-    if (p.mode == MODE_NONE || (with_cost && !(p.keys[K_FLOPS] && p.keys[K_BYTES]))) return 0;
-    if (p.mode == MODE_XLA_OPS && !with_cost) return 1;
-    size_t n;
-    int64_t *tracks = tracks_of(db, id, p.mode == MODE_XLA_OPS ? "XLA Ops" : NULL, &n, err);
-    if (!tracks) return -1;
-    carries_ctx c = {&p, with_cost};
-    rc = 0;
-    for (size_t i = 0; i < n && rc == 0; i++) {
-        xpv_store_query q;
-        xpv_store_query_all(&q, id);
-        q.track = tracks[i];
-        if (p.mode == MODE_KERNELS) q.kinds = DEVICE_WORK;
-        rc = xpv_store_scan(db, &q, visit_carries_op, &c, err);
-    }
-    free(tracks);
+    if (rc >= 0) rc = first_op(db, &p, with_cost, err);
+    profile_free(&p);
     return rc;
 }
 

@@ -16,10 +16,11 @@
  *    know the arg name without any event carrying it.
  * Ops are keyed by (program, op name) and merged over the scope's hosts.
  *
- * Self time: on one line, an op that starts inside another op's span (on
- * the ns grid the index keeps starts on) is its child, and the parent's
- * self time excludes the child's time; ops that do not nest (kernels on a
- * stream) have self time = time. Times are integer ps,
+ * Self time: on an `XLA Ops` line, an op that starts inside another op's
+ * span (on the ns grid the index keeps starts on) is its child, and the
+ * parent's self time excludes the child's time. Kernels of a stream run one
+ * at a time, so in "kernels" profiles self time is the time (and no spans
+ * are held or sorted). Times are integer ps,
  * summed exactly. A value the profile does not carry stays unknown (has_*
  * = 0), never 0.
  */
