@@ -13,12 +13,18 @@
 #include <string.h>
 
 static const xpv_tool TOOLS[] = {
-    /* tag, merges_hosts, has_data, build */
-    {"overview_page", 1, xpv_tool_overview_page_has_data, xpv_tool_overview_page},
-    {"input_pipeline_analyzer", 0, xpv_tool_input_pipeline_analyzer_has_data,
+    /* tag, hosts, has_data, build */
+    {"overview_page", XPV_TOOL_ANY_HOSTS, xpv_tool_overview_page_has_data, xpv_tool_overview_page},
+    {"input_pipeline_analyzer", XPV_TOOL_ONE_HOST, xpv_tool_input_pipeline_analyzer_has_data,
      xpv_tool_input_pipeline_analyzer},
-    {"framework_op_stats", 1, xpv_tool_framework_op_stats_has_data, xpv_tool_framework_op_stats},
-    {"kernel_stats", 0, xpv_tool_kernel_stats_has_data, xpv_tool_kernel_stats},
+    {"framework_op_stats", XPV_TOOL_ANY_HOSTS, xpv_tool_framework_op_stats_has_data,
+     xpv_tool_framework_op_stats},
+    {"kernel_stats", XPV_TOOL_ONE_HOST, xpv_tool_kernel_stats_has_data, xpv_tool_kernel_stats},
+    /* the HLO tools sum device time over every host of the scope */
+    {"op_profile", XPV_TOOL_ANY_HOSTS, xpv_tool_op_profile_has_data, xpv_tool_op_profile},
+    {"hlo_stats", XPV_TOOL_ANY_HOSTS, xpv_tool_hlo_stats_has_data, xpv_tool_hlo_stats},
+    {"roofline_model", XPV_TOOL_ANY_HOSTS, xpv_tool_roofline_model_has_data,
+     xpv_tool_roofline_model},
     {"pod_viewer", XPV_TOOL_RUN_HOSTS, xpv_tool_pod_viewer_has_data, xpv_tool_pod_viewer},
 };
 

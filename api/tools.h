@@ -74,6 +74,14 @@ xpv_table *xpv_tool_kernel_stats(sqlite3 *db, const xpv_tool_scope *s, xpv_err *
 int xpv_tool_pod_viewer_has_data(sqlite3 *db, const xpv_tool_scope *s);
 xpv_table *xpv_tool_pod_viewer(sqlite3 *db, const xpv_tool_scope *s, xpv_err *err);
 
+/* HLO tools (tool_<tag>.c; ops from hlo_ops.c) */
+int xpv_tool_hlo_stats_has_data(sqlite3 *db, const xpv_tool_scope *s);
+xpv_table *xpv_tool_hlo_stats(sqlite3 *db, const xpv_tool_scope *s, xpv_err *err);
+int xpv_tool_op_profile_has_data(sqlite3 *db, const xpv_tool_scope *s);
+xpv_table *xpv_tool_op_profile(sqlite3 *db, const xpv_tool_scope *s, xpv_err *err);
+int xpv_tool_roofline_model_has_data(sqlite3 *db, const xpv_tool_scope *s);
+xpv_table *xpv_tool_roofline_model(sqlite3 *db, const xpv_tool_scope *s, xpv_err *err);
+
 /* ---- helpers for tools ---- */
 
 /* Binds the scope's ids as ?1 of a statement written with "IN (SELECT value

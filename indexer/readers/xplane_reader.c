@@ -48,9 +48,22 @@ typedef struct {
     int64_t ts_ns;
 } line_info;
 
+/* Device planes' peak figures, kept as profile facts for the roofline
+ * (api/tool_roofline_model.c) when every device plane stating one states the
+ * same: one figure per host, never one device's for another's. */
+static const char *const PEAK_STATS[] = {"peak_teraflops_per_second",
+                                         "peak_hbm_bw_gigabytes_per_second"};
+#define NPEAKS (sizeof PEAK_STATS / sizeof PEAK_STATS[0])
+
+typedef struct {
+    char text[64];
+    int state; /* 0: no plane stated it, 1: stated (text), -1: planes disagree */
+} peak_fact;
+
 typedef struct {
     xpv_sink *sink;
     xpl_plane pl;
+    peak_fact peaks[NPEAKS];
     int plane_type; /* enum plane_type */
     int64_t pid;
     xpv_arg *args;
@@ -532,6 +545,28 @@ static void device_stat_facts(reader *rd, const plane_head *h, uint32_t n)
     }
 }
 
+static void note_peaks(reader *rd, uint32_t n)
+{
+    for (size_t i = 0; i < NPEAKS; i++) {
+        const xpv_arg *a = find_stat(rd, n, PEAK_STATS[i]);
+        peak_fact *f = &rd->peaks[i];
+        char text[64];
+        if (!a || f->state < 0) continue;
+        if (a->type == XPV_ARG_DOUBLE) { /* the shortest text that reads back the same */
+            xpv_buf b = {0};
+            xpv_buf_json_double(&b, a->v.d);
+            snprintf(text, sizeof text, "%.*s", (int)b.len, b.data ? b.data : "");
+            xpv_buf_free(&b);
+        } else {
+            arg_to_text(rd, a, text, sizeof text);
+        }
+        if (f->state == 0)
+            memcpy(f->text, text, sizeof text), f->state = 1;
+        else if (strcmp(f->text, text) != 0)
+            f->state = -1;
+    }
+}
+
 /* Plane stats: device descriptions and the Task Environment's facts. */
 static int read_plane_stats(reader *rd, const plane_head *h, xpv_err *err)
 {
@@ -552,6 +587,7 @@ static int read_plane_stats(reader *rd, const plane_head *h, xpv_err *err)
     if (rd->plane_type == PLANE_GPU || rd->plane_type == PLANE_TPU) {
         device_fact(rd, h, n);
         device_stat_facts(rd, h, n);
+        note_peaks(rd, n);
     }
     if (!equals(h->name, h->name_len, "Task Environment")) return 0;
     for (uint32_t i = 0; i < n; i++) {
@@ -679,6 +715,13 @@ static int read_space(reader *rd, const uint8_t *data, size_t size, xpv_err *err
 
 static void finish_facts(reader *rd)
 {
+    for (size_t i = 0; i < NPEAKS; i++) {
+        char msg[160];
+        if (rd->peaks[i].state > 0) xpv_sink_fact(rd->sink, PEAK_STATS[i], rd->peaks[i].text);
+        if (rd->peaks[i].state >= 0) continue;
+        snprintf(msg, sizeof msg, "device planes state different %s; none is kept", PEAK_STATS[i]);
+        xpv_sink_fact(rd->sink, "warning", msg);
+    }
     xpv_sink_fact(rd->sink, "producer", rd->tensorflow ? "TensorFlow" : "JAX/XLA");
     if (rd->hostnames.len) xpv_sink_fact(rd->sink, "hostname", rd->hostnames.data);
 }

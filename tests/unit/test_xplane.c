@@ -582,6 +582,48 @@ static void test_tpu_lines_and_metadata_stats(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(rec.facts, "profile_start_time=1234\n"));
 }
 
+/* A TPU plane `name` stating the roofline's peak figures as plane stats. */
+static void peak_plane(msg *plane, const char *name, double tflops, double hbm)
+{
+    msg st = {.n = 0};
+    plane->n = 0;
+    put_str(plane, 2, name);
+    put_int(&st, 1, 1);
+    put_double(&st, 2, tflops);
+    put_msg(plane, 6, &st);
+    st.n = 0;
+    put_int(&st, 1, 2);
+    put_double(&st, 2, hbm);
+    put_msg(plane, 6, &st);
+    put_meta(plane, 5, 1, "peak_teraflops_per_second", NULL, NULL);
+    put_meta(plane, 5, 2, "peak_hbm_bw_gigabytes_per_second", NULL, NULL);
+}
+
+/* Peak figures become facts (shortest exact text) when every device plane
+ * states the same; planes that disagree leave a warning instead. */
+static void test_device_peak_facts(void)
+{
+    static msg a, b, space;
+    peak_plane(&a, "/device:TPU:0", 918, 1637.993152512);
+    peak_plane(&b, "/device:TPU:1", 918, 819.0);
+    space.n = 0;
+    put_msg(&space, 1, &a);
+    put_msg(&space, 1, &b);
+    xpv_err err;
+    CU_ASSERT_EQUAL_FATAL(read_bytes(space.b, space.n, &err), 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(rec.facts, "peak_teraflops_per_second=918\n"));
+    /* no profile-wide fact (each plane's own device.TPU:N.<stat> stays) */
+    CU_ASSERT_PTR_NULL(strstr(rec.facts, "\npeak_hbm_bw_gigabytes_per_second="));
+    CU_ASSERT_NOT_EQUAL(strncmp(rec.facts, "peak_hbm_bw_gigabytes_per_second=", 33), 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(rec.facts, "different peak_hbm_bw_gigabytes_per_second"));
+    peak_plane(&b, "/device:TPU:1", 918, 1637.993152512);
+    space.n = 0;
+    put_msg(&space, 1, &a);
+    put_msg(&space, 1, &b);
+    CU_ASSERT_EQUAL_FATAL(read_bytes(space.b, space.n, &err), 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(rec.facts, "peak_hbm_bw_gigabytes_per_second=1637.993152512\n"));
+}
+
 /* ---- damaged but usable ---- */
 
 static void test_missing_metadata_warns(void)
@@ -830,6 +872,7 @@ int main(void)
         {"host: name#k=v# split, launches, compressed and bytes values",
          test_host_annotations_and_values},
         {"TPU lines, event-metadata stats merged, facts", test_tpu_lines_and_metadata_stats},
+        {"device peak figures as facts", test_device_peak_facts},
         {"missing metadata: ids as names, warnings", test_missing_metadata_warns},
         {"bad input: errors with byte offsets", test_bad_input},
         {"events before an error are kept", test_events_before_an_error_are_kept},

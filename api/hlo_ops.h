@@ -1,0 +1,69 @@
+/*
+ * hlo_ops.h — device time per HLO op, read from the event store for the
+ * HLO tools (hlo_stats, op_profile, roofline_model).
+ *
+ * Where the ops come from, per profile:
+ *  - "xla_ops": the device planes' `XLA Ops` lines (TPU, and GPU planes a
+ *    converter already derived them on). One event is one occurrence; its
+ *    name is the op; hlo_category, program_id, flops, model_flops,
+ *    bytes_accessed and tf_op are its args. `Async XLA Ops` are left out:
+ *    they overlap the ops that wait for them and are not device time.
+ *  - "kernels" (raw GPU planes): kernels, copies and memsets that carry an
+ *    `hlo_op` arg, grouped by (program_id, hlo_op) as XProf groups them;
+ *    each device event is an occurrence (an op may launch several kernels).
+ *    Device events without `hlo_op` are counted apart, never guessed. Only
+ *    xplane and JAX trace JSON profiles are read so: other readers may
+ *    know the arg name without any event carrying it.
+ * Ops are keyed by (program, op name) and merged over the scope's hosts.
+ *
+ * Self time: on an `XLA Ops` line, an op that starts inside another op's
+ * span (on the ns grid the index keeps starts on) is its child, and the
+ * parent's self time excludes the child's time. Kernels of a stream run one
+ * at a time, so in "kernels" profiles self time is the time (and no spans
+ * are held or sorted). Times are integer ps,
+ * summed exactly. A value the profile does not carry stays unknown (has_*
+ * = 0), never 0.
+ */
+#ifndef XPV_HLO_OPS_H
+#define XPV_HLO_OPS_H
+
+#include "tools.h"
+
+typedef struct {
+    char *name;         /* the HLO op (instruction) name */
+    char *category;     /* hlo_category, or xpv_hlo_category(name) */
+    char *module;       /* the program's module name, NULL unknown */
+    char *framework_op; /* tf_op (the framework op / JAX name stack), NULL unknown */
+    uint64_t program_id;
+    int has_program, category_carried;
+    int64_t occurrences, total_ps, self_ps;
+    /* sums over occurrences, where at least one occurrence carried the stat */
+    long double flops, model_flops, bytes;
+    int has_flops, has_model_flops, has_bytes;
+} xpv_hlo_op;
+
+typedef struct {
+    xpv_hlo_op *ops;
+    size_t n;
+    int64_t total_self_ps;  /* the sum of every op's self time */
+    int64_t unattributed_n; /* device events without an hlo_op ("kernels" profiles) */
+    int64_t unattributed_ps;
+    int from_xla_ops, from_kernels; /* how many of the scope's profiles gave ops from each */
+} xpv_hlo_ops;
+
+/* 1 when a profile of the scope has HLO ops (with_cost: an op that carries
+ * flops and bytes_accessed), 0 when not, -1 on error. */
+int xpv_hlo_ops_has_data(sqlite3 *db, const xpv_tool_scope *s, int with_cost);
+/* Collects the scope's ops, sorted by self time, then time, then name
+ * (descending, descending, ascending). Returns 0, or -1 with err. */
+int xpv_hlo_ops_collect(sqlite3 *db, const xpv_tool_scope *s, xpv_hlo_ops *out, xpv_err *err);
+void xpv_hlo_ops_free(xpv_hlo_ops *o);
+
+/* The category of an HLO op from its name alone, for profiles that do not
+ * carry hlo_category (hlo_category.c; the rules are listed there). */
+const char *xpv_hlo_category(const char *name, size_t n);
+/* `name` without its trailing ".<digits>" groups: "cudnn-conv.1.0" -> 10
+ * ("cudnn-conv"). Returns the length kept. */
+size_t xpv_hlo_base_len(const char *name, size_t n);
+
+#endif
