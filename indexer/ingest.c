@@ -146,14 +146,18 @@ void xpv_sink_process_device(xpv_sink *s, int64_t pid, int device_id)
     xpv_sink_process(s, pid)->device_id = device_id;
 }
 
+/* The track id first: a new track may move s->tracks, and C leaves the
+ * order of `s->tracks[xpv_sink_track(...)]`'s two reads unspecified. */
 void xpv_sink_thread_name(xpv_sink *s, int64_t pid, int64_t tid, const char *name, size_t len)
 {
-    set_text(&s->tracks[xpv_sink_track(s, pid, tid)].name, name, len);
+    uint32_t id = xpv_sink_track(s, pid, tid);
+    set_text(&s->tracks[id].name, name, len);
 }
 
 void xpv_sink_thread_sort(xpv_sink *s, int64_t pid, int64_t tid, int64_t sort_index)
 {
-    xpv_track_rec *t = &s->tracks[xpv_sink_track(s, pid, tid)];
+    uint32_t id = xpv_sink_track(s, pid, tid);
+    xpv_track_rec *t = &s->tracks[id];
     t->sort = sort_index;
     t->has_sort = 1;
 }
