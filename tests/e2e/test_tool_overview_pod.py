@@ -22,6 +22,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import xpv_e2e as e2e  # noqa: E402
 
 RUN = "2025_01_01_00_00_00"
+NSYS = "saxpy-mpi-a100-nsys-2022.2.sqlite"
 # host -> per step (step duration µs, kernel µs); one GPU each, kernels do not overlap
 HOSTS = {
     "host-a": [(1000, 600), (1000, 600), (1000, 600)],
@@ -60,6 +61,7 @@ class Server:
             os.makedirs(fx)
             for name in ("jax-rocm-mi300x-gemm.xplane.pb", "jax-tpu-v6e-inference.xplane.pb"):
                 shutil.copy(os.path.join(e2e.FIXTURES, "xplane", name), fx)
+            shutil.copy(os.path.join(e2e.FIXTURES, "nsys", NSYS), fx)
         self.port = e2e.free_port()
         self.proc = subprocess.Popen(
             [e2e.BIN, "--profile-dir=" + self.prof, "--db=" + os.path.join(d, "i.sqlite"),
@@ -230,6 +232,26 @@ def test_pod_viewer_on_a_generated_run():
         proc.wait(timeout=30)
 
 
+def test_tools_on_an_nsys_export():
+    """kernel_stats and overview_page of an Nsight Systems export against SQL
+    over its CUPTI kernel table: every kernel counted, time summed exactly."""
+    if not e2e.FIXTURES or not os.path.isdir(e2e.FIXTURES):
+        print("  (skipped: ../shared/fixtures not found)")
+        return
+    import sqlite3
+    src = sqlite3.connect("file:%s?mode=ro" % os.path.join(e2e.FIXTURES, "nsys", NSYS), uri=True)
+    count, total_ns = src.execute("SELECT count(*), sum([end] - start) FROM"
+                                  " CUPTI_ACTIVITY_KIND_KERNEL").fetchone()
+    host = NSYS[:-len(".sqlite")]
+    run = S.profiles[host]["run"]
+    rows = table_rows(S.json(tb("data", run=run, tag="kernel_stats", host=host)))
+    assert sum(r["occurrences"] for r in rows) == count, (rows, count)
+    assert abs(sum(r["total_duration_us"] for r in rows) - total_ns / 1000) < 1e-6
+    ov = S.json("/api/profiles/%s/tools/overview_page" % S.profiles[host]["id"])
+    top = [r for r in ov["rows"] if r["section"] == "top ops"]
+    assert top and abs(top[0]["value"] - max(r["total_duration_us"] for r in rows)) < 1e-6, top
+
+
 def plane_stats(path):
     """{device plane name: {stat name: value}} by an independent protobuf walk."""
     from test_analysis import message, text
@@ -286,6 +308,6 @@ if __name__ == "__main__":
     try:
         e2e.main([test_run_tools_and_hosts, test_pod_viewer_equals_the_written_steps,
                   test_overview_page_numbers_and_advice, test_overview_device_figures_from_the_planes,
-                  test_pod_viewer_on_a_generated_run])
+                  test_pod_viewer_on_a_generated_run, test_tools_on_an_nsys_export])
     finally:
         S.stop()
