@@ -139,6 +139,24 @@ static void merge_pieces(piece *p, size_t n, xpv_step_list *out)
     }
 }
 
+/* Unnumbered markers of one source that nest (Lightning's
+ * [Strategy]...training_step around [LightningModule]...training_step, a
+ * user's train_step inside either) are one step: per lane, a marker inside
+ * the last one kept is dropped. Returns the markers kept, sorted by lane. */
+static size_t drop_nested(piece *p, size_t n)
+{
+    xpv_sort(p, n, sizeof *p, piece_by_lane);
+    size_t out = 0;
+    for (size_t i = 0; i < n; i++) {
+        const piece *last = out ? &p[out - 1] : NULL;
+        if (last && last->lane == p[i].lane && p[i].start_ps >= last->start_ps &&
+            p[i].end_ps <= last->end_ps)
+            continue;
+        p[out++] = p[i];
+    }
+    return out;
+}
+
 /* Optimizer markers -> the iterations between them: per lane, in start
  * order, piece k becomes (end of marker k, end of marker k + 1], number k. */
 static size_t between_optimizer_steps(piece *p, size_t n)
@@ -182,10 +200,12 @@ static void from_markers(const xpv_step_markers *s, const xpv_analysis_input *in
         p[n++] = (piece){m->step, start, xpv_add_sat(start, m->dur_ps), m->name, m->track};
         unnumbered += m->step < 0;
     }
-    if (src == XPV_STEP_OPTIMIZER)
+    if (src == XPV_STEP_OPTIMIZER) {
         n = between_optimizer_steps(p, n);
-    else if (unnumbered)
+    } else if (unnumbered) {
+        n = drop_nested(p, n);
         number_by_order(p, n);
+    }
     merge_pieces(p, n, out);
     free(p);
 }

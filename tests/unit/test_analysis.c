@@ -805,6 +805,21 @@ static void test_weaker_pytorch_markers(void)
     CU_ASSERT_STRING_EQUAL(q_text(db, step_col("name", 2, -1)), "Optimizer.step#Adam.step");
     sqlite3_close(db);
 
+    /* Lightning nests [Strategy]...training_step around
+     * [LightningModule]...training_step: one step per iteration, not two */
+    db = fresh_index();
+    s = open_sink(db);
+    for (int i = 0; i < 4; i++) {
+        marker(s, 1, XPV_STEP_TRAINING_STEP, -1, "[Strategy]DDP.training_step", i * 1000, 900);
+        marker(s, 1, XPV_STEP_TRAINING_STEP, -1, "[LightningModule]M.training_step", i * 1000 + 10,
+               800);
+    }
+    finish(s);
+    CU_ASSERT_EQUAL(q_int(db, "SELECT step_count FROM profiles WHERE id=7"), 4);
+    CU_ASSERT_EQUAL(q_int(db, step_col("duration_ps", 3, -1)), 900000);
+    CU_ASSERT_STRING_EQUAL(q_text(db, step_col("name", 2, -1)), "[Strategy]DDP.training_step");
+    sqlite3_close(db);
+
     /* one optimizer marker makes no step: the next source decides */
     db = fresh_index();
     s = open_sink(db);
