@@ -26,8 +26,8 @@ typedef struct {
 typedef struct {
     const uint8_t *wanted; /* bitmap over string ids */
     uint32_t nids;
-    match *heap;     /* max-heap on (ts, block, index): the latest kept match on top */
-    size_t n, limit; /* limit: heap capacity, offset + the page's limit */
+    match *heap;          /* max-heap on (ts, block, index): the latest kept match on top */
+    size_t n, cap, limit; /* limit: the most kept, offset + the page's limit */
     int64_t total;
 } search_ctx;
 
@@ -55,6 +55,11 @@ static void sift_down(match *h, size_t n, size_t i)
 static void keep(search_ctx *c, const match *m)
 {
     if (c->n < c->limit) {
+        if (c->n == c->cap) { /* grown as matches come: a few matches, little memory */
+            c->cap = c->cap ? c->cap * 2 : 256;
+            if (c->cap > c->limit) c->cap = c->limit;
+            c->heap = xpv_xrealloc(c->heap, c->cap * sizeof *c->heap);
+        }
         size_t i = c->n++;
         c->heap[i] = *m;
         while (i > 0 && later(&c->heap[i], &c->heap[(i - 1) / 2])) {
@@ -148,7 +153,6 @@ int xpv_api_search(sqlite3 *db, int64_t id, const char *q, int64_t offset, int l
         free((void *)c.wanted);
         return 500;
     }
-    c.heap = xpv_xmalloc(c.limit * sizeof *c.heap);
     xpv_store_query sq;
     xpv_store_query_all(&sq, id);
     sq.skip_args = 1;
