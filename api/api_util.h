@@ -33,6 +33,11 @@ xpv_api_strings *xpv_api_strings_open(sqlite3 *db, int64_t profile_id);
 const char *xpv_api_string(xpv_api_strings *s, uint32_t id, size_t *len);
 void xpv_api_strings_free(xpv_api_strings *s);
 
+/* ORDER BY terms that rank a profile by how it indexed: ok, then partial,
+ * then anything else (pending, failed). Newest first within each is the
+ * caller's to add. "latest" and the TensorBoard routes' host pick share it. */
+#define XPV_API_BEST_INDEXED "CASE WHEN status='ok' THEN 0 WHEN partial THEN 1 ELSE 2 END"
+
 /* Reads the profile's status ("ok", "pending", ...), its time span and its
  * file's name. Returns 200, or 404/500 with the error in out. */
 typedef struct {

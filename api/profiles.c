@@ -7,6 +7,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "api.h"
+#include "api_util.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -18,7 +19,7 @@
     " kernel_count, warnings, companion_of, index_seconds"
 #define PROFILE_ORDER " ORDER BY mtime_ns DESC, run DESC, path"
 #define LATEST_ORDER                                                                               \
-    " ORDER BY CASE WHEN status='ok' THEN 0 WHEN partial THEN 1 ELSE 2 END,"                       \
+    " ORDER BY " XPV_API_BEST_INDEXED ","                                                          \
     " mtime_ns DESC, run DESC, path"
 
 int xpv_api_error(xpv_buf *out, int status, const char *fmt, ...)
@@ -165,7 +166,8 @@ int xpv_api_status_counts(sqlite3 *db, xpv_buf *out)
         return 500;
     int64_t total = 0;
     xpv_buf counts = {0};
-    while (sqlite3_step(st) == SQLITE_ROW) {
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         const char *status = (const char *)sqlite3_column_text(st, 0);
         int64_t n = sqlite3_column_int64(st, 1);
         if (counts.len) xpv_buf_putc(&counts, ',');
@@ -174,6 +176,10 @@ int xpv_api_status_counts(sqlite3 *db, xpv_buf *out)
         total += n;
     }
     sqlite3_finalize(st);
+    if (rc != SQLITE_DONE) {
+        xpv_buf_free(&counts);
+        return 500;
+    }
     xpv_buf_printf(out, "\"profiles\":%lld,\"status_counts\":{%s}", (long long)total,
                    counts.data ? counts.data : "");
     xpv_buf_free(&counts);

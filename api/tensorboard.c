@@ -73,7 +73,8 @@ int xpv_api_tb_profile(sqlite3 *db, const char *run, const char *host, int64_t *
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(db,
                            "SELECT id FROM profiles WHERE run=?1 AND (?2 IS NULL OR host=?2)"
-                           " ORDER BY companion_of IS NOT NULL, status!='ok', mtime_ns DESC"
+                           " ORDER BY companion_of IS NOT NULL, " XPV_API_BEST_INDEXED
+                           ", mtime_ns DESC"
                            " LIMIT 1",
                            -1, &st, NULL) != SQLITE_OK)
         return 500;
@@ -116,14 +117,15 @@ int xpv_api_tb_scope(sqlite3 *db, const char *run, const char *hosts, int64_t **
     *n = 0;
     if (sqlite3_prepare_v2(db,
                            "SELECT id, host FROM profiles WHERE run=?1 AND companion_of IS NULL"
-                           " ORDER BY host, status!='ok', mtime_ns DESC",
+                           " ORDER BY host, " XPV_API_BEST_INDEXED ", mtime_ns DESC",
                            -1, &st, NULL) != SQLITE_OK)
         return 500;
     sqlite3_bind_text(st, 1, run, -1, SQLITE_STATIC);
     int all = !hosts || strcmp(hosts, XPV_TB_ALL_HOSTS) == 0;
     const char *prev = NULL;
     xpv_buf seen = {0}; /* the previous host: one profile per host, the best */
-    while (sqlite3_step(st) == SQLITE_ROW) {
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         const char *host = (const char *)sqlite3_column_text(st, 1);
         if (!host || (prev && strcmp(prev, host) == 0)) continue;
         xpv_buf_reset(&seen);
@@ -136,5 +138,10 @@ int xpv_api_tb_scope(sqlite3 *db, const char *run, const char *hosts, int64_t **
     }
     sqlite3_finalize(st);
     xpv_buf_free(&seen);
+    if (rc != SQLITE_DONE) { /* a host list cut short would pass for the run */
+        free(*ids);
+        *ids = NULL, *n = 0;
+        return 500;
+    }
     return *n ? 200 : 404;
 }
