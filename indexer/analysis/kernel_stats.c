@@ -2,7 +2,8 @@
  * kernel_stats.c — per-name summaries of device work (table kernel_stats).
  *
  * While events stream in, each KERNEL / MEMCPY_* / MEMSET / XLA_OP event with
- * a positive duration lands in a group keyed by (kind, name id, track): an
+ * a duration (0 included: Kineto's sub-µs kernels) lands in a group keyed by
+ * (kind, name id, track): an
  * exact count and int64 ps total, every duration (durations.c, for the exact
  * median), the distinct launch shapes and the ops that launched it. At
  * finish, groups of one (kind, name) are merged per device and over all

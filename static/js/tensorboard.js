@@ -1,8 +1,9 @@
 // tensorboard.js — the TensorBoard profile plugin's layout, for people who
 // know XProf: a run selector (newest first), a tool selector (only the tools
 // with data for the run, in XProf's order) and a host selector ("All hosts"
-// where the tool merges hosts) beside the chosen tool. It speaks only the
-// plugin routes (/data/plugin/profile/...), as XProf's own frontend does.
+// where the tool merges hosts) beside the chosen tool. Its tables come from
+// the plugin routes (/data/plugin/profile/...), as XProf's frontend's do; it
+// also asks each host's /api/profiles/{id}/tools to grey out hosts without data.
 //
 // The address is the view: #/tb/<run>/<tool>/<host>, each part URL-encoded
 // (runs hold slashes). A choice pushes a history entry without a hashchange,
