@@ -64,7 +64,7 @@ static cell *cell_at(xpv_table *t, size_t row, size_t col)
     assert(row < t->nrows && col < t->ncols);
     cell *c = &t->cells[row * t->ncols + col];
     free(c->text);
-    c->text = NULL;
+    *c = (cell){CELL_NULL, NULL, 0};
     return c;
 }
 

@@ -60,12 +60,14 @@ xpv_table *xpv_tool_kernel_stats(sqlite3 *db, const xpv_tool_scope *s, xpv_err *
     }
     xpv_tool_bind_ids(st, 1, s);
     xpv_table *t = xpv_table_new(COLS, sizeof COLS / sizeof COLS[0]);
-    while (sqlite3_step(st) == SQLITE_ROW) {
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         size_t row = xpv_table_add_row(t);
         xpv_table_set_int(t, row, 0, (int64_t)row + 1);
         for (size_t i = 1; i < sizeof COLS / sizeof COLS[0]; i++)
             set_cell(t, row, i, st);
     }
-    sqlite3_finalize(st);
-    return t;
+    if (xpv_tool_step_end(db, st, rc, err) == 0) return t;
+    xpv_table_free(t);
+    return NULL;
 }

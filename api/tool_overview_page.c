@@ -71,15 +71,15 @@ static int environment(sqlite3 *db, const xpv_tool_scope *s, xpv_table *t, xpv_e
                                " (SELECT value FROM json_each(?1))",
                                s, err);
     if (!st) return -1;
-    if (sqlite3_step(st) == SQLITE_ROW) {
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) {
         size_t r = add(t, "environment", "hosts", NULL, (const char *)sqlite3_column_text(st, 1));
         xpv_table_set_int(t, r, C_VALUE, sqlite3_column_int64(st, 0));
         r = add(t, "environment", "devices", NULL, (const char *)sqlite3_column_text(st, 3));
         if (sqlite3_column_type(st, 2) != SQLITE_NULL)
             xpv_table_set_int(t, r, C_VALUE, sqlite3_column_int64(st, 2));
     }
-    sqlite3_finalize(st);
-    return 0;
+    return xpv_tool_step_end(db, st, rc, err);
 }
 
 /* The units of the device planes' figures, as the profilers write them. */
@@ -113,7 +113,8 @@ static int device_figures(sqlite3 *db, const xpv_tool_scope *s, xpv_table *t, xp
         " GROUP BY stat, value ORDER BY stat, count(*) DESC";
     sqlite3_stmt *st = prepare(db, SQL, s, err);
     if (!st) return -1;
-    while (sqlite3_step(st) == SQLITE_ROW) {
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         const char *stat = (const char *)sqlite3_column_text(st, 0);
         const char *value = (const char *)sqlite3_column_text(st, 1);
         char detail[160];
@@ -126,8 +127,7 @@ static int device_figures(sqlite3 *db, const xpv_tool_scope *s, xpv_table *t, xp
         size_t r = add(t, "device", stat, unit_of(stat), text);
         if (!textual) xpv_table_set_double(t, r, C_VALUE, sqlite3_column_double(st, 1));
     }
-    sqlite3_finalize(st);
-    return 0;
+    return xpv_tool_step_end(db, st, rc, err);
 }
 
 /* ---- steps and where their time goes ---- */
@@ -139,13 +139,15 @@ typedef struct {
 
 static int step_times(sqlite3 *db, const xpv_tool_scope *s, xpv_table *t, xpv_err *err)
 {
+    /* Across hosts a step lasts as long as its slowest host. */
     sqlite3_stmt *st = prepare(db,
-                               "SELECT count(*), avg(duration_ps), min(duration_ps),"
-                               " max(duration_ps) FROM steps WHERE device=-1 AND profile_id IN"
-                               " (SELECT value FROM json_each(?1))",
+                               "WITH per AS (SELECT max(duration_ps) AS d FROM steps WHERE"
+                               " device=-1 AND profile_id IN (SELECT value FROM json_each(?1))"
+                               " GROUP BY step) SELECT count(*), avg(d), min(d), max(d) FROM per",
                                s, err);
     if (!st) return -1;
-    if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int64(st, 0) > 0) {
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW && sqlite3_column_int64(st, 0) > 0) {
         size_t r = add(t, "steps", "steps", NULL, NULL);
         xpv_table_set_int(t, r, C_VALUE, sqlite3_column_int64(st, 0));
         static const char *const names[] = {"average step time", "fastest step", "slowest step"};
@@ -154,8 +156,7 @@ static int step_times(sqlite3 *db, const xpv_tool_scope *s, xpv_table *t, xpv_er
             xpv_table_set_ps_us(t, r, C_VALUE, sqlite3_column_double(st, 1 + i));
         }
     }
-    sqlite3_finalize(st);
-    return 0;
+    return xpv_tool_step_end(db, st, rc, err);
 }
 
 static int step_breakdown(sqlite3 *db, const xpv_tool_scope *s, breakdown *b, xpv_err *err)
@@ -170,15 +171,15 @@ static int step_breakdown(sqlite3 *db, const xpv_tool_scope *s, breakdown *b, xp
         s, err);
     if (!st) return -1;
     memset(b, 0, sizeof *b);
-    if (sqlite3_step(st) == SQLITE_ROW) {
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) {
         b->steps = sqlite3_column_int64(st, 0);
         b->devices = sqlite3_column_int64(st, 1);
         double *v[] = {&b->total, &b->idle, &b->compute, &b->collective, &b->memcpy, &b->memset};
         for (int i = 0; i < 6; i++)
             *v[i] = sqlite3_column_double(st, 2 + i);
     }
-    sqlite3_finalize(st);
-    return 0;
+    return xpv_tool_step_end(db, st, rc, err);
 }
 
 static void share_rows(xpv_table *t, const breakdown *b)
@@ -214,7 +215,8 @@ static int top_ops(sqlite3 *db, const xpv_tool_scope *s, xpv_table *t, char *top
     if (!st) return -1;
     sqlite3_bind_int(st, 2, TOP_OPS);
     top[0] = 0;
-    while (sqlite3_step(st) == SQLITE_ROW) {
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         const char *name = (const char *)sqlite3_column_text(st, 0);
         if (!top[0]) {
             snprintf(top, n, "%s", name ? name : "");
@@ -227,8 +229,7 @@ static int top_ops(sqlite3 *db, const xpv_tool_scope *s, xpv_table *t, char *top
         size_t r = add(t, "top ops", name ? name : "", "us", detail);
         xpv_table_set_ps_us(t, r, C_VALUE, sqlite3_column_double(st, 1));
     }
-    sqlite3_finalize(st);
-    return 0;
+    return xpv_tool_step_end(db, st, rc, err);
 }
 
 /* ---- the advice ---- */

@@ -3,7 +3,8 @@
  * host at a time): every host of a run side by side, step by step. Steps
  * are aligned by step number; each row is one (step, host) with the step's
  * time and its split (summed over the host's devices, as the steps table
- * keeps device -1), and the host that was slowest on that step is marked.
+ * keeps device -1), and the host that was slowest on that step is marked
+ * (none when every host took as long).
  * The table's properties name the slowest host over the whole run.
  *
  * Listed only for two or more hosts with steps: one host has no pod.
@@ -45,7 +46,8 @@ static const char *const SQL =
     " CASE WHEN coalesce(s.memcpy_h2d_ps, s.memcpy_d2h_ps, s.memcpy_d2d_ps, s.memcpy_other_ps)"
     " IS NULL THEN NULL ELSE ifnull(s.memcpy_h2d_ps, 0) + ifnull(s.memcpy_d2h_ps, 0) +"
     " ifnull(s.memcpy_d2d_ps, 0) + ifnull(s.memcpy_other_ps, 0) END, s.idle_ps,"
-    " s.duration_ps = max(s.duration_ps) OVER w,"
+    " s.duration_ps = max(s.duration_ps) OVER w AND max(s.duration_ps) OVER w >"
+    " min(s.duration_ps) OVER w,"
     " s.duration_ps - min(s.duration_ps) OVER w"
     " FROM steps s JOIN profiles p ON p.id = s.profile_id"
     " WHERE s.device = -1 AND s.profile_id IN (SELECT value FROM json_each(?1))"
@@ -72,23 +74,25 @@ static int slowest_host(sqlite3 *db, const xpv_tool_scope *s, xpv_table *t, xpv_
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(db,
                            "WITH r AS (SELECT s.step, p.host, s.duration_ps = max(s.duration_ps)"
-                           " OVER (PARTITION BY s.step) AS slow FROM steps s JOIN profiles p ON"
+                           " OVER (PARTITION BY s.step) AND max(s.duration_ps) OVER (PARTITION BY"
+                           " s.step) > min(s.duration_ps) OVER (PARTITION BY s.step) AS slow"
+                           " FROM steps s JOIN profiles p ON"
                            " p.id = s.profile_id WHERE s.device = -1 AND s.profile_id IN"
                            " (SELECT value FROM json_each(?1)))"
                            " SELECT host, sum(slow), count(DISTINCT step) FROM r GROUP BY host"
-                           " ORDER BY sum(slow) DESC, host LIMIT 1",
+                           " HAVING sum(slow) > 0 ORDER BY sum(slow) DESC, host LIMIT 1",
                            -1, &st, NULL) != SQLITE_OK)
         return xpv_err_set(err, "index: %s", sqlite3_errmsg(db));
     xpv_tool_bind_ids(st, 1, s);
-    if (sqlite3_step(st) == SQLITE_ROW) {
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) {
         char text[512];
         snprintf(text, sizeof text, "%s (slowest on %lld of %lld steps)",
                  (const char *)sqlite3_column_text(st, 0), (long long)sqlite3_column_int64(st, 1),
                  (long long)sqlite3_column_int64(st, 2));
         xpv_table_set_property(t, "slowest_host", text);
     }
-    sqlite3_finalize(st);
-    return 0;
+    return xpv_tool_step_end(db, st, rc, err);
 }
 
 xpv_table *xpv_tool_pod_viewer(sqlite3 *db, const xpv_tool_scope *s, xpv_err *err)
@@ -100,7 +104,8 @@ xpv_table *xpv_tool_pod_viewer(sqlite3 *db, const xpv_tool_scope *s, xpv_err *er
     }
     xpv_tool_bind_ids(st, 1, s);
     xpv_table *t = xpv_table_new(COLS, NCOLS);
-    while (sqlite3_step(st) == SQLITE_ROW) {
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         size_t r = xpv_table_add_row(t);
         xpv_table_set_int(t, r, C_STEP, sqlite3_column_int64(st, 0));
         const char *host = (const char *)sqlite3_column_text(st, 1);
@@ -111,8 +116,7 @@ xpv_table *xpv_tool_pod_viewer(sqlite3 *db, const xpv_tool_scope *s, xpv_err *er
                            sqlite3_column_int(st, 7) ? 4 : 5);
         set_ps(t, r, C_BEHIND, st, 8);
     }
-    sqlite3_finalize(st);
-    if (slowest_host(db, s, t, err) != 0) {
+    if (xpv_tool_step_end(db, st, rc, err) != 0 || slowest_host(db, s, t, err) != 0) {
         xpv_table_free(t);
         return NULL;
     }

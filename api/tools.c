@@ -6,6 +6,7 @@
  */
 #include "tools.h"
 #include "api.h"
+#include "api_util.h"
 
 #include <stdio.h>
 
@@ -52,6 +53,13 @@ void xpv_tool_bind_ids(sqlite3_stmt *st, int param, const xpv_tool_scope *s)
     xpv_buf_putc(&b, ']');
     sqlite3_bind_text(st, param, b.data, (int)b.len, SQLITE_TRANSIENT);
     xpv_buf_free(&b);
+}
+
+int xpv_tool_step_end(sqlite3 *db, sqlite3_stmt *st, int rc, xpv_err *err)
+{
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE) xpv_err_set(err, "index: %s", sqlite3_errmsg(db));
+    sqlite3_finalize(st);
+    return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : -1;
 }
 
 int xpv_tool_any_row(sqlite3 *db, const char *sql, const xpv_tool_scope *s)
@@ -140,6 +148,9 @@ static xpv_tool_scope run_scope(sqlite3 *db, int64_t id)
  * when its run has the data, and answers for the whole run. */
 int xpv_api_profile_tools(sqlite3 *db, int64_t id, xpv_buf *out)
 {
+    xpv_api_profile_state ps;
+    int known = xpv_api_profile_state_get(db, id, &ps, out);
+    if (known != 200) return known;
     xpv_tool_scope one = {&id, 1}, run = run_scope(db, id);
     int status = xpv_api_tool_list(db, &one, out);
     for (size_t i = 0; i < NTOOLS && status == 200 && run.n > 1; i++) {
@@ -155,6 +166,9 @@ int xpv_api_profile_tools(sqlite3 *db, int64_t id, xpv_buf *out)
 int xpv_api_profile_tool(sqlite3 *db, int64_t id, const char *tag, int all_hosts,
                          enum xpv_tool_format format, xpv_buf *out)
 {
+    xpv_api_profile_state ps;
+    int known = xpv_api_profile_state_get(db, id, &ps, out);
+    if (known != 200) return known;
     const xpv_tool *t = xpv_tool_named(tag);
     xpv_tool_scope one = {&id, 1};
     if (!all_hosts && !(t && t->merges_hosts == XPV_TOOL_RUN_HOSTS))

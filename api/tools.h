@@ -87,6 +87,10 @@ xpv_table *xpv_tool_roofline_model(sqlite3 *db, const xpv_tool_scope *s, xpv_err
 /* Binds the scope's ids as ?1 of a statement written with "IN (SELECT value
  * FROM json_each(?1))". */
 void xpv_tool_bind_ids(sqlite3_stmt *st, int param, const xpv_tool_scope *s);
+/* Finalizes st after its last sqlite3_step returned rc: 0 when the query
+ * ended well (a row or done), else -1 with the error in err, so a query
+ * broken halfway never passes for a short answer. */
+int xpv_tool_step_end(sqlite3 *db, sqlite3_stmt *st, int rc, xpv_err *err);
 /* 1 when `sql` (with the scope bound as ?1) returns a row, 0 when not, -1 on error. */
 int xpv_tool_any_row(sqlite3 *db, const char *sql, const xpv_tool_scope *s);
 

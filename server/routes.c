@@ -157,10 +157,15 @@ static void trace(xpv_server *s, struct MHD_Connection *c, int64_t id, xpv_reply
 }
 
 /* /tools lists the profile's tools; /tools/{tag}?hosts=all&format=json|csv answers one. */
-static void tools(struct MHD_Connection *c, sqlite3 *db, int64_t id, const char *tag, xpv_reply *r)
+static void tools(xpv_server *s, struct MHD_Connection *c, sqlite3 *db, int64_t id, const char *tag,
+                  xpv_reply *r)
 {
     if (!*tag) {
         xpv_reply_json(r, xpv_api_profile_tools(db, id, &r->body));
+        return;
+    }
+    if (strcmp(tag, "trace_viewer") == 0) { /* listed like the others: the trace itself */
+        xpv_trace_stream_reply(s, c, id, 0, NULL, r);
         return;
     }
     const char *format = param(c, "format"), *hosts = param(c, "hosts");
@@ -336,7 +341,7 @@ static void profile_route(xpv_server *s, struct MHD_Connection *c, const char *r
     else if (strcmp(sub, "search") == 0)
         search(c, db, id, r);
     else if (strcmp(sub, "tools") == 0 || strncmp(sub, "tools/", 6) == 0)
-        tools(c, db, id, sub[5] ? sub + 6 : "", r);
+        tools(s, c, db, id, sub[5] ? sub + 6 : "", r);
     else
         xpv_reply_error(r, 404, "no such API route");
 }

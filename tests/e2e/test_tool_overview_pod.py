@@ -120,6 +120,16 @@ def test_run_tools_and_hosts():
     S.json(tb("data", run=RUN, tag="no_such_tool", host="host-a"), 404)
 
 
+def test_unknown_profile_and_trace_viewer():
+    for path in ("/api/profiles/0000000000000001/tools",
+                 "/api/profiles/0000000000000001/tools/overview_page"):
+        assert S.json(path, 404) == {"error": "no such profile"}, path
+    pid = S.profiles["host-a"]["id"]
+    assert "trace_viewer" in S.json("/api/profiles/%s/tools" % pid)
+    doc = S.json("/api/profiles/%s/tools/trace_viewer" % pid)  # listed, so it answers
+    assert sum(1 for e in doc["traceEvents"] if e["ph"] == "X") == 9
+
+
 def test_pod_viewer_equals_the_written_steps():
     dt = S.json(tb("data", run=RUN, tag="pod_viewer", host="ALL_HOSTS"))
     rows = table_rows(dt)
@@ -129,12 +139,13 @@ def test_pod_viewer_equals_the_written_steps():
         for h in sorted(HOSTS):
             dur, kern = HOSTS[h][step]
             want.append({"step": step, "host": h, "step_time_us": dur, "compute_us": kern,
-                         "idle_us": dur - kern, "slowest": dur == max(durs.values()),
+                         "idle_us": dur - kern,
+                         "slowest": dur == max(durs.values()) > min(durs.values()),
                          "behind_fastest_us": dur - min(durs.values())})
     got = [{k: r[k] for k in want[0]} for r in rows]
     assert got == want, got
-    # slowest on most steps: all three tie on steps 0 and 1, B alone on step 2
-    assert dt["p"]["slowest_host"] == "host-b (slowest on 3 of 3 steps)", dt["p"]
+    # steps 0 and 1 take as long on every host: no slowest; B alone on step 2
+    assert dt["p"]["slowest_host"] == "host-b (slowest on 1 of 3 steps)", dt["p"]
     # hosts=a,b: only those two
     two = table_rows(S.json(tb("data", run=RUN, tag="pod_viewer", hosts="host-a,host-b")))
     assert {r["host"] for r in two} == {"host-a", "host-b"} and len(two) == 6
@@ -170,7 +181,14 @@ def test_overview_page_numbers_and_advice():
     allh = S.json("/api/profiles/%s/tools/overview_page?hosts=all" % pid)
     rows = {(r["section"], r["metric"]): r for r in allh["rows"]}
     assert rows[("environment", "hosts")]["value"] == 3
+    # across hosts a step lasts as long as its slowest host: 1000, 1000, 1600
+    assert rows[("steps", "steps")]["value"] == 3
     assert rows[("steps", "slowest step")]["value"] == 1600
+    assert rows[("steps", "fastest step")]["value"] == 1000
+    assert abs(rows[("steps", "average step time")]["value"] - 3600 / 3) < 1e-9
+    dur = sum(d for h in HOSTS for d, _ in HOSTS[h])
+    kern = sum(k for h in HOSTS for _, k in HOSTS[h])
+    assert abs(rows[("step time breakdown", "compute")]["value"] - 100.0 * kern / dur) < 1e-9
 
 
 def test_pod_viewer_on_a_generated_run():
@@ -306,7 +324,8 @@ if __name__ == "__main__":
         sys.exit(e2e.SKIP)
     S = Server(bool(e2e.FIXTURES) and os.path.isdir(e2e.FIXTURES))
     try:
-        e2e.main([test_run_tools_and_hosts, test_pod_viewer_equals_the_written_steps,
+        e2e.main([test_run_tools_and_hosts, test_unknown_profile_and_trace_viewer,
+                  test_pod_viewer_equals_the_written_steps,
                   test_overview_page_numbers_and_advice, test_overview_device_figures_from_the_planes,
                   test_pod_viewer_on_a_generated_run, test_tools_on_an_nsys_export])
     finally:
