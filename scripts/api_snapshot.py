@@ -123,7 +123,9 @@ def wait_indexed(c, proc):
             raise SystemExit("server exited: %s" % proc.stderr.read())
         try:
             st, _, body = c.get("/api/health")
-            if st == 200 and not json.loads(body)["indexing"]["active"]:
+            h = json.loads(body) if st == 200 else {}
+            # runs >= 1: before the first run starts, "not active" says nothing
+            if h and h["indexing"]["runs"] >= 1 and not h["indexing"]["active"]:
                 return
         except OSError:
             pass

@@ -362,7 +362,8 @@ def test_nvtx_ranges_on_the_timeline_api():
         base = "http://127.0.0.1:%d/api" % port
         for _ in range(100):
             try:
-                if get_json(base + "/health")["indexing"]["active"] is False:
+                h = get_json(base + "/health")["indexing"]
+                if h["runs"] >= 1 and h["active"] is False:
                     break
             except OSError:
                 pass

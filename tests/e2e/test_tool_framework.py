@@ -185,7 +185,7 @@ class Server:
         while time.time() < deadline:
             try:
                 status, _, health = self.get("/api/health")
-                if status == 200 and not health["indexing"]["active"] and health["profiles"]:
+                if status == 200 and health["indexing"]["runs"] >= 1 and not health["indexing"]["active"] and health["profiles"]:
                     self.profiles = {p["host"]: p for p in self.get("/api/profiles")[2]["profiles"]}
                     return self
             except OSError:
@@ -542,7 +542,7 @@ def test_hosts_merge_by_op_name():
 def test_input_pipeline_on_own_trace():
     table = S.tool("input", IPA)
     assert [c["id"] for c in table["columns"]] == [
-        "stepnum", "step_time_us", "input_time_us", "input_share", "host_input_us",
+        "stepnum", "step_time_us", "input_time_us", "input_fraction", "host_input_us",
         "infeed_us", "idle_us"]
     got = {r["stepnum"]: r for r in table["rows"]}
     assert sorted(got) == sorted(INPUT_WANT), got
@@ -550,14 +550,14 @@ def test_input_pipeline_on_own_trace():
         r = got[step]
         assert (r["step_time_us"], r["input_time_us"], r["host_input_us"], r["infeed_us"],
                 r["idle_us"]) == (length, wait, host, feed, idle), (step, r)
-        assert r["input_share"] == wait / length, r
+        assert r["input_fraction"] == wait / length, r
     steps = S.ok("/api/profiles/%s/steps" % S.profiles["input"]["id"])["steps"]
     assert {s["step"]: s["idle_us"] for s in steps} == {k: v[4] for k, v in INPUT_WANT.items()}
     p = table["properties"]
     wait = sum(v[1] for v in INPUT_WANT.values())
     length = sum(v[0] for v in INPUT_WANT.values())
     assert (p["verdict"], p["degree"]) == ("input-bound", "highly"), p
-    assert float(p["input_share"]) == wait / length and float(p["input_time_us"]) == wait, p
+    assert float(p["input_fraction"]) == wait / length and float(p["input_time_us"]) == wait, p
     assert float(p["step_time_us"]) == length and p["steps"] == "3", p
     assert float(p["host_input_us"]) == 860 and float(p["infeed_us"]) == 50, p
     assert p["summary"].startswith("Input-bound: the device waited for input 28.4%"), p
@@ -605,7 +605,7 @@ def test_input_pipeline_matches_resnet50():
         assert r["infeed_us"] == 0 and 0 < r["input_time_us"] <= r["idle_us"], r
     share = sum(w[1] for w in want.values()) / sum(w[0] for w in want.values())
     assert table["properties"]["verdict"] == "input-bound" and share >= 0.2, share
-    assert float(table["properties"]["input_share"]) == share
+    assert float(table["properties"]["input_fraction"]) == share
 
 
 def test_every_route_and_format():

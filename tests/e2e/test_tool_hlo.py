@@ -216,7 +216,7 @@ class Server:
         while time.time() < deadline:
             try:
                 status, health = get(self.port, "/api/health")
-                if status == 200 and not health["indexing"]["active"] and health["profiles"] >= 5:
+                if status == 200 and health["indexing"]["runs"] >= 1 and not health["indexing"]["active"] and health["profiles"] >= 5:
                     break
             except OSError:
                 pass

@@ -71,7 +71,8 @@ class Server:
         while time.time() < end:
             try:
                 st, _, body = self.get("/api/health")
-                if st == 200 and not json.loads(body)["indexing"]["active"] and \
+                if st == 200 and json.loads(body)["indexing"]["runs"] >= 1 and \
+                        not json.loads(body)["indexing"]["active"] and \
                         json.loads(body)["profiles"]:
                     break
             except OSError:
