@@ -37,7 +37,7 @@ static const xpv_table_col COLS[] = {
     {"stepnum", "Step", XPV_COL_NUMBER},
     {"step_time_us", "Step time (us)", XPV_COL_NUMBER},
     {"input_time_us", "Waiting for input (us)", XPV_COL_NUMBER},
-    {"input_share", "Waiting for input (fraction of step)", XPV_COL_NUMBER},
+    {"input_fraction", "Waiting for input (fraction of step)", XPV_COL_NUMBER},
     {"host_input_us", "Host input work (us)", XPV_COL_NUMBER},
     {"infeed_us", "Device infeed/outfeed (us)", XPV_COL_NUMBER},
     {"idle_us", "Device idle (us)", XPV_COL_NUMBER},
@@ -281,7 +281,7 @@ static void put_summary(xpv_table *t, int64_t step_ps, int64_t wait_ps, int64_t 
     const char *degree = share >= HIGHLY_INPUT_BOUND_AT ? "highly" : bound ? "moderately" : "not";
     xpv_table_set_property(t, "verdict", bound ? "input-bound" : "not input-bound");
     xpv_table_set_property(t, "degree", degree);
-    put_number(t, "input_share", share);
+    put_number(t, "input_fraction", share);
     put_number(t, "input_time_us", (double)wait_ps / 1e6);
     put_number(t, "step_time_us", (double)step_ps / 1e6);
     put_number(t, "host_input_us", (double)host_ps / 1e6);
