@@ -8,6 +8,7 @@ import { api } from './api.js';
 import { h, fmtUs, fmtPct, fmtCount, fmtDims, fmtDur, deviceLabel, deviceId, isKnown, UNKNOWN } from './format.js';
 import { barChart, resizeObserve } from './chart.js';
 import { stateView, showAllButton } from './states.js';
+import { timelineHash, longestOccurrence, hashForMatch } from './timeline_link.js';
 
 const COLUMNS = [
   { key: 'name', label: 'Name', type: 'text' },
@@ -54,7 +55,7 @@ export function cellText(col, v) {
   }
 }
 
-export function mount(view, { id, profile, params }) {
+export function mount(view, { id, profile, params, notify }) {
   let ctrl = null;
   let kernels = null;
   let kernelTime = null;
@@ -254,6 +255,7 @@ export function mount(view, { id, profile, params }) {
             ),
           );
         }),
+        h('th', { scope: 'col' }, 'Timeline'),
       ),
     );
     const tbody = h('tbody');
@@ -283,6 +285,7 @@ export function mount(view, { id, profile, params }) {
               text,
             );
           }),
+          h('td.go', null, timelineLink(k.name)),
         ),
       );
     }
@@ -297,6 +300,24 @@ export function mount(view, { id, profile, params }) {
         }),
       );
     }
+  }
+
+  // "Show": the timeline at the longest occurrence of `name` (among the
+  // first 1000 the search finds), selected; the whole timeline when none is.
+  function timelineLink(name) {
+    const go = async (e) => {
+      e.preventDefault();
+      let m = null;
+      try {
+        m = await longestOccurrence(id, name, { signal: life.signal });
+      } catch (err) {
+        if (err.name === 'AbortError') return;
+      }
+      if (life.signal.aborted) return;
+      if (!m && notify) notify(`No occurrence of ${name} found in the timeline.`);
+      location.hash = m ? hashForMatch(id, m) : timelineHash(id);
+    };
+    return h('a.tl-link', { href: timelineHash(id), title: `Show the longest ${name} in the timeline`, onclick: go }, 'Show');
   }
 
   const life = new AbortController();

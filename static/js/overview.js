@@ -7,6 +7,7 @@ import { api } from './api.js';
 import { h, fmtDur, fmtPct, fmtCount, fmtBytes, fmtDate, deviceLabel, isKnown, UNKNOWN } from './format.js';
 import { stepChart, barChart, legend, stepParts, resizeObserve } from './chart.js';
 import { stateView } from './states.js';
+import { timelineHash } from './timeline_link.js';
 
 const SOURCE_TEXT = {
   annotation: 'JAX step annotations (StepTraceAnnotation)',
@@ -101,12 +102,12 @@ export function mount(view, { id, profile }) {
         cards,
         2,
         fmtDur(slowest.duration_us),
-        h('a', { href: `#/p/${encodeURIComponent(id)}/timeline?step=${slowest.step}` }, `step ${slowest.step} → timeline`),
+        h('a', { href: timelineHash(id, { step: slowest.step }) }, `step ${slowest.step} → timeline`),
       );
       const draw = () =>
         stepChart(chartBox, steps, {
           onSelect: (n) => {
-            location.hash = `#/p/${encodeURIComponent(id)}/timeline?step=${n}`;
+            location.hash = timelineHash(id, { step: n });
           },
         });
       draw();

@@ -11,11 +11,18 @@
 //   timeline_input.js    mouse, wheel and keys: zoom, pan, select
 //   timeline_details.js  the selected event's details panel
 //   timeline_search.js   the toolbar search
+//   timeline_tracks.js   pinned tracks, the track filter, collapse/expand all
+//   timeline_url.js      the address (deep links) and "this window" exports
 //   timeline_data.js     the API's tracks and events, fetched with an LRU
+//
+// The address holds the view (timeline_link.js): ?start_us=&end_us= the
+// window, sel= the selected event's ref, pins= the pinned tracks, step= the
+// highlighted step; load() applies it, timeline_url.js keeps it current.
 //
 // Invariants: `st` is the one state every module reads and writes, and what
 // window.__xpvTimeline.state shows the browser tests. Modules reach one
-// another only through tl (tl.view, tl.draw, tl.details, tl.search), and
+// another only through tl (tl.view, tl.draw, tl.details, tl.search,
+// tl.tracks, tl.url), and
 // only from event handlers and timers, never while being created, so the
 // order they are created in does not matter. Unmounting aborts tl.signal and
 // stops every module's timers and requests.
@@ -31,6 +38,9 @@ import { createDrawing, LABEL_W } from './timeline_draw.js';
 import { attachInput } from './timeline_input.js';
 import { createDetails } from './timeline_details.js';
 import { createSearch } from './timeline_search.js';
+import { createTracks, orderDevicesFirst } from './timeline_tracks.js';
+import { createUrl } from './timeline_url.js';
+import { parseTimelineLink } from './timeline_link.js';
 
 const BIG_TRACE_TRACKS = 30; // more tracks than this: big processes start collapsed
 const COLLAPSE_OVER = 12; // threads in a process for it to count as big
@@ -46,6 +56,8 @@ export function mount(view, { id, profile, params, notify }) {
   tl.draw = createDrawing(tl);
   tl.details = createDetails(tl);
   tl.search = createSearch(tl);
+  tl.tracks = createTracks(tl);
+  tl.url = createUrl(tl);
   attachInput(tl);
   tl.dom.stepSel.addEventListener('change', () => selectStep(tl, tl.dom.stepSel.value));
   load(tl, params);
@@ -58,6 +70,8 @@ export function mount(view, { id, profile, params, notify }) {
     tl.view.stop();
     tl.search.stop();
     tl.details.stop();
+    tl.tracks.stop();
+    tl.url.stop();
     if (window.__xpvTimeline && window.__xpvTimeline.state === st) delete window.__xpvTimeline;
   };
 }
@@ -87,6 +101,8 @@ function newState(profile) {
     firstPaint: null,
     drawn: 0,
     summaries: 0,
+    pins: [],
+    trackFilter: '',
     dpr: window.devicePixelRatio || 1,
   };
   st.viewStart = st.t0;
@@ -108,6 +124,21 @@ function buildPage(view) {
     zoomIn: button({ 'aria-label': 'Zoom in', title: 'Zoom in (W)' }, '+'),
     zoomOut: button({ 'aria-label': 'Zoom out', title: 'Zoom out (S)' }, '−'),
     resetBtn: button({ title: 'Show the whole profile (0)' }, 'Reset zoom'),
+    trackFilter: h('input.tl-track-filter', {
+      type: 'search',
+      placeholder: 'Filter tracks…',
+      'aria-label': 'Filter tracks by name',
+    }),
+    collapseAll: button({ class: 'btn tl-collapse-all', title: 'Collapse or expand every process' }, 'Collapse all'),
+    windowDownload: h(
+      'a.btn.tl-window-download',
+      { href: '#', download: '', title: 'Download the events that overlap the visible window (Chrome trace JSON)' },
+      'Download window',
+    ),
+    windowPerfetto: button(
+      { class: 'btn tl-window-perfetto', title: 'Open the visible window in ui.perfetto.dev (needs internet)' },
+      'Window in Perfetto',
+    ),
     axis: h('canvas', { 'aria-hidden': 'true' }),
     canvas: h('canvas.tl-canvas', {
       tabindex: '0',
@@ -128,6 +159,10 @@ function buildPage(view) {
     dom.stepSel,
     h('span.sep'),
     [dom.zoomOut, dom.zoomIn, dom.resetBtn],
+    h('span.sep'),
+    [dom.trackFilter, dom.collapseAll],
+    h('span.sep'),
+    [dom.windowDownload, dom.windowPerfetto],
     h('span.grow'),
     dom.windowLabel,
   );
@@ -138,7 +173,8 @@ function buildPage(view) {
 }
 
 // Tracks first (the page is useless without them), then the steps, then the
-// first window: the step asked for in ?step=N, or the whole profile.
+// first window: the one the address asks for (start_us/end_us), else the
+// step in ?step=N, else the whole profile; then the linked selection.
 async function load(tl, params) {
   const { st } = tl;
   const stepsP = api.steps(tl.id, { signal: tl.signal }).catch(() => null);
@@ -154,14 +190,20 @@ async function load(tl, params) {
     showEmpty(tl, stateView('No tracks', 'This profile has no events to draw.', 'empty'));
     return;
   }
+  const link = parseTimelineLink(params);
+  tl.tracks.setPins(link.pins);
   tl.draw.layout();
+  tl.tracks.updateCollapseButton();
   const stepsRes = await stepsP;
   if (tl.signal.aborted) return;
   st.steps = (stepsRes && stepsRes.steps) || [];
   if (st.steps.length) fillStepMenu(tl);
-  const want = params.get('step');
+  const want = link.step;
   if (want !== null && st.steps.length) selectStep(tl, want);
-  else tl.view.set(st.t0, st.t1, { fetchNow: true });
+  if (link.start_us !== null) tl.view.set(link.start_us, link.end_us, { fetchNow: true });
+  else if (!st.stepSel) tl.view.set(st.t0, st.t1, { fetchNow: true });
+  tl.url.start();
+  if (link.sel) tl.url.restoreSelection(link.sel, link.start_us === null);
 }
 
 function showEmpty(tl, panel) {
@@ -172,7 +214,7 @@ function showEmpty(tl, panel) {
 // Takes the tracks answer into st; false when the profile has no track.
 function adoptTracks(tl, tracksRes) {
   const { st, profile } = tl;
-  st.groups = normalizeTracks(tracksRes);
+  st.groups = orderDevicesFirst(normalizeTracks(tracksRes));
   for (const g of st.groups) for (const t of g.tracks) st.byId.set(t.id, t);
   if (!st.byId.size) return false;
   if (st.byId.size > BIG_TRACE_TRACKS) for (const g of st.groups) if (g.tracks.length > COLLAPSE_OVER) g.collapsed = true;
@@ -215,6 +257,7 @@ function selectStep(tl, n) {
     tl.view.set(st.t0, st.t1, { fetchNow: true });
   }
   tl.draw.request();
+  tl.url.schedule();
 }
 
 function finite(v) {

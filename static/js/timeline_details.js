@@ -48,6 +48,7 @@ export function createDetails(tl) {
   async function select(hit) {
     st.selected = hit;
     tl.draw.request();
+    tl.url.schedule();
     if (argsRequest) argsRequest.abort();
     if (!hit) {
       showHelp();

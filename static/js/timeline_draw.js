@@ -13,6 +13,7 @@
 
 import { h, fmtDur, fmtCount, nameHue } from './format.js';
 import { niceStep, cssVar } from './chart.js';
+import { pinnedTracks, shownTracks } from './timeline_tracks.js';
 
 export const LABEL_W = 240;
 const PROC_H = 24;
@@ -45,52 +46,90 @@ export function createDrawing(tl) {
     return TRACK_PAD * 2 + LEVEL_H * (Math.min(t.maxDepth, MAX_LEVELS - 1) + 1);
   }
 
+  // Pinned tracks first, then every process the track filter leaves
+  // (timeline_tracks.js decides which tracks show where).
   function layout() {
     st.rows = [];
     let y = 0;
     labels.replaceChildren();
+    const addTrack = (t, pinned) => {
+      const th = trackHeight(t);
+      st.rows.push({ type: 'thread', track: t, y, h: th, pinned });
+      labels.append(threadLabel(t, y, th, pinned));
+      y += th;
+    };
+    const pinned = pinnedTracks(st);
+    if (pinned.length) {
+      st.rows.push({ type: 'process', group: null, y, h: PROC_H });
+      labels.append(pinnedLabel(pinned.length, y));
+      y += PROC_H;
+      for (const t of pinned) addTrack(t, true);
+    }
     for (const g of st.groups) {
+      const shown = shownTracks(st, g);
+      if (!shown) continue;
       st.rows.push({ type: 'process', group: g, y, h: PROC_H });
-      labels.append(processLabel(g, y));
+      labels.append(processLabel(g, y, shown.length));
       y += PROC_H;
       if (g.collapsed) continue;
-      for (const t of g.tracks) {
-        const th = trackHeight(t);
-        st.rows.push({ type: 'thread', track: t, y, h: th });
-        labels.append(threadLabel(t, y, th));
-        y += th;
-      }
+      for (const t of shown) addTrack(t, false);
     }
     st.totalH = y;
     resize();
   }
 
-  function processLabel(g, y) {
+  function processLabel(g, y, n) {
     const toggle = () => {
       g.collapsed = !g.collapsed;
       layout();
       tl.view.scheduleFetch(true);
+      tl.tracks.updateCollapseButton();
     };
     const btn = h(
       'button',
       {
         type: 'button',
         'aria-expanded': String(!g.collapsed),
-        'aria-label': `${g.name}: ${g.tracks.length} tracks, ${g.collapsed ? 'collapsed' : 'expanded'}`,
+        'aria-label': `${g.name}: ${n} tracks, ${g.collapsed ? 'collapsed' : 'expanded'}`,
         onclick: toggle,
       },
       h('span', null, g.name),
-      h('span.count', null, `${g.tracks.length}`),
+      h('span.count', null, `${n}`),
     );
     return h('div.tl-label.process', { style: { top: `${y}px`, height: `${PROC_H}px` } }, btn);
   }
 
-  function threadLabel(t, y, th) {
+  function pinnedLabel(n, y) {
+    return h(
+      'div.tl-label.process.pinned',
+      { style: { top: `${y}px`, height: `${PROC_H}px` } },
+      h('span', null, 'Pinned'),
+      h('span.count', null, `${n}`),
+    );
+  }
+
+  function threadLabel(t, y, th, pinned) {
     const events = t.events !== null ? ` · ${fmtCount(t.events)} events` : '';
+    const pin = h(
+      'button.tl-pin',
+      {
+        type: 'button',
+        'aria-pressed': String(pinned),
+        'aria-label': `${pinned ? 'Unpin' : 'Pin'} ${t.group.name} / ${t.name}`,
+        title: pinned ? 'Unpin this track' : 'Pin this track to the top',
+        onclick: () => tl.tracks.togglePin(t.id),
+      },
+      pinned ? '×' : '↑',
+    );
     return h(
       'div.tl-label.thread',
-      { style: { top: `${y}px`, height: `${th}px` }, title: `${t.group.name} / ${t.name}${events}` },
-      h('span', null, t.name),
+      {
+        style: { top: `${y}px`, height: `${th}px` },
+        title: `${t.group.name} / ${t.name}${events}`,
+        dataset: { trackId: String(t.id) },
+      },
+      h('span', null, pinned ? `${t.group.name} / ${t.name}` : t.name),
+      pin,
     );
   }
 

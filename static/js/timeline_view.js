@@ -38,6 +38,7 @@ export function createView(tl) {
     canvas.dataset.viewEnd = String(st.viewEnd);
     tl.draw.request();
     scheduleFetch(fetchNow);
+    tl.url.schedule();
   }
 
   // Centres the event, zoomed so that it is clearly visible but keeps context.
@@ -59,12 +60,12 @@ export function createView(tl) {
     return have >= need * 0.9 && p.tracks === trackParam();
   }
 
-  // The events API's `tracks`: the expanded ones, or undefined for all.
+  // The events API's `tracks`: the ones laid out (pinned, or in an expanded
+  // process the filter shows), or undefined for all.
   function trackParam() {
     const ids = [];
-    for (const g of st.groups) if (!g.collapsed) for (const t of g.tracks) ids.push(t.id);
-    const all = st.groups.reduce((a, g) => a + g.tracks.length, 0);
-    if (ids.length === all) return undefined;
+    for (const r of st.rows) if (r.type === 'thread') ids.push(r.track.id);
+    if (ids.length === st.byId.size) return undefined;
     const s = ids.join(',');
     return s.length > MAX_TRACKS_PARAM ? undefined : s;
   }

@@ -582,6 +582,191 @@ await test('timeline highlights a step chosen from the overview (?step=N)', asyn
   await page.context().close();
 });
 
+// Deep links, tracks and window export (issue 21). `tlState` reads what the
+// page shows: the view, the selection, the pins and the labels in order.
+const tlState = (page) =>
+  page.evaluate(() => {
+    const st = window.__xpvTimeline.state;
+    return {
+      view: [st.viewStart, st.viewEnd],
+      sel: st.selected ? st.selected.ev.ref : null,
+      selDepth: st.selected ? st.selected.ev.depth : null,
+      pins: st.pins.slice(),
+      labels: [...document.querySelectorAll('.tl-label.thread')].map((l) => ({
+        id: Number(l.dataset.trackId),
+        text: l.querySelector('span').textContent,
+        group: l.title.split(' / ')[0],
+      })),
+      hash: location.hash,
+    };
+  });
+const hashParams = (hash) => new URLSearchParams(hash.split('?')[1] || '');
+
+await test('timeline deep link restores the window and the selection after reload', async () => {
+  const p = forTimeline;
+  const tracks = await api(`/api/profiles/${p.id}/tracks`);
+  const trackIds = tracks.processes.flatMap((pr) => pr.threads.map((t) => t.id));
+  // An event from the events API, in the middle of the profile.
+  const mid = p.start_us + p.duration_us / 2;
+  const ev = await api(`/api/profiles/${p.id}/events?start_us=${mid}&end_us=${p.start_us + p.duration_us}&resolution=20000`);
+  const names = ev.names;
+  let pick = null;
+  for (const t of ev.tracks)
+    for (const e of t.events || [])
+      if (!pick && e[1] > 0 && e[4]) pick = { track: t.id, s: e[0], d: e[1], name: names[e[2]], ref: e[4] };
+  assert(pick, 'an event with a ref in the second half');
+  assert(trackIds.includes(pick.track), 'its track is listed');
+  const start = pick.s - pick.d * 2,
+    end = pick.s + pick.d * 3;
+  const page = await newPage();
+  await page.goto(`${BASE}/#/p/${p.id}/timeline?start_us=${start}&end_us=${end}&sel=${pick.ref}`);
+  await page.waitForFunction((ref) => window.__xpvTimeline?.state.selected?.ev.ref === ref, pick.ref, { timeout: 15000 });
+  await page.waitForFunction((n) => document.querySelector('.tl-details h2')?.textContent === n, pick.name, { timeout: 5000 });
+  let s = await tlState(page);
+  assert(
+    Math.abs(s.view[0] - start) < 0.01 && Math.abs(s.view[1] - end) < 0.01,
+    `view ${s.view} is the linked [${start}, ${end}]`,
+  );
+  // The loaded twin (with its depth) replaces the linked one.
+  await page.waitForFunction(() => window.__xpvTimeline.state.selected.ev.depth >= 0, null, { timeout: 10000 });
+  // Zoom with W: the address follows (replaceState, no new history entry).
+  const histLen = await page.evaluate(() => history.length);
+  await page.locator('canvas.tl-canvas').focus();
+  await page.keyboard.press('w');
+  await page.waitForFunction((e) => Number(new URLSearchParams(location.hash.split('?')[1]).get('end_us')) < e - 1e-6, end, {
+    timeout: 5000,
+  });
+  s = await tlState(page);
+  const q = hashParams(s.hash);
+  eq(q.get('sel'), pick.ref, 'the address keeps the selection');
+  assert(Math.abs(Number(q.get('start_us')) - s.view[0]) < 0.002, 'the address holds the view start');
+  eq(await page.evaluate(() => history.length), histLen, 'no history entry per view change');
+  // Reload: the same view and selection come back.
+  const before = s.view;
+  await page.reload();
+  await page.waitForFunction((ref) => window.__xpvTimeline?.state.selected?.ev.ref === ref, pick.ref, { timeout: 15000 });
+  s = await tlState(page);
+  assert(
+    Math.abs(s.view[0] - before[0]) < 0.002 && Math.abs(s.view[1] - before[1]) < 0.002,
+    `reloaded view ${s.view} = ${before}`,
+  );
+  await shot(page, 'timeline-deeplink');
+  eq(page.errors.length, 0, `console errors: ${page.errors.join(' | ')}`);
+  await page.context().close();
+});
+
+await test('timeline tracks: pin to top (in the address), filter by name, collapse all', async () => {
+  const p = forTimeline;
+  const page = await newPage();
+  await page.goto(`${BASE}/#/p/${p.id}/timeline`);
+  await waitDrawn(page);
+  let s = await tlState(page);
+  assert(s.labels.length >= 2, 'at least two tracks shown');
+  const last = s.labels[s.labels.length - 1];
+  await page.click(`.tl-label.thread[data-track-id="${last.id}"] button.tl-pin`);
+  await page.waitForFunction((id) => Number(document.querySelector('.tl-label.thread')?.dataset.trackId) === id, last.id);
+  await page.waitForFunction((id) => new URLSearchParams(location.hash.split('?')[1]).get('pins') === String(id), last.id, {
+    timeout: 5000,
+  });
+  eq(
+    await page.getAttribute(`.tl-label.thread[data-track-id="${last.id}"] button.tl-pin`, 'aria-pressed'),
+    'true',
+    'pin pressed',
+  );
+  // Reload: still pinned and first.
+  await page.reload();
+  await waitDrawn(page);
+  s = await tlState(page);
+  eq(s.labels[0].id, last.id, 'the pinned track is first after reload');
+  eq(s.pins.join(','), String(last.id), 'pins restored');
+  // Filter: only matching tracks (or tracks of a matching process) stay.
+  const word = (s.labels.find((l) => l.id !== last.id && l.text.length >= 3) || s.labels[0]).text.slice(0, 3).toLowerCase();
+  await page.fill('input.tl-track-filter', word);
+  await page.waitForFunction(() => window.__xpvTimeline.state.trackFilter !== '');
+  s = await tlState(page);
+  assert(s.labels.length > 0, 'something matches');
+  for (const l of s.labels.filter((l) => !s.pins.includes(l.id)))
+    assert(l.text.toLowerCase().includes(word) || l.group.toLowerCase().includes(word), `track "${l.text}" matches "${word}"`);
+  await page.fill('input.tl-track-filter', 'no-such-track-name-xyz');
+  await page.waitForFunction(() => window.__xpvTimeline.state.trackFilter === 'no-such-track-name-xyz');
+  s = await tlState(page);
+  eq(s.labels.filter((l) => !s.pins.includes(l.id)).length, 0, 'a filter that matches nothing hides every unpinned track');
+  eq(await page.$$eval('.tl-label.process button', (b) => b.length), 0, 'and every process');
+  await page.fill('input.tl-track-filter', '');
+  await page.waitForFunction(() => window.__xpvTimeline.state.trackFilter === '');
+  // Collapse all, then expand all.
+  const action = await page.getAttribute('button.tl-collapse-all', 'data-action');
+  if (action === 'expand') await page.click('button.tl-collapse-all');
+  await page.click('button.tl-collapse-all');
+  const expanded = await page.$$eval('.tl-label.process button', (bs) => bs.map((b) => b.getAttribute('aria-expanded')));
+  assert(expanded.length > 0 && expanded.every((x) => x === 'false'), `every group collapsed: ${expanded}`);
+  s = await tlState(page);
+  eq(s.labels.map((l) => l.id).join(','), String(last.id), 'only the pinned track is left');
+  await page.click('button.tl-collapse-all');
+  const again = await page.$$eval('.tl-label.process button', (bs) => bs.map((b) => b.getAttribute('aria-expanded')));
+  assert(
+    again.every((x) => x === 'true'),
+    'expand all expands every group',
+  );
+  // Devices first: no host process above a device.
+  const groups = await page.evaluate(() => window.__xpvTimeline.state.groups.map((g) => g.device !== null));
+  assert(groups.indexOf(false) === -1 || !groups.slice(groups.indexOf(false)).includes(true), `devices first: ${groups}`);
+  eq(page.errors.length, 0, `console errors: ${page.errors.join(' | ')}`);
+  await page.context().close();
+});
+
+await test('kernel table links to the timeline at the longest occurrence', async () => {
+  const p = byKernels;
+  const res = await api(`/api/profiles/${p.id}/kernels`);
+  if (!(res.kernels || []).length) return;
+  const page = await newPage();
+  await page.goto(`${BASE}/#/p/${p.id}/kernels`);
+  await page.waitForSelector('table.data tbody tr td.go a');
+  const name = await page.$eval('table.data tbody tr', (tr) => tr.dataset.name);
+  const k = res.kernels.find((x) => x.name === name);
+  await page.click('table.data tbody tr td.go a');
+  await page.waitForFunction(() => /\/timeline\?.*sel=/.test(location.hash), null, { timeout: 15000 });
+  await page.waitForFunction(() => window.__xpvTimeline?.state.selected, null, { timeout: 15000 });
+  const sel = await page.evaluate(() => {
+    const e = window.__xpvTimeline.state.selected.ev;
+    return { name: e.name, d: e.e - e.s };
+  });
+  eq(sel.name, name, 'the kernel is selected');
+  if (k.count <= 1000 && k.max_us !== null)
+    assert(Math.abs(sel.d - k.max_us) < 0.002 + 1e-6 * k.max_us, `longest: ${sel.d} vs max ${k.max_us}`);
+  eq(page.errors.length, 0, `console errors: ${page.errors.join(' | ')}`);
+  await page.context().close();
+});
+
+await test('timeline "Download window" carries the view and answers fewer events', async () => {
+  const p = forTimeline;
+  const page = await newPage();
+  const mid = p.start_us + p.duration_us / 2;
+  const w = p.duration_us / 20;
+  await page.goto(`${BASE}/#/p/${p.id}/timeline?start_us=${mid - w}&end_us=${mid + w}`);
+  await waitDrawn(page);
+  await page.waitForFunction(() => /start_us=/.test(document.querySelector('a.tl-window-download')?.getAttribute('href') || ''));
+  const href = await page.getAttribute('a.tl-window-download', 'href');
+  const u = new URL(href, BASE);
+  eq(u.pathname, `/api/profiles/${encodeURIComponent(p.id)}/trace`, 'the trace route');
+  const [s, e] = [Number(u.searchParams.get('start_us')), Number(u.searchParams.get('end_us'))];
+  assert(Math.abs(s - (mid - w)) < 0.01 && Math.abs(e - (mid + w)) < 0.01, `window [${s}, ${e}] is the view`);
+  assert(await page.isVisible('button.tl-window-perfetto'), 'the Perfetto window button is there');
+  const countX = async (url) => {
+    const res = await fetch(url);
+    eq(res.status, 200, `${url} answers`);
+    const j = await res.json();
+    const evs = Array.isArray(j) ? j : j.traceEvents;
+    return { x: evs.filter((x) => x.ph === 'X').length, m: evs.filter((x) => x.ph === 'M').length };
+  };
+  const part = await countX(u.href);
+  const whole = await countX(`${BASE}/api/profiles/${encodeURIComponent(p.id)}/trace`);
+  assert(part.x > 0 && part.x < whole.x, `window has ${part.x} X events, the whole trace ${whole.x}`);
+  eq(part.m, whole.m, 'metadata events kept');
+  eq(page.errors.length, 0, `console errors: ${page.errors.join(' | ')}`);
+  await page.context().close();
+});
+
 await test('Perfetto button and trace download link on every profile page', async () => {
   const p = byKernels;
   const page = await newPage();
