@@ -158,12 +158,14 @@ await test('kernel table shows the same numbers as the API', async () => {
   const api_ = await api(`/api/profiles/${byKernels.id}/kernels`);
   const page = await newPage();
   await page.goto(`${BASE}/#/p/${byKernels.id}/kernels`);
-  await page.waitForSelector('table.data[aria-label="Kernel summary"], .state');
   const want = api_.kernels.slice().sort((a, b) => (b.total_us ?? -1) - (a.total_us ?? -1));
   if (!want.length) {
+    await page.waitForSelector('table.data[aria-label="Kernel summary"], .state');
     await shot(page, 'kernels');
     return;
   }
+  // Rows, not any .state: a loading state can stand there before the table.
+  await page.waitForSelector('table.data[aria-label="Kernel summary"] tbody tr');
   const rows = await page.$$eval('table.data tbody tr', (trs) =>
     trs.map((tr) =>
       Object.fromEntries([...tr.querySelectorAll('td')].map((td) => [td.dataset.key, [td.dataset.value, td.textContent]])),
@@ -1192,7 +1194,12 @@ await test('profile Tools tab: every tool of the profile, drawn from our JSON', 
   }
   // A tool the profile has no data for says so instead of an empty table.
   await page.goto(`${BASE}/#/p/${p.id}/tools/no_such_tool`);
-  await page.waitForSelector('.tool-main .state h2');
+  // Wait for the answer's state, not the loading one that may stand there first.
+  await page
+    .waitForFunction(() => (document.querySelector('.tool-main .state h2')?.textContent || '').includes('has no data'), null, {
+      timeout: 10000,
+    })
+    .catch(() => {});
   assert((await page.textContent('.tool-main .state h2')).includes('has no data'), 'unknown tool: no-data state');
   eq(page.errors.length, 0, `console errors: ${page.errors.join(' | ')}`);
   await page.context().close();
