@@ -36,12 +36,6 @@ static const char *const KEY_NAMES[NKEYS] = {
 
 enum { MODE_NONE, MODE_XLA_OPS, MODE_KERNELS };
 
-/* The kinds of device event an HLO op is made of on a raw GPU plane. */
-#define DEVICE_WORK                                                                                \
-    (XPV_KIND_BIT(XPV_KIND_KERNEL) | XPV_KIND_BIT(XPV_KIND_MEMCPY_H2D) |                           \
-     XPV_KIND_BIT(XPV_KIND_MEMCPY_D2H) | XPV_KIND_BIT(XPV_KIND_MEMCPY_D2D) |                       \
-     XPV_KIND_BIT(XPV_KIND_MEMCPY_OTHER) | XPV_KIND_BIT(XPV_KIND_MEMSET))
-
 #define POOL_REF 0x80000000u /* a ref with this bit names a pooled (inline) string */
 
 /* ---- a hash index over items kept in an array (slot = index + 1) ---- */
@@ -362,7 +356,7 @@ static int scan_track(sqlite3 *db, profile_ctx *p, int64_t track, xpv_err *err)
     xpv_store_query q;
     xpv_store_query_all(&q, p->profile_id);
     q.track = track;
-    if (p->mode == MODE_KERNELS) q.kinds = DEVICE_WORK;
+    if (p->mode == MODE_KERNELS) q.kinds = XPV_HLO_DEVICE_WORK;
     p->nspans = 0;
     if (xpv_store_scan(db, &q, visit_op, p, err) < 0) return -1;
     self_times(p->spans, p->nspans);
@@ -488,9 +482,7 @@ static int lookup_keys(sqlite3 *db, profile_ctx *p, xpv_err *err)
     return 0;
 }
 
-/* The ids of the profile's tracks whose thread is `line` (NULL: every
- * device track); *n gets their count. NULL with err on failure. */
-static int64_t *tracks_of(sqlite3 *db, int64_t profile_id, const char *line, size_t *n,
+int64_t *xpv_hlo_tracks_of(sqlite3 *db, int64_t profile_id, const char *line, size_t *n,
                           xpv_err *err)
 {
     sqlite3_stmt *st;
@@ -547,23 +539,30 @@ static int visit_module(void *ctx, const xpv_event *ev, int64_t block, uint32_t 
         if (m->seen[i] == ev->name) return 0;
     m->seen = xpv_xrealloc(m->seen, (m->nseen + 1) * sizeof *m->seen);
     m->seen[m->nseen++] = ev->name;
-    size_t len;
+    size_t len, name_len;
+    uint64_t prog;
     const char *s = xpv_api_string(m->p->strings, ev->name, &len);
+    if (xpv_hlo_module_split(s, len, &name_len, &prog)) add_module(m->g, prog, s, name_len);
+    return 0;
+}
+
+int xpv_hlo_module_split(const char *s, size_t len, size_t *name_len, uint64_t *prog)
+{
     const char *open = len > 2 && s[len - 1] == ')' ? memchr(s, '(', len) : NULL;
     if (!open || open == s || open + 2 > s + len - 1) return 0;
-    uint64_t prog = 0;
+    uint64_t v = 0;
     for (const char *c = open + 1; c < s + len - 1; c++) {
         if (*c < '0' || *c > '9') return 0;
-        prog = prog * 10 + (uint64_t)(*c - '0');
+        v = v * 10 + (uint64_t)(*c - '0');
     }
-    add_module(m->g, prog, s, (size_t)(open - s));
-    return 0;
+    *name_len = (size_t)(open - s), *prog = v;
+    return 1;
 }
 
 static int read_modules(sqlite3 *db, scope_ctx *g, profile_ctx *p, xpv_err *err)
 {
     size_t n;
-    int64_t *tracks = tracks_of(db, p->profile_id, "XLA Modules", &n, err);
+    int64_t *tracks = xpv_hlo_tracks_of(db, p->profile_id, "XLA Modules", &n, err);
     if (!tracks) return -1;
     modules_ctx m = {g, p, NULL, 0};
     int rc = 0;
@@ -592,9 +591,7 @@ static void profile_free(profile_ctx *p)
     free(p->spans);
 }
 
-/* 1 when the profile is of a format whose device events may carry hlo_op
- * (JAX's: xplane, or its trace JSON), 0 when not, -1 with err. */
-static int jax_format(sqlite3 *db, int64_t profile_id, xpv_err *err)
+int xpv_hlo_jax_format(sqlite3 *db, int64_t profile_id, xpv_err *err)
 {
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(db,
@@ -614,12 +611,12 @@ static int jax_format(sqlite3 *db, int64_t profile_id, xpv_err *err)
 static int mode_of(sqlite3 *db, profile_ctx *p, xpv_err *err)
 {
     size_t n;
-    int64_t *lines = tracks_of(db, p->profile_id, "XLA Ops", &n, err);
+    int64_t *lines = xpv_hlo_tracks_of(db, p->profile_id, "XLA Ops", &n, err);
     if (!lines) return -1;
     free(lines);
     if (n) return MODE_XLA_OPS;
     if (!p->keys[K_HLO_OP]) return MODE_NONE;
-    int jax = jax_format(db, p->profile_id, err);
+    int jax = xpv_hlo_jax_format(db, p->profile_id, err);
     return jax < 0 ? -1 : jax ? MODE_KERNELS : MODE_NONE;
 }
 
@@ -633,7 +630,7 @@ static int collect_profile(sqlite3 *db, scope_ctx *g, int64_t id, xpv_err *err)
     size_t n = 0;
     int64_t *tracks = NULL;
     if (rc == 0 && p.mode != MODE_NONE) {
-        tracks = tracks_of(db, id, p.mode == MODE_XLA_OPS ? "XLA Ops" : NULL, &n, err);
+        tracks = xpv_hlo_tracks_of(db, id, p.mode == MODE_XLA_OPS ? "XLA Ops" : NULL, &n, err);
         if (!tracks) rc = -1;
     }
     for (size_t i = 0; i < n && rc == 0; i++)
@@ -732,7 +729,7 @@ static int first_op(sqlite3 *db, profile_ctx *p, int with_cost, xpv_err *err)
     if (p->mode == MODE_XLA_OPS && !with_cost) return 1;
     size_t n;
     int64_t *tracks =
-        tracks_of(db, p->profile_id, p->mode == MODE_XLA_OPS ? "XLA Ops" : NULL, &n, err);
+        xpv_hlo_tracks_of(db, p->profile_id, p->mode == MODE_XLA_OPS ? "XLA Ops" : NULL, &n, err);
     if (!tracks) return -1;
     carries_ctx c = {p, with_cost};
     int rc = 0;
@@ -740,7 +737,7 @@ static int first_op(sqlite3 *db, profile_ctx *p, int with_cost, xpv_err *err)
         xpv_store_query q;
         xpv_store_query_all(&q, p->profile_id);
         q.track = tracks[i];
-        if (p->mode == MODE_KERNELS) q.kinds = DEVICE_WORK;
+        if (p->mode == MODE_KERNELS) q.kinds = XPV_HLO_DEVICE_WORK;
         rc = xpv_store_scan(db, &q, visit_carries_op, &c, err);
     }
     free(tracks);

@@ -66,4 +66,21 @@ const char *xpv_hlo_category(const char *name, size_t n);
  * ("cudnn-conv"). Returns the length kept. */
 size_t xpv_hlo_base_len(const char *name, size_t n);
 
+/* Shared with hlo_modules.c: */
+/* The kinds of device event an HLO op is made of on a raw GPU plane. */
+#define XPV_HLO_DEVICE_WORK                                                                        \
+    (XPV_KIND_BIT(XPV_KIND_KERNEL) | XPV_KIND_BIT(XPV_KIND_MEMCPY_H2D) |                           \
+     XPV_KIND_BIT(XPV_KIND_MEMCPY_D2H) | XPV_KIND_BIT(XPV_KIND_MEMCPY_D2D) |                       \
+     XPV_KIND_BIT(XPV_KIND_MEMCPY_OTHER) | XPV_KIND_BIT(XPV_KIND_MEMSET))
+/* The ids of the profile's tracks whose thread is `line` (NULL: every
+ * device track); *n gets their count. NULL with err on failure. */
+int64_t *xpv_hlo_tracks_of(sqlite3 *db, int64_t profile_id, const char *line, size_t *n,
+                           xpv_err *err);
+/* 1 when the profile is of a format whose device events may carry hlo_op
+ * (JAX's: xplane, or its trace JSON), 0 when not, -1 with err. */
+int xpv_hlo_jax_format(sqlite3 *db, int64_t profile_id, xpv_err *err);
+/* An `XLA Modules` event's name "<module>(<program id>)": 1 with the
+ * module name's length and the program id, 0 when it is not so written. */
+int xpv_hlo_module_split(const char *s, size_t len, size_t *name_len, uint64_t *prog);
+
 #endif

@@ -340,6 +340,8 @@ static void profile_route(xpv_server *s, struct MHD_Connection *c, const char *r
         event(c, db, id, r);
     else if (strcmp(sub, "search") == 0)
         search(c, db, id, r);
+    else if (strcmp(sub, "modules") == 0)
+        xpv_reply_json(r, xpv_api_profile_modules(db, id, &r->body));
     else if (strcmp(sub, "tools") == 0 || strncmp(sub, "tools/", 6) == 0)
         tools(s, c, db, id, sub[5] ? sub + 6 : "", r);
     else
