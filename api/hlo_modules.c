@@ -250,7 +250,8 @@ int xpv_api_module_list(sqlite3 *db, const int64_t *ids, size_t n, xpv_buf *out)
 {
     module_set mods;
     xpv_err err = {{0}};
-    if (collect(db, &(xpv_tool_scope){ids, n}, &mods, &err) != 0) return xpv_api_error(out, 500, "%s", err.msg);
+    if (collect(db, &(xpv_tool_scope){ids, n}, &mods, &err) != 0)
+        return xpv_api_error(out, 500, "%s", err.msg);
     if (!mods.n) return xpv_api_error(out, 404, "No Data");
     xpv_buf_putc(out, '[');
     for (size_t i = 0; i < mods.n; i++) {

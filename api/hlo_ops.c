@@ -483,7 +483,7 @@ static int lookup_keys(sqlite3 *db, profile_ctx *p, xpv_err *err)
 }
 
 int64_t *xpv_hlo_tracks_of(sqlite3 *db, int64_t profile_id, const char *line, size_t *n,
-                          xpv_err *err)
+                           xpv_err *err)
 {
     sqlite3_stmt *st;
     *n = 0;
