@@ -250,7 +250,7 @@ int xpv_api_module_list(sqlite3 *db, const int64_t *ids, size_t n, xpv_buf *out)
 {
     module_set mods;
     xpv_err err = {{0}};
-    if (collect(db, &(xpv_tool_scope){ids, n}, &mods, &err) != 0)
+    if (collect(db, &(xpv_tool_scope){.ids = ids, .n = n}, &mods, &err) != 0)
         return xpv_api_error(out, 500, "%s", err.msg);
     if (!mods.n) return xpv_api_error(out, 404, "No Data");
     xpv_buf_putc(out, '[');
@@ -271,7 +271,7 @@ int xpv_api_profile_modules(sqlite3 *db, int64_t id, xpv_buf *out)
     if (known != 200) return known;
     module_set mods;
     xpv_err err = {{0}};
-    if (collect(db, &(xpv_tool_scope){&id, 1}, &mods, &err) != 0)
+    if (collect(db, &(xpv_tool_scope){.ids = &id, .n = 1}, &mods, &err) != 0)
         return xpv_api_error(out, 500, "%s", err.msg);
     if (!mods.n) return xpv_api_error(out, 404, "No Data");
     xpv_buf_puts(out, "{\"modules\":[");

@@ -12,6 +12,7 @@
  */
 #include "hlo_ops.h"
 #include "api_util.h"
+#include "hlo_cache.h"
 #include "../indexer/event_store.h"
 #include "../indexer/readers/readers.h"
 
@@ -413,11 +414,10 @@ static char *ref_dup(profile_ctx *p, uint32_t ref)
     return s && len ? xpv_xstrndup(s, len) : NULL;
 }
 
-static xpv_hlo_op *global_op_for(scope_ctx *g, profile_ctx *p, const local_op *l)
+static xpv_hlo_op *global_op_named(scope_ctx *g, const char *name, size_t len, int has_prog,
+                                   uint64_t prog)
 {
-    size_t len;
-    const char *name = ref_text(p, l->name, &len);
-    global_key k = {l->has_prog ? l->prog : 0, l->has_prog, name, len};
+    global_key k = {has_prog ? prog : 0, has_prog, name, len};
     uint32_t *slot =
         hindex_slot(&g->idx, global_hash_of(k.prog, k.has_prog, name, len), global_eq, g, &k);
     xpv_hlo_ops *out = g->out;
@@ -432,6 +432,13 @@ static xpv_hlo_op *global_op_for(scope_ctx *g, profile_ctx *p, const local_op *l
     o->program_id = k.prog, o->has_program = k.has_prog;
     hindex_fill(&g->idx, slot, (uint32_t)out->n, global_hash, g);
     return &out->ops[out->n++];
+}
+
+static xpv_hlo_op *global_op_for(scope_ctx *g, profile_ctx *p, const local_op *l)
+{
+    size_t len;
+    const char *name = ref_text(p, l->name, &len);
+    return global_op_named(g, name, len, l->has_prog, l->prog);
 }
 
 static void merge_profile(scope_ctx *g, profile_ctx *p)
@@ -673,17 +680,149 @@ static void finish(scope_ctx *g)
     xpv_sort(out->ops, out->n, sizeof *out->ops, by_self_time);
 }
 
+/* ---- one profile's result, cached ---- */
+
+/* One profile's ops and module names as collected, before finish(): what
+ * the cache keeps, merged into each scope that holds the profile. */
+typedef struct {
+    xpv_hlo_ops ops;
+    module_name *modules;
+    size_t nmodules;
+    size_t bytes; /* about what it holds */
+} profile_result;
+
+static void free_modules(module_name *m, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(m[i].name);
+    free(m);
+}
+
+static void result_free(void *v)
+{
+    profile_result *r = v;
+    xpv_hlo_ops_free(&r->ops);
+    free_modules(r->modules, r->nmodules);
+    free(r);
+}
+
+static char *dup_or_null(const char *s)
+{
+    return s ? xpv_xstrdup(s) : NULL;
+}
+
+/* Adds one profile's result into the scope, as merge_profile adds a
+ * profile's local ops: in the profile's order, first value kept. */
+static void merge_result(void *ctx, const void *value)
+{
+    scope_ctx *g = ctx;
+    const profile_result *r = value;
+    for (size_t i = 0; i < r->ops.n; i++) {
+        const xpv_hlo_op *l = &r->ops.ops[i];
+        xpv_hlo_op *o = global_op_named(g, l->name, strlen(l->name), l->has_program, l->program_id);
+        if (!o->category) o->category = dup_or_null(l->category);
+        if (o->category) o->category_carried = 1;
+        if (!o->module) o->module = dup_or_null(l->module);
+        if (!o->framework_op) o->framework_op = dup_or_null(l->framework_op);
+        o->occurrences += l->occurrences;
+        o->total_ps += l->total_ps;
+        o->self_ps += l->self_ps;
+        if (l->has_flops) o->flops += l->flops, o->has_flops = 1;
+        if (l->has_model_flops) o->model_flops += l->model_flops, o->has_model_flops = 1;
+        if (l->has_bytes) o->bytes += l->bytes, o->has_bytes = 1;
+    }
+    for (size_t i = 0; i < r->nmodules; i++)
+        add_module(g, r->modules[i].prog, r->modules[i].name, strlen(r->modules[i].name));
+    g->out->unattributed_n += r->ops.unattributed_n;
+    g->out->unattributed_ps += r->ops.unattributed_ps;
+    g->out->from_xla_ops += r->ops.from_xla_ops;
+    g->out->from_kernels += r->ops.from_kernels;
+}
+
+static size_t str_bytes(const char *s)
+{
+    return s ? strlen(s) + 1 : 0;
+}
+
+/* Collects one profile on its own (see collect_profile); NULL with err. */
+static profile_result *profile_result_of(sqlite3 *db, int64_t id, xpv_err *err)
+{
+    profile_result *r = xpv_xcalloc(1, sizeof *r);
+    scope_ctx pg = {.out = &r->ops};
+    int rc = collect_profile(db, &pg, id, err);
+    free(pg.idx.slots);
+    r->modules = pg.modules, r->nmodules = pg.nmodules;
+    if (rc != 0) {
+        result_free(r);
+        return NULL;
+    }
+    r->bytes = sizeof *r + pg.cap * sizeof *r->ops.ops + pg.capmodules * sizeof *r->modules;
+    for (size_t i = 0; i < r->ops.n; i++) {
+        const xpv_hlo_op *o = &r->ops.ops[i];
+        r->bytes += str_bytes(o->name) + str_bytes(o->category) + str_bytes(o->module) +
+                    str_bytes(o->framework_op);
+    }
+    for (size_t i = 0; i < r->nmodules; i++)
+        r->bytes += str_bytes(r->modules[i].name);
+    return r;
+}
+
+/* The profile's generation for the cache (see hlo_cache.h): 1 with *gen,
+ * 0 when the profile is not indexed for good yet (not cached), -1 with err. */
+static int generation(sqlite3 *db, int64_t id, uint64_t *gen, xpv_err *err)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db,
+                           "SELECT events, mtime_ns, indexed_at, partial FROM profiles"
+                           " WHERE id=?1 AND status='ok'",
+                           -1, &st, NULL) != SQLITE_OK)
+        return xpv_err_set(err, "index: %s", sqlite3_errmsg(db));
+    sqlite3_bind_int64(st, 1, id);
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) {
+        int64_t v[3] = {sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1),
+                        sqlite3_column_int64(st, 3)};
+        double at = sqlite3_column_double(st, 2);
+        *gen = xpv_hash64(v, sizeof v) ^ xpv_hash64(&at, sizeof at) * 0x9e3779b97f4a7c15ull;
+    }
+    sqlite3_finalize(st);
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+        return xpv_err_set(err, "index: %s", sqlite3_errmsg(db));
+    return rc == SQLITE_ROW;
+}
+
+/* Adds one profile's ops into the scope: from the cache when it holds
+ * them, else scanned (and cached when there is a cache). */
+static int add_profile(sqlite3 *db, scope_ctx *g, xpv_hlo_cache *cache, int64_t id, xpv_err *err)
+{
+    xpv_hlo_cache_key k = {id, 0};
+    int keyed = cache ? generation(db, id, &k.generation, err) : 0;
+    if (keyed < 0) return -1;
+    if (keyed && xpv_hlo_cache_use(cache, &k, merge_result, g)) return 0;
+    profile_result *r = profile_result_of(db, id, err);
+    if (!r) return -1;
+    merge_result(g, r);
+    if (keyed)
+        xpv_hlo_cache_put(cache, &k, r, r->bytes);
+    else
+        result_free(r);
+    return 0;
+}
+
+xpv_hlo_cache *xpv_hlo_ops_cache_new(size_t max_bytes)
+{
+    return xpv_hlo_cache_new(max_bytes, result_free);
+}
+
 int xpv_hlo_ops_collect(sqlite3 *db, const xpv_tool_scope *s, xpv_hlo_ops *out, xpv_err *err)
 {
     memset(out, 0, sizeof *out);
     scope_ctx g = {.out = out};
     int rc = 0;
     for (size_t i = 0; i < s->n && rc == 0; i++)
-        rc = collect_profile(db, &g, s->ids[i], err);
+        rc = add_profile(db, &g, s->hlo_cache, s->ids[i], err);
     if (rc == 0) finish(&g);
-    for (size_t i = 0; i < g.nmodules; i++)
-        free(g.modules[i].name);
-    free(g.modules);
+    free_modules(g.modules, g.nmodules);
     free(g.idx.slots);
     if (rc != 0) xpv_hlo_ops_free(out);
     return rc;

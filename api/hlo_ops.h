@@ -55,7 +55,9 @@ typedef struct {
  * flops and bytes_accessed), 0 when not, -1 on error. */
 int xpv_hlo_ops_has_data(sqlite3 *db, const xpv_tool_scope *s, int with_cost);
 /* Collects the scope's ops, sorted by self time, then time, then name
- * (descending, descending, ascending). Returns 0, or -1 with err. */
+ * (descending, descending, ascending). Each profile is scanned once per
+ * indexing when the scope carries a cache (s->hlo_cache, hlo_cache.h);
+ * the answer is the same with or without. Returns 0, or -1 with err. */
 int xpv_hlo_ops_collect(sqlite3 *db, const xpv_tool_scope *s, xpv_hlo_ops *out, xpv_err *err);
 void xpv_hlo_ops_free(xpv_hlo_ops *o);
 

@@ -65,7 +65,7 @@ static void data(xpv_server *s, struct MHD_Connection *c, sqlite3 *db, int csv, 
         else if (trace_window(c, &w, r) == 0)
             xpv_trace_stream_reply(s, c, ids ? ids[0] : id, 0, w.b_ns > w.a_ns ? &w : NULL, r);
     } else {
-        xpv_tool_scope scope = {ids ? ids : &id, n};
+        xpv_tool_scope scope = {ids ? ids : &id, n, s->hlo_cache};
         int status =
             xpv_api_tool(db, tag, &scope, csv ? XPV_TOOL_CSV : XPV_TOOL_DATATABLE, &r->body);
         xpv_reply_json(r, status);
