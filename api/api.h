@@ -111,6 +111,17 @@ int xpv_api_tb_profile(sqlite3 *db, const char *run, const char *host, int64_t *
  * returns 200, 404 when none matches, or 500. */
 int xpv_api_tb_scope(sqlite3 *db, const char *run, const char *hosts, int64_t **ids, size_t *n);
 
+/* The XLA/HLO modules the profiles ran (hlo_modules.c): module_list's
+ * `["name", ...]` over the profiles ids[0..n) (sorted, unique), and
+ * /api/profiles/{id}/modules' `{"modules": [{"name", "program_id" (a string,
+ * null unknown), "source" ("xla_modules": occurrences are executions on the
+ * XLA Modules lines and the time their spans; "kernels": occurrences are the
+ * device events carrying hlo_module and the time their device time),
+ * "occurrences", "total_time_us"}]}` by name, then program. 200, 404 "No
+ * Data" when the profiles name no module, or 500. */
+int xpv_api_module_list(sqlite3 *db, const int64_t *ids, size_t n, xpv_buf *out);
+int xpv_api_profile_modules(sqlite3 *db, int64_t id, xpv_buf *out);
+
 /* Appends {"error": msg} and returns status. */
 int xpv_api_error(xpv_buf *out, int status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

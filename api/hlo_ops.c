@@ -12,6 +12,7 @@
  */
 #include "hlo_ops.h"
 #include "api_util.h"
+#include "hlo_cache.h"
 #include "../indexer/event_store.h"
 #include "../indexer/readers/readers.h"
 
@@ -35,12 +36,6 @@ static const char *const KEY_NAMES[NKEYS] = {
 };
 
 enum { MODE_NONE, MODE_XLA_OPS, MODE_KERNELS };
-
-/* The kinds of device event an HLO op is made of on a raw GPU plane. */
-#define DEVICE_WORK                                                                                \
-    (XPV_KIND_BIT(XPV_KIND_KERNEL) | XPV_KIND_BIT(XPV_KIND_MEMCPY_H2D) |                           \
-     XPV_KIND_BIT(XPV_KIND_MEMCPY_D2H) | XPV_KIND_BIT(XPV_KIND_MEMCPY_D2D) |                       \
-     XPV_KIND_BIT(XPV_KIND_MEMCPY_OTHER) | XPV_KIND_BIT(XPV_KIND_MEMSET))
 
 #define POOL_REF 0x80000000u /* a ref with this bit names a pooled (inline) string */
 
@@ -362,7 +357,7 @@ static int scan_track(sqlite3 *db, profile_ctx *p, int64_t track, xpv_err *err)
     xpv_store_query q;
     xpv_store_query_all(&q, p->profile_id);
     q.track = track;
-    if (p->mode == MODE_KERNELS) q.kinds = DEVICE_WORK;
+    if (p->mode == MODE_KERNELS) q.kinds = XPV_HLO_DEVICE_WORK;
     p->nspans = 0;
     if (xpv_store_scan(db, &q, visit_op, p, err) < 0) return -1;
     self_times(p->spans, p->nspans);
@@ -419,11 +414,10 @@ static char *ref_dup(profile_ctx *p, uint32_t ref)
     return s && len ? xpv_xstrndup(s, len) : NULL;
 }
 
-static xpv_hlo_op *global_op_for(scope_ctx *g, profile_ctx *p, const local_op *l)
+static xpv_hlo_op *global_op_named(scope_ctx *g, const char *name, size_t len, int has_prog,
+                                   uint64_t prog)
 {
-    size_t len;
-    const char *name = ref_text(p, l->name, &len);
-    global_key k = {l->has_prog ? l->prog : 0, l->has_prog, name, len};
+    global_key k = {has_prog ? prog : 0, has_prog, name, len};
     uint32_t *slot =
         hindex_slot(&g->idx, global_hash_of(k.prog, k.has_prog, name, len), global_eq, g, &k);
     xpv_hlo_ops *out = g->out;
@@ -438,6 +432,13 @@ static xpv_hlo_op *global_op_for(scope_ctx *g, profile_ctx *p, const local_op *l
     o->program_id = k.prog, o->has_program = k.has_prog;
     hindex_fill(&g->idx, slot, (uint32_t)out->n, global_hash, g);
     return &out->ops[out->n++];
+}
+
+static xpv_hlo_op *global_op_for(scope_ctx *g, profile_ctx *p, const local_op *l)
+{
+    size_t len;
+    const char *name = ref_text(p, l->name, &len);
+    return global_op_named(g, name, len, l->has_prog, l->prog);
 }
 
 static void merge_profile(scope_ctx *g, profile_ctx *p)
@@ -488,10 +489,8 @@ static int lookup_keys(sqlite3 *db, profile_ctx *p, xpv_err *err)
     return 0;
 }
 
-/* The ids of the profile's tracks whose thread is `line` (NULL: every
- * device track); *n gets their count. NULL with err on failure. */
-static int64_t *tracks_of(sqlite3 *db, int64_t profile_id, const char *line, size_t *n,
-                          xpv_err *err)
+int64_t *xpv_hlo_tracks_of(sqlite3 *db, int64_t profile_id, const char *line, size_t *n,
+                           xpv_err *err)
 {
     sqlite3_stmt *st;
     *n = 0;
@@ -547,23 +546,30 @@ static int visit_module(void *ctx, const xpv_event *ev, int64_t block, uint32_t 
         if (m->seen[i] == ev->name) return 0;
     m->seen = xpv_xrealloc(m->seen, (m->nseen + 1) * sizeof *m->seen);
     m->seen[m->nseen++] = ev->name;
-    size_t len;
+    size_t len, name_len;
+    uint64_t prog;
     const char *s = xpv_api_string(m->p->strings, ev->name, &len);
+    if (xpv_hlo_module_split(s, len, &name_len, &prog)) add_module(m->g, prog, s, name_len);
+    return 0;
+}
+
+int xpv_hlo_module_split(const char *s, size_t len, size_t *name_len, uint64_t *prog)
+{
     const char *open = len > 2 && s[len - 1] == ')' ? memchr(s, '(', len) : NULL;
     if (!open || open == s || open + 2 > s + len - 1) return 0;
-    uint64_t prog = 0;
+    uint64_t v = 0;
     for (const char *c = open + 1; c < s + len - 1; c++) {
         if (*c < '0' || *c > '9') return 0;
-        prog = prog * 10 + (uint64_t)(*c - '0');
+        v = v * 10 + (uint64_t)(*c - '0');
     }
-    add_module(m->g, prog, s, (size_t)(open - s));
-    return 0;
+    *name_len = (size_t)(open - s), *prog = v;
+    return 1;
 }
 
 static int read_modules(sqlite3 *db, scope_ctx *g, profile_ctx *p, xpv_err *err)
 {
     size_t n;
-    int64_t *tracks = tracks_of(db, p->profile_id, "XLA Modules", &n, err);
+    int64_t *tracks = xpv_hlo_tracks_of(db, p->profile_id, "XLA Modules", &n, err);
     if (!tracks) return -1;
     modules_ctx m = {g, p, NULL, 0};
     int rc = 0;
@@ -592,9 +598,7 @@ static void profile_free(profile_ctx *p)
     free(p->spans);
 }
 
-/* 1 when the profile is of a format whose device events may carry hlo_op
- * (JAX's: xplane, or its trace JSON), 0 when not, -1 with err. */
-static int jax_format(sqlite3 *db, int64_t profile_id, xpv_err *err)
+int xpv_hlo_jax_format(sqlite3 *db, int64_t profile_id, xpv_err *err)
 {
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(db,
@@ -614,12 +618,12 @@ static int jax_format(sqlite3 *db, int64_t profile_id, xpv_err *err)
 static int mode_of(sqlite3 *db, profile_ctx *p, xpv_err *err)
 {
     size_t n;
-    int64_t *lines = tracks_of(db, p->profile_id, "XLA Ops", &n, err);
+    int64_t *lines = xpv_hlo_tracks_of(db, p->profile_id, "XLA Ops", &n, err);
     if (!lines) return -1;
     free(lines);
     if (n) return MODE_XLA_OPS;
     if (!p->keys[K_HLO_OP]) return MODE_NONE;
-    int jax = jax_format(db, p->profile_id, err);
+    int jax = xpv_hlo_jax_format(db, p->profile_id, err);
     return jax < 0 ? -1 : jax ? MODE_KERNELS : MODE_NONE;
 }
 
@@ -633,7 +637,7 @@ static int collect_profile(sqlite3 *db, scope_ctx *g, int64_t id, xpv_err *err)
     size_t n = 0;
     int64_t *tracks = NULL;
     if (rc == 0 && p.mode != MODE_NONE) {
-        tracks = tracks_of(db, id, p.mode == MODE_XLA_OPS ? "XLA Ops" : NULL, &n, err);
+        tracks = xpv_hlo_tracks_of(db, id, p.mode == MODE_XLA_OPS ? "XLA Ops" : NULL, &n, err);
         if (!tracks) rc = -1;
     }
     for (size_t i = 0; i < n && rc == 0; i++)
@@ -676,17 +680,149 @@ static void finish(scope_ctx *g)
     xpv_sort(out->ops, out->n, sizeof *out->ops, by_self_time);
 }
 
+/* ---- one profile's result, cached ---- */
+
+/* One profile's ops and module names as collected, before finish(): what
+ * the cache keeps, merged into each scope that holds the profile. */
+typedef struct {
+    xpv_hlo_ops ops;
+    module_name *modules;
+    size_t nmodules;
+    size_t bytes; /* about what it holds */
+} profile_result;
+
+static void free_modules(module_name *m, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(m[i].name);
+    free(m);
+}
+
+static void result_free(void *v)
+{
+    profile_result *r = v;
+    xpv_hlo_ops_free(&r->ops);
+    free_modules(r->modules, r->nmodules);
+    free(r);
+}
+
+static char *dup_or_null(const char *s)
+{
+    return s ? xpv_xstrdup(s) : NULL;
+}
+
+/* Adds one profile's result into the scope, as merge_profile adds a
+ * profile's local ops: in the profile's order, first value kept. */
+static void merge_result(void *ctx, const void *value)
+{
+    scope_ctx *g = ctx;
+    const profile_result *r = value;
+    for (size_t i = 0; i < r->ops.n; i++) {
+        const xpv_hlo_op *l = &r->ops.ops[i];
+        xpv_hlo_op *o = global_op_named(g, l->name, strlen(l->name), l->has_program, l->program_id);
+        if (!o->category) o->category = dup_or_null(l->category);
+        if (o->category) o->category_carried = 1;
+        if (!o->module) o->module = dup_or_null(l->module);
+        if (!o->framework_op) o->framework_op = dup_or_null(l->framework_op);
+        o->occurrences += l->occurrences;
+        o->total_ps += l->total_ps;
+        o->self_ps += l->self_ps;
+        if (l->has_flops) o->flops += l->flops, o->has_flops = 1;
+        if (l->has_model_flops) o->model_flops += l->model_flops, o->has_model_flops = 1;
+        if (l->has_bytes) o->bytes += l->bytes, o->has_bytes = 1;
+    }
+    for (size_t i = 0; i < r->nmodules; i++)
+        add_module(g, r->modules[i].prog, r->modules[i].name, strlen(r->modules[i].name));
+    g->out->unattributed_n += r->ops.unattributed_n;
+    g->out->unattributed_ps += r->ops.unattributed_ps;
+    g->out->from_xla_ops += r->ops.from_xla_ops;
+    g->out->from_kernels += r->ops.from_kernels;
+}
+
+static size_t str_bytes(const char *s)
+{
+    return s ? strlen(s) + 1 : 0;
+}
+
+/* Collects one profile on its own (see collect_profile); NULL with err. */
+static profile_result *profile_result_of(sqlite3 *db, int64_t id, xpv_err *err)
+{
+    profile_result *r = xpv_xcalloc(1, sizeof *r);
+    scope_ctx pg = {.out = &r->ops};
+    int rc = collect_profile(db, &pg, id, err);
+    free(pg.idx.slots);
+    r->modules = pg.modules, r->nmodules = pg.nmodules;
+    if (rc != 0) {
+        result_free(r);
+        return NULL;
+    }
+    r->bytes = sizeof *r + pg.cap * sizeof *r->ops.ops + pg.capmodules * sizeof *r->modules;
+    for (size_t i = 0; i < r->ops.n; i++) {
+        const xpv_hlo_op *o = &r->ops.ops[i];
+        r->bytes += str_bytes(o->name) + str_bytes(o->category) + str_bytes(o->module) +
+                    str_bytes(o->framework_op);
+    }
+    for (size_t i = 0; i < r->nmodules; i++)
+        r->bytes += str_bytes(r->modules[i].name);
+    return r;
+}
+
+/* The profile's generation for the cache (see hlo_cache.h): 1 with *gen,
+ * 0 when the profile is not indexed for good yet (not cached), -1 with err. */
+static int generation(sqlite3 *db, int64_t id, uint64_t *gen, xpv_err *err)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db,
+                           "SELECT events, mtime_ns, indexed_at, partial FROM profiles"
+                           " WHERE id=?1 AND status='ok'",
+                           -1, &st, NULL) != SQLITE_OK)
+        return xpv_err_set(err, "index: %s", sqlite3_errmsg(db));
+    sqlite3_bind_int64(st, 1, id);
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) {
+        int64_t v[3] = {sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1),
+                        sqlite3_column_int64(st, 3)};
+        double at = sqlite3_column_double(st, 2);
+        *gen = xpv_hash64(v, sizeof v) ^ xpv_hash64(&at, sizeof at) * 0x9e3779b97f4a7c15ull;
+    }
+    sqlite3_finalize(st);
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+        return xpv_err_set(err, "index: %s", sqlite3_errmsg(db));
+    return rc == SQLITE_ROW;
+}
+
+/* Adds one profile's ops into the scope: from the cache when it holds
+ * them, else scanned (and cached when there is a cache). */
+static int add_profile(sqlite3 *db, scope_ctx *g, xpv_hlo_cache *cache, int64_t id, xpv_err *err)
+{
+    xpv_hlo_cache_key k = {id, 0};
+    int keyed = cache ? generation(db, id, &k.generation, err) : 0;
+    if (keyed < 0) return -1;
+    if (keyed && xpv_hlo_cache_use(cache, &k, merge_result, g)) return 0;
+    profile_result *r = profile_result_of(db, id, err);
+    if (!r) return -1;
+    merge_result(g, r);
+    if (keyed)
+        xpv_hlo_cache_put(cache, &k, r, r->bytes);
+    else
+        result_free(r);
+    return 0;
+}
+
+xpv_hlo_cache *xpv_hlo_ops_cache_new(size_t max_bytes)
+{
+    return xpv_hlo_cache_new(max_bytes, result_free);
+}
+
 int xpv_hlo_ops_collect(sqlite3 *db, const xpv_tool_scope *s, xpv_hlo_ops *out, xpv_err *err)
 {
     memset(out, 0, sizeof *out);
     scope_ctx g = {.out = out};
     int rc = 0;
     for (size_t i = 0; i < s->n && rc == 0; i++)
-        rc = collect_profile(db, &g, s->ids[i], err);
+        rc = add_profile(db, &g, s->hlo_cache, s->ids[i], err);
     if (rc == 0) finish(&g);
-    for (size_t i = 0; i < g.nmodules; i++)
-        free(g.modules[i].name);
-    free(g.modules);
+    free_modules(g.modules, g.nmodules);
     free(g.idx.slots);
     if (rc != 0) xpv_hlo_ops_free(out);
     return rc;
@@ -732,7 +868,7 @@ static int first_op(sqlite3 *db, profile_ctx *p, int with_cost, xpv_err *err)
     if (p->mode == MODE_XLA_OPS && !with_cost) return 1;
     size_t n;
     int64_t *tracks =
-        tracks_of(db, p->profile_id, p->mode == MODE_XLA_OPS ? "XLA Ops" : NULL, &n, err);
+        xpv_hlo_tracks_of(db, p->profile_id, p->mode == MODE_XLA_OPS ? "XLA Ops" : NULL, &n, err);
     if (!tracks) return -1;
     carries_ctx c = {p, with_cost};
     int rc = 0;
@@ -740,7 +876,7 @@ static int first_op(sqlite3 *db, profile_ctx *p, int with_cost, xpv_err *err)
         xpv_store_query q;
         xpv_store_query_all(&q, p->profile_id);
         q.track = tracks[i];
-        if (p->mode == MODE_KERNELS) q.kinds = DEVICE_WORK;
+        if (p->mode == MODE_KERNELS) q.kinds = XPV_HLO_DEVICE_WORK;
         rc = xpv_store_scan(db, &q, visit_carries_op, &c, err);
     }
     free(tracks);

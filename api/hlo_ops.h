@@ -55,7 +55,9 @@ typedef struct {
  * flops and bytes_accessed), 0 when not, -1 on error. */
 int xpv_hlo_ops_has_data(sqlite3 *db, const xpv_tool_scope *s, int with_cost);
 /* Collects the scope's ops, sorted by self time, then time, then name
- * (descending, descending, ascending). Returns 0, or -1 with err. */
+ * (descending, descending, ascending). Each profile is scanned once per
+ * indexing when the scope carries a cache (s->hlo_cache, hlo_cache.h);
+ * the answer is the same with or without. Returns 0, or -1 with err. */
 int xpv_hlo_ops_collect(sqlite3 *db, const xpv_tool_scope *s, xpv_hlo_ops *out, xpv_err *err);
 void xpv_hlo_ops_free(xpv_hlo_ops *o);
 
@@ -65,5 +67,22 @@ const char *xpv_hlo_category(const char *name, size_t n);
 /* `name` without its trailing ".<digits>" groups: "cudnn-conv.1.0" -> 10
  * ("cudnn-conv"). Returns the length kept. */
 size_t xpv_hlo_base_len(const char *name, size_t n);
+
+/* Shared with hlo_modules.c: */
+/* The kinds of device event an HLO op is made of on a raw GPU plane. */
+#define XPV_HLO_DEVICE_WORK                                                                        \
+    (XPV_KIND_BIT(XPV_KIND_KERNEL) | XPV_KIND_BIT(XPV_KIND_MEMCPY_H2D) |                           \
+     XPV_KIND_BIT(XPV_KIND_MEMCPY_D2H) | XPV_KIND_BIT(XPV_KIND_MEMCPY_D2D) |                       \
+     XPV_KIND_BIT(XPV_KIND_MEMCPY_OTHER) | XPV_KIND_BIT(XPV_KIND_MEMSET))
+/* The ids of the profile's tracks whose thread is `line` (NULL: every
+ * device track); *n gets their count. NULL with err on failure. */
+int64_t *xpv_hlo_tracks_of(sqlite3 *db, int64_t profile_id, const char *line, size_t *n,
+                           xpv_err *err);
+/* 1 when the profile is of a format whose device events may carry hlo_op
+ * (JAX's: xplane, or its trace JSON), 0 when not, -1 with err. */
+int xpv_hlo_jax_format(sqlite3 *db, int64_t profile_id, xpv_err *err);
+/* An `XLA Modules` event's name "<module>(<program id>)": 1 with the
+ * module name's length and the program id, 0 when it is not so written. */
+int xpv_hlo_module_split(const char *s, size_t len, size_t *name_len, uint64_t *prog);
 
 #endif

@@ -92,7 +92,7 @@ int xpv_api_tb_tools(sqlite3 *db, const char *run, xpv_buf *out)
     size_t n = 0;
     int status = xpv_api_tb_scope(db, run, NULL, &ids, &n);
     if (status == 404) xpv_buf_puts(out, "[]");
-    if (status == 200) status = xpv_api_tool_list(db, &(xpv_tool_scope){ids, n}, out);
+    if (status == 200) status = xpv_api_tool_list(db, &(xpv_tool_scope){.ids = ids, .n = n}, out);
     free(ids);
     return status == 404 ? 200 : status;
 }

@@ -141,7 +141,7 @@ static xpv_tool_scope run_scope(sqlite3 *db, int64_t id)
         ids = xpv_xmalloc(sizeof *ids);
         ids[0] = id, n = 1;
     }
-    return (xpv_tool_scope){ids, n};
+    return (xpv_tool_scope){.ids = ids, .n = n};
 }
 
 /* A tool that needs several hosts (the pod view) is listed for a profile
@@ -151,7 +151,7 @@ int xpv_api_profile_tools(sqlite3 *db, int64_t id, xpv_buf *out)
     xpv_api_profile_state ps;
     int known = xpv_api_profile_state_get(db, id, &ps, out);
     if (known != 200) return known;
-    xpv_tool_scope one = {&id, 1}, run = run_scope(db, id);
+    xpv_tool_scope one = {.ids = &id, .n = 1}, run = run_scope(db, id);
     int status = xpv_api_tool_list(db, &one, out);
     for (size_t i = 0; i < NTOOLS && status == 200 && run.n > 1; i++) {
         if (TOOLS[i].merges_hosts != XPV_TOOL_RUN_HOSTS) continue;
@@ -164,16 +164,17 @@ int xpv_api_profile_tools(sqlite3 *db, int64_t id, xpv_buf *out)
 }
 
 int xpv_api_profile_tool(sqlite3 *db, int64_t id, const char *tag, int all_hosts,
-                         enum xpv_tool_format format, xpv_buf *out)
+                         enum xpv_tool_format format, struct xpv_hlo_cache *hlo_cache, xpv_buf *out)
 {
     xpv_api_profile_state ps;
     int known = xpv_api_profile_state_get(db, id, &ps, out);
     if (known != 200) return known;
     const xpv_tool *t = xpv_tool_named(tag);
-    xpv_tool_scope one = {&id, 1};
+    xpv_tool_scope one = {&id, 1, hlo_cache};
     if (!all_hosts && !(t && t->merges_hosts == XPV_TOOL_RUN_HOSTS))
         return xpv_api_tool(db, tag, &one, format, out);
     xpv_tool_scope run = run_scope(db, id);
+    run.hlo_cache = hlo_cache;
     int status = xpv_api_tool(db, tag, &run, format, out);
     free((void *)run.ids);
     return status;

@@ -19,6 +19,9 @@
 typedef struct {
     const int64_t *ids; /* profiles ids, one per host */
     size_t n;
+    /* the HLO tools' per-profile op sums, kept by the caller across
+     * requests (hlo_cache.h); NULL: computed for each request */
+    struct xpv_hlo_cache *hlo_cache;
 } xpv_tool_scope;
 
 /* What hosts a tool answers for (xpv_tool.merges_hosts). */
@@ -55,7 +58,8 @@ int xpv_api_tool_list(sqlite3 *db, const xpv_tool_scope *s, xpv_buf *out);
  * one tool's answer for it, or with all_hosts for every host of its run. */
 int xpv_api_profile_tools(sqlite3 *db, int64_t id, xpv_buf *out);
 int xpv_api_profile_tool(sqlite3 *db, int64_t id, const char *tag, int all_hosts,
-                         enum xpv_tool_format format, xpv_buf *out);
+                         enum xpv_tool_format format, struct xpv_hlo_cache *hlo_cache,
+                         xpv_buf *out);
 
 /* ---- the tools (tool_<tag>.c) ---- */
 

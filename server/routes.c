@@ -178,8 +178,8 @@ static void tools(xpv_server *s, struct MHD_Connection *c, sqlite3 *db, int64_t 
         return;
     }
     int csv = format && strcmp(format, "csv") == 0, all = hosts && strcmp(hosts, "all") == 0;
-    int status =
-        xpv_api_profile_tool(db, id, tag, all, csv ? XPV_TOOL_CSV : XPV_TOOL_JSON, &r->body);
+    int status = xpv_api_profile_tool(db, id, tag, all, csv ? XPV_TOOL_CSV : XPV_TOOL_JSON,
+                                      s->hlo_cache, &r->body);
     xpv_reply_json(r, status);
     if (status == 200 && csv) r->content_type = "text/csv; charset=utf-8";
 }
@@ -340,6 +340,8 @@ static void profile_route(xpv_server *s, struct MHD_Connection *c, const char *r
         event(c, db, id, r);
     else if (strcmp(sub, "search") == 0)
         search(c, db, id, r);
+    else if (strcmp(sub, "modules") == 0)
+        xpv_reply_json(r, xpv_api_profile_modules(db, id, &r->body));
     else if (strcmp(sub, "tools") == 0 || strncmp(sub, "tools/", 6) == 0)
         tools(s, c, db, id, sub[5] ? sub + 6 : "", r);
     else

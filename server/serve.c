@@ -19,6 +19,7 @@
 #include "static_files.h"
 #include "tensorboard_routes.h"
 #include "../api/block_marks.h"
+#include "../api/hlo_cache.h"
 #include "../indexer/index_db.h"
 
 #include <signal.h>
@@ -32,6 +33,8 @@ extern char **environ;
 
 /* Resume marks take about 0.4 MB per million events. */
 #define XPV_MARKS_BUDGET ((size_t)256 << 20)
+/* A profile's HLO op sums take about 100 bytes and the op's names per op. */
+#define XPV_HLO_CACHE_BUDGET ((size_t)64 << 20)
 
 static pthread_key_t db_key;
 static pthread_once_t db_key_once = PTHREAD_ONCE_INIT;
@@ -240,11 +243,13 @@ int xpv_serve(const xpv_options *o, const char *db_path, const char *profile_arg
     }
     xpv_static_init();
     s->marks = xpv_block_marks_new(XPV_MARKS_BUDGET);
+    s->hlo_cache = xpv_hlo_ops_cache_new(XPV_HLO_CACHE_BUDGET);
     struct MHD_Daemon *d = start_main(s, fd, ipv6);
     if (!d) {
         fprintf(stderr, "xprof-view: cannot start the HTTP server on %s:%d\n", o->host, s->port);
         close(fd);
         xpv_block_marks_free(s->marks);
+        xpv_hlo_cache_free(s->hlo_cache);
         return 1;
     }
     if (o->perfetto_port && xpv_perfetto_start(s, o->perfetto_port, &err) != 0)
@@ -268,5 +273,6 @@ int xpv_serve(const xpv_options *o, const char *db_path, const char *profile_arg
     close(fd);
     xpv_static_free();
     xpv_block_marks_free(s->marks);
+    xpv_hlo_cache_free(s->hlo_cache);
     return 0;
 }

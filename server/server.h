@@ -37,6 +37,7 @@ typedef struct xpv_server {
     xpv_server_progress progress; /* under mu */
     volatile int stop;
     struct xpv_block_marks *marks;          /* resume marks for long event blocks (thread-safe) */
+    struct xpv_hlo_cache *hlo_cache;        /* the HLO tools' per-profile op sums (thread-safe) */
     xpv_http_site main_site, perfetto_site; /* what each listener answers with */
 } xpv_server;
 

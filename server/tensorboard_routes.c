@@ -65,12 +65,33 @@ static void data(xpv_server *s, struct MHD_Connection *c, sqlite3 *db, int csv, 
         else if (trace_window(c, &w, r) == 0)
             xpv_trace_stream_reply(s, c, ids ? ids[0] : id, 0, w.b_ns > w.a_ns ? &w : NULL, r);
     } else {
-        xpv_tool_scope scope = {ids ? ids : &id, n};
+        xpv_tool_scope scope = {ids ? ids : &id, n, s->hlo_cache};
         int status =
             xpv_api_tool(db, tag, &scope, csv ? XPV_TOOL_CSV : XPV_TOOL_DATATABLE, &r->body);
         xpv_reply_json(r, status);
         if (csv && status == 200) r->content_type = "text/csv; charset=utf-8";
     }
+    free(ids);
+}
+
+/* module_list: the modules one host's profile ran, or several hosts'
+ * (host=ALL_HOSTS, or hosts=a,b). */
+static void module_list(struct MHD_Connection *c, sqlite3 *db, xpv_reply *r)
+{
+    const char *run = param(c, "run"), *host = param(c, "host"), *hosts = param(c, "hosts");
+    if (!run) {
+        xpv_reply_error(r, 400, "module_list needs run");
+        return;
+    }
+    if (host && strcmp(host, XPV_TB_ALL_HOSTS) == 0) hosts = host;
+    int64_t id, *ids = NULL;
+    size_t n = 1;
+    int found =
+        hosts ? xpv_api_tb_scope(db, run, hosts, &ids, &n) : xpv_api_tb_profile(db, run, host, &id);
+    if (found != 200)
+        xpv_reply_error(r, found == 404 ? 404 : 500, found == 404 ? "No Data" : "index error");
+    else
+        xpv_reply_json(r, xpv_api_module_list(db, ids ? ids : &id, n, &r->body));
     free(ids);
 }
 
@@ -100,6 +121,8 @@ void xpv_tensorboard_reply(xpv_server *s, struct MHD_Connection *c, const char *
         xpv_reply_json(r, status);
     } else if (strcmp(route, "data") == 0 || strcmp(route, "data_csv") == 0) {
         data(s, c, db, route[4] == '_', r);
+    } else if (strcmp(route, "module_list") == 0) {
+        module_list(c, db, r);
     } else {
         xpv_reply_error(r, 404, "no TensorBoard route %.100s", route);
     }

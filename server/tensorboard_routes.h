@@ -1,6 +1,7 @@
 /*
  * tensorboard_routes.h — a minimal TensorBoard profile-plugin API under
- * /data/plugin/profile/ (runs, run_tools, hosts, data) for tools written
+ * /data/plugin/profile/ (runs, run_tools, hosts, data, data_csv,
+ * module_list) for tools written
  * against TensorBoard: trace_viewer (Chrome trace JSON) and kernel_stats
  * (a Google Charts DataTable). See FORMATS.md section 7.
  */

@@ -9,7 +9,9 @@ sums; shares of self time adding up to 100%; the roofline's intensity, rates
 and roof from the device planes' own peak figures; two hosts merged; GPU
 kernels grouped by hlo_op with those that carry none counted apart; and a
 profile without HLO ops (PyTorch) answering 404 "No Data" and not listing
-the tools. Skips (77) when ../shared/fixtures is absent."""
+the tools; the modules a host ran (module_list, /api/profiles/{id}/modules)
+against the TPU XLA Modules lines and the GPU kernels' hlo_module. Skips
+(77) when ../shared/fixtures is absent."""
 import csv
 import io
 import json
@@ -450,7 +452,64 @@ def test_routes_and_no_data():
         assert status == 200 and not {"hlo_stats", "op_profile", "roofline_model"} & set(listed)
 
 
+def raw_modules(path, prefix):
+    """(module, program id) -> [occurrences, ps]: TPU executions on the XLA
+    Modules lines ("<module>(<program id>)"), else the GPU device events
+    that carry hlo_module."""
+    lines = list(device_lines(path, prefix))
+    on_line = any(line == "XLA Modules" for line, _ in lines)
+    mods = defaultdict(lambda: [0, 0])
+    for line, events in lines:
+        for _, dur, name, st in events:
+            if on_line and line == "XLA Modules":
+                key = (name[:name.rindex("(")], name[name.rindex("(") + 1:-1])
+            elif not on_line and "hlo_module" in st:
+                key = (st["hlo_module"], str(st["program_id"]))
+            else:
+                continue
+            mods[key][0] += 1
+            mods[key][1] += dur
+    return mods
+
+
+def test_module_list():
+    with Server() as s:
+        for run, host, name, prefix, source in (
+                ("tpu_run", "tpu-a", TPU, "/device:TPU:", "xla_modules"),
+                ("gemm_run", "gemm", GEMM, "/device:GPU:", "kernels"),
+                ("conv_run", "conv", CONV, "/device:GPU:", "kernels")):
+            want = raw_modules(os.path.join(FIXTURES, "xplane", name), prefix)
+            assert want, name
+            names = sorted({m for m, _ in want})
+            status, got = get(s.port, BASE + "module_list?run=%s&host=%s" % (run, host))
+            assert status == 200 and got == names, (run, status, got, names)
+            status, ans = get(s.port, "/api/profiles/%s/modules" % s.ids[(run, host)])
+            assert status == 200, (status, ans)
+            rows = {(m["name"], m["program_id"]): m for m in ans["modules"]}
+            assert set(rows) == set(want) and len(rows) == len(ans["modules"]), (rows, want)
+            assert [m["name"] for m in ans["modules"]] == sorted(m["name"] for m in ans["modules"])
+            for key, (n, ps) in want.items():
+                m = rows[key]
+                assert (m["occurrences"], m["total_time_us"], m["source"]) == \
+                    (n, us(ps), source), (key, m, n, ps)
+        # every host of a run: the same names, once each
+        status, got = get(s.port, BASE + "module_list?run=tpu_run&host=ALL_HOSTS")
+        want = sorted({m for m, _ in raw_modules(os.path.join(FIXTURES, "xplane", TPU),
+                                                  "/device:TPU:")})
+        assert status == 200 and got == want, (status, got)
+        # no modules in a PyTorch trace, an unknown run or host: 404; no run: 400
+        for query in ("run=torch_run&host=torch", "run=nope&host=x", "run=tpu_run&host=nope"):
+            status, ans = get(s.port, BASE + "module_list?" + query)
+            assert status == 404 and ans["error"] == "No Data", (query, status, ans)
+        status, ans = get(s.port, "/api/profiles/%s/modules" % s.ids[("torch_run", "torch")])
+        assert status == 404 and ans["error"] == "No Data", (status, ans)
+        status, ans = get(s.port, BASE + "module_list")
+        assert status == 400 and "run" in ans["error"], (status, ans)
+        status, _ = get(s.port, "/api/health")
+        assert status == 200
+
+
 if __name__ == "__main__":
     need_fixtures()
     main([test_tpu_hlo_stats, test_op_profile_tree, test_gpu_hlo_ops, test_roofline_model,
-          test_routes_and_no_data])
+          test_routes_and_no_data, test_module_list])

@@ -6,10 +6,12 @@
  * `Async XLA Ops` left out), GPU kernels grouped by (program_id, hlo_op)
  * with inline and interned names, kernels without an op counted apart,
  * profiles without HLO ops (or not of JAX's formats), two hosts merged,
- * and has_data agreeing with what is collected.
+ * has_data agreeing with what is collected, and the per-profile cache
+ * giving what a scan gives (reused, refreshed on a new indexing, bounded).
  */
 #define _POSIX_C_SOURCE 200809L
 #include "testutil.h"
+#include "api/hlo_cache.h"
 #include "api/hlo_ops.h"
 #include "indexer/index_db.h"
 #include "indexer/ingest.h"
@@ -122,17 +124,118 @@ static const xpv_hlo_op *find(const xpv_hlo_ops *o, const char *name)
 static void collect(sqlite3 *db, const int64_t *ids, size_t n, xpv_hlo_ops *o)
 {
     xpv_err err = {{0}};
-    xpv_tool_scope scope = {ids, n};
+    xpv_tool_scope scope = {.ids = ids, .n = n};
     int rc = xpv_hlo_ops_collect(db, &scope, o, &err);
     if (rc) fprintf(stderr, "collect: %s\n", err.msg);
     CU_ASSERT_EQUAL_FATAL(rc, 0);
+}
+
+static void collect_cached(sqlite3 *db, const int64_t *ids, size_t n, xpv_hlo_cache *c,
+                           xpv_hlo_ops *o)
+{
+    xpv_err err = {{0}};
+    xpv_tool_scope scope = {.ids = ids, .n = n, .hlo_cache = c};
+    int rc = xpv_hlo_ops_collect(db, &scope, o, &err);
+    if (rc) fprintf(stderr, "collect: %s\n", err.msg);
+    CU_ASSERT_EQUAL_FATAL(rc, 0);
+}
+
+static int same_text(const char *a, const char *b)
+{
+    return a == b || (a && b && strcmp(a, b) == 0);
+}
+
+/* Two collections agree op for op (both sorted the same way). */
+static void assert_same(const xpv_hlo_ops *a, const xpv_hlo_ops *b)
+{
+    CU_ASSERT_EQUAL_FATAL(a->n, b->n);
+    CU_ASSERT_EQUAL(a->total_self_ps, b->total_self_ps);
+    CU_ASSERT_EQUAL(a->from_xla_ops, b->from_xla_ops);
+    CU_ASSERT_EQUAL(a->from_kernels, b->from_kernels);
+    CU_ASSERT_EQUAL(a->unattributed_ps, b->unattributed_ps);
+    for (size_t i = 0; i < a->n; i++) {
+        const xpv_hlo_op *x = &a->ops[i], *y = &b->ops[i];
+        CU_ASSERT_STRING_EQUAL(x->name, y->name);
+        CU_ASSERT(same_text(x->category, y->category) && same_text(x->module, y->module));
+        CU_ASSERT(same_text(x->framework_op, y->framework_op));
+        CU_ASSERT(x->program_id == y->program_id && x->has_program == y->has_program);
+        CU_ASSERT(x->occurrences == y->occurrences && x->total_ps == y->total_ps);
+        CU_ASSERT(x->self_ps == y->self_ps && x->category_carried == y->category_carried);
+        CU_ASSERT(x->flops == y->flops && x->bytes == y->bytes && x->has_flops == y->has_flops);
+    }
+}
+
+static void exec(sqlite3 *db, const char *sql)
+{
+    xpv_err err = {{0}};
+    CU_ASSERT_EQUAL(xpv_db_exec(db, sql, &err), 0);
+}
+
+/* The cache gives the answer a scan gives; hosts merged reuse each host's
+ * entry; a profile indexed again (a new indexed_at) or not indexed for good
+ * is scanned; a value over the budget is not kept. */
+static void test_cache(void)
+{
+    sqlite3 *db = xpv_test_fresh_index(xpv_test_tmpdir(), TPU);
+    write_tpu(db, TPU);
+    write_tpu(db, TPU2);
+    exec(db, "UPDATE profiles SET status='ok', indexed_at=1");
+    xpv_hlo_cache *c = xpv_hlo_ops_cache_new(1 << 20);
+    const int64_t both[] = {TPU, TPU2};
+    xpv_hlo_ops scanned, cached;
+    collect(db, both, 2, &scanned);
+    collect_cached(db, both, 2, c, &cached); /* fills the cache */
+    assert_same(&scanned, &cached);
+    CU_ASSERT_EQUAL(xpv_hlo_cache_entries(c), 2);
+    CU_ASSERT(xpv_hlo_cache_bytes(c) > 0);
+    xpv_hlo_ops_free(&cached);
+    exec(db, "DELETE FROM blocks"); /* from now on only the cache has the ops */
+    collect_cached(db, both, 2, c, &cached);
+    assert_same(&scanned, &cached);
+    xpv_hlo_ops_free(&cached);
+    xpv_hlo_ops_free(&scanned);
+    collect(db, (int64_t[]){TPU}, 1, &scanned); /* no blocks: no ops */
+    CU_ASSERT_EQUAL(scanned.n, 0);
+    collect_cached(db, (int64_t[]){TPU}, 1, c, &cached);
+    CU_ASSERT_EQUAL(cached.n, 5);
+    xpv_hlo_ops_free(&cached);
+    exec(db, "UPDATE profiles SET indexed_at=2 WHERE id=1"); /* indexed again: scanned */
+    collect_cached(db, (int64_t[]){TPU}, 1, c, &cached);
+    assert_same(&scanned, &cached);
+    CU_ASSERT_EQUAL(xpv_hlo_cache_entries(c), 3);
+    xpv_hlo_ops_free(&cached);
+    exec(db, "UPDATE profiles SET status='pending' WHERE id=2"); /* not for good: scanned */
+    collect_cached(db, (int64_t[]){TPU2}, 1, c, &cached);
+    CU_ASSERT_EQUAL(cached.n, 0);
+    CU_ASSERT_EQUAL(xpv_hlo_cache_entries(c), 3);
+    xpv_hlo_ops_free(&cached);
+    xpv_hlo_ops_free(&scanned);
+    xpv_hlo_cache_free(c);
+    sqlite3_close(db);
+}
+
+static void test_cache_budget(void)
+{
+    sqlite3 *db = xpv_test_fresh_index(xpv_test_tmpdir(), TPU);
+    write_tpu(db, TPU);
+    exec(db, "UPDATE profiles SET status='ok', indexed_at=1");
+    xpv_hlo_cache *c = xpv_hlo_ops_cache_new(16); /* smaller than any value */
+    xpv_hlo_ops scanned, cached;
+    collect(db, (int64_t[]){TPU}, 1, &scanned);
+    collect_cached(db, (int64_t[]){TPU}, 1, c, &cached);
+    assert_same(&scanned, &cached);
+    CU_ASSERT_EQUAL(xpv_hlo_cache_entries(c), 0);
+    xpv_hlo_ops_free(&cached);
+    xpv_hlo_ops_free(&scanned);
+    xpv_hlo_cache_free(c);
+    sqlite3_close(db);
 }
 
 static void test_xla_ops_self_time(void)
 {
     sqlite3 *db = xpv_test_fresh_index(xpv_test_tmpdir(), TPU);
     write_tpu(db, TPU);
-    xpv_tool_scope scope = {(int64_t[]){TPU}, 1};
+    xpv_tool_scope scope = {.ids = (int64_t[]){TPU}, .n = 1};
     CU_ASSERT_EQUAL(xpv_hlo_ops_has_data(db, &scope, 0), 1);
     CU_ASSERT_EQUAL(xpv_hlo_ops_has_data(db, &scope, 1), 1); /* fusion.1 has flops, bytes */
     xpv_hlo_ops o;
@@ -209,7 +312,7 @@ static void test_gpu_kernels(void)
     gpu_kernel(s, XPV_KIND_MEMCPY_D2D, "copy.3", 1, 9000, 500000);
     gpu_kernel(s, XPV_KIND_KERNEL, NULL, 0, 12000, 700000); /* no op: apart */
     finish(s);
-    xpv_tool_scope scope = {(int64_t[]){GPU}, 1};
+    xpv_tool_scope scope = {.ids = (int64_t[]){GPU}, .n = 1};
     CU_ASSERT_EQUAL(xpv_hlo_ops_has_data(db, &scope, 0), 1);
     CU_ASSERT_EQUAL(xpv_hlo_ops_has_data(db, &scope, 1), 0); /* no cost figures on GPU */
     xpv_hlo_ops o;
@@ -248,7 +351,7 @@ static void test_no_hlo_ops(void)
     xpv_sink_process_device(s, 100, 0);
     gpu_kernel(s, XPV_KIND_KERNEL, "fusion.1", 0, 1000, 4000000);
     finish(s);
-    xpv_tool_scope scope = {(int64_t[]){PLAIN, TORCH}, 2};
+    xpv_tool_scope scope = {.ids = (int64_t[]){PLAIN, TORCH}, .n = 2};
     CU_ASSERT_EQUAL(xpv_hlo_ops_has_data(db, &scope, 0), 0);
     xpv_hlo_ops o;
     collect(db, (int64_t[]){PLAIN, TORCH}, 2, &o);
@@ -284,6 +387,8 @@ int main(void)
         {"GPU kernels by hlo_op", test_gpu_kernels},
         {"no HLO ops", test_no_hlo_ops},
         {"hosts merged", test_hosts_merge},
+        {"cached per profile", test_cache},
+        {"cache budget", test_cache_budget},
         {NULL, NULL},
     };
     return xpv_test_run("hlo_ops", tests, 0);

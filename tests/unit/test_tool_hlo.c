@@ -79,7 +79,7 @@ static sqlite3 *ops_index(void)
 static int tool_csv(sqlite3 *db, const char *tag, xpv_buf *b)
 {
     int64_t id = PROFILE;
-    xpv_tool_scope scope = {&id, 1};
+    xpv_tool_scope scope = {.ids = &id, .n = 1};
     xpv_buf_reset(b);
     int status = xpv_api_tool(db, tag, &scope, XPV_TOOL_CSV, b);
     xpv_buf_putc(b, 0);
@@ -150,8 +150,9 @@ static void test_roofline(void)
                            "0.001862645149230957,2,1000,3.725290298461914,53.6870912,Memory\r\n");
     int64_t id = PROFILE;
     xpv_buf_reset(&b);
-    CU_ASSERT_EQUAL(
-        xpv_api_tool(db, "roofline_model", &(xpv_tool_scope){&id, 1}, XPV_TOOL_JSON, &b), 200);
+    CU_ASSERT_EQUAL(xpv_api_tool(db, "roofline_model", &(xpv_tool_scope){.ids = &id, .n = 1},
+                                 XPV_TOOL_JSON, &b),
+                    200);
     xpv_buf_putc(&b, 0);
     CU_ASSERT_PTR_NOT_NULL(strstr(b.data, "\"peak_teraflops_per_second\":\"1\","
                                           "\"peak_hbm_bw_gigabytes_per_second\":\"2000\","
@@ -166,20 +167,22 @@ static void test_properties_and_no_data(void)
     sqlite3 *db = ops_index();
     int64_t id = PROFILE, none = PROFILE + 1;
     xpv_buf b = {0};
-    CU_ASSERT_EQUAL(xpv_api_tool(db, "op_profile", &(xpv_tool_scope){&id, 1}, XPV_TOOL_JSON, &b),
-                    200);
+    CU_ASSERT_EQUAL(
+        xpv_api_tool(db, "op_profile", &(xpv_tool_scope){.ids = &id, .n = 1}, XPV_TOOL_JSON, &b),
+        200);
     xpv_buf_putc(&b, 0);
     CU_ASSERT_PTR_NOT_NULL(strstr(b.data, "\"properties\":{\"source\":\"xla_ops\","
                                           "\"category_source\":\"hlo_category\","
                                           "\"total_self_time_us\":\"2000\","
                                           "\"group_by\":\"category,program,op\"}"));
     xpv_buf_reset(&b);
-    CU_ASSERT_EQUAL(xpv_api_tool(db, "hlo_stats", &(xpv_tool_scope){&none, 1}, XPV_TOOL_JSON, &b),
-                    404);
+    CU_ASSERT_EQUAL(
+        xpv_api_tool(db, "hlo_stats", &(xpv_tool_scope){.ids = &none, .n = 1}, XPV_TOOL_JSON, &b),
+        404);
     xpv_buf_putc(&b, 0);
     CU_ASSERT_PTR_NOT_NULL(strstr(b.data, "No Data"));
     xpv_buf_reset(&b);
-    CU_ASSERT_EQUAL(xpv_api_tool_list(db, &(xpv_tool_scope){&id, 1}, &b), 200);
+    CU_ASSERT_EQUAL(xpv_api_tool_list(db, &(xpv_tool_scope){.ids = &id, .n = 1}, &b), 200);
     xpv_buf_putc(&b, 0);
     CU_ASSERT_PTR_NOT_NULL(strstr(b.data, "\"op_profile\",\"hlo_stats\""));
     xpv_buf_free(&b);
