@@ -9,7 +9,6 @@
 #include "api_util.h"
 
 #include <stdio.h>
-
 #include <stdlib.h>
 #include <string.h>
 
