@@ -137,13 +137,11 @@ enum { BY_HOST_NAME, BY_HOST_ARG, BY_DEV_TF_OP, BY_DEV_ARG, NBY };
 
 typedef struct {
     sqlite3 *db;
-    int64_t id, base_ns;
+    int64_t id;
     xpv_api_strings *strings;
     uint32_t cat[3]; /* cpu_op, Operator, Op: 0 when the profile has none */
     uint32_t k_tf_op, k_name, k_op;
-    uint8_t *device_track;
-    size_t ntracks;
-    int has_span, no_kernels;
+    xpv_tool_profile prof;
     int probe; /* has_data: stop at the first op found */
     op_rows *rows;
     uint32_t *row_of[NBY]; /* string id -> row + 1 */
@@ -302,7 +300,7 @@ static void push_span(fo_ctx *c, const xpv_event *ev, int point, uint32_t ref, u
         c->spans_cap = c->spans_cap ? c->spans_cap * 2 : 1024;
         c->spans = xpv_xrealloc(c->spans, c->spans_cap * sizeof *c->spans);
     }
-    int64_t start = (ev->ts_ns - c->base_ns) * 1000;
+    int64_t start = (ev->ts_ns - c->prof.base_ns) * 1000;
     c->spans[c->nspans++] = (xpv_tool_span){.track = ev->track,
                                             .point = point,
                                             .start = start,
@@ -330,7 +328,7 @@ static uint32_t host_row(fo_ctx *c, const xpv_event *ev)
 static int host_visit(void *ctx, const xpv_event *ev, int64_t block, uint32_t index)
 {
     fo_ctx *c = ctx;
-    if (ev->dur_ns < 0 || (ev->track < c->ntracks && c->device_track[ev->track])) return 0;
+    if (ev->dur_ns < 0 || xpv_tool_on_device(&c->prof, ev->track)) return 0;
     uint64_t seq = (uint64_t)block * 65536u + index;
     if (ev->kind == XPV_KIND_LAUNCH) {
         long k = ev->corr >= 0 && !c->probe ? corr_find(c, ev->corr) : -1;
@@ -401,39 +399,14 @@ static int load_names(fo_ctx *c)
 
 static int load_profile(fo_ctx *c)
 {
-    sqlite3_stmt *st;
     if (load_names(c) != 0) return -1;
-    if (sqlite3_prepare_v2(c->db,
-                           "SELECT id FROM tracks WHERE profile_id=?1 AND device_id IS NOT NULL",
-                           -1, &st, NULL) != SQLITE_OK)
-        return -1;
-    sqlite3_bind_int64(st, 1, c->id);
-    while (sqlite3_step(st) == SQLITE_ROW) {
-        int64_t t = sqlite3_column_int64(st, 0);
-        if (t < 0 || t > UINT32_MAX) continue;
-        c->device_track = xpv_grow_to_index(c->device_track, &c->ntracks, (size_t)t, 1, 0);
-        c->device_track[t] = 1;
-    }
-    if (sqlite3_finalize(st) != SQLITE_OK) return -1;
-    if (sqlite3_prepare_v2(c->db,
-                           "SELECT (SELECT start_ns FROM profiles WHERE id=?1), EXISTS(SELECT 1"
-                           " FROM blocks WHERE profile_id=?1 AND kinds & ?2)",
-                           -1, &st, NULL) != SQLITE_OK)
-        return -1;
-    sqlite3_bind_int64(st, 1, c->id);
-    sqlite3_bind_int64(st, 2, XPV_KIND_BIT(XPV_KIND_KERNEL));
-    if (sqlite3_step(st) == SQLITE_ROW) {
-        c->has_span = sqlite3_column_type(st, 0) != SQLITE_NULL;
-        c->base_ns = sqlite3_column_int64(st, 0);
-        c->no_kernels = !sqlite3_column_int(st, 1);
-    }
-    return sqlite3_finalize(st) == SQLITE_OK ? 0 : -1;
+    return xpv_tool_profile_load(c->db, c->id, &c->prof, NULL);
 }
 
 static void ctx_free(fo_ctx *c)
 {
     xpv_api_strings_free(c->strings);
-    free(c->device_track);
+    xpv_tool_profile_free(&c->prof);
     for (int i = 0; i < NBY; i++)
         free(c->row_of[i]);
     xpv_buf_free(&c->name);
@@ -452,7 +425,7 @@ static int read_profile(sqlite3 *db, int64_t id, op_rows *rows, int probe, xpv_e
         return xpv_err_set(err, "index: %s", sqlite3_errmsg(db));
     }
     int host_ops = c.cat[0] || c.cat[1] || c.cat[2], rc = 0;
-    if (!c.has_span) { /* no events */
+    if (!c.prof.has_span) { /* no events */
         ctx_free(&c);
         return 0;
     }
@@ -460,7 +433,7 @@ static int read_profile(sqlite3 *db, int64_t id, op_rows *rows, int probe, xpv_e
     if (c.k_tf_op || (c.k_name && c.k_op) || (host_ops && !probe)) {
         c.strings = xpv_api_strings_open(db, id);
         xpv_store_query_all(&q, id);
-        q.kinds = DEVICE_KINDS | (c.no_kernels ? XPV_KIND_BIT(XPV_KIND_XLA_OP) : 0);
+        q.kinds = DEVICE_KINDS | (c.prof.no_kernels ? XPV_KIND_BIT(XPV_KIND_XLA_OP) : 0);
         q.skip_args = !c.k_tf_op && !(c.k_name && c.k_op);
         rc = xpv_store_scan(db, &q, device_visit, &c, err);
         corr_merge(&c);

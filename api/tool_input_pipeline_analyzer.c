@@ -74,13 +74,12 @@ typedef struct {
 
 typedef struct {
     sqlite3 *db;
-    int64_t id, base_ns;
+    int64_t id;
     uint8_t *input; /* string id -> enum xpv_tool_input */
     size_t ninput;
-    uint8_t *device_track;
-    size_t ntracks;
-    int no_kernels, probe;
-    ivals host, busy, feed; /* ps from base_ns */
+    xpv_tool_profile prof;
+    int probe;
+    ivals host, busy, feed; /* ps from the profile's start */
     step_row *steps;
     size_t nsteps;
 } ip_ctx;
@@ -92,7 +91,7 @@ static enum xpv_tool_input input_of(const ip_ctx *c, uint32_t name)
 
 static int is_device(const ip_ctx *c, uint32_t track)
 {
-    return track < c->ntracks && c->device_track[track];
+    return xpv_tool_on_device(&c->prof, track);
 }
 
 /* The names of input work among the profile's strings: SQL narrows them
@@ -115,36 +114,6 @@ static int load_input_names(ip_ctx *c)
         if (!k || id <= 0 || id > UINT32_MAX) continue;
         c->input = xpv_grow_to_index(c->input, &c->ninput, (size_t)id, 1, 0);
         c->input[id] = (uint8_t)k;
-    }
-    return sqlite3_finalize(st) == SQLITE_OK ? 0 : -1;
-}
-
-/* Device tracks, the profile's start and whether it has kernels. */
-static int load_profile(ip_ctx *c)
-{
-    sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(c->db,
-                           "SELECT id FROM tracks WHERE profile_id=?1 AND device_id IS NOT NULL",
-                           -1, &st, NULL) != SQLITE_OK)
-        return -1;
-    sqlite3_bind_int64(st, 1, c->id);
-    while (sqlite3_step(st) == SQLITE_ROW) {
-        int64_t t = sqlite3_column_int64(st, 0);
-        if (t < 0 || t > UINT32_MAX) continue;
-        c->device_track = xpv_grow_to_index(c->device_track, &c->ntracks, (size_t)t, 1, 0);
-        c->device_track[t] = 1;
-    }
-    if (sqlite3_finalize(st) != SQLITE_OK) return -1;
-    if (sqlite3_prepare_v2(c->db,
-                           "SELECT ifnull((SELECT start_ns FROM profiles WHERE id=?1), 0),"
-                           " EXISTS(SELECT 1 FROM blocks WHERE profile_id=?1 AND kinds & ?2)",
-                           -1, &st, NULL) != SQLITE_OK)
-        return -1;
-    sqlite3_bind_int64(st, 1, c->id);
-    sqlite3_bind_int64(st, 2, XPV_KIND_BIT(XPV_KIND_KERNEL));
-    if (sqlite3_step(st) == SQLITE_ROW) {
-        c->base_ns = sqlite3_column_int64(st, 0);
-        c->no_kernels = !sqlite3_column_int(st, 1);
     }
     return sqlite3_finalize(st) == SQLITE_OK ? 0 : -1;
 }
@@ -174,7 +143,7 @@ static int load_steps(ip_ctx *c)
 
 static int64_t start_ps(const ip_ctx *c, const xpv_event *ev)
 {
-    return (ev->ts_ns - c->base_ns) * 1000;
+    return (ev->ts_ns - c->prof.base_ns) * 1000;
 }
 
 static int host_visit(void *ctx, const xpv_event *ev, int64_t block, uint32_t index)
@@ -222,7 +191,7 @@ static int device_visit(void *ctx, const xpv_event *ev, int64_t block, uint32_t 
 static void ctx_free(ip_ctx *c)
 {
     free(c->input);
-    free(c->device_track);
+    xpv_tool_profile_free(&c->prof);
     free(c->host.v);
     free(c->busy.v);
     free(c->feed.v);
@@ -233,7 +202,8 @@ static void ctx_free(ip_ctx *c)
  * first input event when there are steps, else 0. -1 with err on failure. */
 static int read_profile(ip_ctx *c, xpv_err *err)
 {
-    if (load_steps(c) != 0 || load_input_names(c) != 0 || load_profile(c) != 0)
+    if (load_steps(c) != 0 || load_input_names(c) != 0 ||
+        xpv_tool_profile_load(c->db, c->id, &c->prof, NULL) != 0)
         return xpv_err_set(err, "index: %s", sqlite3_errmsg(c->db));
     if (!c->nsteps || !c->ninput) return 0;
     xpv_store_query q;
@@ -243,7 +213,7 @@ static int read_profile(ip_ctx *c, xpv_err *err)
     int rc = xpv_store_scan(c->db, &q, host_visit, c, err);
     if (rc != 0) return rc;
     c->host.n = xpv_tool_ivals_normalize(c->host.v, c->host.n);
-    q.kinds = DEVICE_WORK | (c->no_kernels ? XPV_KIND_BIT(XPV_KIND_XLA_OP) : 0);
+    q.kinds = DEVICE_WORK | (c->prof.no_kernels ? XPV_KIND_BIT(XPV_KIND_XLA_OP) : 0);
     rc = xpv_store_scan(c->db, &q, device_visit, c, err);
     if (rc != 0) return rc;
     c->busy.n = xpv_tool_ivals_normalize(c->busy.v, c->busy.n);

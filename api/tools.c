@@ -7,6 +7,7 @@
 #include "tools.h"
 #include "api.h"
 #include "api_util.h"
+#include "../indexer/event_store.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -177,4 +178,51 @@ int xpv_api_profile_tool(sqlite3 *db, int64_t id, const char *tag, int all_hosts
     int status = xpv_api_tool(db, tag, &run, format, out);
     free((void *)run.ids);
     return status;
+}
+
+/* ---- a profile's layout, for the tools that scan its events ---- */
+
+static int device_tracks(sqlite3 *db, int64_t id, xpv_tool_profile *p, xpv_err *err)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db,
+                           "SELECT id FROM tracks WHERE profile_id=?1 AND device_id IS NOT NULL",
+                           -1, &st, NULL) != SQLITE_OK)
+        return xpv_err_set(err, "index: %s", sqlite3_errmsg(db));
+    sqlite3_bind_int64(st, 1, id);
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        int64_t t = sqlite3_column_int64(st, 0);
+        if (t < 0 || t > UINT32_MAX) continue;
+        p->device_track = xpv_grow_to_index(p->device_track, &p->ntracks, (size_t)t, 1, 0);
+        p->device_track[t] = 1;
+    }
+    return xpv_tool_step_end(db, st, rc, err);
+}
+
+int xpv_tool_profile_load(sqlite3 *db, int64_t id, xpv_tool_profile *p, xpv_err *err)
+{
+    memset(p, 0, sizeof *p);
+    if (device_tracks(db, id, p, err) != 0) return -1;
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db,
+                           "SELECT (SELECT start_ns FROM profiles WHERE id=?1), EXISTS(SELECT 1"
+                           " FROM blocks WHERE profile_id=?1 AND kinds & ?2)",
+                           -1, &st, NULL) != SQLITE_OK)
+        return xpv_err_set(err, "index: %s", sqlite3_errmsg(db));
+    sqlite3_bind_int64(st, 1, id);
+    sqlite3_bind_int64(st, 2, XPV_KIND_BIT(XPV_KIND_KERNEL));
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) {
+        p->has_span = sqlite3_column_type(st, 0) != SQLITE_NULL;
+        p->base_ns = sqlite3_column_int64(st, 0);
+        p->no_kernels = !sqlite3_column_int(st, 1);
+    }
+    return xpv_tool_step_end(db, st, rc, err);
+}
+
+void xpv_tool_profile_free(xpv_tool_profile *p)
+{
+    free(p->device_track);
+    memset(p, 0, sizeof *p);
 }

@@ -88,6 +88,23 @@ xpv_table *xpv_tool_roofline_model(sqlite3 *db, const xpv_tool_scope *s, xpv_err
 
 /* ---- helpers for tools ---- */
 
+/* What the tools that scan a profile's events need first: which tracks
+ * are devices, the profile's start (0 and has_span 0 without events), and
+ * whether it has kernels (else its device work is XLA ops, as on TPU). */
+typedef struct {
+    uint8_t *device_track; /* by track id */
+    size_t ntracks;
+    int64_t base_ns;
+    int has_span, no_kernels;
+} xpv_tool_profile;
+/* 0, or -1 with err. Free with xpv_tool_profile_free. */
+int xpv_tool_profile_load(sqlite3 *db, int64_t id, xpv_tool_profile *p, xpv_err *err);
+void xpv_tool_profile_free(xpv_tool_profile *p);
+static inline int xpv_tool_on_device(const xpv_tool_profile *p, uint32_t track)
+{
+    return track < p->ntracks && p->device_track[track];
+}
+
 /* Binds the scope's ids as ?1 of a statement written with "IN (SELECT value
  * FROM json_each(?1))". */
 void xpv_tool_bind_ids(sqlite3_stmt *st, int param, const xpv_tool_scope *s);
