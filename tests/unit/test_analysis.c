@@ -8,7 +8,7 @@
  * the module fallbacks, "none", and the spill path of the duration store.
  */
 #define _POSIX_C_SOURCE 200809L
-#include "testutil.h"
+#include "sink_testutil.h"
 #include "indexer/index_db.h"
 #include "indexer/ingest.h"
 
@@ -26,19 +26,12 @@ static sqlite3 *fresh_index(void)
 
 static xpv_sink *open_sink(sqlite3 *db)
 {
-    xpv_err err = {{0}};
-    xpv_sink *s = xpv_sink_open(db, PROFILE, &err);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(s);
-    return s;
+    return xpv_test_sink(db, PROFILE, NULL);
 }
 
 static void finish(xpv_sink *s)
 {
-    xpv_err err = {{0}};
-    int rc = xpv_sink_finish(s, NULL, &err);
-    if (rc != 0) fprintf(stderr, "finish: %s\n", err.msg);
-    CU_ASSERT_EQUAL(rc, 0);
-    xpv_sink_free(s);
+    xpv_test_sink_finish(s);
 }
 
 /* A device event of `kind` on (pid, tid), start in ns, duration in ps. */

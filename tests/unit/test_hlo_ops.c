@@ -10,7 +10,7 @@
  * giving what a scan gives (reused, refreshed on a new indexing, bounded).
  */
 #define _POSIX_C_SOURCE 200809L
-#include "testutil.h"
+#include "sink_testutil.h"
 #include "api/hlo_cache.h"
 #include "api/hlo_ops.h"
 #include "indexer/index_db.h"
@@ -23,28 +23,12 @@ enum { TPU = 1, TPU2 = 2, GPU = 3, PLAIN = 4, TORCH = 5 };
 
 static xpv_sink *open_profile(sqlite3 *db, int64_t id)
 {
-    char sql[160];
-    xpv_err err = {{0}};
-    if (id != TPU) {
-        snprintf(sql, sizeof sql, "INSERT INTO profiles(id, path) VALUES(%lld, 'p%lld')",
-                 (long long)id, (long long)id);
-        CU_ASSERT_EQUAL(xpv_db_exec(db, sql, &err), 0);
-    }
-    snprintf(sql, sizeof sql, "UPDATE profiles SET format='%s' WHERE id=%lld",
-             id == TORCH ? "pytorch_trace_json" : "xplane", (long long)id);
-    CU_ASSERT_EQUAL(xpv_db_exec(db, sql, &err), 0);
-    xpv_sink *s = xpv_sink_open(db, id, &err);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(s);
-    return s;
+    return xpv_test_sink(db, id, id == TORCH ? "pytorch_trace_json" : "xplane");
 }
 
 static void finish(xpv_sink *s)
 {
-    xpv_err err = {{0}};
-    int rc = xpv_sink_finish(s, NULL, &err);
-    if (rc != 0) fprintf(stderr, "finish: %s\n", err.msg);
-    CU_ASSERT_EQUAL(rc, 0);
-    xpv_sink_free(s);
+    xpv_test_sink_finish(s);
 }
 
 typedef struct {
