@@ -24,6 +24,7 @@ import { renderToolTable, fromDataTable, toolLabel, hostLabel, dedicatedPage, AL
 // Asking each host's profile for its tools costs a request per host; past
 // this many hosts every host is offered and a host without data says so.
 const MAX_HOST_PROBES = 128;
+const LANDING_PROBES = 10; // runs asked for their tools when the address names none
 
 export function mount(view, { parts, notify, toolPages, ui }) {
   const life = new AbortController();
@@ -139,8 +140,22 @@ export function mount(view, { parts, notify, toolPages, ui }) {
       notify(`There is no run “${run}”; showing the newest run.`);
       run = null;
     }
-    options(runSel, s.runs, (r) => r, run || s.runs[0]);
-    await openRun(run || s.runs[0], parts[1], parts[2], { link: true });
+    if (!run) {
+      run = await newestRunWithTools(s.runs, signal);
+      if (stale(my)) return;
+    }
+    options(runSel, s.runs, (r) => r, run);
+    await openRun(run, parts[1], parts[2], { link: true });
+  }
+
+  // Where to land without a run in the address: the newest run with a tool
+  // (a newer run holding only a broken capture has none), among the first few.
+  async function newestRunWithTools(runs, signal) {
+    for (const r of runs.slice(0, LANDING_PROBES)) {
+      const tools = await tb.tools(r, { signal }).catch(() => []);
+      if (tools.length) return r;
+    }
+    return runs[0];
   }
 
   // The profile a host name stands for, as the data route picks it: the one
@@ -183,6 +198,7 @@ export function mount(view, { parts, notify, toolPages, ui }) {
       options(hostSel, [], hostLabel, null);
       setUrl(how.push);
       main.replaceChildren(stateView('No tool has data for this run', 'Its profiles may still be indexing, or unreadable.'));
+      main.dataset.ready = `${run}||`;
       return;
     }
     if (!s.tools.includes(tool)) {

@@ -850,6 +850,13 @@ await test('error and empty states: API down, unknown profile, profile with an e
 await test('start page follows the server --ui mode', async () => {
   const health = await api('/api/health');
   const runs = await api('/data/plugin/profile/runs');
+  let landingRun = runs[0]; // the newest run with a tool (a run of broken captures has none)
+  for (const r of runs.slice(0, 10)) {
+    if ((await api(`/data/plugin/profile/run_tools?run=${encodeURIComponent(r)}`)).length) {
+      landingRun = r;
+      break;
+    }
+  }
   // The real mode, then each mode as /api/health would say it: app.js
   // chooses the start page from that answer alone.
   for (const mode of [health.ui || 'both', 'both', 'perfetto', 'tensorboard']) {
@@ -864,7 +871,7 @@ await test('start page follows the server --ui mode', async () => {
       mode === 'perfetto'
         ? /^#\/p\/[0-9a-f]+\/timeline$/
         : mode === 'tensorboard'
-          ? new RegExp(`^#/tb/${escapeRe(encodeURIComponent(runs[0]))}/[^/]+/[^/]+$`)
+          ? new RegExp(`^#/tb/${escapeRe(encodeURIComponent(landingRun))}/[^/]+/[^/]+$`)
           : /^#\/profiles$/;
     await page.waitForFunction((re) => new RegExp(re).test(location.hash), want.source, { timeout: 15000 }).catch(() => {});
     const hash = await page.evaluate(() => location.hash);
@@ -890,6 +897,11 @@ const tbq = (route, params) => `/data/plugin/profile/${route}?${new URLSearchPar
 const tbHash = (...parts) => `#/tb/${parts.map(encodeURIComponent).join('/')}`;
 // The view says which (run, tool, host) it shows once it has drawn it; the
 // parts not given may be any.
+// Where the view lands without a run in the address: the newest run with a tool.
+async function firstRunWithTools(runs) {
+  for (const r of runs.slice(0, 10)) if ((await api(tbq('run_tools', { run: r }))).length) return r;
+  return runs[0];
+}
 async function tbReady(page, ...parts) {
   const want = parts.join('|') + (parts.length < 3 ? '|' : '');
   await page.waitForFunction(
@@ -930,9 +942,10 @@ function profileOf(run, host) {
 await test('TensorBoard view: walks runs, tools and hosts; tables equal the data route', async () => {
   const runs = await api(tbq('runs', {}));
   assert(runs.length > 0, 'the server lists no run');
+  const landingRun = await firstRunWithTools(runs);
   const page = await newPage();
   await page.goto(`${BASE}/#/tb`);
-  await tbReady(page, runs[0]);
+  await tbReady(page, landingRun);
   eq((await optionsOf(page, '#tb-run')).map((o) => o.value).join('\n'), runs.join('\n'), 'runs, newest first');
   const shotTaken = new Set();
   let views = 0;
