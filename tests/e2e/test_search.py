@@ -10,13 +10,12 @@ import shutil
 import socket
 import subprocess
 import sys
-import time
 import urllib.error
 import urllib.request
 from decimal import Decimal
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from xpv_e2e import BIN, FIXTURES, need_fixtures, tmpdir, main  # noqa: E402
+from xpv_e2e import BIN, FIXTURES, need_fixtures, tmpdir, main, wait_indexed  # noqa: E402
 
 FIXTURE = "pytorch-h100-bert-small.json.gz"
 STORED_ONCE = set("XiICbnstfB")  # M becomes track names; E/e close a B/b already counted
@@ -45,16 +44,8 @@ class Server:
             [BIN, "--profile-dir=" + root, "--port=%d" % self.port, "--perfetto-port=0",
              "--db=" + os.path.join(tmpdir(), "i.sqlite"), "--quiet"],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        deadline = time.time() + 60
-        while time.time() < deadline:
-            try:
-                status, health = get(self.port, "/api/health")
-                if status == 200 and health["indexing"]["runs"] >= 1 and not health["indexing"]["active"] and health["profiles"]:
-                    return self
-            except OSError:
-                pass
-            time.sleep(0.1)
-        raise AssertionError("server did not finish indexing")
+        wait_indexed(self.port, timeout=60)
+        return self
 
     def __exit__(self, *exc):
         self.proc.terminate()

@@ -25,7 +25,6 @@ import shutil
 import socket
 import subprocess
 import sys
-import time
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -33,6 +32,7 @@ from collections import defaultdict
 from decimal import Decimal
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import xpv_e2e as e2e  # noqa: E402
 from xpv_e2e import BIN, FIXTURES, need_fixtures, tmpdir, main  # noqa: E402
 from test_xplane import fields  # noqa: E402
 
@@ -181,17 +181,9 @@ class Server:
             [BIN, "--profile-dir=" + prof, "--port=%d" % self.port, "--perfetto-port=0",
              "--db=" + os.path.join(root, "i.sqlite"), "--quiet"],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        deadline = time.time() + 120
-        while time.time() < deadline:
-            try:
-                status, _, health = self.get("/api/health")
-                if status == 200 and health["indexing"]["runs"] >= 1 and not health["indexing"]["active"] and health["profiles"]:
-                    self.profiles = {p["host"]: p for p in self.get("/api/profiles")[2]["profiles"]}
-                    return self
-            except OSError:
-                pass
-            time.sleep(0.1)
-        raise AssertionError("server did not finish indexing")
+        e2e.wait_indexed(self.port)
+        self.profiles = {p["host"]: p for p in self.get("/api/profiles")[2]["profiles"]}
+        return self
 
     def __exit__(self, *exc):
         self.proc.terminate()

@@ -21,14 +21,13 @@ import socket
 import struct
 import subprocess
 import sys
-import time
 import urllib.error
 import urllib.parse
 import urllib.request
 from collections import defaultdict
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from xpv_e2e import BIN, FIXTURES, need_fixtures, tmpdir, main  # noqa: E402
+from xpv_e2e import BIN, FIXTURES, need_fixtures, tmpdir, main, wait_indexed  # noqa: E402
 from test_analysis import message, text  # noqa: E402
 from test_xplane import signed64  # noqa: E402
 
@@ -214,17 +213,7 @@ class Server:
             [BIN, "--profile-dir=" + root, "--port=%d" % self.port, "--perfetto-port=0",
              "--db=" + os.path.join(tmpdir(), "i.sqlite"), "--quiet"],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        deadline = time.time() + 120
-        while time.time() < deadline:
-            try:
-                status, health = get(self.port, "/api/health")
-                if status == 200 and health["indexing"]["runs"] >= 1 and not health["indexing"]["active"] and health["profiles"] >= 5:
-                    break
-            except OSError:
-                pass
-            time.sleep(0.1)
-        else:
-            raise AssertionError("server did not finish indexing")
+        wait_indexed(self.port, min_profiles=5)
         _, profiles = get(self.port, "/api/profiles")
         self.ids = {(p["run"], p["host"]): p["id"] for p in profiles["profiles"]}
         assert len(self.ids) == 5 and all(p["status"] == "ok" for p in profiles["profiles"]), \

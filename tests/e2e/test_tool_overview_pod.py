@@ -15,7 +15,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
 import urllib.parse
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -67,17 +66,7 @@ class Server:
             [e2e.BIN, "--profile-dir=" + self.prof, "--db=" + os.path.join(d, "i.sqlite"),
              "--port=%d" % self.port, "--perfetto-port=0", "--quiet"],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        end = time.time() + 120
-        while time.time() < end:
-            try:
-                st, _, body = self.get("/api/health")
-                if st == 200 and json.loads(body)["indexing"]["runs"] >= 1 and \
-                        not json.loads(body)["indexing"]["active"] and \
-                        json.loads(body)["profiles"]:
-                    break
-            except OSError:
-                pass
-            time.sleep(0.1)
+        e2e.wait_indexed(self.port)
         self.profiles = {p["host"]: p for p in self.json("/api/profiles")["profiles"]}
 
     def get(self, path):
@@ -229,16 +218,7 @@ def test_pod_viewer_on_a_generated_run():
                              "--port=%d" % port, "--perfetto-port=0", "--quiet"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        end = time.time() + 120
-        while time.time() < end:
-            try:
-                st, _, body = e2e.http_get(port, "/api/health")
-                if st == 200 and json.loads(body)["indexing"]["runs"] >= 1 and \
-                        not json.loads(body)["indexing"]["active"]:
-                    break
-            except OSError:
-                pass
-            time.sleep(0.1)
+        e2e.wait_indexed(port)
         run = json.loads(e2e.http_get(port, "/data/plugin/profile/runs")[2])[0]
         st, _, body = e2e.http_get(port, tb("data", run=run, tag="pod_viewer", host="ALL_HOSTS"))
         assert st == 200, body[:200]

@@ -55,6 +55,26 @@ def http_get(port, path, timeout=60):
         c.close()
 
 
+def wait_indexed(port, min_profiles=1, timeout=120):
+    """Waits until the server on port has finished its first indexing run
+    (runs >= 1: before that run starts, "not active" says nothing) and lists
+    at least min_profiles profiles; returns its health answer."""
+    import json
+    import time
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        try:
+            status, _, body = http_get(port, "/api/health")
+            h = json.loads(body) if status == 200 else None
+            if h and h["indexing"]["runs"] >= 1 and not h["indexing"]["active"] and \
+                    h["profiles"] >= min_profiles:
+                return h
+        except OSError:
+            pass
+        time.sleep(0.1)
+    raise AssertionError("server did not finish indexing")
+
+
 def snapshot(root):
     """(path, size, mtime_ns) of everything under root, to prove it was only read."""
     out = []
