@@ -1,7 +1,7 @@
 /*
- * serve.c — the main listener: request checks, routing to the API, the
- * embedded frontend and TensorBoard routes; start-up, the printed URLs,
- * and a clean shutdown on SIGINT/SIGTERM.
+ * serve.c — the main listener: start-up (the daemon, the background
+ * indexer, the printed URLs) and a clean shutdown on SIGINT/SIGTERM.
+ * What a request gets is decided in router.c.
  *
  * Threads: libmicrohttpd's pool answers requests, each pool thread with its
  * own read-only index connection; one background thread indexes; the main
@@ -14,10 +14,9 @@
 #include "http.h"
 #include "listen.h"
 #include "perfetto_listener.h"
-#include "routes.h"
+#include "router.h"
 #include "server.h"
 #include "static_files.h"
-#include "tensorboard_routes.h"
 #include "../api/block_marks.h"
 #include "../api/hlo_cache.h"
 #include "../indexer/index_db.h"
@@ -77,61 +76,6 @@ const char *xpv_server_ui_name(const xpv_server *s)
     }
 }
 
-/* ---- requests ---- */
-
-/* Rejects paths that could name something outside the embedded files or
- * the API: traversal (also once percent-decoded), empty segments, odd bytes. */
-static const char *path_problem(const char *url)
-{
-    if (url[0] != '/') return "the request target must be a path starting with /";
-    if (strstr(url, "//")) return "empty path segment";
-    for (const char *p = url; *p; p++)
-        if ((unsigned char)*p < 0x20 || *p == '\\' || *p == 0x7f) return "bad character in path";
-    for (const char *seg = url; seg; seg = strchr(seg + 1, '/'))
-        if (strncmp(seg, "/..", 3) == 0 && (seg[3] == '/' || seg[3] == 0)) return "path traversal";
-    if (strstr(url, "%2e") || strstr(url, "%2E") || strstr(url, "%2f") || strstr(url, "%2F"))
-        return "encoded dots or slashes in path";
-    return NULL;
-}
-
-static void route(void *ctx, struct MHD_Connection *c, const char *url, const char *method,
-                  xpv_reply *r)
-{
-    xpv_server *s = ctx;
-    const char *problem;
-    if (strlen(url) + xpv_http_query_bytes(c) > XPV_HTTP_MAX_URL) {
-        xpv_reply_error(r, 414, "URL longer than %d bytes", XPV_HTTP_MAX_URL);
-        return;
-    }
-    if (xpv_http_header_bytes(c) > XPV_HTTP_MAX_HEADERS) {
-        xpv_reply_error(r, 431, "request headers larger than %d bytes", XPV_HTTP_MAX_HEADERS);
-        return;
-    }
-    if (strcmp(method, "OPTIONS") == 0) {
-        r->status = 204;
-        r->allow = "GET, HEAD, OPTIONS";
-        return;
-    }
-    if (strcmp(method, "GET") && strcmp(method, "HEAD")) {
-        xpv_reply_error(r, 405, "method %.20s not allowed: this server only reads", method);
-        r->allow = "GET, HEAD, OPTIONS";
-        return;
-    }
-    if ((problem = path_problem(url))) {
-        xpv_reply_error(r, 400, "%s", problem);
-        return;
-    }
-    if (strncmp(url, "/api/", 5) == 0 || strcmp(url, "/api") == 0) {
-        xpv_routes_api(s, c, url, r);
-        return;
-    }
-    if (strncmp(url, "/data/plugin/profile/", 21) == 0) {
-        xpv_tensorboard_reply(s, c, url, r);
-        return;
-    }
-    xpv_static_reply(url, r);
-}
-
 static size_t pool_threads(void)
 {
     long n = sysconf(_SC_NPROCESSORS_ONLN);
@@ -143,7 +87,7 @@ static size_t pool_threads(void)
 static struct MHD_Daemon *start_main(xpv_server *s, int fd, int ipv6)
 {
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | (ipv6 ? MHD_USE_IPv6 : 0);
-    s->main_site = (xpv_http_site){route, s, 0};
+    s->main_site = (xpv_http_site){xpv_router_answer, s, 0};
     return MHD_start_daemon(
         flags, 0, NULL, NULL, xpv_http_on_request, &s->main_site, MHD_OPTION_LISTEN_SOCKET, fd,
         MHD_OPTION_THREAD_POOL_SIZE, (unsigned)pool_threads(), MHD_OPTION_CONNECTION_LIMIT,
