@@ -31,6 +31,22 @@ typedef struct {
     size_t cap;
 } xpv_buf;
 
+/* How far a compressed profile may inflate (a guard against gzip bombs):
+ * at most max_bytes in all (0: no cap), and, once past
+ * XPV_RATIO_CHECK_AFTER bytes, at most max_ratio times the compressed
+ * bytes read so far (0: no cap). Real traces inflate 5-40 times; a bomb
+ * made of one repeated byte inflates about 1000 times. */
+typedef struct {
+    uint64_t max_bytes;
+    uint32_t max_ratio;
+} xpv_input_limits;
+
+#define XPV_DEFAULT_MAX_INFLATED ((uint64_t)256 << 30)
+#define XPV_DEFAULT_MAX_RATIO 250u
+#define XPV_RATIO_CHECK_AFTER ((uint64_t)64 << 20)
+#define XPV_INPUT_LIMITS_DEFAULT                                                                   \
+    ((xpv_input_limits){XPV_DEFAULT_MAX_INFLATED, XPV_DEFAULT_MAX_RATIO})
+
 /* Allocation failure aborts: every caller would have to give up anyway and
  * the process is a single-user tool. */
 void xpv_buf_reserve(xpv_buf *b, size_t extra);

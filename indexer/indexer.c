@@ -120,12 +120,13 @@ static int set_status(sqlite3 *db, int64_t id, const char *status, const char *e
 }
 
 /* Runs the reader into a fresh sink; the status reflects the reader's result. */
-static int run_reader(sqlite3 *db, const xpv_found *f, int64_t id, xpv_reader_fn reader, double t0,
-                      xpv_err *err)
+static int run_reader(sqlite3 *db, const xpv_found *f, int64_t id, xpv_reader_fn reader,
+                      const xpv_input_limits *limits, double t0, xpv_err *err)
 {
     xpv_err rerr = {{0}};
     xpv_sink *sink = xpv_sink_open(db, id, err);
     if (!sink) return -1;
+    xpv_sink_set_limits(sink, limits);
     int read_rc = reader(f->abs_path, sink, &rerr);
     xpv_sink_stats stats;
     int rc = xpv_sink_finish(sink, &stats, err);
@@ -138,7 +139,8 @@ static int run_reader(sqlite3 *db, const xpv_found *f, int64_t id, xpv_reader_fn
     return set_status(db, id, "ok", NULL, 0, secs, err);
 }
 
-int xpv_indexer_index_file(sqlite3 *db, const xpv_found *f, int64_t id, xpv_err *err)
+static int index_file(sqlite3 *db, const xpv_found *f, int64_t id, const xpv_input_limits *limits,
+                      xpv_err *err)
 {
     double t0 = xpv_now_mono();
     if (xpv_db_exec(db, "BEGIN IMMEDIATE", err) != 0) return -1;
@@ -154,13 +156,19 @@ int xpv_indexer_index_file(sqlite3 *db, const xpv_found *f, int64_t id, xpv_err 
             snprintf(hint, sizeof hint, "not a profile format this tool reads");
         rc = set_status(db, id, "unsupported", hint, 0, 0, err);
     } else if (rc == 0) {
-        rc = run_reader(db, f, id, fmt->read, t0, err);
+        rc = run_reader(db, f, id, fmt->read, limits, t0, err);
     }
     if (rc != 0) {
         xpv_db_exec(db, "ROLLBACK", NULL);
         return -1;
     }
     return xpv_db_exec(db, "COMMIT", err);
+}
+
+int xpv_indexer_index_file(sqlite3 *db, const xpv_found *f, int64_t id, xpv_err *err)
+{
+    xpv_input_limits limits = XPV_INPUT_LIMITS_DEFAULT;
+    return index_file(db, f, id, &limits, err);
 }
 
 static int is_pending(sqlite3 *db, int64_t id)
@@ -193,7 +201,7 @@ int xpv_indexer_run(sqlite3 *db, const xpv_found_list *found, xpv_progress_fn pr
             if ((f->companion_of >= 0) != pass || !is_pending(db, id)) continue;
             p.current = f->rel_path;
             if (progress) progress(ctx, &p);
-            if (xpv_indexer_index_file(db, f, id, err) != 0)
+            if (index_file(db, f, id, &found->limits, err) != 0)
                 return xpv_err_prefix(err, "indexing %s", f->rel_path);
             p.done++;
         }

@@ -100,6 +100,7 @@ static void rescan_loop(xpv_server *s, uint64_t last)
         xpv_found_list found;
         xpv_err err = {{0}};
         if (xpv_discover(s->profile_arg, &found, &err) != 0) continue; /* e.g. dir gone for now */
+        found.limits = s->opts->limits;
         uint64_t now = fingerprint(&found);
         if (now != last && !s->stop) {
             int pending = xpv_indexer_register(bg.db, &found, &err);

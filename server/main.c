@@ -133,6 +133,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "xprof-view: %s\n", err.msg);
         return 1;
     }
+    found.limits = o.limits;
     sqlite3 *db = NULL;
     int rc = 1;
     if (open_index(&o, found.root_abs, db_path, sizeof db_path, &db) != 0) goto out;

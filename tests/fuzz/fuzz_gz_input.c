@@ -27,7 +27,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     /* The first byte picks how much to read before closing early (0: all). */
     size_t stop_after = size ? data[0] % 8 : 0;
     xpv_err err = {{0}};
-    xpv_gz_input *in = xpv_gz_open(path, 512, 32, &err);
+    xpv_gz_input *in = xpv_gz_open(path, 512, 32, NULL, &err);
     if (!in) return 0;
     xpv_gz_chunk c, prev = {0};
     int have_prev = 0, rc;
