@@ -15,6 +15,7 @@
 #include "listen.h"
 #include "perfetto_listener.h"
 #include "router.h"
+#include "slow_clients.h"
 #include "server.h"
 #include "static_files.h"
 #include "../api/block_marks.h"
@@ -91,8 +92,11 @@ static struct MHD_Daemon *start_main(xpv_server *s, int fd, int ipv6)
     return MHD_start_daemon(
         flags, 0, NULL, NULL, xpv_http_on_request, &s->main_site, MHD_OPTION_LISTEN_SOCKET, fd,
         MHD_OPTION_THREAD_POOL_SIZE, (unsigned)pool_threads(), MHD_OPTION_CONNECTION_LIMIT,
-        (unsigned)2048, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)120,
-        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(256 * 1024), MHD_OPTION_END);
+        (unsigned)s->opts->max_connections, MHD_OPTION_CONNECTION_TIMEOUT,
+        (unsigned)s->opts->client_timeout_s, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+        (size_t)(256 * 1024), MHD_OPTION_NOTIFY_CONNECTION, xpv_slow_clients_on_connection,
+        s->slow_clients, MHD_OPTION_NOTIFY_COMPLETED, xpv_slow_clients_on_completed,
+        s->slow_clients, MHD_OPTION_END);
 }
 
 /* ---- start-up output ---- */
@@ -188,10 +192,12 @@ int xpv_serve(const xpv_options *o, const char *db_path, const char *profile_arg
     xpv_static_init();
     s->marks = xpv_block_marks_new(XPV_MARKS_BUDGET);
     s->hlo_cache = xpv_hlo_ops_cache_new(XPV_HLO_CACHE_BUDGET);
-    struct MHD_Daemon *d = start_main(s, fd, ipv6);
+    s->slow_clients = xpv_slow_clients_start(o->client_timeout_s, &err);
+    struct MHD_Daemon *d = s->slow_clients ? start_main(s, fd, ipv6) : NULL;
     if (!d) {
         fprintf(stderr, "xprof-view: cannot start the HTTP server on %s:%d\n", o->host, s->port);
         close(fd);
+        xpv_slow_clients_stop(s->slow_clients);
         xpv_block_marks_free(s->marks);
         xpv_hlo_cache_free(s->hlo_cache);
         return 1;
@@ -214,6 +220,7 @@ int xpv_serve(const xpv_options *o, const char *db_path, const char *profile_arg
         fprintf(stderr, "xprof-view: indexing was interrupted; it resumes on the next start\n");
     xpv_perfetto_stop();
     MHD_stop_daemon(d);
+    xpv_slow_clients_stop(s->slow_clients);
     close(fd);
     xpv_static_free();
     xpv_block_marks_free(s->marks);
