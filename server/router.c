@@ -27,6 +27,27 @@ static const char *path_problem(const char *url)
     return NULL;
 }
 
+/* A 500 that SQLite's last error explains is the index's state, not a
+ * bug: locked by another process (try again), or damaged (the indexer
+ * checks it and rebuilds it). Either way the client gets a 503. */
+static void index_failure(xpv_server *s, xpv_reply *r)
+{
+    xpv_err err = {{0}};
+    sqlite3 *db = xpv_server_db(s, &err);
+    int code = db ? sqlite3_errcode(db) & 0xff : SQLITE_CANTOPEN;
+    if (code == SQLITE_BUSY || code == SQLITE_LOCKED) {
+        xpv_reply_free(r);
+        xpv_reply_init(r);
+        xpv_reply_error(r, 503, "the index is locked by another process; try again");
+    } else if (code == SQLITE_CORRUPT || code == SQLITE_NOTADB || code == SQLITE_IOERR ||
+               code == SQLITE_CANTOPEN) {
+        xpv_server_index_damaged(s);
+        xpv_reply_free(r);
+        xpv_reply_init(r);
+        xpv_reply_error(r, 503, "the index is damaged and is being rebuilt; try again shortly");
+    }
+}
+
 void xpv_router_answer(void *ctx, struct MHD_Connection *c, const char *url, const char *method,
                        xpv_reply *r)
 {
@@ -56,10 +77,12 @@ void xpv_router_answer(void *ctx, struct MHD_Connection *c, const char *url, con
     }
     if (strncmp(url, "/api/", 5) == 0 || strcmp(url, "/api") == 0) {
         xpv_routes_api(s, c, url, r);
+        if (r->status == 500) index_failure(s, r);
         return;
     }
     if (strncmp(url, "/data/plugin/profile/", 21) == 0) {
         xpv_tensorboard_reply(s, c, url, r);
+        if (r->status == 500) index_failure(s, r);
         return;
     }
     xpv_static_reply(url, r);

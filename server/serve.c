@@ -39,9 +39,17 @@ extern char **environ;
 static pthread_key_t db_key;
 static pthread_once_t db_key_once = PTHREAD_ONCE_INIT;
 
-static void close_thread_db(void *db)
+/* A pool thread's connection, and the index generation it was opened on. */
+typedef struct {
+    sqlite3 *db;
+    int generation;
+} thread_db;
+
+static void close_thread_db(void *p)
 {
-    sqlite3_close(db);
+    thread_db *t = p;
+    sqlite3_close_v2(t->db);
+    free(t);
 }
 static void make_db_key(void)
 {
@@ -51,11 +59,20 @@ static void make_db_key(void)
 sqlite3 *xpv_server_db(xpv_server *s, xpv_err *err)
 {
     pthread_once(&db_key_once, make_db_key);
-    sqlite3 *db = pthread_getspecific(db_key);
-    if (db) return db;
-    if (xpv_index_open_reader(s->db_path, &db, err) != 0) return NULL;
-    pthread_setspecific(db_key, db);
-    return db;
+    thread_db *t = pthread_getspecific(db_key);
+    int generation = __atomic_load_n(&s->index_generation, __ATOMIC_ACQUIRE);
+    if (t && t->generation == generation) return t->db;
+    if (!t) {
+        t = xpv_xcalloc(1, sizeof *t);
+        pthread_setspecific(db_key, t);
+    }
+    /* v2: statements a cache still holds keep the old file open until they
+     * are finalized, and the connection's address is not reused before. */
+    sqlite3_close_v2(t->db);
+    t->db = NULL;
+    if (xpv_index_open_reader(s->db_path, &t->db, err) != 0) return NULL;
+    t->generation = generation;
+    return t->db;
 }
 
 void xpv_server_progress_get(xpv_server *s, xpv_server_progress *out)
