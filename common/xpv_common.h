@@ -47,6 +47,26 @@ typedef struct {
 #define XPV_INPUT_LIMITS_DEFAULT                                                                   \
     ((xpv_input_limits){XPV_DEFAULT_MAX_INFLATED, XPV_DEFAULT_MAX_RATIO})
 
+/* Arithmetic that clamps at the int64 range instead of overflowing, for
+ * times read from files that may hold anything. */
+static inline int64_t xpv_sat_add_i64(int64_t a, int64_t b)
+{
+    int64_t r;
+    return __builtin_add_overflow(a, b, &r) ? (b > 0 ? INT64_MAX : INT64_MIN) : r;
+}
+
+static inline int64_t xpv_sat_sub_i64(int64_t a, int64_t b)
+{
+    int64_t r;
+    return __builtin_sub_overflow(a, b, &r) ? (b < 0 ? INT64_MAX : INT64_MIN) : r;
+}
+
+static inline int64_t xpv_sat_mul_i64(int64_t a, int64_t b)
+{
+    int64_t r;
+    return __builtin_mul_overflow(a, b, &r) ? ((a < 0) != (b < 0) ? INT64_MIN : INT64_MAX) : r;
+}
+
 /* Allocation failure aborts: every caller would have to give up anyway and
  * the process is a single-user tool. */
 void xpv_buf_reserve(xpv_buf *b, size_t extra);
