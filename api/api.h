@@ -83,7 +83,9 @@ int xpv_api_events(sqlite3 *db, int64_t id, const xpv_events_query *q, xpv_buf *
 
 /* One event by ref: `{"profile", "ref", "name", "cat", "ph", "kind",
  * "start_us", "dur_us", "end_us", "correlation", "step", "track", "pid",
- * "tid", "process", "thread", "device", "args": {...}}`. */
+ * "tid", "process", "thread", "device", "args": {...}, "flows": [{"ref",
+ * "direction": "in"|"out", "via", "name", "start_us", "dur_us", "track",
+ * "latency_us"}]}` (flows.h says which events are linked). */
 int xpv_api_event(sqlite3 *db, int64_t id, int64_t block, uint32_t index, xpv_buf *out);
 
 /* Events whose name holds q (case-insensitive), anywhere in the profile:
