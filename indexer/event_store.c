@@ -282,7 +282,7 @@ int xpv_store_add(xpv_store_writer *w, const xpv_event *ev, xpv_err *err)
         b->kinds = 0;
     }
     b->kinds |= 1u << (ev->kind & 31);
-    if (ev->ph == 'C') b->kinds |= XPV_BLOCK_COUNTERS;
+    if (ev->ph == 'C' || ev->counter) b->kinds |= XPV_BLOCK_COUNTERS;
     if (ev->flow || ev->ph == 's' || ev->ph == 't' || ev->ph == 'f') b->kinds |= XPV_BLOCK_FLOWS;
     if (ev->ts_ns < b->t_min) b->t_min = ev->ts_ns;
     if (end > b->t_max) b->t_max = end;

@@ -610,6 +610,7 @@ static int process_event(xpv_cj_reader *r, xpv_cj_event *pe, size_t raw_len)
     ev.args = r->args;
     ev.flow = pe->extra[EX_BIND_ID].type != JV_NONE || pe->extra[EX_FLOW_IN].type != JV_NONE ||
               pe->extra[EX_FLOW_OUT].type != JV_NONE;
+    ev.counter = phc == 'i' && xpv_cj_str_is(&name, "[memory]"); /* PyTorch memory totals */
     xpv_launch launch;
     xpv_cj_classify(r, &ev, &cat, &name, &k, p, t, &launch);
     xpv_cj_deliver(r, pe, t, &ev);
