@@ -55,6 +55,13 @@ def write_counter_trace(path):
         ev.append({"ph": "C", "name": "mem", "pid": 1, "ts": float(t),
                    "args": {"allocated": rng.randint(0, 10 ** 9), "ratio": rng.random() * 100}})
         ev.append({"ph": "X", "name": "op%d" % (i % 5), "pid": 1, "tid": 2, "ts": float(t), "dur": 1.5})
+    # a flow in Perfetto's newer form: slices sharing a bind_id
+    ev.append({"ph": "X", "name": "producer", "pid": 1, "tid": 3, "ts": 1200, "dur": 10,
+               "bind_id": 42, "flow_out": True})
+    ev.append({"ph": "X", "name": "consumer", "pid": 1, "tid": 4, "ts": 1230.5, "dur": 5,
+               "bind_id": 42, "flow_in": True})
+    ev.append({"ph": "X", "name": "bystander", "pid": 1, "tid": 4, "ts": 1250, "dur": 5,
+               "bind_id": 43, "flow_in": True})
     with open(path, "w") as f:
         json.dump({"traceEvents": ev}, f)
     return ev
@@ -224,6 +231,17 @@ def test_tf_dataflow_records_link_slices():
     assert checked >= 2, checked
 
 
+def test_bind_id_links_slices():
+    s = server()
+    producer = s.ref_at(COUNTERS, "producer", 1200000)
+    consumer = s.ref_at(COUNTERS, "consumer", 1230500)
+    _, d = s.get(COUNTERS, "event?ref=" + producer)
+    assert [(f["ref"], f["direction"], f["via"], f["latency_us"]) for f in d["flows"]] == \
+        [(consumer, "out", "bind_id", 30.5)], d["flows"]
+    _, d = s.get(COUNTERS, "event?ref=" + consumer)
+    assert [(f["ref"], f["direction"], f["latency_us"]) for f in d["flows"]] == [(producer, "in", 30.5)], d["flows"]
+
+
 # ---- area selection ----
 
 def raw_aggregate(slices, a, b):
@@ -384,6 +402,6 @@ if __name__ == "__main__":
     import atexit
     atexit.register(done)
     main([test_pytorch_kernel_links_to_its_launch_by_correlation, test_jax_gpu_kernel_links_to_its_launch,
-          test_tf_dataflow_records_link_slices, test_aggregate_matches_a_raw_sum_clipped_to_the_window,
+          test_tf_dataflow_records_link_slices, test_bind_id_links_slices, test_aggregate_matches_a_raw_sum_clipped_to_the_window,
           test_aggregate_bad_requests, test_counters_match_the_raw_c_events,
           test_pytorch_memory_totals_are_counters, test_counters_bad_requests])
