@@ -234,10 +234,21 @@ int xpv_api_aggregate(sqlite3 *db, int64_t id, const xpv_events_query *q, xpv_bu
             return xpv_api_error(out, 400, "no track %lld in this profile",
                                  (long long)q->tracks[i]);
         }
-    if (!q->tracks) n = nall;
+    int64_t *asked = NULL; /* the named tracks, each once */
+    if (q->tracks) {
+        asked = xpv_xmalloc((n ? n : 1) * sizeof *asked);
+        memcpy(asked, q->tracks, n * sizeof *asked);
+        xpv_sort(asked, n, sizeof *asked, cmp_id);
+        size_t k = 0;
+        for (size_t i = 0; i < n; i++)
+            if (!k || asked[k - 1] != asked[i]) asked[k++] = asked[i];
+        n = k;
+    } else {
+        n = nall;
+    }
     agg g = {.a = a, .b = b};
     xpv_err err = {{0}};
-    if (sum_tracks(db, id, q->tracks ? q->tracks : owned, n, &g, &err) != 0) {
+    if (sum_tracks(db, id, asked ? asked : owned, n, &g, &err) != 0) {
         status = xpv_api_error(out, 500, "index: %s", err.msg);
     } else {
         xpv_api_put_profile_head(out, id, &ps);
@@ -252,6 +263,7 @@ int xpv_api_aggregate(sqlite3 *db, int64_t id, const xpv_events_query *q, xpv_bu
         xpv_buf_putc(out, '}');
     }
     free(owned);
+    free(asked);
     free(g.s);
     free(g.rows);
     free(g.slot);

@@ -90,9 +90,11 @@ export function createDetails(tl) {
 
   async function showEvent(ev, rows) {
     const argsBox = h('div', { style: { minHeight: '80px' } }, h('div.skeleton', { style: { height: '60px' } }));
+    const flowsBox = h('div');
     panel.replaceChildren(
       h('h2', null, ev.name || '(unnamed)'),
       kvTable(rows),
+      flowsBox,
       h('h2', { style: { marginTop: '14px' } }, 'Arguments'),
       argsBox,
     );
@@ -108,8 +110,8 @@ export function createDetails(tl) {
       const extra = recordRows(record);
       const flows = Array.isArray(record.flows) ? record.flows : [];
       if (st.selected && st.selected.ev.ref === ev.ref) tl.flows.set(flows);
+      flowsBox.replaceChildren(tl.flows.list(flows) || '');
       argsBox.replaceChildren(
-        tl.flows.list(flows),
         argRows.length ? kvTable(argRows) : h('p.hint', null, 'This event has no arguments.'),
         extra.length ? h('div', null, h('h2', { style: { marginTop: '14px' } }, 'Event record'), kvTable(extra)) : null,
       );

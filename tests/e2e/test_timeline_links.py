@@ -314,6 +314,9 @@ def test_aggregate_matches_a_raw_sum_clipped_to_the_window():
         counts[sl[0]] = counts.get(sl[0], 0) + 1
     two = sorted(counts, key=counts.get)[-2:]
     ag = check_aggregate(s, PYTORCH, [sl for sl in slices if sl[0] in two], two, a, b)
+    # a track named twice is summed once
+    again = check_aggregate(s, PYTORCH, [sl for sl in slices if sl[0] in two], two + two[:1], a, b)
+    assert again["rows"] == ag["rows"]
     # a slice cut by an edge counts once, clipped
     cut = [sl for sl in slices if sl[0] in two and sl[1] < a < sl[2]]
     assert cut, "the window cuts no slice: the clipping is untested"
