@@ -15,10 +15,13 @@
  *  - percent is the row's share of the summed self time of all rows, so
  *    the rows add up to 100 and nested time is not counted twice.
  * Sums are integer nanoseconds. Tracks are read one at a time, so memory is
- * bounded by the busiest track's slices in the window.
+ * bounded by the busiest track's slices in the window. With the server's
+ * resume marks (block_marks.h), a long sorted block is decoded only from
+ * where its slices can reach the window to where they start past it.
  */
 #include "api.h"
 #include "api_util.h"
+#include "block_marks.h"
 #include "../indexer/event_store.h"
 
 #include <math.h>
@@ -38,6 +41,7 @@ typedef struct {
 
 typedef struct {
     int64_t a, b;
+    int stop_past_end; /* the block being decoded is sorted */
     slice *s;
     size_t ns, caps;
     row *rows;
@@ -46,14 +50,17 @@ typedef struct {
     size_t nslots;
 } agg;
 
+#define STOP_DECODING 2
+
 static int visit_slice(void *ctx, const xpv_event *ev, int64_t block, uint32_t index)
 {
     agg *g = ctx;
     (void)block, (void)index;
     if (ev->dur_ns < 0 || ev->ph == 'C' || ev->ph == 's' || ev->ph == 't' || ev->ph == 'f')
         return 0;
+    if (ev->ts_ns > g->b) return g->stop_past_end ? STOP_DECODING : 0;
     int64_t end = ev->ts_ns + ev->dur_ns;
-    if (ev->ts_ns > g->b || end < g->a) return 0;
+    if (end < g->a) return 0;
     if (g->ns == g->caps) {
         g->caps = g->caps ? g->caps * 2 : 1024;
         g->s = xpv_xrealloc(g->s, g->caps * sizeof *g->s);
@@ -201,20 +208,59 @@ static int64_t *all_tracks(sqlite3 *db, int64_t id, size_t *n)
     return t;
 }
 
-static int sum_tracks(sqlite3 *db, int64_t id, const int64_t *tracks, size_t n, agg *g,
-                      xpv_err *err)
+/* Where to start decoding a block: a cached mark when the block is long and
+ * sorted (slices of class lod that reach the window start after a - 2^lod),
+ * else its first event. */
+static const xpv_store_mark *resume_at(agg *g, xpv_block_marks *marks, sqlite3_stmt *st,
+                                       xpv_store_mark *mark)
 {
-    xpv_store_query q;
-    xpv_store_query_all(&q, id);
-    q.t0 = g->a;
-    q.t1 = g->b;
-    q.skip_args = 1;
-    for (size_t i = 0; i < n; i++) {
-        q.track = tracks[i];
-        if (xpv_store_scan(db, &q, visit_slice, g, err) < 0) return -1;
+    g->stop_past_end = 0;
+    int64_t n = sqlite3_column_int64(st, 4);
+    if (!marks || n <= XPV_MARK_EVERY) return NULL;
+    int lod = sqlite3_column_int(st, 1);
+    xpv_block_key k = {sqlite3_column_int64(st, 0), n, sqlite3_column_bytes(st, 5),
+                       sqlite3_column_int64(st, 2), sqlite3_column_int64(st, 3)};
+    int64_t lookback = lod >= 62 ? INT64_MAX : (lod > 0 ? (int64_t)1 << lod : 0);
+    int64_t from = g->a > INT64_MIN + lookback ? g->a - lookback : INT64_MIN;
+    int found = xpv_block_marks_find(marks, &k, from, mark);
+    if (found == 0 &&
+        xpv_block_marks_add(marks, &k, sqlite3_column_blob(st, 5), (size_t)k.bytes) == 0)
+        found = xpv_block_marks_find(marks, &k, from, mark);
+    if (found != 1) return NULL;
+    g->stop_past_end = 1;
+    return mark;
+}
+
+static int sum_tracks(sqlite3 *db, int64_t id, const int64_t *tracks, size_t n, agg *g,
+                      xpv_block_marks *marks, xpv_err *err)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db,
+                           "SELECT id, lod, t_min, t_max, n, data FROM blocks WHERE profile_id=?1"
+                           " AND track=?2 AND t_min <= ?4 AND t_max >= ?3",
+                           -1, &st, NULL) != SQLITE_OK)
+        return xpv_err_set(err, "sqlite: %s", sqlite3_errmsg(db));
+    sqlite3_bind_int64(st, 1, id);
+    sqlite3_bind_int64(st, 3, g->a);
+    sqlite3_bind_int64(st, 4, g->b);
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        sqlite3_bind_int64(st, 2, tracks[i]);
+        int step;
+        while (rc == 0 && (step = sqlite3_step(st)) == SQLITE_ROW) {
+            xpv_store_mark mark;
+            const xpv_store_mark *from = resume_at(g, marks, st, &mark);
+            rc = xpv_store_decode_from(sqlite3_column_blob(st, 5),
+                                       (size_t)sqlite3_column_bytes(st, 5), (uint32_t)tracks[i],
+                                       sqlite3_column_int64(st, 0), from, visit_slice, g, err);
+            if (rc == STOP_DECODING) rc = 0;
+        }
+        if (rc == 0 && step != SQLITE_DONE) rc = xpv_err_set(err, "sqlite: %s", sqlite3_errmsg(db));
+        sqlite3_reset(st);
         sum_track(g);
     }
-    return 0;
+    sqlite3_finalize(st);
+    return rc;
 }
 
 int xpv_api_aggregate(sqlite3 *db, int64_t id, const xpv_events_query *q, xpv_buf *out)
@@ -248,7 +294,7 @@ int xpv_api_aggregate(sqlite3 *db, int64_t id, const xpv_events_query *q, xpv_bu
     }
     agg g = {.a = a, .b = b};
     xpv_err err = {{0}};
-    if (sum_tracks(db, id, asked ? asked : owned, n, &g, &err) != 0) {
+    if (sum_tracks(db, id, asked ? asked : owned, n, &g, q->marks, &err) != 0) {
         status = xpv_api_error(out, 500, "index: %s", err.msg);
     } else {
         xpv_api_put_profile_head(out, id, &ps);

@@ -19,9 +19,12 @@
  * No table indexes these ids: each partner is searched for in widening
  * windows around the event (1 ms, then x16 each round, up to the profile's
  * span), reading only blocks that hold the kinds sought (launches, device
- * work, or XPV_BLOCK_FLOWS). Launches and their work are microseconds to
- * milliseconds apart, so the first rounds find them; a link that does not
- * exist costs one scan of those blocks over the whole profile.
+ * work, or XPV_BLOCK_FLOWS). Device work starts after its launch, so a
+ * launch's work is sought only after it and a kernel's launch only before
+ * it (with 1 ms of slack for clock skew). Launches and their work are
+ * microseconds to milliseconds apart, so the first rounds find them; a link
+ * that does not exist costs one scan of those blocks over the part of the
+ * profile on that side.
  */
 #include "flows.h"
 
@@ -152,9 +155,10 @@ static void hit(hits *h, const xpv_event *ev, int64_t block, uint32_t index)
 }
 
 /* Scans windows widening around center until fn has hit something or the
- * window holds the whole profile. track -1: every track. */
-static int search_near(flows *f, int64_t track, int64_t center, uint32_t kinds, int need_args,
-                       xpv_store_visit fn, hits *h, xpv_err *err)
+ * window reaches the profile's ends. side -1: only before center, +1: only
+ * after (each with FIRST_RADIUS_NS of slack), 0: both. track -1: every track. */
+static int search_near(flows *f, int64_t track, int64_t center, int side, uint32_t kinds,
+                       int need_args, xpv_store_visit fn, hits *h, xpv_err *err)
 {
     xpv_store_query q;
     xpv_store_query_all(&q, f->profile_id);
@@ -164,11 +168,13 @@ static int search_near(flows *f, int64_t track, int64_t center, uint32_t kinds, 
     h->center = center;
     for (int64_t r = FIRST_RADIUS_NS;; r = r > INT64_MAX / 16 ? INT64_MAX : r * 16) {
         h->n = 0;
-        q.t0 = center > INT64_MIN + r ? center - r : INT64_MIN;
-        q.t1 = center < INT64_MAX - r ? center + r : INT64_MAX;
+        int64_t back = side > 0 ? FIRST_RADIUS_NS : r, ahead = side < 0 ? FIRST_RADIUS_NS : r;
+        q.t0 = center > INT64_MIN + back ? center - back : INT64_MIN;
+        q.t1 = center < INT64_MAX - ahead ? center + ahead : INT64_MAX;
         int rc = xpv_store_scan(f->db, &q, fn, h, err);
         if (rc < 0) return -1;
-        if (h->n || r == INT64_MAX || (q.t0 <= f->span_a && q.t1 >= f->span_b)) return 0;
+        int past_a = side > 0 || q.t0 <= f->span_a, past_b = side < 0 || q.t1 >= f->span_b;
+        if (h->n || r == INT64_MAX || (past_a && past_b)) return 0;
     }
 }
 
@@ -189,7 +195,7 @@ static int correlation_links(flows *f, xpv_err *err)
     hits *h = xpv_xcalloc(1, sizeof *h);
     h->want = (void *)&s->corr;
     uint32_t kinds = device ? XPV_KIND_BIT(XPV_KIND_LAUNCH) : DEVICE_WORK;
-    int rc = search_near(f, -1, s->ts, kinds, 0, same_corr, h, err);
+    int rc = search_near(f, -1, s->ts, device ? -1 : 1, kinds, 0, same_corr, h, err);
     for (size_t i = 0; rc == 0 && i < h->n; i++)
         add_link(f, h->found[i], !device, "correlation");
     free(h);
@@ -281,7 +287,7 @@ static int chain_links(flows *f, const link *point, flow_id id, xpv_err *err)
     hits *h = xpv_xcalloc(1, sizeof *h);
     chain c = {f, {id, point->cat, point->block, point->index}, {0}, {0}, 0, 0, 0};
     h->want = &c;
-    int rc = search_near(f, -1, point->ts, XPV_BLOCK_FLOWS, 1, visit_chain, h, err);
+    int rc = search_near(f, -1, point->ts, 0, XPV_BLOCK_FLOWS, 1, visit_chain, h, err);
     link slice;
     if (rc == 0 && c.has_prev && point->ph != 's' && c.prev.ph != 'f') {
         rc = bind_point(f, &c.prev, &slice, err);
@@ -370,7 +376,7 @@ static int shared_id_links(flows *f, int xplane, xpv_err *err)
     hits *h = xpv_xcalloc(1, sizeof *h);
     arg_want w = {f, xplane};
     h->want = &w;
-    int rc = search_near(f, -1, s->ts, XPV_BLOCK_FLOWS, 1, visit_same_id, h, err);
+    int rc = search_near(f, -1, s->ts, 0, XPV_BLOCK_FLOWS, 1, visit_same_id, h, err);
     for (size_t i = 0; rc == 0 && i < h->n; i++) {
         const link *l = &h->found[i];
         int out;

@@ -279,10 +279,11 @@ static void events(xpv_server *s, struct MHD_Connection *c, sqlite3 *db, int64_t
 }
 
 /* The counters and aggregate answers: a window (as events) and an answer. */
-static void window_route(struct MHD_Connection *c, sqlite3 *db, int64_t id, xpv_reply *r,
+static void window_route(xpv_server *s, struct MHD_Connection *c, sqlite3 *db, int64_t id,
+                         xpv_reply *r,
                          int (*answer)(sqlite3 *, int64_t, const xpv_events_query *, xpv_buf *))
 {
-    xpv_events_query q = {0};
+    xpv_events_query q = {.marks = s->marks};
     long long resolution = 1000;
     const double limit = 9.2e15;
     if (double_param(c, "start_us", limit, &q.has_start, &q.start_us, r) ||
@@ -367,9 +368,9 @@ static void profile_route(xpv_server *s, struct MHD_Connection *c, const char *r
     else if (strcmp(sub, "search") == 0)
         search(c, db, id, r);
     else if (strcmp(sub, "counters") == 0)
-        window_route(c, db, id, r, xpv_api_counters);
+        window_route(s, c, db, id, r, xpv_api_counters);
     else if (strcmp(sub, "aggregate") == 0)
-        window_route(c, db, id, r, xpv_api_aggregate);
+        window_route(s, c, db, id, r, xpv_api_aggregate);
     else if (strcmp(sub, "modules") == 0)
         xpv_reply_json(r, xpv_api_profile_modules(db, id, &r->body));
     else if (strcmp(sub, "tools") == 0 || strncmp(sub, "tools/", 6) == 0)
