@@ -673,7 +673,6 @@ static void tool_row(void *ctx, const allocator *al, const series *a)
 
 int xpv_tool_memory_profile_has_data(sqlite3 *db, const xpv_tool_scope *s)
 {
-    if (s->n != 1) return 0;
     return xpv_tool_any_row(db,
                             "SELECT 1 FROM strings WHERE profile_id IN (SELECT value FROM"
                             " json_each(?1)) AND value IN ('MemoryAllocation','[memory]')",

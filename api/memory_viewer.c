@@ -437,7 +437,9 @@ static const xpv_table_col COLS[] = {
 
 int xpv_tool_memory_viewer_has_data(sqlite3 *db, const xpv_tool_scope *s)
 {
-    return s->n == 1 ? xpv_hlo_file_has_modules(db, s->ids[0]) : 0;
+    for (size_t i = 0; i < s->n; i++) /* listed for a run when any host has modules */
+        if (xpv_hlo_file_has_modules(db, s->ids[i]) == 1) return 1;
+    return 0;
 }
 
 static void tool_row(xpv_table *t, const xpv_hlo_file *f, const xpv_hlo_blob *bl)
