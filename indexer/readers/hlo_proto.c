@@ -88,16 +88,25 @@ static int64_t count_field(xpv_pb msg, uint32_t num, xpv_err *err)
     return rc < 0 ? -1 : n;
 }
 
+/* Makes room for `more` values (a packed field's count is known: exactly
+ * that; values one at a time: doubling). */
+static int ints_reserve(dec *d, xpv_hlo_ints *a, size_t more)
+{
+    if (a->n + more <= a->cap) return 0;
+    size_t cap = a->n + more;
+    if (more == 1 && cap < (size_t)a->cap * 2) cap = (size_t)a->cap * 2;
+    if (cap < 2) cap = 2;
+    if (cap > UINT32_MAX) return xpv_err_set(d->err, "repeated field of %zu values", cap);
+    int64_t *g = arena_array(d, cap, sizeof *g);
+    if (!g) return -1;
+    if (a->n) memcpy(g, a->v, a->n * sizeof *g);
+    a->v = g, a->cap = (uint32_t)cap;
+    return 0;
+}
+
 static int ints_push(dec *d, xpv_hlo_ints *a, int64_t v)
 {
-    if (a->n >= 4 && (a->n & (a->n - 1)) == 0) { /* full: 4, 8, 16, ... */
-        int64_t *g = arena_array(d, (size_t)a->n * 2, sizeof *g);
-        if (!g) return -1;
-        memcpy(g, a->v, a->n * sizeof *g);
-        a->v = g;
-    } else if (a->n == 0) {
-        if (!(a->v = arena_array(d, 4, sizeof *a->v))) return -1;
-    }
+    if (ints_reserve(d, a, 1) != 0) return -1;
     a->v[a->n++] = v;
     return 0;
 }
@@ -107,6 +116,10 @@ static int ints_add(dec *d, const xpv_pb *r, const xpv_pb_field *f, xpv_hlo_ints
 {
     if (f->wire == XPV_PB_VARINT) return ints_push(d, a, (int64_t)f->v);
     if (f->wire != XPV_PB_LEN) return xpv_pb_wrong_wire(r, f, "repeated int64", 2, d->err);
+    size_t count = 0; /* a varint ends at each byte below 0x80 */
+    for (size_t i = 0; i < f->len; i++)
+        count += f->data[i] < 0x80;
+    if (ints_reserve(d, a, count ? count : 1) != 0) return -1;
     xpv_pb p = xpv_pb_sub(r, f);
     while (p.p < p.end) {
         uint64_t v;
@@ -172,10 +185,20 @@ static int read_metadata(dec *d, xpv_pb msg, xpv_hlo_instr *in)
     return rc < 0 ? -1 : 0;
 }
 
+/* The instruction's dot/convolution fields, made on first use. */
+static xpv_hlo_dims *dims_of(dec *d, xpv_hlo_instr *in)
+{
+    if (!in->dims && (in->dims = arena_alloc(d, sizeof *in->dims)))
+        in->dims->feature_group_count = in->dims->batch_group_count = 1;
+    return in->dims;
+}
+
 static int read_dot_dims(dec *d, xpv_pb msg, xpv_hlo_instr *in)
 {
-    xpv_hlo_ints *to[5] = {NULL, &in->lhs_contracting, &in->rhs_contracting, &in->lhs_batch,
-                           &in->rhs_batch};
+    xpv_hlo_dims *dd = dims_of(d, in);
+    if (!dd) return -1;
+    xpv_hlo_ints *to[5] = {NULL, &dd->lhs_contracting, &dd->rhs_contracting, &dd->lhs_batch,
+                           &dd->rhs_batch};
     xpv_pb_field f;
     int rc;
     while ((rc = xpv_pb_next(&msg, &f, d->err)) == 1)
@@ -185,14 +208,16 @@ static int read_dot_dims(dec *d, xpv_pb msg, xpv_hlo_instr *in)
 
 static int read_conv_dims(dec *d, xpv_pb msg, xpv_hlo_instr *in)
 {
-    in->has_conv_dims = 1;
+    xpv_hlo_dims *dd = dims_of(d, in);
+    if (!dd) return -1;
+    dd->has_conv_dims = 1;
     xpv_pb_field f;
     int rc;
     while ((rc = xpv_pb_next(&msg, &f, d->err)) == 1) {
         if (f.num == 3 && int_field(&msg, &f, "ConvolutionDimensionNumbers",
-                                    &in->kernel_input_feature_dim, d->err) != 0)
+                                    &dd->kernel_input_feature_dim, d->err) != 0)
             return -1;
-        if (f.num == 6 && ints_add(d, &msg, &f, &in->kernel_spatial_dims) != 0) return -1;
+        if (f.num == 6 && ints_add(d, &msg, &f, &dd->kernel_spatial_dims) != 0) return -1;
     }
     return rc < 0 ? -1 : 0;
 }
@@ -229,7 +254,6 @@ static int read_instr(dec *d, xpv_pb msg, xpv_hlo_instr *in)
 {
     in->id = -1;
     in->parameter_number = -1;
-    in->feature_group_count = in->batch_group_count = 1;
     xpv_pb_field f;
     int rc;
     while ((rc = xpv_pb_next(&msg, &f, d->err)) == 1) {
@@ -257,16 +281,19 @@ static int read_instr(dec *d, xpv_pb msg, xpv_hlo_instr *in)
             r = ints_add(d, &msg, &f, &in->called);
             break;
         case 50:
-            r = int_field(&msg, &f, "HloInstructionProto", &in->feature_group_count, d->err);
-            break;
         case 58:
-            r = int_field(&msg, &f, "HloInstructionProto", &in->batch_group_count, d->err);
+            r = dims_of(d, in) ? 0 : -1;
+            if (r == 0)
+                r = int_field(&msg, &f, "HloInstructionProto",
+                              f.num == 50 ? &in->dims->feature_group_count
+                                          : &in->dims->batch_group_count,
+                              d->err);
             break;
         }
         if (r != 0) return -1;
     }
-    if (in->feature_group_count <= 0) in->feature_group_count = 1;
-    if (in->batch_group_count <= 0) in->batch_group_count = 1;
+    if (in->dims && in->dims->feature_group_count <= 0) in->dims->feature_group_count = 1;
+    if (in->dims && in->dims->batch_group_count <= 0) in->dims->batch_group_count = 1;
     return rc < 0 ? -1 : 0;
 }
 

@@ -37,22 +37,26 @@ typedef struct xpv_hlo_shape {
 
 typedef struct {
     int64_t *v;
-    uint32_t n;
+    uint32_t n, cap;
 } xpv_hlo_ints;
 
+/* What only dots and convolutions carry, kept apart so that the many
+ * other instructions do not pay for it. */
 typedef struct {
-    xpv_hlo_str name, opcode, op_type, op_name, source_file, custom_call_target;
-    int32_t source_line; /* 0 unknown */
-    int64_t id, parameter_number;
-    xpv_hlo_shape shape;
-    xpv_hlo_ints operands, called;
-    /* dot */
     xpv_hlo_ints lhs_contracting, rhs_contracting, lhs_batch, rhs_batch;
-    /* convolution */
     int has_conv_dims;
     int64_t kernel_input_feature_dim, feature_group_count, batch_group_count;
     xpv_hlo_ints kernel_spatial_dims;
+} xpv_hlo_dims;
+
+typedef struct {
+    xpv_hlo_str name, opcode, op_type, op_name, source_file, custom_call_target;
+    int32_t source_line;  /* 0 unknown */
     uint32_t computation; /* index of its computation in the module */
+    int64_t id, parameter_number;
+    xpv_hlo_shape shape;
+    xpv_hlo_ints operands, called;
+    xpv_hlo_dims *dims; /* NULL when the instruction carries none */
 } xpv_hlo_instr;
 
 typedef struct {

@@ -115,25 +115,26 @@ static int name_is(const xpv_hlo_str *s, const char *word)
 int xpv_hlo_instr_flops(const xpv_hlo_module *m, const xpv_hlo_instr *in, long double *flops)
 {
     int is_dot = name_is(&in->opcode, "dot"), is_conv = name_is(&in->opcode, "convolution");
-    if ((!is_dot && !is_conv) || in->operands.n < 2 || !is_array(&in->shape)) return 0;
+    const xpv_hlo_dims *dd = in->dims;
+    if ((!is_dot && !is_conv) || !dd || in->operands.n < 2 || !is_array(&in->shape)) return 0;
     const xpv_hlo_instr *lhs = xpv_hlo_instr_by_id(m, in->operands.v[0]);
     const xpv_hlo_instr *rhs = xpv_hlo_instr_by_id(m, in->operands.v[1]);
     if (!lhs || !rhs || !is_array(&lhs->shape) || !is_array(&rhs->shape)) return 0;
     long double f = 2 * elements(&in->shape), d;
     if (is_dot) {
-        for (uint32_t i = 0; i < in->lhs_contracting.n; i++) {
-            if (!dim(&lhs->shape, in->lhs_contracting.v[i], &d)) return 0;
+        for (uint32_t i = 0; i < dd->lhs_contracting.n; i++) {
+            if (!dim(&lhs->shape, dd->lhs_contracting.v[i], &d)) return 0;
             f *= d;
         }
     } else {
-        if (!in->has_conv_dims) return 0;
-        for (uint32_t i = 0; i < in->kernel_spatial_dims.n; i++) {
-            if (!dim(&rhs->shape, in->kernel_spatial_dims.v[i], &d)) return 0;
+        if (!dd->has_conv_dims) return 0;
+        for (uint32_t i = 0; i < dd->kernel_spatial_dims.n; i++) {
+            if (!dim(&rhs->shape, dd->kernel_spatial_dims.v[i], &d)) return 0;
             f *= d;
         }
         /* the kernel's input-feature dimension already holds
          * input features / feature_group_count */
-        if (!dim(&rhs->shape, in->kernel_input_feature_dim, &d)) return 0;
+        if (!dim(&rhs->shape, dd->kernel_input_feature_dim, &d)) return 0;
         f *= d;
     }
     *flops = f;
