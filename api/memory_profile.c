@@ -471,11 +471,16 @@ static void map_remove(addr_map *m, uint64_t addr)
     }
 }
 
-static const series *sort_series; /* for qsort; answers are built on one thread */
+/* The sort key of a live block, copied out: qsort's comparison has no
+ * context, and answers are built on several threads. */
+typedef struct {
+    int64_t bytes, seq;
+    size_t index;
+} live_key;
 
 static int by_bytes(const void *pa, const void *pb)
 {
-    const rec *a = &sort_series->r[*(const size_t *)pa], *b = &sort_series->r[*(const size_t *)pb];
+    const live_key *a = pa, *b = pb;
     if (a->bytes != b->bytes) return a->bytes > b->bytes ? -1 : 1;
     return a->seq < b->seq ? -1 : a->seq > b->seq;
 }
@@ -505,8 +510,13 @@ static size_t *live_at_peak(const series *a, size_t *n, int *known)
         if (m.keys[i]) out[(*n)++] = m.vals[i];
     free(m.keys);
     free(m.vals);
-    sort_series = a;
-    qsort(out, *n, sizeof *out, by_bytes);
+    live_key *keys = xpv_xmalloc((*n ? *n : 1) * sizeof *keys);
+    for (size_t i = 0; i < *n; i++)
+        keys[i] = (live_key){a->r[out[i]].bytes, a->r[out[i]].seq, out[i]};
+    qsort(keys, *n, sizeof *keys, by_bytes);
+    for (size_t i = 0; i < *n; i++)
+        out[i] = keys[i].index;
+    free(keys);
     return out;
 }
 

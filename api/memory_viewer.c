@@ -238,20 +238,24 @@ static void put_buffer(xpv_buf *b, const mv *v, uint32_t i)
     xpv_buf_putc(b, '}');
 }
 
-static const mv *sort_ctx; /* for qsort; answers are built on one thread */
+/* What the buffers are sorted by, copied out so that the comparisons need
+ * no context (qsort has none, and answers are built on several threads). */
+typedef struct {
+    int64_t size, id, offset;
+    int32_t alloc;
+    uint32_t index;
+} buf_key;
 
 static int by_size(const void *pa, const void *pb)
 {
-    const xpv_hlo_logical_buffer *a = &sort_ctx->m->buffers[*(const uint32_t *)pa];
-    const xpv_hlo_logical_buffer *b = &sort_ctx->m->buffers[*(const uint32_t *)pb];
+    const buf_key *a = pa, *b = pb;
     if (a->size != b->size) return a->size > b->size ? -1 : 1;
     return a->id < b->id ? -1 : a->id > b->id;
 }
 
 static int by_extent(const void *pa, const void *pb)
 {
-    const mv_buf *x = &sort_ctx->bufs[*(const uint32_t *)pa],
-                 *y = &sort_ctx->bufs[*(const uint32_t *)pb];
+    const buf_key *x = pa, *y = pb;
     if (x->alloc != y->alloc) return x->alloc < y->alloc ? -1 : 1;
     if (x->offset != y->offset) return x->offset < y->offset ? -1 : 1;
     return by_size(pa, pb);
@@ -260,44 +264,46 @@ static int by_extent(const void *pa, const void *pb)
 /* Bytes the live buffers of each kind cover: buffers that alias (same
  * allocation and offset: a parameter and the copy that reuses it) count
  * once, at the largest size; shared heap buffers add nothing. */
-static void live_bytes(const mv *v, uint32_t *order, uint32_t n, int64_t *live, int64_t *count)
+static void live_bytes(const mv *v, buf_key *keys, uint32_t n, int64_t *live, int64_t *count)
 {
     const xpv_hlo_module *m = v->m;
-    qsort(order, n, sizeof *order, by_extent);
+    qsort(keys, n, sizeof *keys, by_extent);
     for (uint32_t k = 0; k < n; k++) {
-        const mv_buf *b = &v->bufs[order[k]];
-        int kind = alloc_kind(&m->allocations[b->alloc]);
+        const buf_key *key = &keys[k];
+        int kind = alloc_kind(&m->allocations[key->alloc]);
         count[kind]++;
-        const mv_buf *prev = k ? &v->bufs[order[k - 1]] : NULL;
-        if (b->state == 2 || (prev && prev->alloc == b->alloc && prev->offset == b->offset))
+        if (v->bufs[key->index].state == 2 ||
+            (k && keys[k - 1].alloc == key->alloc && keys[k - 1].offset == key->offset))
             continue;
-        live[kind] += m->buffers[order[k]].size;
+        live[kind] += key->size;
     }
 }
 
 static void put_buffers(xpv_buf *b, const mv *v)
 {
     const xpv_hlo_module *m = v->m;
-    uint32_t *order = xpv_xmalloc((m->nbuffers ? m->nbuffers : 1) * sizeof *order), n = 0;
+    buf_key *keys = xpv_xmalloc((m->nbuffers ? m->nbuffers : 1) * sizeof *keys);
+    uint32_t n = 0;
     for (uint32_t i = 0; i < m->nbuffers; i++)
-        if (v->bufs[i].at_peak) order[n++] = i;
+        if (v->bufs[i].at_peak)
+            keys[n++] = (buf_key){m->buffers[i].size, m->buffers[i].id, v->bufs[i].offset,
+                                  v->bufs[i].alloc, i};
     int64_t live[NKINDS] = {0}, count[NKINDS] = {0};
-    sort_ctx = v;
-    live_bytes(v, order, n, live, count);
+    live_bytes(v, keys, n, live, count);
     xpv_buf_puts(b, ",\"groups\":[");
     for (int k = 0; k < NKINDS; k++)
         xpv_buf_printf(b,
                        "%s{\"kind\":\"%s\",\"allocation_bytes\":%" PRId64 ",\"live_bytes\":%" PRId64
                        ",\"buffers\":%" PRId64 "}",
                        k ? "," : "", KIND_NAMES[k], v->alloc_bytes[k], live[k], count[k]);
-    qsort(order, n, sizeof *order, by_size);
+    qsort(keys, n, sizeof *keys, by_size);
     xpv_buf_puts(b, "],\"buffers\":[");
     for (uint32_t k = 0; k < n; k++) {
         if (k) xpv_buf_putc(b, ',');
-        put_buffer(b, v, order[k]);
+        put_buffer(b, v, keys[k].index);
     }
     xpv_buf_putc(b, ']');
-    free(order);
+    free(keys);
 }
 
 typedef struct {
