@@ -236,6 +236,45 @@ static void test_truncated_and_malformed(void)
     xpv_buf_free(&p);
 }
 
+/* Damaged protos (random bytes changed) decode or fail, and whatever
+ * decodes can be walked: shapes printed, FLOPs asked, buffers looked up. */
+static void test_mutations(void)
+{
+    xpv_buf p = {0};
+    build_proto(&p);
+    uint64_t rng = 0x9E3779B97F4A7C15ULL;
+    int ok = 0;
+    uint8_t *d = malloc(p.len);
+    for (int round = 0; round < 3000; round++) {
+        memcpy(d, p.data, p.len);
+        int flips = 1 + (int)(xpv_test_xorshift(&rng) % 4);
+        for (int k = 0; k < flips; k++)
+            d[xpv_test_xorshift(&rng) % p.len] = (uint8_t)xpv_test_xorshift(&rng);
+        xpv_hlo_module m;
+        xpv_err err = {{0}};
+        if (xpv_hlo_decode(d, d, p.len, 1 << 20, &m, &err) != 0) {
+            CU_ASSERT(err.msg[0] != 0);
+            continue;
+        }
+        ok++;
+        xpv_buf s = {0};
+        long double fl;
+        for (uint32_t i = 0; i < m.ninstrs; i++) {
+            xpv_hlo_put_shape(&s, &m.instrs[i].shape);
+            (void)xpv_hlo_instr_flops(&m, &m.instrs[i], &fl);
+        }
+        for (uint32_t i = 0; i < m.nbuffers; i++) {
+            const xpv_hlo_instr *in = xpv_hlo_instr_by_id(&m, m.buffers[i].instruction_id);
+            if (in) (void)xpv_hlo_subshape(&in->shape, &m.buffers[i].shape_index);
+        }
+        xpv_buf_free(&s);
+        xpv_hlo_module_free(&m);
+    }
+    CU_ASSERT(ok > 0);
+    free(d);
+    xpv_buf_free(&p);
+}
+
 /* An XSpace with a device plane and /host:metadata holding two modules. */
 static void test_find_blobs(void)
 {
@@ -315,6 +354,7 @@ int main(void)
         {"a module, its shapes, metadata and buffer assignment", test_module},
         {"convolution FLOPs from shapes", test_conv_flops},
         {"truncations, wrong wire types, the budget", test_truncated_and_malformed},
+        {"damaged protos decode or fail, never crash", test_mutations},
         {"Hlo Proto stats of /host:metadata", test_find_blobs},
         {"every module of the xplane fixtures", test_fixtures},
         {NULL, NULL},
