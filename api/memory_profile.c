@@ -645,10 +645,10 @@ int xpv_api_memory_profile(sqlite3 *db, int64_t id, xpv_buf *out)
 static const xpv_table_col COLS[] = {
     {"allocator", "Allocator", XPV_COL_STRING},
     {"source", "Source", XPV_COL_STRING},
-    {"peak_bytes_in_use", "Peak in use (bytes)", XPV_COL_NUMBER},
-    {"peak_time_us", "Peak at (µs)", XPV_COL_NUMBER},
+    {"peak_in_use_bytes", "Peak in use", XPV_COL_NUMBER},
+    {"peak_offset_us", "Peak at (µs from the start)", XPV_COL_NUMBER},
     {"peak_step", "Peak step", XPV_COL_NUMBER},
-    {"lifetime_peak_bytes", "Lifetime peak (bytes)", XPV_COL_NUMBER},
+    {"lifetime_peak_bytes", "Lifetime peak", XPV_COL_NUMBER},
     {"live_at_peak", "Allocations live at peak", XPV_COL_NUMBER},
     {"allocations", "Allocations", XPV_COL_NUMBER},
     {"deallocations", "Deallocations", XPV_COL_NUMBER},
@@ -659,6 +659,8 @@ typedef struct {
     sqlite3 *db;
     int64_t id, base_ns;
     xpv_table *t;
+    int64_t best;
+    char best_name[256];
 } tool_ctx;
 
 static void tool_row(void *ctx, const allocator *al, const series *a)
@@ -670,7 +672,7 @@ static void tool_row(void *ctx, const allocator *al, const series *a)
     xpv_table_set_text(c->t, r, 0, al->name, strlen(al->name));
     xpv_table_set_text(c->t, r, 1, al->source, strlen(al->source));
     xpv_table_set_int(c->t, r, 2, a->in_use[a->peak]);
-    xpv_table_set_double(c->t, r, 3, (double)p->ts_ns / 1000.0);
+    xpv_table_set_double(c->t, r, 3, (double)(p->ts_ns - c->base_ns) / 1000.0);
     int64_t step = step_at(c->db, c->id, p->ts_ns - c->base_ns);
     if (step >= 0) xpv_table_set_int(c->t, r, 4, step);
     if (a->lifetime >= 0) xpv_table_set_int(c->t, r, 5, a->lifetime);
@@ -679,6 +681,8 @@ static void tool_row(void *ctx, const allocator *al, const series *a)
     xpv_table_set_int(c->t, r, 7, a->allocs);
     xpv_table_set_int(c->t, r, 8, a->frees);
     if (!isnan(a->max_frag)) xpv_table_set_double(c->t, r, 9, a->max_frag);
+    if (a->in_use[a->peak] > c->best)
+        c->best = a->in_use[a->peak], snprintf(c->best_name, sizeof c->best_name, "%s", al->name);
 }
 
 int xpv_tool_memory_profile_has_data(sqlite3 *db, const xpv_tool_scope *s)
@@ -701,10 +705,11 @@ xpv_table *xpv_tool_memory_profile(sqlite3 *db, const xpv_tool_scope *s, xpv_err
     xpv_buf tmp = {0};
     int has = xpv_api_profile_state_get(db, s->ids[0], &ps, &tmp) == 200 && ps.has_span;
     xpv_buf_free(&tmp);
-    tool_ctx c = {db, s->ids[0], has ? ps.start_ns : 0,
-                  xpv_table_new(COLS, sizeof COLS / sizeof COLS[0])};
+    tool_ctx c = {
+        db, s->ids[0], has ? ps.start_ns : 0, xpv_table_new(COLS, sizeof COLS / sizeof COLS[0]),
+        -1, ""};
     each_series(&sc, tool_row, &c);
-    xpv_table_set_property(c.t, "detail", "/api/profiles/{id}/memory_profile");
+    xpv_table_set_property(c.t, "peak_allocator", c.best_name);
     scan_free(&sc);
     return c.t;
 }

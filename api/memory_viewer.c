@@ -485,7 +485,6 @@ xpv_table *xpv_tool_memory_viewer(sqlite3 *db, const xpv_tool_scope *s, xpv_err 
     xpv_table *t = xpv_table_new(COLS, sizeof COLS / sizeof COLS[0]);
     for (size_t i = 0; i < f.n; i++)
         tool_row(t, &f, &f.blobs[i]);
-    xpv_table_set_property(t, "detail", "/api/profiles/{id}/memory_viewer?module=<module>");
     xpv_hlo_file_close(&f);
     return t;
 }

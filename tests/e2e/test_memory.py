@@ -379,6 +379,13 @@ def test_tools_and_errors():
     s.api(GEMM, "hlo/79?q=" + "x" * 300, 400)
     t = s.api(GEMM, "tools/memory_profile")
     assert {r["allocator"] for r in t["rows"]} == {"GPU_0_bfc", "xla_gpu_host_bfc"}
+    mp = s.api(GEMM, "memory_profile")
+    for a in mp["allocators"]:
+        row = [r for r in t["rows"] if r["allocator"] == a["name"]][0]
+        assert row["peak_in_use_bytes"] == a["summary"]["peak_bytes_in_use"]
+        assert abs(row["peak_offset_us"] - a["summary"]["peak_offset_us"]) < 1e-6
+        assert row["live_at_peak"] == a["live_at_peak"]["count"]
+    assert t["properties"]["peak_allocator"] == mp["peak_allocator"]
     q = urllib.parse.urlencode({"run": "run1", "tag": "memory_viewer",
                                 "host": GEMM.replace(".xplane.pb", "")})
     status, dt = get(s.port, "/data/plugin/profile/data?" + q)
