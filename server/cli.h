@@ -5,6 +5,8 @@
 #ifndef XPV_CLI_H
 #define XPV_CLI_H
 
+#include "../common/xpv_common.h"
+
 #include <stdio.h>
 
 typedef enum { XPV_UI_BOTH, XPV_UI_PERFETTO, XPV_UI_TENSORBOARD } xpv_ui_mode;
@@ -25,6 +27,9 @@ typedef struct {
     int show_version;
     int show_help;
     int quiet;
+    xpv_input_limits limits; /* what one gzip file may inflate to */
+    int max_connections;     /* open HTTP connections at once */
+    int client_timeout_s;    /* an idle or slow connection is closed after this */
 } xpv_options;
 
 /* Parses argv into opts. Returns 0, or -1 after printing the problem. */

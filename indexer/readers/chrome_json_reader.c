@@ -608,6 +608,9 @@ static int process_event(xpv_cj_reader *r, xpv_cj_event *pe, size_t raw_len)
     xpv_cj_known_args k;
     if (convert_args(r, pe, &k, &ev.nargs) != 0) return -1;
     ev.args = r->args;
+    ev.flow = pe->extra[EX_BIND_ID].type != JV_NONE || pe->extra[EX_FLOW_IN].type != JV_NONE ||
+              pe->extra[EX_FLOW_OUT].type != JV_NONE;
+    ev.counter = phc == 'i' && xpv_cj_str_is(&name, "[memory]"); /* PyTorch memory totals */
     xpv_launch launch;
     xpv_cj_classify(r, &ev, &cat, &name, &k, p, t, &launch);
     xpv_cj_deliver(r, pe, t, &ev);
@@ -888,7 +891,7 @@ int xpv_read_chrome_json(const char *path, xpv_sink *sink, xpv_err *err)
     memset(&r, 0, sizeof r);
     r.sink = sink;
     r.err = err;
-    r.in = xpv_gz_open(path, 0, HEADROOM, err);
+    r.in = xpv_gz_open(path, 0, HEADROOM, xpv_sink_limits(sink), err);
     if (!r.in) return -1;
     r.icache = xpv_xcalloc(XPV_CJ_ICACHE_SIZE, sizeof *r.icache);
     r.long_cache = xpv_xcalloc(LONG_CACHE_SIZE, sizeof *r.long_cache);
