@@ -143,4 +143,19 @@ int xpv_api_aggregate(sqlite3 *db, int64_t id, const xpv_events_query *q, xpv_bu
 int xpv_api_error(xpv_buf *out, int status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+/* Memory (memory_profile.c, memory_viewer.c, hlo_module_view.c; README
+ * "Memory"). memory_profile: `{"profile", "status", "allocators": [{name,
+ * source, summary, timeline, live_at_peak}]}` from the profile's allocator
+ * events; 404 "No Data" without any. memory_viewer: module NULL gives
+ * `{"modules": [{name, program_id, error, peak_memory_bytes, ...}]}`, else
+ * one module's `{"module", "groups", "buffers", "heap"}`; 404 "No Data"
+ * when the profile carries no HLO protos. hlo_module: NULL lists the
+ * modules, else one module's computations and instructions with device
+ * time; q keeps the instructions whose text holds it. */
+struct xpv_hlo_cache;
+int xpv_api_memory_profile(sqlite3 *db, int64_t id, xpv_buf *out);
+int xpv_api_memory_viewer(sqlite3 *db, int64_t id, const char *module, xpv_buf *out);
+int xpv_api_hlo_module(sqlite3 *db, int64_t id, const char *module, const char *q,
+                       struct xpv_hlo_cache *hlo_cache, xpv_buf *out);
+
 #endif

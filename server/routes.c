@@ -341,6 +341,26 @@ static void search(struct MHD_Connection *c, sqlite3 *db, int64_t id, xpv_reply 
     xpv_reply_json(r, xpv_api_search(db, id, q, offset, (int)limit, &r->body));
 }
 
+/* /memory_viewer?module= and /hlo[/{module}]?q=: a module is named as the
+ * profile names it ("jit_dot(79)"), by program id, or by its HLO name. */
+static void memory_routes(xpv_server *s, struct MHD_Connection *c, sqlite3 *db, int64_t id,
+                          const char *sub, xpv_reply *r)
+{
+    const char *q = param(c, "q"), *module = param(c, "module");
+    if ((q && strlen(q) > 256) || (module && strlen(module) > 1024)) {
+        xpv_reply_error(r, 400, "q or module is too long");
+        return;
+    }
+    if (strcmp(sub, "memory_profile") == 0)
+        xpv_reply_json(r, xpv_api_memory_profile(db, id, &r->body));
+    else if (strcmp(sub, "memory_viewer") == 0)
+        xpv_reply_json(r,
+                       xpv_api_memory_viewer(db, id, module && *module ? module : NULL, &r->body));
+    else
+        xpv_reply_json(
+            r, xpv_api_hlo_module(db, id, sub[3] ? sub + 4 : NULL, q, s->hlo_cache, &r->body));
+}
+
 static void profile_route(xpv_server *s, struct MHD_Connection *c, const char *rest, xpv_reply *r)
 {
     size_t idlen = strcspn(rest, "/");
@@ -373,6 +393,9 @@ static void profile_route(xpv_server *s, struct MHD_Connection *c, const char *r
         window_route(s, c, db, id, r, xpv_api_aggregate);
     else if (strcmp(sub, "modules") == 0)
         xpv_reply_json(r, xpv_api_profile_modules(db, id, &r->body));
+    else if (!strcmp(sub, "memory_profile") || !strcmp(sub, "memory_viewer") ||
+             !strcmp(sub, "hlo") || !strncmp(sub, "hlo/", 4))
+        memory_routes(s, c, db, id, sub, r);
     else if (strcmp(sub, "tools") == 0 || strncmp(sub, "tools/", 6) == 0)
         tools(s, c, db, id, sub[5] ? sub + 6 : "", r);
     else

@@ -1360,6 +1360,84 @@ await test('offline: no request leaves 127.0.0.1', async () => {
   eq(outside.length, 0, `requests to other hosts: ${outside.slice(0, 5).join(', ')}`);
 });
 
+// Memory tab (memory.js) and HLO tab (hlo.js) on the TPU and MI300X xplanes.
+const byFile = (name) => ready.find((p) => (p.path || '').endsWith(name));
+const tpuProfile = byFile('jax-tpu-v6e-inference.xplane.pb');
+const gemmProfile = byFile('jax-rocm-mi300x-gemm.xplane.pb');
+if (tpuProfile && gemmProfile) {
+  await test('memory profile: an allocator panel per allocator, peaks as the API gives them', async () => {
+    const want = await api(`/api/profiles/${tpuProfile.id}/memory_profile`);
+    const page = await newPage();
+    await page.goto(`${BASE}/#/p/${tpuProfile.id}/memory`);
+    await page.waitForSelector('section.allocator');
+    const panels = await page.$$eval('section.allocator', (els) => els.map((e) => e.dataset.allocator));
+    eq(panels.join('|'), want.allocators.map((a) => a.name).join('|'), 'allocators');
+    const a0 = want.allocators[0];
+    const peak = await page.$eval('section.allocator [data-fact="peak_bytes_in_use"]', (e) => e.textContent);
+    assert(peak.length > 0 && peak !== '—', `peak shown: ${peak}`);
+    const rows = await page.$eval('section.allocator table.data', (t) => Number(t.dataset.rows));
+    eq(rows, a0.live_at_peak.allocations.length, 'live allocations rows');
+    const first = await page.$eval('section.allocator table.data tbody tr td[data-key="size_bytes"]', (e) =>
+      Number(e.dataset.value),
+    );
+    eq(first, a0.live_at_peak.allocations[0].bytes, 'largest live allocation first');
+    await page.waitForSelector('section.allocator canvas.line-chart');
+    const ink = await page.$eval('section.allocator canvas.line-chart', (c) => {
+      const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+      let n = 0;
+      for (let i = 3; i < d.length; i += 4) n += d[i] > 0;
+      return n;
+    });
+    assert(ink > 100, `the bytes-in-use chart is drawn (${ink} pixels)`);
+    await shot(page, 'memory-profile');
+    eq(page.errors.length, 0, `console errors: ${page.errors.join(' | ')}`);
+    await page.context().close();
+  });
+
+  await test('memory viewer: a module, its peak and its buffers largest first', async () => {
+    const list = await api(`/api/profiles/${tpuProfile.id}/memory_viewer`);
+    const best = list.modules.reduce((b, m) => (m.peak_memory_bytes > b.peak_memory_bytes ? m : b));
+    const want = await api(`/api/profiles/${tpuProfile.id}/memory_viewer?module=${encodeURIComponent(best.name)}`);
+    const page = await newPage();
+    await page.goto(`${BASE}/#/p/${tpuProfile.id}/memory?view=viewer`);
+    await page.waitForSelector('section.panel[data-module] table.data, table.data');
+    eq(await page.$eval('section.panel[data-module]', (e) => e.dataset.module), best.name, 'module with the highest peak first');
+    const sizes = await page.$$eval('table.data tbody td[data-key="size_bytes"]', (els) =>
+      els.map((e) => Number(e.dataset.value)),
+    );
+    eq(sizes.join(','), want.buffers.map((b) => b.size_bytes).join(','), 'buffer sizes');
+    await shot(page, 'memory-viewer');
+    eq(page.errors.length, 0, `console errors: ${page.errors.join(' | ')}`);
+    await page.context().close();
+  });
+
+  await test('HLO tab: a module as text, searchable, an HLO op row links to its instruction', async () => {
+    const want = await api(`/api/profiles/${gemmProfile.id}/hlo/79`);
+    const page = await newPage();
+    await page.goto(`${BASE}/#/p/${gemmProfile.id}/tools/hlo_stats`);
+    const link = page.locator('table.data td[data-key="hlo_op_name"] a[href*="module=79"]').first();
+    await link.waitFor();
+    await link.click();
+    await page.waitForSelector('.hlo-line.selected');
+    eq(await page.$eval('.hlo-line.selected', (e) => e.dataset.name), 'custom-call.1', 'selected instruction');
+    const cc = want.computations.flatMap((c) => c.instructions).find((i) => i.name === 'custom-call.1');
+    eq(await page.$eval('.hlo-line.selected', (e) => Number(e.dataset.timeUs)), cc.device_time_us, 'device time');
+    const n = await page.$$eval('.hlo-line', (els) => els.length);
+    eq(
+      n,
+      want.computations.reduce((k, c) => k + c.instructions.length, 0),
+      'one line per instruction',
+    );
+    await page.fill('input[aria-label="Search instructions"]', 'get-tuple');
+    const shown = await page.$$eval('.hlo-line:not([hidden])', (els) => els.map((e) => e.dataset.name));
+    eq(shown.join(','), 'get-tuple-element.1', 'search keeps the matching lines');
+    await page.fill('input[aria-label="Search instructions"]', '');
+    await shot(page, 'hlo-text');
+    eq(page.errors.length, 0, `console errors: ${page.errors.join(' | ')}`);
+    await page.context().close();
+  });
+}
+
 if (process.env.XPV_PERF_PROFILE) {
   await test('measure: timeline first paint and JS heap on the big profile', async () => {
     const id = process.env.XPV_PERF_PROFILE;
