@@ -5,6 +5,8 @@
 #ifndef XPV_CLI_H
 #define XPV_CLI_H
 
+#include "../api/findings.h"
+
 #include <stdio.h>
 
 typedef enum { XPV_UI_BOTH, XPV_UI_PERFETTO, XPV_UI_TENSORBOARD } xpv_ui_mode;
@@ -25,6 +27,7 @@ typedef struct {
     int show_version;
     int show_help;
     int quiet;
+    xpv_findings_config findings; /* the defaults, or as --findings-config=FILE sets them */
 } xpv_options;
 
 /* Parses argv into opts. Returns 0, or -1 after printing the problem. */

@@ -8,6 +8,7 @@
 #include "trace_stream.h"
 #include "../api/api.h"
 #include "../api/tools.h"
+#include "../api/findings.h"
 
 #include <errno.h>
 #include <math.h>
@@ -340,6 +341,8 @@ static void profile_route(xpv_server *s, struct MHD_Connection *c, const char *r
         event(c, db, id, r);
     else if (strcmp(sub, "search") == 0)
         search(c, db, id, r);
+    else if (strcmp(sub, "findings") == 0)
+        xpv_reply_json(r, xpv_api_findings(db, id, &s->opts->findings, &r->body));
     else if (strcmp(sub, "modules") == 0)
         xpv_reply_json(r, xpv_api_profile_modules(db, id, &r->body));
     else if (strcmp(sub, "tools") == 0 || strncmp(sub, "tools/", 6) == 0)
