@@ -33,8 +33,8 @@ static void window_label(const xpv_fwindow *w, char *buf, size_t n)
 }
 
 /* Indexes of the (at most k) windows with the largest key, largest first. */
-static size_t top_windows(const xpv_fctx *c, int64_t (*key)(const xpv_fwindow *), size_t *out,
-                          size_t k)
+size_t xpv_findings_top_windows(const xpv_fctx *c, int64_t (*key)(const xpv_fwindow *), size_t *out,
+                                size_t k)
 {
     size_t n = 0;
     for (size_t i = 0; i < c->nwin; i++) {
@@ -181,7 +181,7 @@ void xpv_findings_input(const xpv_fctx *c, xpv_findings *out)
     xpv_finding_explain(f, "The devices sit idle while the host loads and prepares the next"
                            " batch; prefetching or more loader workers let the devices start"
                            " at once.");
-    size_t top[5], n = top_windows(c, key_input, top, 5);
+    size_t top[5], n = xpv_findings_top_windows(c, key_input, top, 5);
     for (size_t i = 0; i < n; i++) {
         const xpv_fwindow *w = &c->win[top[i]];
         xpv_finding_evidence(f, w->start, w->end, NULL, "step %lld: waited %s (%.1f%%)",
@@ -221,7 +221,7 @@ void xpv_findings_collectives(const xpv_fctx *c, xpv_findings *out)
     xpv_finding_explain(f, "Communication that no computation overlaps stalls the device;"
                            " overlapping gradient all-reduces with the backward pass, or larger"
                            " buckets, hide it.");
-    size_t top[5], n = top_windows(c, key_exposed, top, 5);
+    size_t top[5], n = xpv_findings_top_windows(c, key_exposed, top, 5);
     for (size_t i = 0; i < n; i++) {
         const xpv_fwindow *w = &c->win[top[i]];
         window_label(w, lab, sizeof lab);

@@ -13,25 +13,21 @@
 
 /* ---- copies ---- */
 
+static int64_t key_copies(const xpv_fwindow *w)
+{
+    return w->h2d + w->d2h;
+}
+
+/* The windows with the most copy time, with their longest copy. */
 static void copy_evidence(const xpv_fctx *c, xpv_finding *f)
 {
-    /* the windows with the most copy time */
-    char d[32];
-    for (int k = 0; k < 5; k++) {
-        const xpv_fwindow *best = NULL;
-        for (size_t i = 0; i < c->nwin; i++) {
-            const xpv_fwindow *w = &c->win[i];
-            int64_t t = w->h2d + w->d2h;
-            int taken = 0;
-            for (size_t e = 0; e < f->nev; e++)
-                taken |= f->ev[e].start == w->start && f->ev[e].end == w->end;
-            if (t > 0 && !taken && (!best || t > best->h2d + best->d2h)) best = w;
-        }
-        if (!best) return;
-        char lab[32] = "the profile";
-        if (best->step >= 0) snprintf(lab, sizeof lab, "step %lld", (long long)best->step);
-        xpv_finding_evidence(f, best->start, best->end, &best->copy_ev, "%s: %s of copies", lab,
-                             xpv_findings_dur(best->h2d + best->d2h, d, sizeof d));
+    char d[32], lab[32];
+    size_t top[5], n = xpv_findings_top_windows(c, key_copies, top, 5);
+    for (size_t i = 0; i < n; i++) {
+        const xpv_fwindow *w = &c->win[top[i]];
+        snprintf(lab, sizeof lab, w->step >= 0 ? "step %lld" : "slice", (long long)w->step);
+        xpv_finding_evidence(f, w->start, w->end, &w->copy_ev, "%s: %s of copies", lab,
+                             xpv_findings_dur(w->h2d + w->d2h, d, sizeof d));
     }
 }
 
@@ -152,28 +148,25 @@ static void latency_text(xpv_fctx *c, char *buf, size_t n)
              (int64_t)c->nlatency < c->latency_seen ? " (of the first launches)" : "");
 }
 
+static int64_t key_idle(const xpv_fwindow *w)
+{
+    return w->idle_ev.set ? w->idle_in_active : 0;
+}
+
+/* The windows where the devices idled most between kernels. */
 static void launch_evidence(const xpv_fctx *c, xpv_finding *f)
 {
-    char d[32], lab[32];
-    for (int k = 0; k < 5; k++) {
-        const xpv_fwindow *best = NULL;
-        for (size_t i = 0; i < c->nwin; i++) {
-            const xpv_fwindow *w = &c->win[i];
-            int taken = 0;
-            for (size_t e = 0; e < f->nev; e++)
-                taken |= f->ev[e].start == w->idle_ev.start;
-            if (w->idle_ev.set && !taken && (!best || w->idle_in_active > best->idle_in_active))
-                best = w;
-        }
-        if (!best) return;
-        snprintf(lab, sizeof lab, best->step >= 0 ? "step %lld" : "slice", (long long)best->step);
-        int64_t pad = (best->idle_ev.end - best->idle_ev.start) / 2;
-        xpv_finding_evidence(f, best->idle_ev.start - pad, best->idle_ev.end + pad, NULL,
-                             "%s: %lld kernels, devices idle %s between them; the longest gap "
-                             "%s",
-                             lab, (long long)best->kernels,
-                             xpv_findings_dur(best->idle_in_active, d, sizeof d),
-                             xpv_findings_dur(best->idle_ev.end - best->idle_ev.start, lab, 32));
+    char d[32], g[32], lab[32];
+    size_t top[5], n = xpv_findings_top_windows(c, key_idle, top, 5);
+    for (size_t i = 0; i < n; i++) {
+        const xpv_fwindow *w = &c->win[top[i]];
+        snprintf(lab, sizeof lab, w->step >= 0 ? "step %lld" : "slice", (long long)w->step);
+        int64_t gap = w->idle_ev.end - w->idle_ev.start;
+        xpv_finding_evidence(f, w->start, w->end, NULL,
+                             "%s: %lld kernels, devices idle %s between them; the longest gap %s",
+                             lab, (long long)w->kernels,
+                             xpv_findings_dur(w->idle_in_active, d, sizeof d),
+                             xpv_findings_dur(gap, g, sizeof g));
     }
 }
 

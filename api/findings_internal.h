@@ -160,6 +160,11 @@ int xpv_findings_step_outliers(const xpv_fctx *c, xpv_findings *out, xpv_err *er
 void xpv_findings_hot_spots(const xpv_fctx *c, xpv_findings *out);
 int xpv_findings_idle_devices(const xpv_fctx *c, xpv_findings *out, xpv_err *err);
 
+/* Indexes of the (at most k) windows with the largest positive key,
+ * largest first; returns how many. */
+size_t xpv_findings_top_windows(const xpv_fctx *c, int64_t (*key)(const xpv_fwindow *), size_t *out,
+                                size_t k);
+
 /* "12.3 ms" style text of a ps duration, into buf. */
 const char *xpv_findings_dur(int64_t ps, char *buf, size_t n);
 
