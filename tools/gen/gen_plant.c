@@ -6,7 +6,7 @@
  *   input-stall          a 2 ms DataLoader fetch at the start of every step, device idle
  *   exposed-collectives  a 1.5 ms NCCL all-reduce after each step's compute, nothing beside it
  *   sync-copy            one synchronous cudaMemcpy (DtoH) per step
- *   slow-step            step 5's kernels run 3x longer
+ *   slow-step            step 5 runs its ops three times over
  *   tiny-kernels         200 kernels of 3 us per step, launched every 15 us
  *
  * The clean trace (`--plant none`): per step a 30 us DataLoader fetch, one
@@ -123,8 +123,8 @@ static void one_step(pg *g, int step)
     copy(g, 0);
     int tiny = g->plant & XPV_PLANT_TINY_KERNELS;
     int64_t dur = tiny ? 3 * US : 500 * US;
-    if (g->plant & XPV_PLANT_SLOW_STEP && step == 5) dur *= 3;
-    for (int i = 0; i < (tiny ? 200 : 8); i++)
+    int ops = (tiny ? 200 : 8) * (g->plant & XPV_PLANT_SLOW_STEP && step == 5 ? 3 : 1);
+    for (int i = 0; i < ops; i++)
         launch_kernel(g, OPS[i % 8], KERNELS[i % 8], dur, tiny ? 15 * US : 20 * US);
     if (g->plant & XPV_PLANT_EXPOSED_COLLECTIVES)
         launch_kernel(g, "nccl:all_reduce",
