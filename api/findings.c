@@ -154,6 +154,7 @@ static void ctx_free(xpv_fctx *c)
     xpv_tool_profile_free(&c->prof);
     free(c->track_device), free(c->cls), free(c->win), free(c->compiles), free(c->input);
     free(c->compile_ivals), free(c->sync_t), free(c->sync_ref), free(c->latency);
+    free(c->dev_last);
 }
 
 /* ---- the answer ---- */

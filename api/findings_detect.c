@@ -50,6 +50,14 @@ size_t xpv_findings_top_windows(const xpv_fctx *c, int64_t (*key)(const xpv_fwin
     return n;
 }
 
+int64_t xpv_findings_device_time(const xpv_fctx *c)
+{
+    int64_t t = 0;
+    for (size_t i = 0; i < c->nwin; i++)
+        t += c->has_steps ? c->win[i].dev_window : c->win[i].active;
+    return t;
+}
+
 /* ---- compilation ---- */
 
 static int by_start(const void *a, const void *b)
@@ -199,9 +207,9 @@ static int64_t key_exposed(const xpv_fwindow *w)
 
 void xpv_findings_collectives(const xpv_fctx *c, xpv_findings *out)
 {
-    int64_t coll = 0, exposed = 0, dev = 0;
+    int64_t coll = 0, exposed = 0, dev = xpv_findings_device_time(c);
     for (size_t i = 0; i < c->nwin; i++)
-        coll += c->win[i].collective, exposed += c->win[i].exposed, dev += c->win[i].dev_window;
+        coll += c->win[i].collective, exposed += c->win[i].exposed;
     if (!coll || !dev) return;
     double share = (double)coll / (double)dev, eshare = (double)exposed / (double)dev;
     const xpv_findings_config *k = c->cfg;

@@ -48,9 +48,9 @@ static void bytes_text(const xpv_fctx *c, size_t nsteps, char *buf, size_t n)
 
 static void transfers_share(const xpv_fctx *c, xpv_findings *out)
 {
-    int64_t h2d = 0, d2h = 0, dev = 0;
+    int64_t h2d = 0, d2h = 0, dev = xpv_findings_device_time(c);
     for (size_t i = 0; i < c->nwin; i++)
-        h2d += c->win[i].h2d, d2h += c->win[i].d2h, dev += c->win[i].dev_window;
+        h2d += c->win[i].h2d, d2h += c->win[i].d2h;
     double share = dev ? (double)(h2d + d2h) / (double)dev : 0;
     const xpv_findings_config *k = c->cfg;
     if (!dev || share < k->transfer_share_warn) return;

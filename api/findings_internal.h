@@ -50,7 +50,8 @@ typedef struct {
     int64_t h2d_bytes, d2h_bytes;
     int has_bytes;
     int64_t kernels, short_kernels, kernel_time;
-    int64_t active, idle_in_active, gaps; /* from each device's first to last work */
+    int64_t active, idle_in_active, gaps; /* from each device's first to last work; without
+                                             steps, with the gaps between slices */
     int64_t input_wait;                   /* the devices wait for host input work */
     int64_t compile;                      /* compilation (host) inside the window */
     int64_t sync_copies;
@@ -81,7 +82,9 @@ typedef struct {
     int has_steps;
     xpv_fwindow *win;
     size_t nwin;
-    int truncated; /* a window had more device events than kept */
+    int truncated;     /* a window had more device events than kept */
+    int64_t *dev_last; /* by device: the end of its last work in the windows so far, -1 none */
+    size_t ndev;
     /* host */
     xpv_fcompile *compiles;
     size_t ncompiles;
@@ -159,6 +162,11 @@ int xpv_findings_hot_names(xpv_fctx *c, xpv_err *err);
 int xpv_findings_step_outliers(const xpv_fctx *c, xpv_findings *out, xpv_err *err);
 void xpv_findings_hot_spots(const xpv_fctx *c, xpv_findings *out);
 int xpv_findings_idle_devices(const xpv_fctx *c, xpv_findings *out, xpv_err *err);
+
+/* The device time shares are of: with steps, each step's length times the
+ * devices that worked in it; without, each device's span from its first
+ * work to its last. */
+int64_t xpv_findings_device_time(const xpv_fctx *c);
 
 /* Indexes of the (at most k) windows with the largest positive key,
  * largest first; returns how many. */

@@ -175,6 +175,24 @@ static void note_gap(xpv_fwindow *w, const ivals *busy)
     }
 }
 
+/* Without steps the slices are one timeline: the idle gap from a device's
+ * last work in an earlier slice to its first in this one is the device's
+ * too (work cut at a slice's edge leaves no gap). */
+static void between_slices(xpv_fctx *c, xpv_fwindow *w, int dev, const ivals *busy)
+{
+    if (dev < 0) return;
+    size_t old = c->ndev;
+    c->dev_last = xpv_grow_to_index(c->dev_last, &c->ndev, (size_t)dev, sizeof(int64_t), 0);
+    for (size_t i = old; i < c->ndev; i++)
+        c->dev_last[i] = -1;
+    int64_t last = c->dev_last[dev], first = busy->v[0].start;
+    c->dev_last[dev] = busy->v[busy->n - 1].end;
+    if (c->has_steps || last < 0 || first <= last) return;
+    w->active += first - last;
+    w->idle_in_active += first - last;
+    w->gaps++;
+}
+
 static void one_device(wscan *ws, const item *v, size_t n)
 {
     xpv_fwindow *w = ws->w;
@@ -206,6 +224,7 @@ static void one_device(wscan *ws, const item *v, size_t n)
     int64_t busy = ivals_len(&ws->busy);
     w->busy += busy;
     if (ws->busy.n) {
+        between_slices(ws->c, w, v[0].dev, &ws->busy);
         int64_t span = ws->busy.v[ws->busy.n - 1].end - ws->busy.v[0].start;
         w->active += span;
         w->idle_in_active += span - busy;
