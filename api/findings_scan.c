@@ -2,8 +2,8 @@
  * findings_scan.c — the measurements under the findings, read from the
  * event store: names classified once (SQL narrows the profile's strings
  * down, C decides), one scan of the host's events (compilation, input
- * work, synchronous copies), then one scan per step window of the device
- * work and the launches.
+ * work, synchronous copies) and the devices' copies (pageable ones), then one scan per step window
+ * of the device work and the launches.
  *
  * Memory: the host's compile and input intervals and synchronous copies
  * (at most MAX_HOST_ITEMS each); the windows are findings_window.c's.
@@ -181,8 +181,15 @@ static int host_visit(void *ctx, const xpv_event *ev, int64_t block, uint32_t in
     host_scan *h = ctx;
     xpv_fctx *c = h->c;
     uint8_t k = cls_of(c, ev->name);
-    if (!k || ev->dur_ps < 0 || device_of(c, ev->track) >= 0) return 0;
+    if (!k || ev->dur_ps < 0) return 0;
     int64_t s = rel_ps(c, ev);
+    if (device_of(c, ev->track) >= 0) { /* only copies come this far */
+        if (!(k & XPV_FN_PAGEABLE)) return 0;
+        c->pageable_n++;
+        c->pageable_time += ev->dur_ps;
+        xpv_fref_longest(&c->pageable_ev, s, s + ev->dur_ps, block, index);
+        return 0;
+    }
     if (k & XPV_FN_COMPILE) add_compile(h, ev, s, block, index);
     if (k & XPV_FN_INPUT && c->ninput < MAX_HOST_ITEMS)
         push_ival(&c->input, &c->ninput, &h->input_cap, s, s + ev->dur_ps);
@@ -265,8 +272,10 @@ int xpv_findings_scan_host(xpv_fctx *c, xpv_err *err)
     host_scan h = {.c = c};
     xpv_store_query q;
     xpv_store_query_all(&q, c->id);
-    q.kinds =
-        XPV_KIND_BIT(XPV_KIND_OTHER) | XPV_KIND_BIT(XPV_KIND_LAUNCH) | XPV_KIND_BIT(XPV_KIND_STEP);
+    q.kinds = XPV_KIND_BIT(XPV_KIND_OTHER) | XPV_KIND_BIT(XPV_KIND_LAUNCH) |
+              XPV_KIND_BIT(XPV_KIND_STEP) | XPV_KIND_BIT(XPV_KIND_MEMCPY_H2D) |
+              XPV_KIND_BIT(XPV_KIND_MEMCPY_D2H) | XPV_KIND_BIT(XPV_KIND_MEMCPY_D2D) |
+              XPV_KIND_BIT(XPV_KIND_MEMCPY_OTHER);
     q.skip_args = 1;
     if (xpv_store_scan(c->db, &q, host_visit, &h, err) != 0) return -1;
     c->ninput = xpv_tool_ivals_normalize(c->input, c->ninput);

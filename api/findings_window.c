@@ -154,11 +154,6 @@ static void count_item(wscan *ws, const item *it)
     if (it->kind == XPV_KIND_MEMCPY_D2H) w->d2h += d;
     if (it->kind == XPV_KIND_MEMCPY_H2D || it->kind == XPV_KIND_MEMCPY_D2H)
         xpv_fref_longest(&w->copy_ev, it->s, it->e, it->block, it->index);
-    if (it->cls & XPV_FN_PAGEABLE && is_copy(it->kind)) {
-        c->pageable_n++;
-        c->pageable_time += d;
-        xpv_fref_longest(&c->pageable_ev, it->s, it->e, it->block, it->index);
-    }
     for (int i = 0; i < c->nhot; i++)
         if (it->name == c->hot_name[i])
             xpv_fref_longest(&c->hot_ev[i], it->s, it->e, it->block, it->index);
