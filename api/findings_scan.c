@@ -38,9 +38,10 @@ static int is_compile(const char *s, size_t n)
     if (has(s, n, "backend_compile") || has(s, n, "BackendCompile") || has(s, n, "XlaCompile") ||
         has(s, n, "Compiler::Compile") || has(s, n, "Client::Compile") || has(s, n, "PjRtCompile"))
         return 1;
-    /* torch.compile: dynamo's frame conversion and inductor's compile_fx */
-    if (has(s, n, "_dynamo/convert_frame.py") &&
-        (has(s, n, ": _compile") || has(s, n, "compile_inner")))
+    /* torch.compile: dynamo's frame conversion (its Python frame, or the
+     * "_compile.compile_inner (dynamo_timed)" region) and inductor's compile_fx */
+    if (has(s, n, "compile_inner") ||
+        (has(s, n, "_dynamo/convert_frame.py") && has(s, n, ": _compile")))
         return 1;
     return has(s, n, "_inductor/compile_fx.py") && has(s, n, ": compile_fx");
 }

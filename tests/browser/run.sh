@@ -55,6 +55,8 @@ if [ -n "${XPV_GEN:-}" ] && [ -x "$XPV_GEN" ]; then
     echo "note: xpv-gen failed (continuing without a generated profile):"; tail -3 "$work/gen.log"
   fi
 fi
+# a small trace with a recompilation planted, for the findings test
+[ -n "${XPV_GEN:-}" ] && "$XPV_GEN" --out "$dir/planted" --plant recompile >/dev/null 2>&1 || true
 [ "$have_profiles" = 1 ] || skip "no fixtures at \$XPV_FIXTURES (../shared/fixtures) and no working xpv-gen"
 # One unreadable profile, for the error state.
 printf '{"traceEvents": [ {"name": "x", "ph": "X", "ts": 1,' >"$dir/other/broken.trace.json"
