@@ -111,6 +111,44 @@ typedef struct {
     uint32_t key_bytes[3], key_memcpy_details;
 } xpv_fctx;
 
+/* ---- reading the windows (findings_batch.c) and measuring them
+ * (findings_window.c) ---- */
+
+typedef struct {
+    int32_t dev;
+    uint8_t cls, kind;
+    uint32_t name, index;
+    int64_t s, e, corr, block;
+} xpv_fitem;
+
+typedef struct {
+    int64_t corr, t;
+} xpv_flaunch;
+
+typedef struct {
+    xpv_tool_ival *v;
+    size_t n, cap;
+} xpv_fivals;
+
+typedef struct {
+    xpv_fctx *c;
+    int64_t b0, b1; /* the span being read, ps */
+    xpv_fitem *items, *by_dev;
+    size_t n, cap, by_dev_cap;
+    xpv_flaunch *l; /* the span's launches, by correlation id */
+    size_t nl, lcap;
+    size_t *grp;       /* by_dev[grp[i], grp[i + 1]) is one device's */
+    int64_t *grp_long; /* the longest event of each device group */
+    size_t ngrp, grp_cap;
+    xpv_fivals comp, coll, busy, all, feed; /* scratch */
+} xpv_fscan;
+
+/* Adds one device's work to window w: v[0..n) all start before w's end
+ * (those that end before its start are skipped). */
+void xpv_findings_window_device(xpv_fscan *ws, xpv_fwindow *w, const xpv_fitem *v, size_t n);
+/* After every device: the wait for input, compilation and sync copies. */
+void xpv_findings_window_end(xpv_fscan *ws, xpv_fwindow *w);
+
 /* ---- findings_scan.c ---- */
 int xpv_findings_classify_names(xpv_fctx *c, xpv_err *err);
 int xpv_findings_scan_host(xpv_fctx *c, xpv_err *err);

@@ -130,12 +130,13 @@ VALUE_KIND = {"input-stall": "input_bound", "exposed-collectives": "exposed_coll
 
 
 class Server:
-    def __init__(self, root, *extra):
+    def __init__(self, root, *extra, env=None):
         self.port = e2e.free_port()
         self.db = os.path.join(e2e.tmpdir(), "i.sqlite")
         self.p = subprocess.Popen([e2e.BIN, "--profile-dir=" + root, "--port=%d" % self.port,
                                    "--db=" + self.db, "--perfetto-port=0", "--quiet"] + list(extra),
-                                  stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                  env=dict(os.environ, **(env or {})))
         e2e.wait_indexed(self.port, 1)
 
     def get(self, path):
@@ -287,6 +288,27 @@ def test_config_file_changes_thresholds():
     assert r.returncode == 2 and "line 2: unknown key 'no_such_key'" in r.stderr, r.stderr
 
 
+def test_same_answer_read_step_by_step():
+    """Steps are read in batches when they are short next to the event
+    blocks (all ten of a planted trace at once); XPV_FINDINGS_BATCH=off
+    reads each alone. Both must give the same bytes, here and on the
+    fixtures when they are there."""
+    roots = [ROOT] + ([e2e.FIXTURES] if e2e.FIXTURES and os.path.isdir(e2e.FIXTURES) else [])
+    for root in roots:
+        answers = []
+        for env in ({}, {"XPV_FINDINGS_BATCH": "off"}):
+            s = Server(root, env=env)
+            try:
+                _, _, body = e2e.http_get(s.port, "/api/profiles")
+                answers.append({p["path"]: e2e.http_get(s.port, "/api/profiles/%s/findings" %
+                                                        p["id"])[2]
+                                for p in json.loads(body)["profiles"]})
+            finally:
+                s.stop()
+        assert answers[0] == answers[1], root
+        assert any(b'"findings":[{' in v for v in answers[0].values())
+
+
 if __name__ == "__main__":
     if not e2e.BIN or not e2e.GEN:
         print("SKIP: XPV_BIN/XPV_GEN not set")
@@ -296,6 +318,7 @@ if __name__ == "__main__":
         e2e.main([test_exactly_the_planted_patterns, test_all_patterns_together,
                   test_values_match_the_raw_trace, test_shape_and_severity,
                   test_evidence_names_the_events, test_cached_and_bad_ids,
-                  test_list_only_json_has_findings, test_config_file_changes_thresholds])
+                  test_list_only_json_has_findings, test_config_file_changes_thresholds,
+                  test_same_answer_read_step_by_step])
     finally:
         S.stop()
