@@ -238,6 +238,13 @@ int xpv_api_findings(sqlite3 *db, int64_t id, const xpv_findings_config *cfg, xp
     xpv_api_profile_state ps;
     int status = xpv_api_profile_state_get(db, id, &ps, out);
     if (status != 200) return status;
+    int indexed =
+        strcmp(ps.status, "ok") == 0 || (strcmp(ps.status, "error") == 0 && ps.events > 0);
+    if (!indexed) { /* pending, unsupported or unreadable: nothing to judge yet */
+        xpv_api_put_profile_head(out, id, &ps);
+        xpv_buf_puts(out, ",\"complete\":null,\"steps\":null,\"findings\":null}");
+        return 200;
+    }
     xpv_fctx c = {.db = db, .id = id, .cfg = cfg};
     xpv_findings l = {0};
     xpv_err err = {{0}};

@@ -44,7 +44,10 @@ void xpv_findings_config_describe(xpv_buf *out);
  * "warning" | "critical", "title", "value", "unit", "threshold",
  * "explanation", "evidence": [{"start_us", "end_us", "ref", "label"}]}]}`,
  * most severe first. start_us/end_us are in the events answer's clock;
- * ref is "<block>:<index>" (xpv_api_event) or null. 200, 404 or 500. */
+ * ref is "<block>:<index>" (xpv_api_event) or null. A profile not
+ * indexed (pending, unsupported, unreadable) has "findings": null; one
+ * read in part (an error after some events) is judged on what was read.
+ * 200, 404 or 500. */
 int xpv_api_findings(sqlite3 *db, int64_t id, const xpv_findings_config *cfg, xpv_buf *out);
 
 #endif

@@ -63,6 +63,10 @@ export function findingsPanel(id, signal) {
   );
   fetchFindings(id, { signal }).then(
     (res) => {
+      if (res.findings === null) {
+        body.replaceChildren(stateView('Not judged', `The profile is ${res.status}: there is nothing to judge yet.`, 'empty'));
+        return;
+      }
       const list = res.findings || [];
       if (!list.length) {
         body.replaceChildren(
