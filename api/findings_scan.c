@@ -281,7 +281,7 @@ int xpv_findings_scan_host(xpv_fctx *c, xpv_err *err)
     if (xpv_store_scan(c->db, &q, host_visit, &h, err) != 0) return -1;
     c->ninput = xpv_tool_ivals_normalize(c->input, c->ninput);
     c->ncompile_ivals = xpv_tool_ivals_normalize(c->compile_ivals, c->ncompile_ivals);
-    qsort(c->sync_ref, c->nsync, sizeof *c->sync_ref, cmp_sync);
+    xpv_sort(c->sync_ref, c->nsync, sizeof *c->sync_ref, cmp_sync);
     for (size_t i = 0; i < c->nsync; i++)
         c->sync_t[i] = c->sync_ref[i].start;
     return compile_modules(c, err);
