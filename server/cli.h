@@ -6,6 +6,7 @@
 #define XPV_CLI_H
 
 #include "../common/xpv_common.h"
+#include "../api/findings.h"
 
 #include <stdio.h>
 
@@ -30,6 +31,7 @@ typedef struct {
     xpv_input_limits limits; /* what one gzip file may inflate to */
     int max_connections;     /* open HTTP connections at once */
     int client_timeout_s;    /* an idle or slow connection is closed after this */
+    xpv_findings_config findings; /* the defaults, or as --findings-config=FILE sets them */
 } xpv_options;
 
 /* Parses argv into opts. Returns 0, or -1 after printing the problem. */

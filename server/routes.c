@@ -8,6 +8,7 @@
 #include "trace_stream.h"
 #include "../api/api.h"
 #include "../api/tools.h"
+#include "../api/findings.h"
 
 #include <errno.h>
 #include <math.h>
@@ -391,6 +392,8 @@ static void profile_route(xpv_server *s, struct MHD_Connection *c, const char *r
         window_route(s, c, db, id, r, xpv_api_counters);
     else if (strcmp(sub, "aggregate") == 0)
         window_route(s, c, db, id, r, xpv_api_aggregate);
+    else if (strcmp(sub, "findings") == 0)
+        xpv_reply_json(r, xpv_api_findings(db, id, &s->opts->findings, &r->body));
     else if (strcmp(sub, "modules") == 0)
         xpv_reply_json(r, xpv_api_profile_modules(db, id, &r->body));
     else if (!strcmp(sub, "memory_profile") || !strcmp(sub, "memory_viewer") ||

@@ -14,6 +14,7 @@
  *   /api/profiles/{id}/counters?start_us=&end_us=&resolution=
  *   /api/profiles/{id}/aggregate?start_us=&end_us=&tracks=1,2
  *   /api/profiles/{id}/modules         the XLA/HLO modules the profile ran
+ *   /api/profiles/{id}/findings        what is slow and why, with evidence
  *   /api/profiles/{id}/tools           the XProf tools with data for the profile
  *   /api/profiles/{id}/tools/{tag}?format=json|csv&hosts=one|all
  *   /api/profiles/{id}/trace?start_us=&end_us=   streamed Chrome trace JSON, as a download

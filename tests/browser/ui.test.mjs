@@ -1350,6 +1350,53 @@ await test('timeline counter track draws the memory totals, with values on hover
   assert(tip.startsWith((await label.textContent()) + ':'), `the tooltip names the series: ${tip}`);
   assert(/[0-9]/.test(tip), `and gives a value: ${tip}`);
   await shot(page, 'timeline-counters');
+await test('findings: the overview lists them; a click on evidence opens its timeline window', async () => {
+  // The profile with the most findings that has evidence naming an event.
+  let best = null;
+  for (const p of ready) {
+    const f = (await api(`/api/profiles/${p.id}/findings`)).findings;
+    const ev = f.flatMap((x) => x.evidence).find((e) => e.ref);
+    if (ev && (!best || f.length > best.findings.length)) best = { p, findings: f, ev };
+  }
+  assert(best, 'a profile with findings whose evidence names an event');
+  const page = await newPage();
+  await page.goto(`${BASE}/#/p/${best.p.id}/overview`);
+  await page.waitForSelector('section.findings li.finding');
+  const kinds = await page.$$eval('section.findings li.finding', (li) => li.map((x) => x.dataset.kind));
+  eq(kinds.join(','), best.findings.map((f) => f.kind).join(','), 'one item per finding, most severe first');
+  eq(await page.$eval('section.findings li.finding strong', (x) => x.textContent), best.findings[0].title, 'the first title');
+  // The panel comes before the summary cards.
+  assert(
+    await page.evaluate(() => {
+      const f = document.querySelector('section.findings'),
+        c = document.querySelector('.cards');
+      return !!(f.compareDocumentPosition(c) & Node.DOCUMENT_POSITION_FOLLOWING);
+    }),
+    'findings above the cards',
+  );
+  await shot(page, 'overview-findings');
+  const link = page.locator('a.evidence', { hasText: best.ev.label }).first();
+  await link.click();
+  await page.waitForFunction((ref) => window.__xpvTimeline?.state.selected?.ev.ref === ref, best.ev.ref, {
+    timeout: 15000,
+  });
+  const s = await tlState(page);
+  assert(
+    Math.abs(s.view[0] - best.ev.start_us) < 0.01 && Math.abs(s.view[1] - best.ev.end_us) < 0.01,
+    `view ${s.view} is the evidence's [${best.ev.start_us}, ${best.ev.end_us}]`,
+  );
+  const named = await api(`/api/profiles/${best.p.id}/event?ref=${best.ev.ref}`);
+  await page.waitForFunction((n) => document.querySelector('.tl-details h2')?.textContent === n, named.name, {
+    timeout: 5000,
+  });
+  await shot(page, 'findings-evidence-timeline');
+  // The profile list shows each profile's most severe finding.
+  await page.goto(`${BASE}/#/profiles`);
+  const row = `table.data tbody tr[data-id="${best.p.id}"] td.finding-cell a`;
+  await page.waitForSelector(row, { timeout: 15000 });
+  eq(await page.$eval(row, (a) => a.textContent), `${best.findings[0].severity} ${best.findings[0].kind}`, 'top finding');
+  eq(await page.$eval(row, (a) => a.closest('td').title), best.findings[0].title, 'its title on hover');
+  await shot(page, 'profiles-findings');
   eq(page.errors.length, 0, `console errors: ${page.errors.join(' | ')}`);
   await page.context().close();
 });
