@@ -25,6 +25,8 @@ typedef struct {
     int show_version;
     int show_help;
     int quiet;
+    const char *compare_a, *compare_b; /* --compare A B; NULL: not comparing */
+    double fail_if_slower;             /* percent; < 0: no gate */
 } xpv_options;
 
 /* Parses argv into opts. Returns 0, or -1 after printing the problem. */
