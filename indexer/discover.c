@@ -328,7 +328,10 @@ void xpv_found_list_merge(xpv_found_list *dst, xpv_found_list *src)
     dst->cap = n0 + added + 1;
     for (size_t j = 0; j < src->n; j++) {
         xpv_found *f = &src->items[j];
-        if (where[j] < n0) {
+        if (where[j] < n0) { /* a file alone has no twin: keep the link src saw */
+            xpv_found *kept = &dst->items[where[j]];
+            if (kept->companion_of < 0 && f->companion_of >= 0)
+                kept->companion_of = (int)where[f->companion_of];
             found_free(f);
             continue;
         }
