@@ -278,6 +278,35 @@ def test_fail_if_slower_on_device_time():
     assert gate(a, b, rel * 1.01, cache) == 0
 
 
+def test_two_hosts_of_one_run():
+    """Any two profiles of one index, here two hosts of a JAX run: each side
+    of the answer is what /steps and /kernels say of that host."""
+    root = tmpdir()
+    r = subprocess.run([e2e.GEN, "--out", root, "--kind", "jax", "--hosts", "2", "--size", "1MB",
+                        "--no-json"], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    s = Server(root)
+    try:
+        ids = [p["id"] for p in s.get("/api/profiles")[2]["profiles"]]
+        assert len(ids) == 2, ids
+        status, _, c = s.get("/api/compare?a=%s&b=%s" % tuple(ids))
+        assert status == 200, c
+        for side, pid in zip("ab", ids):
+            steps = s.get("/api/profiles/%s/steps" % pid)[2]["steps"]
+            assert c["step_time"]["durations_us"][side] == [x["duration_us"] for x in steps]
+            for table, kind in (("kernels", "kernel"), ("ops", "xla_op")):
+                mine = {r["name"]: r for r in c[table]["rows"] if r["count"][side]}
+                theirs = s.get("/api/profiles/%s/kernels?kind=%s" % (pid, kind))[2]["kernels"]
+                assert len(mine) == len(theirs), (table, len(mine), len(theirs))
+                for k in theirs:
+                    row = mine[k["name"]]
+                    assert row["count"][side] == k["count"], (k["name"], row)
+                    assert row["total_us"][side] == k["total_us"], (k["name"], row)
+        assert c["step_time"]["count"]["a"] > 0 and c["kernels"]["rows"], "the run has steps and kernels"
+    finally:
+        s.stop()
+
+
 def test_real_pytorch_fixtures():
     e2e.need_fixtures()
     d = os.path.join(e2e.FIXTURES, "chrome-json")
@@ -303,4 +332,4 @@ def test_real_pytorch_fixtures():
 if __name__ == "__main__":
     main([test_known_deltas_api_and_cli, test_self_comparison_is_zero,
           test_fail_if_slower_exit_codes, test_fail_if_slower_on_device_time,
-          test_real_pytorch_fixtures])
+          test_two_hosts_of_one_run, test_real_pytorch_fixtures])
