@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #define TABLE_ROWS 10 /* rows of each table the summary prints */
 
@@ -54,8 +55,19 @@ static int discover_side(side *s)
     return 0;
 }
 
+/* On a terminal, what is being indexed (a first run can take a while). */
+static void progress(void *ctx, const xpv_index_progress *p)
+{
+    (void)ctx;
+    if (!isatty(2)) return;
+    if (p->current)
+        fprintf(stderr, "\rindexing %d/%d %-60.60s", p->done + 1, p->total, p->current);
+    else if (p->total)
+        fprintf(stderr, "\r%-80s\r", "");
+}
+
 /* Opens the side's index, registers its files and indexes what changed. */
-static int index_side(side *s, const char *db_override)
+static int index_side(side *s, const char *db_override, int quiet)
 {
     xpv_err err = {{0}};
     if (db_override)
@@ -64,7 +76,7 @@ static int index_side(side *s, const char *db_override)
         goto fail;
     if (xpv_index_open(s->db_path, s->found.root_abs, &s->db, NULL, &err) != 0 ||
         xpv_indexer_register(s->db, &s->found, &err) < 0 ||
-        xpv_indexer_run(s->db, &s->found, NULL, NULL, NULL, &err) != 0)
+        xpv_indexer_run(s->db, &s->found, quiet ? NULL : progress, NULL, NULL, &err) != 0)
         goto fail;
     return 0;
 fail:
@@ -85,7 +97,7 @@ static int pick_profile(side *s)
     return -1;
 }
 
-static int prepare(side *a, side *b, const char *db_override)
+static int prepare(side *a, side *b, const char *db_override, int quiet)
 {
     if (discover_side(a) != 0 || discover_side(b) != 0) return -1;
     int shared = strcmp(a->found.root_abs, b->found.root_abs) == 0;
@@ -95,10 +107,10 @@ static int prepare(side *a, side *b, const char *db_override)
         return -1;
     }
     if (shared) xpv_found_list_merge(&a->found, &b->found);
-    if (index_side(a, db_override) != 0) return -1;
+    if (index_side(a, db_override, quiet) != 0) return -1;
     if (shared)
         b->db = a->db;
-    else if (index_side(b, NULL) != 0)
+    else if (index_side(b, NULL, quiet) != 0)
         return -1;
     return pick_profile(a) != 0 || pick_profile(b) != 0 ? -1 : 0;
 }
@@ -282,7 +294,7 @@ static int report(const xpv_options *o, const side *a, const side *b)
 int xpv_compare_main(const xpv_options *o)
 {
     side a = {.arg = o->compare_a}, b = {.arg = o->compare_b};
-    int rc = prepare(&a, &b, o->db_path) == 0 ? report(o, &a, &b) : 1;
+    int rc = prepare(&a, &b, o->db_path, o->quiet) == 0 ? report(o, &a, &b) : 1;
     if (b.db != a.db) sqlite3_close(b.db);
     sqlite3_close(a.db);
     xpv_found_list_free(&a.found);
