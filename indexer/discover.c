@@ -266,6 +266,7 @@ static void pair_companions(xpv_found_list *l)
 int xpv_discover(const char *root, xpv_found_list *out, xpv_err *err)
 {
     memset(out, 0, sizeof *out);
+    out->limits = XPV_INPUT_LIMITS_DEFAULT;
     char real[PATH_MAX];
     struct stat st;
     if (!realpath(root, real) || stat(real, &st) != 0)

@@ -5,6 +5,8 @@
 #ifndef XPV_CLI_H
 #define XPV_CLI_H
 
+#include "../common/xpv_common.h"
+
 #include <stdio.h>
 
 typedef enum { XPV_UI_BOTH, XPV_UI_PERFETTO, XPV_UI_TENSORBOARD } xpv_ui_mode;
@@ -25,6 +27,9 @@ typedef struct {
     int show_version;
     int show_help;
     int quiet;
+    xpv_input_limits limits;           /* what one gzip file may inflate to */
+    int max_connections;               /* open HTTP connections at once */
+    int client_timeout_s;              /* an idle or slow connection is closed after this */
     const char *compare_a, *compare_b; /* --compare A B; NULL: not comparing */
     double fail_if_slower;             /* percent; < 0: no gate */
 } xpv_options;

@@ -38,7 +38,7 @@ typedef struct {
     int64_t id;
 } side;
 
-static int discover_side(side *s)
+static int discover_side(side *s, const xpv_options *o)
 {
     xpv_err err = {{0}};
     struct stat st;
@@ -46,6 +46,7 @@ static int discover_side(side *s)
         fprintf(stderr, "xprof-view: %s: %s\n", s->arg, err.msg);
         return -1;
     }
+    s->found.limits = o->limits; /* --max-inflate and --max-inflate-ratio hold here too */
     if (s->found.n == 0) {
         fprintf(stderr, "xprof-view: %s: no profile found there\n", s->arg);
         return -1;
@@ -97,9 +98,11 @@ static int pick_profile(side *s)
     return -1;
 }
 
-static int prepare(side *a, side *b, const char *db_override, int quiet)
+static int prepare(side *a, side *b, const xpv_options *o)
 {
-    if (discover_side(a) != 0 || discover_side(b) != 0) return -1;
+    const char *db_override = o->db_path;
+    int quiet = o->quiet;
+    if (discover_side(a, o) != 0 || discover_side(b, o) != 0) return -1;
     int shared = strcmp(a->found.root_abs, b->found.root_abs) == 0;
     if (db_override && !shared) {
         fprintf(stderr, "xprof-view: --db names one index; %s and %s are in two directories\n",
@@ -294,7 +297,7 @@ static int report(const xpv_options *o, const side *a, const side *b)
 int xpv_compare_main(const xpv_options *o)
 {
     side a = {.arg = o->compare_a}, b = {.arg = o->compare_b};
-    int rc = prepare(&a, &b, o->db_path, o->quiet) == 0 ? report(o, &a, &b) : 1;
+    int rc = prepare(&a, &b, o) == 0 ? report(o, &a, &b) : 1;
     if (b.db != a.db) sqlite3_close(b.db);
     sqlite3_close(a.db);
     xpv_found_list_free(&a.found);
