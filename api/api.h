@@ -139,6 +139,21 @@ int xpv_api_counters(sqlite3 *db, int64_t id, const xpv_events_query *q, xpv_buf
  * by total descending; percent is the share of all rows' self time. */
 int xpv_api_aggregate(sqlite3 *db, int64_t id, const xpv_events_query *q, xpv_buf *out);
 
+/* Profile b against profile a (compare.c), either from its own index (the
+ * CLI compares two directories; the server passes one db twice):
+ * `{"a": profile, "b": profile, "device": -1, "step_time": {count,
+ * median_us, mean_us, min_us, max_us, p10_us, p90_us, "durations_us": {"a":
+ * [..], "b": [..]}}, "breakdown": {compute_us, collective_us, memcpy_us,
+ * memset_us, idle_us, host_us} (means per step), "device_busy_fraction",
+ * "device_time_us", "gate": {"metric": "median_step_time"|"device_time",
+ * "value"}, "kernels"|"ops"|"memcpy"|"memset": {kind, total_us, names, new,
+ * vanished, "rows": [{name, "status": "both"|"new"|"vanished", count,
+ * total_us, avg_us}]}}` with rows by |total delta|, largest first. Every
+ * figure is a delta `{"a", "b", "delta" (b - a), "relative" ((b - a) / a),
+ * "sign", "direction" ("slower"|"faster" for times, "more"|"fewer" for
+ * counts, "higher"|"lower" for the busy share, "same"; null unknown)}`. */
+int xpv_api_compare(sqlite3 *db_a, int64_t a, sqlite3 *db_b, int64_t b, xpv_buf *out);
+
 /* Appends {"error": msg} and returns status. */
 int xpv_api_error(xpv_buf *out, int status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

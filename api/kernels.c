@@ -9,8 +9,10 @@
  */
 #include "api.h"
 #include "api_util.h"
+#include "rows.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 enum {
@@ -321,4 +323,51 @@ int xpv_api_kernels(sqlite3 *db, int64_t id, const xpv_kernels_query *q, xpv_buf
     if (status != 200) return status;
     xpv_buf_puts(out, "]}");
     return 200;
+}
+
+int xpv_api_kernel_rows(sqlite3 *db, int64_t id, const char *kind, int device,
+                        xpv_api_kernel_row **rows, size_t *n, xpv_err *err)
+{
+    char sql[512];
+    snprintf(sql, sizeof sql,
+             "SELECT %s FROM kernel_stats WHERE profile_id=?1 AND kind=?2 AND device=?3"
+             " ORDER BY name, rowid",
+             KERNEL_COLUMNS);
+    sqlite3_stmt *st;
+    size_t cap = 0;
+    *rows = NULL;
+    *n = 0;
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+        return xpv_err_set(err, "index: %s", sqlite3_errmsg(db));
+    sqlite3_bind_int64(st, 1, id);
+    sqlite3_bind_text(st, 2, kind, -1, SQLITE_STATIC);
+    sqlite3_bind_int(st, 3, device);
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        const char *name = (const char *)sqlite3_column_text(st, C_NAME);
+        int has_total = sqlite3_column_type(st, C_TOTAL) != SQLITE_NULL;
+        xpv_api_kernel_row *last = *n ? &(*rows)[*n - 1] : NULL;
+        if (!last || strcmp(last->name, name ? name : "") != 0) {
+            *rows = xpv_grow_to_index(*rows, &cap, *n, sizeof **rows, 0);
+            last = &(*rows)[(*n)++];
+            *last = (xpv_api_kernel_row){.name = xpv_xstrdup(name ? name : ""), .has_total = 1};
+        }
+        last->count += sqlite3_column_int64(st, C_COUNT);
+        last->total_ps += sqlite3_column_int64(st, C_TOTAL);
+        last->has_total = last->has_total && has_total; /* one unknown part: unknown sum */
+    }
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE) {
+        xpv_api_kernel_rows_free(*rows, *n);
+        *rows = NULL, *n = 0;
+        return xpv_err_set(err, "index: %s", sqlite3_errmsg(db));
+    }
+    return 0;
+}
+
+void xpv_api_kernel_rows_free(xpv_api_kernel_row *rows, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(rows[i].name);
+    free(rows);
 }

@@ -11,6 +11,7 @@
  */
 #include "api.h"
 #include "api_util.h"
+#include "rows.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -107,4 +108,39 @@ int xpv_api_steps(sqlite3 *db, int64_t id, int device, xpv_buf *out)
     if (rc != SQLITE_DONE) return xpv_api_error(out, 500, "index: %s", sqlite3_errmsg(db));
     xpv_buf_puts(out, "]}");
     return 200;
+}
+
+static void load_step(sqlite3_stmt *st, xpv_api_step_row *r)
+{
+    memset(r, 0, sizeof *r);
+    r->step = sqlite3_column_int64(st, 0);
+    r->has_duration = sqlite3_column_type(st, 3) != SQLITE_NULL;
+    r->duration_ps = sqlite3_column_int64(st, 3);
+    /* compute, collective, memcpy (summed), memset, idle, host: 4..9 */
+    for (int i = 0; i < XPV_STEP_NPARTS; i++) {
+        if (sqlite3_column_type(st, 4 + i) == SQLITE_NULL) continue;
+        r->part_ps[i] = sqlite3_column_int64(st, 4 + i);
+        r->part_known |= 1u << i;
+    }
+}
+
+int xpv_api_step_rows(sqlite3 *db, int64_t id, int device, xpv_api_step_row **rows, size_t *n,
+                      xpv_err *err)
+{
+    sqlite3_stmt *st;
+    size_t cap = 0;
+    *rows = NULL;
+    *n = 0;
+    if (sqlite3_prepare_v2(db, STEP_SQL, -1, &st, NULL) != SQLITE_OK)
+        return xpv_err_set(err, "index: %s", sqlite3_errmsg(db));
+    sqlite3_bind_int64(st, 1, id);
+    sqlite3_bind_int(st, 2, device);
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        *rows = xpv_grow_to_index(*rows, &cap, *n, sizeof **rows, 0);
+        load_step(st, &(*rows)[(*n)++]);
+    }
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE) return xpv_err_set(err, "index: %s", sqlite3_errmsg(db));
+    return 0;
 }

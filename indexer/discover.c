@@ -8,6 +8,7 @@
 #include "discover.h"
 #include "readers/readers.h"
 
+#include <assert.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -296,19 +297,52 @@ int xpv_discover(const char *root, xpv_found_list *out, xpv_err *err)
     return 0;
 }
 
+static void found_free(xpv_found *f)
+{
+    free(f->abs_path);
+    free(f->rel_path);
+    free(f->run);
+    free(f->host);
+    free(f->error);
+}
+
 void xpv_found_list_free(xpv_found_list *l)
 {
-    for (size_t i = 0; i < l->n; i++) {
-        xpv_found *f = &l->items[i];
-        free(f->abs_path);
-        free(f->rel_path);
-        free(f->run);
-        free(f->host);
-        free(f->error);
-    }
+    for (size_t i = 0; i < l->n; i++)
+        found_free(&l->items[i]);
     free(l->items);
     free(l->root_abs);
     memset(l, 0, sizeof *l);
+}
+
+void xpv_found_list_merge(xpv_found_list *dst, xpv_found_list *src)
+{
+    assert(strcmp(dst->root_abs, src->root_abs) == 0);
+    size_t *where = xpv_xmalloc((src->n + 1) * sizeof *where), n0 = dst->n, added = 0;
+    for (size_t j = 0; j < src->n; j++) {
+        where[j] = n0 + added;
+        for (size_t i = 0; i < n0; i++)
+            if (strcmp(dst->items[i].abs_path, src->items[j].abs_path) == 0) where[j] = i;
+        added += where[j] >= n0;
+    }
+    dst->items = xpv_xrealloc(dst->items, (n0 + added + 1) * sizeof *dst->items);
+    dst->cap = n0 + added + 1;
+    for (size_t j = 0; j < src->n; j++) {
+        xpv_found *f = &src->items[j];
+        if (where[j] < n0) { /* a file alone has no twin: keep the link src saw */
+            xpv_found *kept = &dst->items[where[j]];
+            if (kept->companion_of < 0 && f->companion_of >= 0)
+                kept->companion_of = (int)where[f->companion_of];
+            found_free(f);
+            continue;
+        }
+        if (f->companion_of >= 0) f->companion_of = (int)where[f->companion_of];
+        dst->items[dst->n++] = *f;
+    }
+    free(where);
+    free(src->items);
+    free(src->root_abs);
+    memset(src, 0, sizeof *src);
 }
 
 /* ---- auto-detection, as the replaced script did ---- */

@@ -37,6 +37,9 @@ typedef struct {
  * cannot be used (missing, unreadable) with err. Items come newest first. */
 int xpv_discover(const char *root, xpv_found_list *out, xpv_err *err);
 void xpv_found_list_free(xpv_found_list *l);
+/* Moves src's items that dst lacks (by absolute path) into dst, keeping
+ * their companion links, and frees src. Both must share one root. */
+void xpv_found_list_merge(xpv_found_list *dst, xpv_found_list *src);
 
 /* Exposed for tests: the format a file's name and first bytes suggest, or
  * NULL when the file is not a profile (not listed at all). */

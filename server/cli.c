@@ -16,6 +16,7 @@ void xpv_cli_usage(FILE *out)
         "                  [--perfetto-port=N] [--ui=perfetto|tensorboard|both] [--list-only]\n"
         "                  [--extract[=OUTDIR]] [--json] [--db=PATH] [--open] [--version]\n"
         "                  [--findings-config=FILE]\n"
+        "       xprof-view --compare A B [--json] [--fail-if-slower=PCT]\n"
         "\n"
         "Finds JAX/XLA, PyTorch, TensorFlow and Nsight Systems profiles under DIR, indexes\n"
         "them and serves them in the browser at http://HOST:PORT/ (works offline).\n"
@@ -31,6 +32,10 @@ void xpv_cli_usage(FILE *out)
         "  --list-only         print the profiles found and exit (with --json: as JSON)\n"
         "  --extract[=OUTDIR]  write each profile as Perfetto-ready trace JSON into OUTDIR\n"
         "                      (default: ./xprof-extract-<timestamp>) and exit\n"
+        "  --compare A B       compare profile B with profile A (files, or directories:\n"
+        "                      their latest profile), print the deltas and exit\n"
+        "  --fail-if-slower=PCT  with --compare: exit 3 when B's median step time (device\n"
+        "                      time without steps) is more than PCT%% above A's\n"
         "  --db=PATH           index file (default under $XDG_CACHE_HOME/xprof-view/)\n"
         "  --findings-config=FILE  key=value lines overriding the findings' thresholds\n"
         "                      (see the README's Findings section)\n"
@@ -137,10 +142,38 @@ static int parse_ui(const char *v, xpv_ui_mode *ui)
     return 0;
 }
 
+static int parse_percent(const char *v, double *out)
+{
+    char *end;
+    errno = 0;
+    double d = strtod(v, &end);
+    if (errno || *v == 0 || *end || !(d >= 0 && d <= 1e6)) {
+        fprintf(stderr, "xprof-view: --fail-if-slower must be a percentage >= 0, not '%s'\n", v);
+        return -1;
+    }
+    *out = d;
+    return 0;
+}
+
+static int parse_compare(int argc, char **argv, int *i, xpv_options *o)
+{
+    if (*i + 2 >= argc) {
+        fprintf(stderr, "xprof-view: --compare needs two profiles: --compare A B\n");
+        return -1;
+    }
+    o->compare_a = argv[++*i];
+    o->compare_b = argv[++*i];
+    return 0;
+}
+
 static int parse_one(int argc, char **argv, int *i, xpv_options *o)
 {
     const char *a = argv[*i], *v;
-    if (strcmp(a, "--list-only") == 0)
+    if (strcmp(a, "--compare") == 0)
+        return parse_compare(argc, argv, i, o);
+    else if ((v = option_value(argc, argv, i, "--fail-if-slower")))
+        return parse_percent(v, &o->fail_if_slower);
+    else if (strcmp(a, "--list-only") == 0)
         o->list_only = 1;
     else if (strcmp(a, "--json") == 0)
         o->json = 1;
@@ -202,9 +235,19 @@ int xpv_cli_parse(int argc, char **argv, xpv_options *o)
     o->max_connections = 256;
     o->client_timeout_s = 30;
     xpv_findings_config_defaults(&o->findings);
+    o->fail_if_slower = -1;
     for (int i = 1; i < argc; i++)
         if (parse_one(argc, argv, &i, o) != 0) return -1;
     if (o->bind_all) o->host = "0.0.0.0";
+    if (o->fail_if_slower >= 0 && !o->compare_a) {
+        fprintf(stderr, "xprof-view: --fail-if-slower goes with --compare A B\n");
+        return -1;
+    }
+    if (o->compare_a && (o->list_only || o->extract || o->profile_dir)) {
+        fprintf(stderr,
+                "xprof-view: --compare A B takes no --list-only, --extract or profile dir\n");
+        return -1;
+    }
     if (o->extract_dir && !*o->extract_dir) {
         fprintf(stderr, "xprof-view: --extract= needs a directory\n");
         return -1;

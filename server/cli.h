@@ -28,10 +28,12 @@ typedef struct {
     int show_version;
     int show_help;
     int quiet;
-    xpv_input_limits limits; /* what one gzip file may inflate to */
-    int max_connections;     /* open HTTP connections at once */
-    int client_timeout_s;    /* an idle or slow connection is closed after this */
-    xpv_findings_config findings; /* the defaults, or as --findings-config=FILE sets them */
+    xpv_input_limits limits;           /* what one gzip file may inflate to */
+    int max_connections;               /* open HTTP connections at once */
+    int client_timeout_s;              /* an idle or slow connection is closed after this */
+    const char *compare_a, *compare_b; /* --compare A B; NULL: not comparing */
+    double fail_if_slower;             /* percent; < 0: no gate */
+    xpv_findings_config findings;      /* the defaults, or as --findings-config=FILE sets them */
 } xpv_options;
 
 /* Parses argv into opts. Returns 0, or -1 after printing the problem. */

@@ -7,6 +7,7 @@
  */
 #define _GNU_SOURCE
 #include "cli.h"
+#include "compare_cli.h"
 #include "extract.h"
 #include "serve.h"
 #include "../api/api.h"
@@ -174,6 +175,7 @@ int main(int argc, char **argv)
     if (xpv_cli_parse(argc, argv, &o) != 0) return 2;
     if (o.show_help) return xpv_cli_usage(stdout), 0;
     if (o.show_version) return printf("xprof-view %s\n", XPV_VERSION), 0;
+    if (o.compare_a) return xpv_compare_main(&o);
     char dir[PATH_MAX], db_path[PATH_MAX];
     if (resolve_profile_dir(&o, dir, sizeof dir) != 0) return 1;
     xpv_err err = {{0}};

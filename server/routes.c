@@ -362,6 +362,22 @@ static void memory_routes(xpv_server *s, struct MHD_Connection *c, sqlite3 *db, 
             r, xpv_api_hlo_module(db, id, sub[3] ? sub + 4 : NULL, q, s->hlo_cache, &r->body));
 }
 
+/* /api/compare?a=ID&b=ID: ids as everywhere ("latest" included). */
+static void compare(xpv_server *s, struct MHD_Connection *c, xpv_reply *r)
+{
+    const char *a = param(c, "a"), *b = param(c, "b");
+    int64_t ida, idb;
+    sqlite3 *db;
+    if (!a || !b) {
+        xpv_reply_error(r, 400, "compare needs a=ID and b=ID");
+        return;
+    }
+    if (xpv_routes_profile_id(s, a, strlen(a), &ida, r) != 0 ||
+        xpv_routes_profile_id(s, b, strlen(b), &idb, r) != 0 || with_db(s, &db, r) != 0)
+        return;
+    xpv_reply_json(r, xpv_api_compare(db, ida, db, idb, &r->body));
+}
+
 static void profile_route(xpv_server *s, struct MHD_Connection *c, const char *rest, xpv_reply *r)
 {
     size_t idlen = strcspn(rest, "/");
@@ -424,6 +440,8 @@ void xpv_routes_api(xpv_server *s, struct MHD_Connection *c, const char *path, x
         if (with_db(s, &db, r) == 0) xpv_reply_json(r, xpv_api_profile_latest(db, &r->body));
     } else if (strncmp(clean, "/api/profiles/", 14) == 0) {
         profile_route(s, c, clean + 14, r);
+    } else if (strcmp(clean, "/api/compare") == 0) {
+        compare(s, c, r);
     } else {
         xpv_reply_error(r, 404, "no such API route");
     }

@@ -18,6 +18,7 @@
  *   /api/profiles/{id}/tools           the XProf tools with data for the profile
  *   /api/profiles/{id}/tools/{tag}?format=json|csv&hosts=one|all
  *   /api/profiles/{id}/trace?start_us=&end_us=   streamed Chrome trace JSON, as a download
+ *   /api/compare?a=ID&b=ID             profile b against profile a
  */
 #ifndef XPV_ROUTES_H
 #define XPV_ROUTES_H

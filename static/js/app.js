@@ -7,6 +7,7 @@
 //   #/p/<id>/timeline[?step=N] trace viewer
 //   #/p/<id>/tools[/<tool>]    XProf's tools of the profile
 //   #/tb[/<run>[/<tool>[/<host>]]]  the TensorBoard view (parts URL-encoded)
+//   #/compare/<a>[/<b>]        profile b against profile a ("Compare with…")
 // Each page module exports mount(container, ctx) and returns a cleanup
 // function that stops its timers and requests. Pages import shared modules
 // (api, format, chart, states, ...), never one another, so that changing one
@@ -25,6 +26,7 @@ import * as toolsPage from './tools.js';
 import * as tensorboardPage from './tensorboard.js';
 import * as memoryPage from './memory.js';
 import * as hloPage from './hlo.js';
+import * as comparePage from './compare.js';
 
 const PAGES = {
   overview: overviewPage,
@@ -95,6 +97,7 @@ function setHeader(profile, page) {
     [profile.format, profile.producer, fmtBytes(profile.size_bytes)].filter(Boolean).join(' · '),
   );
   title.title = profile.path || '';
+  document.getElementById('compare-with').href = `#/compare/${encodeURIComponent(profile.id)}`;
   const dl = document.getElementById('download-trace');
   dl.href = api.traceUrl(profile.id);
   dl.setAttribute('download', traceFileName(profile));
@@ -170,6 +173,12 @@ async function route() {
     const ui = await uiModeOnce();
     if (seq !== routeSeq) return;
     cleanup = tensorboardPage.mount(view, { parts: parts.slice(1), notify, toolPages: TOOL_PAGES, ui });
+    return;
+  }
+  if (parts[0] === 'compare' && parts[1]) {
+    setHeader(null);
+    document.title = 'Compare · xprof-view';
+    cleanup = comparePage.mount(view, { parts: parts.slice(1), notify });
     return;
   }
   if (parts[0] === 'p' && parts[1]) {

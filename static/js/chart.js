@@ -82,14 +82,15 @@ export function stepSegments(st) {
 
 // steps: array from the steps API. Bars stack the categories; when a step has
 // no breakdown at all the bar shows its duration as one neutral block.
-export function stepChart(container, steps, { onSelect, height = 260 } = {}) {
+// maxUs: the top of the scale at least (the compare view draws two charts on one).
+export function stepChart(container, steps, { onSelect, height = 260, maxUs = 0 } = {}) {
   const width = Math.max(320, container.clientWidth || 800);
   const pad = { l: 64, r: 12, t: 10, b: 30 };
   const plotW = width - pad.l - pad.r,
     plotH = height - pad.t - pad.b;
   const segs = steps.map(stepSegments);
   const totals = steps.map((st) => st.duration_us || 0);
-  const maxV = Math.max(...totals, 1e-9);
+  const maxV = Math.max(...totals, maxUs, 1e-9);
   const step = niceStep(maxV, 5);
   const top = Math.ceil(maxV / step) * step;
   const y = (v) => pad.t + plotH - (v / top) * plotH;

@@ -1350,6 +1350,10 @@ await test('timeline counter track draws the memory totals, with values on hover
   assert(tip.startsWith((await label.textContent()) + ':'), `the tooltip names the series: ${tip}`);
   assert(/[0-9]/.test(tip), `and gives a value: ${tip}`);
   await shot(page, 'timeline-counters');
+  eq(page.errors.length, 0, `console errors: ${page.errors.join(' | ')}`);
+  await page.context().close();
+});
+
 await test('findings: the overview lists them; a click on evidence opens its timeline window', async () => {
   // The profile with the most findings that has evidence naming an event.
   let best = null;
@@ -1518,6 +1522,84 @@ if (process.env.XPV_PERF_PROFILE) {
     await page.context().close();
   });
 }
+
+await test('compare view: "Compare with…", both step charts on one scale, diff table as the API', async () => {
+  // Two real PyTorch traces when the fixtures are there, else any two profiles.
+  const named = (s) => ready.find((p) => p.path.endsWith(s));
+  const withSteps = ready.filter((p) => p.step_count > 0 && p.kernel_count > 0);
+  const A = named('pytorch-gp100-user-annotations.json.gz') || withSteps[0] || ready[0];
+  const B = named('pytorch-v100-resnet50.pt.trace.json.gz') || withSteps.find((p) => p !== A) || ready[ready.length - 1];
+  assert(A && B, 'two ready profiles');
+  const cmp = await api(`/api/compare?a=${A.id}&b=${B.id}`);
+  const page = await newPage({ viewport: { width: 1400, height: 1000 } });
+  await page.goto(`${BASE}/#/p/${A.id}/overview`);
+  await page.click('#compare-with');
+  await page.waitForFunction((id) => location.hash === `#/compare/${id}`, A.id);
+  await page.waitForSelector(`#cmp-b option[value="${B.id}"]`, { state: 'attached' });
+  await page.selectOption('#cmp-b', B.id);
+  await page.waitForFunction((h) => location.hash === h, `#/compare/${A.id}/${B.id}`);
+  // Cards say where the median went.
+  await page.waitForSelector('.cmp-card[data-card="Step time · median"] .delta');
+  eq(
+    await page.$eval('.cmp-card[data-card="Step time · median"] .delta', (e) => e.dataset.direction),
+    cmp.step_time.median_us.direction || 'unknown',
+    'median direction',
+  );
+  // One chart per side with steps, one bar per step, and one y scale.
+  const sides = [];
+  for (const [key, prof] of [
+    ['a', A],
+    ['b', B],
+  ]) {
+    const steps = (await api(`/api/profiles/${prof.id}/steps`)).steps;
+    if (!steps.length) continue;
+    await page.waitForSelector(`.chart[data-side="${key}"] [data-step-bar]`);
+    eq(await page.$$eval(`.chart[data-side="${key}"] [data-step-bar]`, (g) => g.length), steps.length, `${key} bars`);
+    sides.push(
+      await page.$$eval(`.chart[data-side="${key}"] g.axis text[text-anchor="end"]`, (ts) =>
+        ts.map((t) => t.textContent).join('|'),
+      ),
+    );
+  }
+  if (sides.length === 2) eq(sides[0], sides[1], 'both charts on one scale');
+  // The diff table: the API's rows in the API's order (largest |Δ total| first).
+  const table = ['kernels', 'ops', 'memcpy', 'memset'].find((k) => cmp[k].rows.length);
+  const rows = cmp[table].rows;
+  const deltas = rows.map((r) => Math.abs(r.total_us.delta ?? -1));
+  eq(
+    deltas.join(','),
+    deltas
+      .slice()
+      .sort((x, y) => y - x)
+      .join(','),
+    'API rows by |Δ total|',
+  );
+  await page.waitForSelector('table.compare-diff tbody tr');
+  const shown = await page.$$eval('table.compare-diff tbody tr', (trs) =>
+    trs.map((tr) => [tr.dataset.name, tr.dataset.status, tr.querySelector('[data-key="total_delta"]').dataset.value]),
+  );
+  eq(shown.length, Math.min(rows.length, 200), 'diff rows');
+  shown.forEach(([name, status, delta], i) => {
+    eq(name, rows[i].name, `row ${i} name`);
+    eq(status, rows[i].status, `row ${i} status`);
+    eq(delta, String(rows[i].total_us.delta), `row ${i} Δ total`);
+  });
+  // The filter narrows the rows to the names that hold it.
+  const q = rows[0].name.slice(0, 12).toLowerCase();
+  await page.fill('input[aria-label="Filter the compared names"]', q);
+  const want = rows.filter((r) => r.name.toLowerCase().includes(q)).length;
+  await page.waitForFunction((n) => document.querySelectorAll('table.compare-diff tbody tr').length === n, Math.min(want, 200));
+  await shot(page, 'compare');
+  await page.locator('table.compare-diff').scrollIntoViewIfNeeded();
+  await shot(page, 'compare-table');
+  // A row's side link opens that profile's timeline.
+  const side = rows[0].count.a ? 'A' : 'B';
+  await page.click(`table.compare-diff tbody tr:first-child a.tl-link[data-side="${side}"]`);
+  const wantId = side === 'A' ? A.id : B.id;
+  await page.waitForFunction((id) => location.hash.startsWith(`#/p/${id}/timeline`), wantId, { timeout: 15000 });
+  eq(page.errors.length, 0, `console errors: ${page.errors.join(' | ')}`);
+  await page.context().close();
+});
 
 await browser.close();
 console.log(`${passed} passed, ${failed} failed`);

@@ -200,6 +200,38 @@ static void test_autodetect(void)
     CU_ASSERT(strstr(err.msg, "profiles") != NULL);
 }
 
+/* --compare's two sides under one root: the run folder and one file of it. */
+static void test_merge_keeps_twins(void)
+{
+    const char *d = xpv_test_tmpdir();
+    make_tree(d);
+    char run[2048], file[4096];
+    snprintf(run, sizeof run, "%s/logs/plugins/profile/2025_05_06_12_33_01", d);
+    snprintf(file, sizeof file, "%s/host_a.trace.json.gz", run);
+    xpv_found_list one, all;
+    xpv_err err = {{0}};
+    CU_ASSERT_EQUAL_FATAL(xpv_discover(file, &one, &err), 0);
+    CU_ASSERT_EQUAL_FATAL(xpv_discover(run, &all, &err), 0);
+    CU_ASSERT_EQUAL_FATAL(one.n, 1);
+    CU_ASSERT_EQUAL(one.items[0].companion_of, -1); /* alone, its xplane unseen */
+    size_t n = all.n;
+    xpv_found_list_merge(&one, &all);
+    CU_ASSERT_EQUAL(one.n, n);
+    CU_ASSERT_EQUAL(all.n, 0);
+    CU_ASSERT_PTR_NULL(all.items);
+    for (size_t i = 0; i < one.n; i++)
+        for (size_t k = i + 1; k < one.n; k++)
+            CU_ASSERT(strcmp(one.items[i].abs_path, one.items[k].abs_path) != 0);
+    const xpv_found *twin = find(&one, "host_a.trace.json.gz");
+    const xpv_found *xplane = find(&one, "host_a.xplane.pb");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(twin);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(xplane);
+    CU_ASSERT(twin->companion_of >= 0 && &one.items[twin->companion_of] == xplane);
+    CU_ASSERT_EQUAL(xplane->companion_of, -1);
+    xpv_found_list_free(&one);
+    xpv_found_list_free(&all);
+}
+
 int main(void)
 {
     static const xpv_test_case tests[] = {
@@ -208,6 +240,7 @@ int main(void)
         {"symlinks never leave the root", test_symlinks_stay_inside},
         {"one file as root; missing root", test_single_file_and_missing},
         {"content sniffing", test_sniff},
+        {"merging two sides keeps twins", test_merge_keeps_twins},
         {"auto-detection like the old script", test_autodetect},
         {NULL, NULL},
     };

@@ -5,6 +5,8 @@
  *
  *   xpv-gen --out DIR [--kind jax|pytorch] [--runs N] [--hosts N] [--devices N]
  *           [--steps N] [--size BYTES[KB|MB|GB]] [--seed N] [--no-steps] [--no-json]
+ *           [--slow-kernel K] [--drop-kernel K] [--add-kernel] [--slow-step N]
+ *           [--slow-step-us US]
  *
  * jax:     DIR/plugins/profile/<run>/<host>.xplane.pb and <host>.trace.json.gz
  *          (gen_jax.c)
@@ -14,6 +16,14 @@
  *          exposed-collectives, sync-copy, slow-step, tiny-kernels): a small
  *          clean PyTorch trace with those patterns planted, for the findings
  *          (gen_plant.c); --steps applies, --size does not
+ *
+ * The variant switches (pytorch only) make a profile that differs from the
+ * same options without them in known ways, to test comparisons: kernel
+ * number K (0-based, of the generator's kernel list) runs twice as long, or
+ * is not written at all; a kernel named XPV_GEN_ADDED_KERNEL runs once per
+ * step; step N lasts US microseconds longer on the host. Every other
+ * kernel's name, count and durations stay the same (the random streams are
+ * drawn as without the switches).
  */
 #ifndef XPV_GEN_H
 #define XPV_GEN_H
@@ -26,10 +36,17 @@ typedef struct {
     int runs, hosts, devices, steps;
     int64_t size_bytes; /* approximate size of each main output file */
     uint64_t seed;
-    int no_steps; /* omit step markers (exercises the module fallback) */
-    int no_json;  /* jax: write only xplane.pb */
-    int plant;    /* -1: no --plant; else XPV_PLANT_* bits (0: the clean trace) */
+    int no_steps;                 /* omit step markers (exercises the module fallback) */
+    int no_json;                  /* jax: write only xplane.pb */
+    int plant;                    /* -1: no --plant; else XPV_PLANT_* bits (0: the clean trace) */
+    int slow_kernel, drop_kernel; /* kernel index, -1: none */
+    int add_kernel;
+    int slow_step;        /* step number, -1: none */
+    int64_t slow_step_us; /* extra host time of slow_step */
 } xpv_gen_opts;
+
+#define XPV_GEN_ADDED_KERNEL "xpv_gen_added_kernel"
+#define XPV_GEN_ADDED_KERNEL_NS 12345
 
 enum {
     XPV_PLANT_RECOMPILE = 1,

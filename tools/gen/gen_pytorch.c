@@ -40,6 +40,7 @@ typedef struct {
     int64_t gpu_ns; /* device busy until */
     int64_t events;
     int failed;
+    const xpv_gen_opts *o; /* the variant switches */
 } gen;
 
 static void out(gen *g, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -261,15 +262,19 @@ static void flow_end(gen *g, int64_t ts)
     g->events++;
 }
 
-static void kernel(gen *g, int64_t ts, int64_t dur)
+/* Writes the kernel, unless the variant drops it (returns 0); *dur is
+ * doubled for the variant's slow kernel. The random draws are the same. */
+static int kernel(gen *g, int64_t ts, int64_t *dur)
 {
     char t[32], d[32];
-    us(t, sizeof t, ts);
-    us(d, sizeof d, dur);
     uint64_t k = pick(g, NKERNELS);
     int regs = 16 + 8 * (int)pick(g, 28), block = 64 << pick(g, 4);
     int grid = 1 + (int)pick(g, 4096), shmem = (int)pick(g, 4) * 16384;
     double occ = (double)pick(g, 10000) / 100.0;
+    if ((int)k == g->o->drop_kernel) return 0;
+    if ((int)k == g->o->slow_kernel) *dur *= 2;
+    us(t, sizeof t, ts);
+    us(d, sizeof d, *dur);
     out(g,
         "  {\n    \"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"%s\", \"pid\": 0, \"tid\": %d,\n"
         "    \"ts\": %s, \"dur\": %s,\n    \"args\": {\n      \"External id\": %lld, \"queued\": "
@@ -279,6 +284,24 @@ static void kernel(gen *g, int64_t ts, int64_t dur)
         "\"block\": [%d, 1, 1],\n      \"est. achieved occupancy %%\": %.2f\n    }\n  },\n",
         KERNELS[k], STREAM, t, d, (long long)g->ext, STREAM, (long long)g->corr, regs, shmem,
         grid / 108.0, grid * (block / 32) / 108.0, grid, block, occ);
+    g->events++;
+    return 1;
+}
+
+/* The variant's added kernel: once per step, after the step's device work,
+ * with no launch (it joins the step it starts in). */
+static void added_kernel(gen *g)
+{
+    char t[32], d[32];
+    int64_t start = g->gpu_ns + 1000;
+    us(t, sizeof t, start);
+    us(d, sizeof d, XPV_GEN_ADDED_KERNEL_NS);
+    out(g,
+        "  {\n    \"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"%s\", \"pid\": 0, \"tid\": %d,\n"
+        "    \"ts\": %s, \"dur\": %s,\n    \"args\": {\n      \"device\": 0, \"context\": 1, "
+        "\"stream\": %d,\n      \"grid\": [1, 1, 1], \"block\": [128, 1, 1]\n    }\n  },\n",
+        XPV_GEN_ADDED_KERNEL, STREAM, t, d, STREAM);
+    g->gpu_ns = start + XPV_GEN_ADDED_KERNEL_NS;
     g->events++;
 }
 
@@ -337,11 +360,12 @@ static void one_op(gen *g, int64_t i)
                   : 211);
     int64_t gpu_start = launch + 5000 > g->gpu_ns ? launch + 5000 : g->gpu_ns + 1000;
     int64_t gpu_dur = 2000 + (int64_t)pick(g, 200000) + (int64_t)rnd(g, 300);
+    int written = 1;
     if (copy || set)
         memcpy_ev(g, gpu_start, gpu_dur, set);
     else
-        kernel(g, gpu_start, gpu_dur);
-    flow_end(g, gpu_start);
+        written = kernel(g, gpu_start, &gpu_dur);
+    if (written) flow_end(g, gpu_start);
     g->gpu_ns = gpu_start + gpu_dur;
     if (i % 10 == 3) memory_instant(g, start + 2000);
     g->t_ns = start + dur + 5000 + (int64_t)rnd(g, 2000);
@@ -393,7 +417,7 @@ int xpv_gen_pytorch(const xpv_gen_opts *o)
     char path[4096];
     long long stamp = 1700000000000LL + (long long)(o->seed % 1000000);
     snprintf(path, sizeof path, "%s/worker0.%lld.pt.trace.json.gz", o->out_dir, stamp);
-    gen g = {.rng = o->seed * 0x9E3779B97F4A7C15ULL + 1, .cap = 1 << 20};
+    gen g = {.rng = o->seed * 0x9E3779B97F4A7C15ULL + 1, .cap = 1 << 20, .o = o};
     g.buf = malloc(g.cap);
     g.gz = gzopen(path, "wb6");
     if (!g.gz || !g.buf) {
@@ -414,6 +438,8 @@ int xpv_gen_pytorch(const xpv_gen_opts *o)
         g.shape_rng = o->seed * 0xD1B54A32D192ED03ULL + 7;
         for (int64_t i = 0; i < ops_per_step; i++)
             one_op(&g, i);
+        if (o->add_kernel) added_kernel(&g);
+        if (step == o->slow_step) g.t_ns += o->slow_step_us * 1000;
         if (!o->no_steps) {
             step_annotation(&g, step, start, g.t_ns, 0);
             step_annotation(&g, step, start + 5000, g.gpu_ns, 1);

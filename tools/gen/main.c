@@ -50,7 +50,9 @@ static void usage(void)
                     "               [--no-steps] [--no-json]\n"
                     "       xpv-gen --out DIR --plant none|PATTERN[,PATTERN...] [--steps N]\n"
                     "               patterns: recompile, input-stall, exposed-collectives,\n"
-                    "               sync-copy, slow-step, tiny-kernels\n");
+                    "               sync-copy, slow-step, tiny-kernels\n"
+                    "  pytorch variants: [--slow-kernel K] [--drop-kernel K] [--add-kernel]\n"
+                    "                    [--slow-step N] [--slow-step-us US (default 1000)]\n");
 }
 
 int main(int argc, char **argv)
@@ -62,13 +64,19 @@ int main(int argc, char **argv)
                       .steps = 10,
                       .size_bytes = 4 << 20,
                       .seed = 42,
-                      .plant = -1};
+                      .plant = -1,
+                      .slow_kernel = -1,
+                      .drop_kernel = -1,
+                      .slow_step = -1,
+                      .slow_step_us = 1000};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (strcmp(a, "--no-steps") == 0)
             o.no_steps = 1;
         else if (strcmp(a, "--no-json") == 0)
             o.no_json = 1;
+        else if (strcmp(a, "--add-kernel") == 0)
+            o.add_kernel = 1;
         else if (!v)
             return usage(), 2;
         else if (strcmp(a, "--out") == 0)
@@ -88,6 +96,14 @@ int main(int argc, char **argv)
             i++;
         } else if (strcmp(a, "--seed") == 0)
             o.seed = strtoull(v, NULL, 10), i++;
+        else if (strcmp(a, "--slow-kernel") == 0)
+            o.slow_kernel = atoi(v), i++;
+        else if (strcmp(a, "--drop-kernel") == 0)
+            o.drop_kernel = atoi(v), i++;
+        else if (strcmp(a, "--slow-step") == 0)
+            o.slow_step = atoi(v), i++;
+        else if (strcmp(a, "--slow-step-us") == 0)
+            o.slow_step_us = atoll(v), i++;
         else if (strcmp(a, "--size") == 0) {
             if ((o.size_bytes = parse_size(v)) < 0) return usage(), 2;
             i++;
@@ -97,6 +113,12 @@ int main(int argc, char **argv)
     if (!o.out_dir || o.runs < 1 || o.hosts < 1 || o.devices < 1 || o.steps < 1) return usage(), 2;
     if (o.seed == 0) o.seed = 1;
     if (o.plant >= 0) return xpv_gen_plant(&o) == 0 ? 0 : 1;
+    int variant = o.slow_kernel >= 0 || o.drop_kernel >= 0 || o.add_kernel || o.slow_step >= 0;
+    if (variant && strcmp(o.kind, "pytorch") != 0) {
+        fprintf(stderr, "xpv-gen: the variant switches are for --kind pytorch\n");
+        return 2;
+    }
+    if (o.slow_step_us < 0) return usage(), 2;
     if (strcmp(o.kind, "jax") == 0) return xpv_gen_jax(&o) == 0 ? 0 : 1;
     if (strcmp(o.kind, "pytorch") == 0) return xpv_gen_pytorch(&o) == 0 ? 0 : 1;
     usage();
