@@ -15,6 +15,7 @@ void xpv_cli_usage(FILE *out)
         "usage: xprof-view [--profile-dir=DIR|FILE] [--port=N] [--host=ADDR] [--bind-all]\n"
         "                  [--perfetto-port=N] [--ui=perfetto|tensorboard|both] [--list-only]\n"
         "                  [--extract[=OUTDIR]] [--json] [--db=PATH] [--open] [--version]\n"
+        "                  [--poll=SECONDS] [--settle-ms=N]\n"
         "\n"
         "Finds JAX/XLA, PyTorch, TensorFlow and Nsight Systems profiles under DIR, indexes\n"
         "them and serves them in the browser at http://HOST:PORT/ (works offline).\n"
@@ -31,6 +32,9 @@ void xpv_cli_usage(FILE *out)
         "  --extract[=OUTDIR]  write each profile as Perfetto-ready trace JSON into OUTDIR\n"
         "                      (default: ./xprof-extract-<timestamp>) and exit\n"
         "  --db=PATH           index file (default under $XDG_CACHE_HOME/xprof-view/)\n"
+        "  --poll=SECONDS      look for new profiles every SECONDS instead of with inotify\n"
+        "                      (automatic on NFS, SMB, 9p and FUSE mounts)\n"
+        "  --settle-ms=N       read a new or changed file once it held still N ms (300)\n"
         "  --open              open the system browser\n"
         "  --quiet             print less\n"
         "  --version, --help\n");
@@ -105,6 +109,10 @@ static int parse_one(int argc, char **argv, int *i, xpv_options *o)
         return parse_int("--port", v, 1, 65535, &o->port);
     else if ((v = option_value(argc, argv, i, "--perfetto-port")))
         return parse_int("--perfetto-port", v, 0, 65535, &o->perfetto_port);
+    else if ((v = option_value(argc, argv, i, "--poll")))
+        return parse_int("--poll", v, 1, 3600, &o->poll_seconds);
+    else if ((v = option_value(argc, argv, i, "--settle-ms")))
+        return parse_int("--settle-ms", v, 0, 600000, &o->settle_ms);
     else if ((v = option_value(argc, argv, i, "--host")))
         o->host = v;
     else if ((v = option_value(argc, argv, i, "--db")))
@@ -127,6 +135,7 @@ int xpv_cli_parse(int argc, char **argv, xpv_options *o)
     o->perfetto_port = 9001;
     o->host = "127.0.0.1";
     o->ui = XPV_UI_BOTH;
+    o->settle_ms = 300;
     for (int i = 1; i < argc; i++)
         if (parse_one(argc, argv, &i, o) != 0) return -1;
     if (o->bind_all) o->host = "0.0.0.0";

@@ -25,6 +25,8 @@ typedef struct {
     int show_version;
     int show_help;
     int quiet;
+    int poll_seconds; /* 0: inotify where it works; N: poll the directory every N s */
+    int settle_ms;    /* how long a new or changed file must hold still before it is read */
 } xpv_options;
 
 /* Parses argv into opts. Returns 0, or -1 after printing the problem. */
