@@ -220,7 +220,7 @@ int xpv_watch_wait(xpv_watch *w, int timeout_ms)
     struct pollfd fds[2] = {{w->wake, POLLIN, 0}, {w->ifd, POLLIN, 0}};
     int nfds = w->ifd >= 0 ? 2 : 1;
     if (w->ifd < 0) {
-        int until_poll = (int)((w->next_poll - xpv_now_mono()) * 1000.0);
+        int until_poll = (int)((w->next_poll - xpv_now_mono()) * 1000.0) + 1; /* round up */
         if (until_poll < 0) until_poll = 0;
         if (timeout_ms < 0 || until_poll < timeout_ms) timeout_ms = until_poll;
     }
