@@ -1218,6 +1218,83 @@ await test('profile Tools tab: every tool of the profile, drawn from our JSON', 
   await page.context().close();
 });
 
+// Live mode: the page follows the profile dir through /api/stream. The
+// captures are written into the server's profile dir (run.sh passes it) as a
+// profiler writes them, in pieces, and removed at the end.
+const LIVE_DIR = process.env.XPV_PROFILE_DIR ? path.join(process.env.XPV_PROFILE_DIR, 'live', 'run') : null;
+const liveRel = (n) => `live/run/livehost_12345.170000000000${n}.pt.trace.json`;
+async function writeCapture(n, pieces = 3) {
+  const ev = [{ ph: 'M', name: 'process_name', pid: 0, args: { name: 'GPU 0' } }];
+  for (let i = 0; i < 50 * n; i++)
+    ev.push({ ph: 'X', cat: 'kernel', name: `live_k${i % 5}`, pid: 0, tid: 7, ts: 100 + 10 * i, dur: 5 });
+  const data = Buffer.from(JSON.stringify({ schemaVersion: 1, traceEvents: ev }));
+  fs.mkdirSync(LIVE_DIR, { recursive: true });
+  const fd = fs.openSync(path.join(process.env.XPV_PROFILE_DIR, liveRel(n)), 'w');
+  const step = Math.ceil(data.length / pieces);
+  for (let i = 0; i < data.length; i += step) {
+    if (i) await new Promise((r) => setTimeout(r, 150));
+    fs.writeSync(fd, data.subarray(i, i + step));
+  }
+  fs.closeSync(fd);
+}
+
+await test('live: a new capture appears in the list as latest, without a reload or polling', async () => {
+  assert(LIVE_DIR, 'XPV_PROFILE_DIR is not set (run tests/browser/run.sh)');
+  const page = await newPage();
+  const listCalls = [];
+  page.on('request', (r) => {
+    if (new URL(r.url()).pathname === '/api/profiles') listCalls.push(r.url());
+  });
+  await page.goto(`${BASE}/#/profiles`);
+  await page.waitForSelector('table[aria-label="Profiles"] tbody tr');
+  await page.evaluate(() => (window.sameDocument = true));
+  // Nothing changes for 4 s: no request (the list used to ask every 3 s).
+  await page.waitForTimeout(1000);
+  const idle = listCalls.length;
+  await page.waitForTimeout(4000);
+  eq(listCalls.length, idle, 'requests for /api/profiles while nothing changed');
+  const t0 = Date.now();
+  await writeCapture(1);
+  const row = page.locator(`tr.latest td[title="${liveRel(1)}"]`).first();
+  await row.waitFor({ timeout: 10000 });
+  console.log(`     new capture listed as latest ${Date.now() - t0} ms after the first write`);
+  assert(await page.evaluate(() => window.sameDocument === true), 'the page was reloaded');
+  eq(await page.locator('tr.latest').count(), 1, 'rows marked latest');
+  const p = (await api('/api/profiles/latest')).path;
+  eq(p, liveRel(1), 'latest per the API');
+  await shot(page, 'live-list');
+  eq(page.errors.length, 0, `page errors: ${page.errors.join('; ')}`);
+  await page.context().close();
+});
+
+await test('live: "Follow latest" switches the open view to the next capture; removal shows', async () => {
+  assert(LIVE_DIR, 'XPV_PROFILE_DIR is not set');
+  const page = await newPage();
+  const first = (await api('/api/profiles/latest')).id;
+  await page.goto(`${BASE}/#/p/${first}/kernels`);
+  await page.waitForSelector('#follow-latest');
+  eq(await page.isChecked('#follow-latest'), false, 'follow latest is off by default under --ui=both');
+  await page.check('#follow-latest');
+  await page.evaluate(() => (window.sameDocument = true));
+  await writeCapture(2);
+  await page.waitForFunction((rel) => document.getElementById('profile-title').title === rel, liveRel(2), {
+    timeout: 10000,
+  });
+  const second = (await api('/api/profiles/latest')).id;
+  assert(second !== first, 'a second profile');
+  eq(page.url().split('#')[1], `/p/${second}/kernels`, 'the same page of the new capture');
+  assert(await page.evaluate(() => window.sameDocument === true), 'the page was reloaded');
+  await page.waitForSelector('table.data tbody tr');
+  await shot(page, 'live-follow');
+  // The choice is remembered; removing the captures empties them from the list.
+  await page.goto(`${BASE}/#/profiles`);
+  await page.waitForSelector(`td[title="${liveRel(2)}"]`);
+  fs.rmSync(path.join(process.env.XPV_PROFILE_DIR, 'live'), { recursive: true });
+  await page.waitForFunction(() => !document.querySelector('td[title^="live/run/"]'), null, { timeout: 10000 });
+  eq(page.errors.length, 0, `page errors: ${page.errors.join('; ')}`);
+  await page.context().close();
+});
+
 await test('offline: no request leaves 127.0.0.1', async () => {
   const outside = allRequests.filter((u) => !/^(https?:\/\/(127\.0\.0\.1|localhost)(:\d+)?\/|data:|blob:)/.test(u));
   assert(allRequests.length > 10, 'requests were recorded');
