@@ -10,6 +10,8 @@
 import { chromium } from 'playwright-core';
 import fs from 'node:fs';
 import path from 'node:path';
+import { spawn } from 'node:child_process';
+import net from 'node:net';
 
 const BASE = process.env.XPV_URL;
 if (!BASE) {
@@ -1293,6 +1295,68 @@ await test('live: "Follow latest" switches the open view to the next capture; re
   await page.waitForFunction(() => !document.querySelector('td[title^="live/run/"]'), null, { timeout: 10000 });
   eq(page.errors.length, 0, `page errors: ${page.errors.join('; ')}`);
   await page.context().close();
+});
+
+await test('live: --ui=perfetto on an empty dir opens the first capture, then follows the next', async () => {
+  assert(process.env.XPV_BIN, 'XPV_BIN is not set');
+  const work = fs.mkdtempSync('/tmp/xpv-live-perfetto-');
+  const dir = path.join(work, 'profiles');
+  fs.mkdirSync(dir);
+  const port = await new Promise((resolve) => {
+    const srv = net.createServer().listen(0, '127.0.0.1', () => {
+      const p = srv.address().port;
+      srv.close(() => resolve(p));
+    });
+  });
+  const server = spawn(
+    process.env.XPV_BIN,
+    [`--profile-dir=${dir}`, `--port=${port}`, '--perfetto-port=0', '--ui=perfetto', `--db=${work}/i.sqlite`],
+    { stdio: 'ignore' },
+  );
+  const base = `http://127.0.0.1:${port}`;
+  try {
+    for (let i = 0; i < 100; i++) {
+      try {
+        if ((await fetch(`${base}/api/health`)).ok) break;
+      } catch {
+        /* not up yet */
+      }
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const page = await newPage();
+    await page.goto(`${base}/`);
+    await page.waitForFunction(() => location.hash === '#/profiles');
+    await page.waitForSelector('text=No profiles found');
+    const write = (name, n) => {
+      // A new JAX-style run directory per capture, host h0 each time.
+      const run = path.join(dir, 'job', 'plugins', 'profile', name);
+      fs.mkdirSync(run, { recursive: true });
+      const ev = [];
+      for (let i = 0; i < n; i++) ev.push({ ph: 'X', cat: 'kernel', name: `pk${i}`, pid: 1, tid: 1, ts: 10 * i, dur: 4 });
+      fs.writeFileSync(path.join(run, 'h0.trace.json'), JSON.stringify({ traceEvents: ev }));
+    };
+    write('2030_01_01_00_00_01', 10);
+    await page.waitForFunction(() => /^#\/p\/[0-9a-f]{16}\/timeline$/.test(location.hash), null, { timeout: 10000 });
+    const first = (await (await fetch(`${base}/api/profiles/latest`)).json()).id;
+    eq(page.url().split('#')[1], `/p/${first}/timeline`, 'the first capture opened on the timeline');
+    eq(await page.isChecked('#follow-latest'), true, 'follow latest is on by default under --ui=perfetto');
+    await page.waitForSelector('canvas.tl-canvas');
+    write('2030_01_01_00_00_02', 20);
+    await page.waitForFunction((id) => !location.hash.includes(id), first, { timeout: 10000 });
+    const second = (await (await fetch(`${base}/api/profiles/latest`)).json()).id;
+    assert(second !== first, 'a second capture');
+    eq(page.url().split('#')[1], `/p/${second}/timeline`, 'followed to the next capture');
+    await page.waitForSelector('canvas.tl-canvas');
+    await shot(page, 'live-perfetto-follow');
+    // The one expected: /api/profiles/latest is 404 while the dir is empty.
+    const errors = page.errors.filter((e) => !/status of 404/.test(e));
+    eq(page.errors.length - errors.length, 1, 'the empty-dir 404 of /api/profiles/latest');
+    eq(errors.length, 0, `page errors: ${errors.join('; ')}`);
+    await page.context().close();
+  } finally {
+    server.kill('SIGTERM');
+    fs.rmSync(work, { recursive: true, force: true });
+  }
 });
 
 await test('offline: no request leaves 127.0.0.1', async () => {
