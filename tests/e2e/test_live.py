@@ -5,7 +5,8 @@ GET /api/stream (Server-Sent Events) and is `latest` within 1 s of the last
 write; removing it is announced too; a capture still growing after a
 pause is read again, not left broken; a reconnecting client gets what it
 missed (Last-Event-ID) or is told to refetch; polling mode finds files
-too; /api/profiles stays fast while 500 new files are indexed. Expected
+too; /api/profiles stays fast while 500 new files are indexed, and no
+answer cached during indexing outlives it. Expected
 numbers come from the traces this test writes. Needs no fixtures."""
 import gzip
 import json
@@ -258,6 +259,7 @@ def test_500_new_files_while_profiles_stays_fast():
                 assert code == 200
                 time.sleep(0.01)
 
+        st = Stream(s.port)
         poller = threading.Thread(target=poll)
         poller.start()
         data = trace(30)
@@ -286,7 +288,51 @@ def test_500_new_files_while_profiles_stays_fast():
         assert p95 < 0.100, p95
         code, body = s.get("/api/profiles")
         assert len(body["profiles"]) == 500
-        assert all(p["events"] == 30 for p in body["profiles"])
+        odd = [p for p in body["profiles"] if p["events"] != 30]
+        assert not odd, odd[:3]
+        # Every one announced once on the stream, none missed.
+        added = set()
+        while len(added) < 500:
+            added.add(st.next("profile-added", timeout=30)[3]["profile"]["id"])
+        assert added == {p["id"] for p in body["profiles"]}
+        st.close()
+    finally:
+        s.stop()
+
+
+def test_answers_never_stale_after_indexing():
+    # Many commits while many requests run: an answer computed from the
+    # index before a commit must not be cached as the answer after it
+    # (it was, and then served until the next change).
+    s = Server("--settle-ms=0")
+    try:
+        stop = threading.Event()
+
+        def hammer():
+            while not stop.is_set():
+                e2e.http_get(s.port, "/api/profiles")
+
+        threads = [threading.Thread(target=hammer) for _ in range(8)]
+        for t in threads:
+            t.start()
+        data = trace(30)
+        for i in range(400):
+            with open(os.path.join(s.prof, "f%03d.pt.trace.json" % i), "wb") as f:
+                f.write(data)
+        deadline = time.time() + 120
+        while time.time() < deadline:
+            code, h = s.get("/api/health")
+            if h["status_counts"].get("ok", 0) == 400 and not h["indexing"]["active"]:
+                break
+            time.sleep(0.05)
+        stop.set()
+        for t in threads:
+            t.join()
+        # Requests land on every pool thread, each with its own cache.
+        for _ in range(64):
+            code, body = s.get("/api/profiles")
+            odd = [p for p in body["profiles"] if p["status"] != "ok" or p["events"] != 30]
+            assert len(body["profiles"]) == 400 and not odd, (len(body["profiles"]), odd[:2])
     finally:
         s.stop()
 
@@ -296,4 +342,5 @@ if __name__ == "__main__":
               test_growing_capture_retried_not_broken,
               test_reconnect_replays_or_resets,
               test_polling_mode_finds_new_files,
-              test_500_new_files_while_profiles_stays_fast])
+              test_500_new_files_while_profiles_stays_fast,
+              test_answers_never_stale_after_indexing])
