@@ -51,6 +51,12 @@ static struct {
     double last_progress_event;
 } bg = {.done_mu = PTHREAD_MUTEX_INITIALIZER, .done_cv = PTHREAD_COND_INITIALIZER};
 
+/* The stop flag is written by the main thread: read it atomically. */
+static int stopping(xpv_server *s)
+{
+    return __atomic_load_n(&s->stop, __ATOMIC_ACQUIRE);
+}
+
 /* ---- a sorted set of ids ---- */
 
 static size_t id_pos(const id_set *s, int64_t id)
@@ -191,7 +197,7 @@ static void set_active(xpv_server *s, int active, const char *error)
  * their first timeline windows are as fast as later ones. */
 static void warm_marks(xpv_server *s)
 {
-    for (size_t i = 0; s->marks && i < bg.indexed.n && !s->stop; i++)
+    for (size_t i = 0; s->marks && i < bg.indexed.n && !stopping(s); i++)
         xpv_block_marks_warm(s->marks, bg.db, bg.indexed.ids[i], &s->stop);
 }
 
@@ -202,8 +208,8 @@ static int run_once(xpv_server *s, const xpv_found_list *found)
     set_active(s, 1, NULL);
     int rc = xpv_indexer_run(bg.db, found, on_progress, s, &s->stop, &err);
     if (rc == 0) warm_marks(s);
-    if (rc != 0 && !s->stop) fprintf(stderr, "xprof-view: indexing: %s\n", err.msg);
-    set_active(s, 0, rc != 0 && !s->stop ? err.msg : NULL);
+    if (rc != 0 && !stopping(s)) fprintf(stderr, "xprof-view: indexing: %s\n", err.msg);
+    set_active(s, 0, rc != 0 && !stopping(s) ? err.msg : NULL);
     return rc;
 }
 
@@ -260,7 +266,7 @@ static void rescan(xpv_server *s, uint64_t *last)
         return; /* e.g. the directory is gone for now */
     xpv_settle_sweep(bg.settle);
     uint64_t fp = fingerprint(&next);
-    if (fp == *last || s->stop) {
+    if (fp == *last || stopping(s)) {
         xpv_found_list_free(&next);
         return;
     }
@@ -289,12 +295,12 @@ static int next_wait_ms(void)
 static void follow(xpv_server *s, uint64_t last)
 {
     double last_walk = xpv_now_mono();
-    while (!s->stop) {
+    while (!stopping(s)) {
         int changed = xpv_watch_wait(bg.watch, next_wait_ms());
-        if (s->stop) break;
+        if (stopping(s)) break;
         /* Let a burst of writes finish before walking, within bounds. */
         double until = xpv_now_mono() + COALESCE_MAX_MS / 1000.0;
-        while (changed && !s->stop && xpv_now_mono() < until &&
+        while (changed && !stopping(s) && xpv_now_mono() < until &&
                xpv_watch_wait(bg.watch, COALESCE_MS) == 1)
             ;
         int due = xpv_settle_count(bg.settle) > 0 ||
@@ -377,7 +383,7 @@ int xpv_bg_index_stop(xpv_server *s, double wait_seconds)
 {
     if (!bg.started) return 1;
     pthread_mutex_lock(&bg.done_mu);
-    s->stop = 1;
+    __atomic_store_n(&s->stop, 1, __ATOMIC_RELEASE);
     xpv_watch_wake(bg.watch);
     struct timespec until;
     clock_gettime(CLOCK_REALTIME, &until);
