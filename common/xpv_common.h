@@ -31,6 +31,42 @@ typedef struct {
     size_t cap;
 } xpv_buf;
 
+/* How far a compressed profile may inflate (a guard against gzip bombs):
+ * at most max_bytes in all (0: no cap), and, once past
+ * XPV_RATIO_CHECK_AFTER bytes, at most max_ratio times the compressed
+ * bytes read so far (0: no cap). Real traces inflate 5-40 times; a bomb
+ * made of one repeated byte inflates about 1000 times. */
+typedef struct {
+    uint64_t max_bytes;
+    uint32_t max_ratio;
+} xpv_input_limits;
+
+#define XPV_DEFAULT_MAX_INFLATED ((uint64_t)256 << 30)
+#define XPV_DEFAULT_MAX_RATIO 250u
+#define XPV_RATIO_CHECK_AFTER ((uint64_t)64 << 20)
+#define XPV_INPUT_LIMITS_DEFAULT                                                                   \
+    ((xpv_input_limits){XPV_DEFAULT_MAX_INFLATED, XPV_DEFAULT_MAX_RATIO})
+
+/* Arithmetic that clamps at the int64 range instead of overflowing, for
+ * times read from files that may hold anything. */
+static inline int64_t xpv_sat_add_i64(int64_t a, int64_t b)
+{
+    int64_t r;
+    return __builtin_add_overflow(a, b, &r) ? (b > 0 ? INT64_MAX : INT64_MIN) : r;
+}
+
+static inline int64_t xpv_sat_sub_i64(int64_t a, int64_t b)
+{
+    int64_t r;
+    return __builtin_sub_overflow(a, b, &r) ? (b < 0 ? INT64_MAX : INT64_MIN) : r;
+}
+
+static inline int64_t xpv_sat_mul_i64(int64_t a, int64_t b)
+{
+    int64_t r;
+    return __builtin_mul_overflow(a, b, &r) ? ((a < 0) != (b < 0) ? INT64_MIN : INT64_MAX) : r;
+}
+
 /* Allocation failure aborts: every caller would have to give up anyway and
  * the process is a single-user tool. */
 void xpv_buf_reserve(xpv_buf *b, size_t extra);

@@ -314,6 +314,7 @@ static void pair_companions(xpv_found_list *l)
 static int discover(const char *root, walk_state w, xpv_found_list *out, xpv_err *err)
 {
     memset(out, 0, sizeof *out);
+    out->limits = XPV_INPUT_LIMITS_DEFAULT;
     char real[PATH_MAX];
     struct stat st;
     if (!realpath(root, real) || stat(real, &st) != 0)

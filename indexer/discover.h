@@ -29,6 +29,8 @@ typedef struct {
     xpv_found *items;
     size_t n, cap;
     char *root_abs; /* the profile directory (the file's directory when root is a file) */
+    xpv_input_limits
+        limits; /* what indexing these files may inflate; discovery sets the defaults */
 } xpv_found_list;
 
 /* Walks root (a directory or one file). Returns 0, or -1 when root itself

@@ -19,6 +19,7 @@
  * its row's t_min/t_max bound every event in it.
  */
 #include "event_store.h"
+#include "index_db.h"
 #include "../common/varint.h"
 
 #include <assert.h>
@@ -186,7 +187,7 @@ xpv_store_writer *xpv_store_writer_open(sqlite3 *db, int64_t profile_id, xpv_err
                            "INSERT INTO blocks(profile_id, track, lod, t_min, t_max, n, busy_ns, "
                            "data, kinds) VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9)",
                            -1, &w->insert, NULL) != SQLITE_OK) {
-        xpv_err_set(err, "sqlite: %s", sqlite3_errmsg(db));
+        xpv_db_error(err, db);
         free(w->buckets);
         free(w);
         return NULL;
@@ -215,7 +216,7 @@ static int flush_block(xpv_store_writer *w, open_block *b, xpv_err *err)
     sqlite3_bind_int64(st, 9, b->kinds);
     int rc = sqlite3_step(st);
     sqlite3_reset(st);
-    if (rc != SQLITE_DONE) return xpv_err_set(err, "sqlite: %s", sqlite3_errmsg(w->db));
+    if (rc != SQLITE_DONE) return xpv_db_error(err, w->db);
     w->open_bytes -= b->data.len;
     b->n = 0;
     xpv_buf_reset(&b->data);
@@ -504,8 +505,7 @@ static int prepare_block_query(sqlite3 *db, const xpv_store_query *q, int with_d
 {
     char sql[512];
     snprintf(sql, sizeof sql, BLOCK_QUERY_SQL, with_data ? ", data" : "");
-    if (sqlite3_prepare_v2(db, sql, -1, st, NULL) != SQLITE_OK)
-        return xpv_err_set(err, "sqlite: %s", sqlite3_errmsg(db));
+    if (sqlite3_prepare_v2(db, sql, -1, st, NULL) != SQLITE_OK) return xpv_db_error(err, db);
     sqlite3_bind_int64(*st, 1, q->profile_id);
     sqlite3_bind_int64(*st, 2, q->track);
     sqlite3_bind_int(*st, 3, q->lod_min);
@@ -549,7 +549,7 @@ int xpv_store_scan(sqlite3 *db, const xpv_store_query *q, xpv_store_visit fn, vo
                            NULL, 0, 1, NULL, NULL);
         if (c.r.bad) rc = xpv_err_set(err, "event block %lld is damaged", (long long)block_id);
     }
-    if (rc == 0 && step != SQLITE_DONE) rc = xpv_err_set(err, "sqlite: %s", sqlite3_errmsg(db));
+    if (rc == 0 && step != SQLITE_DONE) rc = xpv_db_error(err, db);
     sqlite3_finalize(st);
     return rc;
 }
@@ -572,7 +572,7 @@ int xpv_store_blocks(sqlite3 *db, const xpv_store_query *q, xpv_block_visit fn, 
         };
         rc = fn(ctx, &b);
     }
-    if (rc == 0 && step != SQLITE_DONE) rc = xpv_err_set(err, "sqlite: %s", sqlite3_errmsg(db));
+    if (rc == 0 && step != SQLITE_DONE) rc = xpv_db_error(err, db);
     sqlite3_finalize(st);
     return rc;
 }
@@ -599,7 +599,7 @@ int xpv_store_event_at(sqlite3 *db, int64_t profile_id, int64_t block_id, uint32
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(db, "SELECT track, data FROM blocks WHERE id=?1 AND profile_id=?2", -1,
                            &st, NULL) != SQLITE_OK)
-        return xpv_err_set(err, "sqlite: %s", sqlite3_errmsg(db));
+        return xpv_db_error(err, db);
     sqlite3_bind_int64(st, 1, block_id);
     sqlite3_bind_int64(st, 2, profile_id);
     int rc;

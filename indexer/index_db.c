@@ -11,10 +11,12 @@
 #include "index_db.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -57,11 +59,23 @@ static const char *const SCHEMA_SQL =
     " host_ps INTEGER);"
     "CREATE INDEX steps_by_profile ON steps(profile_id, device, step);";
 
+int xpv_db_error(xpv_err *err, sqlite3 *db)
+{
+    int code = sqlite3_errcode(db) & 0xff, sys = sqlite3_system_errno(db);
+    const char *msg = sqlite3_errmsg(db);
+    if (code == SQLITE_CANTOPEN && sys)
+        return xpv_err_set(err, "sqlite: %s (%s)", msg, strerror(sys));
+    if (code != SQLITE_IOERR && code != SQLITE_FULL) return xpv_err_set(err, "sqlite: %s", msg);
+    /* The system's reason is not always kept by the time the error returns. */
+    if (sys) return xpv_err_set(err, "sqlite: %s (%s: is the disk full?)", msg, strerror(sys));
+    return xpv_err_set(err, "sqlite: %s (is the disk full, or a file-size limit reached?)", msg);
+}
+
 int xpv_db_exec(sqlite3 *db, const char *sql, xpv_err *err)
 {
     char *msg = NULL;
     if (sqlite3_exec(db, sql, NULL, NULL, &msg) != SQLITE_OK) {
-        xpv_err_set(err, "sqlite: %s", msg ? msg : sqlite3_errmsg(db));
+        xpv_db_error(err, db);
         sqlite3_free(msg);
         return -1;
     }
@@ -104,7 +118,7 @@ int xpv_index_default_path(const char *profile_dir_abs, char *out, size_t outsz,
     return 0;
 }
 
-static void remove_db_files(const char *db_path)
+void xpv_index_remove(const char *db_path)
 {
     char side[4200];
     unlink(db_path);
@@ -157,12 +171,12 @@ static int create_schema(sqlite3 *db, const char *profile_dir, xpv_err *err)
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(db, "INSERT INTO meta VALUES('schema_version', ?1),('profile_dir', ?2)",
                            -1, &st, NULL) != SQLITE_OK)
-        return xpv_err_set(err, "sqlite: %s", sqlite3_errmsg(db));
+        return xpv_db_error(err, db);
     sqlite3_bind_int(st, 1, XPV_SCHEMA_VERSION);
     sqlite3_bind_text(st, 2, profile_dir, -1, SQLITE_TRANSIENT);
     int rc = sqlite3_step(st);
     sqlite3_finalize(st);
-    if (rc != SQLITE_DONE) return xpv_err_set(err, "sqlite: %s", sqlite3_errmsg(db));
+    if (rc != SQLITE_DONE) return xpv_db_error(err, db);
     return xpv_db_exec(db, "COMMIT", err);
 }
 
@@ -189,11 +203,43 @@ static int refuse_inside_profile_dir(const char *db_path, const char *profile_di
     return 0;
 }
 
+/* Two processes on one index (two servers, or --list-only beside a
+ * server) must not check, create or remove it at the same time: one would
+ * take the other's half-made schema for a damaged index and delete it. A
+ * lock file beside the index serialises opening; it is released once the
+ * index is open, since SQLite's own locks cover the rest. */
+static int open_locked(const char *db_path, const char *profile_dir_abs, sqlite3 **out,
+                       int *rebuilt, xpv_err *err);
+
+static int lock_opening(const char *db_path, xpv_err *err)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s.lock", db_path);
+    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0) return xpv_err_set(err, "cannot create %s: %s", path, strerror(errno));
+    while (flock(fd, LOCK_EX) != 0)
+        if (errno != EINTR) {
+            close(fd);
+            return xpv_err_set(err, "cannot lock %s: %s", path, strerror(errno));
+        }
+    return fd;
+}
+
 int xpv_index_open(const char *db_path, const char *profile_dir_abs, sqlite3 **out, int *rebuilt,
                    xpv_err *err)
 {
     if (rebuilt) *rebuilt = 0;
     if (refuse_inside_profile_dir(db_path, profile_dir_abs, err) != 0) return -1;
+    int lock = lock_opening(db_path, err);
+    if (lock < 0) return -1;
+    int rc = open_locked(db_path, profile_dir_abs, out, rebuilt, err);
+    close(lock); /* releases the lock */
+    return rc;
+}
+
+static int open_locked(const char *db_path, const char *profile_dir_abs, sqlite3 **out,
+                       int *rebuilt, xpv_err *err)
+{
     for (int attempt = 0; attempt < 2; attempt++) {
         sqlite3 *db = NULL;
         int exists = access(db_path, F_OK) == 0;
@@ -215,7 +261,7 @@ int xpv_index_open(const char *db_path, const char *profile_dir_abs, sqlite3 **o
         }
         /* Stale, foreign or damaged: throw it away and start again once. */
         sqlite3_close(db);
-        remove_db_files(db_path);
+        xpv_index_remove(db_path);
         if (rebuilt && exists) *rebuilt = 1;
     }
     if (!err || !err->msg[0]) xpv_err_set(err, "cannot create index %s", db_path);
@@ -230,7 +276,7 @@ int xpv_index_open_reader(const char *db_path, sqlite3 **out, xpv_err *err)
         sqlite3_close(db);
         return -1;
     }
-    sqlite3_busy_timeout(db, 10000);
+    sqlite3_busy_timeout(db, 3000); /* then 503: locked by another process */
     /* Event blocks span overflow pages; mapping the file spares a read()
      * copy of every page a window touches. Failing only costs speed. */
     sqlite3_exec(db, "PRAGMA mmap_size=17179869184; PRAGMA cache_size=-16384", NULL, NULL, NULL);
@@ -254,12 +300,11 @@ int xpv_index_clear_profile(sqlite3 *db, int64_t profile_id, xpv_err *err)
         char sql[128];
         sqlite3_stmt *st;
         snprintf(sql, sizeof sql, "DELETE FROM %s WHERE profile_id=?1", tables[i]);
-        if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
-            return xpv_err_set(err, "sqlite: %s", sqlite3_errmsg(db));
+        if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) return xpv_db_error(err, db);
         sqlite3_bind_int64(st, 1, profile_id);
         int rc = sqlite3_step(st);
         sqlite3_finalize(st);
-        if (rc != SQLITE_DONE) return xpv_err_set(err, "sqlite: %s", sqlite3_errmsg(db));
+        if (rc != SQLITE_DONE) return xpv_db_error(err, db);
     }
     return 0;
 }

@@ -33,6 +33,8 @@ int xpv_index_default_path(const char *profile_dir_abs, char *out, size_t outsz,
 int xpv_index_open(const char *db_path, const char *profile_dir_abs, sqlite3 **out, int *rebuilt,
                    xpv_err *err);
 
+/* Removes the index file and its -wal, -shm and -journal companions. */
+void xpv_index_remove(const char *db_path);
 /* Opens an existing index read-only for a serving thread. */
 int xpv_index_open_reader(const char *db_path, sqlite3 **out, xpv_err *err);
 /* SQLite's data_version of db: it changes when another connection commits,
@@ -45,6 +47,9 @@ int64_t xpv_index_data_version(sqlite3 *db, sqlite3_stmt **stmt);
 int xpv_index_clear_profile(sqlite3 *db, int64_t profile_id, xpv_err *err);
 
 /* Runs a statement with no result rows; returns 0 or -1 with err. */
+/* Sets err from the connection's last error, with the system's reason
+ * (disk full, file too large) where SQLite has one. Returns -1. */
+int xpv_db_error(xpv_err *err, sqlite3 *db);
 int xpv_db_exec(sqlite3 *db, const char *sql, xpv_err *err);
 
 #endif

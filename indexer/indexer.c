@@ -39,7 +39,7 @@ static int upsert_found(sqlite3 *db, sqlite3_stmt *sel, sqlite3_stmt *ins, const
         sqlite3_bind_null(ins, 8);
     int rc = sqlite3_step(ins);
     sqlite3_reset(ins);
-    if (rc != SQLITE_DONE) return xpv_err_set(err, "sqlite: %s", sqlite3_errmsg(db));
+    if (rc != SQLITE_DONE) return xpv_db_error(err, db);
     (*pending)++;
     return 0;
 }
@@ -53,7 +53,7 @@ static int drop_vanished(sqlite3 *db, const xpv_found_list *found, xpv_err *err)
         return -1;
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(db, "INSERT OR IGNORE INTO found_ids VALUES(?1)", -1, &st, NULL))
-        return xpv_err_set(err, "sqlite: %s", sqlite3_errmsg(db));
+        return xpv_db_error(err, db);
     for (size_t i = 0; i < found->n; i++) {
         sqlite3_bind_int64(st, 1, xpv_profile_id_for(found->items[i].rel_path));
         sqlite3_step(st);
@@ -83,7 +83,7 @@ int xpv_indexer_register(sqlite3 *db, const xpv_found_list *found, xpv_err *err)
             " mtime_ns, companion_of, status) VALUES(?1,?2,?3,?4,?5,?6,?7,?8,"
             "'pending')",
             -1, &ins, NULL) != SQLITE_OK)
-        rc = xpv_err_set(err, "sqlite: %s", sqlite3_errmsg(db));
+        rc = xpv_db_error(err, db);
     for (size_t i = 0; rc == 0 && i < found->n; i++) {
         const xpv_found *f = &found->items[i];
         const char *comp = f->companion_of >= 0 ? found->items[f->companion_of].rel_path : NULL;
@@ -107,7 +107,7 @@ static int set_status(sqlite3 *db, int64_t id, const char *status, const char *e
                            "UPDATE profiles SET status=?2, error=?3, partial=?4, indexed_at=?5,"
                            " index_seconds=?6 WHERE id=?1",
                            -1, &st, NULL) != SQLITE_OK)
-        return xpv_err_set(err, "sqlite: %s", sqlite3_errmsg(db));
+        return xpv_db_error(err, db);
     sqlite3_bind_int64(st, 1, id);
     sqlite3_bind_text(st, 2, status, -1, SQLITE_STATIC);
     if (error) sqlite3_bind_text(st, 3, error, -1, SQLITE_STATIC);
@@ -116,16 +116,17 @@ static int set_status(sqlite3 *db, int64_t id, const char *status, const char *e
     sqlite3_bind_double(st, 6, seconds);
     int rc = sqlite3_step(st);
     sqlite3_finalize(st);
-    return rc == SQLITE_DONE ? 0 : xpv_err_set(err, "sqlite: %s", sqlite3_errmsg(db));
+    return rc == SQLITE_DONE ? 0 : xpv_db_error(err, db);
 }
 
 /* Runs the reader into a fresh sink; the status reflects the reader's result. */
-static int run_reader(sqlite3 *db, const xpv_found *f, int64_t id, xpv_reader_fn reader, double t0,
-                      xpv_err *err)
+static int run_reader(sqlite3 *db, const xpv_found *f, int64_t id, xpv_reader_fn reader,
+                      const xpv_input_limits *limits, double t0, xpv_err *err)
 {
     xpv_err rerr = {{0}};
     xpv_sink *sink = xpv_sink_open(db, id, err);
     if (!sink) return -1;
+    xpv_sink_set_limits(sink, limits);
     int read_rc = reader(f->abs_path, sink, &rerr);
     xpv_sink_stats stats;
     int rc = xpv_sink_finish(sink, &stats, err);
@@ -138,7 +139,8 @@ static int run_reader(sqlite3 *db, const xpv_found *f, int64_t id, xpv_reader_fn
     return set_status(db, id, "ok", NULL, 0, secs, err);
 }
 
-int xpv_indexer_index_file(sqlite3 *db, const xpv_found *f, int64_t id, xpv_err *err)
+static int index_file(sqlite3 *db, const xpv_found *f, int64_t id, const xpv_input_limits *limits,
+                      xpv_err *err)
 {
     double t0 = xpv_now_mono();
     if (xpv_db_exec(db, "BEGIN IMMEDIATE", err) != 0) return -1;
@@ -154,13 +156,19 @@ int xpv_indexer_index_file(sqlite3 *db, const xpv_found *f, int64_t id, xpv_err 
             snprintf(hint, sizeof hint, "not a profile format this tool reads");
         rc = set_status(db, id, "unsupported", hint, 0, 0, err);
     } else if (rc == 0) {
-        rc = run_reader(db, f, id, fmt->read, t0, err);
+        rc = run_reader(db, f, id, fmt->read, limits, t0, err);
     }
     if (rc != 0) {
         xpv_db_exec(db, "ROLLBACK", NULL);
         return -1;
     }
     return xpv_db_exec(db, "COMMIT", err);
+}
+
+int xpv_indexer_index_file(sqlite3 *db, const xpv_found *f, int64_t id, xpv_err *err)
+{
+    xpv_input_limits limits = XPV_INPUT_LIMITS_DEFAULT;
+    return index_file(db, f, id, &limits, err);
 }
 
 static int is_pending(sqlite3 *db, int64_t id)
@@ -193,7 +201,7 @@ int xpv_indexer_run(sqlite3 *db, const xpv_found_list *found, xpv_progress_fn pr
             if ((f->companion_of >= 0) != pass || !is_pending(db, id)) continue;
             p.current = f->rel_path;
             if (progress) progress(ctx, &p);
-            if (xpv_indexer_index_file(db, f, id, err) != 0)
+            if (index_file(db, f, id, &found->limits, err) != 0)
                 return xpv_err_prefix(err, "indexing %s", f->rel_path);
             p.done++;
             p.finished = f;

@@ -27,6 +27,7 @@ xpv_sink *xpv_sink_open(sqlite3 *db, int64_t profile_id, xpv_err *err)
     xpv_sink *s = xpv_xcalloc(1, sizeof *s);
     s->db = db;
     s->profile_id = profile_id;
+    s->limits = XPV_INPUT_LIMITS_DEFAULT;
     xpv_intern_init(&s->strings);
     s->ntrack_slots = 256;
     s->track_slots = xpv_xcalloc(s->ntrack_slots, sizeof *s->track_slots);
@@ -252,4 +253,14 @@ void xpv_sink_free(xpv_sink *s)
     xpv_buf_free(&s->warnings);
     xpv_pipeline_free(s);
     free(s);
+}
+
+void xpv_sink_set_limits(xpv_sink *s, const xpv_input_limits *limits)
+{
+    s->limits = *limits;
+}
+
+const xpv_input_limits *xpv_sink_limits(const xpv_sink *s)
+{
+    return &s->limits;
 }

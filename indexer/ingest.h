@@ -94,5 +94,8 @@ xpv_sink *xpv_sink_open(sqlite3 *db, int64_t profile_id, xpv_err *err);
 int xpv_sink_finish(xpv_sink *s, xpv_sink_stats *stats, xpv_err *err);
 /* Frees a sink (after finish, or instead of it to abandon). */
 void xpv_sink_free(xpv_sink *s);
+/* How far the reader may inflate its input (defaults until set). */
+void xpv_sink_set_limits(xpv_sink *s, const xpv_input_limits *limits);
+const xpv_input_limits *xpv_sink_limits(const xpv_sink *s);
 
 #endif

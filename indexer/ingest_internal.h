@@ -94,6 +94,7 @@ typedef struct {
 struct xpv_sink {
     sqlite3 *db;
     int64_t profile_id;
+    xpv_input_limits limits;
     xpv_intern strings;
     xpv_process_rec *procs;
     size_t nprocs, cap_procs;

@@ -13,21 +13,20 @@
  * with the message.
  */
 #include "ingest_internal.h"
+#include "index_db.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 
 static int prepare(sqlite3 *db, const char *sql, sqlite3_stmt **st, xpv_err *err)
 {
-    if (sqlite3_prepare_v2(db, sql, -1, st, NULL) != SQLITE_OK)
-        return xpv_err_set(err, "sqlite: %s", sqlite3_errmsg(db));
+    if (sqlite3_prepare_v2(db, sql, -1, st, NULL) != SQLITE_OK) return xpv_db_error(err, db);
     return 0;
 }
 
 static int step_row(sqlite3 *db, sqlite3_stmt *st, xpv_err *err)
 {
-    int rc =
-        sqlite3_step(st) == SQLITE_DONE ? 0 : xpv_err_set(err, "sqlite: %s", sqlite3_errmsg(db));
+    int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : xpv_db_error(err, db);
     sqlite3_reset(st);
     return rc;
 }

@@ -2,7 +2,7 @@
 # install-deps.sh — installs the Debian packages xprof-view needs to build,
 # test and benchmark, when any is missing: with apt-get as root, with sudo
 # otherwise, or prints the exact command when neither is possible.
-# usage: scripts/install-deps.sh [build|test|bench]   (default: build)
+# usage: scripts/install-deps.sh [build|test|bench|fuzz]   (default: build)
 set -euo pipefail
 
 what=${1:-build}
@@ -11,6 +11,7 @@ pkgs=(build-essential cmake pkg-config libmicrohttpd-dev libsqlite3-dev zlib1g-d
 case "$what" in
   test)  pkgs+=(python3 nodejs npm chromium clang-format) ;;
   bench) pkgs+=(python3 nodejs npm chromium clang-format wrk nginx-light libyajl-dev time) ;;
+  fuzz)  pkgs+=(python3 clang time) ;;
 esac
 
 # A tool that is already on PATH (node and npm from another source, say)
@@ -23,6 +24,7 @@ provides() {
     python3) command -v python3 >/dev/null && python3 -c 'import sqlite3, gzip, json' 2>/dev/null ;;
     wrk|nginx-light) command -v "${1%-light}" >/dev/null ;;
     time) [ -x /usr/bin/time ] ;;
+    clang) command -v clang >/dev/null ;;
     *) return 1 ;;
   esac
 }

@@ -4,7 +4,8 @@
 # JS format), builds with -Wall -Wextra -Werror, and runs the whole suite
 # (CUnit unit tests, end-to-end tests of the real binary, browser tests in
 # headless Chromium), compiles the Release (NDEBUG) build, then runs the
-# unit tests again under AddressSanitizer and UBSan.
+# unit tests, the fuzz regression inputs and the server's lifecycle tests
+# again under AddressSanitizer, LeakSanitizer and UBSan.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -26,3 +27,7 @@ cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DXPV_WERROR=ON -DXPV_SANITIZE
 cmake --build build-asan -j"$jobs"
 (cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
   ctest --output-on-failure -j"$jobs" -L unit)
+# The server's lifecycle tests once more on the sanitized binary: a leak at
+# shutdown or a memory error while serving, faulting or limiting fails them.
+(cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+  ctest --output-on-failure -j"$jobs" -R 'e2e\.(test_leaks|test_server|test_faults|test_limits)$')

@@ -6,6 +6,13 @@
  * clients have been told about: none of it is shared. Progress goes into
  * the server's `progress` under its lock; events go through live_events.c,
  * which has its own; the stop flag is the server's.
+ *
+ * The index is a cache, so the thread also keeps it alive: once a second it
+ * checks that the file is still the one it opened (not deleted, replaced
+ * or cut shorter than it wrote it), and when a request reports damage it
+ * runs SQLite's quick check. A lost or damaged index is created anew and
+ * every profile indexed again; serving threads see the new generation and
+ * reopen, and answer 503 until the file is back.
  */
 #define _GNU_SOURCE
 #include "background_index.h"
@@ -27,6 +34,7 @@
 #define PROGRESS_EVENT_SECONDS 0.25 /* at most 4 index-progress events a second */
 #define COALESCE_MS 25              /* a burst of changes is one walk... */
 #define COALESCE_MAX_MS 250         /* ...but a steady stream still gets walked */
+#define INDEX_CHECK_MS 1000         /* how often the index file is looked at */
 
 typedef struct {
     int64_t *ids; /* sorted */
@@ -39,6 +47,8 @@ static struct {
     int finished; /* under done_mu */
     pthread_mutex_t done_mu;
     pthread_cond_t done_cv; /* signalled when finished */
+    struct stat file;       /* the index file as this thread left it */
+    int damage_reported;    /* under done_mu */
     xpv_server *server;
     const xpv_found_list *initial;
     sqlite3 *db;
@@ -227,6 +237,70 @@ static uint64_t fingerprint(const xpv_found_list *l)
     return h;
 }
 
+/* ---- keeping the index alive ---- */
+
+void xpv_server_index_damaged(xpv_server *s)
+{
+    (void)s;
+    pthread_mutex_lock(&bg.done_mu);
+    bg.damage_reported = 1;
+    if (bg.watch) xpv_watch_wake(bg.watch);
+    pthread_mutex_unlock(&bg.done_mu);
+}
+
+static void remember_file(xpv_server *s)
+{
+    if (stat(s->db_path, &bg.file) != 0) memset(&bg.file, 0, sizeof bg.file);
+}
+
+/* What happened to the index file, or NULL when it is as this thread left
+ * it (and, after a report, passes the quick check). */
+static const char *index_damage(xpv_server *s)
+{
+    struct stat st;
+    pthread_mutex_lock(&bg.done_mu);
+    int reported = bg.damage_reported;
+    bg.damage_reported = 0;
+    pthread_mutex_unlock(&bg.done_mu);
+    if (stat(s->db_path, &st) != 0) return "deleted";
+    if (st.st_ino != bg.file.st_ino || st.st_dev != bg.file.st_dev) return "replaced";
+    if (st.st_size < bg.file.st_size) return "truncated";
+    if (!reported) return NULL;
+    sqlite3_stmt *q;
+    int ok = sqlite3_prepare_v2(bg.db, "PRAGMA quick_check(1)", -1, &q, NULL) == SQLITE_OK &&
+             sqlite3_step(q) == SQLITE_ROW &&
+             strcmp((const char *)sqlite3_column_text(q, 0), "ok") == 0;
+    sqlite3_finalize(q);
+    return ok ? NULL : "damaged";
+}
+
+/* Creates the index anew and indexes every profile of the last walk into
+ * it. Returns 0, or -1 (said on stderr) to try again later. */
+static int rebuild(xpv_server *s, const char *why, uint64_t *last)
+{
+    xpv_err err = {{0}};
+    fprintf(stderr, "xprof-view: the index %s was %s; rebuilding it\n", s->db_path, why);
+    sqlite3_close_v2(bg.db);
+    bg.db = NULL;
+    /* Opening checks the file again under the opening lock: a damaged one
+     * is removed and made anew, and one that another server on the same
+     * folder has just rebuilt is taken as it is. */
+    if (xpv_index_open(s->db_path, s->root_abs, &bg.db, NULL, &err) != 0) {
+        fprintf(stderr, "xprof-view: cannot rebuild the index: %s\n", err.msg);
+        return -1;
+    }
+    remember_file(s);
+    __atomic_add_fetch(&s->index_generation, 1, __ATOMIC_RELEASE);
+    *last = 0; /* the new index has no profile: register them all */
+    if (xpv_indexer_register(bg.db, bg.cur, &err) < 0) {
+        fprintf(stderr, "xprof-view: rebuild: %s\n", err.msg);
+        return 0;
+    }
+    if (run_once(s, bg.cur) == 0) *last = fingerprint(bg.cur);
+    remember_file(s);
+    return 0;
+}
+
 /* ---- following the directory ---- */
 
 static int64_t wall_ns(void)
@@ -264,6 +338,7 @@ static void rescan(xpv_server *s, uint64_t *last)
     int64_t now = wall_ns();
     if (xpv_discover_again(s->profile_arg, bg.cur, admit, &now, &next, &err) != 0)
         return; /* e.g. the directory is gone for now */
+    next.limits = s->opts->limits;
     xpv_settle_sweep(bg.settle);
     uint64_t fp = fingerprint(&next);
     if (fp == *last || stopping(s)) {
@@ -281,15 +356,16 @@ static void rescan(xpv_server *s, uint64_t *last)
     bg.cur = &bg.own;
     xpv_found_list_free(&old);
     if (run_once(s, bg.cur) == 0) *last = fp;
+    remember_file(s);
 }
 
-/* How long to sleep: until the first settling file is due, at most the
- * safety interval. */
+/* How long to sleep: until the first settling file is due, or the index
+ * file is looked at again. */
 static int next_wait_ms(void)
 {
     int64_t due = xpv_settle_next_due(bg.settle, wall_ns());
-    int64_t ms = due < 0 ? XPV_SAFETY_RESCAN_SECONDS * 1000 : due / 1000000 + 1;
-    return ms > XPV_SAFETY_RESCAN_SECONDS * 1000 ? XPV_SAFETY_RESCAN_SECONDS * 1000 : (int)ms;
+    int64_t ms = due < 0 ? INDEX_CHECK_MS : due / 1000000 + 1;
+    return ms > INDEX_CHECK_MS ? INDEX_CHECK_MS : (int)ms;
 }
 
 static void follow(xpv_server *s, uint64_t last)
@@ -298,6 +374,11 @@ static void follow(xpv_server *s, uint64_t last)
     while (!stopping(s)) {
         int changed = xpv_watch_wait(bg.watch, next_wait_ms());
         if (stopping(s)) break;
+        const char *damage = index_damage(s);
+        if (damage) {
+            rebuild(s, damage, &last);
+            continue;
+        }
         /* Let a burst of writes finish before walking, within bounds. */
         double until = xpv_now_mono() + COALESCE_MAX_MS / 1000.0;
         while (changed && !stopping(s) && xpv_now_mono() < until &&
@@ -314,7 +395,9 @@ static void follow(xpv_server *s, uint64_t last)
 static void *index_thread(void *arg)
 {
     xpv_server *s = arg;
-    if (run_once(s, bg.initial) == 0) follow(s, fingerprint(bg.initial));
+    int rc = run_once(s, bg.initial);
+    remember_file(s);
+    if (rc == 0) follow(s, fingerprint(bg.initial));
     pthread_mutex_lock(&bg.done_mu);
     bg.finished = 1;
     pthread_cond_broadcast(&bg.done_cv);
@@ -327,8 +410,12 @@ static int open_watch(xpv_server *s, xpv_err *err)
     char why[300];
     struct stat st; /* one file served: watch its directory, not below it */
     int recursive = stat(s->profile_arg, &st) != 0 || S_ISDIR(st.st_mode);
-    bg.watch = xpv_watch_open(s->root_abs, recursive, s->opts->poll_seconds, why, sizeof why, err);
-    if (!bg.watch) return -1;
+    xpv_watch *w =
+        xpv_watch_open(s->root_abs, recursive, s->opts->poll_seconds, why, sizeof why, err);
+    if (!w) return -1;
+    pthread_mutex_lock(&bg.done_mu); /* request threads wake it on damage */
+    bg.watch = w;
+    pthread_mutex_unlock(&bg.done_mu);
     if (why[0] && !s->opts->poll_seconds && !s->opts->quiet)
         fprintf(stderr, "xprof-view: polling the profile directory every %d s (%s)\n",
                 xpv_watch_poll_seconds(bg.watch), why);
@@ -342,6 +429,7 @@ static int open_watch(xpv_server *s, xpv_err *err)
 int xpv_bg_index_start(xpv_server *s, const xpv_found_list *found, xpv_err *err)
 {
     if (xpv_index_open(s->db_path, s->root_abs, &bg.db, NULL, err) != 0) return -1;
+    remember_file(s);
     if (open_watch(s, err) != 0) {
         sqlite3_close(bg.db);
         bg.db = NULL;
@@ -367,8 +455,11 @@ static void release(void)
 {
     sqlite3_close(bg.db);
     bg.db = NULL;
-    xpv_watch_close(bg.watch);
+    pthread_mutex_lock(&bg.done_mu);
+    xpv_watch *w = bg.watch;
     bg.watch = NULL;
+    pthread_mutex_unlock(&bg.done_mu);
+    xpv_watch_close(w);
     xpv_settle_free(bg.settle);
     bg.settle = NULL;
     xpv_found_list_free(&bg.own);

@@ -37,6 +37,12 @@ void xpv_cli_usage(FILE *out)
         "  --settle-ms=N       read a new or changed file once it held still N ms (300)\n"
         "  --open              open the system browser\n"
         "  --quiet             print less\n"
+        "  --max-inflate=SIZE  largest a gzip profile may inflate to (default 256G)\n"
+        "  --max-inflate-ratio=N  stop a gzip profile inflating more than N times its\n"
+        "                      compressed size, a gzip bomb (default 250; 0 disables)\n"
+        "  --max-connections=N HTTP connections at once (default 256)\n"
+        "  --client-timeout=S  close a connection that is idle, or still sending its request,\n"
+        "                      after S seconds (default 30)\n"
         "  --version, --help\n");
 }
 
@@ -63,6 +69,35 @@ static const char *option_value(int argc, char **argv, int *i, const char *name)
     if (a[n] == '=') return a + n + 1;
     if (a[n] == 0 && *i + 1 < argc) return argv[++*i];
     return NULL;
+}
+
+/* A byte count with an optional K, M, G or T suffix (powers of 1024). */
+static int parse_size(const char *name, const char *v, uint64_t *out)
+{
+    char *end;
+    errno = 0;
+    unsigned long long n = strtoull(v, &end, 10);
+    int shift = 0;
+    if (*end == 'K' || *end == 'k') shift = 10;
+    if (*end == 'M' || *end == 'm') shift = 20;
+    if (*end == 'G' || *end == 'g') shift = 30;
+    if (*end == 'T' || *end == 't') shift = 40;
+    if (shift) end++;
+    if (*end == 'B' || *end == 'b') end++;
+    if (errno || *v == 0 || *v == '-' || *end || n == 0 || n > (UINT64_MAX >> shift)) {
+        fprintf(stderr, "xprof-view: %s must be a size such as 512M or 64G, not '%s'\n", name, v);
+        return -1;
+    }
+    *out = (uint64_t)n << shift;
+    return 0;
+}
+
+static int parse_ratio(const char *v, xpv_input_limits *limits)
+{
+    int ratio;
+    if (parse_int("--max-inflate-ratio", v, 0, 1 << 30, &ratio) != 0) return -1;
+    limits->max_ratio = (uint32_t)ratio;
+    return 0;
 }
 
 static int parse_ui(const char *v, xpv_ui_mode *ui)
@@ -119,6 +154,14 @@ static int parse_one(int argc, char **argv, int *i, xpv_options *o)
         o->db_path = v;
     else if ((v = option_value(argc, argv, i, "--ui")))
         return parse_ui(v, &o->ui);
+    else if ((v = option_value(argc, argv, i, "--max-inflate-ratio")))
+        return parse_ratio(v, &o->limits);
+    else if ((v = option_value(argc, argv, i, "--max-inflate")))
+        return parse_size("--max-inflate", v, &o->limits.max_bytes);
+    else if ((v = option_value(argc, argv, i, "--max-connections")))
+        return parse_int("--max-connections", v, 1, 65536, &o->max_connections);
+    else if ((v = option_value(argc, argv, i, "--client-timeout")))
+        return parse_int("--client-timeout", v, 1, 86400, &o->client_timeout_s);
     else if (a[0] != '-' && !o->profile_dir)
         o->profile_dir = a;
     else {
@@ -136,6 +179,9 @@ int xpv_cli_parse(int argc, char **argv, xpv_options *o)
     o->host = "127.0.0.1";
     o->ui = XPV_UI_BOTH;
     o->settle_ms = 300;
+    o->limits = XPV_INPUT_LIMITS_DEFAULT;
+    o->max_connections = 256;
+    o->client_timeout_s = 30;
     for (int i = 1; i < argc; i++)
         if (parse_one(argc, argv, &i, o) != 0) return -1;
     if (o->bind_all) o->host = "0.0.0.0";

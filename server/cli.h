@@ -5,6 +5,8 @@
 #ifndef XPV_CLI_H
 #define XPV_CLI_H
 
+#include "../common/xpv_common.h"
+
 #include <stdio.h>
 
 typedef enum { XPV_UI_BOTH, XPV_UI_PERFETTO, XPV_UI_TENSORBOARD } xpv_ui_mode;
@@ -25,8 +27,11 @@ typedef struct {
     int show_version;
     int show_help;
     int quiet;
-    int poll_seconds; /* 0: inotify where it works; N: poll the directory every N s */
-    int settle_ms;    /* how long a new or changed file must hold still before it is read */
+    int poll_seconds;        /* 0: inotify where it works; N: poll the directory every N s */
+    int settle_ms;           /* how long a new or changed file must hold still before it is read */
+    xpv_input_limits limits; /* what one gzip file may inflate to */
+    int max_connections;     /* open HTTP connections at once */
+    int client_timeout_s;    /* an idle or slow connection is closed after this */
 } xpv_options;
 
 /* Parses argv into opts. Returns 0, or -1 after printing the problem. */

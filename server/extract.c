@@ -51,10 +51,17 @@ static int make_parents(const char *path)
     return 0;
 }
 
-static int write_fd(void *ctx, const char *data, size_t len)
+typedef struct {
+    FILE *f;
+    int write_errno; /* why the first failed write failed */
+} output;
+
+static int write_out(void *ctx, const char *data, size_t len)
 {
-    FILE *f = ctx;
-    return fwrite(data, 1, len, f) == len ? 0 : -1;
+    output *o = ctx;
+    if (fwrite(data, 1, len, o->f) == len) return 0;
+    if (!o->write_errno) o->write_errno = errno ? errno : EIO;
+    return -1;
 }
 
 static int extract_one(sqlite3 *db, int64_t id, const char *target, xpv_err *err)
@@ -65,9 +72,12 @@ static int extract_one(sqlite3 *db, int64_t id, const char *target, xpv_err *err
         return xpv_err_set(err, "cannot create folders for %s: %s", target, strerror(errno));
     int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
     if (fd < 0) return xpv_err_set(err, "cannot create %s: %s", tmp, strerror(errno));
-    FILE *f = fdopen(fd, "w");
-    int rc = xpv_export_trace(db, id, write_fd, f, err);
-    if (fclose(f) != 0 && rc == 0) rc = xpv_err_set(err, "writing %s: %s", tmp, strerror(errno));
+    output o = {fdopen(fd, "w"), 0};
+    int rc = xpv_export_trace(db, id, write_out, &o, err);
+    if (fclose(o.f) != 0 && !o.write_errno) o.write_errno = errno;
+    if (o.write_errno)
+        rc =
+            xpv_err_set(err, "writing %s: %s (is the disk full?)", target, strerror(o.write_errno));
     if (rc == 0 && link(tmp, target) != 0)
         rc = xpv_err_set(err, "cannot create %s: %s", target, strerror(errno));
     unlink(tmp);

@@ -3,6 +3,7 @@
  */
 #define _GNU_SOURCE
 #include "http.h"
+#include "slow_clients.h"
 #include "../api/api.h"
 
 #include <stdarg.h>
@@ -48,13 +49,29 @@ static int request_complete(void **con_cls, size_t *upload_size)
     return 1;
 }
 
+/* A declared body over the limit is refused before it is read. */
+static int body_too_large(struct MHD_Connection *c)
+{
+    const char *len =
+        MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+    return len && strtoull(len, NULL, 10) > XPV_HTTP_MAX_BODY;
+}
+
 enum MHD_Result xpv_http_on_request(void *cls, struct MHD_Connection *c, const char *url,
                                     const char *method, const char *version,
                                     const char *upload_data, size_t *upload_size, void **con_cls)
 {
     (void)version;
     (void)upload_data;
+    if (*con_cls == NULL && body_too_large(c)) {
+        xpv_reply r;
+        xpv_reply_init(&r);
+        xpv_reply_error(&r, 413, "request body larger than %d bytes: this server only reads",
+                        XPV_HTTP_MAX_BODY);
+        return xpv_http_send(c, &r);
+    }
     if (!request_complete(con_cls, upload_size)) return MHD_YES;
+    xpv_slow_clients_answering(c);
     const xpv_http_site *site = cls;
     xpv_reply r;
     xpv_reply_init(&r);

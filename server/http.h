@@ -16,6 +16,7 @@
 
 #define XPV_HTTP_MAX_URL 8192
 #define XPV_HTTP_MAX_HEADERS (32 * 1024)
+#define XPV_HTTP_MAX_BODY (64 * 1024) /* bodies are read and dropped: nothing takes one */
 
 typedef struct {
     int status;

@@ -26,7 +26,7 @@
 #include <stdint.h>
 
 #define XPV_LIVE_RING 2048
-#define XPV_LIVE_MAX_CLIENTS 256
+#define XPV_LIVE_MAX_CLIENTS 64 /* of --max-connections (256): room for requests */
 #define XPV_LIVE_HEARTBEAT_SECONDS 15
 
 /* Starts the heartbeat thread. Returns 0 or -1 with err. The daemon must

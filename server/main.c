@@ -16,6 +16,7 @@
 
 #include <cjson/cJSON.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -122,6 +123,10 @@ int main(int argc, char **argv)
     /* Nothing reads SQLite's memory statistics, and keeping them takes a
      * process-wide lock on every allocation of every connection. */
     sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
+    /* Past a file-size limit (RLIMIT_FSIZE) a write fails with EFBIG, which
+     * SQLite and --extract report and clean up after, instead of the signal
+     * killing the process half-way. */
+    signal(SIGXFSZ, SIG_IGN);
     xpv_options o;
     if (xpv_cli_parse(argc, argv, &o) != 0) return 2;
     if (o.show_help) return xpv_cli_usage(stdout), 0;
@@ -134,6 +139,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "xprof-view: %s\n", err.msg);
         return 1;
     }
+    found.limits = o.limits;
     sqlite3 *db = NULL;
     int rc = 1;
     if (open_index(&o, found.root_abs, db_path, sizeof db_path, &db) != 0) goto out;
@@ -143,7 +149,9 @@ int main(int argc, char **argv)
     }
     if (o.list_only || o.extract) {
         if (xpv_indexer_run(db, &found, print_progress, &o, NULL, &err) != 0) {
-            fprintf(stderr, "xprof-view: %s\n", err.msg);
+            int sys = sqlite3_system_errno(db);
+            fprintf(stderr, "xprof-view: %s%s%s%s\n", err.msg, sys ? " (" : "",
+                    sys ? strerror(sys) : "", sys ? ": is the disk full?)" : "");
             goto out;
         }
         if (found.n == 0) {

@@ -1,7 +1,7 @@
 /*
- * serve.c — the main listener: request checks, routing to the API, the
- * embedded frontend and TensorBoard routes; start-up, the printed URLs,
- * and a clean shutdown on SIGINT/SIGTERM.
+ * serve.c — the main listener: start-up (the daemon, the background
+ * indexer, the printed URLs) and a clean shutdown on SIGINT/SIGTERM.
+ * What a request gets is decided in router.c.
  *
  * Threads: libmicrohttpd's pool answers requests, each pool thread with its
  * own read-only index connection; one background thread indexes; the main
@@ -15,10 +15,10 @@
 #include "listen.h"
 #include "live_events.h"
 #include "perfetto_listener.h"
-#include "routes.h"
+#include "router.h"
+#include "slow_clients.h"
 #include "server.h"
 #include "static_files.h"
-#include "tensorboard_routes.h"
 #include "../api/block_marks.h"
 #include "../api/hlo_cache.h"
 #include "../indexer/index_db.h"
@@ -40,9 +40,17 @@ extern char **environ;
 static pthread_key_t db_key;
 static pthread_once_t db_key_once = PTHREAD_ONCE_INIT;
 
-static void close_thread_db(void *db)
+/* A pool thread's connection, and the index generation it was opened on. */
+typedef struct {
+    sqlite3 *db;
+    int generation;
+} thread_db;
+
+static void close_thread_db(void *p)
 {
-    sqlite3_close(db);
+    thread_db *t = p;
+    sqlite3_close_v2(t->db);
+    free(t);
 }
 static void make_db_key(void)
 {
@@ -52,11 +60,20 @@ static void make_db_key(void)
 sqlite3 *xpv_server_db(xpv_server *s, xpv_err *err)
 {
     pthread_once(&db_key_once, make_db_key);
-    sqlite3 *db = pthread_getspecific(db_key);
-    if (db) return db;
-    if (xpv_index_open_reader(s->db_path, &db, err) != 0) return NULL;
-    pthread_setspecific(db_key, db);
-    return db;
+    thread_db *t = pthread_getspecific(db_key);
+    int generation = __atomic_load_n(&s->index_generation, __ATOMIC_ACQUIRE);
+    if (t && t->generation == generation) return t->db;
+    if (!t) {
+        t = xpv_xcalloc(1, sizeof *t);
+        pthread_setspecific(db_key, t);
+    }
+    /* v2: statements a cache still holds keep the old file open until they
+     * are finalized, and the connection's address is not reused before. */
+    sqlite3_close_v2(t->db);
+    t->db = NULL;
+    if (xpv_index_open_reader(s->db_path, &t->db, err) != 0) return NULL;
+    t->generation = generation;
+    return t->db;
 }
 
 void xpv_server_progress_get(xpv_server *s, xpv_server_progress *out)
@@ -78,61 +95,6 @@ const char *xpv_server_ui_name(const xpv_server *s)
     }
 }
 
-/* ---- requests ---- */
-
-/* Rejects paths that could name something outside the embedded files or
- * the API: traversal (also once percent-decoded), empty segments, odd bytes. */
-static const char *path_problem(const char *url)
-{
-    if (url[0] != '/') return "the request target must be a path starting with /";
-    if (strstr(url, "//")) return "empty path segment";
-    for (const char *p = url; *p; p++)
-        if ((unsigned char)*p < 0x20 || *p == '\\' || *p == 0x7f) return "bad character in path";
-    for (const char *seg = url; seg; seg = strchr(seg + 1, '/'))
-        if (strncmp(seg, "/..", 3) == 0 && (seg[3] == '/' || seg[3] == 0)) return "path traversal";
-    if (strstr(url, "%2e") || strstr(url, "%2E") || strstr(url, "%2f") || strstr(url, "%2F"))
-        return "encoded dots or slashes in path";
-    return NULL;
-}
-
-static void route(void *ctx, struct MHD_Connection *c, const char *url, const char *method,
-                  xpv_reply *r)
-{
-    xpv_server *s = ctx;
-    const char *problem;
-    if (strlen(url) + xpv_http_query_bytes(c) > XPV_HTTP_MAX_URL) {
-        xpv_reply_error(r, 414, "URL longer than %d bytes", XPV_HTTP_MAX_URL);
-        return;
-    }
-    if (xpv_http_header_bytes(c) > XPV_HTTP_MAX_HEADERS) {
-        xpv_reply_error(r, 431, "request headers larger than %d bytes", XPV_HTTP_MAX_HEADERS);
-        return;
-    }
-    if (strcmp(method, "OPTIONS") == 0) {
-        r->status = 204;
-        r->allow = "GET, HEAD, OPTIONS";
-        return;
-    }
-    if (strcmp(method, "GET") && strcmp(method, "HEAD")) {
-        xpv_reply_error(r, 405, "method %.20s not allowed: this server only reads", method);
-        r->allow = "GET, HEAD, OPTIONS";
-        return;
-    }
-    if ((problem = path_problem(url))) {
-        xpv_reply_error(r, 400, "%s", problem);
-        return;
-    }
-    if (strncmp(url, "/api/", 5) == 0 || strcmp(url, "/api") == 0) {
-        xpv_routes_api(s, c, url, r);
-        return;
-    }
-    if (strncmp(url, "/data/plugin/profile/", 21) == 0) {
-        xpv_tensorboard_reply(s, c, url, r);
-        return;
-    }
-    xpv_static_reply(url, r);
-}
-
 static size_t pool_threads(void)
 {
     long n = sysconf(_SC_NPROCESSORS_ONLN);
@@ -146,12 +108,15 @@ static struct MHD_Daemon *start_main(xpv_server *s, int fd, int ipv6)
     /* Suspend/resume: an idle /api/stream is parked, not polled. */
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_ALLOW_SUSPEND_RESUME |
                      (ipv6 ? MHD_USE_IPv6 : 0);
-    s->main_site = (xpv_http_site){route, s, 0};
+    s->main_site = (xpv_http_site){xpv_router_answer, s, 0};
     return MHD_start_daemon(
         flags, 0, NULL, NULL, xpv_http_on_request, &s->main_site, MHD_OPTION_LISTEN_SOCKET, fd,
         MHD_OPTION_THREAD_POOL_SIZE, (unsigned)pool_threads(), MHD_OPTION_CONNECTION_LIMIT,
-        (unsigned)2048, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)120,
-        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(256 * 1024), MHD_OPTION_END);
+        (unsigned)s->opts->max_connections, MHD_OPTION_CONNECTION_TIMEOUT,
+        (unsigned)s->opts->client_timeout_s, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+        (size_t)(256 * 1024), MHD_OPTION_NOTIFY_CONNECTION, xpv_slow_clients_on_connection,
+        s->slow_clients, MHD_OPTION_NOTIFY_COMPLETED, xpv_slow_clients_on_completed,
+        s->slow_clients, MHD_OPTION_END);
 }
 
 /* ---- start-up output ---- */
@@ -248,11 +213,13 @@ int xpv_serve(const xpv_options *o, const char *db_path, const char *profile_arg
     s->marks = xpv_block_marks_new(XPV_MARKS_BUDGET);
     s->hlo_cache = xpv_hlo_ops_cache_new(XPV_HLO_CACHE_BUDGET);
     if (xpv_live_start(&err) != 0) fprintf(stderr, "xprof-view: /api/stream is off: %s\n", err.msg);
-    struct MHD_Daemon *d = start_main(s, fd, ipv6);
+    s->slow_clients = xpv_slow_clients_start(o->client_timeout_s, &err);
+    struct MHD_Daemon *d = s->slow_clients ? start_main(s, fd, ipv6) : NULL;
     if (!d) {
         fprintf(stderr, "xprof-view: cannot start the HTTP server on %s:%d\n", o->host, s->port);
         close(fd);
         xpv_live_stop();
+        xpv_slow_clients_stop(s->slow_clients);
         xpv_block_marks_free(s->marks);
         xpv_hlo_cache_free(s->hlo_cache);
         return 1;
@@ -276,6 +243,7 @@ int xpv_serve(const xpv_options *o, const char *db_path, const char *profile_arg
     xpv_perfetto_stop();
     xpv_live_stop(); /* libmicrohttpd must not stop with a stream suspended */
     MHD_stop_daemon(d);
+    xpv_slow_clients_stop(s->slow_clients);
     close(fd);
     xpv_static_free();
     xpv_block_marks_free(s->marks);

@@ -37,15 +37,21 @@ typedef struct xpv_server {
     int perfetto_port;                     /* 0 when the hand-off listener is not running */
     pthread_mutex_t mu;
     xpv_server_progress progress; /* under mu */
+    int index_generation;         /* bumped when the index file is rebuilt (atomic) */
     volatile int stop;
     struct xpv_block_marks *marks;          /* resume marks for long event blocks (thread-safe) */
     struct xpv_hlo_cache *hlo_cache;        /* the HLO tools' per-profile op sums (thread-safe) */
+    struct xpv_slow_clients *slow_clients;  /* cuts off requests that arrive too slowly */
     xpv_http_site main_site, perfetto_site; /* what each listener answers with */
 } xpv_server;
 
 /* The calling thread's read-only index connection, opened on first use and
  * closed when the thread exits. NULL (with err) when it cannot be opened. */
 sqlite3 *xpv_server_db(xpv_server *s, xpv_err *err);
+
+/* The index was found deleted, replaced, truncated or damaged by a request:
+ * the indexer thread checks it and rebuilds it (background_index.c). */
+void xpv_server_index_damaged(xpv_server *s);
 
 /* Copies the progress under the lock. */
 void xpv_server_progress_get(xpv_server *s, xpv_server_progress *out);

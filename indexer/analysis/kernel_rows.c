@@ -17,6 +17,7 @@
  * BATCH_VALUES values, or one unit).
  */
 #include "analysis_internal.h"
+#include "../index_db.h"
 
 #include <assert.h>
 #include <math.h>
@@ -447,9 +448,7 @@ static int insert_row(sqlite3_stmt *st, const xpv_kstats *k, const xpv_krow *r,
     } else {
         sqlite3_bind_null(st, 18);
     }
-    int rc = sqlite3_step(st) == SQLITE_DONE
-                 ? 0
-                 : xpv_err_set(err, "sqlite: %s", sqlite3_errmsg(in->db));
+    int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : xpv_db_error(err, in->db);
     sqlite3_reset(st);
     return rc;
 }
@@ -466,7 +465,7 @@ int xpv_kstats_insert(const xpv_kstats *k, const xpv_krows *rows, const xpv_anal
                            " shapes) VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,"
                            "?16,?17,?18,?19)",
                            -1, &st, NULL) != SQLITE_OK)
-        return xpv_err_set(err, "sqlite: %s", sqlite3_errmsg(in->db));
+        return xpv_db_error(err, in->db);
     int rc = 0;
     for (size_t i = 0; i < rows->n && rc == 0; i++)
         rc = insert_row(st, k, &rows->v[i], in, err);

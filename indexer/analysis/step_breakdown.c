@@ -32,6 +32,7 @@
  * memory stays bounded.
  */
 #include "analysis_internal.h"
+#include "../index_db.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -367,9 +368,7 @@ static int write_row(bd_ctx *c, sqlite3_stmt *st, const xpv_step *s, int device,
         sqlite3_bind_int64(st, 7 + i, a->cat[i]);
     sqlite3_bind_int64(st, 14, dur - a->busy);
     sqlite3_bind_int64(st, 15, host_ps);
-    int rc = sqlite3_step(st) == SQLITE_DONE
-                 ? 0
-                 : xpv_err_set(err, "sqlite: %s", sqlite3_errmsg(c->in->db));
+    int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : xpv_db_error(err, c->in->db);
     sqlite3_reset(st);
     return rc;
 }
@@ -383,7 +382,7 @@ static int write_rows(bd_ctx *c, xpv_err *err)
                            " memcpy_d2d_ps, memcpy_other_ps, memset_ps, idle_ps, host_ps)"
                            " VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15)",
                            -1, &st, NULL) != SQLITE_OK)
-        return xpv_err_set(err, "sqlite: %s", sqlite3_errmsg(c->in->db));
+        return xpv_db_error(err, c->in->db);
     int rc = 0;
     for (size_t k = 0; k < c->o->steps->n && rc == 0; k++) {
         const xpv_step *s = &c->o->steps->v[k];

@@ -307,11 +307,12 @@ static size_t kernels_to_executions(piece *p, size_t n)
             run_end = p[i].end_ps;
             continue;
         }
-        if (p[i].start_ps > run_end) gaps[ngaps++] = p[i].start_ps - run_end;
+        if (p[i].start_ps > run_end) gaps[ngaps++] = xpv_sat_sub_i64(p[i].start_ps, run_end);
         if (p[i].end_ps > run_end) run_end = p[i].end_ps;
     }
     xpv_sort_i64(gaps, ngaps);
-    int64_t threshold = ngaps ? 10 * gaps[ngaps / 2] : 0;
+    /* Saturating: a damaged file can put kernels anywhere in int64. */
+    int64_t threshold = ngaps ? xpv_sat_mul_i64(gaps[ngaps / 2], 10) : 0;
     if (threshold < MIN_EXECUTION_GAP_PS) threshold = MIN_EXECUTION_GAP_PS;
     free(gaps);
     size_t out = 0;
@@ -319,7 +320,7 @@ static size_t kernels_to_executions(piece *p, size_t n)
     for (size_t i = 0; i < n; i++) {
         int new_lane = i == 0 || p[i].lane != p[out - 1].lane;
         if (new_lane) number = 0;
-        if (new_lane || p[i].start_ps > p[out - 1].end_ps + threshold) {
+        if (new_lane || p[i].start_ps > xpv_sat_add_i64(p[out - 1].end_ps, threshold)) {
             if (!new_lane) number++;
             p[out] = p[i];
             p[out++].number = number;

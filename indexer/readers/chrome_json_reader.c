@@ -888,7 +888,7 @@ int xpv_read_chrome_json(const char *path, xpv_sink *sink, xpv_err *err)
     memset(&r, 0, sizeof r);
     r.sink = sink;
     r.err = err;
-    r.in = xpv_gz_open(path, 0, HEADROOM, err);
+    r.in = xpv_gz_open(path, 0, HEADROOM, xpv_sink_limits(sink), err);
     if (!r.in) return -1;
     r.icache = xpv_xcalloc(XPV_CJ_ICACHE_SIZE, sizeof *r.icache);
     r.long_cache = xpv_xcalloc(LONG_CACHE_SIZE, sizeof *r.long_cache);

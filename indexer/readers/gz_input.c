@@ -53,6 +53,7 @@ struct xpv_gz_input {
     unsigned char *inbuf;
     int64_t produced;
     int64_t compressed_read;
+    xpv_input_limits limits;
 };
 
 /* ---- producer ---- */
@@ -164,6 +165,28 @@ static int gzip_failure(xpv_gz_input *in, int slot, xpv_err *err, const char *wh
     return xpv_err_set(err, "%s at uncompressed offset %lld", what, (long long)at);
 }
 
+/* 1 when inflating `have` more bytes keeps within the limits; otherwise
+ * err says which limit and how to raise it. */
+static int within_limits(xpv_gz_input *in, size_t have, xpv_err *err)
+{
+    uint64_t out = (uint64_t)in->produced + have;
+    uint64_t read = (uint64_t)(in->compressed_read - in->zs.avail_in);
+    const xpv_input_limits *l = &in->limits;
+    if (l->max_bytes && out > l->max_bytes) {
+        xpv_err_set(err, "inflates past %llu bytes, the limit per file (--max-inflate)",
+                    (unsigned long long)l->max_bytes);
+        return 0;
+    }
+    if (l->max_ratio && out > XPV_RATIO_CHECK_AFTER && read && out / read > l->max_ratio) {
+        xpv_err_set(err,
+                    "inflates more than %u times its compressed size (%llu bytes from %llu): "
+                    "a gzip bomb? (--max-inflate-ratio)",
+                    l->max_ratio, (unsigned long long)out, (unsigned long long)read);
+        return 0;
+    }
+    return 1;
+}
+
 static int produce_gzip(xpv_gz_input *in, xpv_err *err)
 {
     int member_open = 1;
@@ -195,6 +218,7 @@ static int produce_gzip(xpv_gz_input *in, xpv_err *err)
             }
         }
         size_t have = in->chunk_size - in->zs.avail_out;
+        if (!within_limits(in, have, err)) return -1;
         if (have) publish(in, slot, have);
     }
     return 0;
@@ -211,7 +235,8 @@ static void *producer_main(void *arg)
 
 /* ---- consumer ---- */
 
-xpv_gz_input *xpv_gz_open(const char *path, size_t chunk_size, size_t headroom, xpv_err *err)
+xpv_gz_input *xpv_gz_open(const char *path, size_t chunk_size, size_t headroom,
+                          const xpv_input_limits *limits, xpv_err *err)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
@@ -222,6 +247,7 @@ xpv_gz_input *xpv_gz_open(const char *path, size_t chunk_size, size_t headroom, 
     in->fd = fd;
     in->chunk_size = chunk_size ? chunk_size : DEFAULT_CHUNK;
     in->headroom = headroom;
+    in->limits = limits ? *limits : XPV_INPUT_LIMITS_DEFAULT;
     unsigned char magic[2] = {0, 0};
     ssize_t n = pread(fd, magic, 2, 0);
     in->gzip = n == 2 && magic[0] == 0x1f && magic[1] == 0x8b;

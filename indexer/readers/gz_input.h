@@ -28,8 +28,11 @@ typedef struct {
     int slot;       /* for xpv_gz_release */
 } xpv_gz_chunk;
 
-/* Opens path and starts the producer thread. chunk_size 0 picks a default. */
-xpv_gz_input *xpv_gz_open(const char *path, size_t chunk_size, size_t headroom, xpv_err *err);
+/* Opens path and starts the producer thread. chunk_size 0 picks a default.
+ * A gzip stream that inflates past the limits (NULL: the defaults) stops
+ * with an error, as a damaged one does. */
+xpv_gz_input *xpv_gz_open(const char *path, size_t chunk_size, size_t headroom,
+                          const xpv_input_limits *limits, xpv_err *err);
 /* 1: *out holds the next chunk; 0: end of stream; -1: read or inflate error
  * (err names the uncompressed offset and the reason). */
 int xpv_gz_next(xpv_gz_input *in, xpv_gz_chunk *out, xpv_err *err);

@@ -226,6 +226,13 @@ void xpv_sink_count_read(xpv_sink *s, char ph)
     (void)s, (void)ph;
 }
 
+const xpv_input_limits *xpv_sink_limits(const xpv_sink *s)
+{
+    static const xpv_input_limits none = {0, 0};
+    (void)s;
+    return &none;
+}
+
 static const rec_arg *arg_of(const rec_event *e, const char *key)
 {
     for (uint32_t i = 0; i < e->ev.nargs; i++)
