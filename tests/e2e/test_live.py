@@ -22,6 +22,12 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import xpv_e2e as e2e  # noqa: E402
 
+# scripts/test.sh runs this file again on the sanitized Debug binary, for
+# memory errors and leaks; there, indexing is many times slower, so the
+# bursts are smaller and the timings are printed, not held to the bounds.
+SANITIZED = "ASAN_OPTIONS" in os.environ
+BURST = 100 if SANITIZED else 500
+
 
 def trace(n_kernels, tag="k"):
     ev = [{"ph": "M", "name": "process_name", "pid": 0, "args": {"name": "GPU 0"}}]
@@ -149,7 +155,8 @@ def test_new_capture_announced_and_latest_within_1s():
         assert code == 200 and latest["id"] == p["id"], latest
         print("profile-added %.0f ms after the last write, latest at %.0f ms"
               % ((at - last_write) * 1000, (seen_latest - last_write) * 1000))
-        assert at - last_write < 1.0 and seen_latest - last_write < 1.0
+        bound = 3.0 if SANITIZED else 1.0
+        assert at - last_write < bound and seen_latest - last_write < bound
         # Removed: announced, and gone from the list.
         os.remove(os.path.join(s.prof, rel))
         t0 = time.time()
@@ -246,6 +253,7 @@ def test_polling_mode_finds_new_files():
 
 
 def test_500_new_files_while_profiles_stays_fast():
+    n = BURST
     s = Server()
     try:
         stop = threading.Event()
@@ -263,36 +271,37 @@ def test_500_new_files_while_profiles_stays_fast():
         poller = threading.Thread(target=poll)
         poller.start()
         data = trace(30)
-        for i in range(500):
+        for i in range(n):
             d = os.path.join(s.prof, "run%02d" % (i // 50))
             os.makedirs(d, exist_ok=True)
             with open(os.path.join(d, "w%03d.pt.trace.json" % i), "wb") as f:
                 f.write(data)
         written = time.time()
-        deadline = time.time() + 120
+        deadline = time.time() + 300
         while time.time() < deadline:
             code, h = s.get("/api/health")
-            if h["status_counts"].get("ok", 0) == 500 and not h["indexing"]["active"]:
+            if h["status_counts"].get("ok", 0) == n and not h["indexing"]["active"]:
                 break
             time.sleep(0.1)
         took = time.time() - written
         stop.set()
         poller.join()
-        assert h["status_counts"].get("ok", 0) == 500, h
+        assert h["status_counts"].get("ok", 0) == n, h
         times.sort()
         p50, p95 = times[len(times) // 2], times[int(len(times) * 0.95)]
-        print("500 files indexed %.2f s after the last write; /api/profiles over %d requests:"
-              " p50 %.1f ms, p95 %.1f ms, max %.1f ms"
-              % (took, len(times), p50 * 1000, p95 * 1000, times[-1] * 1000))
+        print("%d files indexed %.2f s after the last write; /api/profiles over %d requests:"
+              " p50 %.1f ms, p95 %.1f ms, max %.1f ms%s"
+              % (n, took, len(times), p50 * 1000, p95 * 1000, times[-1] * 1000,
+                 " (sanitized build: not held to 100 ms)" if SANITIZED else ""))
         assert len(times) >= 20, len(times)
-        assert p95 < 0.100, p95
+        assert p95 < 0.100 or SANITIZED, p95
         code, body = s.get("/api/profiles")
-        assert len(body["profiles"]) == 500
+        assert len(body["profiles"]) == n
         odd = [p for p in body["profiles"] if p["events"] != 30]
         assert not odd, odd[:3]
         # Every one announced once on the stream, none missed.
         added = set()
-        while len(added) < 500:
+        while len(added) < n:
             added.add(st.next("profile-added", timeout=30)[3]["profile"]["id"])
         assert added == {p["id"] for p in body["profiles"]}
         st.close()
@@ -316,23 +325,25 @@ def test_answers_never_stale_after_indexing():
         for t in threads:
             t.start()
         data = trace(30)
-        for i in range(400):
+        n = BURST * 4 // 5
+        for i in range(n):
             with open(os.path.join(s.prof, "f%03d.pt.trace.json" % i), "wb") as f:
                 f.write(data)
-        deadline = time.time() + 120
+        deadline = time.time() + 300
         while time.time() < deadline:
             code, h = s.get("/api/health")
-            if h["status_counts"].get("ok", 0) == 400 and not h["indexing"]["active"]:
+            if h["status_counts"].get("ok", 0) == n and not h["indexing"]["active"]:
                 break
             time.sleep(0.05)
         stop.set()
         for t in threads:
             t.join()
+        assert h["status_counts"].get("ok", 0) == n, h
         # Requests land on every pool thread, each with its own cache.
         for _ in range(64):
             code, body = s.get("/api/profiles")
             odd = [p for p in body["profiles"] if p["status"] != "ok" or p["events"] != 30]
-            assert len(body["profiles"]) == 400 and not odd, (len(body["profiles"]), odd[:2])
+            assert len(body["profiles"]) == n and not odd, (len(body["profiles"]), odd[:2])
     finally:
         s.stop()
 
