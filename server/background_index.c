@@ -28,13 +28,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #define PROGRESS_EVENT_SECONDS 0.25 /* at most 4 index-progress events a second */
 #define COALESCE_MS 25              /* a burst of changes is one walk... */
 #define COALESCE_MAX_MS 250         /* ...but a steady stream still gets walked */
 #define INDEX_CHECK_MS 1000         /* how often the index file is looked at */
+#define INDEX_NICE 5                /* the indexing thread's nice value */
 
 typedef struct {
     int64_t *ids; /* sorted */
@@ -395,6 +398,12 @@ static void follow(xpv_server *s, uint64_t last)
 static void *index_thread(void *arg)
 {
     xpv_server *s = arg;
+    /* Requests first: indexing (and the threads it starts, which inherit
+     * this) yields the CPU to them, so a burst of new captures does not
+     * slow the pages down. On an idle machine it changes nothing. */
+    if (setpriority(PRIO_PROCESS, (id_t)gettid(), INDEX_NICE) != 0 && !s->opts->quiet)
+        fprintf(stderr, "xprof-view: cannot lower the indexing thread's priority: %s\n",
+                strerror(errno));
     int rc = run_once(s, bg.initial);
     remember_file(s);
     if (rc == 0) follow(s, fingerprint(bg.initial));
