@@ -325,7 +325,9 @@ static void test_absurdly_long_string(void)
     len += n;
     memcpy(doc + len, "\"}]", 3);
     len += 3;
-    expect_error(doc, len, 1, "longer than");
+    /* Plain, not gzip: 70 MB of one byte inflates past the gzip-bomb
+     * ratio, which would stop it before the string's own limit. */
+    expect_error(doc, len, 0, "longer than");
     free(doc);
 }
 
