@@ -9,7 +9,9 @@
 # tests/fuzz/seeds/; corpora grow in $XPV_FUZZ_DIR (default /tmp/xpv-fuzz)
 # between runs. Prints, per target: executions, executions per second,
 # coverage (edges) and features, CPU seconds, and the crashes found; a
-# crash's input is kept in $XPV_FUZZ_DIR/crashes/. Copy it into
+# crash's input is kept in $XPV_FUZZ_DIR/crashes/, and every run's figures
+# are appended to $XPV_FUZZ_DIR/history.tsv (corpora carry over, so CPU time
+# adds up across runs). Copy a crash's input into
 # tests/fuzz/regress/<target>/ once fixed: ctest replays that folder.
 # Exits 1 when any target found a crash.
 set -euo pipefail
@@ -70,5 +72,7 @@ for t in "${targets[@]}"; do
   [ "$crashes" -gt 0 ] && found=1
   printf '%-16s %12s %10s %8s %8s %8s %s\n' "$t" "${execs:-?}" "${rate:-?}" "${cov:-?}" \
     "${ft:-?}" "$cpu" "$crashes"
+  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$(date -u +%FT%TZ)" "$t" "${execs:-?}" \
+    "${rate:-?}" "${cov:-?}" "${ft:-?}" "$cpu" "$crashes" >>"$out/history.tsv"
 done
 [ $found -eq 0 ] || { echo "crashes kept in $out/crashes (logs in $out/logs)"; exit 1; }
