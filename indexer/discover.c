@@ -109,6 +109,10 @@ typedef struct {
     size_t root_len;
     dir_id *seen;
     size_t nseen, capseen;
+    const xpv_found **known; /* the previous walk's items, by rel_path; NULL: none */
+    size_t nknown;
+    xpv_admit_fn admit;
+    void *admit_ctx;
 } walk_state;
 
 static int inside_root(const walk_state *w, const char *real)
@@ -175,10 +179,55 @@ static void assign_run_host(xpv_found *f)
     f->run = name > rel ? xpv_xstrndup(rel, (size_t)(name - rel - 1)) : xpv_xstrdup(".");
 }
 
+static int by_rel_path(const void *a, const void *b)
+{
+    return strcmp((*(const xpv_found *const *)a)->rel_path,
+                  (*(const xpv_found *const *)b)->rel_path);
+}
+
+static const xpv_found *known_item(const walk_state *w, const char *rel)
+{
+    xpv_found key = {.rel_path = (char *)rel};
+    const xpv_found *kp = &key;
+    const xpv_found **hit =
+        w->nknown ? bsearch(&kp, w->known, w->nknown, sizeof *w->known, by_rel_path) : NULL;
+    return hit ? *hit : NULL;
+}
+
+static void copy_item(walk_state *w, const xpv_found *k)
+{
+    xpv_found *f = push_item(w->out);
+    f->abs_path = xpv_xstrdup(k->abs_path);
+    f->rel_path = xpv_xstrdup(k->rel_path);
+    f->run = xpv_xstrdup(k->run);
+    f->host = xpv_xstrdup(k->host);
+    f->format = k->format;
+    f->size = k->size;
+    f->mtime_ns = k->mtime_ns;
+    f->error = k->error ? xpv_xstrdup(k->error) : NULL;
+}
+
+/* With a previous walk: 1 when the file was handled without reading it
+ * (taken from that walk, or left for later), 0 when it must be sniffed. */
+static int reuse_known(walk_state *w, const char *rel, const struct stat *st)
+{
+    if (!w->known && !w->admit) return 0;
+    const xpv_found *k = known_item(w, rel);
+    int64_t mtime = (int64_t)st->st_mtim.tv_sec * 1000000000LL + st->st_mtim.tv_nsec;
+    if (k && k->size == (int64_t)st->st_size && k->mtime_ns == mtime) {
+        copy_item(w, k);
+        return 1;
+    }
+    if (!w->admit || w->admit(w->admit_ctx, rel, (int64_t)st->st_size, mtime)) return 0;
+    if (k) copy_item(w, k); /* still being written: keep what it was */
+    return 1;
+}
+
 static void add_file(walk_state *w, const char *abs, const char *rel, const char *name,
                      const struct stat *st)
 {
     if (is_xprof_cache(name) || !xpv_format_ending_len(name)) return;
+    if (reuse_known(w, rel, st)) return;
     unsigned char head[SNIFF_BYTES];
     int gz = 0;
     char *error = NULL;
@@ -263,7 +312,7 @@ static void pair_companions(xpv_found_list *l)
     }
 }
 
-int xpv_discover(const char *root, xpv_found_list *out, xpv_err *err)
+static int discover(const char *root, walk_state w, xpv_found_list *out, xpv_err *err)
 {
     memset(out, 0, sizeof *out);
     out->limits = XPV_INPUT_LIMITS_DEFAULT;
@@ -271,7 +320,7 @@ int xpv_discover(const char *root, xpv_found_list *out, xpv_err *err)
     struct stat st;
     if (!realpath(root, real) || stat(real, &st) != 0)
         return xpv_err_set(err, "profile path %s: %s", root, strerror(errno));
-    walk_state w = {.out = out};
+    w.out = out;
     if (S_ISDIR(st.st_mode)) {
         if (access(real, R_OK | X_OK) != 0)
             return xpv_err_set(err, "profile directory %s: %s", root, strerror(errno));
@@ -295,6 +344,28 @@ int xpv_discover(const char *root, xpv_found_list *out, xpv_err *err)
     xpv_sort(out->items, out->n, sizeof *out->items, newest_first);
     pair_companions(out);
     return 0;
+}
+
+int xpv_discover(const char *root, xpv_found_list *out, xpv_err *err)
+{
+    return discover(root, (walk_state){0}, out, err);
+}
+
+int xpv_discover_again(const char *root, const xpv_found_list *prev, xpv_admit_fn admit, void *ctx,
+                       xpv_found_list *out, xpv_err *err)
+{
+    walk_state w = {.admit = admit, .admit_ctx = ctx};
+    if (prev && prev->n) {
+        w.known = xpv_xmalloc(prev->n * sizeof *w.known);
+        for (size_t i = 0; i < prev->n; i++)
+            w.known[i] = &prev->items[i];
+        w.nknown = prev->n;
+        xpv_sort(w.known, w.nknown, sizeof *w.known, by_rel_path);
+    }
+    int rc = discover(root, w, out, err);
+    free(w.known);
+    if (rc != 0) xpv_found_list_free(out);
+    return rc;
 }
 
 static void found_free(xpv_found *f)

@@ -41,6 +41,19 @@ void xpv_found_list_free(xpv_found_list *l);
  * their companion links, and frees src. Both must share one root. */
 void xpv_found_list_merge(xpv_found_list *dst, xpv_found_list *src);
 
+/* Says whether a new or changed file may be read now (1) or is still being
+ * written (0); see settle.h. */
+typedef int (*xpv_admit_fn)(void *ctx, const char *rel_path, int64_t size, int64_t mtime_ns);
+
+/* Walks root again after a walk that gave `prev`. A file whose size and
+ * mtime equal its entry in prev is taken from prev without being opened
+ * (known files are never sniffed twice). A new or changed file is sniffed
+ * only when admit (NULL: always) says it may be read; until then a changed
+ * file keeps its entry from prev, unchanged, and a new one is left out, so
+ * a capture half written is neither listed nor indexed. */
+int xpv_discover_again(const char *root, const xpv_found_list *prev, xpv_admit_fn admit, void *ctx,
+                       xpv_found_list *out, xpv_err *err);
+
 /* Exposed for tests: the format a file's name and first bytes suggest, or
  * NULL when the file is not a profile (not listed at all). */
 const char *xpv_sniff_format(const char *name, const unsigned char *head, size_t head_len,

@@ -190,7 +190,7 @@ static int is_pending(sqlite3 *db, int64_t id)
 int xpv_indexer_run(sqlite3 *db, const xpv_found_list *found, xpv_progress_fn progress, void *ctx,
                     volatile int *stop, xpv_err *err)
 {
-    xpv_index_progress p = {0, 0, NULL};
+    xpv_index_progress p = {0, 0, NULL, NULL};
     for (size_t i = 0; i < found->n; i++)
         p.total += is_pending(db, xpv_profile_id_for(found->items[i].rel_path));
     /* Pass 0: primary sources; pass 1: trace-JSON twins of an xplane. */
@@ -204,6 +204,9 @@ int xpv_indexer_run(sqlite3 *db, const xpv_found_list *found, xpv_progress_fn pr
             if (index_file(db, f, id, &found->limits, err) != 0)
                 return xpv_err_prefix(err, "indexing %s", f->rel_path);
             p.done++;
+            p.finished = f;
+            if (progress) progress(ctx, &p);
+            p.finished = NULL;
         }
     }
     p.current = NULL;

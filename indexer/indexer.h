@@ -16,7 +16,8 @@
 typedef struct {
     int total; /* profiles pending when the run started */
     int done;
-    const char *current; /* relative path being indexed, NULL when idle */
+    const char *current;       /* relative path being indexed, NULL when idle */
+    const xpv_found *finished; /* the file whose indexing was just committed, else NULL */
 } xpv_index_progress;
 
 typedef void (*xpv_progress_fn)(void *ctx, const xpv_index_progress *p);
@@ -24,7 +25,9 @@ typedef void (*xpv_progress_fn)(void *ctx, const xpv_index_progress *p);
 /* Returns the number of pending profiles, or -1 with err. */
 int xpv_indexer_register(sqlite3 *db, const xpv_found_list *found, xpv_err *err);
 
-/* Indexes every pending profile of `found`. Stops early when *stop becomes
+/* Indexes every pending profile of `found`, calling progress before each
+ * file, after each (with `finished` set, once its row is committed) and at
+ * the end. Stops early when *stop becomes
  * non-zero. A profile that fails gets status `error`; that is not an error
  * of the run. Returns 0, or -1 with err on an index (SQLite) failure. */
 int xpv_indexer_run(sqlite3 *db, const xpv_found_list *found, xpv_progress_fn progress, void *ctx,

@@ -1,9 +1,14 @@
 /*
  * background_index.h — indexing on its own thread and connection, so the
  * server answers at once while profiles are read (they show as "pending").
- * After the first run it re-scans the profile directory every few seconds
- * and indexes new or changed files; a scan that finds nothing changed
- * touches no table.
+ *
+ * After the first run the thread follows the profile directory live: a
+ * watcher (indexer/watch.h: inotify, or polling where inotify sees
+ * nothing) wakes it, it walks the directory again without reading any file
+ * it already knows (indexer/discover.h), admits new or changed files once
+ * they have settled (indexer/settle.h), indexes them, and publishes what
+ * changed as events on /api/stream (live_events.h). A walk that finds
+ * nothing changed touches no table.
  */
 #ifndef XPV_BACKGROUND_INDEX_H
 #define XPV_BACKGROUND_INDEX_H
@@ -11,7 +16,8 @@
 #include "server.h"
 #include "../indexer/discover.h"
 
-#define XPV_RESCAN_SECONDS 5
+/* A walk even when the watcher saw nothing, in case it missed something. */
+#define XPV_SAFETY_RESCAN_SECONDS 30
 
 /* Starts the thread; `found` (already registered) is indexed first and must
  * stay valid until xpv_bg_index_stop returns. Returns 0 or -1 with err. */

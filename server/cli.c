@@ -15,7 +15,9 @@ void xpv_cli_usage(FILE *out)
         "usage: xprof-view [--profile-dir=DIR|FILE] [--port=N] [--host=ADDR] [--bind-all]\n"
         "                  [--perfetto-port=N] [--ui=perfetto|tensorboard|both] [--list-only]\n"
         "                  [--extract[=OUTDIR]] [--json] [--db=PATH] [--open] [--version]\n"
-        "                  [--findings-config=FILE]\n"
+        "                  [--findings-config=FILE] [--poll=SECONDS] [--settle-ms=N]\n"
+        "                  [--max-inflate=SIZE] [--max-inflate-ratio=N] [--max-connections=N]\n"
+        "                  [--client-timeout=S]\n"
         "       xprof-view --compare A B [--json] [--fail-if-slower=PCT]\n"
         "\n"
         "Finds JAX/XLA, PyTorch, TensorFlow and Nsight Systems profiles under DIR, indexes\n"
@@ -39,6 +41,9 @@ void xpv_cli_usage(FILE *out)
         "  --db=PATH           index file (default under $XDG_CACHE_HOME/xprof-view/)\n"
         "  --findings-config=FILE  key=value lines overriding the findings' thresholds\n"
         "                      (see the README's Findings section)\n"
+        "  --poll=SECONDS      look for new profiles every SECONDS instead of with inotify\n"
+        "                      (automatic on NFS, SMB, 9p and FUSE mounts)\n"
+        "  --settle-ms=N       read a new or changed file once it held still N ms (300)\n"
         "  --open              open the system browser\n"
         "  --quiet             print less\n"
         "  --max-inflate=SIZE  largest a gzip profile may inflate to (default 256G)\n"
@@ -199,6 +204,10 @@ static int parse_one(int argc, char **argv, int *i, xpv_options *o)
         return parse_int("--port", v, 1, 65535, &o->port);
     else if ((v = option_value(argc, argv, i, "--perfetto-port")))
         return parse_int("--perfetto-port", v, 0, 65535, &o->perfetto_port);
+    else if ((v = option_value(argc, argv, i, "--poll")))
+        return parse_int("--poll", v, 1, 3600, &o->poll_seconds);
+    else if ((v = option_value(argc, argv, i, "--settle-ms")))
+        return parse_int("--settle-ms", v, 0, 600000, &o->settle_ms);
     else if ((v = option_value(argc, argv, i, "--host")))
         o->host = v;
     else if ((v = option_value(argc, argv, i, "--db")))
@@ -231,6 +240,7 @@ int xpv_cli_parse(int argc, char **argv, xpv_options *o)
     o->perfetto_port = 9001;
     o->host = "127.0.0.1";
     o->ui = XPV_UI_BOTH;
+    o->settle_ms = 300;
     o->limits = XPV_INPUT_LIMITS_DEFAULT;
     o->max_connections = 256;
     o->client_timeout_s = 30;

@@ -34,6 +34,8 @@ typedef struct {
     const char *compare_a, *compare_b; /* --compare A B; NULL: not comparing */
     double fail_if_slower;             /* percent; < 0: no gate */
     xpv_findings_config findings;      /* the defaults, or as --findings-config=FILE sets them */
+    int poll_seconds; /* 0: inotify where it works; N: poll the directory every N s */
+    int settle_ms;    /* how long a new or changed file must hold still before it is read */
 } xpv_options;
 
 /* Parses argv into opts. Returns 0, or -1 after printing the problem. */

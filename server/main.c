@@ -44,6 +44,7 @@ static int resolve_profile_dir(const xpv_options *o, char *out, size_t n)
 static void print_progress(void *ctx, const xpv_index_progress *p)
 {
     const xpv_options *o = ctx;
+    if (p->finished) return;
     if (!o->quiet && p->current && isatty(2))
         fprintf(stderr, "\rindexing %d/%d %-60.60s", p->done + 1, p->total, p->current);
     else if (!o->quiet && !p->current && p->total && isatty(2))

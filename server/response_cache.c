@@ -57,8 +57,9 @@ static void make_key(void)
     pthread_key_create(&cache_key, free_cache);
 }
 
-/* The thread's table, emptied when the index changed since last time. */
-static thread_cache *current(xpv_server *s)
+/* The thread's table, emptied when the index changed since last time.
+ * *changed (may be NULL) says whether it had. */
+static thread_cache *current(xpv_server *s, int *changed)
 {
     xpv_err err = {{0}};
     sqlite3 *db = xpv_server_db(s, &err);
@@ -77,6 +78,7 @@ static thread_cache *current(xpv_server *s)
     }
     int64_t v = xpv_index_data_version(db, &t->version_stmt);
     if (v < 0) return NULL;
+    if (changed) *changed = v != t->version;
     if (v != t->version) {
         clear_slots(t);
         t->version = v;
@@ -109,7 +111,7 @@ static slot *slot_for(thread_cache *t, const xpv_buf *key)
 
 int xpv_response_cache_get(xpv_server *s, struct MHD_Connection *c, const char *path, xpv_reply *r)
 {
-    thread_cache *t = current(s);
+    thread_cache *t = current(s, NULL);
     xpv_buf key = {0};
     int hit = 0;
     if (t && build_key(c, path, &key) == 0) {
@@ -133,9 +135,13 @@ void xpv_response_cache_put(xpv_server *s, struct MHD_Connection *c, const char 
 {
     if (r->status != 200 || r->stream || r->static_data || !r->cacheable || r->body.len > MAX_BODY)
         return;
-    thread_cache *t = current(s);
+    /* The body was read after _get saw the version; if the index changed
+     * since, the body may be of either state: keeping it under the new
+     * version could serve a stale answer until the next change. */
+    int changed = 0;
+    thread_cache *t = current(s, &changed);
     xpv_buf key = {0};
-    if (t && build_key(c, path, &key) == 0) {
+    if (t && !changed && build_key(c, path, &key) == 0) {
         slot *sl = slot_for(t, &key);
         t->bytes -= sl->body.len;
         if (t->bytes + r->body.len > MAX_BYTES) clear_slots(t);

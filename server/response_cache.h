@@ -6,8 +6,10 @@
  * Invariant: an answer is reused only while the index is unchanged: each
  * lookup reads SQLite's `PRAGMA data_version` on the thread's own
  * connection, which moves whenever another connection (the indexer)
- * commits; a change empties the thread's cache. Keys are the path plus the
- * query parameters in the order given.
+ * commits; a change empties the thread's cache. An answer is kept only
+ * when the version is the same after it was computed as at the lookup
+ * before it, so it cannot be of an older state than its version says.
+ * Keys are the path plus the query parameters in the order given.
  */
 #ifndef XPV_RESPONSE_CACHE_H
 #define XPV_RESPONSE_CACHE_H
@@ -17,7 +19,9 @@
 
 /* Fills r from the cache and returns 1, or returns 0 (r untouched). */
 int xpv_response_cache_get(xpv_server *s, struct MHD_Connection *c, const char *path, xpv_reply *r);
-/* Remembers a successful, non-streamed answer. */
+/* Remembers a successful, non-streamed answer computed after
+ * xpv_response_cache_get missed on this thread, unless the index changed
+ * meanwhile. */
 void xpv_response_cache_put(xpv_server *s, struct MHD_Connection *c, const char *path,
                             const xpv_reply *r);
 

@@ -4,6 +4,7 @@
  */
 #define _GNU_SOURCE
 #include "routes.h"
+#include "live_events.h"
 #include "response_cache.h"
 #include "trace_stream.h"
 #include "../api/api.h"
@@ -131,6 +132,18 @@ static void health(xpv_server *s, xpv_reply *r)
                        s->perfetto_port);
     else
         xpv_buf_puts(b, "null");
+    xpv_buf_printf(b, ",\"live\":{\"watch\":");
+    if (p.watch[0])
+        xpv_buf_json_str(b, p.watch, strlen(p.watch));
+    else
+        xpv_buf_puts(b, "null");
+    xpv_buf_printf(b, ",\"poll_seconds\":");
+    if (p.poll_seconds)
+        xpv_buf_printf(b, "%d", p.poll_seconds);
+    else
+        xpv_buf_puts(b, "null");
+    xpv_buf_printf(b, ",\"settle_ms\":%d,\"last_event_id\":%llu,\"streams\":%d}",
+                   s->opts->settle_ms, (unsigned long long)xpv_live_last_id(), xpv_live_clients());
     xpv_buf_puts(b, ",\"profile_dir\":");
     xpv_buf_json_str(b, s->root_abs, strlen(s->root_abs));
     xpv_buf_putc(b, '}');
@@ -430,6 +443,10 @@ void xpv_routes_api(xpv_server *s, struct MHD_Connection *c, const char *path, x
     sqlite3 *db;
     if (strcmp(clean, "/api/health") == 0) {
         health(s, r); /* live progress: never cached */
+        return;
+    }
+    if (strcmp(clean, "/api/stream") == 0) {
+        xpv_live_reply(c, r); /* Server-Sent Events, never cached */
         return;
     }
     if (xpv_response_cache_get(s, c, clean, r)) {

@@ -3,6 +3,7 @@
  * is a 400 with a JSON error), answers produced by api/.
  *
  *   /api/health
+ *   /api/stream                        Server-Sent Events (live_events.h)
  *   /api/profiles                      /api/profiles/latest
  *   /api/profiles/{id}                 {id} is 16 hex digits, or "latest"
  *   /api/profiles/{id}/kernels?kind=&device=&sort=&order=&limit=&format=json|csv

@@ -13,6 +13,7 @@
 #include "background_index.h"
 #include "http.h"
 #include "listen.h"
+#include "live_events.h"
 #include "perfetto_listener.h"
 #include "router.h"
 #include "slow_clients.h"
@@ -104,7 +105,9 @@ static size_t pool_threads(void)
 
 static struct MHD_Daemon *start_main(xpv_server *s, int fd, int ipv6)
 {
-    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | (ipv6 ? MHD_USE_IPv6 : 0);
+    /* Suspend/resume: an idle /api/stream is parked, not polled. */
+    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_ALLOW_SUSPEND_RESUME |
+                     (ipv6 ? MHD_USE_IPv6 : 0);
     s->main_site = (xpv_http_site){xpv_router_answer, s, 0};
     return MHD_start_daemon(
         flags, 0, NULL, NULL, xpv_http_on_request, &s->main_site, MHD_OPTION_LISTEN_SOCKET, fd,
@@ -209,11 +212,13 @@ int xpv_serve(const xpv_options *o, const char *db_path, const char *profile_arg
     xpv_static_init();
     s->marks = xpv_block_marks_new(XPV_MARKS_BUDGET);
     s->hlo_cache = xpv_hlo_ops_cache_new(XPV_HLO_CACHE_BUDGET);
+    if (xpv_live_start(&err) != 0) fprintf(stderr, "xprof-view: /api/stream is off: %s\n", err.msg);
     s->slow_clients = xpv_slow_clients_start(o->client_timeout_s, &err);
     struct MHD_Daemon *d = s->slow_clients ? start_main(s, fd, ipv6) : NULL;
     if (!d) {
         fprintf(stderr, "xprof-view: cannot start the HTTP server on %s:%d\n", o->host, s->port);
         close(fd);
+        xpv_live_stop();
         xpv_slow_clients_stop(s->slow_clients);
         xpv_block_marks_free(s->marks);
         xpv_hlo_cache_free(s->hlo_cache);
@@ -236,6 +241,7 @@ int xpv_serve(const xpv_options *o, const char *db_path, const char *profile_arg
     if (!xpv_bg_index_stop(s, 3.0))
         fprintf(stderr, "xprof-view: indexing was interrupted; it resumes on the next start\n");
     xpv_perfetto_stop();
+    xpv_live_stop(); /* libmicrohttpd must not stop with a stream suspended */
     MHD_stop_daemon(d);
     xpv_slow_clients_stop(s->slow_clients);
     close(fd);

@@ -24,6 +24,8 @@ typedef struct {
     char current[1024]; /* relative path being indexed, "" when idle */
     int64_t runs;       /* completed runs (start-up and rescans) */
     char error[512];    /* the last run's failure, "" when none */
+    char watch[16];     /* how the directory is followed: "inotify", "poll", "" (not) */
+    int poll_seconds;   /* between polls when watch is "poll" */
 } xpv_server_progress;
 
 typedef struct xpv_server {

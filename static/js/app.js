@@ -13,11 +13,15 @@
 // (api, format, chart, states, ...), never one another, so that changing one
 // page cannot break another; the TensorBoard view shows the timeline as its
 // Trace Viewer because this router hands it the page (ctx.toolPages).
+// The server's event stream (live.js) drives "Follow latest" and
+// --ui=perfetto's wait for a first capture; a pending profile's page
+// reloads when its indexing ends.
 
 import { api, ApiError } from './api.js';
 import { h, fmtBytes } from './format.js';
 import { openInPerfetto } from './perfetto.js';
 import { stateView, pendingView } from './states.js';
+import { onLive } from './live.js';
 import * as profilesPage from './profiles.js';
 import * as overviewPage from './overview.js';
 import * as kernelsPage from './kernels.js';
@@ -41,6 +45,9 @@ const view = document.getElementById('view');
 let cleanup = null;
 let routeSeq = 0;
 let currentProfile = null;
+let currentPage = null;
+let uiModeValue = null; // once known
+let waitingForFirst = false; // --ui=perfetto landed on the list: no capture yet
 
 // The server's --ui mode, asked once: it picks the start page, and whether
 // the TensorBoard routes (and so the TensorBoard view) exist.
@@ -57,7 +64,55 @@ function uiModeOnce() {
   return uiMode;
 }
 uiModeOnce().then((mode) => {
+  uiModeValue = mode;
   document.getElementById('tb-link').hidden = mode === 'perfetto';
+  const saved = localStorage.getItem(FOLLOW_KEY);
+  followBox.checked = saved === null ? mode === 'perfetto' : saved === '1';
+});
+
+// "Follow latest": while a profile is open, each new capture of the same
+// run and host replaces it, on the same page. Remembered in the browser;
+// on by default under --ui=perfetto, whose view is "the latest trace".
+const FOLLOW_KEY = 'xpv-follow-latest';
+const followBox = document.getElementById('follow-latest');
+followBox.addEventListener('change', () => localStorage.setItem(FOLLOW_KEY, followBox.checked ? '1' : '0'));
+
+// The series a capture belongs to: its folder, with JAX's per-capture
+// plugins/profile/<timestamp>/ level set aside (each capture is a new one).
+function seriesOf(p) {
+  const path = p.path || '';
+  const jax = path.match(/^(.*?)(?:^|\/)plugins\/profile\/[^/]+\/[^/]+$/);
+  if (jax) return 'jax:' + jax[1];
+  return 'dir:' + path.replace(/\/?[^/]*$/, '');
+}
+
+// Hosts match by name; names carrying a pid or a timestamp (PyTorch's
+// <host>_<pid>.<ms>) match with those numbers set aside.
+function sameHost(a, b) {
+  if (a === b) return true;
+  const key = (h) => String(h || '').replace(/\d{5,}/g, '#');
+  return /\d{5,}/.test(a || '') && key(a) === key(b);
+}
+
+onLive((type, data) => {
+  const p = data && data.profile;
+  if (type === 'profile-removed' && currentProfile && data && data.id === currentProfile.id) {
+    notify('The file of this profile was removed or replaced.');
+    return;
+  }
+  if ((type !== 'profile-added' && type !== 'profile-updated') || !p || p.status !== 'ok') return;
+  if (!currentProfile) {
+    if (waitingForFirst && uiModeValue === 'perfetto' && data.latest === p.id && location.hash === '#/profiles') {
+      waitingForFirst = false;
+      location.hash = `#/p/${encodeURIComponent(p.id)}/timeline`;
+    }
+    return;
+  }
+  if (!followBox.checked || p.id === currentProfile.id) return;
+  if (seriesOf(p) !== seriesOf(currentProfile) || !sameHost(p.host, currentProfile.host)) return;
+  if ((p.mtime_ns || 0) <= (currentProfile.mtime_ns || 0)) return;
+  notify(`Following the latest capture: ${profileName(p)}`);
+  location.hash = `#/p/${encodeURIComponent(p.id)}/${currentPage || 'overview'}`;
 });
 
 export function notify(msg, ms = 6000) {
@@ -82,6 +137,7 @@ function setHeader(profile, page) {
   const actions = document.getElementById('profile-actions');
   const title = document.getElementById('profile-title');
   currentProfile = profile;
+  currentPage = profile ? page : null;
   tabs.hidden = !profile;
   actions.hidden = !profile;
   title.replaceChildren();
@@ -138,7 +194,8 @@ async function startPage(seq) {
       location.replace(`#/p/${encodeURIComponent(latest.id)}/${page}`);
       return;
     } catch {
-      /* no profile yet: fall through to the list */
+      /* no profile yet: fall through to the list, and open the first capture when it comes */
+      waitingForFirst = true;
     }
   }
   if (seq === routeSeq) location.replace('#/profiles');
@@ -200,8 +257,17 @@ async function route() {
 async function mountProfilePage(seq, id, pageName, params, sub) {
   let stopped = false;
   let timer = null;
+  let pending = false;
+  // A pending profile's page reloads as soon as the stream says it changed.
+  const unsubscribe = onLive((type, data) => {
+    if (pending && data && data.profile && data.profile.id === id && data.profile.status !== 'pending') {
+      clearTimeout(timer);
+      load();
+    }
+  });
   cleanup = () => {
     stopped = true;
+    unsubscribe();
     clearTimeout(timer);
   };
   if (!currentProfile || currentProfile.id !== id) view.replaceChildren(stateView('Loading profile…', '', 'loading'));
@@ -227,11 +293,13 @@ async function mountProfilePage(seq, id, pageName, params, sub) {
       return;
     }
     if (stopped || seq !== routeSeq) return;
+    pending = false;
     setHeader(profile, pageName);
     document.title = `${pageName[0].toUpperCase()}${pageName.slice(1)} · ${profileName(profile)} · xprof-view`;
     if (profile.status === 'pending' || profile.status === 'indexing') {
       view.replaceChildren(await pendingView(profile));
-      timer = setTimeout(load, 1500);
+      pending = true;
+      timer = setTimeout(load, 5000); // in case the stream is down
       return;
     }
     if (profile.status === 'error') {
@@ -251,6 +319,7 @@ async function mountProfilePage(seq, id, pageName, params, sub) {
     const pageCleanup = PAGES[pageName].mount(view, { id, profile, params, notify, sub, ui });
     cleanup = () => {
       stopped = true;
+      unsubscribe();
       clearTimeout(timer);
       if (pageCleanup) pageCleanup();
     };

@@ -1,14 +1,18 @@
 // profiles.js — the profile list: every run and host, newest first (the
-// server's order), the latest highlighted, a filter box, and a poll every
-// few seconds so new or finished profiles appear without a reload. The table
-// is rebuilt only when the answer changes, and keeps its scroll and focus.
+// server's order), the latest highlighted, a filter box. It is fetched again
+// when the server's event stream (live.js) says a profile was added, updated
+// or removed, or indexing moved on, so new captures appear without a reload
+// and without polling. The table is rebuilt only when the answer changes,
+// and keeps its scroll and focus.
 
 import { api } from './api.js';
 import { h, fmtBytes, fmtCount, fmtDate, fmtDur, UNKNOWN } from './format.js';
 import { stateView, indexingProgress } from './states.js';
 import { fetchFindings, topFinding, severityBadge } from './findings.js';
+import { onLive } from './live.js';
 
-const POLL_MS = 3000;
+const RETRY_MS = 3000; // when the server cannot be reached
+const BATCH_MS = 150; // events in a burst become one fetch
 
 export function mount(view) {
   let stopped = false;
@@ -33,7 +37,16 @@ export function mount(view) {
   view.replaceChildren(h('div.page-head', null, h('div.grow', null, h('h1', null, 'Profiles'), count), filter), body);
   body.append(skeletonTable());
 
+  let fetching = false;
+  let again = false;
   async function poll() {
+    clearTimeout(timer);
+    timer = null;
+    if (fetching) {
+      again = true; // an event came while fetching: fetch once more after
+      return;
+    }
+    fetching = true;
     try {
       const res = await api.profiles({ signal: ctrl.signal });
       const list = res.profiles || [];
@@ -54,8 +67,18 @@ export function mount(view) {
       profiles = null;
       body.replaceChildren(stateView('Cannot reach the xprof-view server', e.message + ' Retrying every few seconds.', 'error'));
       count.textContent = '';
+      if (!stopped) timer = setTimeout(poll, RETRY_MS);
+    } finally {
+      fetching = false;
     }
-    if (!stopped) timer = setTimeout(poll, POLL_MS);
+    if (again && !stopped) {
+      again = false;
+      soon();
+    }
+  }
+
+  function soon() {
+    if (!timer && !stopped) timer = setTimeout(poll, BATCH_MS);
   }
 
   function findingKey(p) {
@@ -205,9 +228,11 @@ export function mount(view) {
     return tr;
   }
 
+  const unsubscribe = onLive(() => soon());
   poll();
   return () => {
     stopped = true;
+    unsubscribe();
     clearTimeout(timer);
     ctrl.abort();
   };

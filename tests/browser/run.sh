@@ -6,6 +6,7 @@
 # free port against copies of the shared fixtures (plus a small generated
 # profile and one broken file), runs ui.test.mjs and stops the server.
 # Env: XPV_BIN (required), XPV_GEN, XPV_FIXTURES, XPV_BUILD_DIR (from ctest).
+# The tests get the profile dir (XPV_PROFILE_DIR) to write live captures into.
 # Optional: XPV_PERF_PROFILE_FILE=<big profile> adds it to the profile dir
 # and prints the timeline's first paint and JS heap on it (not asserted).
 # Exit 77 (skip) only when chromium or the fixtures truly cannot be had.
@@ -97,6 +98,6 @@ PY
 fi
 
 rc=0
-(cd "$here" && XPV_URL="$url" XPV_PERF_PROFILE="$perf_id" node ui.test.mjs) || rc=$?
+(cd "$here" && XPV_URL="$url" XPV_PERF_PROFILE="$perf_id" XPV_PROFILE_DIR="$dir" node ui.test.mjs) || rc=$?
 if [ "$rc" != 0 ]; then echo "--- server log (tail)"; tail -20 "$work/server.log"; fi
 exit "$rc"

@@ -10,6 +10,8 @@
 import { chromium } from 'playwright-core';
 import fs from 'node:fs';
 import path from 'node:path';
+import { spawn } from 'node:child_process';
+import net from 'node:net';
 
 const BASE = process.env.XPV_URL;
 if (!BASE) {
@@ -869,7 +871,7 @@ await test('start page follows the server --ui mode', async () => {
     await page.goto(`${BASE}/`);
     const want =
       mode === 'perfetto'
-        ? /^#\/p\/[0-9a-f]+\/timeline$/
+        ? /^#\/p\/[0-9a-f]+\/timeline(\?.*)?$/ // the timeline may have put its view in the address
         : mode === 'tensorboard'
           ? new RegExp(`^#/tb/${escapeRe(encodeURIComponent(landingRun))}/[^/]+/[^/]+$`)
           : /^#\/profiles$/;
@@ -1403,6 +1405,149 @@ await test('findings: the overview lists them; a click on evidence opens its tim
   await shot(page, 'profiles-findings');
   eq(page.errors.length, 0, `console errors: ${page.errors.join(' | ')}`);
   await page.context().close();
+});
+
+// Live mode: the page follows the profile dir through /api/stream. The
+// captures are written into the server's profile dir (run.sh passes it) as a
+// profiler writes them, in pieces, and removed at the end.
+const LIVE_DIR = process.env.XPV_PROFILE_DIR ? path.join(process.env.XPV_PROFILE_DIR, 'live', 'run') : null;
+const liveRel = (n) => `live/run/livehost_12345.170000000000${n}.pt.trace.json`;
+async function writeCapture(n, pieces = 3) {
+  const ev = [{ ph: 'M', name: 'process_name', pid: 0, args: { name: 'GPU 0' } }];
+  for (let i = 0; i < 50 * n; i++)
+    ev.push({ ph: 'X', cat: 'kernel', name: `live_k${i % 5}`, pid: 0, tid: 7, ts: 100 + 10 * i, dur: 5 });
+  const data = Buffer.from(JSON.stringify({ schemaVersion: 1, traceEvents: ev }));
+  fs.mkdirSync(LIVE_DIR, { recursive: true });
+  const fd = fs.openSync(path.join(process.env.XPV_PROFILE_DIR, liveRel(n)), 'w');
+  const step = Math.ceil(data.length / pieces);
+  for (let i = 0; i < data.length; i += step) {
+    if (i) await new Promise((r) => setTimeout(r, 150));
+    fs.writeSync(fd, data.subarray(i, i + step));
+  }
+  fs.closeSync(fd);
+}
+
+await test('live: a new capture appears in the list as latest, without a reload or polling', async () => {
+  assert(LIVE_DIR, 'XPV_PROFILE_DIR is not set (run tests/browser/run.sh)');
+  const page = await newPage();
+  const listCalls = [];
+  page.on('request', (r) => {
+    if (new URL(r.url()).pathname === '/api/profiles') listCalls.push(r.url());
+  });
+  await page.goto(`${BASE}/#/profiles`);
+  await page.waitForSelector('table[aria-label="Profiles"] tbody tr');
+  await page.evaluate(() => (window.sameDocument = true));
+  // Nothing changes for 4 s: no request (the list used to ask every 3 s).
+  await page.waitForTimeout(1000);
+  const idle = listCalls.length;
+  await page.waitForTimeout(4000);
+  eq(listCalls.length, idle, 'requests for /api/profiles while nothing changed');
+  const t0 = Date.now();
+  await writeCapture(1);
+  const row = page.locator(`tr.latest td[title="${liveRel(1)}"]`).first();
+  await row.waitFor({ timeout: 10000 });
+  console.log(`     new capture listed as latest ${Date.now() - t0} ms after the first write`);
+  assert(await page.evaluate(() => window.sameDocument === true), 'the page was reloaded');
+  eq(await page.locator('tr.latest').count(), 1, 'rows marked latest');
+  const p = (await api('/api/profiles/latest')).path;
+  eq(p, liveRel(1), 'latest per the API');
+  await shot(page, 'live-list');
+  eq(page.errors.length, 0, `page errors: ${page.errors.join('; ')}`);
+  await page.context().close();
+});
+
+await test('live: "Follow latest" switches the open view to the next capture; removal shows', async () => {
+  assert(LIVE_DIR, 'XPV_PROFILE_DIR is not set');
+  const page = await newPage();
+  const first = (await api('/api/profiles/latest')).id;
+  await page.goto(`${BASE}/#/p/${first}/kernels`);
+  await page.waitForSelector('#follow-latest');
+  eq(await page.isChecked('#follow-latest'), false, 'follow latest is off by default under --ui=both');
+  await page.check('#follow-latest');
+  await page.evaluate(() => (window.sameDocument = true));
+  await writeCapture(2);
+  await page.waitForFunction((rel) => document.getElementById('profile-title').title === rel, liveRel(2), {
+    timeout: 10000,
+  });
+  const second = (await api('/api/profiles/latest')).id;
+  assert(second !== first, 'a second profile');
+  eq(page.url().split('#')[1], `/p/${second}/kernels`, 'the same page of the new capture');
+  assert(await page.evaluate(() => window.sameDocument === true), 'the page was reloaded');
+  await page.waitForSelector('table.data tbody tr');
+  await shot(page, 'live-follow');
+  // The choice is remembered; removing the captures empties them from the list.
+  await page.goto(`${BASE}/#/profiles`);
+  await page.waitForSelector(`td[title="${liveRel(2)}"]`);
+  fs.rmSync(path.join(process.env.XPV_PROFILE_DIR, 'live'), { recursive: true });
+  await page.waitForFunction(() => !document.querySelector('td[title^="live/run/"]'), null, { timeout: 10000 });
+  eq(page.errors.length, 0, `page errors: ${page.errors.join('; ')}`);
+  await page.context().close();
+});
+
+await test('live: --ui=perfetto on an empty dir opens the first capture, then follows the next', async () => {
+  assert(process.env.XPV_BIN, 'XPV_BIN is not set');
+  const work = fs.mkdtempSync('/tmp/xpv-live-perfetto-');
+  const dir = path.join(work, 'profiles');
+  fs.mkdirSync(dir);
+  const port = await new Promise((resolve) => {
+    const srv = net.createServer().listen(0, '127.0.0.1', () => {
+      const p = srv.address().port;
+      srv.close(() => resolve(p));
+    });
+  });
+  const server = spawn(
+    process.env.XPV_BIN,
+    [`--profile-dir=${dir}`, `--port=${port}`, '--perfetto-port=0', '--ui=perfetto', `--db=${work}/i.sqlite`],
+    { stdio: 'ignore' },
+  );
+  const base = `http://127.0.0.1:${port}`;
+  try {
+    for (let i = 0; i < 100; i++) {
+      try {
+        if ((await fetch(`${base}/api/health`)).ok) break;
+      } catch {
+        /* not up yet */
+      }
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const page = await newPage();
+    await page.goto(`${base}/`);
+    await page.waitForFunction(() => location.hash === '#/profiles');
+    await page.waitForSelector('text=No profiles found');
+    const write = (name, n) => {
+      // A new JAX-style run directory per capture, host h0 each time.
+      const run = path.join(dir, 'job', 'plugins', 'profile', name);
+      fs.mkdirSync(run, { recursive: true });
+      const ev = [];
+      for (let i = 0; i < n; i++) ev.push({ ph: 'X', cat: 'kernel', name: `pk${i}`, pid: 1, tid: 1, ts: 10 * i, dur: 4 });
+      fs.writeFileSync(path.join(run, 'h0.trace.json'), JSON.stringify({ traceEvents: ev }));
+    };
+    write('2030_01_01_00_00_01', 10);
+    // The path only: the timeline may have put its view (?start_us=...) in the address.
+    const where = (p) => p.url().split('#')[1].split('?')[0];
+    await page.waitForFunction(() => /^#\/p\/[0-9a-f]{16}\/timeline(\?|$)/.test(location.hash), null, {
+      timeout: 10000,
+    });
+    const first = (await (await fetch(`${base}/api/profiles/latest`)).json()).id;
+    eq(where(page), `/p/${first}/timeline`, 'the first capture opened on the timeline');
+    eq(await page.isChecked('#follow-latest'), true, 'follow latest is on by default under --ui=perfetto');
+    await page.waitForSelector('canvas.tl-canvas');
+    write('2030_01_01_00_00_02', 20);
+    await page.waitForFunction((id) => !location.hash.includes(id), first, { timeout: 10000 });
+    const second = (await (await fetch(`${base}/api/profiles/latest`)).json()).id;
+    assert(second !== first, 'a second capture');
+    eq(where(page), `/p/${second}/timeline`, 'followed to the next capture');
+    await page.waitForSelector('canvas.tl-canvas');
+    await shot(page, 'live-perfetto-follow');
+    // The one expected: /api/profiles/latest is 404 while the dir is empty.
+    const errors = page.errors.filter((e) => !/status of 404/.test(e));
+    eq(page.errors.length - errors.length, 1, 'the empty-dir 404 of /api/profiles/latest');
+    eq(errors.length, 0, `page errors: ${errors.join('; ')}`);
+    await page.context().close();
+  } finally {
+    server.kill('SIGTERM');
+    fs.rmSync(work, { recursive: true, force: true });
+  }
 });
 
 await test('offline: no request leaves 127.0.0.1', async () => {

@@ -166,6 +166,78 @@ static void test_single_file_and_missing(void)
     xpv_found_list_free(&l);
 }
 
+typedef struct {
+    int answer, calls;
+} admit_state;
+
+static int admit_stub(void *ctx, const char *rel, int64_t size, int64_t mtime_ns)
+{
+    (void)rel, (void)size, (void)mtime_ns;
+    admit_state *a = ctx;
+    a->calls++;
+    return a->answer;
+}
+
+static void set_mtime(const char *dir, const char *rel, int64_t mtime_ns)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", dir, rel);
+    struct timespec t[2] = {{mtime_ns / 1000000000, mtime_ns % 1000000000},
+                            {mtime_ns / 1000000000, mtime_ns % 1000000000}};
+    CU_ASSERT_EQUAL(utimensat(AT_FDCWD, path, t, 0), 0);
+}
+
+/* Walking again: known files are taken from the last walk unread, new or
+ * changed ones are read only once admitted. */
+static void test_discover_again(void)
+{
+    const char *d = xpv_test_tmpdir();
+    /* Same size; only the first says PyTorch (schemaVersion). */
+    const char json[] = "{\"schemaVersion\":1,\"traceEvents\":[]}",
+               junk[] = "{\"schemaVersiom\":1,\"traceEvents\":[]}";
+    CU_ASSERT_EQUAL_FATAL(sizeof json, sizeof junk);
+    xpv_test_write(d, "t.json", json, sizeof json - 1);
+    set_mtime(d, "t.json", 1000000000000000000LL);
+    xpv_found_list l1, l2, l3;
+    xpv_err err = {{0}};
+    CU_ASSERT_EQUAL_FATAL(xpv_discover(d, &l1, &err), 0);
+    CU_ASSERT_EQUAL_FATAL(l1.n, 1);
+    CU_ASSERT_STRING_EQUAL(l1.items[0].format, XPV_FMT_PYTORCH_JSON);
+    /* Same size and mtime, other bytes: not read again, so still listed. */
+    xpv_test_write(d, "t.json", junk, sizeof junk - 1);
+    set_mtime(d, "t.json", 1000000000000000000LL);
+    admit_state a = {1, 0};
+    CU_ASSERT_EQUAL_FATAL(xpv_discover_again(d, &l1, admit_stub, &a, &l2, &err), 0);
+    CU_ASSERT_EQUAL(a.calls, 0);
+    CU_ASSERT_EQUAL_FATAL(l2.n, 1);
+    CU_ASSERT_STRING_EQUAL(l2.items[0].format, XPV_FMT_PYTORCH_JSON);
+    CU_ASSERT_EQUAL(l2.items[0].companion_of, -1);
+    /* A new file and a changed one, not yet settled: the new one is left
+     * out, the changed one keeps its last entry. */
+    xpv_test_write(d, "new.pt.trace.json", json, sizeof json - 1);
+    set_mtime(d, "t.json", 1000000001000000000LL);
+    a = (admit_state){0, 0};
+    CU_ASSERT_EQUAL_FATAL(xpv_discover_again(d, &l2, admit_stub, &a, &l3, &err), 0);
+    CU_ASSERT_EQUAL(a.calls, 2);
+    CU_ASSERT_EQUAL_FATAL(l3.n, 1);
+    CU_ASSERT_STRING_EQUAL(l3.items[0].rel_path, "t.json");
+    CU_ASSERT_EQUAL(l3.items[0].mtime_ns, 1000000000000000000LL);
+    xpv_found_list_free(&l3);
+    /* Settled: both are read, the changed one at its new mtime. */
+    a = (admit_state){1, 0};
+    CU_ASSERT_EQUAL_FATAL(xpv_discover_again(d, &l2, admit_stub, &a, &l3, &err), 0);
+    CU_ASSERT_EQUAL(a.calls, 2);
+    const xpv_found *t = find(&l3, "t.json"), *n = find(&l3, "new.pt.trace.json");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(n);
+    CU_ASSERT_STRING_EQUAL(n->format, XPV_FMT_PYTORCH_JSON);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    CU_ASSERT_EQUAL(t->mtime_ns, 1000000001000000000LL);
+    CU_ASSERT_STRING_EQUAL(t->format, XPV_FMT_CHROME_JSON);
+    xpv_found_list_free(&l1);
+    xpv_found_list_free(&l2);
+    xpv_found_list_free(&l3);
+}
+
 static void test_sniff(void)
 {
     const unsigned char sqlite[] = "SQLite format 3";
@@ -241,6 +313,7 @@ int main(void)
         {"one file as root; missing root", test_single_file_and_missing},
         {"content sniffing", test_sniff},
         {"merging two sides keeps twins", test_merge_keeps_twins},
+        {"walking again: known files unread, new ones once admitted", test_discover_again},
         {"auto-detection like the old script", test_autodetect},
         {NULL, NULL},
     };
