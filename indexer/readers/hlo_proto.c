@@ -636,11 +636,14 @@ int xpv_hlo_decode(const uint8_t *base, const uint8_t *data, size_t len, size_t 
     dec d = {m, err};
     xpv_pb msg = {base, data, data + len};
     xpv_pb_field f;
-    int rc, seen_module = 0;
+    int rc, seen_module = 0, seen_assignment = 0;
     while ((rc = xpv_pb_next(&msg, &f, err)) == 1) {
         if (f.num != 1 && f.num != 3) continue;
         if (want(&msg, &f, XPV_PB_LEN, "HloProto", err) != 0) break;
-        if (f.num == 1 && seen_module++) continue; /* the first module is the one */
+        /* The first of each is the one: a second would be sized by its own
+         * counts while appending after the first's (found by fuzzing). */
+        if (f.num == 1 && seen_module++) continue;
+        if (f.num == 3 && seen_assignment++) continue;
         if ((f.num == 1 ? read_module(&d, xpv_pb_sub(&msg, &f))
                         : read_assignment(&d, xpv_pb_sub(&msg, &f))) != 0)
             break;
