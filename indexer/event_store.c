@@ -2,8 +2,11 @@
  * event_store.c — block encoding, the block writer and block queries.
  *
  * Blob layout (all integers LEB128 varints; "z" = zigzag-encoded signed):
- *   u8 version(=2), n (written at flush, when n is known)
- *   per event: u8 flags, u8 ph, u8 kind, z(ts - previous ts), (dur_ns + 1),
+ *   u8 version, n (written at flush, when n is known), then
+ *     version 2: the payload itself;
+ *     version 3: the payload's byte count, then one zstd frame of it (with
+ *                a checksum), written whenever it is the smaller of the two.
+ *   The payload, per event: u8 flags, u8 ph, u8 kind, z(ts - previous ts), (dur_ns + 1),
  *              name, [cat], [z corr], [z step, u8 step_src], [ps remainder],
  *              (the step pair when there is a step number or a step source)
  *              [nargs, bytes of the args that follow, per arg: key, u8 type, value]
@@ -14,6 +17,14 @@
  * step (the analysis and the window queries read most events that way).
  * The first event's ts delta is from 0. Decoding checks every length against
  * the blob, so a damaged block is an error, never an out-of-bounds read.
+ *
+ * Why zstd: bench/bench_codec.c on real traces (README, "Index footprint")
+ * shrinks the payload ~6x at level 1 and inflates it several times faster
+ * than zlib, which matters because a window query inflates every block it
+ * decodes. Compression runs at flush on the event store's own thread.
+ * Resume marks (xpv_store_mark) count bytes of the payload as it is once
+ * inflated, from the blob's start for version 2 and from the payload's
+ * start for version 3; both come from open_cursor, so they always agree.
  *
  * Invariant: a block holds events of one track and one duration class, and
  * its row's t_min/t_max bound every event in it.
@@ -26,10 +37,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <zstd.h>
 
 #define BLOCK_MAX_EVENTS 4096
 #define BLOCK_MAX_BYTES (192 * 1024)
 #define OPEN_BYTES_LIMIT (48u << 20)
+/* No block payload is ever this big (BLOCK_MAX_BYTES plus one event): a
+ * larger count in a version 3 header is damage, not a reason to allocate. */
+#define PAYLOAD_LIMIT (64u << 20)
+#define ZSTD_LEVEL 1
+
+enum { BLOCK_RAW = 2, BLOCK_ZSTD = 3 };
 
 enum { F_CAT = 1, F_CORR = 2, F_STEP = 4, F_PSREM = 8, F_ARGS = 16 };
 
@@ -174,6 +192,7 @@ struct xpv_store_writer {
     size_t nbuckets, nblocks;
     size_t open_bytes;
     xpv_buf scratch;
+    ZSTD_CCtx *zstd;
 };
 
 xpv_store_writer *xpv_store_writer_open(sqlite3 *db, int64_t profile_id, xpv_err *err)
@@ -183,11 +202,22 @@ xpv_store_writer *xpv_store_writer_open(sqlite3 *db, int64_t profile_id, xpv_err
     w->profile_id = profile_id;
     w->nbuckets = 1024;
     w->buckets = xpv_xcalloc(w->nbuckets, sizeof *w->buckets);
+    w->zstd = ZSTD_createCCtx();
+    if (!w->zstd ||
+        ZSTD_isError(ZSTD_CCtx_setParameter(w->zstd, ZSTD_c_compressionLevel, ZSTD_LEVEL)) ||
+        ZSTD_isError(ZSTD_CCtx_setParameter(w->zstd, ZSTD_c_checksumFlag, 1))) {
+        xpv_err_set(err, "cannot set up the zstd compressor");
+        ZSTD_freeCCtx(w->zstd);
+        free(w->buckets);
+        free(w);
+        return NULL;
+    }
     if (sqlite3_prepare_v2(db,
                            "INSERT INTO blocks(profile_id, track, lod, t_min, t_max, n, busy_ns, "
                            "data, kinds) VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9)",
                            -1, &w->insert, NULL) != SQLITE_OK) {
         xpv_db_error(err, db);
+        ZSTD_freeCCtx(w->zstd);
         free(w->buckets);
         free(w);
         return NULL;
@@ -195,15 +225,35 @@ xpv_store_writer *xpv_store_writer_open(sqlite3 *db, int64_t profile_id, xpv_err
     return w;
 }
 
+/* The blob of block b in w->scratch: compressed when that is smaller. */
+static const xpv_buf *pack_block(xpv_store_writer *w, const open_block *b)
+{
+    xpv_buf *blob = &w->scratch;
+    size_t raw = b->data.len, bound = ZSTD_compressBound(raw);
+    xpv_buf_reset(blob);
+    xpv_buf_putc(blob, BLOCK_ZSTD);
+    put_varint(blob, b->n);
+    put_varint(blob, raw);
+    size_t head = blob->len;
+    xpv_buf_reserve(blob, bound);
+    size_t z = ZSTD_compress2(w->zstd, blob->data + head, bound, b->data.data, raw);
+    if (!ZSTD_isError(z) && head + z < 1 + varint_len(b->n) + raw) {
+        blob->len = head + z;
+        blob->data[blob->len] = 0;
+        return blob;
+    }
+    xpv_buf_reset(blob);
+    xpv_buf_putc(blob, BLOCK_RAW);
+    put_varint(blob, b->n);
+    xpv_buf_append(blob, b->data.data, raw);
+    return blob;
+}
+
 /* Writes one block row: a version byte and the count, then the events. */
 static int flush_block(xpv_store_writer *w, open_block *b, xpv_err *err)
 {
     if (b->n == 0) return 0;
-    xpv_buf *blob = &w->scratch;
-    xpv_buf_reset(blob);
-    xpv_buf_putc(blob, 2);
-    put_varint(blob, b->n);
-    xpv_buf_append(blob, b->data.data, b->data.len);
+    const xpv_buf *blob = pack_block(w, b);
     sqlite3_stmt *st = w->insert;
     sqlite3_bind_int64(st, 1, w->profile_id);
     sqlite3_bind_int64(st, 2, b->track);
@@ -308,6 +358,7 @@ static void free_blocks(xpv_store_writer *w)
     }
     free(w->buckets);
     xpv_buf_free(&w->scratch);
+    ZSTD_freeCCtx(w->zstd);
     sqlite3_finalize(w->insert);
     free(w);
 }
@@ -376,6 +427,7 @@ typedef struct {
     int64_t prev_ts;
     uint32_t kinds;
     int no_args;
+    unsigned char *inflated; /* a version 3 block's payload; freed by close_cursor */
 } cursor;
 
 /* Decodes events from c until n, a visitor's non-zero answer or damage.
@@ -442,17 +494,60 @@ static int decode_events(cursor *c, uint32_t track, int64_t block_id, xpv_store_
     return rc;
 }
 
-static int open_cursor(cursor *c, const void *data, size_t len, int64_t block_id, xpv_err *err)
+/* Inflates a version 3 block's payload (c->r is just past the count). */
+static int inflate_payload(cursor *c, ZSTD_DCtx *dctx, int64_t block_id, xpv_err *err)
+{
+    uint64_t raw = xpv_varint_get(&c->r);
+    if (c->r.bad || raw > PAYLOAD_LIMIT)
+        return xpv_err_set(err, "event block %lld is damaged (payload size)", (long long)block_id);
+    c->inflated = xpv_xmalloc(raw ? raw : 1);
+    size_t in = (size_t)(c->r.end - c->r.p);
+    size_t got = dctx ? ZSTD_decompressDCtx(dctx, c->inflated, raw, c->r.p, in)
+                      : ZSTD_decompress(c->inflated, raw, c->r.p, in);
+    if (ZSTD_isError(got) || got != raw) {
+        free(c->inflated);
+        c->inflated = NULL;
+        return xpv_err_set(err, "event block %lld is damaged (%s)", (long long)block_id,
+                           ZSTD_isError(got) ? ZSTD_getErrorName(got) : "short payload");
+    }
+    c->base = c->inflated;
+    c->r = (reader){c->inflated, c->inflated + raw, 0};
+    return 0;
+}
+
+/* The single way into a block: every decoder starts here, so every block
+ * version reads the same. dctx may be NULL (one is made for the call). */
+static int open_cursor(cursor *c, const void *data, size_t len, int64_t block_id, ZSTD_DCtx *dctx,
+                       xpv_err *err)
 {
     c->base = data;
     c->r = (reader){data, (const unsigned char *)data + len, 0};
-    if (xpv_varint_u8(&c->r) != 2)
-        return xpv_err_set(err, "event block %lld: unknown version", (long long)block_id);
+    c->inflated = NULL;
+    unsigned version = xpv_varint_u8(&c->r);
     c->n = xpv_varint_get(&c->r);
     c->i = 0;
     c->prev_ts = 0;
     c->kinds = 0;
     c->no_args = 0;
+    if (version == BLOCK_ZSTD) return inflate_payload(c, dctx, block_id, err);
+    if (version != BLOCK_RAW)
+        return xpv_err_set(err, "event block %lld: unknown version", (long long)block_id);
+    return 0;
+}
+
+static void close_cursor(cursor *c)
+{
+    free(c->inflated);
+    c->inflated = NULL;
+}
+
+int xpv_store_payload(const void *data, size_t len, xpv_buf *out, xpv_err *err)
+{
+    cursor c;
+    if (open_cursor(&c, data, len, 0, NULL, err) != 0) return -1;
+    xpv_buf_reset(out);
+    xpv_buf_append(out, c.r.p, (size_t)(c.r.end - c.r.p));
+    close_cursor(&c);
     return 0;
 }
 
@@ -466,16 +561,20 @@ int xpv_store_decode_from(const void *data, size_t len, uint32_t track, int64_t 
                           const xpv_store_mark *from, xpv_store_visit fn, void *ctx, xpv_err *err)
 {
     cursor c;
-    if (open_cursor(&c, data, len, block_id, err) != 0) return -1;
+    if (open_cursor(&c, data, len, block_id, NULL, err) != 0) return -1;
     if (from) {
-        if (from->offset < (size_t)(c.r.p - c.base) || from->offset >= len || from->index >= c.n)
+        if (from->offset < (size_t)(c.r.p - c.base) || from->offset >= (size_t)(c.r.end - c.base) ||
+            from->index >= c.n) {
+            close_cursor(&c);
             return xpv_err_set(err, "event block %lld: bad resume mark", (long long)block_id);
+        }
         c.r.p = c.base + from->offset;
         c.i = from->index;
         c.prev_ts = from->prev_ts;
     }
     int rc = decode_events(&c, track, block_id, fn, ctx, NULL, 0, 1, NULL, NULL);
-    if (c.r.bad) return xpv_err_set(err, "event block %lld is damaged", (long long)block_id);
+    if (c.r.bad) rc = xpv_err_set(err, "event block %lld is damaged", (long long)block_id);
+    close_cursor(&c);
     return rc;
 }
 
@@ -485,10 +584,12 @@ int xpv_store_marks(const void *data, size_t len, uint32_t every, xpv_store_mark
     cursor c;
     size_t n = 0;
     if (every == 0) every = 1;
-    if (open_cursor(&c, data, len, 0, err) != 0) return -1;
+    if (open_cursor(&c, data, len, 0, NULL, err) != 0) return -1;
     *sorted = 1;
     decode_events(&c, 0, 0, NULL, NULL, out, cap, every, &n, sorted);
-    if (c.r.bad) return xpv_err_set(err, "event block is damaged");
+    int bad = c.r.bad;
+    close_cursor(&c);
+    if (bad) return xpv_err_set(err, "event block is damaged");
     return (int)n;
 }
 
@@ -536,20 +637,23 @@ int xpv_store_scan(sqlite3 *db, const xpv_store_query *q, xpv_store_visit fn, vo
     sqlite3_stmt *st;
     if (prepare_block_query(db, q, 1, &st, err) != 0) return -1;
     window_filter f = {q, fn, ctx};
+    ZSTD_DCtx *dctx = ZSTD_createDCtx(); /* one for the scan; NULL still works */
     int rc = 0, step;
     while (rc == 0 && (step = sqlite3_step(st)) == SQLITE_ROW) {
         const void *blob = sqlite3_column_blob(st, 7);
         int len = sqlite3_column_bytes(st, 7);
         int64_t block_id = sqlite3_column_int64(st, 0);
         cursor c;
-        if ((rc = open_cursor(&c, blob, (size_t)len, block_id, err)) != 0) break;
+        if ((rc = open_cursor(&c, blob, (size_t)len, block_id, dctx, err)) != 0) break;
         c.kinds = q->kinds;
         c.no_args = q->skip_args;
         rc = decode_events(&c, (uint32_t)sqlite3_column_int64(st, 1), block_id, filter_window, &f,
                            NULL, 0, 1, NULL, NULL);
         if (c.r.bad) rc = xpv_err_set(err, "event block %lld is damaged", (long long)block_id);
+        close_cursor(&c);
     }
     if (rc == 0 && step != SQLITE_DONE) rc = xpv_db_error(err, db);
+    ZSTD_freeDCtx(dctx);
     sqlite3_finalize(st);
     return rc;
 }

@@ -251,9 +251,11 @@ static int open_locked(const char *db_path, const char *profile_dir_abs, sqlite3
                 return 0;
             }
         } else if (rc == SQLITE_OK && !exists) {
-            /* Event blocks are blobs of up to ~200 KB: big pages keep their
-             * overflow chains short. Must be set before the first table. */
-            if (xpv_db_exec(db, "PRAGMA page_size=65536", err) == 0 && configure(db, err) == 0 &&
+            /* Event blocks are compressed to ~5-40 KB: 16 KB pages keep
+             * their overflow chains short without leaving the small tables
+             * and each chain's last page mostly empty, as 64 KB pages did
+             * (bench/run_footprint.sh). Must be set before the first table. */
+            if (xpv_db_exec(db, "PRAGMA page_size=16384", err) == 0 && configure(db, err) == 0 &&
                 create_schema(db, profile_dir_abs, err) == 0) {
                 *out = db;
                 return 0;

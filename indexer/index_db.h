@@ -20,7 +20,7 @@
 #include <sqlite3.h>
 
 /* Bump when any table's meaning changes: older indexes are rebuilt. */
-#define XPV_SCHEMA_VERSION 5
+#define XPV_SCHEMA_VERSION 6
 
 /* Writes the default index path for a profile directory into out:
  * $XDG_CACHE_HOME/xprof-view/<basename>-<hash>.sqlite (or ~/.cache/...).
