@@ -15,6 +15,7 @@ void xpv_cli_usage(FILE *out)
         "usage: xprof-view [--profile-dir=DIR|FILE] [--port=N] [--host=ADDR] [--bind-all]\n"
         "                  [--perfetto-port=N] [--ui=perfetto|tensorboard|both] [--list-only]\n"
         "                  [--extract[=OUTDIR]] [--json] [--db=PATH] [--open] [--version]\n"
+        "                  [--cache-max=SIZE] [--cache] [--cache-clear]\n"
         "\n"
         "Finds JAX/XLA, PyTorch, TensorFlow and Nsight Systems profiles under DIR, indexes\n"
         "them and serves them in the browser at http://HOST:PORT/ (works offline).\n"
@@ -31,6 +32,11 @@ void xpv_cli_usage(FILE *out)
         "  --extract[=OUTDIR]  write each profile as Perfetto-ready trace JSON into OUTDIR\n"
         "                      (default: ./xprof-extract-<timestamp>) and exit\n"
         "  --db=PATH           index file (default under $XDG_CACHE_HOME/xprof-view/)\n"
+        "  --cache-max=SIZE    cap on the index cache: the least recently used indexes of\n"
+        "                      other directories go first (default: 10%% of the free disk\n"
+        "                      or 20G, whichever is smaller)\n"
+        "  --cache             list the cached indexes (directory, size, last use) and exit\n"
+        "  --cache-clear       remove the cached indexes no running xprof-view uses, and exit\n"
         "  --open              open the system browser\n"
         "  --quiet             print less\n"
         "  --max-inflate=SIZE  largest a gzip profile may inflate to (default 256G)\n"
@@ -130,6 +136,12 @@ static int parse_one(int argc, char **argv, int *i, xpv_options *o)
         o->show_help = 1;
     else if (strcmp(a, "--extract") == 0)
         o->extract = 1;
+    else if (strcmp(a, "--cache") == 0)
+        o->cache_list = 1;
+    else if (strcmp(a, "--cache-clear") == 0)
+        o->cache_clear = 1;
+    else if ((v = option_value(argc, argv, i, "--cache-max")))
+        return parse_size("--cache-max", v, &o->cache_max);
     else if (strncmp(a, "--extract=", 10) == 0)
         o->extract = 1, o->extract_dir = a + 10;
     else if ((v = option_value(argc, argv, i, "--profile-dir")) ||

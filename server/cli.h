@@ -30,6 +30,9 @@ typedef struct {
     xpv_input_limits limits; /* what one gzip file may inflate to */
     int max_connections;     /* open HTTP connections at once */
     int client_timeout_s;    /* an idle or slow connection is closed after this */
+    uint64_t cache_max;      /* index cache cap in bytes; 0: the default */
+    int cache_list;          /* --cache: list the cached indexes and exit */
+    int cache_clear;         /* --cache-clear: remove them and exit */
 } xpv_options;
 
 /* Parses argv into opts. Returns 0, or -1 after printing the problem. */
