@@ -16,7 +16,8 @@
 # inflate floor; every window < 50 ms.
 # usage: bench/run_footprint.sh [BUILD_DIR=build]
 #   env: WORK (/tmp/xpv-footprint), BEFORE (an old xprof-view), RUNS (3),
-#        SIZE_JAX (300MB), SKIP_EVENTS=1 to leave out the 10 M-event part
+#        SIZE_JAX (300MB), INPUTS (a subset of the four names above, in
+#        the order to run them), SKIP_EVENTS=1 to leave out the 10 M-event part
 set -euo pipefail
 
 SRC=$(cd "$(dirname "$0")/.." && pwd)
@@ -26,9 +27,8 @@ RUNS=${RUNS:-3}
 SIZE_JAX=${SIZE_JAX:-300MB}
 FIXTURE=${FIXTURE:-$SRC/../shared/fixtures/chrome-json/pytorch-v100-resnet50.pt.trace.json.gz}
 mkdir -p "$WORK"
-for p in xprof-view xpv-gen bench_json_inflate bench_events; do
-    [ -x "$BUILD/$p" ] || { echo "build first: cmake --build $BUILD ($p missing)" >&2; exit 1; }
-done
+# Up to date, or a stale bench_events would read the new index with old code.
+cmake --build "$BUILD" -j2 --target xprof-view xpv-gen bench_json_inflate bench_events >/dev/null
 
 if [ -z "${BEFORE:-}" ]; then
     BEFORE=$WORK/build-main/xprof-view
@@ -81,7 +81,8 @@ index_of() { # BIN DIR DB: indexes DIR into a fresh DB
 }
 
 printf "\n%-11s %-6s %10s %10s %12s %8s %9s %8s %8s\n" input build events source index B/event ratio ingest_s x_floor
-for input in pytorch-x40 jax-json jax-xplane events10m; do
+INPUTS=${INPUTS:-pytorch-x40 jax-json jax-xplane events10m}
+for input in $INPUTS; do
     [ "$input" = events10m ] && [ "${SKIP_EVENTS:-0}" = 1 ] && continue
     dir=$WORK/$input
     [ "$input" = events10m ] && dir=$WORK/events10m/profiles
@@ -110,7 +111,7 @@ PYEOF
     done
 done
 
-if [ "${SKIP_EVENTS:-0}" != 1 ]; then
+if [ "${SKIP_EVENTS:-0}" != 1 ] && [ -f "$WORK/idx-after-events10m.sqlite" ]; then
     for which in before after; do
         echo
         echo "== events window, $which (bench_events, resolution 1500, 7 runs) =="

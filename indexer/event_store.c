@@ -4,8 +4,12 @@
  * Blob layout (all integers LEB128 varints; "z" = zigzag-encoded signed):
  *   u8 version, n (written at flush, when n is known), then
  *     version 2: the payload itself;
- *     version 3: the payload's byte count, then one zstd frame of it (with
- *                a checksum), written whenever it is the smaller of the two.
+ *     version 3: the payload's byte count, the chunk count k, k pairs
+ *                (chunk bytes, frame bytes), then k zstd frames (each with a
+ *                checksum), one per chunk; written when it is the smaller.
+ *   A chunk is ~CHUNK_BYTES of whole events, so a decode that resumes at a
+ *   mark inflates only the chunks from the mark's on, and only as far as
+ *   it reads: a window over long blocks costs what it was before compression.
  *   The payload, per event: u8 flags, u8 ph, u8 kind, z(ts - previous ts), (dur_ns + 1),
  *              name, [cat], [z corr], [z step, u8 step_src], [ps remainder],
  *              (the step pair when there is a step number or a step source)
@@ -46,6 +50,8 @@
  * larger count in a version 3 header is damage, not a reason to allocate. */
 #define PAYLOAD_LIMIT (64u << 20)
 #define ZSTD_LEVEL 1
+#define CHUNK_BYTES (32 * 1024)
+#define MAX_CHUNKS 16
 
 enum { BLOCK_RAW = 2, BLOCK_ZSTD = 3 };
 
@@ -181,6 +187,8 @@ typedef struct open_block {
     int64_t t_min, t_max, busy_ns, prev_ts;
     uint32_t kinds;
     xpv_buf data;
+    uint32_t cuts[MAX_CHUNKS]; /* payload offsets where chunks 1.. start */
+    uint32_t ncuts;
     struct open_block *next_in_bucket;
 } open_block;
 
@@ -191,7 +199,7 @@ struct xpv_store_writer {
     open_block **buckets;
     size_t nbuckets, nblocks;
     size_t open_bytes;
-    xpv_buf scratch;
+    xpv_buf scratch, frames;
     ZSTD_CCtx *zstd;
 };
 
@@ -225,22 +233,45 @@ xpv_store_writer *xpv_store_writer_open(sqlite3 *db, int64_t profile_id, xpv_err
     return w;
 }
 
+/* Compresses b's chunks into w->frames; writes their sizes to zlen. */
+static int compress_chunks(xpv_store_writer *w, const open_block *b, uint32_t *at, uint32_t k,
+                           size_t *zlen)
+{
+    xpv_buf_reset(&w->frames);
+    for (uint32_t i = 0; i < k; i++) {
+        size_t raw = at[i + 1] - at[i], bound = ZSTD_compressBound(raw);
+        xpv_buf_reserve(&w->frames, bound);
+        size_t z = ZSTD_compress2(w->zstd, w->frames.data + w->frames.len, bound,
+                                  b->data.data + at[i], raw);
+        if (ZSTD_isError(z)) return -1;
+        w->frames.len += z;
+        zlen[i] = z;
+    }
+    return 0;
+}
+
 /* The blob of block b in w->scratch: compressed when that is smaller. */
 static const xpv_buf *pack_block(xpv_store_writer *w, const open_block *b)
 {
     xpv_buf *blob = &w->scratch;
-    size_t raw = b->data.len, bound = ZSTD_compressBound(raw);
+    uint32_t at[MAX_CHUNKS + 1], k = 0;
+    size_t raw = b->data.len, zlen[MAX_CHUNKS];
+    at[k++] = 0;
+    for (uint32_t i = 0; i < b->ncuts; i++)
+        if (b->cuts[i] > at[k - 1] && b->cuts[i] < raw) at[k++] = b->cuts[i];
+    at[k] = (uint32_t)raw;
     xpv_buf_reset(blob);
-    xpv_buf_putc(blob, BLOCK_ZSTD);
-    put_varint(blob, b->n);
-    put_varint(blob, raw);
-    size_t head = blob->len;
-    xpv_buf_reserve(blob, bound);
-    size_t z = ZSTD_compress2(w->zstd, blob->data + head, bound, b->data.data, raw);
-    if (!ZSTD_isError(z) && head + z < 1 + varint_len(b->n) + raw) {
-        blob->len = head + z;
-        blob->data[blob->len] = 0;
-        return blob;
+    if (compress_chunks(w, b, at, k, zlen) == 0) {
+        xpv_buf_putc(blob, BLOCK_ZSTD);
+        put_varint(blob, b->n);
+        put_varint(blob, raw);
+        put_varint(blob, k);
+        for (uint32_t i = 0; i < k; i++) {
+            put_varint(blob, at[i + 1] - at[i]);
+            put_varint(blob, zlen[i]);
+        }
+        xpv_buf_append(blob, w->frames.data, w->frames.len);
+        if (blob->len < 1 + varint_len(b->n) + raw) return blob;
     }
     xpv_buf_reset(blob);
     xpv_buf_putc(blob, BLOCK_RAW);
@@ -269,6 +300,7 @@ static int flush_block(xpv_store_writer *w, open_block *b, xpv_err *err)
     if (rc != SQLITE_DONE) return xpv_db_error(err, w->db);
     w->open_bytes -= b->data.len;
     b->n = 0;
+    b->ncuts = 0;
     xpv_buf_reset(&b->data);
     return 0;
 }
@@ -339,6 +371,9 @@ int xpv_store_add(xpv_store_writer *w, const xpv_event *ev, xpv_err *err)
     w->open_bytes += b->data.len - before;
     b->prev_ts = ev->ts_ns;
     b->n++;
+    uint32_t chunk_start = b->ncuts ? b->cuts[b->ncuts - 1] : 0;
+    if (b->data.len - chunk_start >= CHUNK_BYTES && b->ncuts < MAX_CHUNKS)
+        b->cuts[b->ncuts++] = (uint32_t)b->data.len;
     if (b->n >= BLOCK_MAX_EVENTS || b->data.len >= BLOCK_MAX_BYTES)
         if (flush_block(w, b, err) != 0) return -1;
     if (w->open_bytes > OPEN_BYTES_LIMIT) return flush_all(w, err);
@@ -358,6 +393,7 @@ static void free_blocks(xpv_store_writer *w)
     }
     free(w->buckets);
     xpv_buf_free(&w->scratch);
+    xpv_buf_free(&w->frames);
     ZSTD_freeCCtx(w->zstd);
     sqlite3_finalize(w->insert);
     free(w);
@@ -427,8 +463,39 @@ typedef struct {
     int64_t prev_ts;
     uint32_t kinds;
     int no_args;
-    unsigned char *inflated; /* a version 3 block's payload; freed by close_cursor */
+    /* Version 3: the payload, inflated a chunk at a time as r reaches
+     * r.end (see next_chunk); freed by close_cursor. */
+    unsigned char *inflated;
+    ZSTD_DCtx *dctx;
+    const unsigned char *frames;
+    uint32_t nchunks, chunk;         /* chunk: the next to inflate */
+    uint32_t raw_at[MAX_CHUNKS + 1]; /* where chunk i starts in the payload */
+    size_t z_at[MAX_CHUNKS + 1];     /* where its frame starts after `frames` */
 } cursor;
+
+/* Inflates chunk k in place; r then reads up to its end. */
+static int inflate_chunk(cursor *c, uint32_t k)
+{
+    size_t raw = c->raw_at[k + 1] - c->raw_at[k], z = c->z_at[k + 1] - c->z_at[k];
+    unsigned char *dst = c->inflated + c->raw_at[k];
+    const unsigned char *src = c->frames + c->z_at[k];
+    size_t got = c->dctx ? ZSTD_decompressDCtx(c->dctx, dst, raw, src, z)
+                         : ZSTD_decompress(dst, raw, src, z);
+    if (ZSTD_isError(got) || got != raw) {
+        c->r.bad = 1;
+        return -1;
+    }
+    c->chunk = k + 1;
+    c->r.end = c->inflated + c->raw_at[k + 1];
+    return 0;
+}
+
+/* At the end of what is inflated: the next chunk, if any. */
+static inline int next_chunk(cursor *c)
+{
+    if (c->r.p != c->r.end || c->chunk >= c->nchunks) return 0;
+    return inflate_chunk(c, c->chunk);
+}
 
 /* Decodes events from c until n, a visitor's non-zero answer or damage.
  * With fn NULL it only walks, recording a mark every `every` events. */
@@ -441,6 +508,7 @@ static int decode_events(cursor *c, uint32_t track, int64_t block_id, xpv_store_
     int rc = 0;
     reader *r = &c->r;
     for (; c->i < c->n && !r->bad && rc == 0; c->i++) {
+        if (next_chunk(c) != 0) break;
         uint32_t offset = (uint32_t)(r->p - c->base);
         int64_t before = c->prev_ts;
         xpv_event ev;
@@ -494,24 +562,29 @@ static int decode_events(cursor *c, uint32_t track, int64_t block_id, xpv_store_
     return rc;
 }
 
-/* Inflates a version 3 block's payload (c->r is just past the count). */
-static int inflate_payload(cursor *c, ZSTD_DCtx *dctx, int64_t block_id, xpv_err *err)
+/* Reads a version 3 block's chunk table (c->r is just past the count);
+ * the chunks are inflated as they are read. */
+static int open_chunks(cursor *c, int64_t block_id, xpv_err *err)
 {
-    uint64_t raw = xpv_varint_get(&c->r);
-    if (c->r.bad || raw > PAYLOAD_LIMIT)
-        return xpv_err_set(err, "event block %lld is damaged (payload size)", (long long)block_id);
-    c->inflated = xpv_xmalloc(raw ? raw : 1);
-    size_t in = (size_t)(c->r.end - c->r.p);
-    size_t got = dctx ? ZSTD_decompressDCtx(dctx, c->inflated, raw, c->r.p, in)
-                      : ZSTD_decompress(c->inflated, raw, c->r.p, in);
-    if (ZSTD_isError(got) || got != raw) {
-        free(c->inflated);
-        c->inflated = NULL;
-        return xpv_err_set(err, "event block %lld is damaged (%s)", (long long)block_id,
-                           ZSTD_isError(got) ? ZSTD_getErrorName(got) : "short payload");
+    uint64_t raw = xpv_varint_get(&c->r), k = xpv_varint_get(&c->r), rsum = 0, zsum = 0;
+    if (c->r.bad || raw > PAYLOAD_LIMIT || k == 0 || k > MAX_CHUNKS)
+        return xpv_err_set(err, "event block %lld is damaged (header)", (long long)block_id);
+    c->nchunks = (uint32_t)k;
+    for (uint32_t i = 0; i < k; i++) {
+        c->raw_at[i] = (uint32_t)rsum;
+        c->z_at[i] = (size_t)zsum;
+        rsum += xpv_varint_get(&c->r);
+        zsum += xpv_varint_get(&c->r);
+        if (c->r.bad || rsum > raw || zsum > PAYLOAD_LIMIT) break;
     }
+    if (c->r.bad || rsum != raw || zsum != (uint64_t)(c->r.end - c->r.p))
+        return xpv_err_set(err, "event block %lld is damaged (chunk sizes)", (long long)block_id);
+    c->raw_at[k] = (uint32_t)raw;
+    c->z_at[k] = (size_t)zsum;
+    c->frames = c->r.p;
+    c->inflated = xpv_xmalloc(raw ? raw : 1);
     c->base = c->inflated;
-    c->r = (reader){c->inflated, c->inflated + raw, 0};
+    c->r = (reader){c->inflated, c->inflated, 0}; /* nothing inflated yet */
     return 0;
 }
 
@@ -523,13 +596,15 @@ static int open_cursor(cursor *c, const void *data, size_t len, int64_t block_id
     c->base = data;
     c->r = (reader){data, (const unsigned char *)data + len, 0};
     c->inflated = NULL;
+    c->dctx = dctx;
+    c->nchunks = c->chunk = 0;
     unsigned version = xpv_varint_u8(&c->r);
     c->n = xpv_varint_get(&c->r);
     c->i = 0;
     c->prev_ts = 0;
     c->kinds = 0;
     c->no_args = 0;
-    if (version == BLOCK_ZSTD) return inflate_payload(c, dctx, block_id, err);
+    if (version == BLOCK_ZSTD) return open_chunks(c, block_id, err);
     if (version != BLOCK_RAW)
         return xpv_err_set(err, "event block %lld: unknown version", (long long)block_id);
     return 0;
@@ -546,9 +621,13 @@ int xpv_store_payload(const void *data, size_t len, xpv_buf *out, xpv_err *err)
     cursor c;
     if (open_cursor(&c, data, len, 0, NULL, err) != 0) return -1;
     xpv_buf_reset(out);
-    xpv_buf_append(out, c.r.p, (size_t)(c.r.end - c.r.p));
+    while (next_chunk(&c) == 0 && c.r.p < c.r.end) {
+        xpv_buf_append(out, c.r.p, (size_t)(c.r.end - c.r.p));
+        c.r.p = c.r.end;
+    }
+    int bad = c.r.bad;
     close_cursor(&c);
-    return 0;
+    return bad ? xpv_err_set(err, "event block is damaged") : 0;
 }
 
 int xpv_store_decode(const void *data, size_t len, uint32_t track, int64_t block_id,
@@ -557,17 +636,34 @@ int xpv_store_decode(const void *data, size_t len, uint32_t track, int64_t block
     return xpv_store_decode_from(data, len, track, block_id, NULL, fn, ctx, err);
 }
 
+/* Makes the bytes at mark m readable: for version 3, inflates the chunk
+ * holding it (marks fall on event starts, and no event spans chunks). */
+static int seek_mark(cursor *c, const xpv_store_mark *m)
+{
+    if (m->index >= c->n) return -1;
+    if (!c->nchunks)
+        return m->offset < (size_t)(c->r.p - c->base) || m->offset >= (size_t)(c->r.end - c->base)
+                   ? -1
+                   : 0;
+    if (m->offset >= c->raw_at[c->nchunks]) return -1;
+    uint32_t k = 0;
+    while (c->raw_at[k + 1] <= m->offset)
+        k++;
+    return inflate_chunk(c, k);
+}
+
 int xpv_store_decode_from(const void *data, size_t len, uint32_t track, int64_t block_id,
                           const xpv_store_mark *from, xpv_store_visit fn, void *ctx, xpv_err *err)
 {
     cursor c;
     if (open_cursor(&c, data, len, block_id, NULL, err) != 0) return -1;
+    if (from && seek_mark(&c, from) != 0) {
+        int bad = c.r.bad;
+        close_cursor(&c);
+        return bad ? xpv_err_set(err, "event block %lld is damaged", (long long)block_id)
+                   : xpv_err_set(err, "event block %lld: bad resume mark", (long long)block_id);
+    }
     if (from) {
-        if (from->offset < (size_t)(c.r.p - c.base) || from->offset >= (size_t)(c.r.end - c.base) ||
-            from->index >= c.n) {
-            close_cursor(&c);
-            return xpv_err_set(err, "event block %lld: bad resume mark", (long long)block_id);
-        }
         c.r.p = c.base + from->offset;
         c.i = from->index;
         c.prev_ts = from->prev_ts;

@@ -259,7 +259,7 @@ static void store_blob(sqlite3 *db, int64_t id, const xpv_buf *b)
 }
 
 /* Blocks are stored compressed (version 3); every kind of damage to one is
- * an error naming the block, found before an event is handed out. */
+ * an error naming the block, found no later than the damaged chunk. */
 static void test_damaged_compressed_block(void)
 {
     sqlite3 *db = fresh_index();
@@ -276,7 +276,7 @@ static void test_damaged_compressed_block(void)
     bad.data[bad.len / 2] ^= 0x5a;
     CU_ASSERT_EQUAL(decode_count(&bad, &got, &err), -1);
     CU_ASSERT(strstr(err.msg, "damaged") != NULL);
-    CU_ASSERT_EQUAL(got, 0);
+    CU_ASSERT(got < n); /* chunks before the damaged one may have been read */
     xpv_store_mark marks[64];
     int sorted;
     CU_ASSERT_EQUAL(xpv_store_marks(bad.data, bad.len, 64, marks, 64, &sorted, &err), -1);
@@ -298,7 +298,7 @@ static void test_damaged_compressed_block(void)
     tally t = {0};
     CU_ASSERT_EQUAL(xpv_store_scan(db, &q, count_visit, &t, &err), -1);
     CU_ASSERT(strstr(err.msg, "damaged") != NULL);
-    CU_ASSERT_NOT_EQUAL(xpv_store_event_at(db, 7, id, 0, count_visit, &t, &err), 0);
+    CU_ASSERT_NOT_EQUAL(xpv_store_event_at(db, 7, id, (uint32_t)n - 1, count_visit, &t, &err), 0);
     int64_t blocks = 0;
     CU_ASSERT_EQUAL(xpv_store_blocks(db, &q, sum_blocks, &blocks, &err), 0);
     CU_ASSERT_EQUAL(blocks, 20000);
@@ -318,6 +318,7 @@ static void test_raw_and_compressed_agree(void)
     xpv_err err = {{0}};
     CU_ASSERT_EQUAL_FATAL(xpv_store_payload(packed.data, packed.len, &payload, &err), 0);
     CU_ASSERT(packed.len * 2 < payload.len); /* it did compress */
+    CU_ASSERT(payload.len > 2 * 32 * 1024);  /* into several chunks */
     unsigned char head[12] = {2}, *p = xpv_varint_put(head + 1, (uint64_t)n);
     xpv_buf_append(&raw, head, (size_t)(p - head));
     xpv_buf_append(&raw, payload.data, payload.len);
