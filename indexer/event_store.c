@@ -372,7 +372,7 @@ int xpv_store_add(xpv_store_writer *w, const xpv_event *ev, xpv_err *err)
     b->prev_ts = ev->ts_ns;
     b->n++;
     uint32_t chunk_start = b->ncuts ? b->cuts[b->ncuts - 1] : 0;
-    if (b->data.len - chunk_start >= CHUNK_BYTES && b->ncuts < MAX_CHUNKS)
+    if (b->data.len - chunk_start >= CHUNK_BYTES && b->ncuts < MAX_CHUNKS - 1)
         b->cuts[b->ncuts++] = (uint32_t)b->data.len;
     if (b->n >= BLOCK_MAX_EVENTS || b->data.len >= BLOCK_MAX_BYTES)
         if (flush_block(w, b, err) != 0) return -1;
