@@ -83,7 +83,9 @@ int xpv_api_events(sqlite3 *db, int64_t id, const xpv_events_query *q, xpv_buf *
 
 /* One event by ref: `{"profile", "ref", "name", "cat", "ph", "kind",
  * "start_us", "dur_us", "end_us", "correlation", "step", "track", "pid",
- * "tid", "process", "thread", "device", "args": {...}}`. */
+ * "tid", "process", "thread", "device", "args": {...}, "flows": [{"ref",
+ * "direction": "in"|"out", "via", "name", "start_us", "dur_us", "track",
+ * "latency_us"}]}` (flows.h says which events are linked). */
 int xpv_api_event(sqlite3 *db, int64_t id, int64_t block, uint32_t index, xpv_buf *out);
 
 /* Events whose name holds q (case-insensitive), anywhere in the profile:
@@ -122,8 +124,38 @@ int xpv_api_tb_scope(sqlite3 *db, const char *run, const char *hosts, int64_t **
 int xpv_api_module_list(sqlite3 *db, const int64_t *ids, size_t n, xpv_buf *out);
 int xpv_api_profile_modules(sqlite3 *db, int64_t id, xpv_buf *out);
 
+/* Counter series of a window (counters.c), parameters as the events
+ * answer's (tracks ignored): `{"profile", "start_us", "end_us",
+ * "resolution", "pixel_us", "truncated", "counters": [{"track", "name",
+ * "series", "device", "initial", "points": [[t_us, min, max, last, count],
+ * ...]}]}`, one point per pixel holding samples (t_us its first sample),
+ * initial the value before the window (null: none). */
+int xpv_api_counters(sqlite3 *db, int64_t id, const xpv_events_query *q, xpv_buf *out);
+
+/* The area selection (aggregate.c): slices of q->tracks (NULL: all) that
+ * overlap the window, by name, clipped to it: `{"profile", "status",
+ * "start_us", "end_us", "duration_us", "tracks", "rows": [{"name", "count",
+ * "total_us", "self_us", "avg_us", "min_us", "max_us", "percent"}]}`, rows
+ * by total descending; percent is the share of all rows' self time. */
+int xpv_api_aggregate(sqlite3 *db, int64_t id, const xpv_events_query *q, xpv_buf *out);
+
 /* Appends {"error": msg} and returns status. */
 int xpv_api_error(xpv_buf *out, int status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+
+/* Memory (memory_profile.c, memory_viewer.c, hlo_module_view.c; README
+ * "Memory"). memory_profile: `{"profile", "status", "allocators": [{name,
+ * source, summary, timeline, live_at_peak}]}` from the profile's allocator
+ * events; 404 "No Data" without any. memory_viewer: module NULL gives
+ * `{"modules": [{name, program_id, error, peak_memory_bytes, ...}]}`, else
+ * one module's `{"module", "groups", "buffers", "heap"}`; 404 "No Data"
+ * when the profile carries no HLO protos. hlo_module: NULL lists the
+ * modules, else one module's computations and instructions with device
+ * time; q keeps the instructions whose text holds it. */
+struct xpv_hlo_cache;
+int xpv_api_memory_profile(sqlite3 *db, int64_t id, xpv_buf *out);
+int xpv_api_memory_viewer(sqlite3 *db, int64_t id, const char *module, xpv_buf *out);
+int xpv_api_hlo_module(sqlite3 *db, int64_t id, const char *module, const char *q,
+                       struct xpv_hlo_cache *hlo_cache, xpv_buf *out);
 
 #endif

@@ -2,11 +2,13 @@
  * event_detail.c — one stored event with everything known about it (the
  * timeline's click details): times, names, track, kind and resolved args.
  * Events are named by "<block>:<index>" refs handed out by the events
- * answer; a ref from another profile is not found here.
+ * answer; a ref from another profile is not found here. The events linked
+ * to it (its launch, its device work, the trace's flows) come from flows.c.
  */
 #include "api.h"
 #include "api_util.h"
 #include "event_json.h"
+#include "flows.h"
 #include "../indexer/event_store.h"
 
 #include <string.h>
@@ -24,6 +26,7 @@ typedef struct {
     int64_t profile_id;
     xpv_api_strings *strings;
     xpv_buf *out;
+    xpv_flow_source src;
 } detail_ctx;
 
 static void put_track(detail_ctx *d, uint32_t track)
@@ -95,7 +98,7 @@ static int put_detail(void *ctx, const xpv_event *ev, int64_t block, uint32_t in
     put_track(d, ev->track);
     xpv_buf_puts(b, ",\"args\":");
     xpv_api_put_args(b, ev, d->strings, NULL);
-    xpv_buf_putc(b, '}');
+    xpv_flow_source_note(&d->src, ev, block, index, d->strings);
     return 0;
 }
 
@@ -104,9 +107,14 @@ int xpv_api_event(sqlite3 *db, int64_t id, int64_t block, uint32_t index, xpv_bu
     xpv_api_profile_state ps;
     int status = xpv_api_profile_state_get(db, id, &ps, out);
     if (status != 200) return status;
-    detail_ctx d = {db, id, xpv_api_strings_open(db, id), out};
+    detail_ctx d = {db, id, xpv_api_strings_open(db, id), out, {0}};
     xpv_err err = {{0}};
     int rc = xpv_store_event_at(db, id, block, index, put_detail, &d, &err);
+    if (rc == 0) {
+        xpv_buf_putc(out, ',');
+        rc = xpv_api_put_flows(db, id, &ps, &d.src, d.strings, out, &err);
+        xpv_buf_putc(out, '}');
+    }
     xpv_api_strings_free(d.strings);
     if (rc != 0) {
         int missing = strstr(err.msg, "no event") != NULL;

@@ -27,6 +27,10 @@ static const xpv_tool TOOLS[] = {
     {"roofline_model", XPV_TOOL_ANY_HOSTS, xpv_tool_roofline_model_has_data,
      xpv_tool_roofline_model},
     {"pod_viewer", XPV_TOOL_RUN_HOSTS, xpv_tool_pod_viewer_has_data, xpv_tool_pod_viewer},
+    /* memory: one host's allocators, one host's compiled modules */
+    {"memory_profile", XPV_TOOL_ONE_HOST, xpv_tool_memory_profile_has_data,
+     xpv_tool_memory_profile},
+    {"memory_viewer", XPV_TOOL_ONE_HOST, xpv_tool_memory_viewer_has_data, xpv_tool_memory_viewer},
 };
 
 #define NTOOLS (sizeof TOOLS / sizeof TOOLS[0])

@@ -86,6 +86,13 @@ xpv_table *xpv_tool_op_profile(sqlite3 *db, const xpv_tool_scope *s, xpv_err *er
 int xpv_tool_roofline_model_has_data(sqlite3 *db, const xpv_tool_scope *s);
 xpv_table *xpv_tool_roofline_model(sqlite3 *db, const xpv_tool_scope *s, xpv_err *err);
 
+/* Memory tools (memory_profile.c, memory_viewer.c): one row per
+ * allocator, one row per compiled module. */
+int xpv_tool_memory_profile_has_data(sqlite3 *db, const xpv_tool_scope *s);
+xpv_table *xpv_tool_memory_profile(sqlite3 *db, const xpv_tool_scope *s, xpv_err *err);
+int xpv_tool_memory_viewer_has_data(sqlite3 *db, const xpv_tool_scope *s);
+xpv_table *xpv_tool_memory_viewer(sqlite3 *db, const xpv_tool_scope *s, xpv_err *err);
+
 /* ---- helpers for tools ---- */
 
 /* What the tools that scan a profile's events need first: which tracks

@@ -31,7 +31,9 @@
  * start for version 3; both come from open_cursor, so they always agree.
  *
  * Invariant: a block holds events of one track and one duration class, and
- * its row's t_min/t_max bound every event in it.
+ * its row's t_min/t_max bound every event in it; its `kinds` has the bit of
+ * every kind in it, and XPV_BLOCK_COUNTERS / XPV_BLOCK_FLOWS when it holds
+ * counter samples / flow records.
  */
 #include "event_store.h"
 #include "index_db.h"
@@ -363,6 +365,8 @@ int xpv_store_add(xpv_store_writer *w, const xpv_event *ev, xpv_err *err)
         b->kinds = 0;
     }
     b->kinds |= 1u << (ev->kind & 31);
+    if (ev->ph == 'C' || ev->counter) b->kinds |= XPV_BLOCK_COUNTERS;
+    if (ev->flow || ev->ph == 's' || ev->ph == 't' || ev->ph == 'f') b->kinds |= XPV_BLOCK_FLOWS;
     if (ev->ts_ns < b->t_min) b->t_min = ev->ts_ns;
     if (end > b->t_max) b->t_max = end;
     if (ev->dur_ns > 0) b->busy_ns += ev->dur_ns;
@@ -741,7 +745,7 @@ int xpv_store_scan(sqlite3 *db, const xpv_store_query *q, xpv_store_visit fn, vo
         int64_t block_id = sqlite3_column_int64(st, 0);
         cursor c;
         if ((rc = open_cursor(&c, blob, (size_t)len, block_id, dctx, err)) != 0) break;
-        c.kinds = q->kinds;
+        c.kinds = q->kinds & XPV_KIND_BITS;
         c.no_args = q->skip_args;
         rc = decode_events(&c, (uint32_t)sqlite3_column_int64(st, 1), block_id, filter_window, &f,
                            NULL, 0, 1, NULL, NULL);

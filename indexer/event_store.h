@@ -80,6 +80,13 @@ typedef struct {
 } xpv_store_query;
 
 #define XPV_KIND_BIT(k) (1u << (k))
+/* Beyond the kind bits, a block's `kinds` says whether it holds counter
+ * samples (ph 'C', or instants flagged `counter`) or flow records (ph s/t/f, or events whose args
+ * carry a flow), so the counter and flow queries read only such blocks. A query naming one of them
+ * filters blocks by it and events by the kind bits alone. */
+#define XPV_BLOCK_COUNTERS (1u << 31)
+#define XPV_BLOCK_FLOWS (1u << 30)
+#define XPV_KIND_BITS ((1u << XPV_KIND_COUNT) - 1)
 
 static inline void xpv_store_query_all(xpv_store_query *q, int64_t profile_id)
 {

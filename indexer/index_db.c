@@ -37,7 +37,8 @@ static const char *const SCHEMA_SQL =
     " t_min INTEGER, t_max INTEGER, PRIMARY KEY(profile_id, id)) WITHOUT ROWID;"
     /* Events, packed: see event_store.c for the blob layout. lod is the
      * duration class (dur < 2^lod ns), t_max the latest end in the block,
-     * kinds the OR of 1 << kind over its events. */
+     * kinds the OR of 1 << kind over its events, and XPV_BLOCK_COUNTERS /
+     * XPV_BLOCK_FLOWS (event_store.h) when it holds counters / flow records. */
     "CREATE TABLE blocks(id INTEGER PRIMARY KEY, profile_id INTEGER NOT NULL,"
     " track INTEGER NOT NULL, lod INTEGER NOT NULL, t_min INTEGER NOT NULL,"
     " t_max INTEGER NOT NULL, n INTEGER NOT NULL, busy_ns INTEGER NOT NULL,"

@@ -95,6 +95,10 @@ typedef struct {
     uint8_t step_src; /* enum xpv_step_source, for kind == XPV_KIND_STEP */
     int64_t corr;     /* correlation id linking launch and device event, -1 none */
     int64_t step;     /* step number (step markers, or step_num/group_id args), -1 none */
+    uint8_t flow;     /* 1: its args link it to other events (Chrome bind_id/flow_in/flow_out,
+                         the xplane `flow` stat); not stored per event, only per block */
+    uint8_t counter;  /* 1: an instant whose numeric args are counter samples (PyTorch
+                         `[memory]`); like flow, kept per block */
     const xpv_launch *launch; /* kernels only, may be NULL */
     const xpv_arg *args;
     uint32_t nargs;
@@ -122,6 +126,8 @@ static inline void xpv_event_init(xpv_event *e)
     e->step_src = XPV_STEP_NONE;
     e->corr = -1;
     e->step = -1;
+    e->flow = 0;
+    e->counter = 0;
     e->launch = NULL;
     e->args = NULL;
     e->nargs = 0;

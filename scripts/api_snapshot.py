@@ -166,6 +166,12 @@ def snapshot_profile(s, p):
         if tag != "trace_viewer":
             s.save("%s/tools/%s" % (base, tag))
             s.save("%s/tools/%s?format=csv" % (base, tag))
+    s.save(base + "/memory_profile")
+    s.save(base + "/memory_viewer")
+    st, body = s.save(base + "/hlo")
+    for m in (json.loads(body).get("modules", []) if st == 200 else [])[:3]:
+        s.save("%s/hlo/%s" % (base, urllib.parse.quote(m["name"])))
+        s.save("%s/memory_viewer?module=%s" % (base, urllib.parse.quote(m["name"])))
 
 
 def snapshot(binary, out, fixtures, gen):

@@ -11,7 +11,7 @@ pkgs=(build-essential cmake pkg-config libmicrohttpd-dev libsqlite3-dev zlib1g-d
 case "$what" in
   test)  pkgs+=(python3 nodejs npm chromium clang-format) ;;
   bench) pkgs+=(python3 nodejs npm chromium clang-format wrk nginx-light libyajl-dev time) ;;
-  fuzz)  pkgs+=(python3 clang time) ;;
+  fuzz)  pkgs+=(python3 clang) ;;
 esac
 
 # A tool that is already on PATH (node and npm from another source, say)

@@ -16,6 +16,7 @@ void xpv_cli_usage(FILE *out)
         "                  [--perfetto-port=N] [--ui=perfetto|tensorboard|both] [--list-only]\n"
         "                  [--extract[=OUTDIR]] [--json] [--db=PATH] [--open] [--version]\n"
         "                  [--cache-max=SIZE] [--cache] [--cache-clear]\n"
+        "                  [--findings-config=FILE]\n"
         "\n"
         "Finds JAX/XLA, PyTorch, TensorFlow and Nsight Systems profiles under DIR, indexes\n"
         "them and serves them in the browser at http://HOST:PORT/ (works offline).\n"
@@ -37,6 +38,8 @@ void xpv_cli_usage(FILE *out)
         "                      or 20G, whichever is smaller)\n"
         "  --cache             list the cached indexes (directory, size, last use) and exit\n"
         "  --cache-clear       remove the cached indexes no running xprof-view uses, and exit\n"
+        "  --findings-config=FILE  key=value lines overriding the findings' thresholds\n"
+        "                      (see the README's Findings section)\n"
         "  --open              open the system browser\n"
         "  --quiet             print less\n"
         "  --max-inflate=SIZE  largest a gzip profile may inflate to (default 256G)\n"
@@ -102,6 +105,29 @@ static int parse_ratio(const char *v, xpv_input_limits *limits)
     return 0;
 }
 
+/* Reads a findings threshold file (key=value lines) on top of the defaults. */
+static int load_findings_config(const char *path, xpv_findings_config *c)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        fprintf(stderr, "xprof-view: --findings-config: cannot open %s: %s\n", path,
+                strerror(errno));
+        return -1;
+    }
+    char text[65536];
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    int big = !feof(f);
+    fclose(f);
+    text[n] = 0;
+    xpv_err err = {{0}};
+    if (big)
+        xpv_err_set(&err, "longer than %zu bytes", sizeof text - 1);
+    else if (xpv_findings_config_parse(c, text, &err) == 0)
+        return 0;
+    fprintf(stderr, "xprof-view: --findings-config %s: %s\n", path, err.msg);
+    return -1;
+}
+
 static int parse_ui(const char *v, xpv_ui_mode *ui)
 {
     if (strcmp(v, "both") == 0)
@@ -156,6 +182,8 @@ static int parse_one(int argc, char **argv, int *i, xpv_options *o)
         o->host = v;
     else if ((v = option_value(argc, argv, i, "--db")))
         o->db_path = v;
+    else if ((v = option_value(argc, argv, i, "--findings-config")))
+        return load_findings_config(v, &o->findings);
     else if ((v = option_value(argc, argv, i, "--ui")))
         return parse_ui(v, &o->ui);
     else if ((v = option_value(argc, argv, i, "--max-inflate-ratio")))
@@ -185,6 +213,7 @@ int xpv_cli_parse(int argc, char **argv, xpv_options *o)
     o->limits = XPV_INPUT_LIMITS_DEFAULT;
     o->max_connections = 256;
     o->client_timeout_s = 30;
+    xpv_findings_config_defaults(&o->findings);
     for (int i = 1; i < argc; i++)
         if (parse_one(argc, argv, &i, o) != 0) return -1;
     if (o->bind_all) o->host = "0.0.0.0";

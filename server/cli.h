@@ -6,6 +6,7 @@
 #define XPV_CLI_H
 
 #include "../common/xpv_common.h"
+#include "../api/findings.h"
 
 #include <stdio.h>
 
@@ -27,12 +28,13 @@ typedef struct {
     int show_version;
     int show_help;
     int quiet;
-    xpv_input_limits limits; /* what one gzip file may inflate to */
-    int max_connections;     /* open HTTP connections at once */
-    int client_timeout_s;    /* an idle or slow connection is closed after this */
-    uint64_t cache_max;      /* index cache cap in bytes; 0: the default */
-    int cache_list;          /* --cache: list the cached indexes and exit */
-    int cache_clear;         /* --cache-clear: remove them and exit */
+    xpv_input_limits limits;      /* what one gzip file may inflate to */
+    int max_connections;          /* open HTTP connections at once */
+    int client_timeout_s;         /* an idle or slow connection is closed after this */
+    uint64_t cache_max;           /* index cache cap in bytes; 0: the default */
+    int cache_list;               /* --cache: list the cached indexes and exit */
+    int cache_clear;              /* --cache-clear: remove them and exit */
+    xpv_findings_config findings; /* the defaults, or as --findings-config=FILE sets them */
 } xpv_options;
 
 /* Parses argv into opts. Returns 0, or -1 after printing the problem. */

@@ -11,6 +11,7 @@
 #include "serve.h"
 #include "../api/api.h"
 #include "../indexer/cache_dir.h"
+#include "../api/findings.h"
 #include "../indexer/discover.h"
 #include "../indexer/index_db.h"
 #include "../indexer/indexer.h"
@@ -87,16 +88,59 @@ static void print_table(cJSON *list)
     }
 }
 
+/* Writes one profile's object with its findings added ("findings": [...],
+ * null when they cannot be computed), its other numbers as the API writes
+ * them (no round trip through doubles). */
+static void put_with_findings(sqlite3 *db, const xpv_options *o, int64_t id, xpv_buf *out)
+{
+    xpv_buf p = {0}, f = {0};
+    if (xpv_api_profile(db, id, &p) != 200 || p.len < 2) {
+        xpv_buf_puts(out, "null");
+        goto done;
+    }
+    xpv_buf_append(out, p.data, p.len - 1); /* without its closing brace */
+    const char *list = NULL;
+    if (xpv_api_findings(db, id, &o->findings, &f) == 200) list = strstr(f.data, ",\"findings\":");
+    if (list)
+        xpv_buf_append(out, list, (size_t)(f.data + f.len - list) - 1);
+    else
+        xpv_buf_puts(out, ",\"findings\":null");
+    xpv_buf_putc(out, '}');
+done:
+    xpv_buf_free(&p);
+    xpv_buf_free(&f);
+}
+
+static void print_json_with_findings(sqlite3 *db, const xpv_options *o, cJSON *list)
+{
+    xpv_buf out = {0};
+    xpv_buf_putc(&out, '[');
+    cJSON *p;
+    int first = 1;
+    cJSON_ArrayForEach(p, list)
+    {
+        const char *hex = cJSON_GetStringValue(cJSON_GetObjectItem(p, "id"));
+        if (!hex) continue;
+        if (!first) xpv_buf_putc(&out, ',');
+        first = 0;
+        put_with_findings(db, o, (int64_t)strtoull(hex, NULL, 16), &out);
+    }
+    xpv_buf_putc(&out, ']');
+    printf("%s\n", out.data);
+    xpv_buf_free(&out);
+}
+
 static int list_profiles(sqlite3 *db, const xpv_options *o)
 {
     xpv_buf b = {0};
     xpv_api_profile_array(db, 1, &b);
     cJSON *list = cJSON_Parse(b.data);
     int count = cJSON_GetArraySize(list);
-    if (o->json)
-        printf("%s\n", b.data);
-    else if (count)
+    if (o->json) {
+        print_json_with_findings(db, o, list);
+    } else if (count) {
         print_table(list);
+    }
     cJSON_Delete(list);
     xpv_buf_free(&b);
     return count;

@@ -8,6 +8,7 @@
 #include "trace_stream.h"
 #include "../api/api.h"
 #include "../api/tools.h"
+#include "../api/findings.h"
 
 #include <errno.h>
 #include <math.h>
@@ -278,6 +279,33 @@ static void events(xpv_server *s, struct MHD_Connection *c, sqlite3 *db, int64_t
     free(list);
 }
 
+/* The counters and aggregate answers: a window (as events) and an answer. */
+static void window_route(xpv_server *s, struct MHD_Connection *c, sqlite3 *db, int64_t id,
+                         xpv_reply *r,
+                         int (*answer)(sqlite3 *, int64_t, const xpv_events_query *, xpv_buf *))
+{
+    xpv_events_query q = {.marks = s->marks};
+    long long resolution = 1000;
+    const double limit = 9.2e15;
+    if (double_param(c, "start_us", limit, &q.has_start, &q.start_us, r) ||
+        double_param(c, "end_us", limit, &q.has_end, &q.end_us, r) ||
+        int_param(c, "resolution", 1, XPV_EVENTS_MAX_RESOLUTION, &resolution, r))
+        return;
+    q.resolution = (int)resolution;
+    const char *tracks = param(c, "tracks");
+    int64_t *list = NULL;
+    if (tracks && *tracks) {
+        list = xpv_xmalloc(MAX_TRACKS_PARAM * sizeof *list);
+        if (parse_tracks(tracks, list, &q.ntracks, r) != 0) {
+            free(list);
+            return;
+        }
+        q.tracks = list;
+    }
+    xpv_reply_json(r, answer(db, id, &q, &r->body));
+    free(list);
+}
+
 static void event(struct MHD_Connection *c, sqlite3 *db, int64_t id, xpv_reply *r)
 {
     const char *ref = param(c, "ref");
@@ -314,6 +342,26 @@ static void search(struct MHD_Connection *c, sqlite3 *db, int64_t id, xpv_reply 
     xpv_reply_json(r, xpv_api_search(db, id, q, offset, (int)limit, &r->body));
 }
 
+/* /memory_viewer?module= and /hlo[/{module}]?q=: a module is named as the
+ * profile names it ("jit_dot(79)"), by program id, or by its HLO name. */
+static void memory_routes(xpv_server *s, struct MHD_Connection *c, sqlite3 *db, int64_t id,
+                          const char *sub, xpv_reply *r)
+{
+    const char *q = param(c, "q"), *module = param(c, "module");
+    if ((q && strlen(q) > 256) || (module && strlen(module) > 1024)) {
+        xpv_reply_error(r, 400, "q or module is too long");
+        return;
+    }
+    if (strcmp(sub, "memory_profile") == 0)
+        xpv_reply_json(r, xpv_api_memory_profile(db, id, &r->body));
+    else if (strcmp(sub, "memory_viewer") == 0)
+        xpv_reply_json(r,
+                       xpv_api_memory_viewer(db, id, module && *module ? module : NULL, &r->body));
+    else
+        xpv_reply_json(
+            r, xpv_api_hlo_module(db, id, sub[3] ? sub + 4 : NULL, q, s->hlo_cache, &r->body));
+}
+
 static void profile_route(xpv_server *s, struct MHD_Connection *c, const char *rest, xpv_reply *r)
 {
     size_t idlen = strcspn(rest, "/");
@@ -340,8 +388,17 @@ static void profile_route(xpv_server *s, struct MHD_Connection *c, const char *r
         event(c, db, id, r);
     else if (strcmp(sub, "search") == 0)
         search(c, db, id, r);
+    else if (strcmp(sub, "counters") == 0)
+        window_route(s, c, db, id, r, xpv_api_counters);
+    else if (strcmp(sub, "aggregate") == 0)
+        window_route(s, c, db, id, r, xpv_api_aggregate);
+    else if (strcmp(sub, "findings") == 0)
+        xpv_reply_json(r, xpv_api_findings(db, id, &s->opts->findings, &r->body));
     else if (strcmp(sub, "modules") == 0)
         xpv_reply_json(r, xpv_api_profile_modules(db, id, &r->body));
+    else if (!strcmp(sub, "memory_profile") || !strcmp(sub, "memory_viewer") ||
+             !strcmp(sub, "hlo") || !strncmp(sub, "hlo/", 4))
+        memory_routes(s, c, db, id, sub, r);
     else if (strcmp(sub, "tools") == 0 || strncmp(sub, "tools/", 6) == 0)
         tools(s, c, db, id, sub[5] ? sub + 6 : "", r);
     else

@@ -11,7 +11,10 @@
  *   /api/profiles/{id}/events?start_us=&end_us=&tracks=1,2&resolution=
  *   /api/profiles/{id}/event?ref=<block>:<index>
  *   /api/profiles/{id}/search?q=&limit=&offset=
+ *   /api/profiles/{id}/counters?start_us=&end_us=&resolution=
+ *   /api/profiles/{id}/aggregate?start_us=&end_us=&tracks=1,2
  *   /api/profiles/{id}/modules         the XLA/HLO modules the profile ran
+ *   /api/profiles/{id}/findings        what is slow and why, with evidence
  *   /api/profiles/{id}/tools           the XProf tools with data for the profile
  *   /api/profiles/{id}/tools/{tag}?format=json|csv&hosts=one|all
  *   /api/profiles/{id}/trace?start_us=&end_us=   streamed Chrome trace JSON, as a download

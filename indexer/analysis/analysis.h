@@ -78,4 +78,8 @@ int xpv_analysis_finish_begin(xpv_analysis *a, const xpv_analysis_input *in, xpv
 int xpv_analysis_finish_end(xpv_analysis *a, xpv_analysis_result *out, xpv_err *err);
 void xpv_analysis_free(xpv_analysis *a);
 
+/* 1 when the name looks like a collective (NCCL/RCCL kernel, XLA all-reduce,
+ * ...): collectives.c. The findings (api/) classify kernels the same way. */
+int xpv_collective_name(const char *name, size_t len);
+
 #endif

@@ -160,11 +160,6 @@ int xpv_durs_replay(xpv_durs *d, void (*fn)(void *ctx, uint32_t group, int64_t v
                     xpv_err *err);
 void xpv_durs_free(xpv_durs *d);
 
-/* ---- collectives.c ---- */
-
-/* 1 when the name looks like a collective (NCCL/RCCL kernel, XLA all-reduce, ...). */
-int xpv_collective_name(const char *name, size_t len);
-
 /* ---- kernel_stats.c ---- */
 
 #define XPV_KS_HLO_CATEGORY XPV_KIND_COUNT /* pseudo kind for hlo_category groups */

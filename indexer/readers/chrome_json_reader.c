@@ -608,6 +608,9 @@ static int process_event(xpv_cj_reader *r, xpv_cj_event *pe, size_t raw_len)
     xpv_cj_known_args k;
     if (convert_args(r, pe, &k, &ev.nargs) != 0) return -1;
     ev.args = r->args;
+    ev.flow = pe->extra[EX_BIND_ID].type != JV_NONE || pe->extra[EX_FLOW_IN].type != JV_NONE ||
+              pe->extra[EX_FLOW_OUT].type != JV_NONE;
+    ev.counter = phc == 'i' && xpv_cj_str_is(&name, "[memory]"); /* PyTorch memory totals */
     xpv_launch launch;
     xpv_cj_classify(r, &ev, &cat, &name, &k, p, t, &launch);
     xpv_cj_deliver(r, pe, t, &ev);

@@ -204,6 +204,7 @@ uint8_t xpl_role_for(const char *name, size_t len)
         {"step_num", XPL_ROLE_STEP_NUM},
         {"group_id", XPL_ROLE_GROUP_ID},
         {"theoretical_occupancy_pct", XPL_ROLE_OCCUPANCY},
+        {"flow", XPL_ROLE_FLOW},
     };
     for (size_t i = 0; i < sizeof roles / sizeof roles[0]; i++)
         if (strlen(roles[i].name) == len && memcmp(roles[i].name, name, len) == 0)
@@ -375,6 +376,9 @@ void xpl_info_note(xpl_plane *pl, xpl_info *info, const xpv_arg *arg, uint8_t ro
         break;
     case XPL_ROLE_MEMCPY_DETAILS:
         info->has_memcpy_details = 1;
+        break;
+    case XPL_ROLE_FLOW:
+        info->has_flow = 1;
         break;
     case XPL_ROLE_HLO_OP:
         info->hlo_op = arg_string_id(pl, arg);

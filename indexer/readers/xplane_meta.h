@@ -29,6 +29,7 @@ enum xpl_role {
     XPL_ROLE_STEP_NUM,
     XPL_ROLE_GROUP_ID,
     XPL_ROLE_OCCUPANCY, /* theoretical_occupancy_pct */
+    XPL_ROLE_FLOW,      /* `flow`: links the event to others (id, direction) */
 };
 
 typedef struct xpl_arena_chunk xpl_arena_chunk;
@@ -62,6 +63,7 @@ typedef struct {
     int64_t corr, step_num, group_id;
     double occupancy;
     int has_corr, has_step, has_group, has_occupancy, has_kernel_details, has_memcpy_details;
+    int has_flow;
     const char *kernel_details; /* text when not a ref (else kd_ref) */
     size_t kernel_details_len;
     const xpl_meta *kd_ref;

@@ -211,6 +211,7 @@ static void classify_event(reader *rd, const line_info *ln, const xpl_meta *m, c
                            xpv_event *ev)
 {
     ev->corr = info->has_corr ? info->corr : -1;
+    ev->flow = (uint8_t)info->has_flow;
     ev->step = info->has_step ? info->step_num : info->has_group ? info->group_id : -1;
     switch (ln->type) {
     case LINE_HOST:

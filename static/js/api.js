@@ -41,6 +41,8 @@ export const api = {
   steps: (id, o) => getJSON(`/api/profiles/${enc(id)}/steps`, o),
   tracks: (id, o) => getJSON(`/api/profiles/${enc(id)}/tracks`, o),
   events: (id, params, o) => getJSON(`/api/profiles/${enc(id)}/events${query(params)}`, o),
+  counters: (id, params, o) => getJSON(`/api/profiles/${enc(id)}/counters${query(params)}`, o),
+  aggregate: (id, params, o) => getJSON(`/api/profiles/${enc(id)}/aggregate${query(params)}`, o),
   event: (id, ref, o) => getJSON(`/api/profiles/${enc(id)}/event${query({ ref })}`, o),
   traceUrl: (id) => `/api/profiles/${enc(id)}/trace`,
   kernelsCsvUrl: (id, params) => `/api/profiles/${enc(id)}/kernels${query({ ...params, format: 'csv' })}`,
@@ -48,6 +50,10 @@ export const api = {
   tools: (id, o) => getJSON(`/api/profiles/${enc(id)}/tools`, o),
   tool: (id, tag, o) => getJSON(`/api/profiles/${enc(id)}/tools/${enc(tag)}`, o),
   toolCsvUrl: (id, tag) => `/api/profiles/${enc(id)}/tools/${enc(tag)}?format=csv`,
+  // Memory and compiled modules (README "Memory").
+  memoryProfile: (id, o) => getJSON(`/api/profiles/${enc(id)}/memory_profile`, o),
+  memoryViewer: (id, module, o) => getJSON(`/api/profiles/${enc(id)}/memory_viewer${query({ module })}`, o),
+  hlo: (id, module, o) => getJSON(`/api/profiles/${enc(id)}/hlo${module ? '/' + enc(module) : ''}`, o),
 };
 
 // The TensorBoard profile-plugin routes (served unless --ui=perfetto), which

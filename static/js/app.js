@@ -23,8 +23,17 @@ import * as kernelsPage from './kernels.js';
 import * as timelinePage from './timeline.js';
 import * as toolsPage from './tools.js';
 import * as tensorboardPage from './tensorboard.js';
+import * as memoryPage from './memory.js';
+import * as hloPage from './hlo.js';
 
-const PAGES = { overview: overviewPage, kernels: kernelsPage, timeline: timelinePage, tools: toolsPage };
+const PAGES = {
+  overview: overviewPage,
+  kernels: kernelsPage,
+  timeline: timelinePage,
+  tools: toolsPage,
+  memory: memoryPage,
+  hlo: hloPage,
+};
 const TOOL_PAGES = { trace_viewer: timelinePage };
 const view = document.getElementById('view');
 let cleanup = null;

@@ -1,4 +1,4 @@
-// overview.js — one profile at a glance: summary cards (step time average and
+// overview.js — one profile at a glance: its findings (findings.js), summary cards (step time average and
 // median, slowest step, device busy %, top kernel, kernel count), the step
 // chart stacked by category with the step-marker source, the top kernels and
 // the profile's facts. Cards and chart have reserved sizes so nothing jumps.
@@ -8,6 +8,7 @@ import { h, fmtDur, fmtPct, fmtCount, fmtBytes, fmtDate, deviceLabel, isKnown, U
 import { stepChart, barChart, legend, stepParts, resizeObserve } from './chart.js';
 import { stateView } from './states.js';
 import { timelineHash } from './timeline_link.js';
+import { findingsPanel } from './findings.js';
 
 const SOURCE_TEXT = {
   annotation: 'JAX step annotations (StepTraceAnnotation)',
@@ -35,6 +36,7 @@ export function mount(view, { id, profile }) {
   const topBox = h('div.chart', { style: { minHeight: '240px' } });
   const factsBox = h('dl.facts');
   view.replaceChildren(
+    findingsPanel(id, ctrl.signal),
     cards,
     h(
       'section.panel',

@@ -6,6 +6,7 @@
 import { api } from './api.js';
 import { h, fmtBytes, fmtCount, fmtDate, fmtDur, UNKNOWN } from './format.js';
 import { stateView, indexingProgress } from './states.js';
+import { fetchFindings, topFinding, severityBadge } from './findings.js';
 
 const POLL_MS = 3000;
 
@@ -16,6 +17,10 @@ export function mount(view) {
   let profiles = null;
   let progress = null;
   const ctrl = new AbortController();
+  // The most severe finding of each indexed profile, by id, mtime and size:
+  // null none, undefined not asked yet. Asked one at a time, newest first.
+  const top = new Map();
+  let asking = false;
 
   const filter = h('input', {
     type: 'search',
@@ -41,6 +46,7 @@ export function mount(view) {
         profiles = list;
         progress = prog;
         render();
+        askFindings();
       }
     } catch (e) {
       if (stopped || e.name === 'AbortError') return;
@@ -50,6 +56,41 @@ export function mount(view) {
       count.textContent = '';
     }
     if (!stopped) timer = setTimeout(poll, POLL_MS);
+  }
+
+  function findingKey(p) {
+    return `${p.id}@${p.mtime_ns}@${p.size_bytes}`;
+  }
+
+  async function askFindings() {
+    if (asking) return;
+    asking = true;
+    try {
+      for (const p of profiles || []) {
+        if (stopped || p.status !== 'ok' || top.has(findingKey(p))) continue;
+        let f = null;
+        try {
+          f = topFinding(await fetchFindings(p.id, { signal: ctrl.signal }));
+        } catch (e) {
+          if (e.name === 'AbortError') return;
+        }
+        top.set(findingKey(p), f);
+        if (!stopped) render();
+      }
+    } finally {
+      asking = false;
+    }
+  }
+
+  function findingCell(p) {
+    const f = top.get(findingKey(p));
+    if (f === undefined) return h('td.finding-cell', null, p.status === 'ok' ? '…' : '');
+    if (f === null) return h('td.finding-cell.muted', null, 'none');
+    return h(
+      'td.finding-cell',
+      { title: f.title },
+      h('a', { href: `#/p/${encodeURIComponent(p.id)}/overview` }, severityBadge(f.severity), ' ', f.kind),
+    );
   }
 
   function render() {
@@ -93,6 +134,7 @@ export function mount(view) {
           ...['Size', 'Events', 'Devices', 'Steps', 'Duration'].map((t) => h('th.num', { scope: 'col' }, t)),
           h('th', { scope: 'col' }, 'Modified'),
           h('th', { scope: 'col' }, 'Status'),
+          h('th', { scope: 'col' }, 'Top finding'),
           h('th', { scope: 'col' }, 'Open'),
         ),
       ),
@@ -144,6 +186,7 @@ export function mount(view) {
       h('td.num', null, fmtDur(p.duration_us)),
       h('td', null, fmtDate(p.mtime)),
       status,
+      findingCell(p),
       h(
         'td.links',
         null,

@@ -266,7 +266,7 @@ export function mount(view, { parts, notify, toolPages, ui }) {
     links.replaceChildren(
       h('h2', null, 'This host'),
       h('a', { href: `${base}/overview` }, 'Profile overview'),
-      page ? h('a', { href: `${base}/${page}` }, `${page[0].toUpperCase()}${page.slice(1)} page`) : null,
+      page ? h('a', { href: `${base}/${page}` }, `${page[0].toUpperCase()}${page.split('?')[0].slice(1)} page`) : null,
       h('a', { href: `${base}/tools/${encodeURIComponent(s.tool)}` }, 'Tools tab'),
       h('a', { href: api.traceUrl(p.id), download: `${p.host.replace(/[^\w.-]+/g, '_')}.trace.json.gz` }, 'Download trace'),
     );

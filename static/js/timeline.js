@@ -13,6 +13,9 @@
 //   timeline_search.js   the toolbar search
 //   timeline_tracks.js   pinned tracks, the track filter, collapse/expand all
 //   timeline_url.js      the address (deep links) and "this window" exports
+//   timeline_flows.js    the selected event's links (launch, device work, flows)
+//   timeline_counters.js counter tracks (Chrome C events, memory totals)
+//   timeline_area.js     Shift+drag area selection and its aggregate table
 //   timeline_data.js     the API's tracks and events, fetched with an LRU
 //
 // The address holds the view (timeline_link.js): ?start_us=&end_us= the
@@ -22,7 +25,7 @@
 // Invariants: `st` is the one state every module reads and writes, and what
 // window.__xpvTimeline.state shows the browser tests. Modules reach one
 // another only through tl (tl.view, tl.draw, tl.details, tl.search,
-// tl.tracks, tl.url), and
+// tl.tracks, tl.url, tl.flows, tl.counters, tl.area), and
 // only from event handlers and timers, never while being created, so the
 // order they are created in does not matter. Unmounting aborts tl.signal and
 // stops every module's timers and requests.
@@ -41,6 +44,9 @@ import { createSearch } from './timeline_search.js';
 import { createTracks, orderDevicesFirst } from './timeline_tracks.js';
 import { createUrl } from './timeline_url.js';
 import { parseTimelineLink } from './timeline_link.js';
+import { createFlows } from './timeline_flows.js';
+import { createCounters } from './timeline_counters.js';
+import { createArea } from './timeline_area.js';
 
 const BIG_TRACE_TRACKS = 30; // more tracks than this: big processes start collapsed
 const COLLAPSE_OVER = 12; // threads in a process for it to count as big
@@ -58,11 +64,14 @@ export function mount(view, { id, profile, params, notify }) {
   tl.search = createSearch(tl);
   tl.tracks = createTracks(tl);
   tl.url = createUrl(tl);
+  tl.flows = createFlows(tl);
+  tl.counters = createCounters(tl);
+  tl.area = createArea(tl);
   attachInput(tl);
   tl.dom.stepSel.addEventListener('change', () => selectStep(tl, tl.dom.stepSel.value));
   load(tl, params);
 
-  window.__xpvTimeline = { state: st, fetcher, searcher };
+  window.__xpvTimeline = { state: st, fetcher, searcher, area: tl.area };
   return () => {
     life.abort();
     fetcher.clear();
@@ -72,6 +81,8 @@ export function mount(view, { id, profile, params, notify }) {
     tl.details.stop();
     tl.tracks.stop();
     tl.url.stop();
+    tl.counters.stop();
+    tl.area.stop();
     if (window.__xpvTimeline && window.__xpvTimeline.state === st) delete window.__xpvTimeline;
   };
 }

@@ -36,6 +36,7 @@ const HELP_KEYS = [
   ['0', 'show everything'],
   ['F', 'zoom to the selected event'],
   ['/', 'search'],
+  ['Shift+Drag', 'sum an area by name'],
   ['Esc', 'clear selection'],
 ];
 
@@ -45,13 +46,16 @@ export function createDetails(tl) {
   let argsRequest = null;
 
   // `hit` is {ev, track} or null; resolves once the panel is filled.
-  async function select(hit) {
+  // keepArea: the area selection is taking the panel (timeline_area.js).
+  async function select(hit, { keepArea = false } = {}) {
     st.selected = hit;
+    tl.flows.clear();
+    if (!keepArea) tl.area.clear();
     tl.draw.request();
     tl.url.schedule();
     if (argsRequest) argsRequest.abort();
     if (!hit) {
-      showHelp();
+      if (!keepArea) showHelp();
       return;
     }
     const rows = timeRows(hit);
@@ -86,9 +90,11 @@ export function createDetails(tl) {
 
   async function showEvent(ev, rows) {
     const argsBox = h('div', { style: { minHeight: '80px' } }, h('div.skeleton', { style: { height: '60px' } }));
+    const flowsBox = h('div');
     panel.replaceChildren(
       h('h2', null, ev.name || '(unnamed)'),
       kvTable(rows),
+      flowsBox,
       h('h2', { style: { marginTop: '14px' } }, 'Arguments'),
       argsBox,
     );
@@ -102,6 +108,9 @@ export function createDetails(tl) {
       const record = res.event || res;
       const argRows = Object.entries(record.args || {}).map(([k, v]) => [k, argText(v)]);
       const extra = recordRows(record);
+      const flows = Array.isArray(record.flows) ? record.flows : [];
+      if (st.selected && st.selected.ev.ref === ev.ref) tl.flows.set(flows);
+      flowsBox.replaceChildren(tl.flows.list(flows) || '');
       argsBox.replaceChildren(
         argRows.length ? kvTable(argRows) : h('p.hint', null, 'This event has no arguments.'),
         extra.length ? h('div', null, h('h2', { style: { marginTop: '14px' } }, 'Event record'), kvTable(extra)) : null,

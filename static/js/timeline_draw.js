@@ -14,6 +14,7 @@
 import { h, fmtDur, fmtCount, nameHue } from './format.js';
 import { niceStep, cssVar } from './chart.js';
 import { pinnedTracks, shownTracks } from './timeline_tracks.js';
+import { drawCounterRow, seriesLabel, COUNTER_H } from './timeline_counters.js';
 
 export const LABEL_W = 240;
 const PROC_H = 24;
@@ -72,6 +73,12 @@ export function createDrawing(tl) {
       labels.append(processLabel(g, y, shown.length));
       y += PROC_H;
       if (g.collapsed) continue;
+      for (const s of st.counterSeries) {
+        if (!shown.some((t) => t.id === s.track)) continue;
+        st.rows.push({ type: 'counter', series: s, y, h: COUNTER_H });
+        labels.append(counterLabel(s, y));
+        y += COUNTER_H;
+      }
       for (const t of shown) addTrack(t, false);
     }
     st.totalH = y;
@@ -97,6 +104,15 @@ export function createDrawing(tl) {
       h('span.count', null, `${n}`),
     );
     return h('div.tl-label.process', { style: { top: `${y}px`, height: `${PROC_H}px` } }, btn);
+  }
+
+  function counterLabel(s, y) {
+    const text = seriesLabel(s);
+    return h(
+      'div.tl-label.counter',
+      { style: { top: `${y}px`, height: `${COUNTER_H}px` }, title: `Counter: ${text}` },
+      h('span', null, text),
+    );
   }
 
   function pinnedLabel(n, y) {
@@ -175,6 +191,19 @@ export function createDrawing(tl) {
     return st.rows.find((r) => r.type === 'thread' && r.track.id === trackId);
   }
 
+  // The row at content y (canvas y + scroll), or undefined.
+  function rowAt(y) {
+    return st.rows.find((r) => y >= r.y && y < r.y + r.h);
+  }
+
+  // The ids of the track rows that [y0, y1] (content y) crosses.
+  function tracksBetween(y0, y1) {
+    const ids = [];
+    for (const r of st.rows)
+      if (r.type === 'thread' && r.y < y1 && r.y + r.h > y0 && !ids.includes(r.track.id)) ids.push(r.track.id);
+    return ids;
+  }
+
   // The loaded event at canvas point (cx, cy) as {ev, track}, or null; the
   // shortest one within 3 pixels, so tiny events can be clicked.
   function eventAt(cx, cy) {
@@ -208,8 +237,10 @@ export function createDrawing(tl) {
       H: canvas.height / st.dpr,
       top: scroller.scrollTop,
       hitSet: st.hits.length ? new Set(st.hits.map((x) => x.ev)) : null,
+      highlight: st.highlightName,
       drawn: 0,
       summaries: 0,
+      counters: 0,
     };
     ctx.setTransform(st.dpr, 0, 0, st.dpr, 0, 0);
     ctx.fillStyle = c.surface;
@@ -224,6 +255,9 @@ export function createDrawing(tl) {
     ctx.textBaseline = 'middle';
     for (const row of st.rows) drawRow(f, row);
     if (st.selected) outlineSelected(f, rowOfTrack(st.selected.track));
+    tl.area.draw(f);
+    tl.flows.draw(f, rowOfTrack, levelY);
+    canvas.dataset.countersDrawn = String(f.counters);
     if (!st.rows.length) return;
     if (st.error && !st.data) {
       ctx.fillStyle = c.muted;
@@ -327,7 +361,7 @@ export function createDrawing(tl) {
 
   palette.read();
   watchPage();
-  return { request, layout, growRows, rowOfTrack, eventAt, setStatus, stop };
+  return { request, layout, growRows, rowOfTrack, rowAt, tracksBetween, eventAt, setStatus, stop };
 }
 
 // The painters of one frame. `f` holds what they share: the 2D context, the
@@ -344,6 +378,10 @@ function drawRow(f, row) {
   if (row.type === 'process') {
     ctx.fillStyle = c.surface2;
     ctx.fillRect(0, y, f.W, row.h - 1);
+    return;
+  }
+  if (row.type === 'counter') {
+    f.counters += drawCounterRow(f, row, y);
     return;
   }
   const list = st.data && st.data.byTrack.get(row.track.id);
@@ -379,11 +417,16 @@ function drawEvent(f, ev, ey) {
     ctx.fillText(ev.name, Math.max(x0, 0) + 4, ey + LEVEL_H / 2);
     ctx.restore();
   }
-  if (f.hitSet && f.hitSet.has(ev)) {
+  if ((f.hitSet && f.hitSet.has(ev)) || (f.highlight !== null && ev.name === f.highlight)) {
     ctx.strokeStyle = c.search;
     ctx.lineWidth = 2;
     ctx.strokeRect(x0 + 1, ey + 2, Math.max(1, w - 2), LEVEL_H - 4);
   }
+}
+
+// The middle of nesting level `depth` of a track row, in content y.
+function levelY(row, depth) {
+  return row.y + TRACK_PAD + Math.min(depth, MAX_LEVELS - 1) * LEVEL_H + LEVEL_H / 2;
 }
 
 // `r` is the selected event's row, undefined while its process is collapsed.

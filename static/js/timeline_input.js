@@ -1,6 +1,7 @@
 // timeline_input.js — how the timeline is driven: drag to pan (and scroll
 // the tracks), wheel to zoom at the pointer (Shift or a sideways wheel
-// pans), click to select, the W/A/S/D, 0, F, / and Esc keys, and the
+// pans), click to select, Shift+drag to select an area (timeline_area.js),
+// the W/A/S/D, 0, F, / and Esc keys, and the
 // toolbar's zoom buttons.
 //
 // Invariants: every gesture changes the view through tl.view.set(), never
@@ -43,10 +44,21 @@ function attachDrag(tl) {
   let drag = null;
   canvas.addEventListener('mousedown', (e) => {
     if (e.button !== 0) return;
+    if (e.shiftKey) {
+      const r = canvas.getBoundingClientRect();
+      tl.area.begin(e.clientX - r.left, e.clientY - r.top + scroller.scrollTop);
+      canvas.focus({ preventScroll: true });
+      return;
+    }
     drag = { x: e.clientX, y: e.clientY, s: st.viewStart, e: st.viewEnd, top: scroller.scrollTop, moved: false };
     canvas.focus({ preventScroll: true });
   });
   const onMove = (e) => {
+    if (tl.area.dragging()) {
+      const r = canvas.getBoundingClientRect();
+      tl.area.move(e.clientX - r.left, e.clientY - r.top + scroller.scrollTop);
+      return;
+    }
     if (!drag) return;
     const dx = e.clientX - drag.x,
       dy = e.clientY - drag.y;
@@ -58,6 +70,7 @@ function attachDrag(tl) {
     tl.view.set(drag.s - d, drag.e - d);
   };
   const onUp = (e) => {
+    if (tl.area.end()) return;
     if (!drag) return;
     const wasDrag = drag.moved;
     drag = null;
@@ -89,10 +102,13 @@ function attachWheel(tl) {
 function attachPointer(tl, pointer) {
   const { canvas } = tl.dom;
   canvas.addEventListener('mousemove', (e) => {
-    pointer.x = e.clientX - canvas.getBoundingClientRect().left;
+    const r = canvas.getBoundingClientRect();
+    pointer.x = e.clientX - r.left;
+    tl.counters.hover(pointer.x, e.clientY - r.top + tl.dom.scroller.scrollTop, e.clientX, e.clientY);
   });
   canvas.addEventListener('mouseleave', () => {
     pointer.x = null;
+    tl.counters.hideTip();
   });
 }
 

@@ -38,6 +38,7 @@ export function createView(tl) {
     canvas.dataset.viewEnd = String(st.viewEnd);
     tl.draw.request();
     scheduleFetch(fetchNow);
+    tl.counters.schedule();
     tl.url.schedule();
   }
 

@@ -43,7 +43,12 @@ export function toolLabel(tag) {
 
 // Tools that have a page of their own in the profile view, and its name:
 // the shell and the Tools tab link to it.
-const DEDICATED = { trace_viewer: 'timeline', kernel_stats: 'kernels' };
+const DEDICATED = {
+  trace_viewer: 'timeline',
+  kernel_stats: 'kernels',
+  memory_profile: 'memory',
+  memory_viewer: 'memory?view=viewer',
+};
 export function dedicatedPage(tag) {
   return DEDICATED[tag] || null;
 }
@@ -145,7 +150,7 @@ function propertiesPanel(props) {
 
 // Draws `table` (fromDataTable or fromToolJson) into `box`. opts: title,
 // sub (a line under it), csvUrl, csvName, links (elements beside the CSV
-// link).
+// link), cellLink(columnId, valueOf(columnId)) -> an href for that cell or null.
 export function renderToolTable(box, table, opts) {
   const cols = table.columns.map((c, i) => ({ ...c, i, kind: columnKind(c) }));
   const isText = (c) => c.kind === 'text' || c.kind === 'dims';
@@ -240,8 +245,9 @@ export function renderToolTable(box, table, opts) {
     );
   }
 
-  function cell(c, v) {
-    const text = cellText(c.kind, v);
+  function cell(c, v, r) {
+    const href = opts.cellLink && isKnown(v) ? opts.cellLink(c.id, (id) => r[cols.find((x) => x.id === id)?.i]) : null;
+    const text = href ? h('a', { href }, cellText(c.kind, v)) : cellText(c.kind, v);
     const known = isKnown(v);
     const f = share(c.kind, v);
     let cls = isText(c) ? 'td.mono' : 'td.num';
@@ -284,7 +290,7 @@ export function renderToolTable(box, table, opts) {
         h(
           'tr',
           null,
-          cols.map((c) => cell(c, r[c.i])),
+          cols.map((c) => cell(c, r[c.i], r)),
         ),
       ),
     );

@@ -80,7 +80,8 @@ export function mount(view, { id, profile, sub, ui }) {
     }
     const links = [];
     const page = dedicatedPage(tag);
-    if (page) links.push(h('a.btn', { href: `${base}/${page}` }, `${page[0].toUpperCase()}${page.slice(1)} tab`));
+    const pageName = page ? page.split('?')[0] : '';
+    if (page) links.push(h('a.btn', { href: `${base}/${page}` }, `${pageName[0].toUpperCase()}${pageName.slice(1)} tab`));
     if (ui !== 'perfetto' && profile.run && profile.host) {
       const tb = `#/tb/${[profile.run, tag, profile.host].map(encodeURIComponent).join('/')}`;
       links.push(h('a.btn', { href: tb, title: 'The same tool by run and host, as TensorBoard shows it' }, 'TensorBoard view'));
@@ -91,6 +92,11 @@ export function mount(view, { id, profile, sub, ui }) {
       csvUrl: api.toolCsvUrl(id, tag),
       csvName: `${tag}-${(profile.host || id).replace(/[^\w.-]+/g, '_')}.csv`,
       links,
+      // an HLO op row links to its instruction in the module's HLO text
+      cellLink: (col, value) =>
+        col === 'hlo_op_name' && value('program_id')
+          ? `${base}/hlo?module=${encodeURIComponent(value('program_id'))}&op=${encodeURIComponent(value('hlo_op_name'))}`
+          : null,
     });
     main.dataset.tool = tag;
   }

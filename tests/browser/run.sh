@@ -55,6 +55,11 @@ if [ -n "${XPV_GEN:-}" ] && [ -x "$XPV_GEN" ]; then
     echo "note: xpv-gen failed (continuing without a generated profile):"; tail -3 "$work/gen.log"
   fi
 fi
+# a small trace with a recompilation planted, for the findings test; dated
+# back so that it is not the latest profile the other tests land on
+if [ -n "${XPV_GEN:-}" ] && "$XPV_GEN" --out "$dir/planted" --plant recompile >/dev/null 2>&1; then
+  touch -d '2020-01-01 00:00:00' "$dir"/planted/*
+fi
 [ "$have_profiles" = 1 ] || skip "no fixtures at \$XPV_FIXTURES (../shared/fixtures) and no working xpv-gen"
 # One unreadable profile, for the error state.
 printf '{"traceEvents": [ {"name": "x", "ph": "X", "ts": 1,' >"$dir/other/broken.trace.json"

@@ -1218,11 +1218,272 @@ await test('profile Tools tab: every tool of the profile, drawn from our JSON', 
   await page.context().close();
 });
 
+// Flows, counters and area selection (issue 21) on the PyTorch H100 fixture:
+// its kernels have launches by correlation id, its [memory] instants carry totals.
+const linked = ready.find((p) => p.path.endsWith('pytorch-h100-bert-small.json.gz'));
+
+// A kernel of the profile whose launch the event answer links, with that answer.
+async function kernelWithLaunch(p) {
+  const found = await api(`/api/profiles/${p.id}/search?q=void&limit=200`);
+  for (const m of found.matches) {
+    const d = await api(`/api/profiles/${p.id}/event?ref=${encodeURIComponent(m.ref)}`);
+    const launch = (d.flows || []).find((f) => f.direction === 'in' && f.via === 'correlation');
+    if (d.kind === 'kernel' && launch) return { kernel: d, launch };
+  }
+  return null;
+}
+
+await test('timeline: a kernel shows its launch arrow and latency; a deep link restores window, selection and pins', async () => {
+  assert(linked, 'the PyTorch H100 fixture is indexed');
+  const pick = await kernelWithLaunch(linked);
+  assert(pick, 'a kernel with a linked launch');
+  const { kernel, launch } = pick;
+  const pad = (kernel.end_us - launch.start_us) * 0.5;
+  const start = launch.start_us - pad,
+    end = kernel.end_us + pad;
+  const page = await newPage();
+  await page.goto(`${BASE}/#/p/${linked.id}/timeline?start_us=${start}&end_us=${end}&sel=${kernel.ref}&pins=${launch.track}`);
+  await page.waitForFunction((ref) => window.__xpvTimeline?.state.selected?.ev.ref === ref, kernel.ref, { timeout: 15000 });
+  await page.waitForFunction(() => Number(document.querySelector('canvas.tl-canvas').dataset.flowsDrawn) >= 1, null, {
+    timeout: 10000,
+  });
+  const s = await tlState(page);
+  assert(Math.abs(s.view[0] - start) < 0.01 && Math.abs(s.view[1] - end) < 0.01, `view ${s.view} is the linked one`);
+  eq(s.pins.join(','), String(launch.track), 'the linked pin is restored');
+  eq(s.labels[0].id, launch.track, 'the pinned (launching) track is first');
+  const flows = await page.evaluate(() => window.__xpvTimeline.state.flows);
+  eq(flows.length, kernel.flows.length, 'the drawn links are the API answer');
+  const shown = flows.find((f) => f.ref === launch.ref);
+  eq(shown && shown.latency_us, launch.latency_us, 'the latency is the API one');
+  const item = page.locator(`.tl-details button.tl-flow[data-ref="${launch.ref}"]`);
+  assert((await item.textContent()).includes(launch.name), 'the details list the launch');
+  const latencyText = await page.locator('.tl-details .tl-flow-latency').first().textContent();
+  assert(/launch latency/.test(latencyText), `the details say the launch latency: ${latencyText}`);
+  await shot(page, 'timeline-flow');
+  // Following the link selects the launch, which links back out to the kernel.
+  await item.click();
+  await page.waitForFunction((ref) => window.__xpvTimeline.state.selected?.ev.ref === ref, launch.ref, { timeout: 10000 });
+  await page.waitForFunction(
+    (ref) => window.__xpvTimeline.state.flows.some((f) => f.direction === 'out' && f.ref === ref),
+    kernel.ref,
+    { timeout: 10000 },
+  );
+  eq(page.errors.length, 0, `console errors: ${page.errors.join(' | ')}`);
+  await page.context().close();
+});
+
+await test('timeline area selection: Shift+drag sums the area as the API does; rows sort and highlight', async () => {
+  assert(linked, 'the PyTorch H100 fixture is indexed');
+  const page = await newPage();
+  await page.goto(`${BASE}/#/p/${linked.id}/timeline`);
+  await waitDrawn(page);
+  const box = await page.locator('canvas.tl-canvas').boundingBox();
+  await page.keyboard.down('Shift');
+  await page.mouse.move(box.x + box.width * 0.2, box.y + 30);
+  await page.mouse.down();
+  await page.mouse.move(box.x + box.width * 0.5, box.y + 200, { steps: 5 });
+  await page.mouse.move(box.x + box.width * 0.8, box.y + box.height - 40, { steps: 5 });
+  await page.mouse.up();
+  await page.keyboard.up('Shift');
+  await page.waitForFunction(() => document.querySelector('canvas.tl-canvas').dataset.areaState === 'done', null, {
+    timeout: 20000,
+  });
+  const area = await page.evaluate(() => {
+    const a = window.__xpvTimeline.state.area;
+    return { s: a.s, e: a.e, tracks: a.tracks };
+  });
+  assert(area.tracks.length >= 2, `the drag crossed several tracks: ${area.tracks}`);
+  const q = new URLSearchParams({ start_us: area.s, end_us: area.e, tracks: area.tracks.join(',') });
+  const want = await api(`/api/profiles/${linked.id}/aggregate?${q}`);
+  assert(want.rows.length > 0, 'the area holds slices');
+  const names = await page.$$eval('.tl-area-table tbody tr', (trs) => trs.map((t) => t.dataset.name));
+  eq(names.join('\n'), want.rows.map((r) => r.name).join('\n'), 'rows in the API order (total, descending)');
+  const counts = await page.$$eval('.tl-area-table tbody tr td:nth-child(2)', (tds) =>
+    tds.map((t) => Number(t.textContent.replace(/[^0-9]/g, ''))),
+  );
+  eq(counts.join(','), want.rows.map((r) => r.count).join(','), 'counts equal the API');
+  const cnt = await page.evaluate(() => window.__xpvTimeline.state.area.tracks.length);
+  eq(cnt, want.tracks, 'tracks summed');
+  // Sort by count, then click a row: its name is highlighted.
+  await page.click('.tl-area-table thead button[data-key="count"]');
+  const byCount = await page.$$eval('.tl-area-table tbody tr td:nth-child(2)', (tds) =>
+    tds.map((t) => Number(t.textContent.replace(/[^0-9]/g, ''))),
+  );
+  assert(
+    byCount.every((c, i) => i === 0 || byCount[i - 1] >= c),
+    'sorted by count, descending',
+  );
+  const first = await page.$eval('.tl-area-table tbody tr', (t) => t.dataset.name);
+  await page.click('.tl-area-table tbody tr');
+  eq(await page.evaluate(() => window.__xpvTimeline.state.highlightName), first, 'the clicked name is highlighted');
+  await shot(page, 'timeline-area');
+  await page.keyboard.press('Escape');
+  eq(await page.evaluate(() => window.__xpvTimeline.state.area), null, 'Esc clears the area');
+  eq(page.errors.length, 0, `console errors: ${page.errors.join(' | ')}`);
+  await page.context().close();
+});
+
+await test('timeline counter track draws the memory totals, with values on hover', async () => {
+  assert(linked, 'the PyTorch H100 fixture is indexed');
+  const c = await api(`/api/profiles/${linked.id}/counters?resolution=1000`);
+  assert(c.counters.length > 0, 'the profile has counter series');
+  const page = await newPage();
+  await page.goto(`${BASE}/#/p/${linked.id}/timeline`);
+  await page.waitForFunction((n) => document.querySelectorAll('.tl-label.counter').length === n, c.counters.length, {
+    timeout: 15000,
+  });
+  await page.waitForFunction(() => Number(document.querySelector('canvas.tl-canvas').dataset.countersDrawn) > 0, null, {
+    timeout: 10000,
+  });
+  const labels = await page.$$eval('.tl-label.counter', (ls) => ls.map((l) => l.textContent));
+  assert(
+    labels.some((l) => l.includes('Total Allocated')),
+    `a Total Allocated track: ${labels}`,
+  );
+  // Hover the first counter row: the tooltip names the series and a value.
+  const label = page.locator('.tl-label.counter').first();
+  const lb = await label.boundingBox();
+  const box = await page.locator('canvas.tl-canvas').boundingBox();
+  await page.mouse.move(box.x + box.width * 0.9, lb.y + lb.height / 2);
+  await page.waitForSelector('.tl-tip:not([hidden])', { timeout: 5000 });
+  const tip = await page.textContent('.tl-tip');
+  assert(tip.startsWith((await label.textContent()) + ':'), `the tooltip names the series: ${tip}`);
+  assert(/[0-9]/.test(tip), `and gives a value: ${tip}`);
+  await shot(page, 'timeline-counters');
+await test('findings: the overview lists them; a click on evidence opens its timeline window', async () => {
+  // The profile with the most findings that has evidence naming an event.
+  let best = null;
+  for (const p of ready) {
+    const f = (await api(`/api/profiles/${p.id}/findings`)).findings;
+    const ev = f.flatMap((x) => x.evidence).find((e) => e.ref);
+    if (ev && (!best || f.length > best.findings.length)) best = { p, findings: f, ev };
+  }
+  assert(best, 'a profile with findings whose evidence names an event');
+  const page = await newPage();
+  await page.goto(`${BASE}/#/p/${best.p.id}/overview`);
+  await page.waitForSelector('section.findings li.finding');
+  const kinds = await page.$$eval('section.findings li.finding', (li) => li.map((x) => x.dataset.kind));
+  eq(kinds.join(','), best.findings.map((f) => f.kind).join(','), 'one item per finding, most severe first');
+  eq(await page.$eval('section.findings li.finding strong', (x) => x.textContent), best.findings[0].title, 'the first title');
+  // The panel comes before the summary cards.
+  assert(
+    await page.evaluate(() => {
+      const f = document.querySelector('section.findings'),
+        c = document.querySelector('.cards');
+      return !!(f.compareDocumentPosition(c) & Node.DOCUMENT_POSITION_FOLLOWING);
+    }),
+    'findings above the cards',
+  );
+  await shot(page, 'overview-findings');
+  const link = page.locator('a.evidence', { hasText: best.ev.label }).first();
+  await link.click();
+  await page.waitForFunction((ref) => window.__xpvTimeline?.state.selected?.ev.ref === ref, best.ev.ref, {
+    timeout: 15000,
+  });
+  const s = await tlState(page);
+  assert(
+    Math.abs(s.view[0] - best.ev.start_us) < 0.01 && Math.abs(s.view[1] - best.ev.end_us) < 0.01,
+    `view ${s.view} is the evidence's [${best.ev.start_us}, ${best.ev.end_us}]`,
+  );
+  const named = await api(`/api/profiles/${best.p.id}/event?ref=${best.ev.ref}`);
+  await page.waitForFunction((n) => document.querySelector('.tl-details h2')?.textContent === n, named.name, {
+    timeout: 5000,
+  });
+  await shot(page, 'findings-evidence-timeline');
+  // The profile list shows each profile's most severe finding.
+  await page.goto(`${BASE}/#/profiles`);
+  const row = `table.data tbody tr[data-id="${best.p.id}"] td.finding-cell a`;
+  await page.waitForSelector(row, { timeout: 15000 });
+  eq(await page.$eval(row, (a) => a.textContent), `${best.findings[0].severity} ${best.findings[0].kind}`, 'top finding');
+  eq(await page.$eval(row, (a) => a.closest('td').title), best.findings[0].title, 'its title on hover');
+  await shot(page, 'profiles-findings');
+  eq(page.errors.length, 0, `console errors: ${page.errors.join(' | ')}`);
+  await page.context().close();
+});
+
 await test('offline: no request leaves 127.0.0.1', async () => {
   const outside = allRequests.filter((u) => !/^(https?:\/\/(127\.0\.0\.1|localhost)(:\d+)?\/|data:|blob:)/.test(u));
   assert(allRequests.length > 10, 'requests were recorded');
   eq(outside.length, 0, `requests to other hosts: ${outside.slice(0, 5).join(', ')}`);
 });
+
+// Memory tab (memory.js) and HLO tab (hlo.js) on the TPU and MI300X xplanes.
+const byFile = (name) => ready.find((p) => (p.path || '').endsWith(name));
+const tpuProfile = byFile('jax-tpu-v6e-inference.xplane.pb');
+const gemmProfile = byFile('jax-rocm-mi300x-gemm.xplane.pb');
+if (tpuProfile && gemmProfile) {
+  await test('memory profile: an allocator panel per allocator, peaks as the API gives them', async () => {
+    const want = await api(`/api/profiles/${tpuProfile.id}/memory_profile`);
+    const page = await newPage();
+    await page.goto(`${BASE}/#/p/${tpuProfile.id}/memory`);
+    await page.waitForSelector('section.allocator');
+    const panels = await page.$$eval('section.allocator', (els) => els.map((e) => e.dataset.allocator));
+    eq(panels.join('|'), want.allocators.map((a) => a.name).join('|'), 'allocators');
+    const a0 = want.allocators[0];
+    const peak = await page.$eval('section.allocator [data-fact="peak_bytes_in_use"]', (e) => e.textContent);
+    assert(peak.length > 0 && peak !== '—', `peak shown: ${peak}`);
+    const rows = await page.$eval('section.allocator table.data', (t) => Number(t.dataset.rows));
+    eq(rows, a0.live_at_peak.allocations.length, 'live allocations rows');
+    const first = await page.$eval('section.allocator table.data tbody tr td[data-key="size_bytes"]', (e) =>
+      Number(e.dataset.value),
+    );
+    eq(first, a0.live_at_peak.allocations[0].bytes, 'largest live allocation first');
+    await page.waitForSelector('section.allocator canvas.line-chart');
+    const ink = await page.$eval('section.allocator canvas.line-chart', (c) => {
+      const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+      let n = 0;
+      for (let i = 3; i < d.length; i += 4) n += d[i] > 0;
+      return n;
+    });
+    assert(ink > 100, `the bytes-in-use chart is drawn (${ink} pixels)`);
+    await shot(page, 'memory-profile');
+    eq(page.errors.length, 0, `console errors: ${page.errors.join(' | ')}`);
+    await page.context().close();
+  });
+
+  await test('memory viewer: a module, its peak and its buffers largest first', async () => {
+    const list = await api(`/api/profiles/${tpuProfile.id}/memory_viewer`);
+    const best = list.modules.reduce((b, m) => (m.peak_memory_bytes > b.peak_memory_bytes ? m : b));
+    const want = await api(`/api/profiles/${tpuProfile.id}/memory_viewer?module=${encodeURIComponent(best.name)}`);
+    const page = await newPage();
+    await page.goto(`${BASE}/#/p/${tpuProfile.id}/memory?view=viewer`);
+    await page.waitForSelector('section.panel[data-module] table.data, table.data');
+    eq(await page.$eval('section.panel[data-module]', (e) => e.dataset.module), best.name, 'module with the highest peak first');
+    const sizes = await page.$$eval('table.data tbody td[data-key="size_bytes"]', (els) =>
+      els.map((e) => Number(e.dataset.value)),
+    );
+    eq(sizes.join(','), want.buffers.map((b) => b.size_bytes).join(','), 'buffer sizes');
+    await shot(page, 'memory-viewer');
+    eq(page.errors.length, 0, `console errors: ${page.errors.join(' | ')}`);
+    await page.context().close();
+  });
+
+  await test('HLO tab: a module as text, searchable, an HLO op row links to its instruction', async () => {
+    const want = await api(`/api/profiles/${gemmProfile.id}/hlo/79`);
+    const page = await newPage();
+    await page.goto(`${BASE}/#/p/${gemmProfile.id}/tools/hlo_stats`);
+    const link = page.locator('table.data td[data-key="hlo_op_name"] a[href*="module=79"]').first();
+    await link.waitFor();
+    await link.click();
+    await page.waitForSelector('.hlo-line.selected');
+    eq(await page.$eval('.hlo-line.selected', (e) => e.dataset.name), 'custom-call.1', 'selected instruction');
+    const cc = want.computations.flatMap((c) => c.instructions).find((i) => i.name === 'custom-call.1');
+    eq(await page.$eval('.hlo-line.selected', (e) => Number(e.dataset.timeUs)), cc.device_time_us, 'device time');
+    const n = await page.$$eval('.hlo-line', (els) => els.length);
+    eq(
+      n,
+      want.computations.reduce((k, c) => k + c.instructions.length, 0),
+      'one line per instruction',
+    );
+    await page.fill('input[aria-label="Search instructions"]', 'get-tuple');
+    const shown = await page.$$eval('.hlo-line:not([hidden])', (els) => els.map((e) => e.dataset.name));
+    eq(shown.join(','), 'get-tuple-element.1', 'search keeps the matching lines');
+    await page.fill('input[aria-label="Search instructions"]', '');
+    await shot(page, 'hlo-text');
+    eq(page.errors.length, 0, `console errors: ${page.errors.join(' | ')}`);
+    await page.context().close();
+  });
+}
 
 if (process.env.XPV_PERF_PROFILE) {
   await test('measure: timeline first paint and JS heap on the big profile', async () => {

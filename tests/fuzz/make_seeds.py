@@ -47,6 +47,8 @@ def from_fixtures(out, fixtures):
         for n in sorted(os.listdir(folder)):
             if n.endswith((".pb", ".sqlite")) and os.path.getsize(os.path.join(folder, n)) < 2_000_000:
                 shutil.copy(os.path.join(folder, n), f"{out}/{target}/{n}")
+                if target == "xplane":  # their metadata planes carry HloProtos
+                    shutil.copy(os.path.join(folder, n), f"{out}/hlo_proto/{n}")
 
 
 def from_generator(out, gen):
@@ -69,7 +71,7 @@ def from_generator(out, gen):
 def main():
     out, fixtures, gen = sys.argv[1:4]
     shutil.rmtree(out, ignore_errors=True)
-    for t in ("chrome_json", "xplane", "nsys", "gz_input"):
+    for t in ("chrome_json", "xplane", "nsys", "gz_input", "hlo_proto"):
         os.makedirs(f"{out}/{t}", exist_ok=True)
     from_fixtures(out, fixtures)
     from_generator(out, gen)

@@ -325,7 +325,9 @@ static void test_absurdly_long_string(void)
     len += n;
     memcpy(doc + len, "\"}]", 3);
     len += 3;
-    expect_error(doc, len, 1, "longer than");
+    /* Plain, not gzip: 70 MB of one byte gzipped is a gzip bomb by ratio,
+     * and that guard would answer before the string limit is reached. */
+    expect_error(doc, len, 0, "longer than");
     free(doc);
 }
 

@@ -197,6 +197,59 @@ static void test_kind_filter_and_skip_args(void)
     sqlite3_close(db);
 }
 
+typedef struct {
+    int n, counters, flows, other;
+} ph_tally;
+
+static int ph_visit(void *ctx, const xpv_event *ev, int64_t b, uint32_t i)
+{
+    ph_tally *t = ctx;
+    (void)b, (void)i;
+    t->n++;
+    if (ev->ph == 'C') t->counters++;
+    if (ev->ph == 's' || ev->ph == 'f') t->flows++;
+    if (ev->ph == 'X' || ev->ph == 'i') t->other++;
+    return 0;
+}
+
+/* Blocks say whether they hold counters or flow records: a query naming
+ * XPV_BLOCK_COUNTERS / XPV_BLOCK_FLOWS reads only such blocks, and still
+ * filters events by the kind bits alone. */
+static void test_counter_and_flow_blocks(void)
+{
+    sqlite3 *db = fresh_index();
+    xpv_err err = {{0}};
+    xpv_sink *s = xpv_sink_open(db, 7, &err);
+    uint32_t t_slices = xpv_sink_track(s, 1, 1), t_counters = xpv_sink_track(s, 1, 2),
+             t_flows = xpv_sink_track(s, 1, 3), t_bound = xpv_sink_track(s, 1, 4);
+    for (int i = 0; i < 300; i++) {
+        xpv_event ev;
+        xpv_event_init(&ev);
+        ev.ts_ns = 1000 + i * 10;
+        ev.track = i % 4 == 0 ? t_slices : i % 4 == 1 ? t_counters : i % 4 == 2 ? t_flows : t_bound;
+        ev.ph = i % 4 == 1 ? 'C' : i % 4 == 2 ? (i % 8 == 2 ? 's' : 'f') : 'X';
+        ev.dur_ns = ev.ph == 'X' ? 5 : -1;
+        ev.flow = i % 4 == 3; /* a slice carrying bind_id: its block holds flows */
+        xpv_sink_event(s, &ev);
+    }
+    CU_ASSERT_EQUAL(xpv_sink_finish(s, NULL, &err), 0);
+    xpv_sink_free(s);
+    xpv_store_query q;
+    xpv_store_query_all(&q, 7);
+    q.kinds = XPV_BLOCK_COUNTERS;
+    ph_tally c = {0};
+    CU_ASSERT_EQUAL(xpv_store_scan(db, &q, ph_visit, &c, &err), 0);
+    CU_ASSERT_EQUAL(c.n, 75);
+    CU_ASSERT_EQUAL(c.counters, 75);
+    q.kinds = XPV_BLOCK_FLOWS;
+    ph_tally f = {0};
+    CU_ASSERT_EQUAL(xpv_store_scan(db, &q, ph_visit, &f, &err), 0);
+    CU_ASSERT_EQUAL(f.flows, 75);
+    CU_ASSERT_EQUAL(f.other, 75); /* the bound slices, none of the plain ones */
+    CU_ASSERT_EQUAL(f.n, 150);
+    sqlite3_close(db);
+}
+
 static int never(void *ctx, const xpv_event *ev, int64_t b, uint32_t i)
 {
     (void)ctx, (void)ev, (void)b, (void)i;
@@ -365,6 +418,7 @@ int main(void)
         {"raw and compressed blocks agree", test_raw_and_compressed_agree},
         {"duration classes", test_lod_classes},
         {"kind filter and skipped args", test_kind_filter_and_skip_args},
+        {"counter and flow blocks", test_counter_and_flow_blocks},
         {NULL, NULL},
     };
     return xpv_test_run("event_store", tests, 0);

@@ -10,6 +10,10 @@
  *          (gen_jax.c)
  * pytorch: DIR/<worker>.<timestamp>.pt.trace.json.gz with large args
  *          (gen_pytorch.c)
+ * --plant LIST (none, or a comma-separated list of recompile, input-stall,
+ *          exposed-collectives, sync-copy, slow-step, tiny-kernels): a small
+ *          clean PyTorch trace with those patterns planted, for the findings
+ *          (gen_plant.c); --steps applies, --size does not
  */
 #ifndef XPV_GEN_H
 #define XPV_GEN_H
@@ -24,10 +28,21 @@ typedef struct {
     uint64_t seed;
     int no_steps; /* omit step markers (exercises the module fallback) */
     int no_json;  /* jax: write only xplane.pb */
+    int plant;    /* -1: no --plant; else XPV_PLANT_* bits (0: the clean trace) */
 } xpv_gen_opts;
+
+enum {
+    XPV_PLANT_RECOMPILE = 1,
+    XPV_PLANT_INPUT_STALL = 2,
+    XPV_PLANT_EXPOSED_COLLECTIVES = 4,
+    XPV_PLANT_SYNC_COPY = 8,
+    XPV_PLANT_SLOW_STEP = 16,
+    XPV_PLANT_TINY_KERNELS = 32,
+};
 
 int xpv_gen_jax(const xpv_gen_opts *o);
 int xpv_gen_pytorch(const xpv_gen_opts *o);
+int xpv_gen_plant(const xpv_gen_opts *o);
 
 /* xorshift64*: small, fast, deterministic. */
 static inline uint64_t xpv_gen_rand(uint64_t *state)

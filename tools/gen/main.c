@@ -24,11 +24,33 @@ static int64_t parse_size(const char *s)
     return (int64_t)v;
 }
 
+/* "none" or a comma-separated list of pattern names; -1 when one is unknown. */
+static int parse_plant(const char *v)
+{
+    static const char *const NAMES[] = {"recompile", "input-stall", "exposed-collectives",
+                                        "sync-copy", "slow-step",   "tiny-kernels"};
+    if (strcmp(v, "none") == 0) return 0;
+    int bits = 0;
+    while (*v) {
+        size_t n = strcspn(v, ","), i;
+        for (i = 0; i < sizeof NAMES / sizeof NAMES[0]; i++)
+            if (strlen(NAMES[i]) == n && strncmp(v, NAMES[i], n) == 0) break;
+        if (i == sizeof NAMES / sizeof NAMES[0]) return -1;
+        bits |= 1 << i;
+        v += n;
+        if (*v == ',') v++;
+    }
+    return bits;
+}
+
 static void usage(void)
 {
     fprintf(stderr, "usage: xpv-gen --out DIR [--kind jax|pytorch] [--runs N] [--hosts N]\n"
                     "               [--devices N] [--steps N] [--size BYTES[KB|MB|GB]] [--seed N]\n"
-                    "               [--no-steps] [--no-json]\n");
+                    "               [--no-steps] [--no-json]\n"
+                    "       xpv-gen --out DIR --plant none|PATTERN[,PATTERN...] [--steps N]\n"
+                    "               patterns: recompile, input-stall, exposed-collectives,\n"
+                    "               sync-copy, slow-step, tiny-kernels\n");
 }
 
 int main(int argc, char **argv)
@@ -39,7 +61,8 @@ int main(int argc, char **argv)
                       .devices = 2,
                       .steps = 10,
                       .size_bytes = 4 << 20,
-                      .seed = 42};
+                      .seed = 42,
+                      .plant = -1};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (strcmp(a, "--no-steps") == 0)
@@ -60,7 +83,10 @@ int main(int argc, char **argv)
             o.devices = atoi(v), i++;
         else if (strcmp(a, "--steps") == 0)
             o.steps = atoi(v), i++;
-        else if (strcmp(a, "--seed") == 0)
+        else if (strcmp(a, "--plant") == 0) {
+            if ((o.plant = parse_plant(v)) < 0) return usage(), 2;
+            i++;
+        } else if (strcmp(a, "--seed") == 0)
             o.seed = strtoull(v, NULL, 10), i++;
         else if (strcmp(a, "--size") == 0) {
             if ((o.size_bytes = parse_size(v)) < 0) return usage(), 2;
@@ -70,6 +96,7 @@ int main(int argc, char **argv)
     }
     if (!o.out_dir || o.runs < 1 || o.hosts < 1 || o.devices < 1 || o.steps < 1) return usage(), 2;
     if (o.seed == 0) o.seed = 1;
+    if (o.plant >= 0) return xpv_gen_plant(&o) == 0 ? 0 : 1;
     if (strcmp(o.kind, "jax") == 0) return xpv_gen_jax(&o) == 0 ? 0 : 1;
     if (strcmp(o.kind, "pytorch") == 0) return xpv_gen_pytorch(&o) == 0 ? 0 : 1;
     usage();

@@ -1,0 +1,205 @@
+/*
+ * findings_device.c — the findings about how the host feeds the devices:
+ * host-device copies (their share of device time, bytes per step),
+ * synchronous copies, copies from pageable memory, and launch overhead
+ * (many short kernels with longer idle gaps between them, and the launch
+ * latency by correlation id).
+ */
+#include "findings_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- copies ---- */
+
+static int64_t key_copies(const xpv_fwindow *w)
+{
+    return w->h2d + w->d2h;
+}
+
+/* The windows with the most copy time, with their longest copy. */
+static void copy_evidence(const xpv_fctx *c, xpv_finding *f)
+{
+    char d[32], lab[32];
+    size_t top[5], n = xpv_findings_top_windows(c, key_copies, top, 5);
+    for (size_t i = 0; i < n; i++) {
+        const xpv_fwindow *w = &c->win[top[i]];
+        snprintf(lab, sizeof lab, w->step >= 0 ? "step %lld" : "slice", (long long)w->step);
+        xpv_finding_evidence(f, w->start, w->end, &w->copy_ev, "%s: %s of copies", lab,
+                             xpv_findings_dur(w->h2d + w->d2h, d, sizeof d));
+    }
+}
+
+static void bytes_text(const xpv_fctx *c, size_t nsteps, char *buf, size_t n)
+{
+    int64_t h = 0, d = 0;
+    int any = 0;
+    for (size_t i = 0; i < c->nwin; i++)
+        h += c->win[i].h2d_bytes, d += c->win[i].d2h_bytes, any |= c->win[i].has_bytes;
+    if (!any) {
+        snprintf(buf, n, "; the profile does not say how many bytes");
+        return;
+    }
+    double div = c->has_steps && nsteps ? (double)nsteps : 1;
+    snprintf(buf, n, "; %.2f MB H2D and %.2f MB D2H%s", (double)h / div / 1e6,
+             (double)d / div / 1e6, c->has_steps ? " per step" : " in all");
+}
+
+static void transfers_share(const xpv_fctx *c, xpv_findings *out)
+{
+    int64_t h2d = 0, d2h = 0, dev = xpv_findings_device_time(c);
+    for (size_t i = 0; i < c->nwin; i++)
+        h2d += c->win[i].h2d, d2h += c->win[i].d2h;
+    double share = dev ? (double)(h2d + d2h) / (double)dev : 0;
+    const xpv_findings_config *k = c->cfg;
+    if (!dev || share < k->transfer_share_warn) return;
+    size_t nsteps = c->has_steps ? c->nwin : 1;
+    char a[32], b[32], bytes[128];
+    bytes_text(c, nsteps, bytes, sizeof bytes);
+    int sev = share >= k->transfer_share_crit ? XPV_SEV_CRITICAL : XPV_SEV_WARNING;
+    xpv_finding *f = xpv_findings_add(out, "transfers", sev, share * 100, "% of device time",
+                                      k->transfer_share_warn * 100);
+    xpv_finding_title(f, "Host-device copies take %.1f%% of device %s: H2D %s, D2H %s%s%s",
+                      share * 100, c->has_steps ? "step time" : "time",
+                      xpv_findings_dur(h2d / (int64_t)nsteps, a, sizeof a),
+                      xpv_findings_dur(d2h / (int64_t)nsteps, b, sizeof b),
+                      c->has_steps ? " per step" : "", bytes);
+    xpv_finding_explain(f, "Copying between host and device memory keeps the device from"
+                           " computing; keep data on the device, or overlap the copies with"
+                           " compute from pinned memory.");
+    copy_evidence(c, f);
+}
+
+static void sync_copies(const xpv_fctx *c, xpv_findings *out)
+{
+    int64_t n = 0;
+    for (size_t i = 0; i < c->nwin && c->has_steps; i++)
+        n += c->win[i].sync_copies;
+    if (!c->has_steps) n = (int64_t)c->nsync;
+    if (!n) return;
+    double per = c->has_steps ? (double)n / (double)c->nwin : (double)n;
+    int sev =
+        c->has_steps && per >= c->cfg->sync_copies_per_step_warn ? XPV_SEV_WARNING : XPV_SEV_INFO;
+    xpv_finding *f =
+        xpv_findings_add(out, "sync_copies", sev, per, c->has_steps ? "per step" : "copies",
+                         c->cfg->sync_copies_per_step_warn);
+    if (c->has_steps)
+        xpv_finding_title(f, "%lld synchronous copies in %zu steps (%.2f per step)", (long long)n,
+                          c->nwin, per);
+    else
+        xpv_finding_title(f, "%lld synchronous copies (cudaMemcpy and the like)", (long long)n);
+    xpv_finding_explain(f, "A synchronous copy blocks the host until the device has finished"
+                           " everything queued before it, so the next launches wait; use the"
+                           " Async copy from pinned memory.");
+    int k = 0;
+    for (size_t i = 0; i < c->nwin && k < 5; i++) {
+        const xpv_fwindow *w = &c->win[i];
+        if (!w->sync_copies) continue;
+        char lab[32] = "slice";
+        if (w->step >= 0) snprintf(lab, sizeof lab, "step %lld", (long long)w->step);
+        xpv_finding_evidence(f, w->start, w->end, &w->sync_ev, "%s: %lld synchronous cop%s", lab,
+                             (long long)w->sync_copies, w->sync_copies == 1 ? "y" : "ies");
+        k++;
+    }
+}
+
+static void pageable(const xpv_fctx *c, xpv_findings *out)
+{
+    if (!c->pageable_n) return;
+    char d[32];
+    xpv_finding *f =
+        xpv_findings_add(out, "pageable_memory", XPV_SEV_INFO, (double)c->pageable_n, "copies", 1);
+    xpv_finding_title(f, "%lld copies from or to pageable memory (%s)", (long long)c->pageable_n,
+                      xpv_findings_dur(c->pageable_time, d, sizeof d));
+    xpv_finding_explain(f, "A copy from pageable host memory is staged through a pinned buffer"
+                           " and cannot overlap compute; pin the memory (pin_memory=True).");
+    xpv_finding_evidence(f, c->pageable_ev.start, c->pageable_ev.end, &c->pageable_ev,
+                         "the longest pageable copy: %s",
+                         xpv_findings_dur(c->pageable_ev.end - c->pageable_ev.start, d, sizeof d));
+}
+
+void xpv_findings_transfers(const xpv_fctx *c, xpv_findings *out)
+{
+    transfers_share(c, out);
+    sync_copies(c, out);
+    pageable(c, out);
+}
+
+/* ---- launch overhead ---- */
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static void latency_text(xpv_fctx *c, char *buf, size_t n)
+{
+    buf[0] = 0;
+    if (!c->nlatency) return;
+    qsort(c->latency, c->nlatency, sizeof *c->latency, cmp_i64);
+    char a[32], b[32], m[32];
+    snprintf(buf, n,
+             " Launch to start, by correlation id: median %s, 90th percentile %s, max %s%s.",
+             xpv_findings_dur(c->latency[c->nlatency / 2], a, sizeof a),
+             xpv_findings_dur(c->latency[c->nlatency * 9 / 10], b, sizeof b),
+             xpv_findings_dur(c->latency[c->nlatency - 1], m, sizeof m),
+             (int64_t)c->nlatency < c->latency_seen ? " (of the first launches)" : "");
+}
+
+static int64_t key_idle(const xpv_fwindow *w)
+{
+    return w->idle_ev.set ? w->idle_in_active : 0;
+}
+
+/* The windows where the devices idled most between kernels. */
+static void launch_evidence(const xpv_fctx *c, xpv_finding *f)
+{
+    char d[32], g[32], lab[32];
+    size_t top[5], n = xpv_findings_top_windows(c, key_idle, top, 5);
+    for (size_t i = 0; i < n; i++) {
+        const xpv_fwindow *w = &c->win[top[i]];
+        snprintf(lab, sizeof lab, w->step >= 0 ? "step %lld" : "slice", (long long)w->step);
+        int64_t gap = w->idle_ev.end - w->idle_ev.start;
+        xpv_finding_evidence(f, w->start, w->end, NULL,
+                             "%s: %lld kernels, devices idle %s between them; the longest gap %s",
+                             lab, (long long)w->kernels,
+                             xpv_findings_dur(w->idle_in_active, d, sizeof d),
+                             xpv_findings_dur(gap, g, sizeof g));
+    }
+}
+
+void xpv_findings_launch(xpv_fctx *c, xpv_findings *out)
+{
+    if (c->prof.no_kernels) return;
+    int64_t k = 0, shorts = 0, kt = 0, idle = 0, active = 0, gaps = 0;
+    for (size_t i = 0; i < c->nwin; i++) {
+        const xpv_fwindow *w = &c->win[i];
+        k += w->kernels, shorts += w->short_kernels, kt += w->kernel_time;
+        idle += w->idle_in_active, active += w->active, gaps += w->gaps;
+    }
+    const xpv_findings_config *g = c->cfg;
+    if (!k || !active || !gaps || (double)k < g->launch_min_kernels) return;
+    double short_share = (double)shorts / (double)k, idle_share = (double)idle / (double)active;
+    double mean_gap = (double)idle / (double)gaps, mean_kernel = (double)kt / (double)k;
+    if (short_share < g->launch_short_share || idle_share < g->launch_idle_share_warn ||
+        mean_gap <= mean_kernel)
+        return;
+    char a[32], b[32], lat[200];
+    latency_text(c, lat, sizeof lat);
+    xpv_finding *f =
+        xpv_findings_add(out, "launch_bound", XPV_SEV_WARNING, idle_share * 100,
+                         "% of active device time idle", g->launch_idle_share_warn * 100);
+    xpv_finding_title(f,
+                      "Launch-bound: %.0f%% of %lld kernels are shorter than %g us, and the"
+                      " devices idle %.1f%% of their active time between kernels",
+                      short_share * 100, (long long)k, g->launch_short_kernel_us, idle_share * 100);
+    xpv_finding_explain(f,
+                        "The gaps between kernels (%s on average) are longer than the kernels"
+                        " (%s): the host cannot launch work as fast as the device runs it;"
+                        " fuse small ops, or capture them in a CUDA graph.%s",
+                        xpv_findings_dur((int64_t)mean_gap, a, sizeof a),
+                        xpv_findings_dur((int64_t)mean_kernel, b, sizeof b), lat);
+    launch_evidence(c, f);
+}

@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# run_findings.sh — /api/profiles/{id}/findings on large generated profiles:
+# the first answer after indexing (nothing cached), the cached one, and the
+# server's anonymous memory (RssAnon: the index it maps is page cache) after
+# each, next to the time a full scan of the same events takes (the trace
+# export route streaming the whole profile), which is the floor a scanning
+# answer is measured against.
+# usage: bench/run_findings.sh [BUILD_DIR=build] [DATA=/tmp/xpv-bench-findings] [SIZE=256MB]
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")/.." && pwd)
+build=${1:-${XPV_BUILD_DIR:-$here/build}}
+data=${2:-/tmp/xpv-bench-findings}
+size=${3:-256MB}
+bin=$build/xprof-view
+for p in "$bin" "$build/xpv-gen"; do
+  [ -x "$p" ] || { echo "build first: cmake --build $build ($p missing)" >&2; exit 1; }
+done
+
+if [ ! -d "$data/profiles" ]; then
+  echo "generating a $size JAX xplane and a $size PyTorch trace in $data/profiles ..."
+  "$build/xpv-gen" --out "$data/profiles/jax" --kind jax --size "$size" --devices 8 --no-json
+  "$build/xpv-gen" --out "$data/profiles/pytorch" --kind pytorch --size "$size"
+fi
+rm -f "$data/index.sqlite"*
+echo "indexing ..."
+/usr/bin/time -f "indexed in %e s, max RSS %M KB" \
+  "$bin" --profile-dir="$data/profiles" --db="$data/index.sqlite" --list-only --quiet
+
+. "$here/bench/serve.sh"
+trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null || true' EXIT
+xpv_bench_serve "$bin" "$data/profiles" "$data/index.sqlite" "$data/server.log"
+
+python3 - "$base" "$pid" <<'PY'
+import json, sys, time, urllib.request
+base, pid = sys.argv[1], sys.argv[2]
+def get(path):
+    t = time.perf_counter()
+    with urllib.request.urlopen(base + path, timeout=600) as r:
+        body = r.read()
+    return body, time.perf_counter() - t
+def anon():
+    for line in open("/proc/%s/status" % pid):
+        if line.startswith("RssAnon:"):
+            return int(line.split()[1]) // 1024
+    return 0
+print("%-34s %10s %6s %9s %9s %9s %8s" % ("profile", "events", "steps", "first s", "again s",
+                                          "export s", "anon MB"))
+for p in json.load(urllib.request.urlopen(base + "/api/profiles"))["profiles"]:
+    if p["status"] != "ok":
+        continue
+    body, first = get("/api/profiles/%s/findings" % p["id"])
+    mem = anon()
+    _, again = get("/api/profiles/%s/findings" % p["id"])
+    _, export = get("/api/profiles/%s/trace" % p["id"])
+    kinds = ",".join(f["kind"] for f in json.loads(body)["findings"])
+    print("%-34s %10d %6s %9.3f %9.3f %9.3f %8d  %s" % (p["path"][-34:], p["events"],
+          p["step_count"], first, again, export, mem, kinds))
+PY
