@@ -62,6 +62,7 @@ static void time_window(sqlite3 *db, xpv_block_marks *marks, int64_t id, const c
         status = xpv_api_events(db, id, &q, &out);
         ms[r] = (xpv_now_mono() - t) * 1000.0;
         bytes = out.len;
+        if (status != 200 && r == 0) fprintf(stderr, "%s: %s\n", label, out.data ? out.data : "");
         xpv_buf_free(&out);
     }
     qsort(ms, (size_t)reps, sizeof ms[0], by_double);

@@ -2,8 +2,15 @@
  * event_store.c — block encoding, the block writer and block queries.
  *
  * Blob layout (all integers LEB128 varints; "z" = zigzag-encoded signed):
- *   u8 version(=2), n (written at flush, when n is known)
- *   per event: u8 flags, u8 ph, u8 kind, z(ts - previous ts), (dur_ns + 1),
+ *   u8 version, n (written at flush, when n is known), then
+ *     version 2: the payload itself;
+ *     version 3: the payload's byte count, the chunk count k, k pairs
+ *                (chunk bytes, frame bytes), then k zstd frames (each with a
+ *                checksum), one per chunk; written when it is the smaller.
+ *   A chunk is ~CHUNK_BYTES of whole events, so a decode that resumes at a
+ *   mark inflates only the chunks from the mark's on, and only as far as
+ *   it reads: a window over long blocks costs what it was before compression.
+ *   The payload, per event: u8 flags, u8 ph, u8 kind, z(ts - previous ts), (dur_ns + 1),
  *              name, [cat], [z corr], [z step, u8 step_src], [ps remainder],
  *              (the step pair when there is a step number or a step source)
  *              [nargs, bytes of the args that follow, per arg: key, u8 type, value]
@@ -14,6 +21,14 @@
  * step (the analysis and the window queries read most events that way).
  * The first event's ts delta is from 0. Decoding checks every length against
  * the blob, so a damaged block is an error, never an out-of-bounds read.
+ *
+ * Why zstd: bench/bench_codec.c on real traces (README, "Index footprint")
+ * shrinks the payload ~6x at level 1 and inflates it several times faster
+ * than zlib, which matters because a window query inflates every block it
+ * decodes. Compression runs at flush on the event store's own thread.
+ * Resume marks (xpv_store_mark) count bytes of the payload as it is once
+ * inflated, from the blob's start for version 2 and from the payload's
+ * start for version 3; both come from open_cursor, so they always agree.
  *
  * Invariant: a block holds events of one track and one duration class, and
  * its row's t_min/t_max bound every event in it; its `kinds` has the bit of
@@ -28,10 +43,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <zstd.h>
 
 #define BLOCK_MAX_EVENTS 4096
 #define BLOCK_MAX_BYTES (192 * 1024)
 #define OPEN_BYTES_LIMIT (48u << 20)
+/* No block payload is ever this big (BLOCK_MAX_BYTES plus one event): a
+ * larger count in a version 3 header is damage, not a reason to allocate. */
+#define PAYLOAD_LIMIT (64u << 20)
+#define ZSTD_LEVEL 1
+#define CHUNK_BYTES (32 * 1024)
+#define MAX_CHUNKS 16
+
+enum { BLOCK_RAW = 2, BLOCK_ZSTD = 3 };
 
 enum { F_CAT = 1, F_CORR = 2, F_STEP = 4, F_PSREM = 8, F_ARGS = 16 };
 
@@ -165,6 +189,8 @@ typedef struct open_block {
     int64_t t_min, t_max, busy_ns, prev_ts;
     uint32_t kinds;
     xpv_buf data;
+    uint32_t cuts[MAX_CHUNKS]; /* payload offsets where chunks 1.. start */
+    uint32_t ncuts;
     struct open_block *next_in_bucket;
 } open_block;
 
@@ -175,7 +201,8 @@ struct xpv_store_writer {
     open_block **buckets;
     size_t nbuckets, nblocks;
     size_t open_bytes;
-    xpv_buf scratch;
+    xpv_buf scratch, frames;
+    ZSTD_CCtx *zstd;
 };
 
 xpv_store_writer *xpv_store_writer_open(sqlite3 *db, int64_t profile_id, xpv_err *err)
@@ -185,11 +212,22 @@ xpv_store_writer *xpv_store_writer_open(sqlite3 *db, int64_t profile_id, xpv_err
     w->profile_id = profile_id;
     w->nbuckets = 1024;
     w->buckets = xpv_xcalloc(w->nbuckets, sizeof *w->buckets);
+    w->zstd = ZSTD_createCCtx();
+    if (!w->zstd ||
+        ZSTD_isError(ZSTD_CCtx_setParameter(w->zstd, ZSTD_c_compressionLevel, ZSTD_LEVEL)) ||
+        ZSTD_isError(ZSTD_CCtx_setParameter(w->zstd, ZSTD_c_checksumFlag, 1))) {
+        xpv_err_set(err, "cannot set up the zstd compressor");
+        ZSTD_freeCCtx(w->zstd);
+        free(w->buckets);
+        free(w);
+        return NULL;
+    }
     if (sqlite3_prepare_v2(db,
                            "INSERT INTO blocks(profile_id, track, lod, t_min, t_max, n, busy_ns, "
                            "data, kinds) VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9)",
                            -1, &w->insert, NULL) != SQLITE_OK) {
         xpv_db_error(err, db);
+        ZSTD_freeCCtx(w->zstd);
         free(w->buckets);
         free(w);
         return NULL;
@@ -197,15 +235,58 @@ xpv_store_writer *xpv_store_writer_open(sqlite3 *db, int64_t profile_id, xpv_err
     return w;
 }
 
+/* Compresses b's chunks into w->frames; writes their sizes to zlen. */
+static int compress_chunks(xpv_store_writer *w, const open_block *b, uint32_t *at, uint32_t k,
+                           size_t *zlen)
+{
+    xpv_buf_reset(&w->frames);
+    for (uint32_t i = 0; i < k; i++) {
+        size_t raw = at[i + 1] - at[i], bound = ZSTD_compressBound(raw);
+        xpv_buf_reserve(&w->frames, bound);
+        size_t z = ZSTD_compress2(w->zstd, w->frames.data + w->frames.len, bound,
+                                  b->data.data + at[i], raw);
+        if (ZSTD_isError(z)) return -1;
+        w->frames.len += z;
+        zlen[i] = z;
+    }
+    return 0;
+}
+
+/* The blob of block b in w->scratch: compressed when that is smaller. */
+static const xpv_buf *pack_block(xpv_store_writer *w, const open_block *b)
+{
+    xpv_buf *blob = &w->scratch;
+    uint32_t at[MAX_CHUNKS + 1], k = 0;
+    size_t raw = b->data.len, zlen[MAX_CHUNKS];
+    at[k++] = 0;
+    for (uint32_t i = 0; i < b->ncuts; i++)
+        if (b->cuts[i] > at[k - 1] && b->cuts[i] < raw) at[k++] = b->cuts[i];
+    at[k] = (uint32_t)raw;
+    xpv_buf_reset(blob);
+    if (compress_chunks(w, b, at, k, zlen) == 0) {
+        xpv_buf_putc(blob, BLOCK_ZSTD);
+        put_varint(blob, b->n);
+        put_varint(blob, raw);
+        put_varint(blob, k);
+        for (uint32_t i = 0; i < k; i++) {
+            put_varint(blob, at[i + 1] - at[i]);
+            put_varint(blob, zlen[i]);
+        }
+        xpv_buf_append(blob, w->frames.data, w->frames.len);
+        if (blob->len < 1 + varint_len(b->n) + raw) return blob;
+    }
+    xpv_buf_reset(blob);
+    xpv_buf_putc(blob, BLOCK_RAW);
+    put_varint(blob, b->n);
+    xpv_buf_append(blob, b->data.data, raw);
+    return blob;
+}
+
 /* Writes one block row: a version byte and the count, then the events. */
 static int flush_block(xpv_store_writer *w, open_block *b, xpv_err *err)
 {
     if (b->n == 0) return 0;
-    xpv_buf *blob = &w->scratch;
-    xpv_buf_reset(blob);
-    xpv_buf_putc(blob, 2);
-    put_varint(blob, b->n);
-    xpv_buf_append(blob, b->data.data, b->data.len);
+    const xpv_buf *blob = pack_block(w, b);
     sqlite3_stmt *st = w->insert;
     sqlite3_bind_int64(st, 1, w->profile_id);
     sqlite3_bind_int64(st, 2, b->track);
@@ -221,6 +302,7 @@ static int flush_block(xpv_store_writer *w, open_block *b, xpv_err *err)
     if (rc != SQLITE_DONE) return xpv_db_error(err, w->db);
     w->open_bytes -= b->data.len;
     b->n = 0;
+    b->ncuts = 0;
     xpv_buf_reset(&b->data);
     return 0;
 }
@@ -293,6 +375,9 @@ int xpv_store_add(xpv_store_writer *w, const xpv_event *ev, xpv_err *err)
     w->open_bytes += b->data.len - before;
     b->prev_ts = ev->ts_ns;
     b->n++;
+    uint32_t chunk_start = b->ncuts ? b->cuts[b->ncuts - 1] : 0;
+    if (b->data.len - chunk_start >= CHUNK_BYTES && b->ncuts < MAX_CHUNKS - 1)
+        b->cuts[b->ncuts++] = (uint32_t)b->data.len;
     if (b->n >= BLOCK_MAX_EVENTS || b->data.len >= BLOCK_MAX_BYTES)
         if (flush_block(w, b, err) != 0) return -1;
     if (w->open_bytes > OPEN_BYTES_LIMIT) return flush_all(w, err);
@@ -312,6 +397,8 @@ static void free_blocks(xpv_store_writer *w)
     }
     free(w->buckets);
     xpv_buf_free(&w->scratch);
+    xpv_buf_free(&w->frames);
+    ZSTD_freeCCtx(w->zstd);
     sqlite3_finalize(w->insert);
     free(w);
 }
@@ -380,7 +467,39 @@ typedef struct {
     int64_t prev_ts;
     uint32_t kinds;
     int no_args;
+    /* Version 3: the payload, inflated a chunk at a time as r reaches
+     * r.end (see next_chunk); freed by close_cursor. */
+    unsigned char *inflated;
+    ZSTD_DCtx *dctx;
+    const unsigned char *frames;
+    uint32_t nchunks, chunk;         /* chunk: the next to inflate */
+    uint32_t raw_at[MAX_CHUNKS + 1]; /* where chunk i starts in the payload */
+    size_t z_at[MAX_CHUNKS + 1];     /* where its frame starts after `frames` */
 } cursor;
+
+/* Inflates chunk k in place; r then reads up to its end. */
+static int inflate_chunk(cursor *c, uint32_t k)
+{
+    size_t raw = c->raw_at[k + 1] - c->raw_at[k], z = c->z_at[k + 1] - c->z_at[k];
+    unsigned char *dst = c->inflated + c->raw_at[k];
+    const unsigned char *src = c->frames + c->z_at[k];
+    size_t got = c->dctx ? ZSTD_decompressDCtx(c->dctx, dst, raw, src, z)
+                         : ZSTD_decompress(dst, raw, src, z);
+    if (ZSTD_isError(got) || got != raw) {
+        c->r.bad = 1;
+        return -1;
+    }
+    c->chunk = k + 1;
+    c->r.end = c->inflated + c->raw_at[k + 1];
+    return 0;
+}
+
+/* At the end of what is inflated: the next chunk, if any. */
+static inline int next_chunk(cursor *c)
+{
+    if (c->r.p != c->r.end || c->chunk >= c->nchunks) return 0;
+    return inflate_chunk(c, c->chunk);
+}
 
 /* Decodes events from c until n, a visitor's non-zero answer or damage.
  * With fn NULL it only walks, recording a mark every `every` events. */
@@ -393,6 +512,7 @@ static int decode_events(cursor *c, uint32_t track, int64_t block_id, xpv_store_
     int rc = 0;
     reader *r = &c->r;
     for (; c->i < c->n && !r->bad && rc == 0; c->i++) {
+        if (next_chunk(c) != 0) break;
         uint32_t offset = (uint32_t)(r->p - c->base);
         int64_t before = c->prev_ts;
         xpv_event ev;
@@ -446,18 +566,72 @@ static int decode_events(cursor *c, uint32_t track, int64_t block_id, xpv_store_
     return rc;
 }
 
-static int open_cursor(cursor *c, const void *data, size_t len, int64_t block_id, xpv_err *err)
+/* Reads a version 3 block's chunk table (c->r is just past the count);
+ * the chunks are inflated as they are read. */
+static int open_chunks(cursor *c, int64_t block_id, xpv_err *err)
+{
+    uint64_t raw = xpv_varint_get(&c->r), k = xpv_varint_get(&c->r), rsum = 0, zsum = 0;
+    if (c->r.bad || raw > PAYLOAD_LIMIT || k == 0 || k > MAX_CHUNKS)
+        return xpv_err_set(err, "event block %lld is damaged (header)", (long long)block_id);
+    c->nchunks = (uint32_t)k;
+    for (uint32_t i = 0; i < k; i++) {
+        c->raw_at[i] = (uint32_t)rsum;
+        c->z_at[i] = (size_t)zsum;
+        rsum += xpv_varint_get(&c->r);
+        zsum += xpv_varint_get(&c->r);
+        if (c->r.bad || rsum > raw || zsum > PAYLOAD_LIMIT) break;
+    }
+    if (c->r.bad || rsum != raw || zsum != (uint64_t)(c->r.end - c->r.p))
+        return xpv_err_set(err, "event block %lld is damaged (chunk sizes)", (long long)block_id);
+    c->raw_at[k] = (uint32_t)raw;
+    c->z_at[k] = (size_t)zsum;
+    c->frames = c->r.p;
+    c->inflated = xpv_xmalloc(raw ? raw : 1);
+    c->base = c->inflated;
+    c->r = (reader){c->inflated, c->inflated, 0}; /* nothing inflated yet */
+    return 0;
+}
+
+/* The single way into a block: every decoder starts here, so every block
+ * version reads the same. dctx may be NULL (one is made for the call). */
+static int open_cursor(cursor *c, const void *data, size_t len, int64_t block_id, ZSTD_DCtx *dctx,
+                       xpv_err *err)
 {
     c->base = data;
     c->r = (reader){data, (const unsigned char *)data + len, 0};
-    if (xpv_varint_u8(&c->r) != 2)
-        return xpv_err_set(err, "event block %lld: unknown version", (long long)block_id);
+    c->inflated = NULL;
+    c->dctx = dctx;
+    c->nchunks = c->chunk = 0;
+    unsigned version = xpv_varint_u8(&c->r);
     c->n = xpv_varint_get(&c->r);
     c->i = 0;
     c->prev_ts = 0;
     c->kinds = 0;
     c->no_args = 0;
+    if (version == BLOCK_ZSTD) return open_chunks(c, block_id, err);
+    if (version != BLOCK_RAW)
+        return xpv_err_set(err, "event block %lld: unknown version", (long long)block_id);
     return 0;
+}
+
+static void close_cursor(cursor *c)
+{
+    free(c->inflated);
+    c->inflated = NULL;
+}
+
+int xpv_store_payload(const void *data, size_t len, xpv_buf *out, xpv_err *err)
+{
+    cursor c;
+    if (open_cursor(&c, data, len, 0, NULL, err) != 0) return -1;
+    xpv_buf_reset(out);
+    while (next_chunk(&c) == 0 && c.r.p < c.r.end) {
+        xpv_buf_append(out, c.r.p, (size_t)(c.r.end - c.r.p));
+        c.r.p = c.r.end;
+    }
+    int bad = c.r.bad;
+    close_cursor(&c);
+    return bad ? xpv_err_set(err, "event block is damaged") : 0;
 }
 
 int xpv_store_decode(const void *data, size_t len, uint32_t track, int64_t block_id,
@@ -466,20 +640,41 @@ int xpv_store_decode(const void *data, size_t len, uint32_t track, int64_t block
     return xpv_store_decode_from(data, len, track, block_id, NULL, fn, ctx, err);
 }
 
+/* Makes the bytes at mark m readable: for version 3, inflates the chunk
+ * holding it (marks fall on event starts, and no event spans chunks). */
+static int seek_mark(cursor *c, const xpv_store_mark *m)
+{
+    if (m->index >= c->n) return -1;
+    if (!c->nchunks)
+        return m->offset < (size_t)(c->r.p - c->base) || m->offset >= (size_t)(c->r.end - c->base)
+                   ? -1
+                   : 0;
+    if (m->offset >= c->raw_at[c->nchunks]) return -1;
+    uint32_t k = 0;
+    while (c->raw_at[k + 1] <= m->offset)
+        k++;
+    return inflate_chunk(c, k);
+}
+
 int xpv_store_decode_from(const void *data, size_t len, uint32_t track, int64_t block_id,
                           const xpv_store_mark *from, xpv_store_visit fn, void *ctx, xpv_err *err)
 {
     cursor c;
-    if (open_cursor(&c, data, len, block_id, err) != 0) return -1;
+    if (open_cursor(&c, data, len, block_id, NULL, err) != 0) return -1;
+    if (from && seek_mark(&c, from) != 0) {
+        int bad = c.r.bad;
+        close_cursor(&c);
+        return bad ? xpv_err_set(err, "event block %lld is damaged", (long long)block_id)
+                   : xpv_err_set(err, "event block %lld: bad resume mark", (long long)block_id);
+    }
     if (from) {
-        if (from->offset < (size_t)(c.r.p - c.base) || from->offset >= len || from->index >= c.n)
-            return xpv_err_set(err, "event block %lld: bad resume mark", (long long)block_id);
         c.r.p = c.base + from->offset;
         c.i = from->index;
         c.prev_ts = from->prev_ts;
     }
     int rc = decode_events(&c, track, block_id, fn, ctx, NULL, 0, 1, NULL, NULL);
-    if (c.r.bad) return xpv_err_set(err, "event block %lld is damaged", (long long)block_id);
+    if (c.r.bad) rc = xpv_err_set(err, "event block %lld is damaged", (long long)block_id);
+    close_cursor(&c);
     return rc;
 }
 
@@ -489,10 +684,12 @@ int xpv_store_marks(const void *data, size_t len, uint32_t every, xpv_store_mark
     cursor c;
     size_t n = 0;
     if (every == 0) every = 1;
-    if (open_cursor(&c, data, len, 0, err) != 0) return -1;
+    if (open_cursor(&c, data, len, 0, NULL, err) != 0) return -1;
     *sorted = 1;
     decode_events(&c, 0, 0, NULL, NULL, out, cap, every, &n, sorted);
-    if (c.r.bad) return xpv_err_set(err, "event block is damaged");
+    int bad = c.r.bad;
+    close_cursor(&c);
+    if (bad) return xpv_err_set(err, "event block is damaged");
     return (int)n;
 }
 
@@ -540,20 +737,23 @@ int xpv_store_scan(sqlite3 *db, const xpv_store_query *q, xpv_store_visit fn, vo
     sqlite3_stmt *st;
     if (prepare_block_query(db, q, 1, &st, err) != 0) return -1;
     window_filter f = {q, fn, ctx};
+    ZSTD_DCtx *dctx = ZSTD_createDCtx(); /* one for the scan; NULL still works */
     int rc = 0, step;
     while (rc == 0 && (step = sqlite3_step(st)) == SQLITE_ROW) {
         const void *blob = sqlite3_column_blob(st, 7);
         int len = sqlite3_column_bytes(st, 7);
         int64_t block_id = sqlite3_column_int64(st, 0);
         cursor c;
-        if ((rc = open_cursor(&c, blob, (size_t)len, block_id, err)) != 0) break;
+        if ((rc = open_cursor(&c, blob, (size_t)len, block_id, dctx, err)) != 0) break;
         c.kinds = q->kinds & XPV_KIND_BITS;
         c.no_args = q->skip_args;
         rc = decode_events(&c, (uint32_t)sqlite3_column_int64(st, 1), block_id, filter_window, &f,
                            NULL, 0, 1, NULL, NULL);
         if (c.r.bad) rc = xpv_err_set(err, "event block %lld is damaged", (long long)block_id);
+        close_cursor(&c);
     }
     if (rc == 0 && step != SQLITE_DONE) rc = xpv_db_error(err, db);
+    ZSTD_freeDCtx(dctx);
     sqlite3_finalize(st);
     return rc;
 }

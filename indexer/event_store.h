@@ -44,6 +44,10 @@ typedef int (*xpv_store_visit)(void *ctx, const xpv_event *ev, int64_t block_id,
 int xpv_store_decode(const void *data, size_t len, uint32_t track, int64_t block_id,
                      xpv_store_visit fn, void *ctx, xpv_err *err);
 
+/* The block's event payload as it is before compression (the bytes a
+ * resume mark's offset counts), into out; for benchmarks and tests. */
+int xpv_store_payload(const void *data, size_t len, xpv_buf *out, xpv_err *err);
+
 /* A place to resume decoding a block: event `index` starts at byte
  * `offset`; ts are delta-coded, so the previous event's ts comes along.
  * Readers of long blocks keep a few marks to decode only what a time

@@ -99,18 +99,25 @@ static int mkdir_p(const char *path, xpv_err *err)
     return 0;
 }
 
+int xpv_index_cache_dir(char *out, size_t outsz, xpv_err *err)
+{
+    const char *xdg = getenv("XDG_CACHE_HOME");
+    const char *home = getenv("HOME");
+    int n;
+    if (xdg && *xdg)
+        n = snprintf(out, outsz, "%s/xprof-view", xdg);
+    else if (home && *home)
+        n = snprintf(out, outsz, "%s/.cache/xprof-view", home);
+    else
+        n = snprintf(out, outsz, "/tmp/xprof-view-%d", (int)getuid());
+    if (n < 0 || (size_t)n >= outsz) return xpv_err_set(err, "cache path too long");
+    return mkdir_p(out, err);
+}
+
 int xpv_index_default_path(const char *profile_dir_abs, char *out, size_t outsz, xpv_err *err)
 {
     char dir[4096];
-    const char *xdg = getenv("XDG_CACHE_HOME");
-    const char *home = getenv("HOME");
-    if (xdg && *xdg)
-        snprintf(dir, sizeof dir, "%s/xprof-view", xdg);
-    else if (home && *home)
-        snprintf(dir, sizeof dir, "%s/.cache/xprof-view", home);
-    else
-        snprintf(dir, sizeof dir, "/tmp/xprof-view-%d", (int)getuid());
-    if (mkdir_p(dir, err) != 0) return -1;
+    if (xpv_index_cache_dir(dir, sizeof dir, err) != 0) return -1;
     const char *base = strrchr(profile_dir_abs, '/');
     base = (base && base[1]) ? base + 1 : "root";
     uint64_t h = xpv_hash64(profile_dir_abs, strlen(profile_dir_abs));
@@ -252,9 +259,11 @@ static int open_locked(const char *db_path, const char *profile_dir_abs, sqlite3
                 return 0;
             }
         } else if (rc == SQLITE_OK && !exists) {
-            /* Event blocks are blobs of up to ~200 KB: big pages keep their
-             * overflow chains short. Must be set before the first table. */
-            if (xpv_db_exec(db, "PRAGMA page_size=65536", err) == 0 && configure(db, err) == 0 &&
+            /* Event blocks are compressed to ~5-40 KB: 16 KB pages keep
+             * their overflow chains short without leaving the small tables
+             * and each chain's last page mostly empty, as 64 KB pages did
+             * (bench/run_footprint.sh). Must be set before the first table. */
+            if (xpv_db_exec(db, "PRAGMA page_size=16384", err) == 0 && configure(db, err) == 0 &&
                 create_schema(db, profile_dir_abs, err) == 0) {
                 *out = db;
                 return 0;

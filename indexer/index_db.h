@@ -20,7 +20,11 @@
 #include <sqlite3.h>
 
 /* Bump when any table's meaning changes: older indexes are rebuilt. */
-#define XPV_SCHEMA_VERSION 6
+#define XPV_SCHEMA_VERSION 7
+
+/* Writes the cache directory, $XDG_CACHE_HOME/xprof-view (or
+ * ~/.cache/xprof-view), into out, creating it. */
+int xpv_index_cache_dir(char *out, size_t outsz, xpv_err *err);
 
 /* Writes the default index path for a profile directory into out:
  * $XDG_CACHE_HOME/xprof-view/<basename>-<hash>.sqlite (or ~/.cache/...).

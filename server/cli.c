@@ -17,7 +17,7 @@ void xpv_cli_usage(FILE *out)
         "                  [--extract[=OUTDIR]] [--json] [--db=PATH] [--open] [--version]\n"
         "                  [--findings-config=FILE] [--poll=SECONDS] [--settle-ms=N]\n"
         "                  [--max-inflate=SIZE] [--max-inflate-ratio=N] [--max-connections=N]\n"
-        "                  [--client-timeout=S]\n"
+        "                  [--client-timeout=S] [--cache-max=SIZE] [--cache] [--cache-clear]\n"
         "       xprof-view --compare A B [--json] [--fail-if-slower=PCT]\n"
         "\n"
         "Finds JAX/XLA, PyTorch, TensorFlow and Nsight Systems profiles under DIR, indexes\n"
@@ -39,6 +39,11 @@ void xpv_cli_usage(FILE *out)
         "  --fail-if-slower=PCT  with --compare: exit 3 when B's median step time (device\n"
         "                      time without steps) is more than PCT%% above A's\n"
         "  --db=PATH           index file (default under $XDG_CACHE_HOME/xprof-view/)\n"
+        "  --cache-max=SIZE    cap on the index cache: the least recently used indexes of\n"
+        "                      other directories go first (default: 10%% of the free disk\n"
+        "                      or 20G, whichever is smaller)\n"
+        "  --cache             list the cached indexes (directory, size, last use) and exit\n"
+        "  --cache-clear       remove the cached indexes no running xprof-view uses, and exit\n"
         "  --findings-config=FILE  key=value lines overriding the findings' thresholds\n"
         "                      (see the README's Findings section)\n"
         "  --poll=SECONDS      look for new profiles every SECONDS instead of with inotify\n"
@@ -194,6 +199,12 @@ static int parse_one(int argc, char **argv, int *i, xpv_options *o)
         o->show_help = 1;
     else if (strcmp(a, "--extract") == 0)
         o->extract = 1;
+    else if (strcmp(a, "--cache") == 0)
+        o->cache_list = 1;
+    else if (strcmp(a, "--cache-clear") == 0)
+        o->cache_clear = 1;
+    else if ((v = option_value(argc, argv, i, "--cache-max")))
+        return parse_size("--cache-max", v, &o->cache_max);
     else if (strncmp(a, "--extract=", 10) == 0)
         o->extract = 1, o->extract_dir = a + 10;
     else if ((v = option_value(argc, argv, i, "--profile-dir")) ||

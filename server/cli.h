@@ -34,8 +34,11 @@ typedef struct {
     const char *compare_a, *compare_b; /* --compare A B; NULL: not comparing */
     double fail_if_slower;             /* percent; < 0: no gate */
     xpv_findings_config findings;      /* the defaults, or as --findings-config=FILE sets them */
-    int poll_seconds; /* 0: inotify where it works; N: poll the directory every N s */
-    int settle_ms;    /* how long a new or changed file must hold still before it is read */
+    int poll_seconds;   /* 0: inotify where it works; N: poll the directory every N s */
+    int settle_ms;      /* how long a new or changed file must hold still before it is read */
+    uint64_t cache_max; /* index cache cap in bytes; 0: the default */
+    int cache_list;     /* --cache: list the cached indexes and exit */
+    int cache_clear;    /* --cache-clear: remove them and exit */
 } xpv_options;
 
 /* Parses argv into opts. Returns 0, or -1 after printing the problem. */

@@ -11,6 +11,7 @@
 #include "extract.h"
 #include "serve.h"
 #include "../api/api.h"
+#include "../indexer/cache_dir.h"
 #include "../api/findings.h"
 #include "../indexer/discover.h"
 #include "../indexer/index_db.h"
@@ -22,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 static int resolve_profile_dir(const xpv_options *o, char *out, size_t n)
@@ -146,6 +148,57 @@ static int list_profiles(sqlite3 *db, const xpv_options *o)
     return count;
 }
 
+/* --cache and --cache-clear: the index cache as a whole. */
+static int cache_command(const xpv_options *o)
+{
+    char dir[PATH_MAX], size[32], when[32];
+    xpv_err err = {{0}};
+    xpv_cache_entry *e = NULL;
+    size_t n = 0, removed, skipped;
+    if (xpv_index_cache_dir(dir, sizeof dir, &err) != 0 ||
+        (o->cache_clear && xpv_cache_clear(dir, NULL, &removed, &skipped, &err) != 0) ||
+        (o->cache_list && xpv_cache_list(dir, &e, &n, &err) != 0))
+        return fprintf(stderr, "xprof-view: %s\n", err.msg), 1;
+    if (o->cache_clear)
+        printf("removed %zu indexes from %s%s\n", removed, dir,
+               skipped ? " (left those a running xprof-view uses)" : "");
+    int64_t total = 0, cap = o->cache_max ? (int64_t)o->cache_max : xpv_cache_default_max(dir);
+    for (size_t i = 0; i < n; i++) {
+        time_t t = (time_t)(e[i].last_use_ns / 1000000000);
+        strftime(when, sizeof when, "%Y-%m-%d %H:%M", localtime(&t));
+        format_size(e[i].bytes, size, sizeof size);
+        printf("%9s  %s%s  %s\n    %s\n", size, when, e[i].in_use ? "  in use" : "",
+               e[i].profile_dir[0] ? e[i].profile_dir : "(unreadable)", e[i].path);
+        total += e[i].bytes;
+    }
+    if (o->cache_list) {
+        format_size(total, size, sizeof size);
+        format_size(cap, when, sizeof when);
+        printf("%zu indexes, %s in %s (cap %s)\n", n, size, dir, when);
+    }
+    free(e);
+    return 0;
+}
+
+/* Keeps the cache under its cap once this run's index is open. */
+static void enforce_cache_cap(const xpv_options *o, const char *db_path)
+{
+    char dir[PATH_MAX], size[32];
+    xpv_err err = {{0}};
+    size_t removed;
+    int64_t left;
+    if (xpv_index_cache_dir(dir, sizeof dir, &err) != 0) return;
+    int64_t cap = o->cache_max ? (int64_t)o->cache_max : xpv_cache_default_max(dir);
+    if (xpv_cache_evict(dir, cap, db_path, &removed, &left, &err) != 0) {
+        fprintf(stderr, "xprof-view: index cache: %s\n", err.msg);
+        return;
+    }
+    format_size(cap, size, sizeof size);
+    if (removed && !o->quiet)
+        fprintf(stderr, "xprof-view: removed %zu least recently used indexes (cache cap %s)\n",
+                removed, size);
+}
+
 static int open_index(const xpv_options *o, const char *root, char *db_path, size_t n, sqlite3 **db)
 {
     xpv_err err = {{0}};
@@ -176,6 +229,7 @@ int main(int argc, char **argv)
     if (xpv_cli_parse(argc, argv, &o) != 0) return 2;
     if (o.show_help) return xpv_cli_usage(stdout), 0;
     if (o.show_version) return printf("xprof-view %s\n", XPV_VERSION), 0;
+    if (o.cache_list || o.cache_clear) return cache_command(&o);
     if (o.compare_a) return xpv_compare_main(&o);
     char dir[PATH_MAX], db_path[PATH_MAX];
     if (resolve_profile_dir(&o, dir, sizeof dir) != 0) return 1;
@@ -189,6 +243,7 @@ int main(int argc, char **argv)
     sqlite3 *db = NULL;
     int rc = 1;
     if (open_index(&o, found.root_abs, db_path, sizeof db_path, &db) != 0) goto out;
+    enforce_cache_cap(&o, db_path);
     if (xpv_indexer_register(db, &found, &err) < 0) {
         fprintf(stderr, "xprof-view: index: %s\n", err.msg);
         goto out;

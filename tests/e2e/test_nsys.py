@@ -10,6 +10,8 @@ metadata table) still index.
 The stored events are read back by decoding the index's `blocks` blobs here
 in Python (layout documented in indexer/event_store.c), independently of
 the C code that wrote them."""
+import ctypes
+import ctypes.util
 import hashlib
 import json
 import math
@@ -53,10 +55,49 @@ def _zz(u):
     return (u >> 1) ^ -(u & 1)
 
 
+_ZSTD = None
+
+
+def _inflate(frame, size):
+    """One zstd frame of `size` bytes, through the libzstd xprof-view links."""
+    global _ZSTD
+    if _ZSTD is None:
+        _ZSTD = ctypes.CDLL(ctypes.util.find_library("zstd") or "libzstd.so.1")
+        _ZSTD.ZSTD_decompress.restype = ctypes.c_size_t
+        _ZSTD.ZSTD_decompress.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_char_p,
+                                          ctypes.c_size_t]
+    out = ctypes.create_string_buffer(size)
+    got = _ZSTD.ZSTD_decompress(out, size, frame, len(frame))
+    assert got == size, "damaged zstd frame"
+    return out.raw
+
+
+def _payload(data):
+    """(event count, payload): version 2 holds the payload, version 3 its
+    zstd-compressed chunks after a table of (chunk bytes, frame bytes)."""
+    assert data[0] in (2, 3), "unknown block version %d" % data[0]
+    n, i = _varint(data, 1)
+    if data[0] == 2:
+        return n, data[i:]
+    raw, i = _varint(data, i)
+    k, i = _varint(data, i)
+    sizes = []
+    for _ in range(k):
+        r, i = _varint(data, i)
+        z, i = _varint(data, i)
+        sizes.append((r, z))
+    out = b""
+    for r, z in sizes:
+        out += _inflate(bytes(data[i:i + z]), r)
+        i += z
+    assert len(out) == raw and i == len(data)
+    return n, out
+
+
 def decode_block(data):
     """Yields the events of one `blocks` blob as dicts."""
-    assert data[0] == 2, "unknown block version %d" % data[0]
-    n, i = _varint(data, 1)
+    n, data = _payload(data)
+    i = 0
     ts = 0
     for _ in range(n):
         flags, ph, kind = data[i], chr(data[i + 1]), data[i + 2]

@@ -7,6 +7,7 @@
 #include "indexer/event_store.h"
 #include "indexer/index_db.h"
 #include "indexer/ingest.h"
+#include "common/varint.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -273,6 +274,130 @@ static void test_damaged_block(void)
     CU_ASSERT_EQUAL(xpv_store_decode(version, sizeof version, 0, 1, never, NULL, &err), -1);
 }
 
+/* The largest block of write_events' index, as stored. */
+static xpv_buf largest_block(sqlite3 *db, int64_t *id, int64_t *n)
+{
+    sqlite3_stmt *st;
+    xpv_buf b = {0};
+    CU_ASSERT_EQUAL_FATAL(sqlite3_prepare_v2(db,
+                                             "SELECT id, n, data FROM blocks ORDER BY n DESC,"
+                                             " id LIMIT 1",
+                                             -1, &st, NULL),
+                          SQLITE_OK);
+    CU_ASSERT_EQUAL_FATAL(sqlite3_step(st), SQLITE_ROW);
+    *id = sqlite3_column_int64(st, 0);
+    *n = sqlite3_column_int64(st, 1);
+    xpv_buf_append(&b, sqlite3_column_blob(st, 2), (size_t)sqlite3_column_bytes(st, 2));
+    sqlite3_finalize(st);
+    return b;
+}
+
+static int decode_count(const xpv_buf *b, int64_t *n, xpv_err *err)
+{
+    tally t = {0};
+    int rc = xpv_store_decode(b->data, b->len, 0, 1, count_visit, &t, err);
+    *n = t.n;
+    return rc;
+}
+
+static void store_blob(sqlite3 *db, int64_t id, const xpv_buf *b)
+{
+    sqlite3_stmt *st;
+    CU_ASSERT_EQUAL_FATAL(
+        sqlite3_prepare_v2(db, "UPDATE blocks SET data=?1 WHERE id=?2", -1, &st, NULL), SQLITE_OK);
+    sqlite3_bind_blob(st, 1, b->data, (int)b->len, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 2, id);
+    CU_ASSERT_EQUAL(sqlite3_step(st), SQLITE_DONE);
+    sqlite3_finalize(st);
+}
+
+/* Blocks are stored compressed (version 3); every kind of damage to one is
+ * an error naming the block, found no later than the damaged chunk. */
+static void test_damaged_compressed_block(void)
+{
+    sqlite3 *db = fresh_index();
+    write_events(db);
+    int64_t id, n, got;
+    xpv_buf good = largest_block(db, &id, &n);
+    xpv_err err = {{0}};
+    CU_ASSERT_EQUAL(good.data[0], 3);
+    CU_ASSERT_EQUAL(decode_count(&good, &got, &err), 0);
+    CU_ASSERT_EQUAL(got, n);
+    xpv_buf bad = {0};
+    /* A flipped byte in the middle of the compressed frame. */
+    xpv_buf_append(&bad, good.data, good.len);
+    bad.data[bad.len / 2] ^= 0x5a;
+    CU_ASSERT_EQUAL(decode_count(&bad, &got, &err), -1);
+    CU_ASSERT(strstr(err.msg, "damaged") != NULL);
+    CU_ASSERT(got < n); /* chunks before the damaged one may have been read */
+    xpv_store_mark marks[64];
+    int sorted;
+    CU_ASSERT_EQUAL(xpv_store_marks(bad.data, bad.len, 64, marks, 64, &sorted, &err), -1);
+    /* The frame cut short. */
+    xpv_buf_reset(&bad);
+    xpv_buf_append(&bad, good.data, good.len - 9);
+    CU_ASSERT_EQUAL(decode_count(&bad, &got, &err), -1);
+    /* A payload size no block has (nothing that large is allocated). */
+    unsigned char huge[] = {3, 1, 0xff, 0xff, 0xff, 0xff, 0x0f, 0x28, 0xb5, 0x2f, 0xfd};
+    CU_ASSERT_EQUAL(xpv_store_decode(huge, sizeof huge, 0, 1, never, NULL, &err), -1);
+    CU_ASSERT(strstr(err.msg, "damaged") != NULL);
+    /* Stored back, it fails the queries that read it, and only those. */
+    xpv_buf_reset(&bad);
+    xpv_buf_append(&bad, good.data, good.len);
+    bad.data[bad.len - 3] ^= 0x01; /* inside the frame's checksum */
+    store_blob(db, id, &bad);
+    xpv_store_query q;
+    xpv_store_query_all(&q, 7);
+    tally t = {0};
+    CU_ASSERT_EQUAL(xpv_store_scan(db, &q, count_visit, &t, &err), -1);
+    CU_ASSERT(strstr(err.msg, "damaged") != NULL);
+    CU_ASSERT_NOT_EQUAL(xpv_store_event_at(db, 7, id, (uint32_t)n - 1, count_visit, &t, &err), 0);
+    int64_t blocks = 0;
+    CU_ASSERT_EQUAL(xpv_store_blocks(db, &q, sum_blocks, &blocks, &err), 0);
+    CU_ASSERT_EQUAL(blocks, 20000);
+    xpv_buf_free(&bad);
+    xpv_buf_free(&good);
+    sqlite3_close(db);
+}
+
+/* An uncompressed (version 2) block of the same payload reads the same,
+ * and resume marks count payload bytes in both. */
+static void test_raw_and_compressed_agree(void)
+{
+    sqlite3 *db = fresh_index();
+    write_events(db);
+    int64_t id, n;
+    xpv_buf packed = largest_block(db, &id, &n), payload = {0}, raw = {0};
+    xpv_err err = {{0}};
+    CU_ASSERT_EQUAL_FATAL(xpv_store_payload(packed.data, packed.len, &payload, &err), 0);
+    CU_ASSERT(packed.len * 2 < payload.len); /* it did compress */
+    CU_ASSERT(payload.len > 2 * 32 * 1024);  /* into several chunks */
+    unsigned char head[12] = {2}, *p = xpv_varint_put(head + 1, (uint64_t)n);
+    xpv_buf_append(&raw, head, (size_t)(p - head));
+    xpv_buf_append(&raw, payload.data, payload.len);
+    xpv_store_mark mz[128], mr[128];
+    int sz, sr;
+    int nz = xpv_store_marks(packed.data, packed.len, 64, mz, 128, &sz, &err);
+    int nr = xpv_store_marks(raw.data, raw.len, 64, mr, 128, &sr, &err);
+    CU_ASSERT(nz > 2);
+    CU_ASSERT_EQUAL(nz, nr);
+    for (int i = 0; i < nz && i == nr; i++) {
+        CU_ASSERT_EQUAL(mz[i].offset + (uint32_t)(p - head), mr[i].offset);
+        tally a = {0}, b = {0};
+        CU_ASSERT_EQUAL(
+            xpv_store_decode_from(packed.data, packed.len, 0, 1, &mz[i], count_visit, &a, &err), 0);
+        CU_ASSERT_EQUAL(
+            xpv_store_decode_from(raw.data, raw.len, 0, 1, &mr[i], count_visit, &b, &err), 0);
+        CU_ASSERT_EQUAL(a.n, n - mz[i].index);
+        CU_ASSERT(a.n == b.n && a.sum_ts == b.sum_ts && a.sum_ps == b.sum_ps);
+        CU_ASSERT_EQUAL(a.args_ok, b.args_ok);
+    }
+    xpv_buf_free(&packed);
+    xpv_buf_free(&payload);
+    xpv_buf_free(&raw);
+    sqlite3_close(db);
+}
+
 static void test_lod_classes(void)
 {
     CU_ASSERT_EQUAL(xpv_store_lod(-1), 0);
@@ -289,6 +414,8 @@ int main(void)
         {"window and track queries, single lookup", test_window_and_track},
         {"block headers count every event", test_block_headers},
         {"damaged blocks are errors", test_damaged_block},
+        {"damaged compressed blocks are errors", test_damaged_compressed_block},
+        {"raw and compressed blocks agree", test_raw_and_compressed_agree},
         {"duration classes", test_lod_classes},
         {"kind filter and skipped args", test_kind_filter_and_skip_args},
         {"counter and flow blocks", test_counter_and_flow_blocks},
