@@ -265,13 +265,10 @@ static int sum_tracks(sqlite3 *db, int64_t id, const int64_t *tracks, size_t n, 
 
 int xpv_api_aggregate(sqlite3 *db, int64_t id, const xpv_events_query *q, xpv_buf *out)
 {
+    int64_t a, b;
     xpv_api_profile_state ps;
-    int status = xpv_api_profile_state_get(db, id, &ps, out);
+    int status = xpv_api_window(db, id, q, &ps, &a, &b, NULL, out);
     if (status != 200) return status;
-    int64_t a = q->has_start ? (int64_t)floor(q->start_us * 1000.0) : ps.start_ns;
-    int64_t b = q->has_end ? (int64_t)ceil(q->end_us * 1000.0) : ps.end_ns;
-    if (!ps.has_span && !(q->has_start && q->has_end)) a = 0, b = 1;
-    if (b <= a) return xpv_api_error(out, 400, "end_us must be greater than start_us");
     size_t n = q->ntracks, nall;
     int64_t *owned = all_tracks(db, id, &nall);
     for (size_t i = 0; q->tracks && i < n; i++)

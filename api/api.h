@@ -79,6 +79,7 @@ typedef struct {
     size_t ntracks;
     struct xpv_block_marks *marks; /* optional cache (block_marks.h): long blocks decode less */
 } xpv_events_query;
+
 int xpv_api_events(sqlite3 *db, int64_t id, const xpv_events_query *q, xpv_buf *out);
 
 /* One event by ref: `{"profile", "ref", "name", "cat", "ph", "kind",

@@ -10,6 +10,7 @@
 #ifndef XPV_API_UTIL_H
 #define XPV_API_UTIL_H
 
+#include "api.h"
 #include "../common/xpv_common.h"
 #include <sqlite3.h>
 
@@ -50,6 +51,14 @@ typedef struct {
     char file_name[256]; /* the profile file's name, no folder (cut to fit) */
 } xpv_api_profile_state;
 int xpv_api_profile_state_get(sqlite3 *db, int64_t id, xpv_api_profile_state *ps, xpv_buf *out);
+
+/* The window [*a, *b) in ns that q asks of an indexed profile (its span by
+ * default; [0, 1) when it has none), the profile's state in *ps and, when
+ * resolution is not NULL, the pixels. Returns 200, or an error status with
+ * out filled (profile not indexed, empty window, resolution out of range).
+ * Shared by the window answers: events, counters, aggregate. */
+int xpv_api_window(sqlite3 *db, int64_t id, const xpv_events_query *q, xpv_api_profile_state *ps,
+                   int64_t *a, int64_t *b, int *resolution, xpv_buf *out);
 /* Opens a profile's answer object: `{"profile":"<id>","status":"<status>"`. */
 void xpv_api_put_profile_head(xpv_buf *b, int64_t id, const xpv_api_profile_state *ps);
 

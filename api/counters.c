@@ -250,17 +250,11 @@ static void put_answer(int64_t id, counters *c, xpv_buf *out)
 
 int xpv_api_counters(sqlite3 *db, int64_t id, const xpv_events_query *q, xpv_buf *out)
 {
+    int64_t a, b;
+    int resolution;
     xpv_api_profile_state ps;
-    int status = xpv_api_profile_state_get(db, id, &ps, out);
+    int status = xpv_api_window(db, id, q, &ps, &a, &b, &resolution, out);
     if (status != 200) return status;
-    int resolution = q->resolution > 0 ? q->resolution : 1000;
-    if (resolution > XPV_EVENTS_MAX_RESOLUTION)
-        return xpv_api_error(out, 400, "resolution must be from 1 to %d",
-                             XPV_EVENTS_MAX_RESOLUTION);
-    int64_t a = q->has_start ? (int64_t)floor(q->start_us * 1000.0) : ps.start_ns;
-    int64_t b = q->has_end ? (int64_t)ceil(q->end_us * 1000.0) : ps.end_ns;
-    if (!ps.has_span && !(q->has_start && q->has_end)) a = 0, b = 1;
-    if (b <= a) return xpv_api_error(out, 400, "end_us must be greater than start_us");
     counters c = {.a = a, .b = b, .resolution = resolution};
     c.pixel = (double)(b - a) / resolution;
     c.strings = xpv_api_strings_open(db, id);

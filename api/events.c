@@ -454,19 +454,31 @@ static void put_answer(sqlite3 *db, int64_t id, window *w, xpv_buf *out)
     free(nt.slots);
 }
 
+int xpv_api_window(sqlite3 *db, int64_t id, const xpv_events_query *q, xpv_api_profile_state *ps,
+                   int64_t *a, int64_t *b, int *resolution, xpv_buf *out)
+{
+    int status = xpv_api_profile_state_get(db, id, ps, out);
+    if (status != 200) return status;
+    if (resolution) {
+        *resolution = q->resolution > 0 ? q->resolution : 1000;
+        if (*resolution > XPV_EVENTS_MAX_RESOLUTION)
+            return xpv_api_error(out, 400, "resolution must be from 1 to %d",
+                                 XPV_EVENTS_MAX_RESOLUTION);
+    }
+    *a = q->has_start ? (int64_t)floor(q->start_us * 1000.0) : ps->start_ns;
+    *b = q->has_end ? (int64_t)ceil(q->end_us * 1000.0) : ps->end_ns;
+    if (!ps->has_span && !(q->has_start && q->has_end)) *a = 0, *b = 1;
+    if (*b <= *a) return xpv_api_error(out, 400, "end_us must be greater than start_us");
+    return 200;
+}
+
 int xpv_api_events(sqlite3 *db, int64_t id, const xpv_events_query *q, xpv_buf *out)
 {
+    int64_t a, b;
+    int resolution;
     xpv_api_profile_state ps;
-    int status = xpv_api_profile_state_get(db, id, &ps, out);
+    int status = xpv_api_window(db, id, q, &ps, &a, &b, &resolution, out);
     if (status != 200) return status;
-    int resolution = q->resolution > 0 ? q->resolution : 1000;
-    if (resolution > XPV_EVENTS_MAX_RESOLUTION)
-        return xpv_api_error(out, 400, "resolution must be from 1 to %d",
-                             XPV_EVENTS_MAX_RESOLUTION);
-    int64_t a = q->has_start ? (int64_t)floor(q->start_us * 1000.0) : ps.start_ns;
-    int64_t b = q->has_end ? (int64_t)ceil(q->end_us * 1000.0) : ps.end_ns;
-    if (!ps.has_span && !(q->has_start && q->has_end)) a = 0, b = 1;
-    if (b <= a) return xpv_api_error(out, 400, "end_us must be greater than start_us");
     window w = {.a = a, .b = b, .resolution = resolution, .marks = q->marks};
     w.pixel = (double)(b - a) / resolution;
     status = load_tracks(db, id, q, &w, out);
