@@ -5,6 +5,7 @@
  */
 #define _GNU_SOURCE
 #include "hlo_file.h"
+#include "api_util.h"
 
 #include <fcntl.h>
 #include <inttypes.h>
@@ -164,4 +165,30 @@ void xpv_hlo_put_str(xpv_buf *b, xpv_hlo_str s)
         xpv_buf_json_str(b, s.p, s.n);
     else
         xpv_buf_puts(b, "null");
+}
+
+int xpv_hlo_file_answer(sqlite3 *db, int64_t id, const char *module, const xpv_hlo_answer *a,
+                        xpv_buf *out)
+{
+    xpv_api_profile_state ps;
+    int known = xpv_api_profile_state_get(db, id, &ps, out);
+    if (known != 200) return known;
+    xpv_hlo_file f;
+    xpv_err err = {{0}};
+    int rc = xpv_hlo_file_open(db, id, &f, &err);
+    if (rc < 0) return xpv_api_error(out, 500, "%s", err.msg);
+    if (rc == 0) return xpv_api_error(out, 404, "No Data");
+    const xpv_hlo_blob *bl = module ? xpv_hlo_file_find(&f, module) : NULL;
+    int status = 200;
+    if (module && !bl) {
+        status = xpv_api_error(out, 404, "no module %s in this profile", module);
+    } else {
+        xpv_api_put_profile_head(out, id, &ps);
+        if (bl)
+            status = a->one(a->ctx, &f, bl, out);
+        else
+            a->list(a->ctx, &f, out);
+    }
+    xpv_hlo_file_close(&f);
+    return status;
 }

@@ -45,6 +45,18 @@ int xpv_hlo_file_decode(const xpv_hlo_file *f, const xpv_hlo_blob *b, xpv_hlo_mo
 /* 1 when profile id has modules, 0 when not, -1 on error. */
 int xpv_hlo_file_has_modules(sqlite3 *db, int64_t id);
 
+/* The answer both module routes give (memory_viewer, hlo): 404 "No Data"
+ * for a profile without modules, 404 for a module it does not have, else
+ * the profile's head and then one(module) when one is named, list() when
+ * not. Returns the HTTP status (the profile not indexed: its status). */
+typedef struct {
+    int (*one)(void *ctx, const xpv_hlo_file *f, const xpv_hlo_blob *bl, xpv_buf *out);
+    void (*list)(void *ctx, const xpv_hlo_file *f, xpv_buf *out);
+    void *ctx;
+} xpv_hlo_answer;
+int xpv_hlo_file_answer(sqlite3 *db, int64_t id, const char *module, const xpv_hlo_answer *a,
+                        xpv_buf *out);
+
 /* Writes s as a JSON string (null when absent). */
 void xpv_hlo_put_str(xpv_buf *b, xpv_hlo_str s);
 

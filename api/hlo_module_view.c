@@ -185,9 +185,21 @@ static void put_computation(xpv_buf *b, xpv_buf *text, view *v, const xpv_hlo_co
     xpv_buf_puts(text, "}\n");
 }
 
-static int put_module(sqlite3 *db, int64_t id, const xpv_hlo_file *f, const xpv_hlo_blob *bl,
-                      const char *q, struct xpv_hlo_cache *cache, xpv_buf *out)
+/* What the module view's answer needs besides the module. */
+typedef struct {
+    sqlite3 *db;
+    int64_t id;
+    const char *q;
+    struct xpv_hlo_cache *cache;
+} view_request;
+
+static int put_module(void *ctx, const xpv_hlo_file *f, const xpv_hlo_blob *bl, xpv_buf *out)
 {
+    const view_request *rq = ctx;
+    sqlite3 *db = rq->db;
+    int64_t id = rq->id;
+    const char *q = rq->q;
+    struct xpv_hlo_cache *cache = rq->cache;
     xpv_hlo_module m;
     xpv_err err = {{0}};
     if (xpv_hlo_file_decode(f, bl, &m, &err) != 0) return xpv_api_error(out, 422, "%s", err.msg);
@@ -220,8 +232,9 @@ static int put_module(sqlite3 *db, int64_t id, const xpv_hlo_file *f, const xpv_
     return 200;
 }
 
-static void put_list(const xpv_hlo_file *f, xpv_buf *out)
+static void put_list(void *ctx, const xpv_hlo_file *f, xpv_buf *out)
 {
+    (void)ctx;
     xpv_buf_puts(out, ",\"modules\":[");
     for (size_t i = 0; i < f->n; i++) {
         xpv_hlo_module m;
@@ -249,25 +262,7 @@ static void put_list(const xpv_hlo_file *f, xpv_buf *out)
 int xpv_api_hlo_module(sqlite3 *db, int64_t id, const char *module, const char *q,
                        struct xpv_hlo_cache *hlo_cache, xpv_buf *out)
 {
-    xpv_api_profile_state ps;
-    int known = xpv_api_profile_state_get(db, id, &ps, out);
-    if (known != 200) return known;
-    xpv_hlo_file f;
-    xpv_err err = {{0}};
-    int rc = xpv_hlo_file_open(db, id, &f, &err);
-    if (rc < 0) return xpv_api_error(out, 500, "%s", err.msg);
-    if (rc == 0) return xpv_api_error(out, 404, "No Data");
-    const xpv_hlo_blob *bl = module ? xpv_hlo_file_find(&f, module) : NULL;
-    int status = 200;
-    if (module && !bl) {
-        status = xpv_api_error(out, 404, "no module %s in this profile", module);
-    } else {
-        xpv_api_put_profile_head(out, id, &ps);
-        if (bl)
-            status = put_module(db, id, &f, bl, q, hlo_cache, out);
-        else
-            put_list(&f, out);
-    }
-    xpv_hlo_file_close(&f);
-    return status;
+    view_request rq = {db, id, q, hlo_cache};
+    const xpv_hlo_answer a = {put_module, put_list, &rq};
+    return xpv_hlo_file_answer(db, id, module, &a, out);
 }

@@ -355,8 +355,9 @@ static void put_module_head(xpv_buf *b, const xpv_hlo_blob *bl)
 
 /* ---- answers ---- */
 
-static int one_module(const xpv_hlo_file *f, const xpv_hlo_blob *bl, xpv_buf *out)
+static int one_module(void *ctx, const xpv_hlo_file *f, const xpv_hlo_blob *bl, xpv_buf *out)
 {
+    (void)ctx;
     xpv_hlo_module m;
     xpv_err err = {{0}};
     if (xpv_hlo_file_decode(f, bl, &m, &err) != 0) return xpv_api_error(out, 422, "%s", err.msg);
@@ -375,8 +376,9 @@ static int one_module(const xpv_hlo_file *f, const xpv_hlo_blob *bl, xpv_buf *ou
     return 200;
 }
 
-static void module_list(const xpv_hlo_file *f, xpv_buf *out)
+static void module_list(void *ctx, const xpv_hlo_file *f, xpv_buf *out)
 {
+    (void)ctx;
     xpv_buf_puts(out, ",\"modules\":[");
     for (size_t i = 0; i < f->n; i++) {
         xpv_hlo_module m;
@@ -402,27 +404,8 @@ static void module_list(const xpv_hlo_file *f, xpv_buf *out)
 
 int xpv_api_memory_viewer(sqlite3 *db, int64_t id, const char *module, xpv_buf *out)
 {
-    xpv_api_profile_state ps;
-    int known = xpv_api_profile_state_get(db, id, &ps, out);
-    if (known != 200) return known;
-    xpv_hlo_file f;
-    xpv_err err = {{0}};
-    int rc = xpv_hlo_file_open(db, id, &f, &err);
-    if (rc < 0) return xpv_api_error(out, 500, "%s", err.msg);
-    if (rc == 0) return xpv_api_error(out, 404, "No Data");
-    const xpv_hlo_blob *bl = module ? xpv_hlo_file_find(&f, module) : NULL;
-    int status = 200;
-    if (module && !bl) {
-        status = xpv_api_error(out, 404, "no module %s in this profile", module);
-    } else {
-        xpv_api_put_profile_head(out, id, &ps);
-        if (bl)
-            status = one_module(&f, bl, out);
-        else
-            module_list(&f, out);
-    }
-    xpv_hlo_file_close(&f);
-    return status;
+    const xpv_hlo_answer a = {one_module, module_list, NULL};
+    return xpv_hlo_file_answer(db, id, module, &a, out);
 }
 
 /* ---- the tool: one row per module ---- */
