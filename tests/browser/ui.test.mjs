@@ -1223,6 +1223,7 @@ await test('profile Tools tab: every tool of the profile, drawn from our JSON', 
 // Flows, counters and area selection (issue 21) on the PyTorch H100 fixture:
 // its kernels have launches by correlation id, its [memory] instants carry totals.
 const linked = ready.find((p) => p.path.endsWith('pytorch-h100-bert-small.json.gz'));
+if (!linked) console.log('skip timeline links, area and counter tests: no PyTorch H100 fixture (../shared/fixtures)');
 
 // A kernel of the profile whose launch the event answer links, with that answer.
 async function kernelWithLaunch(p) {
@@ -1235,126 +1236,129 @@ async function kernelWithLaunch(p) {
   return null;
 }
 
-await test('timeline: a kernel shows its launch arrow and latency; a deep link restores window, selection and pins', async () => {
-  assert(linked, 'the PyTorch H100 fixture is indexed');
-  const pick = await kernelWithLaunch(linked);
-  assert(pick, 'a kernel with a linked launch');
-  const { kernel, launch } = pick;
-  const pad = (kernel.end_us - launch.start_us) * 0.5;
-  const start = launch.start_us - pad,
-    end = kernel.end_us + pad;
-  const page = await newPage();
-  await page.goto(`${BASE}/#/p/${linked.id}/timeline?start_us=${start}&end_us=${end}&sel=${kernel.ref}&pins=${launch.track}`);
-  await page.waitForFunction((ref) => window.__xpvTimeline?.state.selected?.ev.ref === ref, kernel.ref, { timeout: 15000 });
-  await page.waitForFunction(() => Number(document.querySelector('canvas.tl-canvas').dataset.flowsDrawn) >= 1, null, {
-    timeout: 10000,
+if (linked)
+  await test('timeline: a kernel shows its launch arrow and latency; a deep link restores window, selection and pins', async () => {
+    assert(linked, 'the PyTorch H100 fixture is indexed');
+    const pick = await kernelWithLaunch(linked);
+    assert(pick, 'a kernel with a linked launch');
+    const { kernel, launch } = pick;
+    const pad = (kernel.end_us - launch.start_us) * 0.5;
+    const start = launch.start_us - pad,
+      end = kernel.end_us + pad;
+    const page = await newPage();
+    await page.goto(`${BASE}/#/p/${linked.id}/timeline?start_us=${start}&end_us=${end}&sel=${kernel.ref}&pins=${launch.track}`);
+    await page.waitForFunction((ref) => window.__xpvTimeline?.state.selected?.ev.ref === ref, kernel.ref, { timeout: 15000 });
+    await page.waitForFunction(() => Number(document.querySelector('canvas.tl-canvas').dataset.flowsDrawn) >= 1, null, {
+      timeout: 10000,
+    });
+    const s = await tlState(page);
+    assert(Math.abs(s.view[0] - start) < 0.01 && Math.abs(s.view[1] - end) < 0.01, `view ${s.view} is the linked one`);
+    eq(s.pins.join(','), String(launch.track), 'the linked pin is restored');
+    eq(s.labels[0].id, launch.track, 'the pinned (launching) track is first');
+    const flows = await page.evaluate(() => window.__xpvTimeline.state.flows);
+    eq(flows.length, kernel.flows.length, 'the drawn links are the API answer');
+    const shown = flows.find((f) => f.ref === launch.ref);
+    eq(shown && shown.latency_us, launch.latency_us, 'the latency is the API one');
+    const item = page.locator(`.tl-details button.tl-flow[data-ref="${launch.ref}"]`);
+    assert((await item.textContent()).includes(launch.name), 'the details list the launch');
+    const latencyText = await page.locator('.tl-details .tl-flow-latency').first().textContent();
+    assert(/launch latency/.test(latencyText), `the details say the launch latency: ${latencyText}`);
+    await shot(page, 'timeline-flow');
+    // Following the link selects the launch, which links back out to the kernel.
+    await item.click();
+    await page.waitForFunction((ref) => window.__xpvTimeline.state.selected?.ev.ref === ref, launch.ref, { timeout: 10000 });
+    await page.waitForFunction(
+      (ref) => window.__xpvTimeline.state.flows.some((f) => f.direction === 'out' && f.ref === ref),
+      kernel.ref,
+      { timeout: 10000 },
+    );
+    eq(page.errors.length, 0, `console errors: ${page.errors.join(' | ')}`);
+    await page.context().close();
   });
-  const s = await tlState(page);
-  assert(Math.abs(s.view[0] - start) < 0.01 && Math.abs(s.view[1] - end) < 0.01, `view ${s.view} is the linked one`);
-  eq(s.pins.join(','), String(launch.track), 'the linked pin is restored');
-  eq(s.labels[0].id, launch.track, 'the pinned (launching) track is first');
-  const flows = await page.evaluate(() => window.__xpvTimeline.state.flows);
-  eq(flows.length, kernel.flows.length, 'the drawn links are the API answer');
-  const shown = flows.find((f) => f.ref === launch.ref);
-  eq(shown && shown.latency_us, launch.latency_us, 'the latency is the API one');
-  const item = page.locator(`.tl-details button.tl-flow[data-ref="${launch.ref}"]`);
-  assert((await item.textContent()).includes(launch.name), 'the details list the launch');
-  const latencyText = await page.locator('.tl-details .tl-flow-latency').first().textContent();
-  assert(/launch latency/.test(latencyText), `the details say the launch latency: ${latencyText}`);
-  await shot(page, 'timeline-flow');
-  // Following the link selects the launch, which links back out to the kernel.
-  await item.click();
-  await page.waitForFunction((ref) => window.__xpvTimeline.state.selected?.ev.ref === ref, launch.ref, { timeout: 10000 });
-  await page.waitForFunction(
-    (ref) => window.__xpvTimeline.state.flows.some((f) => f.direction === 'out' && f.ref === ref),
-    kernel.ref,
-    { timeout: 10000 },
-  );
-  eq(page.errors.length, 0, `console errors: ${page.errors.join(' | ')}`);
-  await page.context().close();
-});
 
-await test('timeline area selection: Shift+drag sums the area as the API does; rows sort and highlight', async () => {
-  assert(linked, 'the PyTorch H100 fixture is indexed');
-  const page = await newPage();
-  await page.goto(`${BASE}/#/p/${linked.id}/timeline`);
-  await waitDrawn(page);
-  const box = await page.locator('canvas.tl-canvas').boundingBox();
-  await page.keyboard.down('Shift');
-  await page.mouse.move(box.x + box.width * 0.2, box.y + 30);
-  await page.mouse.down();
-  await page.mouse.move(box.x + box.width * 0.5, box.y + 200, { steps: 5 });
-  await page.mouse.move(box.x + box.width * 0.8, box.y + box.height - 40, { steps: 5 });
-  await page.mouse.up();
-  await page.keyboard.up('Shift');
-  await page.waitForFunction(() => document.querySelector('canvas.tl-canvas').dataset.areaState === 'done', null, {
-    timeout: 20000,
+if (linked)
+  await test('timeline area selection: Shift+drag sums the area as the API does; rows sort and highlight', async () => {
+    assert(linked, 'the PyTorch H100 fixture is indexed');
+    const page = await newPage();
+    await page.goto(`${BASE}/#/p/${linked.id}/timeline`);
+    await waitDrawn(page);
+    const box = await page.locator('canvas.tl-canvas').boundingBox();
+    await page.keyboard.down('Shift');
+    await page.mouse.move(box.x + box.width * 0.2, box.y + 30);
+    await page.mouse.down();
+    await page.mouse.move(box.x + box.width * 0.5, box.y + 200, { steps: 5 });
+    await page.mouse.move(box.x + box.width * 0.8, box.y + box.height - 40, { steps: 5 });
+    await page.mouse.up();
+    await page.keyboard.up('Shift');
+    await page.waitForFunction(() => document.querySelector('canvas.tl-canvas').dataset.areaState === 'done', null, {
+      timeout: 20000,
+    });
+    const area = await page.evaluate(() => {
+      const a = window.__xpvTimeline.state.area;
+      return { s: a.s, e: a.e, tracks: a.tracks };
+    });
+    assert(area.tracks.length >= 2, `the drag crossed several tracks: ${area.tracks}`);
+    const q = new URLSearchParams({ start_us: area.s, end_us: area.e, tracks: area.tracks.join(',') });
+    const want = await api(`/api/profiles/${linked.id}/aggregate?${q}`);
+    assert(want.rows.length > 0, 'the area holds slices');
+    const names = await page.$$eval('.tl-area-table tbody tr', (trs) => trs.map((t) => t.dataset.name));
+    eq(names.join('\n'), want.rows.map((r) => r.name).join('\n'), 'rows in the API order (total, descending)');
+    const counts = await page.$$eval('.tl-area-table tbody tr td:nth-child(2)', (tds) =>
+      tds.map((t) => Number(t.textContent.replace(/[^0-9]/g, ''))),
+    );
+    eq(counts.join(','), want.rows.map((r) => r.count).join(','), 'counts equal the API');
+    const cnt = await page.evaluate(() => window.__xpvTimeline.state.area.tracks.length);
+    eq(cnt, want.tracks, 'tracks summed');
+    // Sort by count, then click a row: its name is highlighted.
+    await page.click('.tl-area-table thead button[data-key="count"]');
+    const byCount = await page.$$eval('.tl-area-table tbody tr td:nth-child(2)', (tds) =>
+      tds.map((t) => Number(t.textContent.replace(/[^0-9]/g, ''))),
+    );
+    assert(
+      byCount.every((c, i) => i === 0 || byCount[i - 1] >= c),
+      'sorted by count, descending',
+    );
+    const first = await page.$eval('.tl-area-table tbody tr', (t) => t.dataset.name);
+    await page.click('.tl-area-table tbody tr');
+    eq(await page.evaluate(() => window.__xpvTimeline.state.highlightName), first, 'the clicked name is highlighted');
+    await shot(page, 'timeline-area');
+    await page.keyboard.press('Escape');
+    eq(await page.evaluate(() => window.__xpvTimeline.state.area), null, 'Esc clears the area');
+    eq(page.errors.length, 0, `console errors: ${page.errors.join(' | ')}`);
+    await page.context().close();
   });
-  const area = await page.evaluate(() => {
-    const a = window.__xpvTimeline.state.area;
-    return { s: a.s, e: a.e, tracks: a.tracks };
-  });
-  assert(area.tracks.length >= 2, `the drag crossed several tracks: ${area.tracks}`);
-  const q = new URLSearchParams({ start_us: area.s, end_us: area.e, tracks: area.tracks.join(',') });
-  const want = await api(`/api/profiles/${linked.id}/aggregate?${q}`);
-  assert(want.rows.length > 0, 'the area holds slices');
-  const names = await page.$$eval('.tl-area-table tbody tr', (trs) => trs.map((t) => t.dataset.name));
-  eq(names.join('\n'), want.rows.map((r) => r.name).join('\n'), 'rows in the API order (total, descending)');
-  const counts = await page.$$eval('.tl-area-table tbody tr td:nth-child(2)', (tds) =>
-    tds.map((t) => Number(t.textContent.replace(/[^0-9]/g, ''))),
-  );
-  eq(counts.join(','), want.rows.map((r) => r.count).join(','), 'counts equal the API');
-  const cnt = await page.evaluate(() => window.__xpvTimeline.state.area.tracks.length);
-  eq(cnt, want.tracks, 'tracks summed');
-  // Sort by count, then click a row: its name is highlighted.
-  await page.click('.tl-area-table thead button[data-key="count"]');
-  const byCount = await page.$$eval('.tl-area-table tbody tr td:nth-child(2)', (tds) =>
-    tds.map((t) => Number(t.textContent.replace(/[^0-9]/g, ''))),
-  );
-  assert(
-    byCount.every((c, i) => i === 0 || byCount[i - 1] >= c),
-    'sorted by count, descending',
-  );
-  const first = await page.$eval('.tl-area-table tbody tr', (t) => t.dataset.name);
-  await page.click('.tl-area-table tbody tr');
-  eq(await page.evaluate(() => window.__xpvTimeline.state.highlightName), first, 'the clicked name is highlighted');
-  await shot(page, 'timeline-area');
-  await page.keyboard.press('Escape');
-  eq(await page.evaluate(() => window.__xpvTimeline.state.area), null, 'Esc clears the area');
-  eq(page.errors.length, 0, `console errors: ${page.errors.join(' | ')}`);
-  await page.context().close();
-});
 
-await test('timeline counter track draws the memory totals, with values on hover', async () => {
-  assert(linked, 'the PyTorch H100 fixture is indexed');
-  const c = await api(`/api/profiles/${linked.id}/counters?resolution=1000`);
-  assert(c.counters.length > 0, 'the profile has counter series');
-  const page = await newPage();
-  await page.goto(`${BASE}/#/p/${linked.id}/timeline`);
-  await page.waitForFunction((n) => document.querySelectorAll('.tl-label.counter').length === n, c.counters.length, {
-    timeout: 15000,
+if (linked)
+  await test('timeline counter track draws the memory totals, with values on hover', async () => {
+    assert(linked, 'the PyTorch H100 fixture is indexed');
+    const c = await api(`/api/profiles/${linked.id}/counters?resolution=1000`);
+    assert(c.counters.length > 0, 'the profile has counter series');
+    const page = await newPage();
+    await page.goto(`${BASE}/#/p/${linked.id}/timeline`);
+    await page.waitForFunction((n) => document.querySelectorAll('.tl-label.counter').length === n, c.counters.length, {
+      timeout: 15000,
+    });
+    await page.waitForFunction(() => Number(document.querySelector('canvas.tl-canvas').dataset.countersDrawn) > 0, null, {
+      timeout: 10000,
+    });
+    const labels = await page.$$eval('.tl-label.counter', (ls) => ls.map((l) => l.textContent));
+    assert(
+      labels.some((l) => l.includes('Total Allocated')),
+      `a Total Allocated track: ${labels}`,
+    );
+    // Hover the first counter row: the tooltip names the series and a value.
+    const label = page.locator('.tl-label.counter').first();
+    const lb = await label.boundingBox();
+    const box = await page.locator('canvas.tl-canvas').boundingBox();
+    await page.mouse.move(box.x + box.width * 0.9, lb.y + lb.height / 2);
+    await page.waitForSelector('.tl-tip:not([hidden])', { timeout: 5000 });
+    const tip = await page.textContent('.tl-tip');
+    assert(tip.startsWith((await label.textContent()) + ':'), `the tooltip names the series: ${tip}`);
+    assert(/[0-9]/.test(tip), `and gives a value: ${tip}`);
+    await shot(page, 'timeline-counters');
+    eq(page.errors.length, 0, `console errors: ${page.errors.join(' | ')}`);
+    await page.context().close();
   });
-  await page.waitForFunction(() => Number(document.querySelector('canvas.tl-canvas').dataset.countersDrawn) > 0, null, {
-    timeout: 10000,
-  });
-  const labels = await page.$$eval('.tl-label.counter', (ls) => ls.map((l) => l.textContent));
-  assert(
-    labels.some((l) => l.includes('Total Allocated')),
-    `a Total Allocated track: ${labels}`,
-  );
-  // Hover the first counter row: the tooltip names the series and a value.
-  const label = page.locator('.tl-label.counter').first();
-  const lb = await label.boundingBox();
-  const box = await page.locator('canvas.tl-canvas').boundingBox();
-  await page.mouse.move(box.x + box.width * 0.9, lb.y + lb.height / 2);
-  await page.waitForSelector('.tl-tip:not([hidden])', { timeout: 5000 });
-  const tip = await page.textContent('.tl-tip');
-  assert(tip.startsWith((await label.textContent()) + ':'), `the tooltip names the series: ${tip}`);
-  assert(/[0-9]/.test(tip), `and gives a value: ${tip}`);
-  await shot(page, 'timeline-counters');
-  eq(page.errors.length, 0, `console errors: ${page.errors.join(' | ')}`);
-  await page.context().close();
-});
 
 await test('findings: the overview lists them; a click on evidence opens its timeline window', async () => {
   // The profile with the most findings that has evidence naming an event.
