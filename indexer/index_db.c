@@ -139,6 +139,16 @@ void xpv_index_remove(const char *db_path)
 }
 
 /* Returns 1 when the open database is a current index of profile_dir. */
+int xpv_index_quick_check(sqlite3 *db)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db, "PRAGMA quick_check(1)", -1, &st, NULL) != SQLITE_OK) return 0;
+    int ok = sqlite3_step(st) == SQLITE_ROW &&
+             strcmp((const char *)sqlite3_column_text(st, 0), "ok") == 0;
+    sqlite3_finalize(st);
+    return ok;
+}
+
 static int index_is_current(sqlite3 *db, const char *profile_dir)
 {
     sqlite3_stmt *st = NULL;
@@ -153,13 +163,8 @@ static int index_is_current(sqlite3 *db, const char *profile_dir)
     }
     int rc = sqlite3_finalize(st);
     if (rc != SQLITE_OK || version != XPV_SCHEMA_VERSION || !dir_ok) return 0;
-    /* A cheap structural check of the first pages; deep damage found later
-     * by a query makes the caller rebuild too. */
-    if (sqlite3_prepare_v2(db, "PRAGMA quick_check(1)", -1, &st, NULL) != SQLITE_OK) return 0;
-    int ok = sqlite3_step(st) == SQLITE_ROW &&
-             strcmp((const char *)sqlite3_column_text(st, 0), "ok") == 0;
-    sqlite3_finalize(st);
-    return ok;
+    /* Deep damage found later by a query makes the caller rebuild too. */
+    return xpv_index_quick_check(db);
 }
 
 static int configure(sqlite3 *db, xpv_err *err)

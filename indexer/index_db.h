@@ -37,6 +37,8 @@ int xpv_index_default_path(const char *profile_dir_abs, char *out, size_t outsz,
 int xpv_index_open(const char *db_path, const char *profile_dir_abs, sqlite3 **out, int *rebuilt,
                    xpv_err *err);
 
+/* 1 when SQLite's quick check finds the file's structure sound. */
+int xpv_index_quick_check(sqlite3 *db);
 /* Removes the index file and its -wal, -shm and -journal companions. */
 void xpv_index_remove(const char *db_path);
 /* Opens an existing index read-only for a serving thread. */

@@ -269,12 +269,7 @@ static const char *index_damage(xpv_server *s)
     if (st.st_ino != bg.file.st_ino || st.st_dev != bg.file.st_dev) return "replaced";
     if (st.st_size < bg.file.st_size) return "truncated";
     if (!reported) return NULL;
-    sqlite3_stmt *q;
-    int ok = sqlite3_prepare_v2(bg.db, "PRAGMA quick_check(1)", -1, &q, NULL) == SQLITE_OK &&
-             sqlite3_step(q) == SQLITE_ROW &&
-             strcmp((const char *)sqlite3_column_text(q, 0), "ok") == 0;
-    sqlite3_finalize(q);
-    return ok ? NULL : "damaged";
+    return xpv_index_quick_check(bg.db) ? NULL : "damaged";
 }
 
 /* Creates the index anew and indexes every profile of the last walk into
