@@ -288,9 +288,12 @@ static int rebuild(xpv_server *s, const char *why, uint64_t *last)
         return -1;
     }
     remember_file(s);
-    __atomic_add_fetch(&s->index_generation, 1, __ATOMIC_RELEASE);
     *last = 0; /* the new index has no profile: register them all */
-    if (xpv_indexer_register(bg.db, bg.cur, &err) < 0) {
+    int registered = xpv_indexer_register(bg.db, bg.cur, &err);
+    /* Serving threads move to the new file only now, so they find every
+     * profile listed (pending until indexed), never an empty index. */
+    __atomic_add_fetch(&s->index_generation, 1, __ATOMIC_RELEASE);
+    if (registered < 0) {
         fprintf(stderr, "xprof-view: rebuild: %s\n", err.msg);
         return 0;
     }
