@@ -268,31 +268,8 @@ bad:
     return -1;
 }
 
-static void events(xpv_server *s, struct MHD_Connection *c, sqlite3 *db, int64_t id, xpv_reply *r)
-{
-    xpv_events_query q = {.marks = s->marks};
-    long long resolution = 1000;
-    const double limit = 9.2e15; /* µs: keeps every ns value inside int64 */
-    if (double_param(c, "start_us", limit, &q.has_start, &q.start_us, r) ||
-        double_param(c, "end_us", limit, &q.has_end, &q.end_us, r) ||
-        int_param(c, "resolution", 1, XPV_EVENTS_MAX_RESOLUTION, &resolution, r))
-        return;
-    q.resolution = (int)resolution;
-    const char *tracks = param(c, "tracks");
-    int64_t *list = NULL;
-    if (tracks && *tracks) {
-        list = xpv_xmalloc(MAX_TRACKS_PARAM * sizeof *list);
-        if (parse_tracks(tracks, list, &q.ntracks, r) != 0) {
-            free(list);
-            return;
-        }
-        q.tracks = list;
-    }
-    xpv_reply_json(r, xpv_api_events(db, id, &q, &r->body));
-    free(list);
-}
-
-/* The counters and aggregate answers: a window (as events) and an answer. */
+/* The window answers (events, counters, aggregate): the window, resolution
+ * and tracks parameters, then the answer. */
 static void window_route(xpv_server *s, struct MHD_Connection *c, sqlite3 *db, int64_t id,
                          xpv_reply *r,
                          int (*answer)(sqlite3 *, int64_t, const xpv_events_query *, xpv_buf *))
@@ -412,7 +389,7 @@ static void profile_route(xpv_server *s, struct MHD_Connection *c, const char *r
     else if (strcmp(sub, "tracks") == 0)
         xpv_reply_json(r, xpv_api_tracks(db, id, &r->body));
     else if (strcmp(sub, "events") == 0)
-        events(s, c, db, id, r);
+        window_route(s, c, db, id, r, xpv_api_events);
     else if (strcmp(sub, "event") == 0)
         event(c, db, id, r);
     else if (strcmp(sub, "search") == 0)
