@@ -323,3 +323,15 @@ int xpv_index_clear_profile(sqlite3 *db, int64_t profile_id, xpv_err *err)
     }
     return 0;
 }
+
+int xpv_index_mark_pending(sqlite3 *db, int64_t profile_id, xpv_err *err)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db, "UPDATE profiles SET status='pending', error=NULL WHERE id=?1", -1,
+                           &st, NULL) != SQLITE_OK)
+        return xpv_db_error(err, db);
+    sqlite3_bind_int64(st, 1, profile_id);
+    int rc = sqlite3_step(st);
+    sqlite3_finalize(st);
+    return rc == SQLITE_DONE ? 0 : xpv_db_error(err, db);
+}

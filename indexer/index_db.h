@@ -52,6 +52,10 @@ int64_t xpv_index_data_version(sqlite3 *db, sqlite3_stmt **stmt);
 /* Deletes every row that belongs to one profile except its profiles row. */
 int xpv_index_clear_profile(sqlite3 *db, int64_t profile_id, xpv_err *err);
 
+/* Sets a profile's status to pending, so the next indexing run reads its
+ * file again (its blocks were found damaged). Returns 0 or -1 with err. */
+int xpv_index_mark_pending(sqlite3 *db, int64_t profile_id, xpv_err *err);
+
 /* Runs a statement with no result rows; returns 0 or -1 with err. */
 /* Sets err from the connection's last error, with the system's reason
  * (disk full, file too large) where SQLite has one. Returns -1. */
