@@ -299,6 +299,53 @@ def test_overview_device_figures_from_the_planes():
         assert sum(int(r["detail"].split(" device")[0].split("; ")[-1]) for r in got) == len(want)
 
 
+def test_overview_top_ops_merge_hosts():
+    """overview_page's top ops for every host of a generated run of four
+    hosts: each name's device time summed over the hosts' rows (added up in
+    Python from the index's per-host kernel_stats rows), kernels before XLA
+    ops, largest first, with each one's share of its kind's time."""
+    if not e2e.GEN or not os.path.exists(e2e.GEN):
+        print("  (skipped: XPV_GEN not set)")
+        return
+    import sqlite3
+    root = e2e.tmpdir("xpv-top-ops-")
+    prof, db = os.path.join(root, "profiles"), os.path.join(root, "i.db")
+    r = subprocess.run([e2e.GEN, "--out", prof, "--kind", "jax", "--hosts", "4", "--steps", "4",
+                        "--size", "1MB", "--seed", "11", "--no-json"], capture_output=True,
+                       text=True)
+    assert r.returncode == 0, r.stderr
+    port = e2e.free_port()
+    proc = subprocess.Popen([e2e.BIN, "--profile-dir=" + prof, "--db=" + db,
+                             "--port=%d" % port, "--perfetto-port=0", "--quiet"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        e2e.wait_indexed(port, 4)
+        run = json.loads(e2e.http_get(port, "/data/plugin/profile/runs")[2])[0]
+        st, _, body = e2e.http_get(port, tb("data", run=run, tag="overview_page",
+                                            host="ALL_HOSTS"))
+        assert st == 200, body[:200]
+        got = [r for r in table_rows(json.loads(body)) if r["section"] == "top ops"]
+        with sqlite3.connect(db) as c:
+            rows = c.execute("SELECT kind, name, total_ps FROM kernel_stats WHERE device=-1 AND"
+                             " kind IN ('kernel', 'xla_op')").fetchall()
+            hosts = c.execute("SELECT count(DISTINCT profile_id) FROM kernel_stats").fetchone()[0]
+        assert hosts == 4
+        sums, totals = {}, {}
+        for kind, name, ps in rows:
+            sums[(kind, name)] = sums.get((kind, name), 0) + ps
+            totals[kind] = totals.get(kind, 0) + ps
+        assert len(sums) > 5 and len(rows) > len(sums), (len(rows), len(sums))
+        want = sorted(sums.items(), key=lambda kv: (kv[0][0] == "xla_op", -kv[1], kv[0][1]))[:5]
+        assert [r["metric"] for r in got] == [name for (_, name), _ in want], (got, want)
+        for r, ((kind, _), ps) in zip(got, want):
+            assert abs(r["value"] - ps / 1e6) < 1e-6, (r, ps)
+            share = 100.0 * ps / totals[kind]
+            assert r["detail"] == "%s, %.1f%% of all %s time" % (kind, share, kind), (r, share)
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=30)
+
+
 if __name__ == "__main__":
     if not e2e.BIN or not os.path.exists(e2e.BIN):
         print("SKIP: XPV_BIN not set")
@@ -308,6 +355,7 @@ if __name__ == "__main__":
         e2e.main([test_run_tools_and_hosts, test_unknown_profile_and_trace_viewer,
                   test_pod_viewer_equals_the_written_steps,
                   test_overview_page_numbers_and_advice, test_overview_device_figures_from_the_planes,
-                  test_pod_viewer_on_a_generated_run, test_tools_on_an_nsys_export])
+                  test_pod_viewer_on_a_generated_run, test_tools_on_an_nsys_export,
+                  test_overview_top_ops_merge_hosts])
     finally:
         S.stop()
