@@ -45,13 +45,18 @@ static const char *const SCHEMA_SQL =
     " kinds INTEGER NOT NULL DEFAULT 0, data BLOB);"
     "CREATE INDEX blocks_by_time ON blocks(profile_id, track, lod, t_min, t_max, kinds);"
     /* kind: kernel | memcpy | memset | xla_op | hlo_category. device -1 = all devices.
-     * Durations in picoseconds (exact integer sums). Unknown values are NULL. */
+     * Durations in picoseconds (exact integer sums). Unknown values are NULL.
+     * seq: the row's place among the profile's rows as written, which orders
+     * rows of one name. op_id: the op's id in `strings` (its text is there
+     * already). Keyed as queries look rows up, without a rowid or a second
+     * index: most of a small profile's index is these rows. */
     "CREATE TABLE kernel_stats(profile_id INTEGER NOT NULL, kind TEXT NOT NULL,"
-    " device INTEGER NOT NULL, name TEXT NOT NULL, category TEXT, count INTEGER,"
-    " total_ps INTEGER, min_ps INTEGER, max_ps INTEGER, median_ps REAL, stddev_ps REAL,"
-    " percent REAL, grid TEXT, block TEXT, registers_per_thread INTEGER,"
-    " shared_memory_bytes INTEGER, occupancy_pct REAL, op TEXT, shapes INTEGER);"
-    "CREATE INDEX kernel_stats_by_profile ON kernel_stats(profile_id, kind, device);"
+    " device INTEGER NOT NULL, name TEXT NOT NULL, seq INTEGER NOT NULL DEFAULT 0,"
+    " category TEXT, count INTEGER, total_ps INTEGER, min_ps INTEGER, max_ps INTEGER,"
+    " median_ps REAL, stddev_ps REAL, percent REAL, grid TEXT, block TEXT,"
+    " registers_per_thread INTEGER, shared_memory_bytes INTEGER, occupancy_pct REAL,"
+    " op_id INTEGER, shapes INTEGER,"
+    " PRIMARY KEY(profile_id, kind, device, name, seq)) WITHOUT ROWID;"
     /* device -1 = all devices combined. Times in picoseconds. */
     "CREATE TABLE steps(profile_id INTEGER NOT NULL, step INTEGER NOT NULL, name TEXT,"
     " device INTEGER NOT NULL, start_ps INTEGER, duration_ps INTEGER, compute_ps INTEGER,"

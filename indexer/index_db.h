@@ -20,7 +20,7 @@
 #include <sqlite3.h>
 
 /* Bump when any table's meaning changes: older indexes are rebuilt. */
-#define XPV_SCHEMA_VERSION 7
+#define XPV_SCHEMA_VERSION 8
 
 /* Writes the cache directory, $XDG_CACHE_HOME/xprof-view (or
  * ~/.cache/xprof-view), into out, creating it. */

@@ -420,7 +420,7 @@ static void bind_shape(sqlite3_stmt *st, const xpv_kstats *k, const xpv_krow *r,
     if (r->occupancy >= 0) sqlite3_bind_double(st, 17, r->occupancy);
 }
 
-static int insert_row(sqlite3_stmt *st, const xpv_kstats *k, const xpv_krow *r,
+static int insert_row(sqlite3_stmt *st, const xpv_kstats *k, const xpv_krow *r, size_t seq,
                       const xpv_analysis_input *in, xpv_err *err)
 {
     const xpv_kgroup *g = &k->g[r->gi];
@@ -442,12 +442,11 @@ static int insert_row(sqlite3_stmt *st, const xpv_kstats *k, const xpv_krow *r,
     else
         sqlite3_bind_null(st, 12);
     bind_shape(st, k, r, g->kind == XPV_KIND_KERNEL);
-    if (r->op) {
-        const char *op = in->string(in->string_ctx, r->op, &len);
-        sqlite3_bind_text(st, 18, op, (int)len, SQLITE_STATIC);
-    } else {
+    if (r->op)
+        sqlite3_bind_int64(st, 18, r->op);
+    else
         sqlite3_bind_null(st, 18);
-    }
+    sqlite3_bind_int64(st, 20, (int64_t)seq);
     int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : xpv_db_error(err, in->db);
     sqlite3_reset(st);
     return rc;
@@ -461,14 +460,14 @@ int xpv_kstats_insert(const xpv_kstats *k, const xpv_krows *rows, const xpv_anal
     if (sqlite3_prepare_v2(in->db,
                            "INSERT INTO kernel_stats(profile_id, kind, device, name, category,"
                            " count, total_ps, min_ps, max_ps, median_ps, stddev_ps, percent, grid,"
-                           " block, registers_per_thread, shared_memory_bytes, occupancy_pct, op,"
-                           " shapes) VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,"
-                           "?16,?17,?18,?19)",
+                           " block, registers_per_thread, shared_memory_bytes, occupancy_pct,"
+                           " op_id, shapes, seq) VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,"
+                           "?13,?14,?15,?16,?17,?18,?19,?20)",
                            -1, &st, NULL) != SQLITE_OK)
         return xpv_db_error(err, in->db);
     int rc = 0;
     for (size_t i = 0; i < rows->n && rc == 0; i++)
-        rc = insert_row(st, k, &rows->v[i], in, err);
+        rc = insert_row(st, k, &rows->v[i], i, in, err);
     sqlite3_finalize(st);
     return rc;
 }
