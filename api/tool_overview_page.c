@@ -12,10 +12,8 @@
  * every threshold leaves the top op as the advice.
  */
 #include "tools.h"
-#include "../indexer/intern.h"
 
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #define IDLE_BOUND 0.30       /* devices idle this much: input- or host-bound */
@@ -203,110 +201,29 @@ static void share_rows(xpv_table *t, const breakdown *b)
 
 /* ---- top ops ---- */
 
-/* A kind's device time per name, summed over the hosts in C: a run of 256
- * hosts has ~100 K (host, name) rows, which SQLite's GROUP BY sorts in a
- * temporary B-tree (hundreds of ms); a hash of the names adds them up in
- * one pass over the rows, in the order the index keeps them. */
-typedef struct {
-    xpv_intern names;
-    int64_t *ps; /* by name id */
-    size_t cap;
-    int64_t total;
-    int empty_name; /* id 0 ("") was summed, not just reserved */
-} kind_sums;
-
-typedef struct {
-    int kind; /* 0 kernel, 1 xla_op: kernels are listed first */
-    const char *name;
-    int64_t ps;
-} top_row;
-
-static int add_time(kind_sums *k, const char *name, size_t len, int64_t ps)
-{
-    uint32_t id = xpv_intern_lookup(&k->names, name, len, 1);
-    if (id == 0) k->empty_name = 1;
-    if (id >= k->cap) {
-        size_t cap = k->cap ? 2 * k->cap : 256;
-        while (cap <= id)
-            cap *= 2;
-        k->ps = xpv_xrealloc(k->ps, cap * sizeof *k->ps);
-        memset(k->ps + k->cap, 0, (cap - k->cap) * sizeof *k->ps);
-        k->cap = cap;
-    }
-    /* Exact sums or an error, as SQLite's sum() would give. */
-    if (__builtin_add_overflow(k->ps[id], ps, &k->ps[id]) ||
-        __builtin_add_overflow(k->total, ps, &k->total))
-        return -1;
-    return 0;
-}
-
-static int by_kind_then_time(const void *a, const void *b)
-{
-    const top_row *x = a, *y = b;
-    if (x->kind != y->kind) return x->kind - y->kind;
-    if (x->ps != y->ps) return x->ps > y->ps ? -1 : 1;
-    return strcmp(x->name, y->name);
-}
-
-static int sum_ops(sqlite3 *db, const xpv_tool_scope *s, kind_sums k[2], xpv_err *err)
-{
-    sqlite3_stmt *st = prepare(db,
-                               "SELECT kind='xla_op', name, total_ps FROM kernel_stats WHERE"
-                               " profile_id IN (SELECT value FROM json_each(?1)) AND kind IN"
-                               " ('kernel', 'xla_op') AND device=-1",
-                               s, err);
-    if (!st) return -1;
-    int rc;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        int kind = sqlite3_column_int(st, 0);
-        const char *name = (const char *)sqlite3_column_text(st, 1);
-        size_t len = (size_t)sqlite3_column_bytes(st, 1);
-        if (add_time(&k[kind], name ? name : "", name ? len : 0, sqlite3_column_int64(st, 2))) {
-            sqlite3_finalize(st);
-            return xpv_err_set(err, "index: integer overflow summing op times");
-        }
-    }
-    return xpv_tool_step_end(db, st, rc, err);
-}
-
 static int top_ops(sqlite3 *db, const xpv_tool_scope *s, xpv_table *t, char *top, size_t n,
                    double *top_share, xpv_err *err)
 {
     static const char *const KIND[2] = {"kernel", "xla_op"};
-    kind_sums k[2];
-    memset(k, 0, sizeof k);
-    xpv_intern_init(&k[0].names);
-    xpv_intern_init(&k[1].names);
-    int rc = sum_ops(db, s, k, err);
-    size_t nrows = 0;
-    top_row *rows = xpv_xmalloc((k[0].names.nstrs + k[1].names.nstrs + 1) * sizeof *rows);
-    for (int kind = 0; rc == 0 && kind < 2; kind++)
-        for (size_t i = k[kind].empty_name ? 0 : 1; i < k[kind].names.nstrs; i++)
-            rows[nrows++] =
-                (top_row){kind, xpv_intern_get(&k[kind].names, (uint32_t)i, NULL), k[kind].ps[i]};
-    xpv_sort(rows, nrows, sizeof *rows, by_kind_then_time);
+    xpv_top_ops ops;
+    if (xpv_tool_top_ops(db, s, TOP_OPS, &ops, err) != 0) return -1;
     top[0] = 0;
-    for (size_t i = 0; rc == 0 && i < nrows && i < TOP_OPS; i++) {
-        const top_row *r = &rows[i];
-        const char *name = r->name;
-        int64_t total = k[r->kind].total;
+    for (size_t i = 0; i < ops.n; i++) {
+        const xpv_top_op *r = &ops.v[i];
+        int64_t total = ops.total[r->kind];
         double share = total ? (double)r->ps / (double)total : 0;
         if (i == 0) {
-            snprintf(top, n, "%s", name);
+            snprintf(top, n, "%s", r->name);
             *top_share = share;
         }
         char detail[96];
         snprintf(detail, sizeof detail, "%s, %.1f%% of all %s time", KIND[r->kind], 100.0 * share,
                  KIND[r->kind]);
-        size_t row = add(t, "top ops", name, "us", detail);
+        size_t row = add(t, "top ops", r->name, "us", detail);
         xpv_table_set_ps_us(t, row, C_VALUE, (double)r->ps);
     }
-    free(rows);
-    for (int kind = 0; kind < 2; kind++) {
-        xpv_intern_free(&k[kind].names);
-        free(k[kind].ps);
-    }
-    return rc;
+    xpv_top_ops_free(&ops);
+    return 0;
 }
 
 /* ---- the advice ---- */

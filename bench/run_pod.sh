@@ -36,6 +36,7 @@ gen() { # NAME HOSTS SIZE: the run's profile dir, generated once
   local dir=$work/$1-$2x$3
   if [ ! -d "$dir" ]; then
     echo "generating $2 hosts x $3 in $dir ..." >&2
+    rm -rf "$dir.tmp"
     "$build/xpv-gen" --out "$dir.tmp" --kind jax --hosts "$2" --size "$3" --steps 8 \
       --no-json >/dev/null
     mv "$dir.tmp" "$dir"
@@ -147,17 +148,17 @@ try:
                 lat.append(ms)
                 statuses[st] = statuses.get(st, 0) + 1
             report(phase, name, lat, statuses)
-    size = sum(os.path.getsize(db + s) for s in ("", "-wal") if os.path.exists(db + s))
-    import sqlite3
-    with sqlite3.connect(db) as c:
-        n, events, ok = c.execute("SELECT count(*), sum(events), sum(status='ok')"
-                                  " FROM profiles").fetchone()
-    print("listening after %.2f s, indexed after %.1f s; %d profiles (%d ok), %d events;"
-          " index %.1f MB = %.2f MB per host (%.2fx the xplanes)" % (
-              listening, indexed, n, ok, events or 0, size / 1e6, size / 1e6 / max(n, 1),
-              size / source))
+    wal = os.path.getsize(db + "-wal") if os.path.exists(db + "-wal") else 0
 finally:
     proc.send_signal(signal.SIGTERM)
     proc.wait(timeout=60)
+size = os.path.getsize(db)  # the server checkpoints its WAL into the file as it exits
+import sqlite3  # noqa: E402
+with sqlite3.connect(db) as c:
+    n, events, ok = c.execute("SELECT count(*), sum(events), sum(status='ok') FROM profiles").fetchone()
+print("listening after %.2f s, indexed after %.1f s; %d profiles (%d ok), %d events; index %.1f MB"
+      " = %.2f MB per host, %.2fx the xplanes (its WAL was %.1f MB while serving)" % (
+          listening, indexed, n, ok, events or 0, size / 1e6, size / 1e6 / max(n, 1),
+          size / source, wal / 1e6))
 PY
 done

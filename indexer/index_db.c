@@ -28,7 +28,8 @@ static const char *const SCHEMA_SQL =
     " status TEXT NOT NULL DEFAULT 'pending', error TEXT, warnings TEXT,"
     " partial INTEGER NOT NULL DEFAULT 0, events INTEGER, start_ns INTEGER, end_ns INTEGER,"
     " devices TEXT, facts TEXT, phase_counts TEXT, step_source TEXT, step_count INTEGER,"
-    " kernel_count INTEGER, companion_of INTEGER, indexed_at REAL, index_seconds REAL);"
+    " kernel_count INTEGER, companion_of INTEGER, indexed_at REAL, index_seconds REAL,"
+    " kernel_totals TEXT);"
     "CREATE TABLE strings(profile_id INTEGER NOT NULL, id INTEGER NOT NULL, value TEXT,"
     " PRIMARY KEY(profile_id, id)) WITHOUT ROWID;"
     "CREATE TABLE tracks(profile_id INTEGER NOT NULL, id INTEGER NOT NULL, pid INTEGER,"
@@ -55,8 +56,14 @@ static const char *const SCHEMA_SQL =
     " category TEXT, count INTEGER, total_ps INTEGER, min_ps INTEGER, max_ps INTEGER,"
     " median_ps REAL, stddev_ps REAL, percent REAL, grid TEXT, block TEXT,"
     " registers_per_thread INTEGER, shared_memory_bytes INTEGER, occupancy_pct REAL,"
-    " op_id INTEGER, shapes INTEGER,"
+    " op_id INTEGER, shapes INTEGER, top_rank INTEGER,"
     " PRIMARY KEY(profile_id, kind, device, name, seq)) WITHOUT ROWID;"
+    /* top_rank: on all-devices rows, the name's place in its kind by summed
+     * time, for the first XPV_KSTATS_TOP_RANKS names (NULL beyond); with
+     * profiles.kernel_totals it lets a merge of many hosts read a few rows
+     * per host (api/tool_overview_page.c). */
+    "CREATE INDEX kernel_stats_top ON kernel_stats(profile_id, kind, top_rank)"
+    " WHERE top_rank IS NOT NULL;"
     /* device -1 = all devices combined. Times in picoseconds. */
     "CREATE TABLE steps(profile_id INTEGER NOT NULL, step INTEGER NOT NULL, name TEXT,"
     " device INTEGER NOT NULL, start_ps INTEGER, duration_ps INTEGER, compute_ps INTEGER,"
@@ -326,7 +333,15 @@ int xpv_index_clear_profile(sqlite3 *db, int64_t profile_id, xpv_err *err)
         sqlite3_finalize(st);
         if (rc != SQLITE_DONE) return xpv_db_error(err, db);
     }
-    return 0;
+    /* Written again with the profile's kernel rows, if it gets any. */
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db, "UPDATE profiles SET kernel_totals=NULL WHERE id=?1", -1, &st,
+                           NULL) != SQLITE_OK)
+        return xpv_db_error(err, db);
+    sqlite3_bind_int64(st, 1, profile_id);
+    int rc = sqlite3_step(st);
+    sqlite3_finalize(st);
+    return rc == SQLITE_DONE ? 0 : xpv_db_error(err, db);
 }
 
 int xpv_index_mark_pending(sqlite3 *db, int64_t profile_id, xpv_err *err)

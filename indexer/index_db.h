@@ -20,7 +20,10 @@
 #include <sqlite3.h>
 
 /* Bump when any table's meaning changes: older indexes are rebuilt. */
-#define XPV_SCHEMA_VERSION 8
+#define XPV_SCHEMA_VERSION 9
+
+/* kernel_stats.top_rank is set for this many names of each kind. */
+#define XPV_KSTATS_TOP_RANKS 32
 
 /* Writes the cache directory, $XDG_CACHE_HOME/xprof-view (or
  * ~/.cache/xprof-view), into out, creating it. */

@@ -341,9 +341,48 @@ def test_overview_top_ops_merge_hosts():
             assert abs(r["value"] - ps / 1e6) < 1e-6, (r, ps)
             share = 100.0 * ps / totals[kind]
             assert r["detail"] == "%s, %.1f%% of all %s time" % (kind, share, kind), (r, share)
+        check_ranks(db)
     finally:
         proc.send_signal(signal.SIGTERM)
         proc.wait(timeout=30)
+    # The same answer from a scan of every row (the path taken when the
+    # ranked rows cannot prove the answer).
+    port = e2e.free_port()
+    proc = subprocess.Popen([e2e.BIN, "--profile-dir=" + prof, "--db=" + db,
+                             "--port=%d" % port, "--perfetto-port=0", "--quiet"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            env=dict(os.environ, XPV_TOP_OPS_SCAN="1"))
+    try:
+        e2e.wait_indexed(port, 4)
+        st, _, scanned = e2e.http_get(port, tb("data", run=run, tag="overview_page",
+                                               host="ALL_HOSTS"))
+        assert st == 200 and scanned == body, (scanned[:300], body[:300])
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=30)
+
+
+def check_ranks(db):
+    """Each host's all-devices kernel rows: top_rank is the name's place by
+    time (ties by name) for the first 32 names, NULL beyond; the profile's
+    kernel_totals holds the kind's total and its count of names."""
+    import sqlite3
+    with sqlite3.connect(db) as c:
+        hosts = c.execute("SELECT id, kernel_totals FROM profiles").fetchall()
+        for pid, totals in hosts:
+            totals = json.loads(totals)
+            for kind in ("kernel", "xla_op", "memcpy", "memset", "hlo_category"):
+                rows = c.execute("SELECT name, total_ps, top_rank FROM kernel_stats WHERE"
+                                 " profile_id=? AND kind=? AND device=-1", (pid, kind)).fetchall()
+                if not rows:
+                    assert kind not in totals, (kind, totals)
+                    continue
+                order = sorted(rows, key=lambda r: (-r[1], r[0]))
+                want = [i + 1 if i < 32 else None for i in range(len(order))]
+                assert [r[2] for r in order] == want, kind
+                assert totals[kind] == [sum(r[1] for r in rows), len(rows)], (kind, totals)
+            assert c.execute("SELECT count(*) FROM kernel_stats WHERE profile_id=? AND"
+                             " device>=0 AND top_rank IS NOT NULL", (pid,)).fetchone()[0] == 0
 
 
 if __name__ == "__main__":
