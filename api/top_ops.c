@@ -228,45 +228,6 @@ static int read_ranked(sqlite3 *db, const xpv_tool_scope *s, host_rank *h, size_
     return rc;
 }
 
-/* Adds to each ranked name its time on the hosts where it is not ranked
- * but may be (they have more names than ranked ones). -1: too many
- * lookups, or an error (then a scan answers). */
-static int complete_sums(sqlite3 *db, const host_rank *h, size_t nh, name_sums k[2])
-{
-    sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(db,
-                           "SELECT sum(total_ps) FROM kernel_stats WHERE profile_id=?1 AND kind=?2"
-                           " AND device=-1 AND name=?3",
-                           -1, &st, NULL) != SQLITE_OK)
-        return -1;
-    size_t bytes = (nh + 7) / 8, lookups = 0;
-    int rc = 0;
-    for (int kind = 0; kind < 2 && rc == 0; kind++) {
-        for (uint32_t id = k[kind].empty_name ? 0 : 1; id < k[kind].names.nstrs && rc == 0; id++) {
-            size_t len;
-            const char *name = xpv_intern_get(&k[kind].names, id, &len);
-            for (size_t i = 0; i < nh && rc == 0; i++) {
-                if (k[kind].seen[id * bytes + i / 8] & (1u << (i % 8))) continue;
-                if (h[i].names[kind] <= h[i].ranked[kind]) continue; /* all ranked: absent */
-                if (++lookups > MAX_LOOKUPS) {
-                    rc = -1;
-                    break;
-                }
-                sqlite3_bind_int64(st, 1, h[i].id);
-                sqlite3_bind_text(st, 2, kind ? "xla_op" : "kernel", -1, SQLITE_STATIC);
-                sqlite3_bind_text(st, 3, name, (int)len, SQLITE_STATIC);
-                if (sqlite3_step(st) != SQLITE_ROW ||
-                    __builtin_add_overflow(k[kind].ps[id], sqlite3_column_int64(st, 0),
-                                           &k[kind].ps[id]))
-                    rc = -1;
-                sqlite3_reset(st);
-            }
-        }
-    }
-    sqlite3_finalize(st);
-    return rc;
-}
-
 /* The most a name ranked on no host can have: over the hosts with names
  * beyond their ranked ones, the time of their last ranked name; -1 when
  * there is no such host (every name of the kind is ranked somewhere). */
@@ -281,29 +242,95 @@ static int64_t bound(const host_rank *h, size_t nh, int kind)
     return t;
 }
 
-/* Keeps the first `want` rows from the ranked names when they are provably
- * the first of all names: 1 done, 0 not provable. */
-static int prove(const xpv_top_op *v, size_t n, const int64_t t[2], size_t want, xpv_top_ops *out)
+/* A ranked name: its sum over the hosts where it is ranked, and the most
+ * it can have (that plus the last ranked time of each host that may hold
+ * it unranked). */
+typedef struct {
+    xpv_top_op op;
+    uint32_t id;
+    int64_t most;
+} cand;
+
+static int by_most(const void *a, const void *b)
 {
-    size_t of_kind[2] = {0, 0}, take = 0;
-    for (size_t i = 0; i < n; i++)
-        of_kind[v[i].kind]++;
-    /* A kind with a bound has unranked names left, more than XPV_KSTATS_TOP_RANKS. */
-    for (int kind = 0; kind < 2 && take < want; kind++) {
-        const xpv_top_op *first = v + (kind ? of_kind[0] : 0);
-        size_t need = want - take;
-        if (t[kind] < 0) { /* every name of the kind is here */
-            take += of_kind[kind] < need ? of_kind[kind] : need;
-            continue;
-        }
-        if (of_kind[kind] < need || first[need - 1].ps <= t[kind]) return 0;
-        take += need;
-    }
-    keep(out, v, take);
-    return 1;
+    const cand *x = a, *y = b;
+    if (x->most != y->most) return x->most > y->most ? -1 : 1;
+    return strcmp(x->op.name, y->op.name);
 }
 
-/* 1 answered, 0 not answerable this way (scan), -1 on error. */
+static int is_ranked(const name_sums *k, uint32_t id, size_t host)
+{
+    return k->seen[id * ((k->nhosts + 7) / 8) + host / 8] & (1u << (host % 8));
+}
+
+/* Adds name c's time on the hosts that may hold it unranked; -1 past
+ * MAX_LOOKUPS lookups in all, or on an error. */
+static int complete(sqlite3_stmt *st, const host_rank *h, size_t nh, const name_sums *k, int kind,
+                    cand *c, size_t *lookups)
+{
+    for (size_t i = 0; i < nh; i++) {
+        if (is_ranked(k, c->id, i) || h[i].names[kind] <= h[i].ranked[kind] || h[i].last[kind] == 0)
+            continue;
+        if (++*lookups > MAX_LOOKUPS) return -1;
+        sqlite3_bind_int64(st, 1, h[i].id);
+        sqlite3_bind_text(st, 2, kind ? "xla_op" : "kernel", -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 3, c->op.name, -1, SQLITE_STATIC);
+        int bad = sqlite3_step(st) != SQLITE_ROW ||
+                  __builtin_add_overflow(c->op.ps, sqlite3_column_int64(st, 0), &c->op.ps);
+        sqlite3_reset(st);
+        if (bad) return -1;
+    }
+    return 0;
+}
+
+/* Inserts c into best[0, *n) (time desc, then name), keeping `need`. */
+static void place(xpv_top_op *best, size_t *n, size_t need, const xpv_top_op *c)
+{
+    size_t at = *n;
+    while (at > 0 && by_kind_then_time(c, &best[at - 1]) < 0)
+        at--;
+    if (at >= need) return;
+    size_t last = *n < need ? *n : need - 1;
+    memmove(best + at + 1, best + at, (last - at) * sizeof *best);
+    best[at] = *c;
+    if (*n < need) (*n)++;
+}
+
+/* The first `need` names of one kind into out, exact: the names with the
+ * most possible time first, each completed by lookups, until no other can
+ * reach the need-th one. 1 done (*took set), 0 not provable, -1 error. */
+static int top_of_kind(sqlite3_stmt *st, const host_rank *h, size_t nh, const name_sums *k,
+                       int kind, size_t need, xpv_top_ops *out, size_t *took)
+{
+    int64_t t = bound(h, nh, kind);
+    size_t n = 0, nbest = 0, lookups = 0;
+    cand *c = xpv_xmalloc((k->names.nstrs + 1) * sizeof *c);
+    xpv_top_op *best = xpv_xmalloc((need + 1) * sizeof *best);
+    for (uint32_t id = k->empty_name ? 0 : 1; id < k->names.nstrs; id++) {
+        c[n] = (cand){{kind, xpv_intern_get(&k->names, id, NULL), k->ps[id]}, id, k->ps[id]};
+        for (size_t i = 0; i < nh; i++)
+            if (!is_ranked(k, id, i) && h[i].names[kind] > h[i].ranked[kind] &&
+                __builtin_add_overflow(c[n].most, h[i].last[kind], &c[n].most))
+                c[n].most = INT64_MAX;
+        n++;
+    }
+    xpv_sort(c, n, sizeof *c, by_most);
+    int rc = 1;
+    for (size_t i = 0; i < n && rc == 1; i++) {
+        if (nbest == need && c[i].most < best[need - 1].ps) break;
+        if (c[i].most != c[i].op.ps && complete(st, h, nh, k, kind, &c[i], &lookups) != 0) rc = 0;
+        if (rc == 1 && need) place(best, &nbest, need, &c[i].op);
+    }
+    /* Names ranked nowhere have at most t: the last one kept must beat it. */
+    if (rc == 1 && t >= 0 && (nbest < need || best[need - 1].ps <= t)) rc = 0;
+    if (rc == 1) keep(out, best, nbest);
+    *took = rc == 1 ? nbest : 0;
+    free(best);
+    free(c);
+    return rc;
+}
+
+/* 1 answered, 0 not answerable this way (scan). */
 static int ranked(sqlite3 *db, const xpv_tool_scope *s, size_t want, xpv_top_ops *out)
 {
     host_rank *h = xpv_xcalloc(s->n ? s->n : 1, sizeof *h);
@@ -312,15 +339,19 @@ static int ranked(sqlite3 *db, const xpv_tool_scope *s, size_t want, xpv_top_ops
     name_sums k[2];
     sums_init(&k[0], (size_t)nh);
     sums_init(&k[1], (size_t)nh);
+    sqlite3_stmt *st = NULL;
     if (nh > 0 && read_ranked(db, s, h, (size_t)nh, k) == 0 &&
-        complete_sums(db, h, (size_t)nh, k) == 0) {
-        int64_t t[2] = {bound(h, (size_t)nh, 0), bound(h, (size_t)nh, 1)};
-        size_t n;
-        xpv_top_op *v = sorted_names(k, &n);
-        done = prove(v, n, t, want, out);
-        free(v);
+        sqlite3_prepare_v2(db,
+                           "SELECT ifnull(sum(total_ps), 0) FROM kernel_stats WHERE profile_id=?1"
+                           " AND kind=?2 AND device=-1 AND name=?3",
+                           -1, &st, NULL) == SQLITE_OK) {
+        size_t took = 0, kernels = 0;
+        done = top_of_kind(st, h, (size_t)nh, &k[0], 0, want, out, &kernels) == 1;
+        if (done && kernels < want)
+            done = top_of_kind(st, h, (size_t)nh, &k[1], 1, want - kernels, out, &took) == 1;
         if (done) memcpy(out->total, total, sizeof total);
     }
+    sqlite3_finalize(st);
     sums_free(&k[0]);
     sums_free(&k[1]);
     free(h);

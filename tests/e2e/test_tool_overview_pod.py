@@ -385,6 +385,59 @@ def check_ranks(db):
                              " device>=0 AND top_rank IS NOT NULL", (pid,)).fetchone()[0] == 0
 
 
+def test_top_ops_completed_on_hosts_where_unranked():
+    """A kernel first on one host and past the ranked names on another
+    (rank 41 of 41) must have its time there added: the merged top ops of
+    three hand-made traces against sums in Python, with and without the
+    ranked rows."""
+    root = e2e.tmpdir("xpv-top-unranked-")
+    prof = os.path.join(root, "profiles")
+    run_dir = os.path.join(prof, "plugins", "profile", "run")
+    os.makedirs(run_dir)
+    plan = {h: {"k%02d" % i: 1000 - 10 * i for i in range(40)} for h in ("a", "b", "c")}
+    plan["a"]["X"], plan["b"]["X"] = 5000, 1
+    for host, kernels in plan.items():
+        ev = [{"ph": "M", "name": "process_name", "pid": 1, "args": {"name": "python"}},
+              {"ph": "M", "name": "process_name", "pid": 0, "args": {"name": "GPU 0"}}]
+        t = 1000
+        for n, (name, dur) in enumerate(sorted(kernels.items())):
+            ev.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1,
+                       "tid": 1, "ts": t, "dur": 1, "args": {"correlation": n + 1}})
+            ev.append({"ph": "X", "cat": "kernel", "name": name, "pid": 0, "tid": 7,
+                       "ts": t + 5, "dur": dur,
+                       "args": {"device": 0, "stream": 7, "correlation": n + 1}})
+            t += dur + 10
+        with open(os.path.join(run_dir, "host-%s.pt.trace.json" % host), "w") as f:
+            json.dump({"schemaVersion": 1, "deviceProperties": [{"id": 0, "name": "Test GPU"}],
+                       "traceEvents": ev}, f)
+    sums = {}
+    for kernels in plan.values():
+        for name, dur in kernels.items():
+            sums[name] = sums.get(name, 0) + dur
+    want = sorted(sums.items(), key=lambda kv: (-kv[1], kv[0]))[:5]
+    assert want[0] == ("X", 5001), want
+    bodies = []
+    for env in ({}, {"XPV_TOP_OPS_SCAN": "1"}):
+        port = e2e.free_port()
+        proc = subprocess.Popen([e2e.BIN, "--profile-dir=" + prof,
+                                 "--db=" + os.path.join(root, "i.db"), "--port=%d" % port,
+                                 "--perfetto-port=0", "--quiet"],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                env=dict(os.environ, **env))
+        try:
+            e2e.wait_indexed(port, 3)
+            st, _, body = e2e.http_get(port, tb("data", run="run", tag="overview_page",
+                                                host="ALL_HOSTS"))
+            assert st == 200, body[:300]
+            bodies.append(body)
+        finally:
+            proc.send_signal(signal.SIGTERM)
+            proc.wait(timeout=30)
+    got = [r for r in table_rows(json.loads(bodies[0])) if r["section"] == "top ops"]
+    assert [(r["metric"], r["value"]) for r in got] == want, (got, want)
+    assert bodies[0] == bodies[1]
+
+
 if __name__ == "__main__":
     if not e2e.BIN or not os.path.exists(e2e.BIN):
         print("SKIP: XPV_BIN not set")
@@ -395,6 +448,7 @@ if __name__ == "__main__":
                   test_pod_viewer_equals_the_written_steps,
                   test_overview_page_numbers_and_advice, test_overview_device_figures_from_the_planes,
                   test_pod_viewer_on_a_generated_run, test_tools_on_an_nsys_export,
-                  test_overview_top_ops_merge_hosts])
+                  test_overview_top_ops_merge_hosts,
+                  test_top_ops_completed_on_hosts_where_unranked])
     finally:
         S.stop()
