@@ -179,9 +179,11 @@ static int index_is_current(sqlite3 *db, const char *profile_dir)
     return xpv_index_quick_check(db);
 }
 
+#define WRITER_BUSY_MS 10000
+
 static int configure(sqlite3 *db, xpv_err *err)
 {
-    sqlite3_busy_timeout(db, 10000);
+    sqlite3_busy_timeout(db, WRITER_BUSY_MS);
     /* WAL lets the server read while the indexer writes; the index is a
      * cache, so durability on power loss is not worth an fsync. */
     return xpv_db_exec(db,
@@ -354,4 +356,14 @@ int xpv_index_mark_pending(sqlite3 *db, int64_t profile_id, xpv_err *err)
     int rc = sqlite3_step(st);
     sqlite3_finalize(st);
     return rc == SQLITE_DONE ? 0 : xpv_db_error(err, db);
+}
+
+int xpv_index_trim_wal(sqlite3 *db)
+{
+    /* Wait briefly: a reader in the middle of an answer keeps the WAL, and
+     * the next run tries again. */
+    sqlite3_busy_timeout(db, 100);
+    int rc = sqlite3_wal_checkpoint_v2(db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
+    sqlite3_busy_timeout(db, WRITER_BUSY_MS);
+    return rc == SQLITE_OK ? 0 : -1;
 }

@@ -226,6 +226,7 @@ static int run_once(xpv_server *s, const xpv_found_list *found)
     set_active(s, 1, NULL);
     int rc = xpv_indexer_run(bg.db, found, on_progress, s, &s->stop, &err);
     if (rc == 0) warm_marks(s);
+    if (rc == 0) xpv_index_trim_wal(bg.db); /* the index keeps its size on disk */
     if (rc != 0 && !stopping(s)) fprintf(stderr, "xprof-view: indexing: %s\n", err.msg);
     set_active(s, 0, rc != 0 && !stopping(s) ? err.msg : NULL);
     return rc;
