@@ -105,6 +105,8 @@ void xpv_sort(void *base, size_t n, size_t size, int (*cmp)(const void *, const 
 
 /* Wall-clock and monotonic seconds. */
 double xpv_now_mono(void);
+/* The CPUs this process may run on (its affinity mask), at least 1. */
+int xpv_cpu_count(void);
 
 /* Profile ids are the first 64 bits of a hash of the path relative to the
  * profile directory, so they stay the same across restarts and rebuilds. */

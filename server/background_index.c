@@ -219,7 +219,8 @@ static int run_once(xpv_server *s, const xpv_found_list *found)
     xpv_err err = {{0}};
     bg.indexed.n = 0;
     set_active(s, 1, NULL);
-    int rc = xpv_indexer_run(bg.db, found, on_progress, s, &s->stop, &err);
+    xpv_index_options run = {s->opts->jobs, on_progress, s, &s->stop};
+    int rc = xpv_indexer_run(bg.db, found, &run, &err);
     if (rc == 0) warm_marks(s);
     if (rc != 0 && !stopping(s)) fprintf(stderr, "xprof-view: indexing: %s\n", err.msg);
     set_active(s, 0, rc != 0 && !stopping(s) ? err.msg : NULL);

@@ -158,7 +158,7 @@ static int register_and_run(sqlite3 *db)
     CU_ASSERT_EQUAL_FATAL(xpv_discover(profiles, &l, &err), 0);
     int pending = xpv_indexer_register(db, &l, &err);
     CU_ASSERT(pending >= 0);
-    CU_ASSERT_EQUAL(xpv_indexer_run(db, &l, NULL, NULL, NULL, &err), 0);
+    CU_ASSERT_EQUAL(xpv_indexer_run(db, &l, NULL, &err), 0);
     xpv_found_list_free(&l);
     return pending;
 }
