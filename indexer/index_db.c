@@ -351,7 +351,12 @@ int xpv_index_open_part(const char *path, sqlite3 **out, xpv_err *err)
                     "PRAGMA page_size=16384; PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;"
                     "PRAGMA cache_size=-16384; PRAGMA temp_store=MEMORY;",
                     err) != 0 ||
-        xpv_db_exec(db, SCHEMA_SQL, err) != 0) {
+        xpv_db_exec(db, SCHEMA_SQL, err) != 0 ||
+        /* Nothing reads a part by time: its indexes would only be upkeep. */
+        xpv_db_exec(db,
+                    "DROP INDEX blocks_by_time; DROP INDEX kernel_stats_by_profile;"
+                    " DROP INDEX steps_by_profile;",
+                    err) != 0) {
         sqlite3_close(db);
         unlink(path);
         return -1;
