@@ -59,11 +59,6 @@ static int index_part(job_pool *pool, size_t i)
     return rc;
 }
 
-static int stop_requested(volatile int *stop)
-{
-    return stop && __atomic_load_n(stop, __ATOMIC_ACQUIRE);
-}
-
 static void *worker_main(void *arg)
 {
     job_pool *pool = arg;
@@ -71,7 +66,7 @@ static void *worker_main(void *arg)
     for (;;) {
         while (!pool->quit && pool->next < pool->n && pool->next >= pool->moved + pool->window)
             pthread_cond_wait(&pool->cv, &pool->mu);
-        if (pool->quit || pool->next >= pool->n || stop_requested(pool->stop)) break;
+        if (pool->quit || pool->next >= pool->n || xpv_stop_requested(pool->stop)) break;
         size_t i = pool->next++;
         pool->slots[i].state = PART_RUNNING;
         pthread_mutex_unlock(&pool->mu);
@@ -90,7 +85,7 @@ static int wait_part(job_pool *pool, size_t i, const xpv_index_options *o)
 {
     int state;
     pthread_mutex_lock(&pool->mu);
-    while ((state = pool->slots[i].state) < PART_READY && !stop_requested(o->stop)) {
+    while ((state = pool->slots[i].state) < PART_READY && !xpv_stop_requested(o->stop)) {
         struct timespec until;
         clock_gettime(CLOCK_REALTIME, &until);
         until.tv_nsec += 100 * 1000 * 1000;
@@ -113,7 +108,7 @@ static void mark_moved(job_pool *pool, size_t count)
 static int move_parts_in(sqlite3 *db, job_pool *pool, const xpv_index_options *o, xpv_err *err)
 {
     xpv_index_progress p = {(int)pool->n, 0, NULL, NULL};
-    for (size_t i = 0; i < pool->n && !stop_requested(o->stop); i++) {
+    for (size_t i = 0; i < pool->n && !xpv_stop_requested(o->stop); i++) {
         const xpv_found *f = pool->queue[i].f;
         p.current = f->rel_path;
         if (o->progress) o->progress(o->ctx, &p);

@@ -214,7 +214,7 @@ static int run_serial(sqlite3 *db, const xpv_found_list *found, const xpv_index_
                       size_t n, const xpv_index_options *o, xpv_err *err)
 {
     xpv_index_progress p = {(int)n, 0, NULL, NULL};
-    for (size_t i = 0; i < n && !(o->stop && *o->stop); i++) {
+    for (size_t i = 0; i < n && !xpv_stop_requested(o->stop); i++) {
         const xpv_found *f = queue[i].f;
         p.current = f->rel_path;
         if (o->progress) o->progress(o->ctx, &p);
