@@ -12,7 +12,11 @@ VOLATILE = {"indexed_at", "index_seconds"}
 def rows(path, table):
     db = sqlite3.connect(path)
     cols = [r[1] for r in db.execute("PRAGMA table_info(%s)" % table) if r[1] not in VOLATILE]
-    order = "profile_id, id" if table in ("strings", "tracks") else "rowid"
+    try:  # insertion order where the table has one, else its key order
+        db.execute("SELECT rowid FROM %s LIMIT 1" % table)
+        order = "rowid"
+    except sqlite3.OperationalError:
+        order = ", ".join(str(i + 1) for i in range(len(cols)))
     out = db.execute("SELECT %s FROM %s ORDER BY %s" % (", ".join(cols), table, order)).fetchall()
     db.close()
     return out
