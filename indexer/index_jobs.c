@@ -110,8 +110,7 @@ static int move_parts_in(sqlite3 *db, job_pool *pool, const xpv_index_options *o
     xpv_index_progress p = {(int)pool->n, 0, NULL, NULL};
     for (size_t i = 0; i < pool->n && !xpv_stop_requested(o->stop); i++) {
         const xpv_found *f = pool->queue[i].f;
-        p.current = f->rel_path;
-        if (o->progress) o->progress(o->ctx, &p);
+        xpv_indexer_report(o, &p, f, NULL);
         int state = wait_part(pool, i, o);
         if (state == 0) break;
         if (state == PART_FAILED) {
@@ -122,13 +121,9 @@ static int move_parts_in(sqlite3 *db, job_pool *pool, const xpv_index_options *o
             return xpv_err_prefix(err, "indexing %s", f->rel_path);
         unlink(pool->slots[i].path);
         mark_moved(pool, i + 1);
-        p.done++;
-        p.finished = f;
-        if (o->progress) o->progress(o->ctx, &p);
-        p.finished = NULL;
+        xpv_indexer_report(o, &p, f, f);
     }
-    p.current = NULL;
-    if (o->progress) o->progress(o->ctx, &p);
+    xpv_indexer_report(o, &p, NULL, NULL);
     return 0;
 }
 

@@ -210,23 +210,28 @@ static size_t queue_pending(sqlite3 *db, const xpv_found_list *found, xpv_index_
     return n;
 }
 
+void xpv_indexer_report(const xpv_index_options *o, xpv_index_progress *p, const xpv_found *next,
+                        const xpv_found *committed)
+{
+    if (committed) p->done++;
+    p->current = next ? next->rel_path : NULL;
+    p->finished = committed;
+    if (o->progress) o->progress(o->ctx, p);
+    p->finished = NULL;
+}
+
 static int run_serial(sqlite3 *db, const xpv_found_list *found, const xpv_index_job *queue,
                       size_t n, const xpv_index_options *o, xpv_err *err)
 {
     xpv_index_progress p = {(int)n, 0, NULL, NULL};
     for (size_t i = 0; i < n && !xpv_stop_requested(o->stop); i++) {
         const xpv_found *f = queue[i].f;
-        p.current = f->rel_path;
-        if (o->progress) o->progress(o->ctx, &p);
+        xpv_indexer_report(o, &p, f, NULL);
         if (xpv_indexer_index_file(db, f, queue[i].id, &found->limits, err) != 0)
             return xpv_err_prefix(err, "indexing %s", f->rel_path);
-        p.done++;
-        p.finished = f;
-        if (o->progress) o->progress(o->ctx, &p);
-        p.finished = NULL;
+        xpv_indexer_report(o, &p, f, f);
     }
-    p.current = NULL;
-    if (o->progress) o->progress(o->ctx, &p);
+    xpv_indexer_report(o, &p, NULL, NULL);
     return 0;
 }
 

@@ -12,6 +12,12 @@ typedef struct {
     int64_t id;
 } xpv_index_job;
 
+/* Calls o's progress callback: `next` is about to be indexed (or waited
+ * for), NULL at the end of the run; `committed`, when not NULL, was just
+ * committed to the index, and counts as done. */
+void xpv_indexer_report(const xpv_index_options *o, xpv_index_progress *p, const xpv_found *next,
+                        const xpv_found *committed);
+
 /* Gives a fresh part (index_db.h) the profiles row that indexing updates. */
 int xpv_indexer_seed_part(sqlite3 *part, const xpv_found *f, int64_t id, xpv_err *err);
 

@@ -69,16 +69,6 @@ static sqlite3 *index_with(const char *db_path, int jobs, commit_log *log, volat
     return db;
 }
 
-static int64_t count(sqlite3 *db, const char *sql)
-{
-    sqlite3_stmt *st;
-    int64_t n = -1;
-    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
-        n = sqlite3_column_int64(st, 0);
-    sqlite3_finalize(st);
-    return n;
-}
-
 static int parts_left(const char *dir)
 {
     int n = 0;
@@ -98,7 +88,7 @@ static int64_t differing_rows(sqlite3 *db, const char *table, const char *column
              " other.%s)) + (SELECT count(*) FROM (SELECT %s FROM other.%s EXCEPT SELECT %s"
              " FROM main.%s))",
              columns, table, columns, table, columns, table, columns, table);
-    return count(db, sql);
+    return xpv_test_int(db, sql);
 }
 
 static void test_parallel_equals_serial(void)
@@ -118,8 +108,9 @@ static void test_parallel_equals_serial(void)
     CU_ASSERT_EQUAL(parts_left(dir), 0);
     snprintf(sql, sizeof sql, "ATTACH '%s' AS other", parallel_path);
     CU_ASSERT_EQUAL(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
-    CU_ASSERT(count(db, "SELECT count(*) FROM other.blocks") > NFILES);
-    CU_ASSERT_EQUAL(count(db, "SELECT count(*) FROM other.profiles WHERE status='ok'"), NFILES);
+    CU_ASSERT(xpv_test_int(db, "SELECT count(*) FROM other.blocks") > NFILES);
+    CU_ASSERT_EQUAL(xpv_test_int(db, "SELECT count(*) FROM other.profiles WHERE status='ok'"),
+                    NFILES);
     CU_ASSERT_EQUAL(differing_rows(db, "blocks", "*"), 0);
     CU_ASSERT_EQUAL(differing_rows(db, "strings", "*"), 0);
     CU_ASSERT_EQUAL(differing_rows(db, "tracks", "*"), 0);
@@ -143,8 +134,9 @@ static void test_stop_leaves_rest_pending(void)
     commit_log log = {0};
     sqlite3 *db = index_with(path, 4, &log, &stop);
     CU_ASSERT_EQUAL(log.finished, 0);
-    CU_ASSERT_EQUAL(count(db, "SELECT count(*) FROM profiles WHERE status='pending'"), NFILES);
-    CU_ASSERT_EQUAL(count(db, "SELECT count(*) FROM blocks"), 0);
+    CU_ASSERT_EQUAL(xpv_test_int(db, "SELECT count(*) FROM profiles WHERE status='pending'"),
+                    NFILES);
+    CU_ASSERT_EQUAL(xpv_test_int(db, "SELECT count(*) FROM blocks"), 0);
     CU_ASSERT_EQUAL(parts_left(dir), 0);
     sqlite3_close(db);
 }
