@@ -176,6 +176,8 @@ function overviewChart(table) {
     `${fmtCount(steps.length)} steps; each bar is a step's time averaged over the devices (hosts aligned by step number), stacked by where it goes. Hover a bar for its numbers.`,
     (box) => {
       stepChart(box, steps, { height: 240 });
+      const svg = box.querySelector('svg');
+      svg?.prepend(s('title', null, svg.getAttribute('aria-label')));
       box.querySelectorAll('[data-step-bar]').forEach((g) => g.setAttribute('data-mark', ''));
     },
     legend(),
