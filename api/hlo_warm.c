@@ -12,7 +12,7 @@ int xpv_hlo_warm_profiles(sqlite3 *db, xpv_hlo_cache *cache, const int64_t *ids,
                           volatile int *stop, xpv_err *err)
 {
     int warmed = 0;
-    for (size_t i = 0; i < n && !(stop && *stop); i++) {
+    for (size_t i = 0; i < n && !xpv_stop_requested(stop); i++) {
         if (xpv_hlo_cache_bytes(cache) >= xpv_hlo_cache_budget(cache) / 2) break;
         int rc = xpv_hlo_ops_warm(db, cache, ids[i], err);
         if (rc < 0) return -1;
