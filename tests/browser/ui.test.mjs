@@ -1716,7 +1716,10 @@ await test('live: --ui=perfetto on an empty dir opens the first capture, then fo
     eq(errors.length, 0, `page errors: ${errors.join('; ')}`);
     await page.context().close();
   } finally {
+    // It may still write its index as it stops: remove the dir once it has exited.
+    const exited = server.exitCode === null ? new Promise((r) => server.once('exit', r)) : null;
     server.kill('SIGTERM');
+    await exited;
     fs.rmSync(work, { recursive: true, force: true });
   }
 });
