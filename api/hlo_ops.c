@@ -904,3 +904,22 @@ int xpv_hlo_ops_has_data(sqlite3 *db, const xpv_tool_scope *s, int with_cost)
     }
     return 0;
 }
+
+static void hold_nothing(void *ctx, const void *value)
+{
+    (void)ctx, (void)value;
+}
+
+int xpv_hlo_ops_warm(sqlite3 *db, xpv_hlo_cache *cache, int64_t id, xpv_err *err)
+{
+    xpv_hlo_cache_key k = {id, 0};
+    int keyed = generation(db, id, &k.generation, err);
+    if (keyed <= 0) return keyed;
+    if (xpv_hlo_cache_use(cache, &k, hold_nothing, NULL)) return 1;
+    int has = profile_has_ops(db, id, 0, err);
+    if (has <= 0) return has;
+    profile_result *r = profile_result_of(db, id, err);
+    if (!r) return -1;
+    xpv_hlo_cache_put(cache, &k, r, r->bytes);
+    return xpv_hlo_cache_use(cache, &k, hold_nothing, NULL); /* not when over the budget */
+}

@@ -60,6 +60,12 @@ int xpv_hlo_ops_has_data(sqlite3 *db, const xpv_tool_scope *s, int with_cost);
  * the answer is the same with or without. Returns 0, or -1 with err. */
 int xpv_hlo_ops_collect(sqlite3 *db, const xpv_tool_scope *s, xpv_hlo_ops *out, xpv_err *err);
 void xpv_hlo_ops_free(xpv_hlo_ops *o);
+/* Scans profile id into cache (hlo_cache.h) unless it holds it already,
+ * as xpv_hlo_ops_collect would, so that the HLO tools' first request finds
+ * it there (hlo_warm.c). Returns 1 when the cache holds the profile's ops
+ * after the call, 0 when it has none, is not indexed for good, or its ops
+ * alone are over the budget, -1 with err. */
+int xpv_hlo_ops_warm(sqlite3 *db, struct xpv_hlo_cache *cache, int64_t id, xpv_err *err);
 
 /* The category of an HLO op from its name alone, for profiles that do not
  * carry hlo_category (hlo_category.c; the rules are listed there). */

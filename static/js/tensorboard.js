@@ -315,6 +315,7 @@ export function mount(view, { parts, notify, toolPages, ui }) {
     if (stale(my)) return;
     renderToolTable(main, fromDataTable(data), {
       title: toolLabel(tool),
+      tag: tool,
       sub: `${run} · ${hostLabel(host)}`,
       csvUrl: tb.csvUrl(run, tool, host),
       csvName: `${tool}-${String(host).replace(/[^\w.-]+/g, '_')}.csv`,

@@ -16,6 +16,7 @@
 
 import { h, fmtUs, fmtPct, fmtCount, fmtBytes, fmtDims, fmtDur, isKnown, UNKNOWN } from './format.js';
 import { stateView, showAllButton } from './states.js';
+import { toolCharts } from './tool_charts.js';
 
 const PAGE_ROWS = 500;
 
@@ -148,7 +149,8 @@ function propertiesPanel(props) {
   );
 }
 
-// Draws `table` (fromDataTable or fromToolJson) into `box`. opts: title,
+// Draws `table` (fromDataTable or fromToolJson) into `box`, with the
+// tool's charts (tool_charts.js) above it. opts: title, tag (the tool),
 // sub (a line under it), csvUrl, csvName, links (elements beside the CSV
 // link), cellLink(columnId, valueOf(columnId)) -> an href for that cell or null.
 export function renderToolTable(box, table, opts) {
@@ -173,6 +175,14 @@ export function renderToolTable(box, table, opts) {
   const csv = opts.csvUrl ? h('a.btn.csv', { href: opts.csvUrl, download: opts.csvName || 'table.csv' }, 'Download CSV') : null;
   const tableBox = h('div.table-wrap.tool-table', null);
   const more = h('div');
+  // A roofline point picked: the table shows that op.
+  const charts = toolCharts(opts.tag, table, {
+    onPick: (name) => {
+      filter.value = name;
+      limit = PAGE_ROWS;
+      renderRows();
+    },
+  });
   box.replaceChildren(
     h(
       'div.tool-view',
@@ -186,10 +196,15 @@ export function renderToolTable(box, table, opts) {
         csv,
       ),
       propertiesPanel(table.properties),
+      charts ? charts.el : null,
       tableBox,
       more,
     ),
   );
+  if (charts) {
+    charts.draw();
+    redrawOnResize(charts.el, charts.draw);
+  }
 
   function visibleRows() {
     const q = filter.value.trim().toLowerCase();
@@ -308,4 +323,22 @@ export function renderToolTable(box, table, opts) {
   }
 
   renderRows();
+}
+
+// Charts are drawn at their box's width: redraw when it changes, until the
+// chart leaves the page (a new tool or view replaces it).
+function redrawOnResize(el, draw) {
+  let w = el.clientWidth;
+  let raf = 0;
+  const ro = new ResizeObserver(() => {
+    if (!el.isConnected) {
+      ro.disconnect();
+      return;
+    }
+    if (el.clientWidth === w) return;
+    w = el.clientWidth;
+    cancelAnimationFrame(raf);
+    raf = requestAnimationFrame(draw);
+  });
+  ro.observe(el);
 }
