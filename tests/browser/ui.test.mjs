@@ -978,6 +978,10 @@ await test('TensorBoard view: walks runs, tools and hosts; tables equal the data
         if ((await page.inputValue('#tb-host')) !== o.value) await page.selectOption('#tb-host', o.value);
         await tbReady(page, run, tool, o.value);
         eq(await page.evaluate(() => location.hash), tbHash(run, tool, o.value), 'the address is the view');
+        if (o.value !== 'ALL_HOSTS') {
+          const side = await page.textContent('.tb-links');
+          assert(side.startsWith('This host') && !side.includes('null'), `${run} ${tool} ${o.value}: host links read "${side}"`);
+        }
         views++;
         if (tool === 'trace_viewer') {
           await waitDrawn(page);
