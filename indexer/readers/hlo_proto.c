@@ -246,6 +246,9 @@ static int instr_sub(dec *d, const xpv_pb *msg, const xpv_pb_field *f, xpv_hlo_i
     case 28:
         in->custom_call_target = str_of(f);
         return 0;
+    case 43:
+        in->backend_config = str_of(f);
+        return 0;
     }
     return 0;
 }
@@ -266,6 +269,7 @@ static int read_instr(dec *d, xpv_pb msg, xpv_hlo_instr *in)
         case 16:
         case 28:
         case 30:
+        case 43:
             r = instr_sub(d, &msg, &f, in);
             break;
         case 9:
