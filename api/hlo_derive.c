@@ -136,7 +136,7 @@ static int fusion_flops(const xpv_hlo_module *m, const xpv_hlo_instr *in, uint8_
         const xpv_hlo_computation *comp = &m->computations[c];
         for (uint32_t i = comp->first; i < comp->first + comp->n; i++) {
             const xpv_hlo_instr *x = &m->instrs[i];
-            long double f;
+            long double f = 0; /* a nested fusion adds into it */
             int rc = str_is(&x->opcode, "fusion") ? fusion_flops(m, x, on_path, depth + 1, &f)
                                                   : direct_flops(m, x, &f);
             if (rc < 0) return -1;
