@@ -186,6 +186,14 @@ def test_fixture_flops():
         conv = by_op(s.tool("conv_run", "conv", "hlo_stats")["rows"])[("15", "cudnn-conv.1.0")]
         per_exec = derived(os.path.join(FIXTURES, "xplane", CONV))[("15", "cudnn-conv.1.0")][0]
         assert conv["occurrences"] == 10 and conv["flops"] == per_exec and per_exec % 5 == 0
+        # the HLO module view shows one execution's derived FLOPs of the same instructions
+        for prog, name, want in (("49", "custom-call.1", 2 * 8192 * 8192 * 4096),
+                                 ("5", "gemm_fusion_dot_general.1", 2 * 256 ** 3)):
+            status, ans = get(s.port, "/api/profiles/%s/hlo/%s" % (s.ids[("gemm_run", "gemm")],
+                                                                   prog))
+            got = [i for c in ans["computations"] for i in c["instructions"] if i["name"] == name]
+            assert status == 200 and len(got) == 1 and got[0]["flops"] == want and \
+                got[0]["flops_source"] == "derived", (prog, got)
 
 
 def test_fixture_op_profile_and_roofline():
