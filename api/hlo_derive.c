@@ -78,7 +78,8 @@ static int gemm_contracting(const xpv_hlo_instr *in, xpv_hlo_ints *out, int64_t 
         double v = cJSON_IsNumber(d)   ? d->valuedouble
                    : cJSON_IsString(d) ? strtod(d->valuestring, &end)
                                        : -1;
-        if ((end && *end) || v < 0 || v != (double)(int64_t)v) ok = 0;
+        if (end && (*end || end == d->valuestring)) ok = 0;
+        if (!(v >= 0 && v <= 1e6) || v != (double)(int64_t)v) ok = 0; /* a dimension index */
         if (ok) buf[out->n++] = (int64_t)v;
     }
     cJSON_Delete(root);
@@ -188,6 +189,7 @@ typedef struct {
     int state; /* 0 not decoded, 1 decoded, -1 failed */
     xpv_hlo_module m;
     name_ref *by_name; /* the instructions, sorted by name */
+    uint8_t *fused;    /* by computation: called by a fusion */
 } module_slot;
 
 struct xpv_hlo_derived {
@@ -234,6 +236,13 @@ static int slot_ready(xpv_hlo_derived *d, size_t i, xpv_err *err)
         s->by_name[k] = (name_ref){nm->p ? nm->p : "", nm->n, k};
     }
     qsort(s->by_name, s->m.ninstrs, sizeof *s->by_name, by_name);
+    s->fused = xpv_xcalloc(s->m.ncomputations + 1, 1);
+    for (uint32_t k = 0; k < s->m.ninstrs; k++) {
+        const xpv_hlo_instr *in = &s->m.instrs[k];
+        uint32_t c;
+        for (uint32_t j = 0; str_is(&in->opcode, "fusion") && j < in->called.n; j++)
+            if (computation_index(&s->m, in->called.v[j], &c)) s->fused[c] = 1;
+    }
     return s->state = 1;
 }
 
@@ -248,7 +257,9 @@ int xpv_hlo_derived_cost(xpv_hlo_derived *d, uint64_t program, const char *name,
         const module_slot *s = &d->slots[i];
         name_ref key = {name, (uint32_t)len, 0};
         const name_ref *r = bsearch(&key, s->by_name, s->m.ninstrs, sizeof key, by_name);
-        return r && xpv_hlo_instr_cost(&s->m, &s->m.instrs[r->instr], c);
+        /* an instruction a fusion holds counts in the fusion, not twice */
+        if (!r || s->fused[s->m.instrs[r->instr].computation]) return 0;
+        return xpv_hlo_instr_cost(&s->m, &s->m.instrs[r->instr], c);
     }
     return 0;
 }
@@ -259,6 +270,7 @@ void xpv_hlo_derived_free(xpv_hlo_derived *d)
     for (size_t i = 0; i < d->f.n; i++) {
         if (d->slots[i].state == 1) xpv_hlo_module_free(&d->slots[i].m);
         free(d->slots[i].by_name);
+        free(d->slots[i].fused);
     }
     free(d->slots);
     xpv_hlo_file_close(&d->f);

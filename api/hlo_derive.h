@@ -53,7 +53,9 @@ typedef struct xpv_hlo_derived xpv_hlo_derived;
 xpv_hlo_derived *xpv_hlo_derived_open(sqlite3 *db, int64_t profile_id, xpv_err *err);
 /* The cost of one execution of the named op of that program: 1 with *c
  * (has_flops set), 0 when unknown, -1 with err when its module cannot be
- * decoded. */
+ * decoded. An instruction inside a fused computation is unknown: its
+ * FLOPs are its fusion's, so an `XLA Ops` line that shows both never
+ * counts them twice. */
 int xpv_hlo_derived_cost(xpv_hlo_derived *d, uint64_t program, const char *name, size_t len,
                          xpv_hlo_cost *c, xpv_err *err);
 void xpv_hlo_derived_free(xpv_hlo_derived *d);

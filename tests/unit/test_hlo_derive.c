@@ -5,12 +5,18 @@
  * broken config), the three kinds of library convolution, a fusion summing
  * a dot and a nested fusion's dot, a fusion that calls itself (a cycle:
  * unknown, not a hang), a fusion without dots, other library calls, and a
- * sub-byte operand (FLOPs known, bytes not).
+ * sub-byte operand (FLOPs known, bytes not); then the same module in an
+ * indexed xplane file, looked up by program id and op name, where an
+ * instruction a fusion holds has no FLOPs of its own (its fusion has them).
  */
+#define _GNU_SOURCE
 #include "testutil.h"
 #include "api/hlo_derive.h"
+#include "indexer/index_db.h"
 
+#include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 /* ---- a tiny protobuf writer ---- */
 
@@ -260,11 +266,67 @@ static void test_fusions(void)
     CU_ASSERT(cost("A", &f, &b, &hb) == 0); /* a parameter */
 }
 
+/* An XSpace whose /host:metadata holds `proto` as program 77. */
+static void xspace(xpv_buf *space, const xpv_buf *proto)
+{
+    xpv_buf plane = {0}, e = {0}, v = {0}, st = {0};
+    put_bytes(&plane, 2, "/host:metadata", 14);
+    put_int(&st, 1, 3), put_bytes(&st, 6, proto->data, proto->len);
+    put_int(&v, 1, 77), put_bytes(&v, 2, "jit_f(77)", 9), put_msg(&v, 5, &st);
+    put_int(&e, 1, 77), put_msg(&e, 2, &v);
+    put_msg(&plane, 4, &e);
+    put_int(&v, 1, 3), put_bytes(&v, 2, "Hlo Proto", 9);
+    put_int(&e, 1, 3), put_msg(&e, 2, &v);
+    put_msg(&plane, 5, &e);
+    put_msg(space, 1, &plane);
+}
+
+static xpv_buf PROTO;
+
+static void test_profile_lookup(void)
+{
+    const char *dir = xpv_test_tmpdir();
+    sqlite3 *db = xpv_test_fresh_index(dir, 5);
+    xpv_buf space = {0};
+    xspace(&space, &PROTO);
+    CU_ASSERT_EQUAL_FATAL(xpv_test_write(dir, "profiles/p", space.data, space.len), 0);
+    char path[4096], sql[256];
+    struct stat sb;
+    snprintf(path, sizeof path, "%s/profiles/p", dir);
+    CU_ASSERT_EQUAL_FATAL(stat(path, &sb), 0);
+    snprintf(sql, sizeof sql,
+             "UPDATE profiles SET format='xplane', size_bytes=%lld, mtime_ns=%lld WHERE id=5",
+             (long long)sb.st_size,
+             (long long)sb.st_mtim.tv_sec * 1000000000LL + sb.st_mtim.tv_nsec);
+    xpv_err err = {{0}};
+    CU_ASSERT_EQUAL_FATAL(xpv_db_exec(db, sql, &err), 0);
+    xpv_hlo_derived *d = xpv_hlo_derived_open(db, 5, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(d);
+    xpv_hlo_cost c;
+    CU_ASSERT_EQUAL(xpv_hlo_derived_cost(d, 77, "fusion", 6, &c, &err), 1);
+    CU_ASSERT(c.flops == 256 && c.has_bytes);
+    CU_ASSERT_EQUAL(xpv_hlo_derived_cost(d, 77, "gemm", 4, &c, &err), 1);
+    CU_ASSERT(c.flops == 24576);
+    /* "d" is a dot inside the fused computations: counted in its fusion */
+    CU_ASSERT_EQUAL(xpv_hlo_derived_cost(d, 77, "d", 1, &c, &err), 0);
+    CU_ASSERT_EQUAL(xpv_hlo_derived_cost(d, 77, "nope", 4, &c, &err), 0);
+    CU_ASSERT_EQUAL(xpv_hlo_derived_cost(d, 78, "gemm", 4, &c, &err), 0); /* other program */
+    xpv_hlo_derived_free(d);
+    /* a file that changed since it was indexed is refused, with a reason */
+    CU_ASSERT_EQUAL(xpv_db_exec(db, "UPDATE profiles SET size_bytes=1 WHERE id=5", &err), 0);
+    err.msg[0] = 0;
+    CU_ASSERT_PTR_NULL(xpv_hlo_derived_open(db, 5, &err));
+    CU_ASSERT(strstr(err.msg, "changed") != NULL);
+    xpv_buf_free(&space);
+    sqlite3_close(db);
+}
+
 int main(void)
 {
     xpv_buf p = {0};
     xpv_err err = {{0}};
     build(&p);
+    PROTO = p;
     const uint8_t *d = (const uint8_t *)p.data;
     if (xpv_hlo_decode(d, d, p.len, 0, &M, &err) != 0) {
         fprintf(stderr, "decode: %s\n", err.msg);
@@ -274,6 +336,7 @@ int main(void)
         {"GEMM library calls from backend_config", test_gemm_calls},
         {"library convolutions, forward and gradients", test_conv_calls},
         {"fusions: nested sums, cycles, no dots", test_fusions},
+        {"a profile's module, by program and op name", test_profile_lookup},
         {NULL, NULL},
     };
     int rc = xpv_test_run("hlo_derive", tests, 0);
