@@ -92,6 +92,7 @@ typedef struct {
     long double flops, model_flops, bytes;
     int has_flops, has_model_flops, has_bytes;
     int flops_derived, bytes_derived;
+    int64_t executions; /* "kernels" profiles: see hlo_ops.h */
 } local_op;
 
 typedef struct {
@@ -99,7 +100,8 @@ typedef struct {
     uint32_t op;
 } span;
 
-/* How many kernels of one name an op launched ("kernels" profiles). */
+/* How many kernels of one name an op launched on the track being scanned
+ * ("kernels" profiles). */
 typedef struct {
     uint32_t op, name;
     int64_t n;
@@ -127,9 +129,10 @@ typedef struct {
     hindex poolidx;
     span *spans;
     size_t nspans, capspans;
-    launch *launches;
+    launch *launches; /* the track being scanned's */
     size_t nlaunches, caplaunches;
     hindex launchidx;
+    int64_t *least; /* scratch: by op, its least-launched kernel's count on a track */
     int64_t unattributed_n, unattributed_ps;
     char *derive_error;
 } profile_ctx;
@@ -400,6 +403,25 @@ static void self_times(span *s, size_t n)
     free(stack);
 }
 
+/* Adds the track's executions of each op, the launches of its
+ * least-launched kernel name on the track, and empties the launches. */
+static void fold_launches(profile_ctx *p)
+{
+    if (!p->nlaunches) return;
+    p->least = xpv_xrealloc(p->least, (p->nops + 1) * sizeof *p->least);
+    for (size_t i = 0; i < p->nops; i++)
+        p->least[i] = -1;
+    for (size_t i = 0; i < p->nlaunches; i++) {
+        const launch *l = &p->launches[i];
+        if (p->least[l->op] < 0 || l->n < p->least[l->op]) p->least[l->op] = l->n;
+    }
+    for (size_t i = 0; i < p->nops; i++)
+        if (p->least[i] > 0) p->ops[i].executions += p->least[i];
+    p->nlaunches = 0;
+    p->launchidx.n = 0;
+    if (p->launchidx.slots) memset(p->launchidx.slots, 0, p->launchidx.cap * sizeof(uint32_t));
+}
+
 /* Visits every op of one track and adds the spans' self times to their ops. */
 static int scan_track(sqlite3 *db, profile_ctx *p, int64_t track, xpv_err *err)
 {
@@ -409,6 +431,7 @@ static int scan_track(sqlite3 *db, profile_ctx *p, int64_t track, xpv_err *err)
     if (p->mode == MODE_KERNELS) q.kinds = XPV_HLO_DEVICE_WORK;
     p->nspans = 0;
     if (xpv_store_scan(db, &q, visit_op, p, err) < 0) return -1;
+    fold_launches(p);
     self_times(p->spans, p->nspans);
     for (size_t i = 0; i < p->nspans; i++)
         p->ops[p->spans[i].op].self_ps += p->spans[i].self_ps > 0 ? p->spans[i].self_ps : 0;
@@ -650,6 +673,7 @@ static void profile_free(profile_ctx *p)
     free(p->spans);
     free(p->launches);
     free(p->launchidx.slots);
+    free(p->least);
     free(p->derive_error);
 }
 
@@ -684,17 +708,6 @@ static int mode_of(sqlite3 *db, profile_ctx *p, xpv_err *err)
 
 /* ---- derived FLOPs and bytes ---- */
 
-/* Each op's executions (see hlo_ops.h) into exec[op]. */
-static void executions(const profile_ctx *p, int64_t *exec)
-{
-    for (size_t i = 0; i < p->nops; i++)
-        exec[i] = p->mode == MODE_XLA_OPS ? p->ops[i].occurrences : -1;
-    for (size_t i = 0; i < p->nlaunches; i++) {
-        const launch *l = &p->launches[i];
-        if (exec[l->op] < 0 || l->n < exec[l->op]) exec[l->op] = l->n;
-    }
-}
-
 /* Gives the ops that carry no flops the FLOPs (and bytes, where they
  * carry none) derived from the profile's modules. A profile whose modules
  * cannot be read keeps its ops unknown and says why (derive_error). */
@@ -706,23 +719,21 @@ static void derive_costs(sqlite3 *db, profile_ctx *p)
     if (!want) return;
     xpv_err err = {{0}};
     xpv_hlo_derived *d = xpv_hlo_derived_open(db, p->profile_id, &err);
-    int64_t *exec = xpv_xmalloc((p->nops + 1) * sizeof *exec);
-    executions(p, exec);
     for (size_t i = 0; d && i < p->nops; i++) {
         local_op *o = &p->ops[i];
+        int64_t exec = p->mode == MODE_XLA_OPS ? o->occurrences : o->executions;
         size_t len;
         xpv_hlo_cost c;
-        if (o->has_flops || !o->has_prog || exec[i] <= 0) continue;
+        if (o->has_flops || !o->has_prog || exec <= 0) continue;
         const char *name = ref_text(p, o->name, &len);
         int rc = xpv_hlo_derived_cost(d, o->prog, name, len, &c, &err);
         if (rc < 0) break;
         if (!rc) continue;
-        o->flops = c.flops * exec[i], o->has_flops = o->flops_derived = 1;
+        o->flops = c.flops * exec, o->has_flops = o->flops_derived = 1;
         if (!o->has_bytes && c.has_bytes)
-            o->bytes = c.bytes * exec[i], o->has_bytes = o->bytes_derived = 1;
+            o->bytes = c.bytes * exec, o->has_bytes = o->bytes_derived = 1;
     }
     if (err.msg[0]) p->derive_error = xpv_xstrdup(err.msg);
-    free(exec);
     xpv_hlo_derived_free(d);
 }
 
@@ -867,6 +878,7 @@ static profile_result *profile_result_of(sqlite3 *db, int64_t id, xpv_err *err)
     }
     for (size_t i = 0; i < r->nmodules; i++)
         r->bytes += str_bytes(r->modules[i].name);
+    r->bytes += str_bytes(r->ops.derive_error);
     return r;
 }
 

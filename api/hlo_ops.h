@@ -21,8 +21,9 @@
  * execution. A kernels-profile op may launch several kernels per execution
  * (a cuDNN/MIOpen convolution launches an im2col and a GEMM kernel), and
  * the kernels an execution launches are fixed when the module is
- * compiled, so its executions are counted as the launches of the kernel
- * name it launches least often.
+ * compiled, so its executions on a stream are the launches there of the
+ * kernel name it launches least often, summed over the streams (devices
+ * may pick different kernels for the same op).
  *
  * Self time: on an `XLA Ops` line, an op that starts inside another op's
  * span (on the ns grid the index keeps starts on) is its child, and the

@@ -10,8 +10,8 @@ contracted lhs dimensions; cuBLAS GEMM calls: the same with the contracting
 dimensions of their backend_config JSON; cuDNN/MIOpen convolutions: 2 x
 output elements x kernel spatial sizes x kernel input features; fusions:
 the sum over their called computations, nested fusions included), its
-executions counted from the GPU planes' kernels (the launches of its
-least-launched kernel name), and bytes as operand plus result sizes. On the
+executions counted from the GPU planes' kernels (per stream, the launches
+of its least-launched kernel name), and bytes as operand plus result sizes. On the
 MI300X fixtures (a __cublas$gemm, a Triton GEMM fusion holding a dot, a
 __cudnn$convForward launching two kernels per execution) and on a
 generated profile whose module holds batched GEMM calls and fusions with
@@ -124,14 +124,18 @@ class Module:
 
 
 def executions(path):
-    """(program id, hlo_op) -> executions: the launches of the op's
-    least-launched kernel name on the GPU planes."""
-    launches = defaultdict(Counter)
+    """(program id, hlo_op) -> executions: on each line (stream) of the GPU
+    planes, the launches of the op's least-launched kernel name there,
+    summed over the lines."""
+    out = Counter()
     for _, events in device_lines(path, "/device:GPU:"):
+        launches = defaultdict(Counter)
         for _, _, name, st in events:
             if "hlo_op" in st:
                 launches[(str(st["program_id"]), st["hlo_op"])][name] += 1
-    return {k: min(c.values()) for k, c in launches.items()}
+        for k, c in launches.items():
+            out[k] += min(c.values())
+    return out
 
 
 def derived(path):
