@@ -108,13 +108,6 @@ static int conv_call_flops(const xpv_hlo_module *m, const xpv_hlo_instr *in, lon
     return out && kernel && xpv_hlo_conv_flops(out, kernel, in->dims, flops);
 }
 
-static int computation_index(const xpv_hlo_module *m, int64_t id, uint32_t *index)
-{
-    for (uint32_t c = 0; c < m->ncomputations; c++)
-        if (m->computations[c].id == id) return *index = c, 1;
-    return 0;
-}
-
 static int direct_flops(const xpv_hlo_module *m, const xpv_hlo_instr *in, long double *flops)
 {
     return xpv_hlo_instr_flops(m, in, flops) || xpv_hlo_gemm_flops(m, in, flops) ||
@@ -131,7 +124,7 @@ static int fusion_flops(const xpv_hlo_module *m, const xpv_hlo_instr *in, uint8_
     if (depth > MAX_FUSION_DEPTH) return -1;
     for (uint32_t k = 0; k < in->called.n; k++) {
         uint32_t c;
-        if (!computation_index(m, in->called.v[k], &c)) continue;
+        if (!xpv_hlo_computation_by_id(m, in->called.v[k], &c)) continue;
         if (on_path[c]) return -1;
         on_path[c] = 1;
         const xpv_hlo_computation *comp = &m->computations[c];
@@ -241,7 +234,7 @@ static int slot_ready(xpv_hlo_derived *d, size_t i, xpv_err *err)
         const xpv_hlo_instr *in = &s->m.instrs[k];
         uint32_t c;
         for (uint32_t j = 0; str_is(&in->opcode, "fusion") && j < in->called.n; j++)
-            if (computation_index(&s->m, in->called.v[j], &c)) s->fused[c] = 1;
+            if (xpv_hlo_computation_by_id(&s->m, in->called.v[j], &c)) s->fused[c] = 1;
     }
     return s->state = 1;
 }
@@ -262,6 +255,53 @@ int xpv_hlo_derived_cost(xpv_hlo_derived *d, uint64_t program, const char *name,
         return xpv_hlo_instr_cost(&s->m, &s->m.instrs[r->instr], c);
     }
     return 0;
+}
+
+/* The names of the ops of d's modules whose FLOPs and bytes derive (not
+ * inside a fusion), sorted; *n their count. NULL with err on failure. */
+static name_ref *derivable_names(xpv_hlo_derived *d, size_t *n, xpv_err *err)
+{
+    name_ref *names = NULL;
+    size_t cap = 0;
+    *n = 0;
+    for (size_t i = 0; i < d->f.n; i++) {
+        if (slot_ready(d, i, err) < 0) return free(names), NULL;
+        const module_slot *s = &d->slots[i];
+        for (uint32_t k = 0; k < s->m.ninstrs; k++) {
+            const xpv_hlo_instr *in = &s->m.instrs[k];
+            xpv_hlo_cost c;
+            if (s->fused[in->computation] || !xpv_hlo_instr_cost(&s->m, in, &c) || !c.has_bytes)
+                continue;
+            if (*n == cap) names = xpv_xrealloc(names, (cap = cap * 2 + 16) * sizeof *names);
+            names[(*n)++] = (name_ref){in->name.p ? in->name.p : "", in->name.n, k};
+        }
+    }
+    qsort(names, *n, sizeof *names, by_name);
+    return names ? names : xpv_xmalloc(1);
+}
+
+int xpv_hlo_derived_any(sqlite3 *db, int64_t profile_id, xpv_err *err)
+{
+    xpv_hlo_derived *d = xpv_hlo_derived_open(db, profile_id, err);
+    size_t n = 0;
+    name_ref *names = d ? derivable_names(d, &n, err) : NULL;
+    sqlite3_stmt *st = NULL;
+    int found = names ? 0 : -1, rc = SQLITE_DONE;
+    if (n && sqlite3_prepare_v2(db, "SELECT value FROM strings WHERE profile_id=?1", -1, &st,
+                                NULL) != SQLITE_OK)
+        found = xpv_err_set(err, "index: %s", sqlite3_errmsg(db));
+    if (st) sqlite3_bind_int64(st, 1, profile_id);
+    while (st && !found && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+        name_ref key = {(const char *)sqlite3_column_text(st, 0),
+                        (uint32_t)sqlite3_column_bytes(st, 0), 0};
+        found = key.p && bsearch(&key, names, n, sizeof key, by_name) != NULL;
+    }
+    if (st && rc != SQLITE_ROW && rc != SQLITE_DONE)
+        found = xpv_err_set(err, "index: %s", sqlite3_errmsg(db));
+    sqlite3_finalize(st);
+    free(names);
+    xpv_hlo_derived_free(d);
+    return found;
 }
 
 void xpv_hlo_derived_free(xpv_hlo_derived *d)

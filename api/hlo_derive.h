@@ -59,5 +59,10 @@ xpv_hlo_derived *xpv_hlo_derived_open(sqlite3 *db, int64_t profile_id, xpv_err *
 int xpv_hlo_derived_cost(xpv_hlo_derived *d, uint64_t program, const char *name, size_t len,
                          xpv_hlo_cost *c, xpv_err *err);
 void xpv_hlo_derived_free(xpv_hlo_derived *d);
+/* 1 when profile id's modules hold an op (not inside a fusion) whose FLOPs
+ * and bytes derive and whose name is one of the profile's strings (what
+ * its events are named with), 0 when not, -1 with err: whether the
+ * roofline has points, without scanning the events. */
+int xpv_hlo_derived_any(sqlite3 *db, int64_t profile_id, xpv_err *err);
 
 #endif

@@ -92,7 +92,8 @@ typedef struct {
     long double flops, model_flops, bytes;
     int has_flops, has_model_flops, has_bytes;
     int flops_derived, bytes_derived;
-    int64_t executions; /* "kernels" profiles: see hlo_ops.h */
+    int64_t executions;              /* "kernels" profiles: see hlo_ops.h */
+    uint32_t last_name, last_launch; /* its latest kernel name and launch (+ 1) */
 } local_op;
 
 typedef struct {
@@ -311,13 +312,21 @@ static uint64_t launch_hash(const void *ctx, uint32_t item)
     return launch_hash_of(l->op, l->name);
 }
 
-/* Counts a kernel of name `name` launched by op `op`. */
+/* Counts a kernel of name `name` launched by op `op`. An op's kernels
+ * mostly share one name: the latest is remembered, to skip the hash. */
 static void count_launch(profile_ctx *p, uint32_t op, uint32_t name)
 {
+    local_op *o = &p->ops[op];
+    if (o->last_launch && o->last_name == name) {
+        p->launches[o->last_launch - 1].n++;
+        return;
+    }
     launch k = {op, name, 0};
     uint32_t *slot = hindex_slot(&p->launchidx, launch_hash_of(op, name), launch_eq, p, &k);
+    o->last_name = name;
     if (*slot) {
         p->launches[*slot - 1].n++;
+        o->last_launch = *slot;
         return;
     }
     if (p->nlaunches == p->caplaunches) {
@@ -325,6 +334,7 @@ static void count_launch(profile_ctx *p, uint32_t op, uint32_t name)
         p->launches = xpv_xrealloc(p->launches, p->caplaunches * sizeof *p->launches);
     }
     p->launches[p->nlaunches] = (launch){op, name, 1};
+    o->last_launch = (uint32_t)p->nlaunches + 1;
     hindex_fill(&p->launchidx, slot, (uint32_t)p->nlaunches++, launch_hash, p);
 }
 
@@ -415,8 +425,10 @@ static void fold_launches(profile_ctx *p)
         const launch *l = &p->launches[i];
         if (p->least[l->op] < 0 || l->n < p->least[l->op]) p->least[l->op] = l->n;
     }
-    for (size_t i = 0; i < p->nops; i++)
+    for (size_t i = 0; i < p->nops; i++) {
         if (p->least[i] > 0) p->ops[i].executions += p->least[i];
+        p->ops[i].last_launch = 0; /* the launches start again */
+    }
     p->nlaunches = 0;
     p->launchidx.n = 0;
     if (p->launchidx.slots) memset(p->launchidx.slots, 0, p->launchidx.cap * sizeof(uint32_t));

@@ -24,6 +24,7 @@
  * Without peaks those last columns are null: no table of chips is guessed.
  */
 #include "gpu_peaks.h"
+#include "hlo_derive.h"
 #include "hlo_ops.h"
 #include "hlo_table.h"
 
@@ -86,14 +87,15 @@ int xpv_tool_roofline_model_has_data(sqlite3 *db, const xpv_tool_scope *s)
 {
     int rc = xpv_hlo_ops_has_data(db, s, 1);
     if (rc != 0) return rc;
-    /* no op carries its cost: the tool has data when some derive it */
-    if (xpv_hlo_ops_has_data(db, s, 0) != 1) return 0;
-    xpv_hlo_ops ops;
+    /* no op carries its cost: points where a profile with ops derives some,
+     * found from its modules and strings rather than a scan of its events
+     * (this runs whenever the tools are listed) */
     xpv_err err = {{0}};
-    if (xpv_hlo_ops_collect(db, s, &ops, &err) != 0) return -1;
-    for (size_t i = 0; i < ops.n && rc == 0; i++)
-        rc = ops.ops[i].has_flops && ops.ops[i].has_bytes;
-    xpv_hlo_ops_free(&ops);
+    for (size_t i = 0; i < s->n && rc == 0; i++) {
+        xpv_tool_scope one = {&s->ids[i], 1, s->hlo_cache};
+        rc = xpv_hlo_ops_has_data(db, &one, 0);
+        if (rc == 1) rc = xpv_hlo_derived_any(db, s->ids[i], &err);
+    }
     return rc;
 }
 

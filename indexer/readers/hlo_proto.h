@@ -111,9 +111,9 @@ typedef struct {
     uint32_t nallocations;
     xpv_hlo_heap_trace *traces;
     uint32_t ntraces;
-    /* internal: instruction indexes sorted by id, the arena the
-     * structures live in, and its size against the budget */
-    uint32_t *by_id;
+    /* internal: instruction and computation indexes sorted by id, the
+     * arena the structures live in, and its size against the budget */
+    uint32_t *by_id, *comp_by_id;
     void *arena;
     size_t bytes, budget;
 } xpv_hlo_module;
@@ -127,6 +127,8 @@ void xpv_hlo_module_free(xpv_hlo_module *m);
 
 /* The instruction with this id, NULL when none. */
 const xpv_hlo_instr *xpv_hlo_instr_by_id(const xpv_hlo_module *m, int64_t id);
+/* 1 with the index of the computation with this id, 0 when none. */
+int xpv_hlo_computation_by_id(const xpv_hlo_module *m, int64_t id, uint32_t *index);
 /* The logical buffer with this id, NULL when none. */
 const xpv_hlo_logical_buffer *xpv_hlo_buffer_by_id(const xpv_hlo_module *m, int64_t id);
 /* The sub-shape at shape_index, NULL when the index leaves the shape. */
