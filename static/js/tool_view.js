@@ -117,6 +117,26 @@ function share(kind, v) {
   return f === null ? null : Math.max(0, Math.min(1, f));
 }
 
+// Figures computed from an HLO op's FLOPs or bytes, and the columns that
+// say where those came from: a cell is marked "derived" (italic, with a
+// tooltip) when its row says they were derived from the module's HLO shapes
+// rather than carried by the profile (hlo_stats, op_profile, roofline_model).
+const COST_SOURCES = {
+  flops: ['flops_source'],
+  normalized_flop_rate: ['flops_source'],
+  measured_flop_rate: ['flops_source'],
+  flop_rate: ['flops_source'],
+  roofline_efficiency_percent: ['flops_source'],
+  operational_intensity: ['flops_source', 'bytes_source'],
+  bytes_accessed: ['bytes_source'],
+  measured_memory_bw: ['bytes_source'],
+  memory_bw: ['bytes_source'],
+};
+
+function derivedCell(colId, valueOf) {
+  return (COST_SOURCES[colId] || []).some((src) => String(valueOf(src) ?? '').includes('derived'));
+}
+
 // The properties XProf's pages put first, in this order; the rest follow.
 const LEAD_PROPS = ['verdict', 'summary', 'recommendation'];
 
@@ -269,13 +289,16 @@ export function renderToolTable(box, table, opts) {
     if (c.kind === 'text' && known && String(v).length > 40) cls += '.name';
     if (!known) cls += '.unknown';
     if (f !== null) cls += '.share';
+    const derived = known && derivedCell(c.id, (id) => r[cols.find((x) => x.id === id)?.i]);
+    if (derived) cls += '.derived';
     return h(
       cls,
       {
         'data-key': c.id,
         'data-value': known ? (typeof v === 'object' ? JSON.stringify(v) : String(v)) : 'null',
-        title:
-          c.kind === 'text'
+        title: derived
+          ? "derived from the HLO module's shapes, not carried by the profile"
+          : c.kind === 'text'
             ? text
             : c.kind === 'us' && known
               ? fmtDur(v)

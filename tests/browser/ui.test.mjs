@@ -1810,6 +1810,32 @@ if (tpuProfile && gemmProfile) {
     eq(page.errors.length, 0, `console errors: ${page.errors.join(' | ')}`);
     await page.context().close();
   });
+
+  await test('Roofline on GPU: derived FLOPs marked in the table, peaks labelled', async () => {
+    const want = await api(`/api/profiles/${gemmProfile.id}/tools/roofline_model`);
+    const page = await newPage();
+    await page.goto(`${BASE}/#/p/${gemmProfile.id}/tools/roofline_model`);
+    await page.waitForSelector('table.data tbody td[data-key="flops"]');
+    const cells = await page.$$eval('table.data tbody td[data-key="flops"]', (els) =>
+      els.map((e) => [Number(e.dataset.value), e.classList.contains('derived'), e.title]),
+    );
+    eq(cells.map((c) => c[0]).join(','), want.rows.map((r) => r.flops).join(','), 'FLOPs as the API gives them');
+    eq(
+      want.rows.every((r) => r.flops_source === 'derived'),
+      true,
+      'GPU FLOPs are derived',
+    );
+    eq(
+      cells.every((c) => c[1] && /derived/.test(c[2])),
+      true,
+      'every derived cell marked, with a tooltip',
+    );
+    const src = await page.$eval('[data-prop="peak_teraflops_per_second_source"]', (e) => e.textContent);
+    eq(src, want.properties.peak_teraflops_per_second_source, 'the FLOP peak says where it comes from');
+    await shot(page, 'roofline-gpu-derived');
+    eq(page.errors.length, 0, `console errors: ${page.errors.join(' | ')}`);
+    await page.context().close();
+  });
 }
 
 if (process.env.XPV_PERF_PROFILE) {
