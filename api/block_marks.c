@@ -152,7 +152,7 @@ int64_t xpv_block_marks_warm(xpv_block_marks *m, sqlite3 *db, int64_t profile_id
     sqlite3_bind_int64(st, 1, profile_id);
     sqlite3_bind_int(st, 2, XPV_MARK_EVERY);
     int64_t added = 0;
-    while (!(stop && *stop) && sqlite3_step(st) == SQLITE_ROW) {
+    while (!xpv_stop_requested(stop) && sqlite3_step(st) == SQLITE_ROW) {
         xpv_block_key k = {sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1),
                            sqlite3_column_int64(st, 2), sqlite3_column_int64(st, 3),
                            sqlite3_column_int64(st, 4)};
@@ -176,7 +176,7 @@ void xpv_block_marks_warm_all(xpv_block_marks *m, sqlite3 *db, volatile int *sto
     if (sqlite3_prepare_v2(db, "SELECT id FROM profiles WHERE events > 0", -1, &st, NULL) !=
         SQLITE_OK)
         return; /* the cache only speeds windows up: without it they are still right */
-    while (!(stop && *stop) && sqlite3_step(st) == SQLITE_ROW)
+    while (!xpv_stop_requested(stop) && sqlite3_step(st) == SQLITE_ROW)
         xpv_block_marks_warm(m, db, sqlite3_column_int64(st, 0), stop);
     sqlite3_finalize(st);
 }

@@ -106,3 +106,8 @@ size_t xpv_hlo_cache_entries(xpv_hlo_cache *c)
     pthread_mutex_unlock(&c->mu);
     return n;
 }
+
+size_t xpv_hlo_cache_budget(const xpv_hlo_cache *c)
+{
+    return c->max_bytes; /* set once, at creation */
+}

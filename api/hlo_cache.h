@@ -46,5 +46,7 @@ void xpv_hlo_cache_put(xpv_hlo_cache *c, const xpv_hlo_cache_key *k, void *value
 /* Bytes held and entries, for health and tests. */
 size_t xpv_hlo_cache_bytes(xpv_hlo_cache *c);
 size_t xpv_hlo_cache_entries(xpv_hlo_cache *c);
+/* The budget it was made with. */
+size_t xpv_hlo_cache_budget(const xpv_hlo_cache *c);
 
 #endif

@@ -8,11 +8,14 @@
  * and metadata (op_name, source_file:source_line). Device time comes from
  * the HLO tools' op sums (hlo_ops.h), matched by (program id, instruction
  * name); an instruction no device event names has none (null, never 0).
- * FLOPs are derived from shapes for dots and convolutions (hlo_proto.h),
- * marked "derived": the profile's own `flops` stats stay with hlo_stats.
+ * FLOPs are derived from shapes for dots, convolutions, GEMM and
+ * convolution library calls and fusions of them (hlo_derive.h), one
+ * execution's, marked "derived": the profile's own `flops` stats stay with
+ * hlo_stats.
  */
 #include "api.h"
 #include "api_util.h"
+#include "hlo_derive.h"
 #include "hlo_file.h"
 #include "hlo_ops.h"
 
@@ -123,7 +126,7 @@ typedef struct {
 static void put_instr(xpv_buf *b, view *v, const xpv_hlo_instr *in, int root)
 {
     const xpv_hlo_op *op = find_op(v->ops, in->name);
-    long double flops;
+    xpv_hlo_cost cost;
     xpv_buf_puts(b, "{\"id\":");
     xpv_api_put_int(b, in->id);
     xpv_buf_puts(b, ",\"name\":");
@@ -142,8 +145,8 @@ static void put_instr(xpv_buf *b, view *v, const xpv_hlo_instr *in, int root)
     else
         xpv_buf_puts(b, "null");
     xpv_buf_puts(b, ",\"flops\":");
-    if (xpv_hlo_instr_flops(v->m, in, &flops))
-        xpv_buf_printf(b, "%.0Lf,\"flops_source\":\"derived\"", flops);
+    if (xpv_hlo_instr_cost(v->m, in, &cost))
+        xpv_buf_printf(b, "%.0Lf,\"flops_source\":\"derived\"", cost.flops);
     else
         xpv_buf_puts(b, "null,\"flops_source\":null");
     xpv_buf_puts(b, ",\"occurrences\":");

@@ -13,6 +13,7 @@
 #include "hlo_ops.h"
 #include "api_util.h"
 #include "hlo_cache.h"
+#include "hlo_derive.h"
 #include "../indexer/event_store.h"
 #include "../indexer/readers/readers.h"
 
@@ -90,12 +91,22 @@ typedef struct {
     int64_t occurrences, total_ps, self_ps;
     long double flops, model_flops, bytes;
     int has_flops, has_model_flops, has_bytes;
+    int flops_derived, bytes_derived;
+    int64_t executions;              /* "kernels" profiles: see hlo_ops.h */
+    uint32_t last_name, last_launch; /* its latest kernel name and launch (+ 1) */
 } local_op;
 
 typedef struct {
     int64_t ts_ns, dur_ps, self_ps;
     uint32_t op;
 } span;
+
+/* How many kernels of one name an op launched on the track being scanned
+ * ("kernels" profiles). */
+typedef struct {
+    uint32_t op, name;
+    int64_t n;
+} launch;
 
 typedef struct {
     uint32_t hlo_op, module, category, tf_op;
@@ -119,7 +130,12 @@ typedef struct {
     hindex poolidx;
     span *spans;
     size_t nspans, capspans;
+    launch *launches; /* the track being scanned's */
+    size_t nlaunches, caplaunches;
+    hindex launchidx;
+    int64_t *least; /* scratch: by op, its least-launched kernel's count on a track */
     int64_t unattributed_n, unattributed_ps;
+    char *derive_error;
 } profile_ctx;
 
 typedef struct {
@@ -279,6 +295,49 @@ static local_op *local_op_for(profile_ctx *p, const op_args *a, uint32_t name, u
     return &p->ops[*index = (uint32_t)p->nops++];
 }
 
+static int launch_eq(const void *ctx, uint32_t item, const void *key)
+{
+    const launch *l = &((const profile_ctx *)ctx)->launches[item], *k = key;
+    return l->op == k->op && l->name == k->name;
+}
+
+static uint64_t launch_hash_of(uint32_t op, uint32_t name)
+{
+    return op_hash_of(op, 1, name);
+}
+
+static uint64_t launch_hash(const void *ctx, uint32_t item)
+{
+    const launch *l = &((const profile_ctx *)ctx)->launches[item];
+    return launch_hash_of(l->op, l->name);
+}
+
+/* Counts a kernel of name `name` launched by op `op`. An op's kernels
+ * mostly share one name: the latest is remembered, to skip the hash. */
+static void count_launch(profile_ctx *p, uint32_t op, uint32_t name)
+{
+    local_op *o = &p->ops[op];
+    if (o->last_launch && o->last_name == name) {
+        p->launches[o->last_launch - 1].n++;
+        return;
+    }
+    launch k = {op, name, 0};
+    uint32_t *slot = hindex_slot(&p->launchidx, launch_hash_of(op, name), launch_eq, p, &k);
+    o->last_name = name;
+    if (*slot) {
+        p->launches[*slot - 1].n++;
+        o->last_launch = *slot;
+        return;
+    }
+    if (p->nlaunches == p->caplaunches) {
+        p->caplaunches = p->caplaunches ? p->caplaunches * 2 : 64;
+        p->launches = xpv_xrealloc(p->launches, p->caplaunches * sizeof *p->launches);
+    }
+    p->launches[p->nlaunches] = (launch){op, name, 1};
+    o->last_launch = (uint32_t)p->nlaunches + 1;
+    hindex_fill(&p->launchidx, slot, (uint32_t)p->nlaunches++, launch_hash, p);
+}
+
 static int visit_op(void *ctx, const xpv_event *ev, int64_t block, uint32_t index)
 {
     (void)block, (void)index;
@@ -302,7 +361,10 @@ static int visit_op(void *ctx, const xpv_event *ev, int64_t block, uint32_t inde
     if (a.has_flops) o->flops += a.flops, o->has_flops = 1;
     if (a.has_model_flops) o->model_flops += a.model_flops, o->has_model_flops = 1;
     if (a.has_bytes) o->bytes += a.bytes, o->has_bytes = 1;
-    if (p->mode == MODE_KERNELS) return 0;
+    if (p->mode == MODE_KERNELS) {
+        count_launch(p, at, ev->name);
+        return 0;
+    }
     if (p->nspans == p->capspans) {
         p->capspans = p->capspans ? p->capspans * 2 : 1024;
         p->spans = xpv_xrealloc(p->spans, p->capspans * sizeof *p->spans);
@@ -351,6 +413,27 @@ static void self_times(span *s, size_t n)
     free(stack);
 }
 
+/* Adds the track's executions of each op, the launches of its
+ * least-launched kernel name on the track, and empties the launches. */
+static void fold_launches(profile_ctx *p)
+{
+    if (!p->nlaunches) return;
+    p->least = xpv_xrealloc(p->least, (p->nops + 1) * sizeof *p->least);
+    for (size_t i = 0; i < p->nops; i++)
+        p->least[i] = -1;
+    for (size_t i = 0; i < p->nlaunches; i++) {
+        const launch *l = &p->launches[i];
+        if (p->least[l->op] < 0 || l->n < p->least[l->op]) p->least[l->op] = l->n;
+    }
+    for (size_t i = 0; i < p->nops; i++) {
+        if (p->least[i] > 0) p->ops[i].executions += p->least[i];
+        p->ops[i].last_launch = 0; /* the launches start again */
+    }
+    p->nlaunches = 0;
+    p->launchidx.n = 0;
+    if (p->launchidx.slots) memset(p->launchidx.slots, 0, p->launchidx.cap * sizeof(uint32_t));
+}
+
 /* Visits every op of one track and adds the spans' self times to their ops. */
 static int scan_track(sqlite3 *db, profile_ctx *p, int64_t track, xpv_err *err)
 {
@@ -360,6 +443,7 @@ static int scan_track(sqlite3 *db, profile_ctx *p, int64_t track, xpv_err *err)
     if (p->mode == MODE_KERNELS) q.kinds = XPV_HLO_DEVICE_WORK;
     p->nspans = 0;
     if (xpv_store_scan(db, &q, visit_op, p, err) < 0) return -1;
+    fold_launches(p);
     self_times(p->spans, p->nspans);
     for (size_t i = 0; i < p->nspans; i++)
         p->ops[p->spans[i].op].self_ps += p->spans[i].self_ps > 0 ? p->spans[i].self_ps : 0;
@@ -456,7 +540,10 @@ static void merge_profile(scope_ctx *g, profile_ctx *p)
         if (l->has_flops) o->flops += l->flops, o->has_flops = 1;
         if (l->has_model_flops) o->model_flops += l->model_flops, o->has_model_flops = 1;
         if (l->has_bytes) o->bytes += l->bytes, o->has_bytes = 1;
+        o->flops_derived |= l->flops_derived, o->bytes_derived |= l->bytes_derived;
     }
+    if (p->derive_error && !g->out->derive_error)
+        g->out->derive_error = xpv_xstrdup(p->derive_error);
     g->out->unattributed_n += p->unattributed_n;
     g->out->unattributed_ps += p->unattributed_ps;
 }
@@ -596,6 +683,10 @@ static void profile_free(profile_ctx *p)
     free(p->ops);
     free(p->opidx.slots);
     free(p->spans);
+    free(p->launches);
+    free(p->launchidx.slots);
+    free(p->least);
+    free(p->derive_error);
 }
 
 int xpv_hlo_jax_format(sqlite3 *db, int64_t profile_id, xpv_err *err)
@@ -627,6 +718,37 @@ static int mode_of(sqlite3 *db, profile_ctx *p, xpv_err *err)
     return jax < 0 ? -1 : jax ? MODE_KERNELS : MODE_NONE;
 }
 
+/* ---- derived FLOPs and bytes ---- */
+
+/* Gives the ops that carry no flops the FLOPs (and bytes, where they
+ * carry none) derived from the profile's modules. A profile whose modules
+ * cannot be read keeps its ops unknown and says why (derive_error). */
+static void derive_costs(sqlite3 *db, profile_ctx *p)
+{
+    size_t want = 0;
+    for (size_t i = 0; i < p->nops; i++)
+        want += !p->ops[i].has_flops && p->ops[i].has_prog;
+    if (!want) return;
+    xpv_err err = {{0}};
+    xpv_hlo_derived *d = xpv_hlo_derived_open(db, p->profile_id, &err);
+    for (size_t i = 0; d && i < p->nops; i++) {
+        local_op *o = &p->ops[i];
+        int64_t exec = p->mode == MODE_XLA_OPS ? o->occurrences : o->executions;
+        size_t len;
+        xpv_hlo_cost c;
+        if (o->has_flops || !o->has_prog || exec <= 0) continue;
+        const char *name = ref_text(p, o->name, &len);
+        int rc = xpv_hlo_derived_cost(d, o->prog, name, len, &c, &err);
+        if (rc < 0) break;
+        if (!rc) continue;
+        o->flops = c.flops * exec, o->has_flops = o->flops_derived = 1;
+        if (!o->has_bytes && c.has_bytes)
+            o->bytes = c.bytes * exec, o->has_bytes = o->bytes_derived = 1;
+    }
+    if (err.msg[0]) p->derive_error = xpv_xstrdup(err.msg);
+    xpv_hlo_derived_free(d);
+}
+
 static int collect_profile(sqlite3 *db, scope_ctx *g, int64_t id, xpv_err *err)
 {
     profile_ctx p = {.profile_id = id};
@@ -642,6 +764,7 @@ static int collect_profile(sqlite3 *db, scope_ctx *g, int64_t id, xpv_err *err)
     }
     for (size_t i = 0; i < n && rc == 0; i++)
         rc = scan_track(db, &p, tracks[i], err);
+    if (rc == 0 && p.mode != MODE_NONE) derive_costs(db, &p);
     if (rc == 0 && p.mode != MODE_NONE) {
         merge_profile(g, &p);
         if (p.nops && p.mode == MODE_XLA_OPS) g->out->from_xla_ops++;
@@ -730,7 +853,10 @@ static void merge_result(void *ctx, const void *value)
         if (l->has_flops) o->flops += l->flops, o->has_flops = 1;
         if (l->has_model_flops) o->model_flops += l->model_flops, o->has_model_flops = 1;
         if (l->has_bytes) o->bytes += l->bytes, o->has_bytes = 1;
+        o->flops_derived |= l->flops_derived, o->bytes_derived |= l->bytes_derived;
     }
+    if (r->ops.derive_error && !g->out->derive_error)
+        g->out->derive_error = xpv_xstrdup(r->ops.derive_error);
     for (size_t i = 0; i < r->nmodules; i++)
         add_module(g, r->modules[i].prog, r->modules[i].name, strlen(r->modules[i].name));
     g->out->unattributed_n += r->ops.unattributed_n;
@@ -764,6 +890,7 @@ static profile_result *profile_result_of(sqlite3 *db, int64_t id, xpv_err *err)
     }
     for (size_t i = 0; i < r->nmodules; i++)
         r->bytes += str_bytes(r->modules[i].name);
+    r->bytes += str_bytes(r->ops.derive_error);
     return r;
 }
 
@@ -837,6 +964,7 @@ void xpv_hlo_ops_free(xpv_hlo_ops *o)
         free(o->ops[i].framework_op);
     }
     free(o->ops);
+    free(o->derive_error);
     memset(o, 0, sizeof *o);
 }
 
@@ -903,4 +1031,23 @@ int xpv_hlo_ops_has_data(sqlite3 *db, const xpv_tool_scope *s, int with_cost)
         if (rc != 0) return rc;
     }
     return 0;
+}
+
+static void hold_nothing(void *ctx, const void *value)
+{
+    (void)ctx, (void)value;
+}
+
+int xpv_hlo_ops_warm(sqlite3 *db, xpv_hlo_cache *cache, int64_t id, xpv_err *err)
+{
+    xpv_hlo_cache_key k = {id, 0};
+    int keyed = generation(db, id, &k.generation, err);
+    if (keyed <= 0) return keyed;
+    if (xpv_hlo_cache_use(cache, &k, hold_nothing, NULL)) return 1;
+    int has = profile_has_ops(db, id, 0, err);
+    if (has <= 0) return has;
+    profile_result *r = profile_result_of(db, id, err);
+    if (!r) return -1;
+    xpv_hlo_cache_put(cache, &k, r, r->bytes);
+    return xpv_hlo_cache_use(cache, &k, hold_nothing, NULL); /* not when over the budget */
 }

@@ -16,6 +16,15 @@
  *    know the arg name without any event carrying it.
  * Ops are keyed by (program, op name) and merged over the scope's hosts.
  *
+ * Derived FLOPs and bytes (hlo_derive.h), where an op carries none: one
+ * execution's, times the op's executions. An `XLA Ops` event is one
+ * execution. A kernels-profile op may launch several kernels per execution
+ * (a cuDNN/MIOpen convolution launches an im2col and a GEMM kernel), and
+ * the kernels an execution launches are fixed when the module is
+ * compiled, so its executions on a stream are the launches there of the
+ * kernel name it launches least often, summed over the streams (devices
+ * may pick different kernels for the same op).
+ *
  * Self time: on an `XLA Ops` line, an op that starts inside another op's
  * span (on the ns grid the index keeps starts on) is its child, and the
  * parent's self time excludes the child's time. Kernels of a stream run one
@@ -37,9 +46,12 @@ typedef struct {
     uint64_t program_id;
     int has_program, category_carried;
     int64_t occurrences, total_ps, self_ps;
-    /* sums over occurrences, where at least one occurrence carried the stat */
+    /* sums over occurrences, where at least one occurrence carried the stat,
+     * or (GPU) derived from the module's shapes (hlo_derive.h) times the
+     * op's executions where none did: *_derived says so */
     long double flops, model_flops, bytes;
     int has_flops, has_model_flops, has_bytes;
+    int flops_derived, bytes_derived;
 } xpv_hlo_op;
 
 typedef struct {
@@ -49,6 +61,7 @@ typedef struct {
     int64_t unattributed_n; /* device events without an hlo_op ("kernels" profiles) */
     int64_t unattributed_ps;
     int from_xla_ops, from_kernels; /* how many of the scope's profiles gave ops from each */
+    char *derive_error; /* why a profile's modules could not be read for derived FLOPs */
 } xpv_hlo_ops;
 
 /* 1 when a profile of the scope has HLO ops (with_cost: an op that carries
@@ -60,6 +73,12 @@ int xpv_hlo_ops_has_data(sqlite3 *db, const xpv_tool_scope *s, int with_cost);
  * the answer is the same with or without. Returns 0, or -1 with err. */
 int xpv_hlo_ops_collect(sqlite3 *db, const xpv_tool_scope *s, xpv_hlo_ops *out, xpv_err *err);
 void xpv_hlo_ops_free(xpv_hlo_ops *o);
+/* Scans profile id into cache (hlo_cache.h) unless it holds it already,
+ * as xpv_hlo_ops_collect would, so that the HLO tools' first request finds
+ * it there (hlo_warm.c). Returns 1 when the cache holds the profile's ops
+ * after the call, 0 when it has none, is not indexed for good, or its ops
+ * alone are over the budget, -1 with err. */
+int xpv_hlo_ops_warm(sqlite3 *db, struct xpv_hlo_cache *cache, int64_t id, xpv_err *err);
 
 /* The category of an HLO op from its name alone, for profiles that do not
  * carry hlo_category (hlo_category.c; the rules are listed there). */

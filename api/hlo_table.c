@@ -49,6 +49,30 @@ void xpv_hlo_table_set_sum(xpv_table *t, size_t row, size_t col, int has, long d
         xpv_table_set_double(t, row, col, (double)v);
 }
 
+static const char *source_text(int measured, int derived)
+{
+    return measured && derived ? "measured,derived" : measured ? "measured" : "derived";
+}
+
+void xpv_hlo_table_set_source(xpv_table *t, size_t row, size_t col, int measured, int derived)
+{
+    if (measured || derived) xpv_hlo_table_set_str(t, row, col, source_text(measured, derived));
+}
+
+/* flops_source and bytes_source over every op. */
+static void set_cost_sources(xpv_table *t, const xpv_hlo_ops *ops)
+{
+    int fm = 0, fd = 0, bm = 0, bd = 0;
+    for (size_t i = 0; i < ops->n; i++) {
+        const xpv_hlo_op *o = &ops->ops[i];
+        fm |= o->has_flops && !o->flops_derived, fd |= o->flops_derived;
+        bm |= o->has_bytes && !o->bytes_derived, bd |= o->bytes_derived;
+    }
+    if (fm || fd) xpv_table_set_property(t, "flops_source", source_text(fm, fd));
+    if (bm || bd) xpv_table_set_property(t, "bytes_source", source_text(bm, bd));
+    if (ops->derive_error) xpv_table_set_property(t, "flops_derive_error", ops->derive_error);
+}
+
 /* As xpv_table_set_ps_us: integer ps / 1e6 prints as the exact decimal. */
 static void set_us_property(xpv_table *t, const char *key, int64_t ps)
 {
@@ -73,6 +97,7 @@ void xpv_hlo_table_set_properties(xpv_table *t, const xpv_hlo_ops *ops)
                            : carried          ? "hlo_category"
                                               : "op_name");
     set_us_property(t, "total_self_time_us", ops->total_self_ps);
+    set_cost_sources(t, ops);
     if (ops->unattributed_n) {
         char n[24];
         snprintf(n, sizeof n, "%" PRId64, ops->unattributed_n);

@@ -27,9 +27,16 @@ void xpv_hlo_table_set_bw(xpv_table *t, size_t row, size_t col, int has, long do
                           int64_t time_ps);
 /* A sum: an integer when it is one, null when !has. */
 void xpv_hlo_table_set_sum(xpv_table *t, size_t row, size_t col, int has, long double v);
+/* Where a sum came from: "derived" (from the module's shapes,
+ * hlo_derive.h) or "measured" (a stat the profile carries); null when
+ * !has. Groups that hold both say "measured,derived". */
+void xpv_hlo_table_set_source(xpv_table *t, size_t row, size_t col, int measured, int derived);
 /* source ("xla_ops", "kernels" or both), category_source ("hlo_category",
- * "op_name" or both), total_self_time_us, and the device events without an
- * HLO op (unattributed_events, unattributed_time_us) where there are any. */
+ * "op_name" or both), total_self_time_us, the device events without an
+ * HLO op (unattributed_events, unattributed_time_us) where there are any,
+ * and flops_source / bytes_source ("measured", "derived" or both) where
+ * any op has FLOPs / bytes, with flops_derive_error when a profile's
+ * modules could not be read. */
 void xpv_hlo_table_set_properties(xpv_table *t, const xpv_hlo_ops *ops);
 
 #endif

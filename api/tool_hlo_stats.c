@@ -6,7 +6,10 @@
  * Shares are percentages (0–100) of the summed self time of every op, as
  * the ids say (XProf's own DataTable puts fractions under these ids).
  * FLOP rates are GFLOP/s and bandwidth GiB/s over the ops' time, as XProf
- * computes them, only where the ops carry flops / bytes_accessed (TPU);
+ * computes them, where the ops carry flops / bytes_accessed (TPU) or they
+ * are derived from the module's shapes (GPU dots, convolutions, GEMM and
+ * convolution library calls and fusions of them: hlo_derive.h), which
+ * flops_source / bytes_source say per row ("measured" or "derived");
  * XProf's columns that need data no profile here carries (HLO text, DMA
  * stalls, per-memory bandwidths, rematerialization) are left out, and
  * bound_by is left to roofline_model, which knows the device's peaks.
@@ -35,6 +38,8 @@ static const xpv_table_col COLS[] = {
     {"flops", "FLOPs", XPV_COL_NUMBER},
     {"model_flops", "Model FLOPs", XPV_COL_NUMBER},
     {"bytes_accessed", "Bytes accessed", XPV_COL_NUMBER},
+    {"flops_source", "FLOPs source", XPV_COL_STRING},
+    {"bytes_source", "Bytes source", XPV_COL_STRING},
 };
 
 enum {
@@ -58,6 +63,8 @@ enum {
     C_FLOPS,
     C_MODEL_FLOPS,
     C_BYTES,
+    C_FLOPS_SOURCE,
+    C_BYTES_SOURCE,
     NCOLS
 };
 
@@ -95,6 +102,10 @@ static void put_row(xpv_table *t, const xpv_hlo_ops *ops, size_t i, int64_t *cum
     xpv_hlo_table_set_sum(t, r, C_FLOPS, o->has_flops, o->flops);
     xpv_hlo_table_set_sum(t, r, C_MODEL_FLOPS, o->has_model_flops, o->model_flops);
     xpv_hlo_table_set_sum(t, r, C_BYTES, o->has_bytes, o->bytes);
+    xpv_hlo_table_set_source(t, r, C_FLOPS_SOURCE, o->has_flops && !o->flops_derived,
+                             o->flops_derived);
+    xpv_hlo_table_set_source(t, r, C_BYTES_SOURCE, o->has_bytes && !o->bytes_derived,
+                             o->bytes_derived);
 }
 
 xpv_table *xpv_tool_hlo_stats(sqlite3 *db, const xpv_tool_scope *s, xpv_err *err)

@@ -12,6 +12,9 @@
  * Groups and ops are ordered by self time, most first. A group's GFLOP/s
  * and GiB/s are over the time of its ops that carry flops / bytes, so an
  * op that carries none does not dilute them with time of unknown work.
+ * flops_source / bytes_source say whether those figures were carried by
+ * the profile ("measured") or derived from HLO shapes ("derived";
+ * hlo_derive.h), a group holding both "measured,derived".
  */
 #include "hlo_ops.h"
 #include "hlo_table.h"
@@ -36,6 +39,8 @@ static const xpv_table_col COLS[] = {
     {"bytes_accessed", "Bytes accessed", XPV_COL_NUMBER},
     {"flop_rate", "GFLOP/s", XPV_COL_NUMBER},
     {"memory_bw", "Memory BW (GiB/s)", XPV_COL_NUMBER},
+    {"flops_source", "FLOPs source", XPV_COL_STRING},
+    {"bytes_source", "Bytes source", XPV_COL_STRING},
 };
 
 enum {
@@ -55,6 +60,8 @@ enum {
     C_BYTES,
     C_RATE,
     C_BW,
+    C_FLOPS_SOURCE,
+    C_BYTES_SOURCE,
     NCOLS
 };
 
@@ -66,6 +73,7 @@ typedef struct {
     long double flops, bytes;
     int64_t flops_ps, bytes_ps; /* time of the ops that carry flops / bytes */
     int has_flops, has_bytes;
+    int flops_measured, flops_derived, bytes_measured, bytes_derived;
 } group;
 
 typedef struct {
@@ -97,6 +105,8 @@ static size_t group_of(groups *gs, const xpv_hlo_op *o, size_t parent, int progr
     g->occurrences += o->occurrences, g->total_ps += o->total_ps, g->self_ps += o->self_ps;
     if (o->has_flops) g->flops += o->flops, g->flops_ps += o->total_ps, g->has_flops = 1;
     if (o->has_bytes) g->bytes += o->bytes, g->bytes_ps += o->total_ps, g->has_bytes = 1;
+    g->flops_measured |= o->has_flops && !o->flops_derived, g->flops_derived |= o->flops_derived;
+    g->bytes_measured |= o->has_bytes && !o->bytes_derived, g->bytes_derived |= o->bytes_derived;
     return i;
 }
 
@@ -131,6 +141,8 @@ static void put_group(xpv_table *t, int level, const group *g, int64_t parent_ps
     xpv_hlo_table_set_sum(t, r, C_BYTES, g->has_bytes, g->bytes);
     xpv_hlo_table_set_rate(t, r, C_RATE, g->has_flops, g->flops, g->flops_ps);
     xpv_hlo_table_set_bw(t, r, C_BW, g->has_bytes, g->bytes, g->bytes_ps);
+    xpv_hlo_table_set_source(t, r, C_FLOPS_SOURCE, g->flops_measured, g->flops_derived);
+    xpv_hlo_table_set_source(t, r, C_BYTES_SOURCE, g->bytes_measured, g->bytes_derived);
 }
 
 static void put_op(xpv_table *t, const xpv_hlo_op *o, int64_t parent_ps, int64_t all_ps)
@@ -149,6 +161,10 @@ static void put_op(xpv_table *t, const xpv_hlo_op *o, int64_t parent_ps, int64_t
     xpv_hlo_table_set_sum(t, r, C_BYTES, o->has_bytes, o->bytes);
     xpv_hlo_table_set_rate(t, r, C_RATE, o->has_flops, o->flops, o->total_ps);
     xpv_hlo_table_set_bw(t, r, C_BW, o->has_bytes, o->bytes, o->total_ps);
+    xpv_hlo_table_set_source(t, r, C_FLOPS_SOURCE, o->has_flops && !o->flops_derived,
+                             o->flops_derived);
+    xpv_hlo_table_set_source(t, r, C_BYTES_SOURCE, o->has_bytes && !o->bytes_derived,
+                             o->bytes_derived);
 }
 
 /* Sort keys: groups by self time (most first), then first appearance. */

@@ -10,6 +10,11 @@
  * category's time over the summed step durations of all devices. The
  * thresholds that turn shares into words are named below; a share under
  * every threshold leaves the top op as the advice.
+ *
+ * The step-time graph is one row per step (section "step time graph",
+ * `step` set): the step's time and each category's, averaged over the
+ * scope's devices (hosts aligned by step number), or over its hosts' step
+ * rows where no device row exists. A category no row carries is null.
  */
 #include "tools.h"
 
@@ -21,12 +26,35 @@
 #define MEMCPY_BOUND 0.10     /* transfer-bound */
 #define TOP_OPS 5
 
-enum { C_SECTION, C_METRIC, C_VALUE, C_UNIT, C_DETAIL, NCOLS };
+enum {
+    C_SECTION,
+    C_METRIC,
+    C_VALUE,
+    C_UNIT,
+    C_DETAIL,
+    C_STEP, /* the step-time graph's columns, null in other rows */
+    C_COMPUTE,
+    C_COLLECTIVE,
+    C_MEMCPY,
+    C_MEMSET,
+    C_IDLE,
+    C_HOST,
+    NCOLS
+};
 
 static const xpv_table_col COLS[NCOLS] = {
-    {"section", "Section", XPV_COL_STRING}, {"metric", "Metric", XPV_COL_STRING},
-    {"value", "Value", XPV_COL_NUMBER},     {"unit", "Unit", XPV_COL_STRING},
+    {"section", "Section", XPV_COL_STRING},
+    {"metric", "Metric", XPV_COL_STRING},
+    {"value", "Value", XPV_COL_NUMBER},
+    {"unit", "Unit", XPV_COL_STRING},
     {"detail", "Detail", XPV_COL_STRING},
+    {"step", "Step", XPV_COL_NUMBER},
+    {"compute_us", "Compute (us)", XPV_COL_NUMBER},
+    {"collective_us", "Collectives (us)", XPV_COL_NUMBER},
+    {"memcpy_us", "Memcpy (us)", XPV_COL_NUMBER},
+    {"memset_us", "Memset (us)", XPV_COL_NUMBER},
+    {"idle_us", "Idle (us)", XPV_COL_NUMBER},
+    {"host_us", "Host (us)", XPV_COL_NUMBER},
 };
 
 static size_t add(xpv_table *t, const char *section, const char *metric, const char *unit,
@@ -199,6 +227,38 @@ static void share_rows(xpv_table *t, const breakdown *b)
     }
 }
 
+/* ---- the step-time graph ---- */
+
+static int step_graph(sqlite3 *db, const xpv_tool_scope *s, xpv_table *t, xpv_err *err)
+{
+    sqlite3_stmt *st = prepare(
+        db,
+        "SELECT step, count(*), avg(duration_ps), avg(compute_ps), avg(collective_ps),"
+        " avg(CASE WHEN coalesce(memcpy_h2d_ps, memcpy_d2h_ps, memcpy_d2d_ps, memcpy_other_ps)"
+        " IS NOT NULL THEN ifnull(memcpy_h2d_ps, 0) + ifnull(memcpy_d2h_ps, 0) +"
+        " ifnull(memcpy_d2d_ps, 0) + ifnull(memcpy_other_ps, 0) END), avg(memset_ps),"
+        " avg(idle_ps), avg(host_ps) FROM steps WHERE profile_id IN (SELECT value FROM"
+        " json_each(?1)) AND (device >= 0) = (SELECT EXISTS (SELECT 1 FROM steps WHERE device"
+        " >= 0 AND profile_id IN (SELECT value FROM json_each(?1)))) GROUP BY step ORDER BY step",
+        s, err);
+    if (!st) return -1;
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        char metric[48], detail[64];
+        int64_t n = sqlite3_column_int64(st, 1);
+        snprintf(metric, sizeof metric, "step %lld", (long long)sqlite3_column_int64(st, 0));
+        snprintf(detail, sizeof detail, "average of %lld step row%s", (long long)n,
+                 n == 1 ? "" : "s");
+        size_t r = add(t, "step time graph", metric, "us", detail);
+        xpv_table_set_int(t, r, C_STEP, sqlite3_column_int64(st, 0));
+        for (int c = 0; c <= C_HOST - C_COMPUTE + 1; c++)
+            if (sqlite3_column_type(st, 2 + c) != SQLITE_NULL)
+                xpv_table_set_ps_us(t, r, c ? C_COMPUTE + c - 1 : C_VALUE,
+                                    sqlite3_column_double(st, 2 + c));
+    }
+    return xpv_tool_step_end(db, st, rc, err);
+}
+
 /* ---- top ops ---- */
 
 static int top_ops(sqlite3 *db, const xpv_tool_scope *s, xpv_table *t, char *top, size_t n,
@@ -288,5 +348,9 @@ xpv_table *xpv_tool_overview_page(sqlite3 *db, const xpv_tool_scope *s, xpv_err 
         return NULL;
     }
     recommend(t, &b, top, top_share);
+    if (step_graph(db, s, t, err) != 0) {
+        xpv_table_free(t);
+        return NULL;
+    }
     return t;
 }

@@ -1,15 +1,17 @@
 /*
  * xpv_common.c — error messages, buffers, JSON escaping, hashing.
  */
-#define _POSIX_C_SOURCE 200809L
+#define _GNU_SOURCE
 #include "xpv_common.h"
 
 #include <assert.h>
 #include <math.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 int xpv_err_set(xpv_err *err, const char *fmt, ...)
 {
@@ -290,4 +292,12 @@ int xpv_profile_id_parse(const char *hex, int64_t *out)
      * cannot exist is simply not found (404), not a bad request (400). */
     *out = (int64_t)v;
     return 0;
+}
+
+int xpv_cpu_count(void)
+{
+    cpu_set_t set;
+    long cpus = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set)
+                                                            : sysconf(_SC_NPROCESSORS_ONLN);
+    return cpus > 0 ? (int)cpus : 1;
 }

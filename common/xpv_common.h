@@ -105,6 +105,15 @@ void xpv_sort(void *base, size_t n, size_t size, int (*cmp)(const void *, const 
 
 /* Wall-clock and monotonic seconds. */
 double xpv_now_mono(void);
+/* Whether another thread asked a long loop to stop: stop (may be NULL)
+ * is written by that thread, so it is read atomically. */
+static inline int xpv_stop_requested(volatile int *stop)
+{
+    return stop && __atomic_load_n(stop, __ATOMIC_ACQUIRE);
+}
+
+/* The CPUs this process may run on (its affinity mask), at least 1. */
+int xpv_cpu_count(void);
 
 /* Profile ids are the first 64 bits of a hash of the path relative to the
  * profile directory, so they stay the same across restarts and rebuilds. */

@@ -10,9 +10,11 @@
 #define _GNU_SOURCE
 #include "index_db.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -366,4 +368,115 @@ int xpv_index_trim_wal(sqlite3 *db)
     int rc = sqlite3_wal_checkpoint_v2(db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
     sqlite3_busy_timeout(db, WRITER_BUSY_MS);
     return rc == SQLITE_OK ? 0 : -1;
+}
+
+/* ---- parts: one profile indexed apart, then moved in (index_jobs.c) ---- */
+
+int xpv_index_part_path(const char *db_path, size_t seq, char *out, size_t outsz, xpv_err *err)
+{
+    int n = snprintf(out, outsz, "%s.part-%ld-%zu", db_path, (long)getpid(), seq);
+    if (n < 0 || (size_t)n >= outsz) return xpv_err_set(err, "index path too long");
+    return 0;
+}
+
+int xpv_index_open_part(const char *path, sqlite3 **out, xpv_err *err)
+{
+    sqlite3 *db = NULL;
+    unlink(path);
+    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+                        NULL) != SQLITE_OK) {
+        xpv_db_error(err, db);
+        sqlite3_close(db);
+        return -1;
+    }
+    /* A part lives only until it is moved into the index: no journal, no
+     * sync. The page size matches the index's so blobs copy page for page. */
+    if (xpv_db_exec(db,
+                    "PRAGMA page_size=16384; PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;"
+                    "PRAGMA cache_size=-16384; PRAGMA temp_store=MEMORY;",
+                    err) != 0 ||
+        xpv_db_exec(db, SCHEMA_SQL, err) != 0 ||
+        /* Nothing reads a part by time: its indexes would only be upkeep. */
+        xpv_db_exec(db,
+                    "DROP INDEX blocks_by_time; DROP INDEX kernel_stats_top;"
+                    " DROP INDEX steps_by_profile;",
+                    err) != 0) {
+        sqlite3_close(db);
+        unlink(path);
+        return -1;
+    }
+    *out = db;
+    return 0;
+}
+
+/* The profiles columns that indexing a file fills; the rest come from
+ * discovery and are already in the index's row. */
+#define INDEXED_COLUMNS                                                                            \
+    "producer, status, error, warnings, partial, events, start_ns, end_ns, devices, facts,"        \
+    " phase_counts, step_source, step_count, kernel_count, indexed_at, index_seconds,"             \
+    " kernel_totals"
+
+static int move_rows(sqlite3 *db, int64_t id, xpv_err *err)
+{
+    /* Rows keep their order, so block ids come out as if the profile had
+     * been indexed here directly, after the profiles before it. */
+    static const char *const copies[] = {
+        "INSERT INTO main.strings SELECT * FROM part.strings",
+        "INSERT INTO main.tracks SELECT * FROM part.tracks",
+        "INSERT INTO main.blocks(profile_id, track, lod, t_min, t_max, n, busy_ns, kinds, data)"
+        " SELECT profile_id, track, lod, t_min, t_max, n, busy_ns, kinds, data FROM part.blocks"
+        " ORDER BY id",
+        "INSERT INTO main.kernel_stats SELECT * FROM part.kernel_stats",
+        "INSERT INTO main.steps SELECT * FROM part.steps ORDER BY rowid",
+        "UPDATE main.profiles SET (" INDEXED_COLUMNS ") = (SELECT " INDEXED_COLUMNS
+        " FROM part.profiles WHERE id=?1) WHERE id=?1"};
+    for (size_t i = 0; i < sizeof copies / sizeof copies[0]; i++) {
+        sqlite3_stmt *st;
+        if (sqlite3_prepare_v2(db, copies[i], -1, &st, NULL) != SQLITE_OK)
+            return xpv_db_error(err, db);
+        if (sqlite3_bind_parameter_count(st) > 0) sqlite3_bind_int64(st, 1, id);
+        int rc = sqlite3_step(st);
+        sqlite3_finalize(st);
+        if (rc != SQLITE_DONE) return xpv_db_error(err, db);
+    }
+    return 0;
+}
+
+int xpv_index_move_part(sqlite3 *db, const char *part_path, int64_t id, xpv_err *err)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db, "ATTACH ?1 AS part", -1, &st, NULL) != SQLITE_OK)
+        return xpv_db_error(err, db);
+    sqlite3_bind_text(st, 1, part_path, -1, SQLITE_STATIC);
+    int rc = sqlite3_step(st);
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE) return xpv_db_error(err, db);
+    rc = xpv_db_exec(db, "BEGIN IMMEDIATE", err);
+    if (rc == 0) rc = xpv_index_clear_profile(db, id, err);
+    if (rc == 0) rc = move_rows(db, id, err);
+    if (rc == 0) rc = xpv_db_exec(db, "COMMIT", err);
+    if (rc != 0) xpv_db_exec(db, "ROLLBACK", NULL);
+    xpv_db_exec(db, "DETACH part", rc == 0 ? err : NULL);
+    return rc;
+}
+
+/* Parts of a process that died (killed while indexing) are never moved in. */
+void xpv_index_remove_stale_parts(const char *db_path)
+{
+    char dir[4096], prefix[512];
+    const char *slash = strrchr(db_path, '/');
+    snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - db_path) : 1, slash ? db_path : ".");
+    snprintf(prefix, sizeof prefix, "%s.part-", slash ? slash + 1 : db_path);
+    DIR *d = opendir(dir);
+    if (!d) return;
+    size_t plen = strlen(prefix);
+    for (struct dirent *e; (e = readdir(d)) != NULL;) {
+        if (strncmp(e->d_name, prefix, plen) != 0) continue;
+        long pid = strtol(e->d_name + plen, NULL, 10);
+        if (pid > 0 && (kill((pid_t)pid, 0) == 0 || errno != ESRCH)) continue;
+        char path[4400];
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        unlink(path);
+    }
+    closedir(d);
 }

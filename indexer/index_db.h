@@ -66,10 +66,22 @@ int xpv_index_trim_wal(sqlite3 *db);
  * file again (its blocks were found damaged). Returns 0 or -1 with err. */
 int xpv_index_mark_pending(sqlite3 *db, int64_t profile_id, xpv_err *err);
 
-/* Runs a statement with no result rows; returns 0 or -1 with err. */
+/* Parts (see index_jobs.c): a private database with the index's schema
+ * that one profile is indexed into by a worker thread, then moved into
+ * the index by its one writer. part_path names the seq-th part of this
+ * process beside db_path. open_part creates it afresh. move_part replaces
+ * profile id's rows in db with the part's, in one transaction; the part is
+ * left for the caller to remove. remove_stale_parts deletes the parts of
+ * processes that are gone. */
+int xpv_index_part_path(const char *db_path, size_t seq, char *out, size_t outsz, xpv_err *err);
+int xpv_index_open_part(const char *path, sqlite3 **out, xpv_err *err);
+int xpv_index_move_part(sqlite3 *db, const char *part_path, int64_t id, xpv_err *err);
+void xpv_index_remove_stale_parts(const char *db_path);
+
 /* Sets err from the connection's last error, with the system's reason
  * (disk full, file too large) where SQLite has one. Returns -1. */
 int xpv_db_error(xpv_err *err, sqlite3 *db);
+/* Runs statements with no result rows; returns 0 or -1 with err. */
 int xpv_db_exec(sqlite3 *db, const char *sql, xpv_err *err);
 
 #endif

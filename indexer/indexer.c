@@ -3,6 +3,7 @@
  */
 #include "indexer.h"
 #include "index_db.h"
+#include "indexer_internal.h"
 #include "ingest.h"
 #include "readers/readers.h"
 
@@ -139,8 +140,8 @@ static int run_reader(sqlite3 *db, const xpv_found *f, int64_t id, xpv_reader_fn
     return set_status(db, id, "ok", NULL, 0, secs, err);
 }
 
-static int index_file(sqlite3 *db, const xpv_found *f, int64_t id, const xpv_input_limits *limits,
-                      xpv_err *err)
+int xpv_indexer_index_file(sqlite3 *db, const xpv_found *f, int64_t id,
+                           const xpv_input_limits *limits, xpv_err *err)
 {
     double t0 = xpv_now_mono();
     if (xpv_db_exec(db, "BEGIN IMMEDIATE", err) != 0) return -1;
@@ -165,10 +166,17 @@ static int index_file(sqlite3 *db, const xpv_found *f, int64_t id, const xpv_inp
     return xpv_db_exec(db, "COMMIT", err);
 }
 
-int xpv_indexer_index_file(sqlite3 *db, const xpv_found *f, int64_t id, xpv_err *err)
+int xpv_indexer_seed_part(sqlite3 *part, const xpv_found *f, int64_t id, xpv_err *err)
 {
-    xpv_input_limits limits = XPV_INPUT_LIMITS_DEFAULT;
-    return index_file(db, f, id, &limits, err);
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(part, "INSERT INTO profiles(id, path) VALUES(?1, ?2)", -1, &st, NULL) !=
+        SQLITE_OK)
+        return xpv_db_error(err, part);
+    sqlite3_bind_int64(st, 1, id);
+    sqlite3_bind_text(st, 2, f->rel_path, -1, SQLITE_STATIC);
+    int rc = sqlite3_step(st);
+    sqlite3_finalize(st);
+    return rc == SQLITE_DONE ? 0 : xpv_db_error(err, part);
 }
 
 static int is_pending(sqlite3 *db, int64_t id)
@@ -187,29 +195,59 @@ static int is_pending(sqlite3 *db, int64_t id)
     return pending;
 }
 
-int xpv_indexer_run(sqlite3 *db, const xpv_found_list *found, xpv_progress_fn progress, void *ctx,
-                    volatile int *stop, xpv_err *err)
+/* Files in the order they are indexed and committed: primary sources
+ * first, then the trace-JSON twins of an xplane. */
+static size_t queue_pending(sqlite3 *db, const xpv_found_list *found, xpv_index_job *queue)
 {
-    xpv_index_progress p = {0, 0, NULL, NULL};
-    for (size_t i = 0; i < found->n; i++)
-        p.total += is_pending(db, xpv_profile_id_for(found->items[i].rel_path));
-    /* Pass 0: primary sources; pass 1: trace-JSON twins of an xplane. */
-    for (int pass = 0; pass < 2; pass++) {
-        for (size_t i = 0; i < found->n && !(stop && *stop); i++) {
+    size_t n = 0;
+    for (int pass = 0; pass < 2; pass++)
+        for (size_t i = 0; i < found->n; i++) {
             const xpv_found *f = &found->items[i];
             int64_t id = xpv_profile_id_for(f->rel_path);
-            if ((f->companion_of >= 0) != pass || !is_pending(db, id)) continue;
-            p.current = f->rel_path;
-            if (progress) progress(ctx, &p);
-            if (index_file(db, f, id, &found->limits, err) != 0)
-                return xpv_err_prefix(err, "indexing %s", f->rel_path);
-            p.done++;
-            p.finished = f;
-            if (progress) progress(ctx, &p);
-            p.finished = NULL;
+            if ((f->companion_of >= 0) == pass && is_pending(db, id))
+                queue[n++] = (xpv_index_job){f, id};
         }
+    return n;
+}
+
+void xpv_indexer_report(const xpv_index_options *o, xpv_index_progress *p, const xpv_found *next,
+                        const xpv_found *committed)
+{
+    if (committed) p->done++;
+    p->current = next ? next->rel_path : NULL;
+    p->finished = committed;
+    if (o->progress) o->progress(o->ctx, p);
+    p->finished = NULL;
+}
+
+static int run_serial(sqlite3 *db, const xpv_found_list *found, const xpv_index_job *queue,
+                      size_t n, const xpv_index_options *o, xpv_err *err)
+{
+    xpv_index_progress p = {(int)n, 0, NULL, NULL};
+    for (size_t i = 0; i < n && !xpv_stop_requested(o->stop); i++) {
+        const xpv_found *f = queue[i].f;
+        xpv_indexer_report(o, &p, f, NULL);
+        if (xpv_indexer_index_file(db, f, queue[i].id, &found->limits, err) != 0)
+            return xpv_err_prefix(err, "indexing %s", f->rel_path);
+        xpv_indexer_report(o, &p, f, f);
     }
-    p.current = NULL;
-    if (progress) progress(ctx, &p);
+    xpv_indexer_report(o, &p, NULL, NULL);
     return 0;
+}
+
+int xpv_indexer_run(sqlite3 *db, const xpv_found_list *found, const xpv_index_options *o,
+                    xpv_err *err)
+{
+    static const xpv_index_options serial = {1, NULL, NULL, NULL};
+    if (!o) o = &serial;
+    xpv_index_job *queue = xpv_xmalloc((found->n ? found->n : 1) * sizeof *queue);
+    size_t n = queue_pending(db, found, queue);
+    int jobs = o->jobs > 0 ? o->jobs : xpv_cpu_count();
+    /* A database with no file (in memory) has nowhere to put parts beside. */
+    const char *path = sqlite3_db_filename(db, "main");
+    int rc = jobs > 1 && n > 1 && path && *path
+                 ? xpv_indexer_run_parallel(db, found, queue, n, jobs, o, err)
+                 : run_serial(db, found, queue, n, o, err);
+    free(queue);
+    return rc;
 }

@@ -20,7 +20,6 @@
 #include "ingest_internal.h"
 
 #include <assert.h>
-#include <sched.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -139,10 +138,7 @@ static int consumer_count(void)
 {
     const char *env = getenv("XPV_INGEST_CONSUMERS");
     if (env && (strcmp(env, "1") == 0 || strcmp(env, "2") == 0)) return env[0] - '0';
-    cpu_set_t set;
-    long cpus = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set)
-                                                            : sysconf(_SC_NPROCESSORS_ONLN);
-    return cpus >= 3 ? 2 : 1;
+    return xpv_cpu_count() >= 3 ? 2 : 1;
 }
 
 int xpv_pipeline_start(xpv_sink *s, xpv_err *err)

@@ -23,6 +23,7 @@
 #include "../api/api.h"
 #include "../api/block_marks.h"
 #include "../indexer/event_store.h"
+#include "../api/hlo_warm.h"
 #include "../indexer/index_db.h"
 #include "../indexer/indexer.h"
 #include "../indexer/settle.h"
@@ -219,13 +220,31 @@ static void warm_marks(xpv_server *s)
         xpv_block_marks_warm(s->marks, bg.db, bg.indexed.ids[i], &s->stop);
 }
 
+/* Scans the HLO ops of the profiles just indexed into the HLO tools'
+ * cache, and on the first run those of the newest run too (an index built
+ * before this server started), so that the tools' first answer, hosts
+ * merged, reads the cache. Before indexing is reported done: a client
+ * waiting for that finds them warm. */
+static void warm_hlo(xpv_server *s, int first_run)
+{
+    xpv_err err = {{0}};
+    if (!s->hlo_cache) return;
+    int rc =
+        xpv_hlo_warm_profiles(bg.db, s->hlo_cache, bg.indexed.ids, bg.indexed.n, &s->stop, &err);
+    if (rc >= 0 && first_run) rc = xpv_hlo_warm_latest_run(bg.db, s->hlo_cache, &s->stop, &err);
+    if (rc < 0 && !s->opts->quiet) /* the tools still answer, scanning on request */
+        fprintf(stderr, "xprof-view: warming the HLO tools: %s\n", err.msg);
+}
+
 static int run_once(xpv_server *s, const xpv_found_list *found)
 {
     xpv_err err = {{0}};
     bg.indexed.n = 0;
     set_active(s, 1, NULL);
-    int rc = xpv_indexer_run(bg.db, found, on_progress, s, &s->stop, &err);
+    xpv_index_options run = {s->opts->jobs, on_progress, s, &s->stop};
+    int rc = xpv_indexer_run(bg.db, found, &run, &err);
     if (rc == 0) warm_marks(s);
+    if (rc == 0) warm_hlo(s, found == bg.initial);
     if (rc == 0) xpv_index_trim_wal(bg.db); /* the index keeps its size on disk */
     if (rc != 0 && !stopping(s)) fprintf(stderr, "xprof-view: indexing: %s\n", err.msg);
     set_active(s, 0, rc != 0 && !stopping(s) ? err.msg : NULL);

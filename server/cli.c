@@ -18,6 +18,7 @@ void xpv_cli_usage(FILE *out)
         "                  [--findings-config=FILE] [--poll=SECONDS] [--settle-ms=N]\n"
         "                  [--max-inflate=SIZE] [--max-inflate-ratio=N] [--max-connections=N]\n"
         "                  [--client-timeout=S] [--cache-max=SIZE] [--cache] [--cache-clear]\n"
+        "                  [--jobs=N]\n"
         "       xprof-view --compare A B [--json] [--fail-if-slower=PCT]\n"
         "\n"
         "Finds JAX/XLA, PyTorch, TensorFlow and Nsight Systems profiles under DIR, indexes\n"
@@ -49,6 +50,7 @@ void xpv_cli_usage(FILE *out)
         "  --poll=SECONDS      look for new profiles every SECONDS instead of with inotify\n"
         "                      (automatic on NFS, SMB, 9p and FUSE mounts)\n"
         "  --settle-ms=N       read a new or changed file once it held still N ms (300)\n"
+        "  --jobs=N            profiles indexed at once (default: one per CPU)\n"
         "  --open              open the system browser\n"
         "  --quiet             print less\n"
         "  --max-inflate=SIZE  largest a gzip profile may inflate to (default 256G)\n"
@@ -231,6 +233,8 @@ static int parse_one(int argc, char **argv, int *i, xpv_options *o)
         return parse_ratio(v, &o->limits);
     else if ((v = option_value(argc, argv, i, "--max-inflate")))
         return parse_size("--max-inflate", v, &o->limits.max_bytes);
+    else if ((v = option_value(argc, argv, i, "--jobs")))
+        return parse_int("--jobs", v, 1, 1024, &o->jobs);
     else if ((v = option_value(argc, argv, i, "--max-connections")))
         return parse_int("--max-connections", v, 1, 65536, &o->max_connections);
     else if ((v = option_value(argc, argv, i, "--client-timeout")))

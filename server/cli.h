@@ -30,6 +30,7 @@ typedef struct {
     int quiet;
     xpv_input_limits limits;           /* what one gzip file may inflate to */
     int max_connections;               /* open HTTP connections at once */
+    int jobs;                          /* profiles indexed at once; 0: one per CPU */
     int client_timeout_s;              /* an idle or slow connection is closed after this */
     const char *compare_a, *compare_b; /* --compare A B; NULL: not comparing */
     double fail_if_slower;             /* percent; < 0: no gate */

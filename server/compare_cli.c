@@ -71,13 +71,14 @@ static void progress(void *ctx, const xpv_index_progress *p)
 static int index_side(side *s, const char *db_override, int quiet)
 {
     xpv_err err = {{0}};
+    xpv_index_options run = {0, quiet ? NULL : progress, NULL, NULL};
     if (db_override)
         snprintf(s->db_path, sizeof s->db_path, "%s", db_override);
     else if (xpv_index_default_path(s->found.root_abs, s->db_path, sizeof s->db_path, &err) != 0)
         goto fail;
     if (xpv_index_open(s->db_path, s->found.root_abs, &s->db, NULL, &err) != 0 ||
         xpv_indexer_register(s->db, &s->found, &err) < 0 ||
-        xpv_indexer_run(s->db, &s->found, quiet ? NULL : progress, NULL, NULL, &err) != 0)
+        xpv_indexer_run(s->db, &s->found, &run, &err) != 0)
         goto fail;
     return 0;
 fail:

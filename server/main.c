@@ -249,7 +249,8 @@ int main(int argc, char **argv)
         goto out;
     }
     if (o.list_only || o.extract) {
-        if (xpv_indexer_run(db, &found, print_progress, &o, NULL, &err) != 0) {
+        xpv_index_options run = {o.jobs, print_progress, &o, NULL};
+        if (xpv_indexer_run(db, &found, &run, &err) != 0) {
             int sys = sqlite3_system_errno(db);
             fprintf(stderr, "xprof-view: %s%s%s%s\n", err.msg, sys ? " (" : "",
                     sys ? strerror(sys) : "", sys ? ": is the disk full?)" : "");

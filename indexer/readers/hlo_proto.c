@@ -246,6 +246,9 @@ static int instr_sub(dec *d, const xpv_pb *msg, const xpv_pb_field *f, xpv_hlo_i
     case 28:
         in->custom_call_target = str_of(f);
         return 0;
+    case 43:
+        in->backend_config = str_of(f);
+        return 0;
     }
     return 0;
 }
@@ -266,6 +269,7 @@ static int read_instr(dec *d, xpv_pb msg, xpv_hlo_instr *in)
         case 16:
         case 28:
         case 30:
+        case 43:
             r = instr_sub(d, &msg, &f, in);
             break;
         case 9:
@@ -571,18 +575,35 @@ static int cmp_buffer_id(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+/* Indexes of n items sorted by the ids id_of gives. */
+static uint32_t *sorted_by_id(const xpv_hlo_module *m, uint32_t n,
+                              int64_t (*id_of)(const xpv_hlo_module *, uint32_t))
+{
+    id_index *t = xpv_xmalloc(n * sizeof *t);
+    for (uint32_t i = 0; i < n; i++)
+        t[i].id = id_of(m, i), t[i].index = i;
+    qsort(t, n, sizeof *t, cmp_id_index);
+    uint32_t *out = xpv_xmalloc(n * sizeof *out);
+    for (uint32_t i = 0; i < n; i++)
+        out[i] = t[i].index;
+    free(t);
+    return out;
+}
+
+static int64_t instr_id(const xpv_hlo_module *m, uint32_t i)
+{
+    return m->instrs[i].id;
+}
+
+static int64_t computation_id(const xpv_hlo_module *m, uint32_t i)
+{
+    return m->computations[i].id;
+}
+
 static void build_lookups(xpv_hlo_module *m)
 {
-    if (m->ninstrs) {
-        id_index *t = xpv_xmalloc(m->ninstrs * sizeof *t);
-        for (uint32_t i = 0; i < m->ninstrs; i++)
-            t[i].id = m->instrs[i].id, t[i].index = i;
-        qsort(t, m->ninstrs, sizeof *t, cmp_id_index);
-        m->by_id = xpv_xmalloc(m->ninstrs * sizeof *m->by_id);
-        for (uint32_t i = 0; i < m->ninstrs; i++)
-            m->by_id[i] = t[i].index;
-        free(t);
-    }
+    if (m->ninstrs) m->by_id = sorted_by_id(m, m->ninstrs, instr_id);
+    if (m->ncomputations) m->comp_by_id = sorted_by_id(m, m->ncomputations, computation_id);
     if (m->nbuffers) qsort(m->buffers, m->nbuffers, sizeof *m->buffers, cmp_buffer_id);
 }
 
@@ -599,6 +620,21 @@ const xpv_hlo_instr *xpv_hlo_instr_by_id(const xpv_hlo_module *m, int64_t id)
             hi = mid;
     }
     return NULL;
+}
+
+int xpv_hlo_computation_by_id(const xpv_hlo_module *m, int64_t id, uint32_t *index)
+{
+    size_t lo = 0, hi = m->comp_by_id ? m->ncomputations : 0;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int64_t v = m->computations[m->comp_by_id[mid]].id;
+        if (v == id) return *index = m->comp_by_id[mid], 1;
+        if (v < id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return 0;
 }
 
 const xpv_hlo_logical_buffer *xpv_hlo_buffer_by_id(const xpv_hlo_module *m, int64_t id)
@@ -624,6 +660,7 @@ void xpv_hlo_module_free(xpv_hlo_module *m)
         free(c);
     }
     free(m->by_id);
+    free(m->comp_by_id);
     memset(m, 0, sizeof *m);
 }
 

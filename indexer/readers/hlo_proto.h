@@ -51,8 +51,9 @@ typedef struct {
 
 typedef struct {
     xpv_hlo_str name, opcode, op_type, op_name, source_file, custom_call_target;
-    int32_t source_line;  /* 0 unknown */
-    uint32_t computation; /* index of its computation in the module */
+    xpv_hlo_str backend_config; /* as XLA wrote it (JSON on GPU), not parsed here */
+    int32_t source_line;        /* 0 unknown */
+    uint32_t computation;       /* index of its computation in the module */
     int64_t id, parameter_number;
     xpv_hlo_shape shape;
     xpv_hlo_ints operands, called;
@@ -110,9 +111,9 @@ typedef struct {
     uint32_t nallocations;
     xpv_hlo_heap_trace *traces;
     uint32_t ntraces;
-    /* internal: instruction indexes sorted by id, the arena the
-     * structures live in, and its size against the budget */
-    uint32_t *by_id;
+    /* internal: instruction and computation indexes sorted by id, the
+     * arena the structures live in, and its size against the budget */
+    uint32_t *by_id, *comp_by_id;
     void *arena;
     size_t bytes, budget;
 } xpv_hlo_module;
@@ -126,6 +127,8 @@ void xpv_hlo_module_free(xpv_hlo_module *m);
 
 /* The instruction with this id, NULL when none. */
 const xpv_hlo_instr *xpv_hlo_instr_by_id(const xpv_hlo_module *m, int64_t id);
+/* 1 with the index of the computation with this id, 0 when none. */
+int xpv_hlo_computation_by_id(const xpv_hlo_module *m, int64_t id, uint32_t *index);
 /* The logical buffer with this id, NULL when none. */
 const xpv_hlo_logical_buffer *xpv_hlo_buffer_by_id(const xpv_hlo_module *m, int64_t id);
 /* The sub-shape at shape_index, NULL when the index leaves the shape. */
@@ -142,6 +145,17 @@ void xpv_hlo_put_shape(xpv_buf *b, const xpv_hlo_shape *s);
  * Returns 1 with *flops, 0 when the instruction is neither or a shape it
  * needs is missing (unknown, never 0). */
 int xpv_hlo_instr_flops(const xpv_hlo_module *m, const xpv_hlo_instr *in, long double *flops);
+/* The same formulas on shapes given apart (library calls, whose result is
+ * a tuple and whose operands a convolution's gradients may swap): out is
+ * the dot's or the forward convolution's result, lhs the dot's left
+ * operand, kernel the convolution's kernel. 1 with *flops, 0 unknown. */
+int xpv_hlo_dot_flops(const xpv_hlo_shape *out, const xpv_hlo_shape *lhs,
+                      const xpv_hlo_ints *lhs_contracting, long double *flops);
+int xpv_hlo_conv_flops(const xpv_hlo_shape *out, const xpv_hlo_shape *kernel,
+                       const xpv_hlo_dims *dd, long double *flops);
+/* Bytes of an array of s (elements times the type's width), summed over a
+ * tuple's elements; 0 when a type has no whole-byte width (s4, token, ...). */
+int xpv_hlo_shape_bytes(const xpv_hlo_shape *s, long double *bytes);
 
 /* ---- locating the Hlo Proto stats of an XSpace ---- */
 

@@ -112,31 +112,73 @@ static int name_is(const xpv_hlo_str *s, const char *word)
     return s->p && s->n == n && memcmp(s->p, word, n) == 0;
 }
 
+int xpv_hlo_dot_flops(const xpv_hlo_shape *out, const xpv_hlo_shape *lhs,
+                      const xpv_hlo_ints *lhs_contracting, long double *flops)
+{
+    if (!is_array(out) || !is_array(lhs)) return 0;
+    long double f = 2 * elements(out), d;
+    for (uint32_t i = 0; i < lhs_contracting->n; i++) {
+        if (!dim(lhs, lhs_contracting->v[i], &d)) return 0;
+        f *= d;
+    }
+    *flops = f;
+    return 1;
+}
+
+int xpv_hlo_conv_flops(const xpv_hlo_shape *out, const xpv_hlo_shape *kernel,
+                       const xpv_hlo_dims *dd, long double *flops)
+{
+    if (!dd || !dd->has_conv_dims || !is_array(out) || !is_array(kernel)) return 0;
+    long double f = 2 * elements(out), d;
+    for (uint32_t i = 0; i < dd->kernel_spatial_dims.n; i++) {
+        if (!dim(kernel, dd->kernel_spatial_dims.v[i], &d)) return 0;
+        f *= d;
+    }
+    /* the kernel's input-feature dimension already holds
+     * input features / feature_group_count */
+    if (!dim(kernel, dd->kernel_input_feature_dim, &d)) return 0;
+    *flops = f * d;
+    return 1;
+}
+
 int xpv_hlo_instr_flops(const xpv_hlo_module *m, const xpv_hlo_instr *in, long double *flops)
 {
     int is_dot = name_is(&in->opcode, "dot"), is_conv = name_is(&in->opcode, "convolution");
     const xpv_hlo_dims *dd = in->dims;
-    if ((!is_dot && !is_conv) || !dd || in->operands.n < 2 || !is_array(&in->shape)) return 0;
+    if ((!is_dot && !is_conv) || !dd || in->operands.n < 2) return 0;
     const xpv_hlo_instr *lhs = xpv_hlo_instr_by_id(m, in->operands.v[0]);
     const xpv_hlo_instr *rhs = xpv_hlo_instr_by_id(m, in->operands.v[1]);
-    if (!lhs || !rhs || !is_array(&lhs->shape) || !is_array(&rhs->shape)) return 0;
-    long double f = 2 * elements(&in->shape), d;
-    if (is_dot) {
-        for (uint32_t i = 0; i < dd->lhs_contracting.n; i++) {
-            if (!dim(&lhs->shape, dd->lhs_contracting.v[i], &d)) return 0;
-            f *= d;
+    if (!lhs || !rhs || !is_array(&rhs->shape)) return 0;
+    if (is_dot) return xpv_hlo_dot_flops(&in->shape, &lhs->shape, &dd->lhs_contracting, flops);
+    return is_array(&lhs->shape) && xpv_hlo_conv_flops(&in->shape, &rhs->shape, dd, flops);
+}
+
+/* Bytes per element of each xla.PrimitiveType; 0 where it is no whole
+ * number of bytes (sub-byte types) or no array (tuple, token, opaque). */
+static int type_width(int32_t t)
+{
+    static const unsigned char widths[] = {
+        [1] = 1,  [2] = 1,  [3] = 2,  [4] = 4,  [5] = 8,  [6] = 1,  [7] = 2,   [8] = 4,
+        [9] = 8,  [10] = 2, [11] = 4, [12] = 8, [15] = 8, [16] = 2, [18] = 16, [19] = 1,
+        [20] = 1, [23] = 1, [24] = 1, [25] = 1, [28] = 1, [29] = 1, [33] = 1,
+    };
+    if (t <= 0 || (size_t)t >= sizeof widths) return 0;
+    return widths[t];
+}
+
+int xpv_hlo_shape_bytes(const xpv_hlo_shape *s, long double *bytes)
+{
+    if (s->element_type == 13 || s->ntuple) {
+        long double sum = 0, b;
+        for (uint32_t i = 0; i < s->ntuple; i++) {
+            if (!xpv_hlo_shape_bytes(&s->tuple[i], &b)) return 0;
+            sum += b;
         }
-    } else {
-        if (!dd->has_conv_dims) return 0;
-        for (uint32_t i = 0; i < dd->kernel_spatial_dims.n; i++) {
-            if (!dim(&rhs->shape, dd->kernel_spatial_dims.v[i], &d)) return 0;
-            f *= d;
-        }
-        /* the kernel's input-feature dimension already holds
-         * input features / feature_group_count */
-        if (!dim(&rhs->shape, dd->kernel_input_feature_dim, &d)) return 0;
-        f *= d;
+        *bytes = sum;
+        return 1;
     }
-    *flops = f;
+    int w = type_width(s->element_type);
+    if (!w) return 0;
+    *bytes = elements(s) * w;
     return 1;
 }

@@ -263,13 +263,14 @@ export function mount(view, { parts, notify, toolPages, ui }) {
     if (!p) return links.replaceChildren();
     const base = `#/p/${encodeURIComponent(p.id)}`;
     const page = dedicatedPage(s.tool);
-    links.replaceChildren(
+    const items = [
       h('h2', null, 'This host'),
       h('a', { href: `${base}/overview` }, 'Profile overview'),
       page ? h('a', { href: `${base}/${page}` }, `${page[0].toUpperCase()}${page.split('?')[0].slice(1)} page`) : null,
       h('a', { href: `${base}/tools/${encodeURIComponent(s.tool)}` }, 'Tools tab'),
       h('a', { href: api.traceUrl(p.id), download: `${p.host.replace(/[^\w.-]+/g, '_')}.trace.json.gz` }, 'Download trace'),
-    );
+    ];
+    links.replaceChildren(...items.filter(Boolean)); // a null child would show as the text "null"
   }
 
   async function show() {
@@ -315,6 +316,7 @@ export function mount(view, { parts, notify, toolPages, ui }) {
     if (stale(my)) return;
     renderToolTable(main, fromDataTable(data), {
       title: toolLabel(tool),
+      tag: tool,
       sub: `${run} · ${hostLabel(host)}`,
       csvUrl: tb.csvUrl(run, tool, host),
       csvName: `${tool}-${String(host).replace(/[^\w.-]+/g, '_')}.csv`,

@@ -16,6 +16,7 @@
 
 import { h, fmtUs, fmtPct, fmtCount, fmtBytes, fmtDims, fmtDur, isKnown, UNKNOWN } from './format.js';
 import { stateView, showAllButton } from './states.js';
+import { toolCharts } from './tool_charts.js';
 
 const PAGE_ROWS = 500;
 
@@ -116,6 +117,26 @@ function share(kind, v) {
   return f === null ? null : Math.max(0, Math.min(1, f));
 }
 
+// Figures computed from an HLO op's FLOPs or bytes, and the columns that
+// say where those came from: a cell is marked "derived" (italic, with a
+// tooltip) when its row says they were derived from the module's HLO shapes
+// rather than carried by the profile (hlo_stats, op_profile, roofline_model).
+const COST_SOURCES = {
+  flops: ['flops_source'],
+  normalized_flop_rate: ['flops_source'],
+  measured_flop_rate: ['flops_source'],
+  flop_rate: ['flops_source'],
+  roofline_efficiency_percent: ['flops_source'],
+  operational_intensity: ['flops_source', 'bytes_source'],
+  bytes_accessed: ['bytes_source'],
+  measured_memory_bw: ['bytes_source'],
+  memory_bw: ['bytes_source'],
+};
+
+function derivedCell(colId, valueOf) {
+  return (COST_SOURCES[colId] || []).some((src) => String(valueOf(src) ?? '').includes('derived'));
+}
+
 // The properties XProf's pages put first, in this order; the rest follow.
 const LEAD_PROPS = ['verdict', 'summary', 'recommendation'];
 
@@ -148,7 +169,8 @@ function propertiesPanel(props) {
   );
 }
 
-// Draws `table` (fromDataTable or fromToolJson) into `box`. opts: title,
+// Draws `table` (fromDataTable or fromToolJson) into `box`, with the
+// tool's charts (tool_charts.js) above it. opts: title, tag (the tool),
 // sub (a line under it), csvUrl, csvName, links (elements beside the CSV
 // link), cellLink(columnId, valueOf(columnId)) -> an href for that cell or null.
 export function renderToolTable(box, table, opts) {
@@ -173,6 +195,14 @@ export function renderToolTable(box, table, opts) {
   const csv = opts.csvUrl ? h('a.btn.csv', { href: opts.csvUrl, download: opts.csvName || 'table.csv' }, 'Download CSV') : null;
   const tableBox = h('div.table-wrap.tool-table', null);
   const more = h('div');
+  // A roofline point picked: the table shows that op.
+  const charts = toolCharts(opts.tag, table, {
+    onPick: (name) => {
+      filter.value = name;
+      limit = PAGE_ROWS;
+      renderRows();
+    },
+  });
   box.replaceChildren(
     h(
       'div.tool-view',
@@ -186,10 +216,15 @@ export function renderToolTable(box, table, opts) {
         csv,
       ),
       propertiesPanel(table.properties),
+      charts ? charts.el : null,
       tableBox,
       more,
     ),
   );
+  if (charts) {
+    charts.draw();
+    redrawOnResize(charts.el, charts.draw);
+  }
 
   function visibleRows() {
     const q = filter.value.trim().toLowerCase();
@@ -254,13 +289,16 @@ export function renderToolTable(box, table, opts) {
     if (c.kind === 'text' && known && String(v).length > 40) cls += '.name';
     if (!known) cls += '.unknown';
     if (f !== null) cls += '.share';
+    const derived = known && derivedCell(c.id, (id) => r[cols.find((x) => x.id === id)?.i]);
+    if (derived) cls += '.derived';
     return h(
       cls,
       {
         'data-key': c.id,
         'data-value': known ? (typeof v === 'object' ? JSON.stringify(v) : String(v)) : 'null',
-        title:
-          c.kind === 'text'
+        title: derived
+          ? "derived from the HLO module's shapes, not carried by the profile"
+          : c.kind === 'text'
             ? text
             : c.kind === 'us' && known
               ? fmtDur(v)
@@ -308,4 +346,22 @@ export function renderToolTable(box, table, opts) {
   }
 
   renderRows();
+}
+
+// Charts are drawn at their box's width: redraw when it changes, until the
+// chart leaves the page (a new tool or view replaces it).
+function redrawOnResize(el, draw) {
+  let w = el.clientWidth;
+  let raf = 0;
+  const ro = new ResizeObserver(() => {
+    if (!el.isConnected) {
+      ro.disconnect();
+      return;
+    }
+    if (el.clientWidth === w) return;
+    w = el.clientWidth;
+    cancelAnimationFrame(raf);
+    raf = requestAnimationFrame(draw);
+  });
+  ro.observe(el);
 }

@@ -88,6 +88,7 @@ export function mount(view, { id, profile, sub, ui }) {
     }
     renderToolTable(main, fromToolJson(res), {
       title: toolLabel(tag),
+      tag,
       sub: profile.host || profile.run || '',
       csvUrl: api.toolCsvUrl(id, tag),
       csvName: `${tag}-${(profile.host || id).replace(/[^\w.-]+/g, '_')}.csv`,

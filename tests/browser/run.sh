@@ -61,6 +61,14 @@ fi
 if [ -n "${XPV_GEN:-}" ] && "$XPV_GEN" --out "$dir/planted" --plant recompile >/dev/null 2>&1; then
   touch -d '2020-01-01 00:00:00' "$dir"/planted/*
 fi
+# a run of three hosts (the pod viewer's heat map) and one that waits for
+# input (the input pipeline's chart), dated back like the planted one
+if [ -n "${XPV_GEN:-}" ] && "$XPV_GEN" --out "$dir/pod" --kind jax --hosts 3 --steps 6 --size 3MB --seed 7 >/dev/null 2>&1; then
+  find "$dir/pod" -type f -exec touch -d '2020-01-02 00:00:00' {} +
+fi
+if [ -n "${XPV_GEN:-}" ] && "$XPV_GEN" --out "$dir/stall" --plant input-stall >/dev/null 2>&1; then
+  touch -d '2020-01-03 00:00:00' "$dir"/stall/*
+fi
 [ "$have_profiles" = 1 ] || skip "no fixtures at \$XPV_FIXTURES (../shared/fixtures) and no working xpv-gen"
 # One unreadable profile, for the error state.
 printf '{"traceEvents": [ {"name": "x", "ph": "X", "ts": 1,' >"$dir/other/broken.trace.json"

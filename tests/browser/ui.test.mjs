@@ -978,6 +978,10 @@ await test('TensorBoard view: walks runs, tools and hosts; tables equal the data
         if ((await page.inputValue('#tb-host')) !== o.value) await page.selectOption('#tb-host', o.value);
         await tbReady(page, run, tool, o.value);
         eq(await page.evaluate(() => location.hash), tbHash(run, tool, o.value), 'the address is the view');
+        if (o.value !== 'ALL_HOSTS') {
+          const side = await page.textContent('.tb-links');
+          assert(side.startsWith('This host') && !side.includes('null'), `${run} ${tool} ${o.value}: host links read "${side}"`);
+        }
         views++;
         if (tool === 'trace_viewer') {
           await waitDrawn(page);
@@ -1216,6 +1220,173 @@ await test('profile Tools tab: every tool of the profile, drawn from our JSON', 
     })
     .catch(() => {});
   assert((await page.textContent('.tool-main .state h2')).includes('has no data'), 'unknown tool: no-data state');
+  eq(page.errors.length, 0, `console errors: ${page.errors.join(' | ')}`);
+  await page.context().close();
+});
+
+// ---- the tools' charts (tool_charts.js) ----
+
+// The marks each chart should draw, worked out from the data route's table
+// alone: {chart, marks, roof (roofline: which roof lines), slowest (pod)}.
+function expectedChart(tool, dt) {
+  const col = (id) => dt.cols.findIndex((c) => c.id === id);
+  const v = (r, id) => (col(id) < 0 ? undefined : (r.c[col(id)]?.v ?? null));
+  const isNum = (x) => typeof x === 'number' && Number.isFinite(x);
+  const p = dt.p || {};
+  switch (tool) {
+    case 'overview_page': {
+      const n = dt.rows.filter((r) => v(r, 'section') === 'step time graph' && isNum(v(r, 'step'))).length;
+      return n ? { chart: 'step-time', marks: n } : null;
+    }
+    case 'roofline_model': {
+      const n = dt.rows.filter((r) => v(r, 'operational_intensity') > 0 && v(r, 'measured_flop_rate') > 0).length;
+      const peak = Number(p.peak_teraflops_per_second) > 0,
+        bw = Number(p.peak_hbm_bw_gigabytes_per_second) > 0;
+      const roof = [bw ? 'memory' : null, peak ? 'compute' : null, peak && bw ? 'ridge' : null].filter(Boolean);
+      return n || roof.length ? { chart: 'roofline', marks: n, roof } : null;
+    }
+    case 'pod_viewer': {
+      const rows = dt.rows.filter((r) => isNum(v(r, 'step')) && v(r, 'host') !== null);
+      const hosts = new Set(rows.map((r) => v(r, 'host'))).size,
+        steps = new Set(rows.map((r) => v(r, 'step'))).size;
+      return rows.length
+        ? { chart: 'pod-heatmap', marks: rows.length, hosts, steps, slowest: rows.filter((r) => v(r, 'slowest') === true).length }
+        : null;
+    }
+    case 'input_pipeline_analyzer': {
+      const n = dt.rows.filter((r) => isNum(v(r, 'stepnum')) && isNum(v(r, 'step_time_us'))).length;
+      return n ? { chart: 'input-bars', marks: n } : null;
+    }
+    case 'op_profile':
+    case 'hlo_stats': {
+      const rows = dt.rows.filter((r) => isNum(v(r, 'total_self_time')) && (tool === 'hlo_stats' || v(r, 'level') === 1));
+      const n = new Set(rows.map((r) => String(v(r, tool === 'op_profile' ? 'name' : 'category') ?? '(no category)'))).size;
+      return n ? { chart: 'categories', marks: n } : null;
+    }
+    default:
+      return null;
+  }
+}
+const CHART_TOOLS = ['overview_page', 'roofline_model', 'pod_viewer', 'input_pipeline_analyzer', 'op_profile', 'hlo_stats'];
+const shownChart = (page) =>
+  page.$$eval('.tb-main .tool-chart, .tool-main .tool-chart', (fs) =>
+    fs.map((f) => ({
+      chart: f.dataset.chart,
+      title: f.querySelector('figcaption h2')?.textContent || '',
+      svgTitle: f.querySelector('svg > title')?.textContent || '',
+      label: f.querySelector('svg')?.getAttribute('aria-label') || '',
+      axes: [...f.querySelectorAll('svg .axis-title')].map((t) => t.textContent),
+      marks: f.querySelectorAll('[data-mark]').length,
+      focusable: f.querySelectorAll('[data-mark][tabindex="0"]').length,
+      roof: [...f.querySelectorAll('[data-roof]:not(p)')].map((e) => e.dataset.roof),
+      slowest: f.querySelectorAll('[data-mark][data-slowest]').length,
+    })),
+  );
+
+await test('tool charts: every chart tool, run and host draws the marks its table implies', async () => {
+  const runs = await api(tbq('runs', {}));
+  const page = await newPage();
+  const seen = {}; // chart -> views checked
+  const shotTaken = new Set();
+  let fullRoof = 0,
+    fullPod = 0;
+  for (const run of runs) {
+    const tools = (await api(tbq('run_tools', { run }))).filter((t) => CHART_TOOLS.includes(t));
+    for (const tool of tools) {
+      for (const { hostname: host } of await api(tbq('hosts', { run, tag: tool }))) {
+        const res = await fetch(BASE + tbq('data', { run, tag: tool, host }));
+        if (!res.ok) continue; // a host without the tool's data is never drawn
+        const dt = await res.json();
+        const want = expectedChart(tool, dt);
+        await page.goto('about:blank');
+        await page.goto(`${BASE}/${tbHash(run, tool, host)}`);
+        await tbReady(page, run, tool, host);
+        const got = await shownChart(page);
+        const what = `${run} ${tool} ${host}`;
+        if (!want) {
+          eq(got.length, 0, `${what}: no chart without its data`);
+          continue;
+        }
+        eq(got.length, 1, `${what}: one chart`);
+        const c = got[0];
+        eq(c.chart, want.chart, `${what}: chart`);
+        eq(c.marks, want.marks, `${what}: marks`);
+        eq(c.focusable, want.marks, `${what}: every mark focusable`);
+        assert(c.title && c.svgTitle && c.label, `${what}: titled (${JSON.stringify(c)})`);
+        if (want.chart !== 'step-time' && want.chart !== 'categories')
+          assert(c.axes.length === 2, `${what}: two axis titles ${c.axes}`);
+        if (want.roof) {
+          eq(c.roof.sort().join(','), want.roof.sort().join(','), `${what}: roof drawn only from the peaks the answer gives`);
+          if (want.roof.length === 3 && want.marks) fullRoof++;
+        }
+        if (want.chart === 'pod-heatmap') {
+          eq(c.slowest, want.slowest, `${what}: slowest host of each step outlined`);
+          if (want.marks === want.hosts * want.steps && want.hosts > 1) fullPod++;
+        }
+        seen[want.chart] = (seen[want.chart] || 0) + 1;
+        if (!shotTaken.has(tool)) {
+          shotTaken.add(tool);
+          await page.waitForTimeout(200);
+          await shot(page, `chart-${tool}`);
+        }
+      }
+    }
+  }
+  console.log(`     charts checked: ${JSON.stringify(seen)}`);
+  assert(Object.keys(seen).length > 0, 'no chart was drawn at all');
+  // The parts that need a given profile: the TPU v6e fixture gives peaks, xpv-gen a multi-host run.
+  if (ready.some((p) => p.path.endsWith('jax-tpu-v6e-inference.xplane.pb')))
+    assert(fullRoof > 0, 'the TPU v6e fixture draws a roofline with its roof, ridge and points');
+  else console.log('     skip the full roofline check: no TPU v6e fixture (../shared/fixtures)');
+  if (runs.some((r) => r.startsWith('pod/'))) assert(fullPod > 0, 'the generated pod run draws hosts × steps cells');
+  else console.log('     skip the heat-map size check: no generated multi-host run (XPV_GEN)');
+  eq(page.errors.length, 0, `console errors: ${page.errors.join(' | ')}`);
+  await page.context().close();
+});
+
+await test('tool charts: hover tells a mark, a roofline click filters the table, the heat map recolours', async () => {
+  const runs = await api(tbq('runs', {}));
+  const page = await newPage({ viewport: { width: 1280, height: 1000 } });
+  let did = 0;
+  const pod = runs.find((r) => r.startsWith('pod/'));
+  if (pod) {
+    const dt = await api(tbq('data', { run: pod, tag: 'pod_viewer', host: 'ALL_HOSTS' }));
+    await page.goto(`${BASE}/${tbHash(pod, 'pod_viewer', 'ALL_HOSTS')}`);
+    await tbReady(page, pod, 'pod_viewer', 'ALL_HOSTS');
+    await page.hover('.tool-chart [data-mark]');
+    assert(await page.isVisible('.tool-chart .tooltip'), 'a cell tells its numbers on hover');
+    await page.selectOption('.tool-chart select[data-heat-component]', 'compute_us');
+    const ci = dt.cols.findIndex((c) => c.id === 'compute_us');
+    const hi = dt.cols.findIndex((c) => c.id === 'host');
+    const si = dt.cols.findIndex((c) => c.id === 'step');
+    const want = Object.fromEntries(dt.rows.map((r) => [`${r.c[hi].v}|${r.c[si].v}`, String(r.c[ci].v ?? 'null')]));
+    const cells = await page.$$eval('.tool-chart [data-mark]', (rs) =>
+      rs.map((r) => [`${r.dataset.host}|${r.dataset.step}`, r.dataset.value]),
+    );
+    eq(cells.length, dt.rows.length, 'heat map cells after recolouring');
+    for (const [k, val] of cells) eq(val, want[k], `compute of ${k}`);
+    await shot(page, 'chart-pod-compute');
+    did++;
+  } else console.log('     skip the heat map: no generated multi-host run (XPV_GEN)');
+  const tpu = ready.find((p) => p.path.endsWith('jax-tpu-v6e-inference.xplane.pb'));
+  if (tpu) {
+    await page.goto(`${BASE}/#/p/${tpu.id}/tools/roofline_model`);
+    await page.waitForSelector('.tool-main[data-tool="roofline_model"] .tool-chart [data-mark]', { timeout: 15000 });
+    // The last point drawn is on top of any it overlaps.
+    const point = page.locator('.tool-chart [data-mark]').last();
+    const op = await point.getAttribute('data-op');
+    await point.hover();
+    assert((await page.textContent('.tool-chart .tooltip')).includes(op), 'a point tells its op on hover');
+    await point.click();
+    eq(await page.inputValue('.tool-main input[type="search"]'), op, 'a click filters the table to the op');
+    const names = await page.$$eval('.tool-main td[data-key="hlo_op_name"]', (tds) => tds.map((t) => t.dataset.value));
+    assert(names.length >= 1 && names.every((n) => n.toLowerCase().includes(op.toLowerCase())), `table filtered to ${op}`);
+    assert((await page.textContent('.tool-chart')).includes('Measured:'), 'the legend says what is measured');
+    assert((await page.textContent('.tool-chart')).includes('Derived:'), 'the legend says what is derived');
+    await shot(page, 'chart-roofline-picked');
+    did++;
+  } else console.log('     skip the roofline clicks: no TPU v6e fixture (../shared/fixtures)');
+  if (!did) console.log('     nothing to click: neither fixture nor generated run');
   eq(page.errors.length, 0, `console errors: ${page.errors.join(' | ')}`);
   await page.context().close();
 });
@@ -1549,7 +1720,10 @@ await test('live: --ui=perfetto on an empty dir opens the first capture, then fo
     eq(errors.length, 0, `page errors: ${errors.join('; ')}`);
     await page.context().close();
   } finally {
+    // It may still write its index as it stops: remove the dir once it has exited.
+    const exited = server.exitCode === null ? new Promise((r) => server.once('exit', r)) : null;
     server.kill('SIGTERM');
+    await exited;
     fs.rmSync(work, { recursive: true, force: true });
   }
 });
@@ -1633,6 +1807,32 @@ if (tpuProfile && gemmProfile) {
     eq(shown.join(','), 'get-tuple-element.1', 'search keeps the matching lines');
     await page.fill('input[aria-label="Search instructions"]', '');
     await shot(page, 'hlo-text');
+    eq(page.errors.length, 0, `console errors: ${page.errors.join(' | ')}`);
+    await page.context().close();
+  });
+
+  await test('Roofline on GPU: derived FLOPs marked in the table, peaks labelled', async () => {
+    const want = await api(`/api/profiles/${gemmProfile.id}/tools/roofline_model`);
+    const page = await newPage();
+    await page.goto(`${BASE}/#/p/${gemmProfile.id}/tools/roofline_model`);
+    await page.waitForSelector('table.data tbody td[data-key="flops"]');
+    const cells = await page.$$eval('table.data tbody td[data-key="flops"]', (els) =>
+      els.map((e) => [Number(e.dataset.value), e.classList.contains('derived'), e.title]),
+    );
+    eq(cells.map((c) => c[0]).join(','), want.rows.map((r) => r.flops).join(','), 'FLOPs as the API gives them');
+    eq(
+      want.rows.every((r) => r.flops_source === 'derived'),
+      true,
+      'GPU FLOPs are derived',
+    );
+    eq(
+      cells.every((c) => c[1] && /derived/.test(c[2])),
+      true,
+      'every derived cell marked, with a tooltip',
+    );
+    const src = await page.$eval('[data-prop="peak_teraflops_per_second_source"]', (e) => e.textContent);
+    eq(src, want.properties.peak_teraflops_per_second_source, 'the FLOP peak says where it comes from');
+    await shot(page, 'roofline-gpu-derived');
     eq(page.errors.length, 0, `console errors: ${page.errors.join(' | ')}`);
     await page.context().close();
   });

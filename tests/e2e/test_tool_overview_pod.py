@@ -181,6 +181,33 @@ def test_overview_page_numbers_and_advice():
     assert abs(rows[("step time breakdown", "compute")]["value"] - 100.0 * kern / dur) < 1e-9
 
 
+def test_overview_step_time_graph():
+    """The step-time graph rows: per step, the step's time and compute and
+    idle time averaged over the scope's devices (one GPU per host here),
+    hosts aligned by step number, against the written steps."""
+    def graph(path):
+        rows = [r for r in S.json(path)["rows"] if r["section"] == "step time graph"]
+        return {r["step"]: r for r in rows}
+    g = graph("/api/profiles/%s/tools/overview_page" % S.profiles["host-b"]["id"])
+    assert sorted(g) == [0, 1, 2], g
+    for n, (dur, kern) in enumerate(HOSTS["host-b"]):
+        assert g[n]["metric"] == "step %d" % n and g[n]["unit"] == "us", g[n]
+        assert abs(g[n]["value"] - dur) < 1e-9 and abs(g[n]["compute_us"] - kern) < 1e-9, g[n]
+        assert abs(g[n]["idle_us"] - (dur - kern)) < 1e-9, g[n]
+        assert g[n]["collective_us"] == 0 and g[n]["memset_us"] == 0, g[n]
+    g = graph("/api/profiles/%s/tools/overview_page?hosts=all" % S.profiles["host-a"]["id"])
+    for n in range(3):
+        durs = [HOSTS[h][n][0] for h in HOSTS]
+        kerns = [HOSTS[h][n][1] for h in HOSTS]
+        assert abs(g[n]["value"] - sum(durs) / 3) < 1e-9, (n, g[n])
+        assert abs(g[n]["compute_us"] - sum(kerns) / 3) < 1e-9, (n, g[n])
+        assert g[n]["detail"] == "average of 3 step rows", g[n]
+    # the other sections leave the graph's columns unknown
+    other = [r for r in S.json("/api/profiles/%s/tools/overview_page" % S.profiles["host-a"]["id"])["rows"]
+             if r["section"] != "step time graph"]
+    assert other and all(r["step"] is None and r["compute_us"] is None for r in other), other[:2]
+
+
 def test_pod_viewer_on_a_generated_run():
     """A run of three hosts from xpv-gen: every (step, host) row's step time
     is that host's StepTraceAnnotation for the step, read from the raw
@@ -446,7 +473,8 @@ if __name__ == "__main__":
     try:
         e2e.main([test_run_tools_and_hosts, test_unknown_profile_and_trace_viewer,
                   test_pod_viewer_equals_the_written_steps,
-                  test_overview_page_numbers_and_advice, test_overview_device_figures_from_the_planes,
+                  test_overview_page_numbers_and_advice, test_overview_step_time_graph,
+                  test_overview_device_figures_from_the_planes,
                   test_pod_viewer_on_a_generated_run, test_tools_on_an_nsys_export,
                   test_overview_top_ops_merge_hosts,
                   test_top_ops_completed_on_hosts_where_unranked])

@@ -114,7 +114,7 @@ void xpv_fuzz_index_all(void)
     if (xpv_discover(xpv_fuzz_profiles_dir(), &found, &err) != 0) die("discover", &err);
     if (xpv_indexer_register(db, &found, &err) < 0) die("register", &err);
     if (xpv_db_exec(db, "UPDATE profiles SET status='pending'", &err) != 0) die("pending", &err);
-    if (xpv_indexer_run(db, &found, NULL, NULL, NULL, &err) != 0) die("index", &err);
+    if (xpv_indexer_run(db, &found, NULL, &err) != 0) die("index", &err);
     xpv_found_list_free(&found);
     if (getenv("XPV_FUZZ_VERBOSE")) print_profiles();
 }

@@ -387,7 +387,7 @@ static void index_dir(const char *root, sqlite3 *db)
     xpv_err err = {{0}};
     CU_ASSERT_EQUAL_FATAL(xpv_discover(root, &found, &err), 0);
     CU_ASSERT(xpv_indexer_register(db, &found, &err) >= 0);
-    CU_ASSERT_EQUAL(xpv_indexer_run(db, &found, NULL, NULL, NULL, &err), 0);
+    CU_ASSERT_EQUAL(xpv_indexer_run(db, &found, NULL, &err), 0);
     xpv_found_list_free(&found);
 }
 

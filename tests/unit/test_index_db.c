@@ -30,16 +30,6 @@ static void setup_paths(void)
     xpv_test_write(d, "profiles/b/empty.trace.json", "", 0);
 }
 
-static int64_t count(sqlite3 *db, const char *sql)
-{
-    sqlite3_stmt *st;
-    int64_t n = -1;
-    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
-        n = sqlite3_column_int64(st, 0);
-    sqlite3_finalize(st);
-    return n;
-}
-
 static sqlite3 *open_ok(int *rebuilt)
 {
     sqlite3 *db = NULL;
@@ -60,7 +50,7 @@ static void test_fresh_then_kept(void)
     sqlite3_close(db);
     db = open_ok(&rebuilt);
     CU_ASSERT_EQUAL(rebuilt, 0);
-    CU_ASSERT_EQUAL(count(db, "SELECT count(*) FROM profiles"), 1);
+    CU_ASSERT_EQUAL(xpv_test_int(db, "SELECT count(*) FROM profiles"), 1);
     sqlite3_close(db);
 }
 
@@ -77,8 +67,8 @@ static void test_other_version_rebuilt(void)
     sqlite3_close(db);
     db = open_ok(&rebuilt);
     CU_ASSERT_EQUAL(rebuilt, 1);
-    CU_ASSERT_EQUAL(count(db, "SELECT count(*) FROM profiles"), 0);
-    CU_ASSERT_EQUAL(count(db, "SELECT value FROM meta WHERE key='schema_version'"),
+    CU_ASSERT_EQUAL(xpv_test_int(db, "SELECT count(*) FROM profiles"), 0);
+    CU_ASSERT_EQUAL(xpv_test_int(db, "SELECT value FROM meta WHERE key='schema_version'"),
                     XPV_SCHEMA_VERSION);
     sqlite3_close(db);
 }
@@ -108,7 +98,7 @@ static void test_garbage_rebuilt(void)
     sqlite3 *db = open_ok(&rebuilt);
     CU_ASSERT_PTR_NOT_NULL_FATAL(db);
     CU_ASSERT_EQUAL(rebuilt, 1);
-    CU_ASSERT_EQUAL(count(db, "SELECT count(*) FROM profiles"), 0);
+    CU_ASSERT_EQUAL(xpv_test_int(db, "SELECT count(*) FROM profiles"), 0);
     sqlite3_close(db);
 }
 
@@ -158,7 +148,7 @@ static int register_and_run(sqlite3 *db)
     CU_ASSERT_EQUAL_FATAL(xpv_discover(profiles, &l, &err), 0);
     int pending = xpv_indexer_register(db, &l, &err);
     CU_ASSERT(pending >= 0);
-    CU_ASSERT_EQUAL(xpv_indexer_run(db, &l, NULL, NULL, NULL, &err), 0);
+    CU_ASSERT_EQUAL(xpv_indexer_run(db, &l, NULL, &err), 0);
     xpv_found_list_free(&l);
     return pending;
 }
@@ -169,10 +159,12 @@ static void test_incremental(void)
     int rebuilt;
     sqlite3 *db = open_ok(&rebuilt);
     CU_ASSERT_EQUAL(register_and_run(db), 2);
-    CU_ASSERT_EQUAL(count(db, "SELECT count(*) FROM profiles WHERE status='unsupported'"), 1);
-    CU_ASSERT_EQUAL(count(db, "SELECT count(*) FROM profiles WHERE status='error' AND error LIKE "
-                              "'%empty%'"),
+    CU_ASSERT_EQUAL(xpv_test_int(db, "SELECT count(*) FROM profiles WHERE status='unsupported'"),
                     1);
+    CU_ASSERT_EQUAL(
+        xpv_test_int(db, "SELECT count(*) FROM profiles WHERE status='error' AND error LIKE "
+                         "'%empty%'"),
+        1);
     CU_ASSERT_EQUAL(register_and_run(db), 0); /* nothing changed: nothing re-read */
     char path[2048];
     snprintf(path, sizeof path, "%s/a/run.nsys-rep", profiles);
@@ -182,7 +174,8 @@ static void test_incremental(void)
     snprintf(path, sizeof path, "%s/b/empty.trace.json", profiles);
     CU_ASSERT_EQUAL(unlink(path), 0);
     CU_ASSERT_EQUAL(register_and_run(db), 0);
-    CU_ASSERT_EQUAL(count(db, "SELECT count(*) FROM profiles"), 1); /* vanished file dropped */
+    CU_ASSERT_EQUAL(xpv_test_int(db, "SELECT count(*) FROM profiles"),
+                    1); /* vanished file dropped */
     sqlite3_close(db);
 }
 

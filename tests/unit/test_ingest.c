@@ -12,16 +12,6 @@
 
 #define PROFILE 7
 
-static int64_t q_int(sqlite3 *db, const char *sql)
-{
-    sqlite3_stmt *st;
-    int64_t v = -1;
-    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) return -1;
-    if (sqlite3_step(st) == SQLITE_ROW) v = sqlite3_column_int64(st, 0);
-    sqlite3_finalize(st);
-    return v;
-}
-
 static void test_new_threads_named_and_sorted(void)
 {
     sqlite3 *db = xpv_test_fresh_index(xpv_test_tmpdir(), PROFILE);
@@ -37,12 +27,12 @@ static void test_new_threads_named_and_sorted(void)
     }
     CU_ASSERT_EQUAL(xpv_sink_finish(s, NULL, &err), 0);
     xpv_sink_free(s);
-    CU_ASSERT_EQUAL(q_int(db, "SELECT count(*) FROM tracks WHERE profile_id=7"), 2 * N);
-    CU_ASSERT_EQUAL(q_int(db, "SELECT count(*) FROM tracks WHERE profile_id=7 AND pid=1 AND"
-                              " thread_name = 'thread ' || tid"),
+    CU_ASSERT_EQUAL(xpv_test_int(db, "SELECT count(*) FROM tracks WHERE profile_id=7"), 2 * N);
+    CU_ASSERT_EQUAL(xpv_test_int(db, "SELECT count(*) FROM tracks WHERE profile_id=7 AND pid=1 AND"
+                                     " thread_name = 'thread ' || tid"),
                     N);
-    CU_ASSERT_EQUAL(q_int(db, "SELECT count(*) FROM tracks WHERE profile_id=7 AND pid=2 AND"
-                              " thread_sort = 1000 + tid"),
+    CU_ASSERT_EQUAL(xpv_test_int(db, "SELECT count(*) FROM tracks WHERE profile_id=7 AND pid=2 AND"
+                                     " thread_sort = 1000 + tid"),
                     N);
     sqlite3_close(db);
 }

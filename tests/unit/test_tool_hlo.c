@@ -92,9 +92,9 @@ static void test_hlo_stats(void)
     xpv_buf b = {0};
     CU_ASSERT_EQUAL(tool_csv(db, "hlo_stats", &b), 200);
     const char *want = "1,7,jit_f,loop fusion,fusion.1,,1,1000,1000,1000,1000,50,50,,2,1000,"
-                       "0.001862645149230957,2000000,,1073741824\r\n"
-                       "2,7,jit_f,all-reduce,all-reduce.1,,1,500,500,500,500,25,75,,,,,,,\r\n"
-                       "3,8,jit_g,loop fusion,fusion.2,,1,500,500,500,500,25,100,,,,,,,\r\n";
+                       "0.001862645149230957,2000000,,1073741824,measured,measured\r\n"
+                       "2,7,jit_f,all-reduce,all-reduce.1,,1,500,500,500,500,25,75,,,,,,,,,\r\n"
+                       "3,8,jit_g,loop fusion,fusion.2,,1,500,500,500,500,25,100,,,,,,,,,\r\n";
     const char *rows = strchr(b.data, '\n');
     CU_ASSERT_PTR_NOT_NULL_FATAL(rows);
     CU_ASSERT_STRING_EQUAL(rows + 1, want);
@@ -108,16 +108,17 @@ static void test_op_profile(void)
     xpv_buf b = {0};
     CU_ASSERT_EQUAL(tool_csv(db, "op_profile", &b), 200);
     const char *want =
-        "1,loop fusion,loop fusion,,,,2,1500,,1500,75,75,2000000,1073741824,2,1000\r\n"
+        "1,loop fusion,loop fusion,,,,2,1500,,1500,75,75,2000000,1073741824,2,1000,measured,"
+        "measured\r\n"
         "2,jit_f,loop fusion,7,jit_f,,1,1000,,1000,50,66.66666666666667,2000000,1073741824,2,"
-        "1000\r\n"
+        "1000,measured,measured\r\n"
         "3,fusion.1,loop fusion,7,jit_f,fusion.1,1,1000,1000,1000,50,100,2000000,1073741824,2,"
-        "1000\r\n"
-        "2,jit_g,loop fusion,8,jit_g,,1,500,,500,25,33.333333333333336,,,,\r\n"
-        "3,fusion.2,loop fusion,8,jit_g,fusion.2,1,500,500,500,25,100,,,,\r\n"
-        "1,all-reduce,all-reduce,,,,1,500,,500,25,25,,,,\r\n"
-        "2,jit_f,all-reduce,7,jit_f,,1,500,,500,25,100,,,,\r\n"
-        "3,all-reduce.1,all-reduce,7,jit_f,all-reduce.1,1,500,500,500,25,100,,,,\r\n";
+        "1000,measured,measured\r\n"
+        "2,jit_g,loop fusion,8,jit_g,,1,500,,500,25,33.333333333333336,,,,,,\r\n"
+        "3,fusion.2,loop fusion,8,jit_g,fusion.2,1,500,500,500,25,100,,,,,,\r\n"
+        "1,all-reduce,all-reduce,,,,1,500,,500,25,25,,,,,,\r\n"
+        "2,jit_f,all-reduce,7,jit_f,,1,500,,500,25,100,,,,,,\r\n"
+        "3,all-reduce.1,all-reduce,7,jit_f,all-reduce.1,1,500,500,500,25,100,,,,,,\r\n";
     const char *rows = strchr(b.data, '\n');
     CU_ASSERT_PTR_NOT_NULL_FATAL(rows);
     CU_ASSERT_STRING_EQUAL(rows + 1, want);
@@ -134,8 +135,9 @@ static void test_roofline(void)
     CU_ASSERT_EQUAL(tool_csv(db, "roofline_model", &b), 200);
     const char *rows = strchr(b.data, '\n');
     CU_ASSERT_PTR_NOT_NULL_FATAL(rows);
-    CU_ASSERT_STRING_EQUAL(rows + 1, "1,7,jit_f,loop fusion,fusion.1,1,1000,1000,50,2000000,"
-                                     "1073741824,0.001862645149230957,2,1000,,,\r\n");
+    CU_ASSERT_STRING_EQUAL(rows + 1,
+                           "1,7,jit_f,loop fusion,fusion.1,1,1000,1000,50,2000000,"
+                           "1073741824,0.001862645149230957,2,1000,,,,measured,measured\r\n");
     xpv_err err = {{0}};
     CU_ASSERT_EQUAL(xpv_db_exec(db,
                                 "UPDATE profiles SET facts='{\"peak_teraflops_per_second\":"
@@ -145,9 +147,10 @@ static void test_roofline(void)
     CU_ASSERT_EQUAL(tool_csv(db, "roofline_model", &b), 200);
     rows = strchr(b.data, '\n');
     CU_ASSERT_PTR_NOT_NULL_FATAL(rows);
-    CU_ASSERT_STRING_EQUAL(rows + 1,
-                           "1,7,jit_f,loop fusion,fusion.1,1,1000,1000,50,2000000,1073741824,"
-                           "0.001862645149230957,2,1000,3.725290298461914,53.6870912,Memory\r\n");
+    CU_ASSERT_STRING_EQUAL(
+        rows + 1, "1,7,jit_f,loop fusion,fusion.1,1,1000,1000,50,2000000,1073741824,"
+                  "0.001862645149230957,2,1000,3.725290298461914,53.6870912,Memory,measured,"
+                  "measured\r\n");
     int64_t id = PROFILE;
     xpv_buf_reset(&b);
     CU_ASSERT_EQUAL(xpv_api_tool(db, "roofline_model", &(xpv_tool_scope){.ids = &id, .n = 1},
@@ -174,7 +177,12 @@ static void test_properties_and_no_data(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(b.data, "\"properties\":{\"source\":\"xla_ops\","
                                           "\"category_source\":\"hlo_category\","
                                           "\"total_self_time_us\":\"2000\","
-                                          "\"group_by\":\"category,program,op\"}"));
+                                          "\"flops_source\":\"measured\","
+                                          "\"bytes_source\":\"measured\","));
+    /* ops without flops send the reader to the profile's modules; this
+     * one's file is not there, which the table says rather than hides */
+    CU_ASSERT_PTR_NOT_NULL(strstr(b.data, "\"flops_derive_error\":\"cannot open "));
+    CU_ASSERT_PTR_NOT_NULL(strstr(b.data, "\"group_by\":\"category,program,op\"}"));
     xpv_buf_reset(&b);
     CU_ASSERT_EQUAL(
         xpv_api_tool(db, "hlo_stats", &(xpv_tool_scope){.ids = &none, .n = 1}, XPV_TOOL_JSON, &b),

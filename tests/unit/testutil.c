@@ -98,3 +98,13 @@ int xpv_test_run(const char *suite_name, const xpv_test_case *tests, int needs_f
     cleanup();
     return failed ? 1 : 0;
 }
+
+int64_t xpv_test_int(sqlite3 *db, const char *sql)
+{
+    sqlite3_stmt *st;
+    int64_t v = -1;
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) return -1;
+    if (sqlite3_step(st) == SQLITE_ROW) v = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    return v;
+}

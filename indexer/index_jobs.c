@@ -1,0 +1,175 @@
+/*
+ * index_jobs.c — indexing several files at once (--jobs). Worker threads
+ * each take the next queued file and index it, reader, event store and
+ * analysis, into a part: a private database beside the index with the same
+ * schema (index_db.h). The calling thread is the index's only writer: it
+ * moves each finished part in, one short transaction each, and reports
+ * progress, so serving threads wait on the index no longer than for one
+ * copy of rows.
+ *
+ * Invariants: the index connection is touched by the calling thread only;
+ * parts are moved in in queue order, which is the order one job commits
+ * in, so block ids, and so event ids, are the same whatever the number of
+ * jobs; workers run at most `window` files ahead of the last part moved
+ * in, which bounds the disk the parts take; every part is removed, moved
+ * in or not.
+ */
+#define _GNU_SOURCE
+#include "index_db.h"
+#include "indexer_internal.h"
+
+#include <assert.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+enum { PART_QUEUED, PART_RUNNING, PART_READY, PART_FAILED };
+
+typedef struct {
+    char path[4200];
+    int state;
+    xpv_err err;
+} part_slot;
+
+typedef struct {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    const xpv_index_job *queue;
+    part_slot *slots;
+    size_t n, next, moved, window;
+    int quit;
+    const xpv_input_limits *limits;
+    volatile int *stop;
+} job_pool;
+
+/* Indexes one file into its part; the error, if any, stays in the slot. */
+static int index_part(job_pool *pool, size_t i)
+{
+    const xpv_index_job *job = &pool->queue[i];
+    part_slot *slot = &pool->slots[i];
+    sqlite3 *part = NULL;
+    if (xpv_index_open_part(slot->path, &part, &slot->err) != 0) return -1;
+    int rc = xpv_indexer_seed_part(part, job->f, job->id, &slot->err);
+    if (rc == 0) rc = xpv_indexer_index_file(part, job->f, job->id, pool->limits, &slot->err);
+    if (sqlite3_close(part) != SQLITE_OK && rc == 0)
+        rc = xpv_err_set(&slot->err, "cannot close %s", slot->path);
+    return rc;
+}
+
+static void *worker_main(void *arg)
+{
+    job_pool *pool = arg;
+    pthread_mutex_lock(&pool->mu);
+    for (;;) {
+        while (!pool->quit && pool->next < pool->n && pool->next >= pool->moved + pool->window)
+            pthread_cond_wait(&pool->cv, &pool->mu);
+        if (pool->quit || pool->next >= pool->n || xpv_stop_requested(pool->stop)) break;
+        size_t i = pool->next++;
+        pool->slots[i].state = PART_RUNNING;
+        pthread_mutex_unlock(&pool->mu);
+        int rc = index_part(pool, i);
+        pthread_mutex_lock(&pool->mu);
+        pool->slots[i].state = rc == 0 ? PART_READY : PART_FAILED;
+        pthread_cond_broadcast(&pool->cv);
+    }
+    pthread_mutex_unlock(&pool->mu);
+    return NULL;
+}
+
+/* Waits for part i to be ready or failed; 0 when the run is stopped first.
+ * The stop flag is set without a signal on cv, so the wait wakes to look. */
+static int wait_part(job_pool *pool, size_t i, const xpv_index_options *o)
+{
+    int state;
+    pthread_mutex_lock(&pool->mu);
+    while ((state = pool->slots[i].state) < PART_READY && !xpv_stop_requested(o->stop)) {
+        struct timespec until;
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_nsec += 100 * 1000 * 1000;
+        if (until.tv_nsec >= 1000000000) until.tv_sec++, until.tv_nsec -= 1000000000;
+        pthread_cond_timedwait(&pool->cv, &pool->mu, &until);
+    }
+    pthread_mutex_unlock(&pool->mu);
+    return state >= PART_READY ? state : 0;
+}
+
+static void mark_moved(job_pool *pool, size_t count)
+{
+    pthread_mutex_lock(&pool->mu);
+    pool->moved = count;
+    pthread_cond_broadcast(&pool->cv);
+    pthread_mutex_unlock(&pool->mu);
+}
+
+/* The writer's side: moves parts in, in queue order, while workers run. */
+static int move_parts_in(sqlite3 *db, job_pool *pool, const xpv_index_options *o, xpv_err *err)
+{
+    xpv_index_progress p = {(int)pool->n, 0, NULL, NULL};
+    for (size_t i = 0; i < pool->n && !xpv_stop_requested(o->stop); i++) {
+        const xpv_found *f = pool->queue[i].f;
+        xpv_indexer_report(o, &p, f, NULL);
+        int state = wait_part(pool, i, o);
+        if (state == 0) break;
+        if (state == PART_FAILED) {
+            *err = pool->slots[i].err;
+            return xpv_err_prefix(err, "indexing %s", f->rel_path);
+        }
+        if (xpv_index_move_part(db, pool->slots[i].path, pool->queue[i].id, err) != 0)
+            return xpv_err_prefix(err, "indexing %s", f->rel_path);
+        unlink(pool->slots[i].path);
+        mark_moved(pool, i + 1);
+        xpv_indexer_report(o, &p, f, f);
+    }
+    xpv_indexer_report(o, &p, NULL, NULL);
+    return 0;
+}
+
+static int name_parts(job_pool *pool, const char *db_path, xpv_err *err)
+{
+    for (size_t i = 0; i < pool->n; i++)
+        if (xpv_index_part_path(db_path, i, pool->slots[i].path, sizeof pool->slots[i].path, err))
+            return -1;
+    return 0;
+}
+
+int xpv_indexer_run_parallel(sqlite3 *db, const xpv_found_list *found, const xpv_index_job *queue,
+                             size_t n, int jobs, const xpv_index_options *o, xpv_err *err)
+{
+    const char *db_path = sqlite3_db_filename(db, "main");
+    assert(db_path && *db_path && jobs > 1);
+    xpv_index_remove_stale_parts(db_path);
+    job_pool pool = {.queue = queue,
+                     .n = n,
+                     .window = 4 * (size_t)jobs,
+                     .limits = &found->limits,
+                     .stop = o->stop};
+    pool.slots = xpv_xcalloc(n, sizeof *pool.slots);
+    pthread_mutex_init(&pool.mu, NULL);
+    pthread_cond_init(&pool.cv, NULL);
+    pthread_t *threads = xpv_xcalloc((size_t)jobs, sizeof *threads);
+    int started = 0, rc = name_parts(&pool, db_path, err);
+    while (rc == 0 && started < jobs && (size_t)started < n) {
+        int e = pthread_create(&threads[started], NULL, worker_main, &pool);
+        if (e != 0)
+            rc = xpv_err_set(err, "cannot start indexing threads: %s", strerror(e));
+        else
+            started++;
+    }
+    if (rc == 0) rc = move_parts_in(db, &pool, o, err);
+    pthread_mutex_lock(&pool.mu);
+    pool.quit = 1;
+    pthread_cond_broadcast(&pool.cv);
+    pthread_mutex_unlock(&pool.mu);
+    for (int i = 0; i < started; i++)
+        pthread_join(threads[i], NULL);
+    for (size_t i = 0; i < n; i++)
+        if (pool.slots[i].state != PART_QUEUED) unlink(pool.slots[i].path);
+    free(threads);
+    free(pool.slots);
+    pthread_mutex_destroy(&pool.mu);
+    pthread_cond_destroy(&pool.cv);
+    return rc;
+}
