@@ -37,7 +37,8 @@ enum {
 
 static const char *const KERNEL_COLUMNS =
     "name, category, count, total_ps, min_ps, max_ps, median_ps, stddev_ps, percent, grid, block,"
-    " registers_per_thread, shared_memory_bytes, occupancy_pct, op, shapes, device";
+    " registers_per_thread, shared_memory_bytes, occupancy_pct, (SELECT value FROM strings WHERE"
+    " profile_id=kernel_stats.profile_id AND id=op_id), shapes, device";
 
 int xpv_api_kernel_kind_valid(const char *kind)
 {
@@ -260,7 +261,7 @@ static int write_rows(sqlite3 *db, int64_t id, const xpv_kernels_query *q, const
     char sql[640];
     snprintf(sql, sizeof sql,
              "SELECT %s FROM kernel_stats WHERE profile_id=?1 AND kind=?2 AND device=?3"
-             " ORDER BY %s %s NULLS LAST, name, rowid LIMIT ?4",
+             " ORDER BY %s %s NULLS LAST, name, seq LIMIT ?4",
              KERNEL_COLUMNS, expr, desc ? "DESC" : "ASC");
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
@@ -331,7 +332,7 @@ int xpv_api_kernel_rows(sqlite3 *db, int64_t id, const char *kind, int device,
     char sql[512];
     snprintf(sql, sizeof sql,
              "SELECT %s FROM kernel_stats WHERE profile_id=?1 AND kind=?2 AND device=?3"
-             " ORDER BY name, rowid",
+             " ORDER BY name, seq",
              KERNEL_COLUMNS);
     sqlite3_stmt *st;
     size_t cap = 0;

@@ -333,11 +333,14 @@ static void put_heap(xpv_buf *b, mv *v)
     }
     const xpv_hlo_heap_trace *t = &v->m->traces[v->trace];
     heap_points h = {b, t->nevents / MAX_HEAP_POINTS + 1, 0, -1, 0};
-    const xpv_hlo_heap_event *pe = &t->events[v->peak_event];
-    xpv_buf_printf(
-        b, "{\"allocation\":%" PRId64 ",\"events\":%u,\"peak_event\":%u,\"peak_instruction\":",
-        t->buffer_allocation_index, t->nevents, v->peak_event);
-    xpv_hlo_put_str(b, pe->instruction_name);
+    xpv_buf_printf(b, "{\"allocation\":%" PRId64 ",\"events\":%u,\"peak_event\":",
+                   t->buffer_allocation_index, t->nevents);
+    if (v->peak_event < t->nevents) { /* a trace with no events has no peak */
+        xpv_buf_printf(b, "%u,\"peak_instruction\":", v->peak_event);
+        xpv_hlo_put_str(b, t->events[v->peak_event].instruction_name);
+    } else {
+        xpv_buf_puts(b, "null,\"peak_instruction\":null");
+    }
     xpv_buf_puts(b, ",\"points\":[");
     uint32_t at;
     replay(v, t, UINT32_MAX, &at, heap_point, &h);

@@ -22,7 +22,8 @@ static const xpv_table_col COLS[] = {
 };
 
 static const char *const SQL =
-    "SELECT name, registers_per_thread, shared_memory_bytes, block, grid, occupancy_pct, op,"
+    "SELECT name, registers_per_thread, shared_memory_bytes, block, grid, occupancy_pct, (SELECT"
+    " value FROM strings WHERE profile_id=kernel_stats.profile_id AND id=op_id),"
     " count, total_ps, CAST(total_ps AS REAL) / NULLIF(count, 0), min_ps, max_ps"
     " FROM kernel_stats WHERE profile_id IN (SELECT value FROM json_each(?1)) AND"
     " kind='kernel' AND device=-1 ORDER BY total_ps DESC, name LIMIT 1000";

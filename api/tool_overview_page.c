@@ -264,32 +264,26 @@ static int step_graph(sqlite3 *db, const xpv_tool_scope *s, xpv_table *t, xpv_er
 static int top_ops(sqlite3 *db, const xpv_tool_scope *s, xpv_table *t, char *top, size_t n,
                    double *top_share, xpv_err *err)
 {
-    sqlite3_stmt *st = prepare(db,
-                               "SELECT name, sum(total_ps), CAST(sum(total_ps) AS REAL) / (SELECT"
-                               " sum(total_ps) FROM kernel_stats WHERE device=-1 AND kind=k.kind"
-                               " AND profile_id IN (SELECT value FROM json_each(?1))), kind"
-                               " FROM kernel_stats k WHERE device=-1 AND kind IN ('kernel',"
-                               " 'xla_op') AND profile_id IN (SELECT value FROM json_each(?1))"
-                               " GROUP BY kind, name ORDER BY kind='xla_op', 2 DESC LIMIT ?2",
-                               s, err);
-    if (!st) return -1;
-    sqlite3_bind_int(st, 2, TOP_OPS);
+    static const char *const KIND[2] = {"kernel", "xla_op"};
+    xpv_top_ops ops;
+    if (xpv_tool_top_ops(db, s, TOP_OPS, &ops, err) != 0) return -1;
     top[0] = 0;
-    int rc;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        const char *name = (const char *)sqlite3_column_text(st, 0);
-        if (!top[0]) {
-            snprintf(top, n, "%s", name ? name : "");
-            *top_share = sqlite3_column_double(st, 2);
+    for (size_t i = 0; i < ops.n; i++) {
+        const xpv_top_op *r = &ops.v[i];
+        int64_t total = ops.total[r->kind];
+        double share = total ? (double)r->ps / (double)total : 0;
+        if (i == 0) {
+            snprintf(top, n, "%s", r->name);
+            *top_share = share;
         }
         char detail[96];
-        snprintf(detail, sizeof detail, "%s, %.1f%% of all %s time",
-                 (const char *)sqlite3_column_text(st, 3), 100.0 * sqlite3_column_double(st, 2),
-                 (const char *)sqlite3_column_text(st, 3));
-        size_t r = add(t, "top ops", name ? name : "", "us", detail);
-        xpv_table_set_ps_us(t, r, C_VALUE, sqlite3_column_double(st, 1));
+        snprintf(detail, sizeof detail, "%s, %.1f%% of all %s time", KIND[r->kind], 100.0 * share,
+                 KIND[r->kind]);
+        size_t row = add(t, "top ops", r->name, "us", detail);
+        xpv_table_set_ps_us(t, row, C_VALUE, (double)r->ps);
     }
-    return xpv_tool_step_end(db, st, rc, err);
+    xpv_top_ops_free(&ops);
+    return 0;
 }
 
 /* ---- the advice ---- */

@@ -122,4 +122,23 @@ int xpv_tool_step_end(sqlite3 *db, sqlite3_stmt *st, int rc, xpv_err *err);
 /* 1 when `sql` (with the scope bound as ?1) returns a row, 0 when not, -1 on error. */
 int xpv_tool_any_row(sqlite3 *db, const char *sql, const xpv_tool_scope *s);
 
+/* The `want` (at most XPV_TOP_OPS_MAX) kernels, then XLA ops, with the most
+ * device time summed over the hosts of s (top_ops.c), largest first, and
+ * each kind's total (0 kernel, 1 xla_op); exact integer ps. The names are
+ * the caller's to free with xpv_top_ops_free. */
+#define XPV_TOP_OPS_MAX 16
+typedef struct {
+    int kind; /* 0 kernel, 1 xla_op */
+    const char *name;
+    int64_t ps;
+} xpv_top_op;
+typedef struct {
+    xpv_top_op v[XPV_TOP_OPS_MAX];
+    size_t n;
+    int64_t total[2];
+} xpv_top_ops;
+int xpv_tool_top_ops(sqlite3 *db, const xpv_tool_scope *s, size_t want, xpv_top_ops *out,
+                     xpv_err *err);
+void xpv_top_ops_free(xpv_top_ops *o);
+
 #endif

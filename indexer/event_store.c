@@ -610,7 +610,8 @@ static int open_cursor(cursor *c, const void *data, size_t len, int64_t block_id
     c->no_args = 0;
     if (version == BLOCK_ZSTD) return open_chunks(c, block_id, err);
     if (version != BLOCK_RAW)
-        return xpv_err_set(err, "event block %lld: unknown version", (long long)block_id);
+        return xpv_err_set(err, "event block %lld is damaged (version %u)", (long long)block_id,
+                           version);
     return 0;
 }
 
@@ -817,6 +818,50 @@ int xpv_store_event_at(sqlite3 *db, int64_t profile_id, int64_t block_id, uint32
         if (rc == 0 && !p.found)
             rc = xpv_err_set(err, "no event %lld:%u in this profile", (long long)block_id, index);
     }
+    sqlite3_finalize(st);
+    return rc;
+}
+
+/* ---- damage ---- */
+
+static int visit_nothing(void *ctx, const xpv_event *ev, int64_t block_id, uint32_t index)
+{
+    (void)ctx, (void)ev, (void)block_id, (void)index;
+    return 0;
+}
+
+int xpv_store_damage_in(const char *text)
+{
+    const char *at = text ? strstr(text, "event block ") : NULL;
+    return at && strstr(at, " is damaged") != NULL;
+}
+
+int xpv_store_verify(sqlite3 *db, int64_t profile_id, volatile int *stop, xpv_err *err)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db, "SELECT id, track, data FROM blocks WHERE profile_id=?1", -1, &st,
+                           NULL) != SQLITE_OK)
+        return xpv_db_error(err, db);
+    sqlite3_bind_int64(st, 1, profile_id);
+    ZSTD_DCtx *dctx = ZSTD_createDCtx();
+    int rc = 0, step = SQLITE_DONE;
+    while (rc == 0 && !(stop && *stop) && (step = sqlite3_step(st)) == SQLITE_ROW) {
+        int64_t block_id = sqlite3_column_int64(st, 0);
+        cursor c;
+        if (open_cursor(&c, sqlite3_column_blob(st, 2), (size_t)sqlite3_column_bytes(st, 2),
+                        block_id, dctx, err) != 0) {
+            rc = 1;
+            break;
+        }
+        /* A visitor, so that every arg is decoded and checked too. */
+        decode_events(&c, (uint32_t)sqlite3_column_int64(st, 1), block_id, visit_nothing, NULL,
+                      NULL, 0, 1, NULL, NULL);
+        if (c.r.bad || c.i != c.n)
+            rc = 1, xpv_err_set(err, "event block %lld is damaged", (long long)block_id);
+        close_cursor(&c);
+    }
+    if (rc == 0 && !(stop && *stop) && step != SQLITE_DONE) rc = xpv_db_error(err, db);
+    ZSTD_freeDCtx(dctx);
     sqlite3_finalize(st);
     return rc;
 }

@@ -120,4 +120,14 @@ int xpv_store_blocks(sqlite3 *db, const xpv_store_query *q, xpv_block_visit fn, 
 int xpv_store_event_at(sqlite3 *db, int64_t profile_id, int64_t block_id, uint32_t index,
                        xpv_store_visit fn, void *ctx, xpv_err *err);
 
+/* Every message about a damaged block says "event block <id> is damaged"
+ * (or "event block is damaged"): 1 when text holds one, so a layer that
+ * sees only the message (an HTTP answer) can tell damage from other errors. */
+int xpv_store_damage_in(const char *text);
+
+/* Decodes every event of every block of a profile, args included: 0 when
+ * all decode (or *stop became non-zero), 1 with err naming the first
+ * damaged block, -1 with err on an SQLite error. */
+int xpv_store_verify(sqlite3 *db, int64_t profile_id, volatile int *stop, xpv_err *err);
+
 #endif

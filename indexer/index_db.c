@@ -30,7 +30,8 @@ static const char *const SCHEMA_SQL =
     " status TEXT NOT NULL DEFAULT 'pending', error TEXT, warnings TEXT,"
     " partial INTEGER NOT NULL DEFAULT 0, events INTEGER, start_ns INTEGER, end_ns INTEGER,"
     " devices TEXT, facts TEXT, phase_counts TEXT, step_source TEXT, step_count INTEGER,"
-    " kernel_count INTEGER, companion_of INTEGER, indexed_at REAL, index_seconds REAL);"
+    " kernel_count INTEGER, companion_of INTEGER, indexed_at REAL, index_seconds REAL,"
+    " kernel_totals TEXT);"
     "CREATE TABLE strings(profile_id INTEGER NOT NULL, id INTEGER NOT NULL, value TEXT,"
     " PRIMARY KEY(profile_id, id)) WITHOUT ROWID;"
     "CREATE TABLE tracks(profile_id INTEGER NOT NULL, id INTEGER NOT NULL, pid INTEGER,"
@@ -47,13 +48,24 @@ static const char *const SCHEMA_SQL =
     " kinds INTEGER NOT NULL DEFAULT 0, data BLOB);"
     "CREATE INDEX blocks_by_time ON blocks(profile_id, track, lod, t_min, t_max, kinds);"
     /* kind: kernel | memcpy | memset | xla_op | hlo_category. device -1 = all devices.
-     * Durations in picoseconds (exact integer sums). Unknown values are NULL. */
+     * Durations in picoseconds (exact integer sums). Unknown values are NULL.
+     * seq: the row's place among the profile's rows as written, which orders
+     * rows of one name. op_id: the op's id in `strings` (its text is there
+     * already). Keyed as queries look rows up, without a rowid or a second
+     * index: most of a small profile's index is these rows. */
     "CREATE TABLE kernel_stats(profile_id INTEGER NOT NULL, kind TEXT NOT NULL,"
-    " device INTEGER NOT NULL, name TEXT NOT NULL, category TEXT, count INTEGER,"
-    " total_ps INTEGER, min_ps INTEGER, max_ps INTEGER, median_ps REAL, stddev_ps REAL,"
-    " percent REAL, grid TEXT, block TEXT, registers_per_thread INTEGER,"
-    " shared_memory_bytes INTEGER, occupancy_pct REAL, op TEXT, shapes INTEGER);"
-    "CREATE INDEX kernel_stats_by_profile ON kernel_stats(profile_id, kind, device);"
+    " device INTEGER NOT NULL, name TEXT NOT NULL, seq INTEGER NOT NULL DEFAULT 0,"
+    " category TEXT, count INTEGER, total_ps INTEGER, min_ps INTEGER, max_ps INTEGER,"
+    " median_ps REAL, stddev_ps REAL, percent REAL, grid TEXT, block TEXT,"
+    " registers_per_thread INTEGER, shared_memory_bytes INTEGER, occupancy_pct REAL,"
+    " op_id INTEGER, shapes INTEGER, top_rank INTEGER,"
+    " PRIMARY KEY(profile_id, kind, device, name, seq)) WITHOUT ROWID;"
+    /* top_rank: on all-devices rows, the name's place in its kind by summed
+     * time, for the first XPV_KSTATS_TOP_RANKS names (NULL beyond); with
+     * profiles.kernel_totals it lets a merge of many hosts read a few rows
+     * per host (api/tool_overview_page.c). */
+    "CREATE INDEX kernel_stats_top ON kernel_stats(profile_id, kind, top_rank)"
+    " WHERE top_rank IS NOT NULL;"
     /* device -1 = all devices combined. Times in picoseconds. */
     "CREATE TABLE steps(profile_id INTEGER NOT NULL, step INTEGER NOT NULL, name TEXT,"
     " device INTEGER NOT NULL, start_ps INTEGER, duration_ps INTEGER, compute_ps INTEGER,"
@@ -169,9 +181,11 @@ static int index_is_current(sqlite3 *db, const char *profile_dir)
     return xpv_index_quick_check(db);
 }
 
+#define WRITER_BUSY_MS 10000
+
 static int configure(sqlite3 *db, xpv_err *err)
 {
-    sqlite3_busy_timeout(db, 10000);
+    sqlite3_busy_timeout(db, WRITER_BUSY_MS);
     /* WAL lets the server read while the indexer writes; the index is a
      * cache, so durability on power loss is not worth an fsync. */
     return xpv_db_exec(db,
@@ -323,7 +337,37 @@ int xpv_index_clear_profile(sqlite3 *db, int64_t profile_id, xpv_err *err)
         sqlite3_finalize(st);
         if (rc != SQLITE_DONE) return xpv_db_error(err, db);
     }
-    return 0;
+    /* Written again with the profile's kernel rows, if it gets any. */
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db, "UPDATE profiles SET kernel_totals=NULL WHERE id=?1", -1, &st,
+                           NULL) != SQLITE_OK)
+        return xpv_db_error(err, db);
+    sqlite3_bind_int64(st, 1, profile_id);
+    int rc = sqlite3_step(st);
+    sqlite3_finalize(st);
+    return rc == SQLITE_DONE ? 0 : xpv_db_error(err, db);
+}
+
+int xpv_index_mark_pending(sqlite3 *db, int64_t profile_id, xpv_err *err)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db, "UPDATE profiles SET status='pending', error=NULL WHERE id=?1", -1,
+                           &st, NULL) != SQLITE_OK)
+        return xpv_db_error(err, db);
+    sqlite3_bind_int64(st, 1, profile_id);
+    int rc = sqlite3_step(st);
+    sqlite3_finalize(st);
+    return rc == SQLITE_DONE ? 0 : xpv_db_error(err, db);
+}
+
+int xpv_index_trim_wal(sqlite3 *db)
+{
+    /* Wait briefly: a reader in the middle of an answer keeps the WAL, and
+     * the next run tries again. */
+    sqlite3_busy_timeout(db, 100);
+    int rc = sqlite3_wal_checkpoint_v2(db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
+    sqlite3_busy_timeout(db, WRITER_BUSY_MS);
+    return rc == SQLITE_OK ? 0 : -1;
 }
 
 /* ---- parts: one profile indexed apart, then moved in (index_jobs.c) ---- */
@@ -354,7 +398,7 @@ int xpv_index_open_part(const char *path, sqlite3 **out, xpv_err *err)
         xpv_db_exec(db, SCHEMA_SQL, err) != 0 ||
         /* Nothing reads a part by time: its indexes would only be upkeep. */
         xpv_db_exec(db,
-                    "DROP INDEX blocks_by_time; DROP INDEX kernel_stats_by_profile;"
+                    "DROP INDEX blocks_by_time; DROP INDEX kernel_stats_top;"
                     " DROP INDEX steps_by_profile;",
                     err) != 0) {
         sqlite3_close(db);
@@ -369,7 +413,8 @@ int xpv_index_open_part(const char *path, sqlite3 **out, xpv_err *err)
  * discovery and are already in the index's row. */
 #define INDEXED_COLUMNS                                                                            \
     "producer, status, error, warnings, partial, events, start_ns, end_ns, devices, facts,"        \
-    " phase_counts, step_source, step_count, kernel_count, indexed_at, index_seconds"
+    " phase_counts, step_source, step_count, kernel_count, indexed_at, index_seconds,"             \
+    " kernel_totals"
 
 static int move_rows(sqlite3 *db, int64_t id, xpv_err *err)
 {
@@ -381,7 +426,7 @@ static int move_rows(sqlite3 *db, int64_t id, xpv_err *err)
         "INSERT INTO main.blocks(profile_id, track, lod, t_min, t_max, n, busy_ns, kinds, data)"
         " SELECT profile_id, track, lod, t_min, t_max, n, busy_ns, kinds, data FROM part.blocks"
         " ORDER BY id",
-        "INSERT INTO main.kernel_stats SELECT * FROM part.kernel_stats ORDER BY rowid",
+        "INSERT INTO main.kernel_stats SELECT * FROM part.kernel_stats",
         "INSERT INTO main.steps SELECT * FROM part.steps ORDER BY rowid",
         "UPDATE main.profiles SET (" INDEXED_COLUMNS ") = (SELECT " INDEXED_COLUMNS
         " FROM part.profiles WHERE id=?1) WHERE id=?1"};

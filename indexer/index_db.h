@@ -20,7 +20,10 @@
 #include <sqlite3.h>
 
 /* Bump when any table's meaning changes: older indexes are rebuilt. */
-#define XPV_SCHEMA_VERSION 7
+#define XPV_SCHEMA_VERSION 9
+
+/* kernel_stats.top_rank is set for this many names of each kind. */
+#define XPV_KSTATS_TOP_RANKS 32
 
 /* Writes the cache directory, $XDG_CACHE_HOME/xprof-view (or
  * ~/.cache/xprof-view), into out, creating it. */
@@ -51,6 +54,17 @@ int64_t xpv_index_data_version(sqlite3 *db, sqlite3_stmt **stmt);
 
 /* Deletes every row that belongs to one profile except its profiles row. */
 int xpv_index_clear_profile(sqlite3 *db, int64_t profile_id, xpv_err *err);
+
+/* Copies the WAL into the index and cuts it to nothing, when no reader
+ * holds it: while requests are answered during indexing, checkpoints
+ * cannot finish and the WAL grows to the size of what was written (466 MB
+ * for 16 hosts of 64 MB xplanes), and SQLite keeps that file. Returns 0, or
+ * -1 when readers held it (nothing lost). */
+int xpv_index_trim_wal(sqlite3 *db);
+
+/* Sets a profile's status to pending, so the next indexing run reads its
+ * file again (its blocks were found damaged). Returns 0 or -1 with err. */
+int xpv_index_mark_pending(sqlite3 *db, int64_t profile_id, xpv_err *err);
 
 /* Parts (see index_jobs.c): a private database with the index's schema
  * that one profile is indexed into by a worker thread, then moved into

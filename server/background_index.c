@@ -12,13 +12,17 @@
  * or cut shorter than it wrote it), and when a request reports damage it
  * runs SQLite's quick check. A lost or damaged index is created anew and
  * every profile indexed again; serving threads see the new generation and
- * reopen, and answer 503 until the file is back.
+ * reopen, and answer 503 until the file is back. Damage SQLite cannot see
+ * (an event block that fails its checksum) is reported per profile: the
+ * thread decodes that profile's blocks and, if one is damaged, marks the
+ * profile pending and indexes it again, alone.
  */
 #define _GNU_SOURCE
 #include "background_index.h"
 #include "live_events.h"
 #include "../api/api.h"
 #include "../api/block_marks.h"
+#include "../indexer/event_store.h"
 #include "../api/hlo_warm.h"
 #include "../indexer/index_db.h"
 #include "../indexer/indexer.h"
@@ -53,6 +57,7 @@ static struct {
     pthread_cond_t done_cv; /* signalled when finished */
     struct stat file;       /* the index file as this thread left it */
     int damage_reported;    /* under done_mu */
+    id_set suspects;        /* profiles with a damaged block reported; under done_mu */
     xpv_server *server;
     const xpv_found_list *initial;
     sqlite3 *db;
@@ -240,6 +245,7 @@ static int run_once(xpv_server *s, const xpv_found_list *found)
     int rc = xpv_indexer_run(bg.db, found, &run, &err);
     if (rc == 0) warm_marks(s);
     if (rc == 0) warm_hlo(s, found == bg.initial);
+    if (rc == 0) xpv_index_trim_wal(bg.db); /* the index keeps its size on disk */
     if (rc != 0 && !stopping(s)) fprintf(stderr, "xprof-view: indexing: %s\n", err.msg);
     set_active(s, 0, rc != 0 && !stopping(s) ? err.msg : NULL);
     return rc;
@@ -267,6 +273,14 @@ void xpv_server_index_damaged(xpv_server *s)
     pthread_mutex_lock(&bg.done_mu);
     bg.damage_reported = 1;
     if (bg.watch) xpv_watch_wake(bg.watch);
+    pthread_mutex_unlock(&bg.done_mu);
+}
+
+void xpv_server_profile_damaged(xpv_server *s, int64_t id)
+{
+    (void)s;
+    pthread_mutex_lock(&bg.done_mu);
+    if (id_add(&bg.suspects, id) && bg.watch) xpv_watch_wake(bg.watch);
     pthread_mutex_unlock(&bg.done_mu);
 }
 
@@ -319,6 +333,32 @@ static int rebuild(xpv_server *s, const char *why, uint64_t *last)
     if (run_once(s, bg.cur) == 0) *last = fingerprint(bg.cur);
     remember_file(s);
     return 0;
+}
+
+/* Checks the blocks of each profile reported damaged and indexes again
+ * those that are. */
+static void recheck_profiles(xpv_server *s, uint64_t *last)
+{
+    pthread_mutex_lock(&bg.done_mu);
+    id_set ids = bg.suspects;
+    memset(&bg.suspects, 0, sizeof bg.suspects);
+    pthread_mutex_unlock(&bg.done_mu);
+    int marked = 0;
+    for (size_t i = 0; i < ids.n && !stopping(s); i++) {
+        xpv_err err = {{0}};
+        char hex[17];
+        xpv_profile_id_hex(ids.ids[i], hex);
+        if (xpv_store_verify(bg.db, ids.ids[i], &s->stop, &err) != 1) continue;
+        fprintf(stderr, "xprof-view: profile %s: %s; indexing it again\n", hex, err.msg);
+        if (xpv_index_mark_pending(bg.db, ids.ids[i], &err) == 0)
+            marked++;
+        else
+            fprintf(stderr, "xprof-view: profile %s: %s\n", hex, err.msg);
+    }
+    free(ids.ids);
+    if (!marked || stopping(s)) return;
+    if (run_once(s, bg.cur) != 0) *last = 0; /* walk and try again */
+    remember_file(s);
 }
 
 /* ---- following the directory ---- */
@@ -399,6 +439,7 @@ static void follow(xpv_server *s, uint64_t last)
             rebuild(s, damage, &last);
             continue;
         }
+        recheck_profiles(s, &last);
         /* Let a burst of writes finish before walking, within bounds. */
         double until = xpv_now_mono() + COALESCE_MAX_MS / 1000.0;
         while (changed && !stopping(s) && xpv_now_mono() < until &&
@@ -491,6 +532,8 @@ static void release(void)
     xpv_found_list_free(&bg.own);
     free(bg.announced.ids);
     free(bg.indexed.ids);
+    free(bg.suspects.ids);
+    memset(&bg.suspects, 0, sizeof bg.suspects);
     memset(&bg.announced, 0, sizeof bg.announced);
     memset(&bg.indexed, 0, sizeof bg.indexed);
     bg.started = 0;

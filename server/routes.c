@@ -10,6 +10,9 @@
 #include "../api/api.h"
 #include "../api/tools.h"
 #include "../api/findings.h"
+#include "../indexer/event_store.h"
+
+#include <cjson/cJSON.h>
 
 #include <errno.h>
 #include <math.h>
@@ -368,6 +371,27 @@ static void compare(xpv_server *s, struct MHD_Connection *c, xpv_reply *r)
     xpv_reply_json(r, xpv_api_compare(db, ida, db, idb, &r->body));
 }
 
+/* A damaged event block (event_store.c's message) is the damage of the
+ * profiles asked about: the indexer thread checks their blocks and indexes
+ * a damaged one again; meanwhile the answer is a 503 naming them. */
+void xpv_routes_damaged(xpv_server *s, const int64_t *ids, size_t n, xpv_reply *r)
+{
+    if (r->status != 500 || !r->body.data || !xpv_store_damage_in(r->body.data) || !n) return;
+    char hex[17], why[400];
+    for (size_t i = 0; i < n; i++)
+        xpv_server_profile_damaged(s, ids[i]);
+    xpv_profile_id_hex(ids[0], hex);
+    cJSON *j = cJSON_Parse(r->body.data);
+    const char *error = cJSON_GetStringValue(cJSON_GetObjectItem(j, "error"));
+    snprintf(why, sizeof why, "%s", error ? error : "a damaged event block");
+    cJSON_Delete(j);
+    xpv_reply_free(r);
+    xpv_reply_init(r);
+    xpv_reply_error(r, 503,
+                    "profile %s%s is damaged (%s); it is being indexed again, try again shortly",
+                    hex, n > 1 ? " or another of these hosts" : "", why);
+}
+
 static void profile_route(xpv_server *s, struct MHD_Connection *c, const char *rest, xpv_reply *r)
 {
     size_t idlen = strcspn(rest, "/");
@@ -409,6 +433,7 @@ static void profile_route(xpv_server *s, struct MHD_Connection *c, const char *r
         tools(s, c, db, id, sub[5] ? sub + 6 : "", r);
     else
         xpv_reply_error(r, 404, "no such API route");
+    xpv_routes_damaged(s, &id, 1, r);
 }
 
 void xpv_routes_api(xpv_server *s, struct MHD_Connection *c, const char *path, xpv_reply *r)

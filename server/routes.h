@@ -32,4 +32,9 @@ void xpv_routes_api(xpv_server *s, struct MHD_Connection *c, const char *path, x
 /* Resolves "latest" or a hex id to a profile id; 0 or -1 with r filled. */
 int xpv_routes_profile_id(xpv_server *s, const char *text, size_t len, int64_t *id, xpv_reply *r);
 
+/* After an answer about profiles ids[0..n): a 500 caused by a damaged event
+ * block becomes a 503 naming the profile, and the indexer thread is asked
+ * to check them (and index a damaged one again). */
+void xpv_routes_damaged(xpv_server *s, const int64_t *ids, size_t n, xpv_reply *r);
+
 #endif

@@ -53,6 +53,11 @@ sqlite3 *xpv_server_db(xpv_server *s, xpv_err *err);
  * the indexer thread checks it and rebuilds it (background_index.c). */
 void xpv_server_index_damaged(xpv_server *s);
 
+/* A request found a damaged event block of profile id: the indexer thread
+ * checks that profile's blocks and, when they are damaged, indexes that
+ * profile again (background_index.c); the rest of the index is untouched. */
+void xpv_server_profile_damaged(xpv_server *s, int64_t id);
+
 /* Copies the progress under the lock. */
 void xpv_server_progress_get(xpv_server *s, xpv_server_progress *out);
 

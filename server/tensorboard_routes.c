@@ -4,6 +4,7 @@
  * query and are only ever compared with indexed values.
  */
 #include "tensorboard_routes.h"
+#include "routes.h"
 #include "trace_stream.h"
 #include "../api/api.h"
 #include "../api/tools.h"
@@ -70,6 +71,7 @@ static void data(xpv_server *s, struct MHD_Connection *c, sqlite3 *db, int csv, 
             xpv_api_tool(db, tag, &scope, csv ? XPV_TOOL_CSV : XPV_TOOL_DATATABLE, &r->body);
         xpv_reply_json(r, status);
         if (csv && status == 200) r->content_type = "text/csv; charset=utf-8";
+        xpv_routes_damaged(s, ids ? ids : &id, n, r);
     }
     free(ids);
 }

@@ -420,8 +420,112 @@ static void bind_shape(sqlite3_stmt *st, const xpv_kstats *k, const xpv_krow *r,
     if (r->occupancy >= 0) sqlite3_bind_double(st, 17, r->occupancy);
 }
 
-static int insert_row(sqlite3_stmt *st, const xpv_kstats *k, const xpv_krow *r,
-                      const xpv_analysis_input *in, xpv_err *err)
+/* ---- top ranks ---- */
+
+/* An all-devices row's name, for ranking names by their summed time. */
+typedef struct {
+    int fam;
+    const char *name;
+    size_t len;
+    int64_t ps;
+    size_t row; /* in the rows; for units: the first of its refs */
+    size_t nrefs;
+} name_ref;
+
+static int by_fam_name(const void *a, const void *b)
+{
+    const name_ref *x = a, *y = b;
+    if (x->fam != y->fam) return x->fam - y->fam;
+    int c = memcmp(x->name, y->name, x->len < y->len ? x->len : y->len);
+    if (c) return c;
+    return x->len < y->len ? -1 : x->len > y->len;
+}
+
+/* Per family, the largest summed time first, then by name. */
+static int by_fam_time(const void *a, const void *b)
+{
+    const name_ref *x = a, *y = b;
+    if (x->fam != y->fam) return x->fam - y->fam;
+    if (x->ps != y->ps) return x->ps > y->ps ? -1 : 1;
+    return by_fam_name(a, b);
+}
+
+/* The rank of each all-devices row's name within its family, by the name's
+ * summed time (1 the largest, ties by name), for the first
+ * XPV_KSTATS_TOP_RANKS names, 0 otherwise; and each family's summed time
+ * and count of names. Readers that merge hosts (overview_page) find a
+ * family's top names from these few rows and bound the rest (see
+ * xpv_kstats_insert). */
+static int32_t *rank_rows(const xpv_kstats *k, const xpv_krows *rows, const xpv_analysis_input *in,
+                          int64_t total[FAM_COUNT], int64_t names[FAM_COUNT])
+{
+    int32_t *rank = xpv_xcalloc(rows->n ? rows->n : 1, sizeof *rank);
+    name_ref *refs = xpv_xmalloc((rows->n ? rows->n : 1) * sizeof *refs);
+    name_ref *units = xpv_xmalloc((rows->n ? rows->n : 1) * sizeof *units);
+    size_t nrefs = 0, nunits = 0;
+    for (size_t i = 0; i < rows->n; i++) {
+        const xpv_krow *r = &rows->v[i];
+        if (r->device != -1) continue;
+        const xpv_kgroup *g = &k->g[r->gi];
+        name_ref *f = &refs[nrefs++];
+        f->fam = family_of(g->kind);
+        f->name = unit_name(k, in, g, &f->len);
+        f->ps = r->total;
+        f->row = i;
+        total[f->fam] += r->total;
+    }
+    xpv_sort(refs, nrefs, sizeof *refs, by_fam_name);
+    for (size_t i = 0; i < nrefs; i++) {
+        if (nunits && by_fam_name(&units[nunits - 1], &refs[i]) == 0) {
+            units[nunits - 1].ps += refs[i].ps;
+            units[nunits - 1].nrefs++;
+            continue;
+        }
+        units[nunits] = refs[i];
+        units[nunits].row = i;
+        units[nunits++].nrefs = 1;
+        names[refs[i].fam]++;
+    }
+    xpv_sort(units, nunits, sizeof *units, by_fam_time);
+    int32_t at[FAM_COUNT] = {0};
+    for (size_t u = 0; u < nunits; u++) {
+        int32_t r = ++at[units[u].fam];
+        for (size_t j = 0; r <= XPV_KSTATS_TOP_RANKS && j < units[u].nrefs; j++)
+            rank[refs[units[u].row + j].row] = r;
+    }
+    free(units);
+    free(refs);
+    return rank;
+}
+
+/* profiles.kernel_totals: {"<family>": [summed ps, names], ...} over the
+ * all-devices rows, so a merge of hosts knows each host's family total and
+ * whether it has names beyond its ranked ones. */
+static int write_totals(const xpv_analysis_input *in, const int64_t total[FAM_COUNT],
+                        const int64_t names[FAM_COUNT], xpv_err *err)
+{
+    xpv_buf b = {0};
+    xpv_buf_putc(&b, '{');
+    for (int f = 0; f < FAM_COUNT; f++)
+        if (names[f])
+            xpv_buf_printf(&b, "%s\"%s\":[%lld,%lld]", b.len > 1 ? "," : "", FAMILY_NAME[f],
+                           (long long)total[f], (long long)names[f]);
+    xpv_buf_putc(&b, '}');
+    sqlite3_stmt *st;
+    int rc = sqlite3_prepare_v2(in->db, "UPDATE profiles SET kernel_totals=?2 WHERE id=?1", -1, &st,
+                                NULL);
+    if (rc == SQLITE_OK) {
+        sqlite3_bind_int64(st, 1, in->profile_id);
+        sqlite3_bind_text(st, 2, b.data, (int)b.len, SQLITE_STATIC);
+        rc = sqlite3_step(st) == SQLITE_DONE ? SQLITE_OK : SQLITE_ERROR;
+        sqlite3_finalize(st);
+    }
+    xpv_buf_free(&b);
+    return rc == SQLITE_OK ? 0 : xpv_db_error(err, in->db);
+}
+
+static int insert_row(sqlite3_stmt *st, const xpv_kstats *k, const xpv_krow *r, size_t seq,
+                      int32_t rank, const xpv_analysis_input *in, xpv_err *err)
 {
     const xpv_kgroup *g = &k->g[r->gi];
     size_t len;
@@ -442,12 +546,15 @@ static int insert_row(sqlite3_stmt *st, const xpv_kstats *k, const xpv_krow *r,
     else
         sqlite3_bind_null(st, 12);
     bind_shape(st, k, r, g->kind == XPV_KIND_KERNEL);
-    if (r->op) {
-        const char *op = in->string(in->string_ctx, r->op, &len);
-        sqlite3_bind_text(st, 18, op, (int)len, SQLITE_STATIC);
-    } else {
+    if (r->op)
+        sqlite3_bind_int64(st, 18, r->op);
+    else
         sqlite3_bind_null(st, 18);
-    }
+    sqlite3_bind_int64(st, 20, (int64_t)seq);
+    if (rank)
+        sqlite3_bind_int(st, 21, rank);
+    else
+        sqlite3_bind_null(st, 21);
     int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : xpv_db_error(err, in->db);
     sqlite3_reset(st);
     return rc;
@@ -461,14 +568,17 @@ int xpv_kstats_insert(const xpv_kstats *k, const xpv_krows *rows, const xpv_anal
     if (sqlite3_prepare_v2(in->db,
                            "INSERT INTO kernel_stats(profile_id, kind, device, name, category,"
                            " count, total_ps, min_ps, max_ps, median_ps, stddev_ps, percent, grid,"
-                           " block, registers_per_thread, shared_memory_bytes, occupancy_pct, op,"
-                           " shapes) VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,"
-                           "?16,?17,?18,?19)",
+                           " block, registers_per_thread, shared_memory_bytes, occupancy_pct,"
+                           " op_id, shapes, seq, top_rank) VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,"
+                           "?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21)",
                            -1, &st, NULL) != SQLITE_OK)
         return xpv_db_error(err, in->db);
+    int64_t total[FAM_COUNT] = {0}, names[FAM_COUNT] = {0};
+    int32_t *rank = rank_rows(k, rows, in, total, names);
     int rc = 0;
     for (size_t i = 0; i < rows->n && rc == 0; i++)
-        rc = insert_row(st, k, &rows->v[i], in, err);
+        rc = insert_row(st, k, &rows->v[i], i, rank[i], in, err);
     sqlite3_finalize(st);
-    return rc;
+    free(rank);
+    return rc == 0 ? write_totals(in, total, names, err) : rc;
 }

@@ -89,6 +89,32 @@ def test_index_at_most_twice_the_gzip_size():
     assert index <= 2 * gz, (index, gz)
 
 
+def test_wal_cut_after_indexing():
+    """After a run indexed under a server, the WAL is copied into the index
+    and cut to nothing, so the cache is only the index on disk. Nothing
+    reads meanwhile (a reader keeps the WAL, and the next run cuts it)."""
+    folder = generate(size="8MB", kind="jax")
+    db = os.path.join(e2e.tmpdir(), "index.sqlite")
+    port = e2e.free_port()
+    proc = subprocess.Popen([e2e.BIN, "--profile-dir", folder, "--port", str(port),
+                             "--perfetto-port", "0", "--db", db],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline, grown = time.time() + 120, 0
+        while time.time() < deadline:
+            wal = os.path.getsize(db + "-wal") if os.path.exists(db + "-wal") else 0
+            grown = max(grown, wal)
+            if grown and wal == 0:
+                break
+            time.sleep(0.05)
+        assert grown > 1 << 20 and wal == 0, (grown, wal)
+        h = e2e.wait_indexed(port)
+        assert h["status_counts"] == {"ok": 1}, h
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
 def cache_env():
     return dict(os.environ, XDG_CACHE_HOME=e2e.tmpdir())
 
@@ -125,4 +151,4 @@ def test_cache_list_cap_and_clear():
 if __name__ == "__main__":
     e2e.main([test_damaged_block_is_an_error_for_that_profile,
               test_index_at_most_twice_the_gzip_size,
-              test_cache_list_cap_and_clear])
+              test_cache_list_cap_and_clear, test_wal_cut_after_indexing])

@@ -326,6 +326,145 @@ def test_overview_device_figures_from_the_planes():
         assert sum(int(r["detail"].split(" device")[0].split("; ")[-1]) for r in got) == len(want)
 
 
+def test_overview_top_ops_merge_hosts():
+    """overview_page's top ops for every host of a generated run of four
+    hosts: each name's device time summed over the hosts' rows (added up in
+    Python from the index's per-host kernel_stats rows), kernels before XLA
+    ops, largest first, with each one's share of its kind's time."""
+    if not e2e.GEN or not os.path.exists(e2e.GEN):
+        print("  (skipped: XPV_GEN not set)")
+        return
+    import sqlite3
+    root = e2e.tmpdir("xpv-top-ops-")
+    prof, db = os.path.join(root, "profiles"), os.path.join(root, "i.db")
+    r = subprocess.run([e2e.GEN, "--out", prof, "--kind", "jax", "--hosts", "4", "--steps", "4",
+                        "--size", "1MB", "--seed", "11", "--no-json"], capture_output=True,
+                       text=True)
+    assert r.returncode == 0, r.stderr
+    port = e2e.free_port()
+    proc = subprocess.Popen([e2e.BIN, "--profile-dir=" + prof, "--db=" + db,
+                             "--port=%d" % port, "--perfetto-port=0", "--quiet"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        e2e.wait_indexed(port, 4)
+        run = json.loads(e2e.http_get(port, "/data/plugin/profile/runs")[2])[0]
+        st, _, body = e2e.http_get(port, tb("data", run=run, tag="overview_page",
+                                            host="ALL_HOSTS"))
+        assert st == 200, body[:200]
+        got = [r for r in table_rows(json.loads(body)) if r["section"] == "top ops"]
+        with sqlite3.connect(db) as c:
+            rows = c.execute("SELECT kind, name, total_ps FROM kernel_stats WHERE device=-1 AND"
+                             " kind IN ('kernel', 'xla_op')").fetchall()
+            hosts = c.execute("SELECT count(DISTINCT profile_id) FROM kernel_stats").fetchone()[0]
+        assert hosts == 4
+        sums, totals = {}, {}
+        for kind, name, ps in rows:
+            sums[(kind, name)] = sums.get((kind, name), 0) + ps
+            totals[kind] = totals.get(kind, 0) + ps
+        assert len(sums) > 5 and len(rows) > len(sums), (len(rows), len(sums))
+        want = sorted(sums.items(), key=lambda kv: (kv[0][0] == "xla_op", -kv[1], kv[0][1]))[:5]
+        assert [r["metric"] for r in got] == [name for (_, name), _ in want], (got, want)
+        for r, ((kind, _), ps) in zip(got, want):
+            assert abs(r["value"] - ps / 1e6) < 1e-6, (r, ps)
+            share = 100.0 * ps / totals[kind]
+            assert r["detail"] == "%s, %.1f%% of all %s time" % (kind, share, kind), (r, share)
+        check_ranks(db)
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=30)
+    # The same answer from a scan of every row (the path taken when the
+    # ranked rows cannot prove the answer).
+    port = e2e.free_port()
+    proc = subprocess.Popen([e2e.BIN, "--profile-dir=" + prof, "--db=" + db,
+                             "--port=%d" % port, "--perfetto-port=0", "--quiet"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            env=dict(os.environ, XPV_TOP_OPS_SCAN="1"))
+    try:
+        e2e.wait_indexed(port, 4)
+        st, _, scanned = e2e.http_get(port, tb("data", run=run, tag="overview_page",
+                                               host="ALL_HOSTS"))
+        assert st == 200 and scanned == body, (scanned[:300], body[:300])
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=30)
+
+
+def check_ranks(db):
+    """Each host's all-devices kernel rows: top_rank is the name's place by
+    time (ties by name) for the first 32 names, NULL beyond; the profile's
+    kernel_totals holds the kind's total and its count of names."""
+    import sqlite3
+    with sqlite3.connect(db) as c:
+        hosts = c.execute("SELECT id, kernel_totals FROM profiles").fetchall()
+        for pid, totals in hosts:
+            totals = json.loads(totals)
+            for kind in ("kernel", "xla_op", "memcpy", "memset", "hlo_category"):
+                rows = c.execute("SELECT name, total_ps, top_rank FROM kernel_stats WHERE"
+                                 " profile_id=? AND kind=? AND device=-1", (pid, kind)).fetchall()
+                if not rows:
+                    assert kind not in totals, (kind, totals)
+                    continue
+                order = sorted(rows, key=lambda r: (-r[1], r[0]))
+                want = [i + 1 if i < 32 else None for i in range(len(order))]
+                assert [r[2] for r in order] == want, kind
+                assert totals[kind] == [sum(r[1] for r in rows), len(rows)], (kind, totals)
+            assert c.execute("SELECT count(*) FROM kernel_stats WHERE profile_id=? AND"
+                             " device>=0 AND top_rank IS NOT NULL", (pid,)).fetchone()[0] == 0
+
+
+def test_top_ops_completed_on_hosts_where_unranked():
+    """A kernel first on one host and past the ranked names on another
+    (rank 41 of 41) must have its time there added: the merged top ops of
+    three hand-made traces against sums in Python, with and without the
+    ranked rows."""
+    root = e2e.tmpdir("xpv-top-unranked-")
+    prof = os.path.join(root, "profiles")
+    run_dir = os.path.join(prof, "plugins", "profile", "run")
+    os.makedirs(run_dir)
+    plan = {h: {"k%02d" % i: 1000 - 10 * i for i in range(40)} for h in ("a", "b", "c")}
+    plan["a"]["X"], plan["b"]["X"] = 5000, 1
+    for host, kernels in plan.items():
+        ev = [{"ph": "M", "name": "process_name", "pid": 1, "args": {"name": "python"}},
+              {"ph": "M", "name": "process_name", "pid": 0, "args": {"name": "GPU 0"}}]
+        t = 1000
+        for n, (name, dur) in enumerate(sorted(kernels.items())):
+            ev.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1,
+                       "tid": 1, "ts": t, "dur": 1, "args": {"correlation": n + 1}})
+            ev.append({"ph": "X", "cat": "kernel", "name": name, "pid": 0, "tid": 7,
+                       "ts": t + 5, "dur": dur,
+                       "args": {"device": 0, "stream": 7, "correlation": n + 1}})
+            t += dur + 10
+        with open(os.path.join(run_dir, "host-%s.pt.trace.json" % host), "w") as f:
+            json.dump({"schemaVersion": 1, "deviceProperties": [{"id": 0, "name": "Test GPU"}],
+                       "traceEvents": ev}, f)
+    sums = {}
+    for kernels in plan.values():
+        for name, dur in kernels.items():
+            sums[name] = sums.get(name, 0) + dur
+    want = sorted(sums.items(), key=lambda kv: (-kv[1], kv[0]))[:5]
+    assert want[0] == ("X", 5001), want
+    bodies = []
+    for env in ({}, {"XPV_TOP_OPS_SCAN": "1"}):
+        port = e2e.free_port()
+        proc = subprocess.Popen([e2e.BIN, "--profile-dir=" + prof,
+                                 "--db=" + os.path.join(root, "i.db"), "--port=%d" % port,
+                                 "--perfetto-port=0", "--quiet"],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                env=dict(os.environ, **env))
+        try:
+            e2e.wait_indexed(port, 3)
+            st, _, body = e2e.http_get(port, tb("data", run="run", tag="overview_page",
+                                                host="ALL_HOSTS"))
+            assert st == 200, body[:300]
+            bodies.append(body)
+        finally:
+            proc.send_signal(signal.SIGTERM)
+            proc.wait(timeout=30)
+    got = [r for r in table_rows(json.loads(bodies[0])) if r["section"] == "top ops"]
+    assert [(r["metric"], r["value"]) for r in got] == want, (got, want)
+    assert bodies[0] == bodies[1]
+
+
 if __name__ == "__main__":
     if not e2e.BIN or not os.path.exists(e2e.BIN):
         print("SKIP: XPV_BIN not set")
@@ -336,6 +475,8 @@ if __name__ == "__main__":
                   test_pod_viewer_equals_the_written_steps,
                   test_overview_page_numbers_and_advice, test_overview_step_time_graph,
                   test_overview_device_figures_from_the_planes,
-                  test_pod_viewer_on_a_generated_run, test_tools_on_an_nsys_export])
+                  test_pod_viewer_on_a_generated_run, test_tools_on_an_nsys_export,
+                  test_overview_top_ops_merge_hosts,
+                  test_top_ops_completed_on_hosts_where_unranked])
     finally:
         S.stop()

@@ -133,6 +133,8 @@ static char *q_text(sqlite3 *db, const char *sql)
 static const char *ks(const char *col, const char *kind, int device, const char *name)
 {
     static char sql[512];
+    if (strcmp(col, "op") == 0) /* the op's text is in strings */
+        col = "(SELECT value FROM strings s WHERE s.profile_id=7 AND s.id=op_id)";
     snprintf(sql, sizeof sql,
              "SELECT %s FROM kernel_stats WHERE profile_id=7 AND kind='%s' AND device=%d AND "
              "name='%s'",
@@ -889,7 +891,8 @@ static char *kernel_table(sqlite3 *db)
         " max_ps || '|' || median_ps || '|' || stddev_ps || '|' || ifnull(percent, '-') || '|'"
         " || ifnull(grid, '-') || '|' || ifnull(block, '-') || '|' ||"
         " ifnull(registers_per_thread, '-') || '|' || ifnull(shared_memory_bytes, '-') || '|'"
-        " || ifnull(occupancy_pct, '-') || '|' || ifnull(op, '-') || '|' || ifnull(shapes, '-')"
+        " || ifnull(occupancy_pct, '-') || '|' || ifnull((SELECT value FROM strings s WHERE"
+        " s.profile_id=7 AND s.id=op_id), '-') || '|' || ifnull(shapes, '-')"
         " AS line FROM kernel_stats WHERE profile_id=7 ORDER BY kind, device, name)";
     sqlite3_stmt *st;
     char *out = NULL;

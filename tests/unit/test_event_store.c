@@ -360,6 +360,45 @@ static void test_damaged_compressed_block(void)
     sqlite3_close(db);
 }
 
+/* A flipped byte in a stored block (the UPDATE a damaged disk amounts to)
+ * is found by xpv_store_verify, which names the block; the message is one
+ * xpv_store_damage_in recognises, and a profile with no block is sound. */
+static void test_verify_finds_damage(void)
+{
+    sqlite3 *db = fresh_index();
+    write_events(db);
+    int64_t id, n;
+    xpv_err err = {{0}};
+    CU_ASSERT_EQUAL(xpv_store_verify(db, 7, NULL, &err), 0);
+    CU_ASSERT_EQUAL(xpv_store_verify(db, 8, NULL, &err), 0); /* no blocks at all */
+    xpv_buf good = largest_block(db, &id, &n), bad = {0};
+    CU_ASSERT_EQUAL(good.data[0], 3);
+    for (size_t at = 16; at < good.len; at += good.len / 5) {
+        xpv_buf_reset(&bad);
+        xpv_buf_append(&bad, good.data, good.len);
+        bad.data[at] ^= 0xff;
+        store_blob(db, id, &bad);
+        err.msg[0] = 0;
+        CU_ASSERT_EQUAL(xpv_store_verify(db, 7, NULL, &err), 1);
+        char want[64];
+        snprintf(want, sizeof want, "event block %lld is damaged", (long long)id);
+        CU_ASSERT(strstr(err.msg, want) != NULL);
+        CU_ASSERT(xpv_store_damage_in(err.msg));
+    }
+    /* A stop already requested checks nothing. */
+    volatile int stop = 1;
+    CU_ASSERT_EQUAL(xpv_store_verify(db, 7, &stop, &err), 0);
+    store_blob(db, id, &good);
+    CU_ASSERT_EQUAL(xpv_store_verify(db, 7, NULL, &err), 0);
+    CU_ASSERT(xpv_store_damage_in("{\"error\":\"index: event block 12 is damaged (header)\"}"));
+    CU_ASSERT(!xpv_store_damage_in("index: database disk image is malformed"));
+    CU_ASSERT(!xpv_store_damage_in("the index is damaged"));
+    CU_ASSERT(!xpv_store_damage_in(NULL));
+    xpv_buf_free(&bad);
+    xpv_buf_free(&good);
+    sqlite3_close(db);
+}
+
 /* An uncompressed (version 2) block of the same payload reads the same,
  * and resume marks count payload bytes in both. */
 static void test_raw_and_compressed_agree(void)
@@ -415,6 +454,7 @@ int main(void)
         {"block headers count every event", test_block_headers},
         {"damaged blocks are errors", test_damaged_block},
         {"damaged compressed blocks are errors", test_damaged_compressed_block},
+        {"verify finds a damaged block", test_verify_finds_damage},
         {"raw and compressed blocks agree", test_raw_and_compressed_agree},
         {"duration classes", test_lod_classes},
         {"kind filter and skipped args", test_kind_filter_and_skip_args},
