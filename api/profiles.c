@@ -206,13 +206,16 @@ int xpv_api_profile_array(sqlite3 *db, int include_companions, xpv_buf *out)
     if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
         return xpv_api_error(out, 500, "index: %s", sqlite3_errmsg(db));
     xpv_buf_putc(out, '[');
-    for (int n = 0; sqlite3_step(st) == SQLITE_ROW; n++) {
+    int rc, n = 0;
+    for (; (rc = sqlite3_step(st)) == SQLITE_ROW; n++) {
         if (n) xpv_buf_putc(out, ',');
         put_profile_object(out, st);
     }
     xpv_buf_putc(out, ']');
     sqlite3_finalize(st);
-    return 200;
+    if (rc == SQLITE_DONE) return 200;
+    /* A list cut short by an error would pass for the whole list. */
+    return xpv_api_error(out, 500, "index: %s", sqlite3_errmsg(db));
 }
 
 int xpv_api_profiles(sqlite3 *db, xpv_buf *out)

@@ -152,7 +152,6 @@ void xpv_index_remove(const char *db_path)
     unlink(side);
 }
 
-/* Returns 1 when the open database is a current index of profile_dir. */
 int xpv_index_quick_check(sqlite3 *db)
 {
     sqlite3_stmt *st;
@@ -163,11 +162,22 @@ int xpv_index_quick_check(sqlite3 *db)
     return ok;
 }
 
+static int is_busy(sqlite3 *db)
+{
+    int code = sqlite3_errcode(db) & 0xff;
+    return code == SQLITE_BUSY || code == SQLITE_LOCKED;
+}
+
+/* 1 when the open database is a current index of profile_dir, 0 when it
+ * is not (stale, foreign, damaged), -1 when it cannot tell because another
+ * connection holds it (a server's reader recovering the WAL): a busy
+ * index is not a damaged one, and must not be deleted for it. */
 static int index_is_current(sqlite3 *db, const char *profile_dir)
 {
     sqlite3_stmt *st = NULL;
     int version = -1, dir_ok = 0;
-    if (sqlite3_prepare_v2(db, "SELECT key, value FROM meta", -1, &st, NULL) != SQLITE_OK) return 0;
+    if (sqlite3_prepare_v2(db, "SELECT key, value FROM meta", -1, &st, NULL) != SQLITE_OK)
+        return is_busy(db) ? -1 : 0;
     while (sqlite3_step(st) == SQLITE_ROW) {
         const char *k = (const char *)sqlite3_column_text(st, 0);
         const char *v = (const char *)sqlite3_column_text(st, 1);
@@ -176,9 +186,11 @@ static int index_is_current(sqlite3 *db, const char *profile_dir)
         if (strcmp(k, "profile_dir") == 0) dir_ok = strcmp(v, profile_dir) == 0;
     }
     int rc = sqlite3_finalize(st);
-    if (rc != SQLITE_OK || version != XPV_SCHEMA_VERSION || !dir_ok) return 0;
+    if (rc != SQLITE_OK) return is_busy(db) ? -1 : 0;
+    if (version != XPV_SCHEMA_VERSION || !dir_ok) return 0;
     /* Deep damage found later by a query makes the caller rebuild too. */
-    return xpv_index_quick_check(db);
+    if (xpv_index_quick_check(db)) return 1;
+    return is_busy(db) ? -1 : 0;
 }
 
 #define WRITER_BUSY_MS 10000
@@ -274,7 +286,14 @@ static int open_locked(const char *db_path, const char *profile_dir_abs, sqlite3
         int exists = access(db_path, F_OK) == 0;
         int rc = sqlite3_open_v2(
             db_path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL);
-        if (rc == SQLITE_OK && exists && index_is_current(db, profile_dir_abs)) {
+        sqlite3_busy_timeout(db, 10000); /* before the checks: see index_is_current */
+        int current = rc == SQLITE_OK && exists ? index_is_current(db, profile_dir_abs) : 0;
+        if (current < 0) {
+            xpv_err_set(err, "index %s is busy: %s", db_path, sqlite3_errmsg(db));
+            sqlite3_close(db);
+            return -1;
+        }
+        if (current) {
             if (configure(db, err) == 0) {
                 *out = db;
                 return 0;

@@ -13,6 +13,7 @@
 #include "indexer/indexer.h"
 
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -49,6 +50,41 @@ static void test_fresh_then_kept(void)
     CU_ASSERT_EQUAL(xpv_db_exec(db, "INSERT INTO profiles(id, path) VALUES(1, 'x')", &err), 0);
     sqlite3_close(db);
     db = open_ok(&rebuilt);
+    CU_ASSERT_EQUAL(rebuilt, 0);
+    CU_ASSERT_EQUAL(xpv_test_int(db, "SELECT count(*) FROM profiles"), 1);
+    sqlite3_close(db);
+}
+
+static void *release_after_300ms(void *holder)
+{
+    usleep(300 * 1000);
+    sqlite3_close(holder);
+    return NULL;
+}
+
+/* A server's reader can hold the file for a moment (recovering the WAL)
+ * just when the indexer opens it: that is busy, not damaged. */
+static void test_busy_index_kept(void)
+{
+    setup_paths();
+    sqlite3 *db = open_ok(NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(db);
+    xpv_err err = {{0}};
+    CU_ASSERT_EQUAL(xpv_db_exec(db, "INSERT INTO profiles(id, path) VALUES(1, 'x')", &err), 0);
+    sqlite3_close(db);
+    sqlite3 *holder = NULL;
+    CU_ASSERT_EQUAL_FATAL(sqlite3_open(db_path, &holder), SQLITE_OK);
+    CU_ASSERT_EQUAL(xpv_db_exec(holder,
+                                "PRAGMA locking_mode=EXCLUSIVE; BEGIN EXCLUSIVE;"
+                                " SELECT count(*) FROM meta; COMMIT;",
+                                &err),
+                    0);
+    pthread_t t;
+    pthread_create(&t, NULL, release_after_300ms, holder);
+    int rebuilt = -1;
+    db = open_ok(&rebuilt);
+    pthread_join(t, NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(db);
     CU_ASSERT_EQUAL(rebuilt, 0);
     CU_ASSERT_EQUAL(xpv_test_int(db, "SELECT count(*) FROM profiles"), 1);
     sqlite3_close(db);
@@ -183,6 +219,7 @@ int main(void)
 {
     static const xpv_test_case tests[] = {
         {"fresh index, then kept", test_fresh_then_kept},
+        {"busy index kept, not rebuilt", test_busy_index_kept},
         {"other schema version rebuilt", test_other_version_rebuilt},
         {"other profile directory rebuilt", test_other_directory_rebuilt},
         {"garbage file rebuilt", test_garbage_rebuilt},
