@@ -10,6 +10,7 @@
  * instruction a fusion holds has no FLOPs of its own (its fusion has them).
  */
 #define _GNU_SOURCE
+#include "testpb.h"
 #include "testutil.h"
 #include "api/hlo_derive.h"
 #include "indexer/index_db.h"
@@ -17,44 +18,6 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
-
-/* ---- a tiny protobuf writer ---- */
-
-static void put_varint(xpv_buf *b, uint64_t v)
-{
-    while (v >= 0x80) {
-        xpv_buf_putc(b, (char)(v | 0x80));
-        v >>= 7;
-    }
-    xpv_buf_putc(b, (char)v);
-}
-
-static void put_int(xpv_buf *b, uint32_t num, int64_t v)
-{
-    put_varint(b, (uint64_t)num << 3);
-    put_varint(b, (uint64_t)v);
-}
-
-static void put_bytes(xpv_buf *b, uint32_t num, const void *p, size_t n)
-{
-    put_varint(b, (uint64_t)num << 3 | 2);
-    put_varint(b, n);
-    xpv_buf_append(b, p, n);
-}
-
-static void put_msg(xpv_buf *b, uint32_t num, xpv_buf *m)
-{
-    put_bytes(b, num, m->data, m->len);
-    xpv_buf_free(m);
-}
-
-static void put_packed(xpv_buf *b, uint32_t num, const int64_t *v, size_t n)
-{
-    xpv_buf p = {0};
-    for (size_t i = 0; i < n; i++)
-        put_varint(&p, (uint64_t)v[i]);
-    put_msg(b, num, &p);
-}
 
 enum { S4 = 21, BF16 = 16, F32 = 11, U8 = 6 };
 
@@ -69,16 +32,16 @@ static void shape(xpv_buf *in, const arr *a, const arr *second)
 {
     xpv_buf s = {0}, t = {0};
     if (second) {
-        put_int(&s, 2, 13);
+        xpv_test_pb_int(&s, 2, 13);
         for (int k = 0; k < 2; k++) {
             const arr *x = k ? second : a;
-            put_int(&t, 2, x->type), put_packed(&t, 3, x->dims, x->n);
-            put_msg(&s, 4, &t);
+            xpv_test_pb_int(&t, 2, x->type), xpv_test_pb_packed(&t, 3, x->dims, x->n);
+            xpv_test_pb_msg(&s, 4, &t);
         }
     } else {
-        put_int(&s, 2, a->type), put_packed(&s, 3, a->dims, a->n);
+        xpv_test_pb_int(&s, 2, a->type), xpv_test_pb_packed(&s, 3, a->dims, a->n);
     }
-    put_msg(in, 3, &s);
+    xpv_test_pb_msg(in, 3, &s);
 }
 
 typedef struct {
@@ -93,30 +56,32 @@ typedef struct {
 static void instr(xpv_buf *comp, const ins *d)
 {
     xpv_buf in = {0}, dn = {0};
-    put_bytes(&in, 1, d->name, strlen(d->name));
-    put_bytes(&in, 2, d->opcode, strlen(d->opcode));
+    xpv_test_pb_bytes(&in, 1, d->name, strlen(d->name));
+    xpv_test_pb_bytes(&in, 2, d->opcode, strlen(d->opcode));
     shape(&in, &d->out, d->second);
-    put_int(&in, 35, d->id);
-    if (d->noperands) put_packed(&in, 36, d->operands, d->noperands);
-    if (d->called) put_int(&in, 38, d->called);
-    if (d->target) put_bytes(&in, 28, d->target, strlen(d->target));
-    if (d->config) put_bytes(&in, 43, d->config, strlen(d->config));
-    if (d->dot) put_int(&dn, 1, 1), put_int(&dn, 2, 0), put_msg(&in, 30, &dn);
+    xpv_test_pb_int(&in, 35, d->id);
+    if (d->noperands) xpv_test_pb_packed(&in, 36, d->operands, d->noperands);
+    if (d->called) xpv_test_pb_int(&in, 38, d->called);
+    if (d->target) xpv_test_pb_bytes(&in, 28, d->target, strlen(d->target));
+    if (d->config) xpv_test_pb_bytes(&in, 43, d->config, strlen(d->config));
+    if (d->dot)
+        xpv_test_pb_int(&dn, 1, 1), xpv_test_pb_int(&dn, 2, 0), xpv_test_pb_msg(&in, 30, &dn);
     if (d->conv) {
-        put_int(&dn, 3, 1), put_int(&dn, 4, 0), put_packed(&dn, 6, (int64_t[]){2, 3}, 2);
-        put_msg(&in, 16, &dn);
+        xpv_test_pb_int(&dn, 3, 1), xpv_test_pb_int(&dn, 4, 0),
+            xpv_test_pb_packed(&dn, 6, (int64_t[]){2, 3}, 2);
+        xpv_test_pb_msg(&in, 16, &dn);
     }
-    put_msg(comp, 2, &in);
+    xpv_test_pb_msg(comp, 2, &in);
 }
 
 static void computation(xpv_buf *mod, const char *name, int64_t id, const ins *list, size_t n)
 {
     xpv_buf c = {0};
-    put_bytes(&c, 1, name, strlen(name));
+    xpv_test_pb_bytes(&c, 1, name, strlen(name));
     for (size_t i = 0; i < n; i++)
         instr(&c, &list[i]);
-    put_int(&c, 5, id), put_int(&c, 6, list[n - 1].id);
-    put_msg(mod, 3, &c);
+    xpv_test_pb_int(&c, 5, id), xpv_test_pb_int(&c, 6, list[n - 1].id);
+    xpv_test_pb_msg(mod, 3, &c);
 }
 
 #define P(nm, i, ...)                                                                              \
@@ -199,9 +164,9 @@ static void build(xpv_buf *proto)
     computation(&mod, "cyclic", 300, cyclic, 1);
     computation(&mod, "nodot", 400, nodot, 2);
     computation(&mod, "main", 500, entry, sizeof entry / sizeof entry[0]);
-    put_bytes(&mod, 1, "jit_f", 5);
-    put_int(&mod, 6, 500);
-    put_msg(proto, 1, &mod);
+    xpv_test_pb_bytes(&mod, 1, "jit_f", 5);
+    xpv_test_pb_int(&mod, 6, 500);
+    xpv_test_pb_msg(proto, 1, &mod);
 }
 
 static xpv_hlo_module M;
@@ -270,15 +235,16 @@ static void test_fusions(void)
 static void xspace(xpv_buf *space, const xpv_buf *proto)
 {
     xpv_buf plane = {0}, e = {0}, v = {0}, st = {0};
-    put_bytes(&plane, 2, "/host:metadata", 14);
-    put_int(&st, 1, 3), put_bytes(&st, 6, proto->data, proto->len);
-    put_int(&v, 1, 77), put_bytes(&v, 2, "jit_f(77)", 9), put_msg(&v, 5, &st);
-    put_int(&e, 1, 77), put_msg(&e, 2, &v);
-    put_msg(&plane, 4, &e);
-    put_int(&v, 1, 3), put_bytes(&v, 2, "Hlo Proto", 9);
-    put_int(&e, 1, 3), put_msg(&e, 2, &v);
-    put_msg(&plane, 5, &e);
-    put_msg(space, 1, &plane);
+    xpv_test_pb_bytes(&plane, 2, "/host:metadata", 14);
+    xpv_test_pb_int(&st, 1, 3), xpv_test_pb_bytes(&st, 6, proto->data, proto->len);
+    xpv_test_pb_int(&v, 1, 77), xpv_test_pb_bytes(&v, 2, "jit_f(77)", 9),
+        xpv_test_pb_msg(&v, 5, &st);
+    xpv_test_pb_int(&e, 1, 77), xpv_test_pb_msg(&e, 2, &v);
+    xpv_test_pb_msg(&plane, 4, &e);
+    xpv_test_pb_int(&v, 1, 3), xpv_test_pb_bytes(&v, 2, "Hlo Proto", 9);
+    xpv_test_pb_int(&e, 1, 3), xpv_test_pb_msg(&e, 2, &v);
+    xpv_test_pb_msg(&plane, 5, &e);
+    xpv_test_pb_msg(space, 1, &plane);
 }
 
 static xpv_buf PROTO;

@@ -6,6 +6,7 @@
  * memory budget, and the Hlo Proto stats found in an XSpace; then every
  * module of the real xplane fixtures.
  */
+#include "testpb.h"
 #include "testutil.h"
 #include "indexer/readers/hlo_proto.h"
 
@@ -13,56 +14,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* ---- a tiny protobuf writer ---- */
-
-static void put_varint(xpv_buf *b, uint64_t v)
-{
-    while (v >= 0x80) {
-        xpv_buf_putc(b, (char)(v | 0x80));
-        v >>= 7;
-    }
-    xpv_buf_putc(b, (char)v);
-}
-
-static void put_int(xpv_buf *b, uint32_t num, int64_t v)
-{
-    put_varint(b, (uint64_t)num << 3);
-    put_varint(b, (uint64_t)v);
-}
-
-static void put_bytes(xpv_buf *b, uint32_t num, const void *p, size_t n)
-{
-    put_varint(b, (uint64_t)num << 3 | 2);
-    put_varint(b, n);
-    xpv_buf_append(b, p, n);
-}
-
-static void put_str(xpv_buf *b, uint32_t num, const char *s)
-{
-    put_bytes(b, num, s, strlen(s));
-}
-
-/* Appends the message m as field num and frees it. */
-static void put_msg(xpv_buf *b, uint32_t num, xpv_buf *m)
-{
-    put_bytes(b, num, m->data, m->len);
-    xpv_buf_free(m);
-}
-
-static void put_packed(xpv_buf *b, uint32_t num, const int64_t *v, size_t n)
-{
-    xpv_buf p = {0};
-    for (size_t i = 0; i < n; i++)
-        put_varint(&p, (uint64_t)v[i]);
-    put_msg(b, num, &p);
-}
-
 static void shape(xpv_buf *out, uint32_t num, int type, const int64_t *dims, size_t n)
 {
     xpv_buf s = {0};
-    put_int(&s, 2, type);
-    put_packed(&s, 3, dims, n);
-    put_msg(out, num, &s);
+    xpv_test_pb_int(&s, 2, type);
+    xpv_test_pb_packed(&s, 3, dims, n);
+    xpv_test_pb_msg(out, num, &s);
 }
 
 /* p0 = f32[8,16], p1 = bf16[16,4] (dims unpacked), dot = f32[8,4] with
@@ -71,32 +28,34 @@ static void build_module(xpv_buf *mod)
 {
     static const int64_t d816[] = {8, 16}, d164[] = {16, 4}, d84[] = {8, 4};
     xpv_buf comp = {0}, in = {0}, t = {0}, md = {0}, dd = {0};
-    put_str(&comp, 1, "main.5");
-    put_str(&in, 1, "p0"), put_str(&in, 2, "parameter"), shape(&in, 3, 11, d816, 2);
-    put_int(&in, 9, 0), put_int(&in, 35, 1);
-    put_msg(&comp, 2, &in);
+    xpv_test_pb_str(&comp, 1, "main.5");
+    xpv_test_pb_str(&in, 1, "p0"), xpv_test_pb_str(&in, 2, "parameter"), shape(&in, 3, 11, d816, 2);
+    xpv_test_pb_int(&in, 9, 0), xpv_test_pb_int(&in, 35, 1);
+    xpv_test_pb_msg(&comp, 2, &in);
     xpv_buf s = {0};
-    put_int(&s, 2, 16), put_int(&s, 3, 16), put_int(&s, 3, 4); /* unpacked dims */
-    put_str(&in, 1, "p1"), put_str(&in, 2, "parameter"), put_msg(&in, 3, &s);
-    put_int(&in, 9, 1), put_int(&in, 35, 2);
-    put_msg(&comp, 2, &in);
-    put_str(&in, 1, "dot.3"), put_str(&in, 2, "dot"), shape(&in, 3, 11, d84, 2);
-    put_str(&md, 1, "dot_general"), put_str(&md, 2, "jit(f)/dot_general");
-    put_str(&md, 3, "model.py"), put_int(&md, 4, 42);
-    put_msg(&in, 7, &md);
-    put_int(&dd, 1, 1), put_int(&dd, 2, 0), put_msg(&in, 30, &dd);
-    put_int(&in, 35, 3);
-    put_packed(&in, 36, (const int64_t[]){1, 2}, 2);
-    put_msg(&comp, 2, &in);
-    put_str(&in, 1, "tuple.4"), put_str(&in, 2, "tuple");
-    put_int(&t, 2, 13), shape(&t, 4, 11, d84, 2), shape(&t, 4, 4, NULL, 0);
-    put_msg(&in, 3, &t);
-    put_int(&in, 35, 4), put_int(&in, 36, 3);
-    put_msg(&comp, 2, &in);
-    put_int(&comp, 5, 7), put_int(&comp, 6, 4);
-    put_str(mod, 1, "jit_f"), put_str(mod, 2, "main.5");
-    put_msg(mod, 3, &comp);
-    put_int(mod, 5, 99), put_int(mod, 6, 7);
+    xpv_test_pb_int(&s, 2, 16), xpv_test_pb_int(&s, 3, 16),
+        xpv_test_pb_int(&s, 3, 4); /* unpacked dims */
+    xpv_test_pb_str(&in, 1, "p1"), xpv_test_pb_str(&in, 2, "parameter"),
+        xpv_test_pb_msg(&in, 3, &s);
+    xpv_test_pb_int(&in, 9, 1), xpv_test_pb_int(&in, 35, 2);
+    xpv_test_pb_msg(&comp, 2, &in);
+    xpv_test_pb_str(&in, 1, "dot.3"), xpv_test_pb_str(&in, 2, "dot"), shape(&in, 3, 11, d84, 2);
+    xpv_test_pb_str(&md, 1, "dot_general"), xpv_test_pb_str(&md, 2, "jit(f)/dot_general");
+    xpv_test_pb_str(&md, 3, "model.py"), xpv_test_pb_int(&md, 4, 42);
+    xpv_test_pb_msg(&in, 7, &md);
+    xpv_test_pb_int(&dd, 1, 1), xpv_test_pb_int(&dd, 2, 0), xpv_test_pb_msg(&in, 30, &dd);
+    xpv_test_pb_int(&in, 35, 3);
+    xpv_test_pb_packed(&in, 36, (const int64_t[]){1, 2}, 2);
+    xpv_test_pb_msg(&comp, 2, &in);
+    xpv_test_pb_str(&in, 1, "tuple.4"), xpv_test_pb_str(&in, 2, "tuple");
+    xpv_test_pb_int(&t, 2, 13), shape(&t, 4, 11, d84, 2), shape(&t, 4, 4, NULL, 0);
+    xpv_test_pb_msg(&in, 3, &t);
+    xpv_test_pb_int(&in, 35, 4), xpv_test_pb_int(&in, 36, 3);
+    xpv_test_pb_msg(&comp, 2, &in);
+    xpv_test_pb_int(&comp, 5, 7), xpv_test_pb_int(&comp, 6, 4);
+    xpv_test_pb_str(mod, 1, "jit_f"), xpv_test_pb_str(mod, 2, "main.5");
+    xpv_test_pb_msg(mod, 3, &comp);
+    xpv_test_pb_int(mod, 5, 99), xpv_test_pb_int(mod, 6, 7);
     (void)d164;
 }
 
@@ -104,23 +63,28 @@ static void build_assignment(xpv_buf *ba)
 {
     xpv_buf lb = {0}, loc = {0}, al = {0}, as = {0}, tr = {0}, ev = {0};
     for (int i = 0; i < 3; i++) { /* buffers 10 (p0), 11 (dot), 12 (tuple index {1}) */
-        put_int(&lb, 1, 10 + i), put_int(&lb, 2, i == 0 ? 512 : i == 1 ? 128 : 8);
-        put_int(&loc, 4, i == 0 ? 1 : i == 1 ? 3 : 4);
-        if (i == 2) put_packed(&loc, 3, (const int64_t[]){1}, 1);
-        put_msg(&lb, 3, &loc);
-        put_msg(ba, 1, &lb);
+        xpv_test_pb_int(&lb, 1, 10 + i), xpv_test_pb_int(&lb, 2, i == 0 ? 512 : i == 1 ? 128 : 8);
+        xpv_test_pb_int(&loc, 4, i == 0 ? 1 : i == 1 ? 3 : 4);
+        if (i == 2) xpv_test_pb_packed(&loc, 3, (const int64_t[]){1}, 1);
+        xpv_test_pb_msg(&lb, 3, &loc);
+        xpv_test_pb_msg(ba, 1, &lb);
     }
-    put_int(&al, 1, 0), put_int(&al, 2, 512), put_int(&al, 5, 1), put_int(&al, 6, 0);
-    put_int(&as, 1, 10), put_int(&as, 2, 0), put_int(&as, 3, 512), put_msg(&al, 9, &as);
-    put_msg(ba, 3, &al);
-    put_int(&al, 1, 1), put_int(&al, 2, 136), put_int(&al, 7, 1), put_int(&al, 11, 1);
-    put_int(&as, 1, 11), put_int(&as, 3, 128), put_msg(&al, 9, &as);
-    put_int(&as, 1, 12), put_int(&as, 2, 128), put_int(&as, 3, 8), put_msg(&al, 9, &as);
-    put_msg(ba, 3, &al);
-    put_int(&ev, 1, 0), put_int(&ev, 2, 11), put_str(&ev, 4, "dot.3"), put_msg(&tr, 1, &ev);
-    put_int(&ev, 1, 1), put_int(&ev, 2, 11), put_msg(&tr, 1, &ev);
-    put_int(&tr, 2, 1), put_int(&tr, 3, 1);
-    put_msg(ba, 4, &tr);
+    xpv_test_pb_int(&al, 1, 0), xpv_test_pb_int(&al, 2, 512), xpv_test_pb_int(&al, 5, 1),
+        xpv_test_pb_int(&al, 6, 0);
+    xpv_test_pb_int(&as, 1, 10), xpv_test_pb_int(&as, 2, 0), xpv_test_pb_int(&as, 3, 512),
+        xpv_test_pb_msg(&al, 9, &as);
+    xpv_test_pb_msg(ba, 3, &al);
+    xpv_test_pb_int(&al, 1, 1), xpv_test_pb_int(&al, 2, 136), xpv_test_pb_int(&al, 7, 1),
+        xpv_test_pb_int(&al, 11, 1);
+    xpv_test_pb_int(&as, 1, 11), xpv_test_pb_int(&as, 3, 128), xpv_test_pb_msg(&al, 9, &as);
+    xpv_test_pb_int(&as, 1, 12), xpv_test_pb_int(&as, 2, 128), xpv_test_pb_int(&as, 3, 8),
+        xpv_test_pb_msg(&al, 9, &as);
+    xpv_test_pb_msg(ba, 3, &al);
+    xpv_test_pb_int(&ev, 1, 0), xpv_test_pb_int(&ev, 2, 11), xpv_test_pb_str(&ev, 4, "dot.3"),
+        xpv_test_pb_msg(&tr, 1, &ev);
+    xpv_test_pb_int(&ev, 1, 1), xpv_test_pb_int(&ev, 2, 11), xpv_test_pb_msg(&tr, 1, &ev);
+    xpv_test_pb_int(&tr, 2, 1), xpv_test_pb_int(&tr, 3, 1);
+    xpv_test_pb_msg(ba, 4, &tr);
 }
 
 static void build_proto(xpv_buf *out)
@@ -128,8 +92,8 @@ static void build_proto(xpv_buf *out)
     xpv_buf mod = {0}, ba = {0};
     build_module(&mod);
     build_assignment(&ba);
-    put_msg(out, 1, &mod);
-    put_msg(out, 3, &ba);
+    xpv_test_pb_msg(out, 1, &mod);
+    xpv_test_pb_msg(out, 3, &ba);
 }
 
 static void test_module(void)
@@ -184,13 +148,18 @@ static void test_conv_flops(void)
     /* in f32[1,10,10,3], kernel f32[3,3,3,8] (HWIO), out f32[1,8,8,8] */
     static const int64_t din[] = {1, 10, 10, 3}, dk[] = {3, 3, 3, 8}, dout[] = {1, 8, 8, 8};
     xpv_buf mod = {0}, comp = {0}, in = {0}, cd = {0}, p = {0};
-    put_str(&in, 1, "x"), shape(&in, 3, 11, din, 4), put_int(&in, 35, 1), put_msg(&comp, 2, &in);
-    put_str(&in, 1, "k"), shape(&in, 3, 11, dk, 4), put_int(&in, 35, 2), put_msg(&comp, 2, &in);
-    put_str(&in, 1, "conv"), put_str(&in, 2, "convolution"), shape(&in, 3, 11, dout, 4);
-    put_int(&cd, 3, 2), put_packed(&cd, 6, (const int64_t[]){0, 1}, 2), put_msg(&in, 16, &cd);
-    put_int(&in, 35, 3), put_packed(&in, 36, (const int64_t[]){1, 2}, 2), put_msg(&comp, 2, &in);
-    put_msg(&mod, 3, &comp);
-    put_msg(&p, 1, &mod);
+    xpv_test_pb_str(&in, 1, "x"), shape(&in, 3, 11, din, 4), xpv_test_pb_int(&in, 35, 1),
+        xpv_test_pb_msg(&comp, 2, &in);
+    xpv_test_pb_str(&in, 1, "k"), shape(&in, 3, 11, dk, 4), xpv_test_pb_int(&in, 35, 2),
+        xpv_test_pb_msg(&comp, 2, &in);
+    xpv_test_pb_str(&in, 1, "conv"), xpv_test_pb_str(&in, 2, "convolution"),
+        shape(&in, 3, 11, dout, 4);
+    xpv_test_pb_int(&cd, 3, 2), xpv_test_pb_packed(&cd, 6, (const int64_t[]){0, 1}, 2),
+        xpv_test_pb_msg(&in, 16, &cd);
+    xpv_test_pb_int(&in, 35, 3), xpv_test_pb_packed(&in, 36, (const int64_t[]){1, 2}, 2),
+        xpv_test_pb_msg(&comp, 2, &in);
+    xpv_test_pb_msg(&mod, 3, &comp);
+    xpv_test_pb_msg(&p, 1, &mod);
     xpv_hlo_module m;
     xpv_err err = {{0}};
     const uint8_t *d = (const uint8_t *)p.data;
@@ -279,19 +248,21 @@ static void test_mutations(void)
 static void test_find_blobs(void)
 {
     xpv_buf space = {0}, plane = {0}, e = {0}, v = {0}, st = {0};
-    put_str(&plane, 2, "/device:GPU:0");
-    put_msg(&space, 1, &plane);
-    put_str(&plane, 2, "/host:metadata");
+    xpv_test_pb_str(&plane, 2, "/device:GPU:0");
+    xpv_test_pb_msg(&space, 1, &plane);
+    xpv_test_pb_str(&plane, 2, "/host:metadata");
     for (int i = 0; i < 2; i++) {
-        put_int(&st, 1, 3), put_str(&st, 6, i ? "BBB" : "AA");
-        put_int(&v, 1, 40 + i), put_str(&v, 2, i ? "jit_b(41)" : "jit_a(40)"), put_msg(&v, 5, &st);
-        put_int(&e, 1, 40 + i), put_msg(&e, 2, &v);
-        put_msg(&plane, 4, &e);
+        xpv_test_pb_int(&st, 1, 3), xpv_test_pb_str(&st, 6, i ? "BBB" : "AA");
+        xpv_test_pb_int(&v, 1, 40 + i), xpv_test_pb_str(&v, 2, i ? "jit_b(41)" : "jit_a(40)"),
+            xpv_test_pb_msg(&v, 5, &st);
+        xpv_test_pb_int(&e, 1, 40 + i), xpv_test_pb_msg(&e, 2, &v);
+        xpv_test_pb_msg(&plane, 4, &e);
     }
-    put_int(&v, 1, 3), put_str(&v, 2, "Hlo Proto"); /* the stat metadata comes last */
-    put_int(&e, 1, 3), put_msg(&e, 2, &v);
-    put_msg(&plane, 5, &e);
-    put_msg(&space, 1, &plane);
+    xpv_test_pb_int(&v, 1, 3),
+        xpv_test_pb_str(&v, 2, "Hlo Proto"); /* the stat metadata comes last */
+    xpv_test_pb_int(&e, 1, 3), xpv_test_pb_msg(&e, 2, &v);
+    xpv_test_pb_msg(&plane, 5, &e);
+    xpv_test_pb_msg(&space, 1, &plane);
     xpv_hlo_blob *b;
     size_t n;
     xpv_err err = {{0}};
