@@ -10,6 +10,7 @@
  * giving what a scan gives (reused, refreshed on a new indexing, bounded).
  */
 #define _POSIX_C_SOURCE 200809L
+#include "hlo_testutil.h"
 #include "sink_testutil.h"
 #include "api/hlo_cache.h"
 #include "api/hlo_ops.h"
@@ -114,41 +115,6 @@ static void collect(sqlite3 *db, const int64_t *ids, size_t n, xpv_hlo_ops *o)
     CU_ASSERT_EQUAL_FATAL(rc, 0);
 }
 
-static void collect_cached(sqlite3 *db, const int64_t *ids, size_t n, xpv_hlo_cache *c,
-                           xpv_hlo_ops *o)
-{
-    xpv_err err = {{0}};
-    xpv_tool_scope scope = {.ids = ids, .n = n, .hlo_cache = c};
-    int rc = xpv_hlo_ops_collect(db, &scope, o, &err);
-    if (rc) fprintf(stderr, "collect: %s\n", err.msg);
-    CU_ASSERT_EQUAL_FATAL(rc, 0);
-}
-
-static int same_text(const char *a, const char *b)
-{
-    return a == b || (a && b && strcmp(a, b) == 0);
-}
-
-/* Two collections agree op for op (both sorted the same way). */
-static void assert_same(const xpv_hlo_ops *a, const xpv_hlo_ops *b)
-{
-    CU_ASSERT_EQUAL_FATAL(a->n, b->n);
-    CU_ASSERT_EQUAL(a->total_self_ps, b->total_self_ps);
-    CU_ASSERT_EQUAL(a->from_xla_ops, b->from_xla_ops);
-    CU_ASSERT_EQUAL(a->from_kernels, b->from_kernels);
-    CU_ASSERT_EQUAL(a->unattributed_ps, b->unattributed_ps);
-    for (size_t i = 0; i < a->n; i++) {
-        const xpv_hlo_op *x = &a->ops[i], *y = &b->ops[i];
-        CU_ASSERT_STRING_EQUAL(x->name, y->name);
-        CU_ASSERT(same_text(x->category, y->category) && same_text(x->module, y->module));
-        CU_ASSERT(same_text(x->framework_op, y->framework_op));
-        CU_ASSERT(x->program_id == y->program_id && x->has_program == y->has_program);
-        CU_ASSERT(x->occurrences == y->occurrences && x->total_ps == y->total_ps);
-        CU_ASSERT(x->self_ps == y->self_ps && x->category_carried == y->category_carried);
-        CU_ASSERT(x->flops == y->flops && x->bytes == y->bytes && x->has_flops == y->has_flops);
-    }
-}
-
 static void exec(sqlite3 *db, const char *sql)
 {
     xpv_err err = {{0}};
@@ -168,28 +134,28 @@ static void test_cache(void)
     const int64_t both[] = {TPU, TPU2};
     xpv_hlo_ops scanned, cached;
     collect(db, both, 2, &scanned);
-    collect_cached(db, both, 2, c, &cached); /* fills the cache */
-    assert_same(&scanned, &cached);
+    xpv_test_hlo_collect(db, both, 2, c, &cached); /* fills the cache */
+    xpv_test_hlo_assert_same(&scanned, &cached);
     CU_ASSERT_EQUAL(xpv_hlo_cache_entries(c), 2);
     CU_ASSERT(xpv_hlo_cache_bytes(c) > 0);
     xpv_hlo_ops_free(&cached);
     exec(db, "DELETE FROM blocks"); /* from now on only the cache has the ops */
-    collect_cached(db, both, 2, c, &cached);
-    assert_same(&scanned, &cached);
+    xpv_test_hlo_collect(db, both, 2, c, &cached);
+    xpv_test_hlo_assert_same(&scanned, &cached);
     xpv_hlo_ops_free(&cached);
     xpv_hlo_ops_free(&scanned);
     collect(db, (int64_t[]){TPU}, 1, &scanned); /* no blocks: no ops */
     CU_ASSERT_EQUAL(scanned.n, 0);
-    collect_cached(db, (int64_t[]){TPU}, 1, c, &cached);
+    xpv_test_hlo_collect(db, (int64_t[]){TPU}, 1, c, &cached);
     CU_ASSERT_EQUAL(cached.n, 5);
     xpv_hlo_ops_free(&cached);
     exec(db, "UPDATE profiles SET indexed_at=2 WHERE id=1"); /* indexed again: scanned */
-    collect_cached(db, (int64_t[]){TPU}, 1, c, &cached);
-    assert_same(&scanned, &cached);
+    xpv_test_hlo_collect(db, (int64_t[]){TPU}, 1, c, &cached);
+    xpv_test_hlo_assert_same(&scanned, &cached);
     CU_ASSERT_EQUAL(xpv_hlo_cache_entries(c), 3);
     xpv_hlo_ops_free(&cached);
     exec(db, "UPDATE profiles SET status='pending' WHERE id=2"); /* not for good: scanned */
-    collect_cached(db, (int64_t[]){TPU2}, 1, c, &cached);
+    xpv_test_hlo_collect(db, (int64_t[]){TPU2}, 1, c, &cached);
     CU_ASSERT_EQUAL(cached.n, 0);
     CU_ASSERT_EQUAL(xpv_hlo_cache_entries(c), 3);
     xpv_hlo_ops_free(&cached);
@@ -206,8 +172,8 @@ static void test_cache_budget(void)
     xpv_hlo_cache *c = xpv_hlo_ops_cache_new(16); /* smaller than any value */
     xpv_hlo_ops scanned, cached;
     collect(db, (int64_t[]){TPU}, 1, &scanned);
-    collect_cached(db, (int64_t[]){TPU}, 1, c, &cached);
-    assert_same(&scanned, &cached);
+    xpv_test_hlo_collect(db, (int64_t[]){TPU}, 1, c, &cached);
+    xpv_test_hlo_assert_same(&scanned, &cached);
     CU_ASSERT_EQUAL(xpv_hlo_cache_entries(c), 0);
     xpv_hlo_ops_free(&cached);
     xpv_hlo_ops_free(&scanned);

@@ -7,6 +7,7 @@
  * stops it; the newest run's profiles, and only they, are warmed.
  */
 #define _POSIX_C_SOURCE 200809L
+#include "hlo_testutil.h"
 #include "sink_testutil.h"
 #include "api/hlo_cache.h"
 #include "api/hlo_ops.h"
@@ -67,41 +68,12 @@ static sqlite3 *run_of_three(void)
     return db;
 }
 
-static void collect(sqlite3 *db, const int64_t *ids, size_t n, xpv_hlo_cache *c, xpv_hlo_ops *o)
-{
-    xpv_err err = {{0}};
-    xpv_tool_scope scope = {.ids = ids, .n = n, .hlo_cache = c};
-    int rc = xpv_hlo_ops_collect(db, &scope, o, &err);
-    if (rc) fprintf(stderr, "collect: %s\n", err.msg);
-    CU_ASSERT_EQUAL_FATAL(rc, 0);
-}
-
-static int same_text(const char *a, const char *b)
-{
-    return a == b || (a && b && strcmp(a, b) == 0);
-}
-
-static void assert_same(const xpv_hlo_ops *a, const xpv_hlo_ops *b)
-{
-    CU_ASSERT_EQUAL_FATAL(a->n, b->n);
-    CU_ASSERT_EQUAL(a->total_self_ps, b->total_self_ps);
-    CU_ASSERT_EQUAL(a->from_xla_ops, b->from_xla_ops);
-    for (size_t i = 0; i < a->n; i++) {
-        const xpv_hlo_op *x = &a->ops[i], *y = &b->ops[i];
-        CU_ASSERT_STRING_EQUAL(x->name, y->name);
-        CU_ASSERT(same_text(x->category, y->category) && same_text(x->module, y->module));
-        CU_ASSERT(x->occurrences == y->occurrences && x->total_ps == y->total_ps);
-        CU_ASSERT(x->self_ps == y->self_ps && x->has_flops == y->has_flops);
-        CU_ASSERT(x->flops == y->flops);
-    }
-}
-
 static void test_warm_equals_cold(void)
 {
     sqlite3 *db = run_of_three();
     const int64_t all[] = {HOST_A, HOST_B, PLAIN};
     xpv_hlo_ops cold, warm;
-    collect(db, all, 3, NULL, &cold);
+    xpv_test_hlo_collect(db, all, 3, NULL, &cold);
     CU_ASSERT_EQUAL(cold.n, 3);
     CU_ASSERT_EQUAL(cold.total_self_ps, 10000000 * 3 + 2 * 1000000); /* whiles hold fusions */
     xpv_hlo_cache *c = xpv_hlo_ops_cache_new(1 << 20);
@@ -111,11 +83,11 @@ static void test_warm_equals_cold(void)
     CU_ASSERT_EQUAL(xpv_hlo_warm_profiles(db, c, all, 3, NULL, &err), 2); /* already there */
     CU_ASSERT_EQUAL(xpv_hlo_cache_entries(c), 2);
     exec(db, "DELETE FROM blocks"); /* only the warmed cache has the ops now */
-    collect(db, all, 3, c, &warm);
-    assert_same(&cold, &warm);
+    xpv_test_hlo_collect(db, all, 3, c, &warm);
+    xpv_test_hlo_assert_same(&cold, &warm);
     xpv_hlo_ops_free(&warm);
     xpv_hlo_ops_free(&cold);
-    collect(db, all, 3, NULL, &cold); /* and a cold scan would find nothing */
+    xpv_test_hlo_collect(db, all, 3, NULL, &cold); /* and a cold scan would find nothing */
     CU_ASSERT_EQUAL(cold.n, 0);
     xpv_hlo_ops_free(&cold);
     xpv_hlo_cache_free(c);
@@ -158,7 +130,7 @@ static void test_latest_run(void)
     CU_ASSERT_EQUAL(xpv_hlo_warm_latest_run(db, c, NULL, &err), 2);
     exec(db, "DELETE FROM blocks WHERE profile_id IN (1, 2)");
     xpv_hlo_ops o;
-    collect(db, (int64_t[]){HOST_A, HOST_B}, 2, c, &o); /* from the cache */
+    xpv_test_hlo_collect(db, (int64_t[]){HOST_A, HOST_B}, 2, c, &o); /* from the cache */
     CU_ASSERT_EQUAL(o.n, 3);
     xpv_hlo_ops_free(&o);
     CU_ASSERT_EQUAL(xpv_hlo_cache_entries(c), 2);          /* not the old run's */
