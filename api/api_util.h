@@ -27,6 +27,12 @@ void xpv_api_put_real_col(xpv_buf *b, sqlite3_stmt *st, int col);
 /* Text column as a JSON string or null. */
 void xpv_api_put_text_col(xpv_buf *b, sqlite3_stmt *st, int col);
 
+/* The runs, newest first (by their newest profile): the order of the
+ * TensorBoard run list, whose first run is the one the view lands on. */
+#define XPV_API_RUNS_NEWEST_FIRST                                                                  \
+    "SELECT run FROM profiles WHERE companion_of IS NULL AND run IS NOT NULL"                      \
+    " GROUP BY run ORDER BY max(mtime_ns) DESC, run DESC"
+
 /* Looks up interned strings of one profile, caching recent ones. */
 typedef struct xpv_api_strings xpv_api_strings;
 xpv_api_strings *xpv_api_strings_open(sqlite3 *db, int64_t profile_id);

@@ -1,9 +1,10 @@
 /*
  * hlo_warm.c — see hlo_warm.h. The newest run is the first of
- * /data/plugin/profile/runs (tensorboard.c orders runs so); its profiles
- * are warmed host by host in name order.
+ * /data/plugin/profile/runs (both take XPV_API_RUNS_NEWEST_FIRST); its
+ * profiles are warmed host by host in name order.
  */
 #include "hlo_warm.h"
+#include "api_util.h"
 #include "hlo_ops.h"
 
 #include <stdlib.h>
@@ -26,9 +27,7 @@ int xpv_hlo_warm_latest_run(sqlite3 *db, xpv_hlo_cache *cache, volatile int *sto
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(db,
                            "SELECT id FROM profiles WHERE companion_of IS NULL AND status='ok'"
-                           " AND run=(SELECT run FROM profiles WHERE companion_of IS NULL AND"
-                           " run IS NOT NULL GROUP BY run ORDER BY max(mtime_ns) DESC, run DESC"
-                           " LIMIT 1) ORDER BY host, id",
+                           " AND run=(" XPV_API_RUNS_NEWEST_FIRST " LIMIT 1) ORDER BY host, id",
                            -1, &st, NULL) != SQLITE_OK)
         return xpv_err_set(err, "index: %s", sqlite3_errmsg(db));
     int64_t *ids = NULL;

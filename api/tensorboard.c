@@ -34,10 +34,7 @@ static int string_list(sqlite3 *db, const char *sql, const char *bind, const cha
 
 int xpv_api_tb_runs(sqlite3 *db, xpv_buf *out)
 {
-    return string_list(db,
-                       "SELECT run FROM profiles WHERE companion_of IS NULL AND run IS NOT NULL"
-                       " GROUP BY run ORDER BY max(mtime_ns) DESC, run DESC",
-                       NULL, NULL, out);
+    return string_list(db, XPV_API_RUNS_NEWEST_FIRST, NULL, NULL, out);
 }
 
 int xpv_api_tb_hosts(sqlite3 *db, const char *run, const char *tag, xpv_buf *out)
