@@ -105,6 +105,15 @@ int xpv_routes_profile_id(xpv_server *s, const char *text, size_t len, int64_t *
 
 /* ---- /api/health ---- */
 
+/* A progress text as a JSON string, null when empty (nothing to say). */
+static void put_text_or_null(xpv_buf *b, const char *text)
+{
+    if (text[0])
+        xpv_buf_json_str(b, text, strlen(text));
+    else
+        xpv_buf_puts(b, "null");
+}
+
 static void health(xpv_server *s, xpv_reply *r)
 {
     sqlite3 *db;
@@ -120,15 +129,9 @@ static void health(xpv_server *s, xpv_reply *r)
                    ",\"indexing\":{\"active\":%s,\"total\":%d,\"done\":%d,\"runs\":%lld,"
                    "\"current\":",
                    p.active ? "true" : "false", p.total, p.done, (long long)p.runs);
-    if (p.current[0])
-        xpv_buf_json_str(b, p.current, strlen(p.current));
-    else
-        xpv_buf_puts(b, "null");
+    put_text_or_null(b, p.current);
     xpv_buf_puts(b, ",\"error\":");
-    if (p.error[0])
-        xpv_buf_json_str(b, p.error, strlen(p.error));
-    else
-        xpv_buf_puts(b, "null");
+    put_text_or_null(b, p.error);
     xpv_buf_puts(b, "},\"perfetto\":");
     if (s->perfetto_port)
         xpv_buf_printf(b, "{\"port\":%d,\"base_url\":\"http://127.0.0.1:%d/\"}", s->perfetto_port,
@@ -136,10 +139,7 @@ static void health(xpv_server *s, xpv_reply *r)
     else
         xpv_buf_puts(b, "null");
     xpv_buf_printf(b, ",\"live\":{\"watch\":");
-    if (p.watch[0])
-        xpv_buf_json_str(b, p.watch, strlen(p.watch));
-    else
-        xpv_buf_puts(b, "null");
+    put_text_or_null(b, p.watch);
     xpv_buf_printf(b, ",\"poll_seconds\":");
     if (p.poll_seconds)
         xpv_buf_printf(b, "%d", p.poll_seconds);
