@@ -10,6 +10,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
 import xpv_e2e as e2e  # noqa: E402
+from intervals import clip, length, minus, union  # noqa: E402
 
 PATTERNS = {
     # pattern -> the finding kinds it must produce, and nothing else
@@ -43,39 +44,6 @@ def load(path):
 
 def steps_of(evs):
     return sorted((e for e in evs if e["name"].startswith("ProfilerStep#")), key=lambda e: e["s"])
-
-
-def union(iv):
-    out = []
-    for s, e in sorted(iv):
-        if e <= s:
-            continue
-        if out and s <= out[-1][1]:
-            out[-1][1] = max(out[-1][1], e)
-        else:
-            out.append([s, e])
-    return out
-
-
-def length(iv):
-    return sum(e - s for s, e in iv)
-
-
-def minus(a, b):
-    """Length of union a outside union b."""
-    total = 0
-    for s, e in a:
-        cut = 0
-        for bs, be in b:
-            lo, hi = max(s, bs), min(e, be)
-            if hi > lo:
-                cut += hi - lo
-        total += e - s - cut
-    return total
-
-
-def clip(iv, w0, w1):
-    return [(max(s, w0), min(e, w1)) for s, e in iv if min(e, w1) > max(s, w0)]
 
 
 def device(evs):

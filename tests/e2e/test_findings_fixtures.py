@@ -15,6 +15,7 @@ from collections import defaultdict
 
 sys.path.insert(0, os.path.dirname(__file__))
 import xpv_e2e as e2e  # noqa: E402
+from intervals import clip, length, minus, union  # noqa: E402
 from test_xplane import fields  # noqa: E402
 
 FX = e2e.FIXTURES
@@ -22,36 +23,6 @@ FX = e2e.FIXTURES
 
 def close(got, want, what):
     assert abs(got - want) <= 1e-9 * max(1.0, abs(want)), (what, got, want)
-
-
-# ---- interval arithmetic (integers: ns or ps) ----
-
-def union(iv):
-    out = []
-    for s, e in sorted(iv):
-        if e <= s:
-            continue
-        if out and s <= out[-1][1]:
-            out[-1][1] = max(out[-1][1], e)
-        else:
-            out.append([s, e])
-    return out
-
-
-def length(iv):
-    return sum(e - s for s, e in iv)
-
-
-def clip(iv, w0, w1):
-    return [(max(s, w0), min(e, w1)) for s, e in iv if min(e, w1) > max(s, w0)]
-
-
-def minus(a, b):
-    """Length of union a outside union b."""
-    total = 0
-    for s, e in a:
-        total += e - s - sum(max(0, min(e, be) - max(s, bs)) for bs, be in b)
-    return total
 
 
 def idle_share(busy_per_window):
