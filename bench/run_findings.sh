@@ -22,12 +22,8 @@ if [ ! -d "$data/profiles" ]; then
   "$build/xpv-gen" --out "$data/profiles/jax" --kind jax --size "$size" --devices 8 --no-json
   "$build/xpv-gen" --out "$data/profiles/pytorch" --kind pytorch --size "$size"
 fi
-rm -f "$data/index.sqlite"*
-echo "indexing ..."
-/usr/bin/time -f "indexed in %e s, max RSS %M KB" \
-  "$bin" --profile-dir="$data/profiles" --db="$data/index.sqlite" --list-only --quiet
-
 . "$here/bench/serve.sh"
+xpv_bench_index "$bin" "$data/profiles" "$data/index.sqlite"
 trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null || true' EXIT
 xpv_bench_serve "$bin" "$data/profiles" "$data/index.sqlite" "$data/server.log"
 

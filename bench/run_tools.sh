@@ -22,12 +22,8 @@ if [ ! -d "$data/profiles" ]; then
   echo "generating a $size JAX run (2 hosts) in $data/profiles ..."
   "$build/xpv-gen" --out "$data/profiles" --kind jax --size "$size" --hosts 2 --devices 8 --no-json
 fi
-rm -f "$data/index.sqlite"*
-echo "indexing ..."
-/usr/bin/time -f "indexed in %e s, max RSS %M KB" \
-  "$bin" --profile-dir="$data/profiles" --db="$data/index.sqlite" --list-only --quiet
-
 . "$here/bench/serve.sh"
+xpv_bench_index "$bin" "$data/profiles" "$data/index.sqlite"
 trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null || true' EXIT
 xpv_bench_serve "$bin" "$data/profiles" "$data/index.sqlite" "$data/server.log"
 

@@ -1,7 +1,15 @@
-# serve.sh — sourced by the bench scripts: starts the real server on a free
-# port over a profile dir and waits until its first indexing run is over.
-# usage: xpv_bench_serve BIN PROFILE_DIR DB LOG   (sets $base and $pid; the
-# caller's EXIT trap should kill $pid)
+# serve.sh — sourced by the bench scripts: indexes a profile dir afresh,
+# timed, and starts the real server on a free port over it, waiting until
+# its first indexing run is over.
+# usage: xpv_bench_index BIN PROFILE_DIR DB
+#        xpv_bench_serve BIN PROFILE_DIR DB LOG   (sets $base and $pid; the
+#        caller's EXIT trap should kill $pid)
+xpv_bench_index() {
+  rm -f "$3"*
+  echo "indexing ..."
+  /usr/bin/time -f "indexed in %e s, max RSS %M KB" "$1" --profile-dir="$2" --db="$3" --list-only --quiet
+}
+
 xpv_bench_serve() {
   local port
   port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
