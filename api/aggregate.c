@@ -22,7 +22,7 @@
 #include "api.h"
 #include "api_util.h"
 #include "block_marks.h"
-#include "../indexer/event_store.h"
+#include "../store/event_store.h"
 
 #include <math.h>
 #include <stdlib.h>

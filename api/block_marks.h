@@ -17,7 +17,7 @@
 #ifndef XPV_BLOCK_MARKS_H
 #define XPV_BLOCK_MARKS_H
 
-#include "../indexer/event_store.h"
+#include "../store/event_store.h"
 
 #define XPV_MARK_EVERY 64
 

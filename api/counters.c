@@ -17,7 +17,7 @@
  */
 #include "api.h"
 #include "api_util.h"
-#include "../indexer/event_store.h"
+#include "../store/event_store.h"
 
 #include <math.h>
 #include <stdlib.h>

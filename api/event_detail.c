@@ -9,7 +9,7 @@
 #include "api_util.h"
 #include "event_json.h"
 #include "flows.h"
-#include "../indexer/event_store.h"
+#include "../store/event_store.h"
 
 #include <string.h>
 

@@ -6,7 +6,7 @@
 #define XPV_EVENT_JSON_H
 
 #include "api_util.h"
-#include "../indexer/xpv_event.h"
+#include "../store/xpv_event.h"
 
 /* Appends one arg's value (number, string or raw JSON). */
 void xpv_api_put_arg_value(xpv_buf *b, const xpv_arg *a, xpv_api_strings *strings);

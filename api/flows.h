@@ -8,7 +8,7 @@
 #define XPV_API_FLOWS_H
 
 #include "api_util.h"
-#include "../indexer/event_store.h"
+#include "../store/event_store.h"
 
 /* What the flow search needs of the selected event, noted while its block
  * is decoded (its args are gone after). */

@@ -11,7 +11,7 @@
  */
 #include "api.h"
 #include "api_util.h"
-#include "../indexer/event_store.h"
+#include "../store/event_store.h"
 
 #include <assert.h>
 #include <stdlib.h>

@@ -16,8 +16,8 @@
  *     hash in one pass.
  * Both order rows by kind (kernels first), time (largest first), name.
  */
-#include "tools.h"
-#include "../indexer/index_db.h"
+#include "tools/tools.h"
+#include "../store/index_db.h"
 #include "../indexer/intern.h"
 
 #include <stdlib.h>

@@ -9,7 +9,7 @@
 #include "trace_export.h"
 #include "api_util.h"
 #include "event_json.h"
-#include "../indexer/event_store.h"
+#include "../store/event_store.h"
 
 #include <assert.h>
 #include <stdint.h>

@@ -7,7 +7,7 @@
  * each; the choice for event_store.c is the one whose footprint meets the
  * target at the least time. usage: bench_codec INDEX.sqlite [repeat=3]
  */
-#include "indexer/event_store.h"
+#include "store/event_store.h"
 
 #include <sqlite3.h>
 #include <stdio.h>

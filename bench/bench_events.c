@@ -9,7 +9,7 @@
  */
 #include "api/api.h"
 #include "api/block_marks.h"
-#include "indexer/index_db.h"
+#include "store/index_db.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -8,7 +8,7 @@
  * DB_PATH is replaced (a fresh index).
  */
 #define _GNU_SOURCE
-#include "indexer/index_db.h"
+#include "store/index_db.h"
 #include "indexer/ingest.h"
 #include "indexer/readers/readers.h"
 

@@ -4,7 +4,7 @@
  * index, compared with a minimal SQLite insert loop in the same run.
  * usage: bench_store [events=10000000] [dir=/tmp]
  */
-#include "indexer/index_db.h"
+#include "store/index_db.h"
 #include "indexer/ingest.h"
 #include "minimal_insert.h"
 

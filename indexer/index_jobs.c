@@ -15,7 +15,7 @@
  * in or not.
  */
 #define _GNU_SOURCE
-#include "index_db.h"
+#include "../store/index_db.h"
 #include "indexer_internal.h"
 
 #include <assert.h>

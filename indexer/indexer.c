@@ -2,7 +2,7 @@
  * indexer.c — registering discovered files and indexing the pending ones.
  */
 #include "indexer.h"
-#include "index_db.h"
+#include "../store/index_db.h"
 #include "indexer_internal.h"
 #include "ingest.h"
 #include "readers/readers.h"

@@ -24,7 +24,7 @@
 #ifndef XPV_INGEST_H
 #define XPV_INGEST_H
 
-#include "xpv_event.h"
+#include "../store/xpv_event.h"
 #include "../common/xpv_common.h"
 
 #include <sqlite3.h>

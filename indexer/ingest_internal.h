@@ -22,7 +22,7 @@
 
 #include "ingest.h"
 #include "intern.h"
-#include "event_store.h"
+#include "../store/event_store.h"
 #include "analysis/analysis.h"
 
 #include <pthread.h>

@@ -13,7 +13,7 @@
  * with the message.
  */
 #include "ingest_internal.h"
-#include "index_db.h"
+#include "../store/index_db.h"
 
 #include <stdio.h>
 #include <stdlib.h>

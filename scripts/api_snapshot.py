@@ -5,8 +5,8 @@ that a change which should not change behaviour did not.
   scripts/api_snapshot.py BIN OUTDIR [--fixtures DIR] [--gen XPV_GEN]
   scripts/api_snapshot.py --diff OLD_DIR NEW_DIR
 
-The first form builds one profile directory (copies of ../shared/fixtures
-and, with --gen, a generated JAX profile; always at the same path, so paths
+The first form builds one profile directory (copies of ../shared/fixtures,
+GPU captures included, and, with --gen, a generated JAX profile; always at the same path, so paths
 in the answers compare), starts BIN on free ports, asks every route for
 every profile (profile objects, kernels of every kind and device, CSV,
 steps, tracks, event windows, single events, search pages, the trace
@@ -32,7 +32,8 @@ import time
 import urllib.parse
 
 PROFILE_DIR = os.path.join(tempfile.gettempdir(), "xpv-api-snapshot", "profiles")
-VOLATILE = {"indexed_at", "index_seconds", "port", "base_url"}  # time of indexing, free ports
+VOLATILE = {"indexed_at", "index_seconds", "port", "base_url",  # time of indexing, free ports
+            "last_event_id"}  # the live stream's ids start at the clock
 BIG = 1 << 20  # bodies above this are kept as a hash
 
 
@@ -54,6 +55,11 @@ def build_profile_dir(fixtures, gen):
         os.makedirs(dst, exist_ok=True)
         for name in sorted(os.listdir(src)):
             shutil.copy2(os.path.join(src, name), os.path.join(dst, name))
+    # The GPU captures keep their profilers' own folder layouts.
+    gpu = os.path.join(fixtures, "gpu")
+    if os.path.isdir(gpu):
+        shutil.copytree(gpu, os.path.join(PROFILE_DIR, "gpu"),
+                        ignore=shutil.ignore_patterns("*.py", "*.md"))
     if gen:
         subprocess.run([gen, "--out", os.path.join(PROFILE_DIR, "gen"), "--kind", "jax",
                         "--size", "2MB", "--runs", "1", "--hosts", "2"], check=True,
@@ -181,7 +187,9 @@ def snapshot(binary, out, fixtures, gen):
     port, pport = free_port(), free_port()
     proc = subprocess.Popen([binary, "--profile-dir=" + PROFILE_DIR, "--db=" + db,
                              "--port=%d" % port, "--perfetto-port=%d" % pport, "--quiet",
-                             "--ui=both"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                             "--ui=both",
+                             # one job: event refs number blocks in commit order
+                             "--jobs=1"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                             text=True)
     try:
         c = Client(port)

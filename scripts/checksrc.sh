@@ -6,8 +6,9 @@
 #
 #   header     every C file opens with a comment naming it: "/*\n * name.c — job"
 #   format     clang-format (the repo's .clang-format) would change nothing
-#   layering   data flows indexer/ -> api/ -> server/: no SQL under server/,
-#              no include against the flow, readers/ never include discovery
+#   layering   the folders are layers, each knowing only those below it:
+#              common/ < store/ < indexer/ < api/ < server/ < app/; no SQL
+#              in server/ or app/; readers/ never include discovery
 #   length     no C function body longer than 100 lines
 #   js         page modules import no other page module; prettier is clean
 # No pipefail: each check below is `… | grep . && bad=1`, which must
@@ -32,18 +33,20 @@ for f in $c_files; do
     fail "$f: format: clang-format would change it (run clang-format -i $f)"
 done
 
-for f in $(git ls-files 'server/*.c' 'server/*.h'); do
+for f in $(git ls-files 'server/*.c' 'server/*.h' 'app/*.c' 'app/*.h'); do
   grep -n 'sqlite3_prepare\|sqlite3_exec\|sqlite3_step\|sqlite3_get_table' "$f" |
-    while IFS=: read -r line _; do echo "$f:$line: layering: SQL belongs in api/ or indexer/"; done
+    while IFS=: read -r line _; do echo "$f:$line: layering: SQL belongs in store/, indexer/ or api/"; done
 done | grep . && bad=1
 check_includes() { # dir, forbidden include pattern, why
   git ls-files "$1*.c" "$1*.h" | xargs grep -nE "^#include \"$2" /dev/null |
     while IFS=: read -r f line _; do echo "$f:$line: layering: $3"; done
 }
 {
-  check_includes common/ '(\.\./)*(indexer|api|server)/' "common/ depends on nothing"
-  check_includes indexer/ '(\.\./)+(api|server)/' "indexer/ knows nothing of api/ or server/"
-  check_includes api/ '(\.\./)+server/' "api/ knows nothing of server/"
+  check_includes common/ '(\.\./)*(store|indexer|api|server|app)/' "common/ depends on nothing"
+  check_includes store/ '(\.\./)+(indexer|api|server|app)/' "store/ knows only common/"
+  check_includes indexer/ '(\.\./)+(api|server|app)/' "indexer/ knows nothing of api/, server/ or app/"
+  check_includes api/ '(\.\./)+(server|app)/' "api/ knows nothing of server/ or app/"
+  check_includes server/ '(\.\./)+app/' "server/ knows nothing of app/"
   check_includes indexer/readers/ '\.\./(discover|indexer)\.h' "readers know the registry, not discovery"
 } | grep . && bad=1
 

@@ -5,7 +5,7 @@
  */
 #define _GNU_SOURCE
 #include "response_cache.h"
-#include "../indexer/index_db.h"
+#include "../store/index_db.h"
 
 #include <stdlib.h>
 #include <string.h>

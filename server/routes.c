@@ -8,9 +8,9 @@
 #include "response_cache.h"
 #include "trace_stream.h"
 #include "../api/api.h"
-#include "../api/tools.h"
-#include "../api/findings.h"
-#include "../indexer/event_store.h"
+#include "../api/tools/tools.h"
+#include "../api/findings/findings.h"
+#include "../store/event_store.h"
 
 #include <cjson/cJSON.h>
 
@@ -145,8 +145,8 @@ static void health(xpv_server *s, xpv_reply *r)
         xpv_buf_printf(b, "%d", p.poll_seconds);
     else
         xpv_buf_puts(b, "null");
-    xpv_buf_printf(b, ",\"settle_ms\":%d,\"last_event_id\":%llu,\"streams\":%d}",
-                   s->opts->settle_ms, (unsigned long long)xpv_live_last_id(), xpv_live_clients());
+    xpv_buf_printf(b, ",\"settle_ms\":%d,\"last_event_id\":%llu,\"streams\":%d}", s->opts.settle_ms,
+                   (unsigned long long)xpv_live_last_id(), xpv_live_clients());
     xpv_buf_puts(b, ",\"profile_dir\":");
     xpv_buf_json_str(b, s->root_abs, strlen(s->root_abs));
     xpv_buf_putc(b, '}');
@@ -423,7 +423,7 @@ static void profile_route(xpv_server *s, struct MHD_Connection *c, const char *r
     else if (strcmp(sub, "aggregate") == 0)
         window_route(s, c, db, id, r, xpv_api_aggregate);
     else if (strcmp(sub, "findings") == 0)
-        xpv_reply_json(r, xpv_api_findings(db, id, &s->opts->findings, &r->body));
+        xpv_reply_json(r, xpv_api_findings(db, id, &s->opts.findings, &r->body));
     else if (strcmp(sub, "modules") == 0)
         xpv_reply_json(r, xpv_api_profile_modules(db, id, &r->body));
     else if (!strcmp(sub, "memory_profile") || !strcmp(sub, "memory_viewer") ||

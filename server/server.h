@@ -1,5 +1,6 @@
 /*
- * server.h — the state the HTTP server's parts share (serve.c owns it).
+ * server.h — the state the HTTP server's parts share, and the server's
+ * start and stop (server.c owns both).
  *
  * Invariants: the index is opened read-only by every serving thread, each
  * with its own connection (xpv_server_db); only the background indexer
@@ -8,7 +9,7 @@
 #ifndef XPV_SERVER_H
 #define XPV_SERVER_H
 
-#include "cli.h"
+#include "server_options.h"
 #include "http.h"
 #include "../common/xpv_common.h"
 
@@ -29,7 +30,7 @@ typedef struct {
 } xpv_server_progress;
 
 typedef struct xpv_server {
-    const xpv_options *opts;
+    xpv_server_options opts;
     char db_path[XPV_SERVER_PATH_MAX];
     char root_abs[XPV_SERVER_PATH_MAX];    /* the profile directory */
     char profile_arg[XPV_SERVER_PATH_MAX]; /* what discovery walks: the directory or the one file */
@@ -43,7 +44,28 @@ typedef struct xpv_server {
     struct xpv_hlo_cache *hlo_cache;        /* the HLO tools' per-profile op sums (thread-safe) */
     struct xpv_slow_clients *slow_clients;  /* cuts off requests that arrive too slowly */
     xpv_http_site main_site, perfetto_site; /* what each listener answers with */
+    /* Set by whoever runs the indexer before requests arrive: how a request
+     * that finds the index or a profile damaged asks for a rebuild. */
+    void (*on_index_damaged)(void *ctx);
+    void (*on_profile_damaged)(void *ctx, int64_t id);
+    void *damage_ctx;
+    struct MHD_Daemon *daemon; /* the main listener, while started */
+    int listen_fd;
 } xpv_server;
+
+/* Sets up s for serving db_path: the state, no thread, no socket yet. */
+void xpv_server_init(xpv_server *s, const xpv_server_options *o, const char *db_path,
+                     const char *root_abs, const char *profile_arg);
+
+/* Listens on o->host:o->port and starts answering, with the Perfetto
+ * hand-off listener when o->perfetto_port asks for it (a failure there
+ * only warns). On return 0, s->port holds the port and *ipv6 says whether
+ * the address is IPv6. Returns -1 with err, and sets *busy when the port
+ * is taken. */
+int xpv_server_start(xpv_server *s, int *ipv6, int *busy, xpv_err *err);
+
+/* Stops answering and frees what start made. */
+void xpv_server_stop(xpv_server *s);
 
 /* The calling thread's read-only index connection, opened on first use and
  * closed when the thread exits. NULL (with err) when it cannot be opened. */

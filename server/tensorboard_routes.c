@@ -7,7 +7,7 @@
 #include "routes.h"
 #include "trace_stream.h"
 #include "../api/api.h"
-#include "../api/tools.h"
+#include "../api/tools/tools.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -99,7 +99,7 @@ static void module_list(struct MHD_Connection *c, sqlite3 *db, xpv_reply *r)
 
 void xpv_tensorboard_reply(xpv_server *s, struct MHD_Connection *c, const char *path, xpv_reply *r)
 {
-    if (s->opts->ui == XPV_UI_PERFETTO) {
+    if (s->opts.ui == XPV_UI_PERFETTO) {
         xpv_reply_error(r, 404, "TensorBoard routes are served with --ui=tensorboard or both");
         return;
     }

@@ -5,7 +5,7 @@
 #include "trace_stream.h"
 #include "../api/api_util.h"
 #include "../api/trace_export.h"
-#include "../indexer/index_db.h"
+#include "../store/index_db.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -24,7 +24,7 @@
 #ifndef XPV_ANALYSIS_H
 #define XPV_ANALYSIS_H
 
-#include "../xpv_event.h"
+#include "../../store/xpv_event.h"
 #include "../../common/xpv_common.h"
 #include <sqlite3.h>
 

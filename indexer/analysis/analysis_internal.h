@@ -36,7 +36,7 @@
 #define XPV_ANALYSIS_INTERNAL_H
 
 #include "analysis.h"
-#include "../event_store.h"
+#include "../../store/event_store.h"
 
 #include <stdio.h>
 

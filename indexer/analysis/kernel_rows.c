@@ -17,7 +17,7 @@
  * BATCH_VALUES values, or one unit).
  */
 #include "analysis_internal.h"
-#include "../index_db.h"
+#include "../../store/index_db.h"
 
 #include <assert.h>
 #include <math.h>

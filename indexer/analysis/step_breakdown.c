@@ -32,7 +32,7 @@
  * memory stays bounded.
  */
 #include "analysis_internal.h"
-#include "../index_db.h"
+#include "../../store/index_db.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -11,7 +11,7 @@
 #ifndef XPV_KERNEL_DETAILS_H
 #define XPV_KERNEL_DETAILS_H
 
-#include "../xpv_event.h"
+#include "../../store/xpv_event.h"
 #include <stddef.h>
 
 /* Fills the fields found in text into *out (others are left as they are).

@@ -2,7 +2,7 @@
  * step_names.c — the step-marker name rules listed in step_names.h.
  */
 #include "step_names.h"
-#include "../xpv_event.h"
+#include "../../store/xpv_event.h"
 
 #include <string.h>
 

@@ -13,7 +13,7 @@
 #include "fuzz.h"
 
 #include "indexer/discover.h"
-#include "indexer/index_db.h"
+#include "store/index_db.h"
 #include "indexer/indexer.h"
 
 #include <ftw.h>

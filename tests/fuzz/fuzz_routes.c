@@ -13,7 +13,7 @@
 #include "fuzz.h"
 
 #include "api/block_marks.h"
-#include "api/hlo_cache.h"
+#include "api/hlo/hlo_cache.h"
 #include "server/router.h"
 #include "server/static_files.h"
 
@@ -38,7 +38,6 @@ struct MHD_Connection {
 };
 
 static xpv_server server;
-static xpv_options options;
 static char ids[4][17];
 static int nids;
 
@@ -205,8 +204,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
                    sizeof BUILTIN_TRACE - 1);
     load_fixture("xplane/jax-rocm-mi300x-gemm.xplane.pb", "b/host.xplane.pb");
     xpv_fuzz_index_all();
-    options.host = "127.0.0.1";
-    server.opts = &options;
+    server.opts.host = "127.0.0.1";
     pthread_mutex_init(&server.mu, NULL);
     snprintf(server.root_abs, sizeof server.root_abs, "%s", xpv_fuzz_profiles_dir());
     server.marks = xpv_block_marks_new((size_t)16 << 20);

@@ -10,7 +10,7 @@
 #define XPV_CHROME_JSON_TESTUTIL_H
 
 #include "testutil.h"
-#include "indexer/event_store.h"
+#include "store/event_store.h"
 #include "indexer/ingest.h"
 #include "indexer/readers/readers.h"
 

@@ -7,8 +7,8 @@
 #define XPV_HLO_TESTUTIL_H
 
 #include "testutil.h"
-#include "api/hlo_cache.h"
-#include "api/hlo_ops.h"
+#include "api/hlo/hlo_cache.h"
+#include "api/hlo/hlo_ops.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -7,7 +7,7 @@
 #define XPV_SINK_TESTUTIL_H
 
 #include "testutil.h"
-#include "indexer/index_db.h"
+#include "store/index_db.h"
 #include "indexer/ingest.h"
 
 #include <stdio.h>

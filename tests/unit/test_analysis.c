@@ -9,7 +9,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "sink_testutil.h"
-#include "indexer/index_db.h"
+#include "store/index_db.h"
 #include "indexer/ingest.h"
 
 #include <math.h>

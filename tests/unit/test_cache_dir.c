@@ -6,8 +6,8 @@
  */
 #define _GNU_SOURCE
 #include "testutil.h"
-#include "indexer/cache_dir.h"
-#include "indexer/index_db.h"
+#include "store/cache_dir.h"
+#include "store/index_db.h"
 
 #include <fcntl.h>
 #include <stdio.h>

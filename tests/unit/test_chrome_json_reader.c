@@ -9,7 +9,7 @@
 #define _GNU_SOURCE
 #include "chrome_json_testutil.h"
 #include "indexer/discover.h"
-#include "indexer/index_db.h"
+#include "store/index_db.h"
 #include "indexer/indexer.h"
 #include "indexer/readers/json_scan.h"
 

@@ -7,7 +7,7 @@
  */
 #include "testutil.h"
 #include "api/api.h"
-#include "indexer/index_db.h"
+#include "store/index_db.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>

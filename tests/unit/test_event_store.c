@@ -4,8 +4,8 @@
  * window queries, block headers, single-event lookup, and damage detection.
  */
 #include "testutil.h"
-#include "indexer/event_store.h"
-#include "indexer/index_db.h"
+#include "store/event_store.h"
+#include "store/index_db.h"
 #include "indexer/ingest.h"
 #include "common/varint.h"
 

@@ -10,8 +10,8 @@
 #include "testutil.h"
 #include "api/api.h"
 #include "api/block_marks.h"
-#include "indexer/event_store.h"
-#include "indexer/index_db.h"
+#include "store/event_store.h"
+#include "store/index_db.h"
 #include "indexer/ingest.h"
 
 #include <stdio.h>

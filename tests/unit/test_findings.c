@@ -5,7 +5,7 @@
  * synchronous or pageable copies (api/findings_scan.c).
  */
 #include "testutil.h"
-#include "api/findings_internal.h"
+#include "api/findings/findings_internal.h"
 
 #include <string.h>
 

@@ -6,7 +6,7 @@
  * missing SM counts or clocks.
  */
 #include "testutil.h"
-#include "api/gpu_peaks.h"
+#include "api/tools/gpu_peaks.h"
 
 static void test_table(void)
 {

@@ -6,7 +6,7 @@
  * empties the cache, and every value is freed exactly once.
  */
 #include "testutil.h"
-#include "api/hlo_cache.h"
+#include "api/hlo/hlo_cache.h"
 
 #include <stdlib.h>
 

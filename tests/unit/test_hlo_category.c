@@ -4,7 +4,7 @@
  * (ROCm MI300X kernels' hlo_op), and the ".<n>" suffixes XLA adds.
  */
 #include "testutil.h"
-#include "api/hlo_ops.h"
+#include "api/hlo/hlo_ops.h"
 
 #include <string.h>
 

@@ -12,8 +12,8 @@
 #define _GNU_SOURCE
 #include "testpb.h"
 #include "testutil.h"
-#include "api/hlo_derive.h"
-#include "indexer/index_db.h"
+#include "api/hlo/hlo_derive.h"
+#include "store/index_db.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -11,7 +11,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "sink_testutil.h"
 #include "api/api.h"
-#include "indexer/index_db.h"
+#include "store/index_db.h"
 #include "indexer/ingest.h"
 
 #include <stdio.h>

@@ -12,9 +12,9 @@
 #define _POSIX_C_SOURCE 200809L
 #include "hlo_testutil.h"
 #include "sink_testutil.h"
-#include "api/hlo_cache.h"
-#include "api/hlo_ops.h"
-#include "indexer/index_db.h"
+#include "api/hlo/hlo_cache.h"
+#include "api/hlo/hlo_ops.h"
+#include "store/index_db.h"
 #include "indexer/ingest.h"
 
 #include <stdio.h>

@@ -9,9 +9,9 @@
 #define _POSIX_C_SOURCE 200809L
 #include "hlo_testutil.h"
 #include "sink_testutil.h"
-#include "api/hlo_cache.h"
-#include "api/hlo_ops.h"
-#include "api/hlo_warm.h"
+#include "api/hlo/hlo_cache.h"
+#include "api/hlo/hlo_ops.h"
+#include "api/hlo/hlo_warm.h"
 
 #include <string.h>
 

@@ -9,7 +9,7 @@
 #include "testutil.h"
 #include "indexer/discover.h"
 #include "indexer/readers/readers.h"
-#include "indexer/index_db.h"
+#include "store/index_db.h"
 #include "indexer/indexer.h"
 
 #include <fcntl.h>

@@ -7,7 +7,7 @@
 #define _GNU_SOURCE
 #include "testutil.h"
 #include "indexer/discover.h"
-#include "indexer/index_db.h"
+#include "store/index_db.h"
 #include "indexer/indexer.h"
 
 #include <dirent.h>

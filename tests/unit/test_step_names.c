@@ -4,7 +4,7 @@
  */
 #include "testutil.h"
 #include "indexer/readers/step_names.h"
-#include "indexer/xpv_event.h"
+#include "store/xpv_event.h"
 
 #include <string.h>
 

@@ -10,8 +10,8 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "testutil.h"
-#include "api/tools.h"
-#include "indexer/index_db.h"
+#include "api/tools/tools.h"
+#include "store/index_db.h"
 #include "indexer/ingest.h"
 
 #include <stdio.h>

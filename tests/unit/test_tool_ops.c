@@ -6,7 +6,7 @@
  * interval lengths, checked against a brute-force count on random data.
  */
 #include "testutil.h"
-#include "api/tool_ops.h"
+#include "api/tools/tool_ops.h"
 
 #include <string.h>
 

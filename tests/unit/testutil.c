@@ -3,7 +3,7 @@
  */
 #define _GNU_SOURCE
 #include "testutil.h"
-#include "indexer/index_db.h"
+#include "store/index_db.h"
 
 #include <CUnit/Basic.h>
 #include <errno.h>

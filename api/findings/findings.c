@@ -1,0 +1,262 @@
+/*
+ * findings.c — /api/profiles/{id}/findings: loads what the detectors need
+ * (tracks' devices, the step windows), runs the scans and the detectors,
+ * and writes the findings most severe first.
+ *
+ * Invariant: a finding is only made from numbers the profile carries; a
+ * detector whose data is missing (no steps, no kernels, no copies) makes
+ * none rather than guessing.
+ */
+#include "findings_internal.h"
+#include "../api.h"
+#include "../api_util.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Slices of a profile without steps: enough that one holds a bounded part. */
+#define MIN_SLICES 16
+#define MAX_SLICES 4096
+#define EVENTS_PER_SLICE 500000
+
+/* ---- the finding list ---- */
+
+xpv_finding *xpv_findings_add(xpv_findings *l, const char *kind, int severity, double value,
+                              const char *unit, double threshold)
+{
+    if (l->n == l->cap) {
+        l->cap = l->cap ? l->cap * 2 : 8;
+        l->v = xpv_xrealloc(l->v, l->cap * sizeof *l->v);
+    }
+    xpv_finding *f = &l->v[l->n++];
+    memset(f, 0, sizeof *f);
+    *f = (xpv_finding){
+        .kind = kind, .unit = unit, .severity = severity, .value = value, .threshold = threshold};
+    return f;
+}
+
+void xpv_finding_title(xpv_finding *f, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(f->title, sizeof f->title, fmt, ap);
+    va_end(ap);
+}
+
+void xpv_finding_explain(xpv_finding *f, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(f->explanation, sizeof f->explanation, fmt, ap);
+    va_end(ap);
+}
+
+void xpv_finding_evidence(xpv_finding *f, int64_t start, int64_t end, const xpv_fref *r,
+                          const char *fmt, ...)
+{
+    if (f->nev >= XPV_FMAX_EVIDENCE) return;
+    xpv_fevidence *e = &f->ev[f->nev++];
+    memset(e, 0, sizeof *e);
+    e->start = start, e->end = end;
+    if (r && r->set && r->block >= 0) e->has_ref = 1, e->block = r->block, e->index = r->index;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(e->label, sizeof e->label, fmt, ap);
+    va_end(ap);
+}
+
+const char *xpv_findings_dur(int64_t ps, char *buf, size_t n)
+{
+    double us = (double)ps / 1e6;
+    if (us >= 1e6)
+        snprintf(buf, n, "%.2f s", us / 1e6);
+    else if (us >= 1e3)
+        snprintf(buf, n, "%.2f ms", us / 1e3);
+    else
+        snprintf(buf, n, "%.1f us", us);
+    return buf;
+}
+
+/* ---- loading ---- */
+
+static int load_tracks(xpv_fctx *c, xpv_err *err)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(c->db,
+                           "SELECT id, device_id FROM tracks WHERE profile_id=?1 AND device_id"
+                           " IS NOT NULL",
+                           -1, &st, NULL) != SQLITE_OK)
+        return xpv_err_set(err, "index: %s", sqlite3_errmsg(c->db));
+    sqlite3_bind_int64(st, 1, c->id);
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        int64_t t = sqlite3_column_int64(st, 0);
+        if (t < 0 || t > UINT32_MAX) continue;
+        size_t old = c->ntracks;
+        c->track_device =
+            xpv_grow_to_index(c->track_device, &c->ntracks, (size_t)t, sizeof(int), 0);
+        for (size_t i = old; i < c->ntracks; i++)
+            c->track_device[i] = -1;
+        c->track_device[t] = sqlite3_column_int(st, 1);
+    }
+    return xpv_tool_step_end(c->db, st, rc, err);
+}
+
+static const char *const STEPS_SQL =
+    "SELECT step, start_ps, duration_ps, compute_ps, collective_ps, CASE WHEN memcpy_h2d_ps IS"
+    " NULL AND memcpy_d2h_ps IS NULL AND memcpy_d2d_ps IS NULL AND memcpy_other_ps IS NULL THEN"
+    " NULL ELSE ifnull(memcpy_h2d_ps,0) + ifnull(memcpy_d2h_ps,0) + ifnull(memcpy_d2d_ps,0) +"
+    " ifnull(memcpy_other_ps,0) END, memset_ps, idle_ps, host_ps FROM steps WHERE profile_id=?1"
+    " AND device=-1 AND start_ps IS NOT NULL AND duration_ps > 0 ORDER BY start_ps, step";
+
+static void add_window(xpv_fctx *c, size_t *cap, int64_t step, int64_t start, int64_t end)
+{
+    if (c->nwin == *cap) {
+        *cap = *cap ? *cap * 2 : 64;
+        c->win = xpv_xrealloc(c->win, *cap * sizeof *c->win);
+    }
+    xpv_fwindow *w = &c->win[c->nwin++];
+    memset(w, 0, sizeof *w);
+    w->step = step, w->start = start, w->end = end;
+}
+
+static int load_windows(xpv_fctx *c, int64_t events, xpv_err *err)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(c->db, STEPS_SQL, -1, &st, NULL) != SQLITE_OK)
+        return xpv_err_set(err, "index: %s", sqlite3_errmsg(c->db));
+    sqlite3_bind_int64(st, 1, c->id);
+    size_t cap = 0;
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        int64_t s = sqlite3_column_int64(st, 1);
+        add_window(c, &cap, sqlite3_column_int64(st, 0), s, s + sqlite3_column_int64(st, 2));
+        xpv_fwindow *w = &c->win[c->nwin - 1];
+        for (int k = 0; k < 6; k++) {
+            w->has_cat[k] = sqlite3_column_type(st, 3 + k) != SQLITE_NULL;
+            w->cat[k] = sqlite3_column_int64(st, 3 + k);
+        }
+    }
+    if (xpv_tool_step_end(c->db, st, rc, err) != 0) return -1;
+    c->has_steps = c->nwin > 0;
+    if (c->has_steps || c->span <= 0) return 0;
+    int64_t n = events / EVENTS_PER_SLICE;
+    n = n < MIN_SLICES ? MIN_SLICES : n > MAX_SLICES ? MAX_SLICES : n;
+    for (int64_t i = 0; i < n; i++)
+        add_window(c, &cap, -1, c->span / n * i, i + 1 == n ? c->span + 1 : c->span / n * (i + 1));
+    return 0;
+}
+
+static void ctx_free(xpv_fctx *c)
+{
+    xpv_tool_profile_free(&c->prof);
+    free(c->track_device), free(c->cls), free(c->win), free(c->compiles), free(c->input);
+    free(c->compile_ivals), free(c->sync_t), free(c->sync_ref), free(c->latency);
+    free(c->dev_last);
+}
+
+/* ---- the answer ---- */
+
+static const char *const SEVERITY[] = {"info", "warning", "critical"};
+
+static void put_time(xpv_buf *b, const xpv_fctx *c, int64_t ps)
+{
+    xpv_api_put_us(b, c->prof.base_ns + ps / 1000);
+}
+
+static void put_evidence(xpv_buf *b, const xpv_fctx *c, const xpv_fevidence *e)
+{
+    xpv_buf_puts(b, "{\"start_us\":");
+    put_time(b, c, e->start);
+    xpv_buf_puts(b, ",\"end_us\":");
+    put_time(b, c, e->end);
+    if (e->has_ref)
+        xpv_buf_printf(b, ",\"ref\":\"%lld:%u\"", (long long)e->block, e->index);
+    else
+        xpv_buf_puts(b, ",\"ref\":null");
+    xpv_buf_puts(b, ",\"label\":");
+    xpv_buf_json_str(b, e->label, strlen(e->label));
+    xpv_buf_putc(b, '}');
+}
+
+static void put_finding(xpv_buf *b, const xpv_fctx *c, const xpv_finding *f)
+{
+    xpv_buf_printf(b, "{\"kind\":\"%s\",\"severity\":\"%s\",\"title\":", f->kind,
+                   SEVERITY[f->severity]);
+    xpv_buf_json_str(b, f->title, strlen(f->title));
+    xpv_buf_puts(b, ",\"value\":");
+    xpv_buf_json_double(b, f->value);
+    xpv_buf_printf(b, ",\"unit\":\"%s\",\"threshold\":", f->unit);
+    xpv_buf_json_double(b, f->threshold);
+    xpv_buf_puts(b, ",\"explanation\":");
+    xpv_buf_json_str(b, f->explanation, strlen(f->explanation));
+    xpv_buf_puts(b, ",\"evidence\":[");
+    for (size_t i = 0; i < f->nev; i++) {
+        if (i) xpv_buf_putc(b, ',');
+        put_evidence(b, c, &f->ev[i]);
+    }
+    xpv_buf_puts(b, "]}");
+}
+
+/* Most severe first; within a severity, in the detectors' order. */
+static void put_answer(xpv_buf *out, const xpv_fctx *c, const xpv_api_profile_state *ps,
+                       const xpv_findings *l)
+{
+    xpv_api_put_profile_head(out, c->id, ps);
+    xpv_buf_printf(out, ",\"complete\":%s,\"steps\":%zu,\"findings\":[",
+                   c->truncated ? "false" : "true", c->has_steps ? c->nwin : (size_t)0);
+    int first = 1;
+    for (int sev = XPV_SEV_CRITICAL; sev >= XPV_SEV_INFO; sev--)
+        for (size_t i = 0; i < l->n; i++) {
+            if (l->v[i].severity != sev) continue;
+            if (!first) xpv_buf_putc(out, ',');
+            first = 0;
+            put_finding(out, c, &l->v[i]);
+        }
+    xpv_buf_puts(out, "]}");
+}
+
+static int run(xpv_fctx *c, xpv_findings *l, xpv_err *err)
+{
+    if (xpv_findings_classify_names(c, err) || xpv_findings_hot_names(c, err) ||
+        xpv_findings_scan_host(c, err) || xpv_findings_scan_windows(c, err))
+        return -1;
+    xpv_findings_compile(c, l);
+    xpv_findings_input(c, l);
+    xpv_findings_collectives(c, l);
+    xpv_findings_transfers(c, l);
+    xpv_findings_launch(c, l);
+    if (xpv_findings_step_outliers(c, l, err) != 0) return -1;
+    xpv_findings_hot_spots(c, l);
+    return xpv_findings_idle_devices(c, l, err);
+}
+
+int xpv_api_findings(sqlite3 *db, int64_t id, const xpv_findings_config *cfg, xpv_buf *out)
+{
+    xpv_api_profile_state ps;
+    int status = xpv_api_profile_state_get(db, id, &ps, out);
+    if (status != 200) return status;
+    int indexed =
+        strcmp(ps.status, "ok") == 0 || (strcmp(ps.status, "error") == 0 && ps.events > 0);
+    if (!indexed) { /* pending, unsupported or unreadable: nothing to judge yet */
+        xpv_api_put_profile_head(out, id, &ps);
+        xpv_buf_puts(out, ",\"complete\":null,\"steps\":null,\"findings\":null}");
+        return 200;
+    }
+    xpv_fctx c = {.db = db, .id = id, .cfg = cfg};
+    xpv_findings l = {0};
+    xpv_err err = {{0}};
+    int rc = xpv_tool_profile_load(db, id, &c.prof, &err);
+    if (rc == 0 && ps.has_span && c.prof.has_span) {
+        c.span = (ps.end_ns - ps.start_ns) * 1000;
+        rc = load_tracks(&c, &err);
+        if (rc == 0) rc = load_windows(&c, ps.events, &err);
+        if (rc == 0) rc = run(&c, &l, &err);
+    }
+    if (rc == 0) put_answer(out, &c, &ps, &l);
+    ctx_free(&c);
+    free(l.v);
+    return rc == 0 ? 200 : xpv_api_error(out, 500, "%s", err.msg);
+}

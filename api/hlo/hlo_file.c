@@ -1,0 +1,194 @@
+/*
+ * hlo_file.c — see hlo_file.h. The profile's path is the index's
+ * profile_dir joined with the row's path (relative to it; the dir itself
+ * when a single file was indexed), mapped read-only.
+ */
+#define _GNU_SOURCE
+#include "hlo_file.h"
+#include "../api_util.h"
+
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+typedef struct {
+    char path[4096];
+    int64_t size, mtime_ns;
+} file_row;
+
+/* 1 with the row of an xplane profile, 0 when not an xplane, -1 on error. */
+static int profile_file(sqlite3 *db, int64_t id, file_row *fr, xpv_err *err)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db,
+                           "SELECT (SELECT value FROM meta WHERE key='profile_dir'), path,"
+                           " size_bytes, mtime_ns FROM profiles WHERE id=?1 AND format='xplane'",
+                           -1, &st, NULL) != SQLITE_OK)
+        return xpv_err_set(err, "index: %s", sqlite3_errmsg(db));
+    sqlite3_bind_int64(st, 1, id);
+    int rc = sqlite3_step(st), found = rc == SQLITE_ROW;
+    if (found) {
+        const char *dir = (const char *)sqlite3_column_text(st, 0);
+        const char *rel = (const char *)sqlite3_column_text(st, 1);
+        struct stat sb;
+        if (!dir || !rel)
+            found = 0;
+        else if (stat(dir, &sb) == 0 && S_ISREG(sb.st_mode))
+            snprintf(fr->path, sizeof fr->path, "%s", dir);
+        else
+            snprintf(fr->path, sizeof fr->path, "%s/%s", dir, rel);
+        fr->size = sqlite3_column_int64(st, 2);
+        fr->mtime_ns = sqlite3_column_int64(st, 3);
+    } else if (rc != SQLITE_DONE) {
+        xpv_err_set(err, "index: %s", sqlite3_errmsg(db));
+    }
+    sqlite3_finalize(st);
+    return rc == SQLITE_ROW || rc == SQLITE_DONE ? found : -1;
+}
+
+static int map_file(const file_row *fr, xpv_hlo_file *f, xpv_err *err)
+{
+    int fd = open(fr->path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return xpv_err_set(err, "cannot open %s: %m", fr->path);
+    struct stat sb;
+    int rc = fstat(fd, &sb);
+    int64_t mtime = (int64_t)sb.st_mtim.tv_sec * 1000000000LL + sb.st_mtim.tv_nsec;
+    if (rc != 0 || sb.st_size != fr->size || mtime != fr->mtime_ns) {
+        close(fd);
+        return xpv_err_set(err, "%s changed since it was indexed; it is being indexed again",
+                           fr->path);
+    }
+    f->size = (size_t)sb.st_size;
+    f->map = f->size ? mmap(NULL, f->size, PROT_READ, MAP_PRIVATE, fd, 0) : NULL;
+    close(fd);
+    if (f->map == MAP_FAILED) {
+        f->map = NULL;
+        return xpv_err_set(err, "cannot map %s: %m", fr->path);
+    }
+    return 0;
+}
+
+int xpv_hlo_file_open(sqlite3 *db, int64_t id, xpv_hlo_file *f, xpv_err *err)
+{
+    memset(f, 0, sizeof *f);
+    file_row fr;
+    int found = profile_file(db, id, &fr, err);
+    if (found <= 0) return found;
+    if (map_file(&fr, f, err) != 0) return -1;
+    if (xpv_hlo_find_blobs(f->map, f->size, &f->blobs, &f->n, err) != 0) {
+        xpv_err_prefix(err, "%s", fr.path);
+        xpv_hlo_file_close(f);
+        return -1;
+    }
+    if (f->n == 0) {
+        xpv_hlo_file_close(f);
+        return 0;
+    }
+    return 1;
+}
+
+void xpv_hlo_file_close(xpv_hlo_file *f)
+{
+    if (f->map) munmap(f->map, f->size);
+    free(f->blobs);
+    memset(f, 0, sizeof *f);
+}
+
+static int str_is(xpv_hlo_str s, const char *t)
+{
+    size_t n = strlen(t);
+    return s.p && s.n == n && memcmp(s.p, t, n) == 0;
+}
+
+/* The HloModule name of blob b, read without decoding the module. */
+static xpv_hlo_str module_name(const xpv_hlo_file *f, const xpv_hlo_blob *b)
+{
+    xpv_pb r = {f->map, b->data, b->data + b->len};
+    xpv_pb_field fl;
+    xpv_hlo_str s = {NULL, 0};
+    while (xpv_pb_next(&r, &fl, NULL) == 1) {
+        if (fl.num != 1 || fl.wire != XPV_PB_LEN) continue;
+        xpv_pb m = xpv_pb_sub(&r, &fl);
+        while (xpv_pb_next(&m, &fl, NULL) == 1)
+            if (fl.num == 1 && fl.wire == XPV_PB_LEN) {
+                s.p = (const char *)fl.data, s.n = (uint32_t)fl.len;
+                return s;
+            }
+        break;
+    }
+    return s;
+}
+
+const xpv_hlo_blob *xpv_hlo_file_find(const xpv_hlo_file *f, const char *module)
+{
+    char prog[24];
+    for (size_t i = 0; i < f->n; i++)
+        if (str_is(f->blobs[i].name, module)) return &f->blobs[i];
+    for (size_t i = 0; i < f->n; i++) {
+        snprintf(prog, sizeof prog, "%" PRIu64, f->blobs[i].program_id);
+        if (strcmp(prog, module) == 0) return &f->blobs[i];
+    }
+    const xpv_hlo_blob *only = NULL;
+    for (size_t i = 0; i < f->n; i++) {
+        if (!str_is(module_name(f, &f->blobs[i]), module)) continue;
+        if (only) return NULL; /* several modules have that name: ambiguous */
+        only = &f->blobs[i];
+    }
+    return only;
+}
+
+int xpv_hlo_file_decode(const xpv_hlo_file *f, const xpv_hlo_blob *b, xpv_hlo_module *m,
+                        xpv_err *err)
+{
+    if (xpv_hlo_decode(f->map, b->data, b->len, XPV_HLO_MODULE_BUDGET, m, err) == 0) return 0;
+    return xpv_err_prefix(err, "module %.*s", (int)b->name.n, b->name.p ? b->name.p : "");
+}
+
+int xpv_hlo_file_has_modules(sqlite3 *db, int64_t id)
+{
+    xpv_hlo_file f;
+    xpv_err err = {{0}};
+    int rc = xpv_hlo_file_open(db, id, &f, &err);
+    if (rc > 0) xpv_hlo_file_close(&f);
+    /* a file that cannot be read has no modules to show: not an index error */
+    return rc < 0 ? 0 : rc;
+}
+
+void xpv_hlo_put_str(xpv_buf *b, xpv_hlo_str s)
+{
+    if (s.p)
+        xpv_buf_json_str(b, s.p, s.n);
+    else
+        xpv_buf_puts(b, "null");
+}
+
+int xpv_hlo_file_answer(sqlite3 *db, int64_t id, const char *module, const xpv_hlo_answer *a,
+                        xpv_buf *out)
+{
+    xpv_api_profile_state ps;
+    int known = xpv_api_profile_state_get(db, id, &ps, out);
+    if (known != 200) return known;
+    xpv_hlo_file f;
+    xpv_err err = {{0}};
+    int rc = xpv_hlo_file_open(db, id, &f, &err);
+    if (rc < 0) return xpv_api_error(out, 500, "%s", err.msg);
+    if (rc == 0) return xpv_api_error(out, 404, "No Data");
+    const xpv_hlo_blob *bl = module ? xpv_hlo_file_find(&f, module) : NULL;
+    int status = 200;
+    if (module && !bl) {
+        status = xpv_api_error(out, 404, "no module %s in this profile", module);
+    } else {
+        xpv_api_put_profile_head(out, id, &ps);
+        if (bl)
+            status = a->one(a->ctx, &f, bl, out);
+        else
+            a->list(a->ctx, &f, out);
+    }
+    xpv_hlo_file_close(&f);
+    return status;
+}

@@ -1,0 +1,1053 @@
+/*
+ * hlo_ops.c — device time per HLO op (see hlo_ops.h): one pass over each
+ * op track of each profile in the scope, with args.
+ *
+ * Within a profile, ops are keyed by (program, name) where the name is a
+ * string id of the profile (or, for the rare name kept inline, an entry of
+ * a local pool), so the pass compares integers; ops are turned into text
+ * only once per profile, when they merge into the scope's table. Spans of
+ * `XLA Ops` lines are held one track at a time, to find nesting (self
+ * time), so memory follows the largest op line, not the profile; kernels
+ * hold none.
+ */
+#include "hlo_ops.h"
+#include "../api_util.h"
+#include "hlo_cache.h"
+#include "hlo_derive.h"
+#include "../../store/event_store.h"
+#include "../../indexer/readers/readers.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+enum {
+    K_HLO_OP,
+    K_HLO_MODULE,
+    K_PROGRAM_ID,
+    K_CATEGORY,
+    K_FLOPS,
+    K_MODEL_FLOPS,
+    K_BYTES,
+    K_TF_OP,
+    NKEYS
+};
+static const char *const KEY_NAMES[NKEYS] = {
+    "hlo_op", "hlo_module",  "program_id",     "hlo_category",
+    "flops",  "model_flops", "bytes_accessed", "tf_op",
+};
+
+enum { MODE_NONE, MODE_XLA_OPS, MODE_KERNELS };
+
+#define POOL_REF 0x80000000u /* a ref with this bit names a pooled (inline) string */
+
+/* ---- a hash index over items kept in an array (slot = index + 1) ---- */
+
+typedef struct {
+    uint32_t *slots;
+    size_t cap, n;
+} hindex;
+
+typedef uint64_t (*item_hash_fn)(const void *ctx, uint32_t item);
+
+/* The slot for hash: the item eq() accepts, or the empty slot to fill. */
+static uint32_t *hindex_slot(hindex *h, uint64_t hash,
+                             int (*eq)(const void *, uint32_t, const void *), const void *ctx,
+                             const void *key)
+{
+    if (!h->cap) {
+        h->cap = 64;
+        h->slots = xpv_xcalloc(h->cap, sizeof *h->slots);
+    }
+    for (size_t i = hash & (h->cap - 1);; i = (i + 1) & (h->cap - 1))
+        if (!h->slots[i] || eq(ctx, h->slots[i] - 1, key)) return &h->slots[i];
+}
+
+/* Fills the slot hindex_slot gave with item, growing the index at half full. */
+static void hindex_fill(hindex *h, uint32_t *slot, uint32_t item, item_hash_fn hash,
+                        const void *ctx)
+{
+    *slot = item + 1;
+    if (++h->n * 2 <= h->cap) return;
+    size_t cap = h->cap * 2;
+    uint32_t *slots = xpv_xcalloc(cap, sizeof *slots);
+    for (size_t i = 0; i < h->cap; i++) {
+        if (!h->slots[i]) continue;
+        size_t j = hash(ctx, h->slots[i] - 1) & (cap - 1);
+        while (slots[j])
+            j = (j + 1) & (cap - 1);
+        slots[j] = h->slots[i];
+    }
+    free(h->slots);
+    h->slots = slots;
+    h->cap = cap;
+}
+
+/* ---- one profile ---- */
+
+typedef struct {
+    uint64_t prog;
+    int has_prog;
+    uint32_t name, category, module, tf_op; /* refs, 0 none */
+    int64_t occurrences, total_ps, self_ps;
+    long double flops, model_flops, bytes;
+    int has_flops, has_model_flops, has_bytes;
+    int flops_derived, bytes_derived;
+    int64_t executions;              /* "kernels" profiles: see hlo_ops.h */
+    uint32_t last_name, last_launch; /* its latest kernel name and launch (+ 1) */
+} local_op;
+
+typedef struct {
+    int64_t ts_ns, dur_ps, self_ps;
+    uint32_t op;
+} span;
+
+/* How many kernels of one name an op launched on the track being scanned
+ * ("kernels" profiles). */
+typedef struct {
+    uint32_t op, name;
+    int64_t n;
+} launch;
+
+typedef struct {
+    uint32_t hlo_op, module, category, tf_op;
+    int has_prog, has_flops, has_model_flops, has_bytes;
+    uint64_t prog;
+    long double flops, model_flops, bytes;
+} op_args;
+
+typedef struct {
+    int64_t profile_id;
+    int mode;
+    uint32_t keys[NKEYS]; /* string ids of the arg names; 0: not in the profile */
+    uint8_t *key_of;      /* string id -> 1 + K_*, 0 for other args (ids up to nkey_of) */
+    uint32_t nkey_of;
+    xpv_api_strings *strings;
+    local_op *ops;
+    size_t nops, capops;
+    hindex opidx;
+    char **pool; /* inline strings, NUL-terminated */
+    size_t npool, cappool;
+    hindex poolidx;
+    span *spans;
+    size_t nspans, capspans;
+    launch *launches; /* the track being scanned's */
+    size_t nlaunches, caplaunches;
+    hindex launchidx;
+    int64_t *least; /* scratch: by op, its least-launched kernel's count on a track */
+    int64_t unattributed_n, unattributed_ps;
+    char *derive_error;
+} profile_ctx;
+
+typedef struct {
+    const char *s;
+    size_t n;
+} text_key;
+
+static int pool_eq(const void *ctx, uint32_t item, const void *key)
+{
+    const profile_ctx *p = ctx;
+    const text_key *k = key;
+    return strlen(p->pool[item]) == k->n && memcmp(p->pool[item], k->s, k->n) == 0;
+}
+
+static uint64_t pool_hash(const void *ctx, uint32_t item)
+{
+    const profile_ctx *p = ctx;
+    return xpv_hash64(p->pool[item], strlen(p->pool[item]));
+}
+
+static uint32_t pool_ref(profile_ctx *p, const char *s, size_t n)
+{
+    text_key k = {s, n};
+    uint32_t *slot = hindex_slot(&p->poolidx, xpv_hash64(s, n), pool_eq, p, &k);
+    if (*slot) return (*slot - 1) | POOL_REF;
+    if (p->npool == p->cappool) {
+        p->cappool = p->cappool ? p->cappool * 2 : 16;
+        p->pool = xpv_xrealloc(p->pool, p->cappool * sizeof *p->pool);
+    }
+    p->pool[p->npool] = xpv_xstrndup(s, n);
+    hindex_fill(&p->poolidx, slot, (uint32_t)p->npool, pool_hash, p);
+    return (uint32_t)p->npool++ | POOL_REF;
+}
+
+static const char *ref_text(profile_ctx *p, uint32_t ref, size_t *len)
+{
+    if (ref & POOL_REF) {
+        const char *s = p->pool[ref & ~POOL_REF];
+        *len = strlen(s);
+        return s;
+    }
+    return xpv_api_string(p->strings, ref, len);
+}
+
+/* A string arg as a ref (0 when it is not a string or is empty). */
+static uint32_t arg_ref(profile_ctx *p, const xpv_arg *a)
+{
+    if (a->type == XPV_ARG_STR) return a->v.str;
+    if (a->type == XPV_ARG_TEXT && a->len) return pool_ref(p, a->text, a->len);
+    return 0;
+}
+
+/* A number arg (or a string holding one, as JSON traces write them); 0 when neither. */
+static int arg_number(profile_ctx *p, const xpv_arg *a, long double *v, uint64_t *u)
+{
+    char buf[64];
+    const char *s = NULL;
+    size_t n = 0;
+    switch (a->type) {
+    case XPV_ARG_INT:
+        *v = (long double)a->v.i, *u = (uint64_t)a->v.i;
+        return 1;
+    case XPV_ARG_UINT:
+        *v = (long double)a->v.u, *u = a->v.u;
+        return 1;
+    case XPV_ARG_DOUBLE:
+        *v = a->v.d, *u = a->v.d >= 0 ? (uint64_t)a->v.d : 0;
+        return 1;
+    case XPV_ARG_STR:
+        s = xpv_api_string(p->strings, a->v.str, &n);
+        break;
+    case XPV_ARG_TEXT:
+        s = a->text, n = a->len;
+        break;
+    default:
+        return 0;
+    }
+    if (n == 0 || n >= sizeof buf) return 0;
+    memcpy(buf, s, n);
+    buf[n] = 0;
+    char *end;
+    *v = strtold(buf, &end);
+    if (*end) return 0;
+    *u = strtoull(buf, &end, 10);
+    return 1;
+}
+
+static void read_args(profile_ctx *p, const xpv_event *ev, op_args *o)
+{
+    /* field by field: this runs once per event, where a memset of the
+     * whole struct (its padding too) showed in profiles */
+    o->hlo_op = o->module = o->category = o->tf_op = 0;
+    o->has_prog = o->has_flops = o->has_model_flops = o->has_bytes = 0;
+    o->prog = 0;
+    o->flops = o->model_flops = o->bytes = 0;
+    for (uint32_t i = 0; i < ev->nargs; i++) {
+        const xpv_arg *a = &ev->args[i];
+        int k = a->key < p->nkey_of ? p->key_of[a->key] - 1 : -1;
+        if (k < 0) continue;
+        uint64_t u;
+        long double v;
+        if (k == K_HLO_OP) o->hlo_op = arg_ref(p, a);
+        if (k == K_HLO_MODULE) o->module = arg_ref(p, a);
+        if (k == K_CATEGORY) o->category = arg_ref(p, a);
+        if (k == K_TF_OP) o->tf_op = arg_ref(p, a);
+        if (k == K_PROGRAM_ID && arg_number(p, a, &v, &u)) o->prog = u, o->has_prog = 1;
+        if (k == K_FLOPS && arg_number(p, a, &v, &u)) o->flops = v, o->has_flops = 1;
+        if (k == K_MODEL_FLOPS && arg_number(p, a, &v, &u))
+            o->model_flops = v, o->has_model_flops = 1;
+        if (k == K_BYTES && arg_number(p, a, &v, &u)) o->bytes = v, o->has_bytes = 1;
+    }
+}
+
+typedef struct {
+    uint64_t prog;
+    int has_prog;
+    uint32_t name;
+} op_key;
+
+static int op_eq(const void *ctx, uint32_t item, const void *key)
+{
+    const local_op *o = &((const profile_ctx *)ctx)->ops[item];
+    const op_key *k = key;
+    return o->name == k->name && o->has_prog == k->has_prog && o->prog == k->prog;
+}
+
+/* splitmix64's finaliser over the key: it runs once per event. */
+static uint64_t op_hash_of(uint64_t prog, int has_prog, uint32_t name)
+{
+    uint64_t h = (has_prog ? prog : 0x9e3779b97f4a7c15ull) * 0x9e3779b97f4a7c15ull ^ name;
+    h ^= h >> 30;
+    h *= 0xbf58476d1ce4e5b9ull;
+    h ^= h >> 27;
+    h *= 0x94d049bb133111ebull;
+    return h ^ (h >> 31);
+}
+
+static uint64_t op_hash(const void *ctx, uint32_t item)
+{
+    const local_op *o = &((const profile_ctx *)ctx)->ops[item];
+    return op_hash_of(o->prog, o->has_prog, o->name);
+}
+
+static local_op *local_op_for(profile_ctx *p, const op_args *a, uint32_t name, uint32_t *index)
+{
+    op_key k = {a->has_prog ? a->prog : 0, a->has_prog, name};
+    uint32_t *slot = hindex_slot(&p->opidx, op_hash_of(k.prog, k.has_prog, name), op_eq, p, &k);
+    if (*slot) return &p->ops[*index = *slot - 1];
+    if (p->nops == p->capops) {
+        p->capops = p->capops ? p->capops * 2 : 64;
+        p->ops = xpv_xrealloc(p->ops, p->capops * sizeof *p->ops);
+    }
+    local_op *o = &p->ops[p->nops];
+    memset(o, 0, sizeof *o);
+    o->prog = k.prog, o->has_prog = k.has_prog, o->name = name;
+    hindex_fill(&p->opidx, slot, (uint32_t)p->nops, op_hash, p);
+    return &p->ops[*index = (uint32_t)p->nops++];
+}
+
+static int launch_eq(const void *ctx, uint32_t item, const void *key)
+{
+    const launch *l = &((const profile_ctx *)ctx)->launches[item], *k = key;
+    return l->op == k->op && l->name == k->name;
+}
+
+static uint64_t launch_hash_of(uint32_t op, uint32_t name)
+{
+    return op_hash_of(op, 1, name);
+}
+
+static uint64_t launch_hash(const void *ctx, uint32_t item)
+{
+    const launch *l = &((const profile_ctx *)ctx)->launches[item];
+    return launch_hash_of(l->op, l->name);
+}
+
+/* Counts a kernel of name `name` launched by op `op`. An op's kernels
+ * mostly share one name: the latest is remembered, to skip the hash. */
+static void count_launch(profile_ctx *p, uint32_t op, uint32_t name)
+{
+    local_op *o = &p->ops[op];
+    if (o->last_launch && o->last_name == name) {
+        p->launches[o->last_launch - 1].n++;
+        return;
+    }
+    launch k = {op, name, 0};
+    uint32_t *slot = hindex_slot(&p->launchidx, launch_hash_of(op, name), launch_eq, p, &k);
+    o->last_name = name;
+    if (*slot) {
+        p->launches[*slot - 1].n++;
+        o->last_launch = *slot;
+        return;
+    }
+    if (p->nlaunches == p->caplaunches) {
+        p->caplaunches = p->caplaunches ? p->caplaunches * 2 : 64;
+        p->launches = xpv_xrealloc(p->launches, p->caplaunches * sizeof *p->launches);
+    }
+    p->launches[p->nlaunches] = (launch){op, name, 1};
+    o->last_launch = (uint32_t)p->nlaunches + 1;
+    hindex_fill(&p->launchidx, slot, (uint32_t)p->nlaunches++, launch_hash, p);
+}
+
+static int visit_op(void *ctx, const xpv_event *ev, int64_t block, uint32_t index)
+{
+    (void)block, (void)index;
+    profile_ctx *p = ctx;
+    if (ev->dur_ns < 0) return 0; /* an instant is no device time */
+    op_args a;
+    read_args(p, ev, &a);
+    uint32_t name = p->mode == MODE_XLA_OPS ? ev->name : a.hlo_op, at;
+    if (!name) {
+        p->unattributed_n++, p->unattributed_ps += ev->dur_ps;
+        return 0;
+    }
+    local_op *o = local_op_for(p, &a, name, &at);
+    if (!o->category) o->category = a.category;
+    if (!o->module) o->module = a.module;
+    if (!o->tf_op) o->tf_op = a.tf_op;
+    o->occurrences++;
+    o->total_ps += ev->dur_ps;
+    if (p->mode == MODE_KERNELS) /* kernels of a stream run one at a time: no nesting */
+        o->self_ps += ev->dur_ps;
+    if (a.has_flops) o->flops += a.flops, o->has_flops = 1;
+    if (a.has_model_flops) o->model_flops += a.model_flops, o->has_model_flops = 1;
+    if (a.has_bytes) o->bytes += a.bytes, o->has_bytes = 1;
+    if (p->mode == MODE_KERNELS) {
+        count_launch(p, at, ev->name);
+        return 0;
+    }
+    if (p->nspans == p->capspans) {
+        p->capspans = p->capspans ? p->capspans * 2 : 1024;
+        p->spans = xpv_xrealloc(p->spans, p->capspans * sizeof *p->spans);
+    }
+    p->spans[p->nspans++] = (span){ev->ts_ns, ev->dur_ps, 0, at};
+    return 0;
+}
+
+/* ---- self time ---- */
+
+static int by_start(const void *a, const void *b)
+{
+    const span *x = a, *y = b;
+    if (x->ts_ns != y->ts_ns) return x->ts_ns < y->ts_ns ? -1 : 1;
+    return x->dur_ps > y->dur_ps ? -1 : x->dur_ps < y->dur_ps; /* parents first */
+}
+
+/* The last whole ns a span covers: starts are stored in whole ns (floored)
+ * and lengths in ps, so a span is compared with its neighbours on the ns
+ * grid, where an op that starts where another ends is not taken for its
+ * child by a rounding. */
+static int64_t span_end_ns(const span *s)
+{
+    int64_t end = s->ts_ns * 1000 + s->dur_ps;
+    return end / 1000 - (end % 1000 < 0);
+}
+
+/* Self time of each span of one line: its time less the time of the spans
+ * that start inside it (its children; on a line of ops they run within
+ * it). Two spans with the same start and length are siblings. */
+static void self_times(span *s, size_t n)
+{
+    size_t *stack = xpv_xmalloc((n ? n : 1) * sizeof *stack), depth = 0;
+    xpv_sort(s, n, sizeof *s, by_start);
+    for (size_t i = 0; i < n; i++) {
+        s[i].self_ps = s[i].dur_ps;
+        while (depth && span_end_ns(&s[stack[depth - 1]]) <= s[i].ts_ns)
+            depth--;
+        if (depth) {
+            span *parent = &s[stack[depth - 1]];
+            if (s[i].ts_ns > parent->ts_ns || s[i].dur_ps < parent->dur_ps)
+                parent->self_ps -= s[i].dur_ps; /* clamped at 0 when summed */
+        }
+        stack[depth++] = i;
+    }
+    free(stack);
+}
+
+/* Adds the track's executions of each op, the launches of its
+ * least-launched kernel name on the track, and empties the launches. */
+static void fold_launches(profile_ctx *p)
+{
+    if (!p->nlaunches) return;
+    p->least = xpv_xrealloc(p->least, (p->nops + 1) * sizeof *p->least);
+    for (size_t i = 0; i < p->nops; i++)
+        p->least[i] = -1;
+    for (size_t i = 0; i < p->nlaunches; i++) {
+        const launch *l = &p->launches[i];
+        if (p->least[l->op] < 0 || l->n < p->least[l->op]) p->least[l->op] = l->n;
+    }
+    for (size_t i = 0; i < p->nops; i++) {
+        if (p->least[i] > 0) p->ops[i].executions += p->least[i];
+        p->ops[i].last_launch = 0; /* the launches start again */
+    }
+    p->nlaunches = 0;
+    p->launchidx.n = 0;
+    if (p->launchidx.slots) memset(p->launchidx.slots, 0, p->launchidx.cap * sizeof(uint32_t));
+}
+
+/* Visits every op of one track and adds the spans' self times to their ops. */
+static int scan_track(sqlite3 *db, profile_ctx *p, int64_t track, xpv_err *err)
+{
+    xpv_store_query q;
+    xpv_store_query_all(&q, p->profile_id);
+    q.track = track;
+    if (p->mode == MODE_KERNELS) q.kinds = XPV_HLO_DEVICE_WORK;
+    p->nspans = 0;
+    if (xpv_store_scan(db, &q, visit_op, p, err) < 0) return -1;
+    fold_launches(p);
+    self_times(p->spans, p->nspans);
+    for (size_t i = 0; i < p->nspans; i++)
+        p->ops[p->spans[i].op].self_ps += p->spans[i].self_ps > 0 ? p->spans[i].self_ps : 0;
+    return 0;
+}
+
+/* ---- the scope ---- */
+
+typedef struct {
+    uint64_t prog;
+    char *name;
+} module_name;
+
+typedef struct {
+    xpv_hlo_ops *out;
+    size_t cap;
+    hindex idx;
+    module_name *modules;
+    size_t nmodules, capmodules;
+} scope_ctx;
+
+typedef struct {
+    uint64_t prog;
+    int has_prog;
+    const char *name;
+    size_t len;
+} global_key;
+
+static int global_eq(const void *ctx, uint32_t item, const void *key)
+{
+    const xpv_hlo_op *o = &((const scope_ctx *)ctx)->out->ops[item];
+    const global_key *k = key;
+    return o->has_program == k->has_prog && o->program_id == k->prog && strlen(o->name) == k->len &&
+           memcmp(o->name, k->name, k->len) == 0;
+}
+
+static uint64_t global_hash_of(uint64_t prog, int has_prog, const char *name, size_t len)
+{
+    return xpv_hash64(name, len) ^ (has_prog ? prog * 0x9e3779b97f4a7c15ull : 1);
+}
+
+static uint64_t global_hash(const void *ctx, uint32_t item)
+{
+    const xpv_hlo_op *o = &((const scope_ctx *)ctx)->out->ops[item];
+    return global_hash_of(o->program_id, o->has_program, o->name, strlen(o->name));
+}
+
+static char *ref_dup(profile_ctx *p, uint32_t ref)
+{
+    size_t len;
+    const char *s = ref ? ref_text(p, ref, &len) : NULL;
+    return s && len ? xpv_xstrndup(s, len) : NULL;
+}
+
+static xpv_hlo_op *global_op_named(scope_ctx *g, const char *name, size_t len, int has_prog,
+                                   uint64_t prog)
+{
+    global_key k = {has_prog ? prog : 0, has_prog, name, len};
+    uint32_t *slot =
+        hindex_slot(&g->idx, global_hash_of(k.prog, k.has_prog, name, len), global_eq, g, &k);
+    xpv_hlo_ops *out = g->out;
+    if (*slot) return &out->ops[*slot - 1];
+    if (out->n == g->cap) {
+        g->cap = g->cap ? g->cap * 2 : 64;
+        out->ops = xpv_xrealloc(out->ops, g->cap * sizeof *out->ops);
+    }
+    xpv_hlo_op *o = &out->ops[out->n];
+    memset(o, 0, sizeof *o);
+    o->name = xpv_xstrndup(name, len);
+    o->program_id = k.prog, o->has_program = k.has_prog;
+    hindex_fill(&g->idx, slot, (uint32_t)out->n, global_hash, g);
+    return &out->ops[out->n++];
+}
+
+static xpv_hlo_op *global_op_for(scope_ctx *g, profile_ctx *p, const local_op *l)
+{
+    size_t len;
+    const char *name = ref_text(p, l->name, &len);
+    return global_op_named(g, name, len, l->has_prog, l->prog);
+}
+
+static void merge_profile(scope_ctx *g, profile_ctx *p)
+{
+    for (size_t i = 0; i < p->nops; i++) {
+        const local_op *l = &p->ops[i];
+        xpv_hlo_op *o = global_op_for(g, p, l);
+        if (!o->category && l->category) o->category = ref_dup(p, l->category);
+        if (o->category) o->category_carried = 1;
+        if (!o->module && l->module) o->module = ref_dup(p, l->module);
+        if (!o->framework_op && l->tf_op) o->framework_op = ref_dup(p, l->tf_op);
+        o->occurrences += l->occurrences;
+        o->total_ps += l->total_ps;
+        o->self_ps += l->self_ps;
+        if (l->has_flops) o->flops += l->flops, o->has_flops = 1;
+        if (l->has_model_flops) o->model_flops += l->model_flops, o->has_model_flops = 1;
+        if (l->has_bytes) o->bytes += l->bytes, o->has_bytes = 1;
+        o->flops_derived |= l->flops_derived, o->bytes_derived |= l->bytes_derived;
+    }
+    if (p->derive_error && !g->out->derive_error)
+        g->out->derive_error = xpv_xstrdup(p->derive_error);
+    g->out->unattributed_n += p->unattributed_n;
+    g->out->unattributed_ps += p->unattributed_ps;
+}
+
+/* The profile's string ids of the arg names it uses. */
+static int lookup_keys(sqlite3 *db, profile_ctx *p, xpv_err *err)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db,
+                           "SELECT id, value FROM strings WHERE profile_id=?1 AND value IN"
+                           " ('hlo_op','hlo_module','program_id','hlo_category','flops',"
+                           "'model_flops','bytes_accessed','tf_op')",
+                           -1, &st, NULL) != SQLITE_OK)
+        return xpv_err_set(err, "index: %s", sqlite3_errmsg(db));
+    sqlite3_bind_int64(st, 1, p->profile_id);
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        const char *v = (const char *)sqlite3_column_text(st, 1);
+        for (int k = 0; k < NKEYS; k++)
+            if (v && strcmp(v, KEY_NAMES[k]) == 0)
+                p->keys[k] = (uint32_t)sqlite3_column_int64(st, 0);
+    }
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE) return xpv_err_set(err, "index: %s", sqlite3_errmsg(db));
+    for (int k = 0; k < NKEYS; k++) /* a table, as every arg of every op is looked up */
+        if (p->keys[k] >= p->nkey_of) p->nkey_of = p->keys[k] + 1;
+    p->key_of = xpv_xcalloc(p->nkey_of + 1, 1);
+    for (int k = 0; k < NKEYS; k++)
+        if (p->keys[k]) p->key_of[p->keys[k]] = (uint8_t)(k + 1);
+    return 0;
+}
+
+int64_t *xpv_hlo_tracks_of(sqlite3 *db, int64_t profile_id, const char *line, size_t *n,
+                           xpv_err *err)
+{
+    sqlite3_stmt *st;
+    *n = 0;
+    if (sqlite3_prepare_v2(db,
+                           "SELECT id FROM tracks WHERE profile_id=?1 AND events > 0 AND"
+                           " (?2 IS NULL AND device_id IS NOT NULL OR thread_name=?2) ORDER BY id",
+                           -1, &st, NULL) != SQLITE_OK) {
+        xpv_err_set(err, "index: %s", sqlite3_errmsg(db));
+        return NULL;
+    }
+    sqlite3_bind_int64(st, 1, profile_id);
+    if (line) sqlite3_bind_text(st, 2, line, -1, SQLITE_STATIC);
+    int64_t *ids = xpv_xmalloc(sizeof *ids);
+    size_t cap = 1;
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        if (*n == cap) ids = xpv_xrealloc(ids, (cap *= 2) * sizeof *ids);
+        ids[(*n)++] = sqlite3_column_int64(st, 0);
+    }
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE) {
+        xpv_err_set(err, "index: %s", sqlite3_errmsg(db));
+        free(ids);
+        return NULL;
+    }
+    return ids;
+}
+
+typedef struct {
+    scope_ctx *g;
+    profile_ctx *p;
+    uint32_t *seen; /* module name ids already parsed */
+    size_t nseen;
+} modules_ctx;
+
+static void add_module(scope_ctx *g, uint64_t prog, const char *name, size_t len)
+{
+    for (size_t i = 0; i < g->nmodules; i++)
+        if (g->modules[i].prog == prog) return;
+    if (g->nmodules == g->capmodules) {
+        g->capmodules = g->capmodules ? g->capmodules * 2 : 16;
+        g->modules = xpv_xrealloc(g->modules, g->capmodules * sizeof *g->modules);
+    }
+    g->modules[g->nmodules++] = (module_name){prog, xpv_xstrndup(name, len)};
+}
+
+/* An `XLA Modules` event is named "<module>(<program id>)". */
+static int visit_module(void *ctx, const xpv_event *ev, int64_t block, uint32_t index)
+{
+    (void)block, (void)index;
+    modules_ctx *m = ctx;
+    for (size_t i = 0; i < m->nseen; i++)
+        if (m->seen[i] == ev->name) return 0;
+    m->seen = xpv_xrealloc(m->seen, (m->nseen + 1) * sizeof *m->seen);
+    m->seen[m->nseen++] = ev->name;
+    size_t len, name_len;
+    uint64_t prog;
+    const char *s = xpv_api_string(m->p->strings, ev->name, &len);
+    if (xpv_hlo_module_split(s, len, &name_len, &prog)) add_module(m->g, prog, s, name_len);
+    return 0;
+}
+
+int xpv_hlo_module_split(const char *s, size_t len, size_t *name_len, uint64_t *prog)
+{
+    const char *open = len > 2 && s[len - 1] == ')' ? memchr(s, '(', len) : NULL;
+    if (!open || open == s || open + 2 > s + len - 1) return 0;
+    uint64_t v = 0;
+    for (const char *c = open + 1; c < s + len - 1; c++) {
+        if (*c < '0' || *c > '9') return 0;
+        v = v * 10 + (uint64_t)(*c - '0');
+    }
+    *name_len = (size_t)(open - s), *prog = v;
+    return 1;
+}
+
+static int read_modules(sqlite3 *db, scope_ctx *g, profile_ctx *p, xpv_err *err)
+{
+    size_t n;
+    int64_t *tracks = xpv_hlo_tracks_of(db, p->profile_id, "XLA Modules", &n, err);
+    if (!tracks) return -1;
+    modules_ctx m = {g, p, NULL, 0};
+    int rc = 0;
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        xpv_store_query q;
+        xpv_store_query_all(&q, p->profile_id);
+        q.track = tracks[i];
+        q.skip_args = 1;
+        rc = xpv_store_scan(db, &q, visit_module, &m, err) < 0 ? -1 : 0;
+    }
+    free(m.seen);
+    free(tracks);
+    return rc;
+}
+
+static void profile_free(profile_ctx *p)
+{
+    xpv_api_strings_free(p->strings);
+    free(p->key_of);
+    for (size_t i = 0; i < p->npool; i++)
+        free(p->pool[i]);
+    free(p->pool);
+    free(p->poolidx.slots);
+    free(p->ops);
+    free(p->opidx.slots);
+    free(p->spans);
+    free(p->launches);
+    free(p->launchidx.slots);
+    free(p->least);
+    free(p->derive_error);
+}
+
+int xpv_hlo_jax_format(sqlite3 *db, int64_t profile_id, xpv_err *err)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db,
+                           "SELECT 1 FROM profiles WHERE id=?1 AND format IN ('" XPV_FMT_XPLANE
+                           "','" XPV_FMT_JAX_JSON "')",
+                           -1, &st, NULL) != SQLITE_OK)
+        return xpv_err_set(err, "index: %s", sqlite3_errmsg(db));
+    sqlite3_bind_int64(st, 1, profile_id);
+    int rc = sqlite3_step(st);
+    sqlite3_finalize(st);
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+        return xpv_err_set(err, "index: %s", sqlite3_errmsg(db));
+    return rc == SQLITE_ROW;
+}
+
+/* Which source the profile's ops come from (see hlo_ops.h); -1 on error. */
+static int mode_of(sqlite3 *db, profile_ctx *p, xpv_err *err)
+{
+    size_t n;
+    int64_t *lines = xpv_hlo_tracks_of(db, p->profile_id, "XLA Ops", &n, err);
+    if (!lines) return -1;
+    free(lines);
+    if (n) return MODE_XLA_OPS;
+    if (!p->keys[K_HLO_OP]) return MODE_NONE;
+    int jax = xpv_hlo_jax_format(db, p->profile_id, err);
+    return jax < 0 ? -1 : jax ? MODE_KERNELS : MODE_NONE;
+}
+
+/* ---- derived FLOPs and bytes ---- */
+
+/* Gives the ops that carry no flops the FLOPs (and bytes, where they
+ * carry none) derived from the profile's modules. A profile whose modules
+ * cannot be read keeps its ops unknown and says why (derive_error). */
+static void derive_costs(sqlite3 *db, profile_ctx *p)
+{
+    size_t want = 0;
+    for (size_t i = 0; i < p->nops; i++)
+        want += !p->ops[i].has_flops && p->ops[i].has_prog;
+    if (!want) return;
+    xpv_err err = {{0}};
+    xpv_hlo_derived *d = xpv_hlo_derived_open(db, p->profile_id, &err);
+    for (size_t i = 0; d && i < p->nops; i++) {
+        local_op *o = &p->ops[i];
+        int64_t exec = p->mode == MODE_XLA_OPS ? o->occurrences : o->executions;
+        size_t len;
+        xpv_hlo_cost c;
+        if (o->has_flops || !o->has_prog || exec <= 0) continue;
+        const char *name = ref_text(p, o->name, &len);
+        int rc = xpv_hlo_derived_cost(d, o->prog, name, len, &c, &err);
+        if (rc < 0) break;
+        if (!rc) continue;
+        o->flops = c.flops * exec, o->has_flops = o->flops_derived = 1;
+        if (!o->has_bytes && c.has_bytes)
+            o->bytes = c.bytes * exec, o->has_bytes = o->bytes_derived = 1;
+    }
+    if (err.msg[0]) p->derive_error = xpv_xstrdup(err.msg);
+    xpv_hlo_derived_free(d);
+}
+
+static int collect_profile(sqlite3 *db, scope_ctx *g, int64_t id, xpv_err *err)
+{
+    profile_ctx p = {.profile_id = id};
+    p.strings = xpv_api_strings_open(db, id);
+    int rc = lookup_keys(db, &p, err);
+    if (rc == 0) rc = (p.mode = mode_of(db, &p, err)) < 0 ? -1 : 0;
+    if (rc == 0 && p.mode == MODE_XLA_OPS) rc = read_modules(db, g, &p, err);
+    size_t n = 0;
+    int64_t *tracks = NULL;
+    if (rc == 0 && p.mode != MODE_NONE) {
+        tracks = xpv_hlo_tracks_of(db, id, p.mode == MODE_XLA_OPS ? "XLA Ops" : NULL, &n, err);
+        if (!tracks) rc = -1;
+    }
+    for (size_t i = 0; i < n && rc == 0; i++)
+        rc = scan_track(db, &p, tracks[i], err);
+    if (rc == 0 && p.mode != MODE_NONE) derive_costs(db, &p);
+    if (rc == 0 && p.mode != MODE_NONE) {
+        merge_profile(g, &p);
+        if (p.nops && p.mode == MODE_XLA_OPS) g->out->from_xla_ops++;
+        if (p.nops && p.mode == MODE_KERNELS) g->out->from_kernels++;
+    }
+    free(tracks);
+    profile_free(&p);
+    return rc;
+}
+
+static int by_self_time(const void *a, const void *b)
+{
+    const xpv_hlo_op *x = a, *y = b;
+    if (x->self_ps != y->self_ps) return x->self_ps > y->self_ps ? -1 : 1;
+    if (x->total_ps != y->total_ps) return x->total_ps > y->total_ps ? -1 : 1;
+    int c = strcmp(x->name, y->name);
+    if (c) return c;
+    return x->program_id < y->program_id ? -1 : x->program_id > y->program_id;
+}
+
+/* Module names by program where the ops did not carry them, categories
+ * from the name where the profile did not carry them, then the order. */
+static void finish(scope_ctx *g)
+{
+    xpv_hlo_ops *out = g->out;
+    for (size_t i = 0; i < out->n; i++) {
+        xpv_hlo_op *o = &out->ops[i];
+        for (size_t m = 0; !o->module && o->has_program && m < g->nmodules; m++)
+            if (g->modules[m].prog == o->program_id) o->module = xpv_xstrdup(g->modules[m].name);
+        if (!o->category) {
+            o->category = xpv_xstrdup(xpv_hlo_category(o->name, strlen(o->name)));
+            o->category_carried = 0;
+        }
+        out->total_self_ps += o->self_ps;
+    }
+    xpv_sort(out->ops, out->n, sizeof *out->ops, by_self_time);
+}
+
+/* ---- one profile's result, cached ---- */
+
+/* One profile's ops and module names as collected, before finish(): what
+ * the cache keeps, merged into each scope that holds the profile. */
+typedef struct {
+    xpv_hlo_ops ops;
+    module_name *modules;
+    size_t nmodules;
+    size_t bytes; /* about what it holds */
+} profile_result;
+
+static void free_modules(module_name *m, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(m[i].name);
+    free(m);
+}
+
+static void result_free(void *v)
+{
+    profile_result *r = v;
+    xpv_hlo_ops_free(&r->ops);
+    free_modules(r->modules, r->nmodules);
+    free(r);
+}
+
+static char *dup_or_null(const char *s)
+{
+    return s ? xpv_xstrdup(s) : NULL;
+}
+
+/* Adds one profile's result into the scope, as merge_profile adds a
+ * profile's local ops: in the profile's order, first value kept. */
+static void merge_result(void *ctx, const void *value)
+{
+    scope_ctx *g = ctx;
+    const profile_result *r = value;
+    for (size_t i = 0; i < r->ops.n; i++) {
+        const xpv_hlo_op *l = &r->ops.ops[i];
+        xpv_hlo_op *o = global_op_named(g, l->name, strlen(l->name), l->has_program, l->program_id);
+        if (!o->category) o->category = dup_or_null(l->category);
+        if (o->category) o->category_carried = 1;
+        if (!o->module) o->module = dup_or_null(l->module);
+        if (!o->framework_op) o->framework_op = dup_or_null(l->framework_op);
+        o->occurrences += l->occurrences;
+        o->total_ps += l->total_ps;
+        o->self_ps += l->self_ps;
+        if (l->has_flops) o->flops += l->flops, o->has_flops = 1;
+        if (l->has_model_flops) o->model_flops += l->model_flops, o->has_model_flops = 1;
+        if (l->has_bytes) o->bytes += l->bytes, o->has_bytes = 1;
+        o->flops_derived |= l->flops_derived, o->bytes_derived |= l->bytes_derived;
+    }
+    if (r->ops.derive_error && !g->out->derive_error)
+        g->out->derive_error = xpv_xstrdup(r->ops.derive_error);
+    for (size_t i = 0; i < r->nmodules; i++)
+        add_module(g, r->modules[i].prog, r->modules[i].name, strlen(r->modules[i].name));
+    g->out->unattributed_n += r->ops.unattributed_n;
+    g->out->unattributed_ps += r->ops.unattributed_ps;
+    g->out->from_xla_ops += r->ops.from_xla_ops;
+    g->out->from_kernels += r->ops.from_kernels;
+}
+
+static size_t str_bytes(const char *s)
+{
+    return s ? strlen(s) + 1 : 0;
+}
+
+/* Collects one profile on its own (see collect_profile); NULL with err. */
+static profile_result *profile_result_of(sqlite3 *db, int64_t id, xpv_err *err)
+{
+    profile_result *r = xpv_xcalloc(1, sizeof *r);
+    scope_ctx pg = {.out = &r->ops};
+    int rc = collect_profile(db, &pg, id, err);
+    free(pg.idx.slots);
+    r->modules = pg.modules, r->nmodules = pg.nmodules;
+    if (rc != 0) {
+        result_free(r);
+        return NULL;
+    }
+    r->bytes = sizeof *r + pg.cap * sizeof *r->ops.ops + pg.capmodules * sizeof *r->modules;
+    for (size_t i = 0; i < r->ops.n; i++) {
+        const xpv_hlo_op *o = &r->ops.ops[i];
+        r->bytes += str_bytes(o->name) + str_bytes(o->category) + str_bytes(o->module) +
+                    str_bytes(o->framework_op);
+    }
+    for (size_t i = 0; i < r->nmodules; i++)
+        r->bytes += str_bytes(r->modules[i].name);
+    r->bytes += str_bytes(r->ops.derive_error);
+    return r;
+}
+
+/* The profile's generation for the cache (see hlo_cache.h): 1 with *gen,
+ * 0 when the profile is not indexed for good yet (not cached), -1 with err. */
+static int generation(sqlite3 *db, int64_t id, uint64_t *gen, xpv_err *err)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db,
+                           "SELECT events, mtime_ns, indexed_at, partial FROM profiles"
+                           " WHERE id=?1 AND status='ok'",
+                           -1, &st, NULL) != SQLITE_OK)
+        return xpv_err_set(err, "index: %s", sqlite3_errmsg(db));
+    sqlite3_bind_int64(st, 1, id);
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) {
+        int64_t v[3] = {sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1),
+                        sqlite3_column_int64(st, 3)};
+        double at = sqlite3_column_double(st, 2);
+        *gen = xpv_hash64(v, sizeof v) ^ xpv_hash64(&at, sizeof at) * 0x9e3779b97f4a7c15ull;
+    }
+    sqlite3_finalize(st);
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+        return xpv_err_set(err, "index: %s", sqlite3_errmsg(db));
+    return rc == SQLITE_ROW;
+}
+
+/* Adds one profile's ops into the scope: from the cache when it holds
+ * them, else scanned (and cached when there is a cache). */
+static int add_profile(sqlite3 *db, scope_ctx *g, xpv_hlo_cache *cache, int64_t id, xpv_err *err)
+{
+    xpv_hlo_cache_key k = {id, 0};
+    int keyed = cache ? generation(db, id, &k.generation, err) : 0;
+    if (keyed < 0) return -1;
+    if (keyed && xpv_hlo_cache_use(cache, &k, merge_result, g)) return 0;
+    profile_result *r = profile_result_of(db, id, err);
+    if (!r) return -1;
+    merge_result(g, r);
+    if (keyed)
+        xpv_hlo_cache_put(cache, &k, r, r->bytes);
+    else
+        result_free(r);
+    return 0;
+}
+
+xpv_hlo_cache *xpv_hlo_ops_cache_new(size_t max_bytes)
+{
+    return xpv_hlo_cache_new(max_bytes, result_free);
+}
+
+int xpv_hlo_ops_collect(sqlite3 *db, const xpv_tool_scope *s, xpv_hlo_ops *out, xpv_err *err)
+{
+    memset(out, 0, sizeof *out);
+    scope_ctx g = {.out = out};
+    int rc = 0;
+    for (size_t i = 0; i < s->n && rc == 0; i++)
+        rc = add_profile(db, &g, s->hlo_cache, s->ids[i], err);
+    if (rc == 0) finish(&g);
+    free_modules(g.modules, g.nmodules);
+    free(g.idx.slots);
+    if (rc != 0) xpv_hlo_ops_free(out);
+    return rc;
+}
+
+void xpv_hlo_ops_free(xpv_hlo_ops *o)
+{
+    for (size_t i = 0; i < o->n; i++) {
+        free(o->ops[i].name);
+        free(o->ops[i].category);
+        free(o->ops[i].module);
+        free(o->ops[i].framework_op);
+    }
+    free(o->ops);
+    free(o->derive_error);
+    memset(o, 0, sizeof *o);
+}
+
+typedef struct {
+    const profile_ctx *p;
+    int with_cost;
+} carries_ctx;
+
+/* Stops a scan at the first op (an XLA Ops event, or a device event that
+ * carries hlo_op), with flops and bytes_accessed if with_cost. */
+static int visit_carries_op(void *ctx, const xpv_event *ev, int64_t block, uint32_t index)
+{
+    (void)block, (void)index;
+    const carries_ctx *c = ctx;
+    int op = c->p->mode == MODE_XLA_OPS, flops = 0, bytes = 0;
+    if (ev->dur_ns < 0) return 0;
+    for (uint32_t i = 0; i < ev->nargs; i++) {
+        uint32_t key = ev->args[i].key;
+        int k = key < c->p->nkey_of ? c->p->key_of[key] - 1 : -1;
+        op |= k == K_HLO_OP, flops |= k == K_FLOPS, bytes |= k == K_BYTES;
+    }
+    return op && (!c->with_cost || (flops && bytes));
+}
+
+/* Finds the first op of p's profile (see profile_has_ops). */
+static int first_op(sqlite3 *db, profile_ctx *p, int with_cost, xpv_err *err)
+{
+    if (p->mode == MODE_NONE || (with_cost && !(p->keys[K_FLOPS] && p->keys[K_BYTES]))) return 0;
+    if (p->mode == MODE_XLA_OPS && !with_cost) return 1;
+    size_t n;
+    int64_t *tracks =
+        xpv_hlo_tracks_of(db, p->profile_id, p->mode == MODE_XLA_OPS ? "XLA Ops" : NULL, &n, err);
+    if (!tracks) return -1;
+    carries_ctx c = {p, with_cost};
+    int rc = 0;
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        xpv_store_query q;
+        xpv_store_query_all(&q, p->profile_id);
+        q.track = tracks[i];
+        if (p->mode == MODE_KERNELS) q.kinds = XPV_HLO_DEVICE_WORK;
+        rc = xpv_store_scan(db, &q, visit_carries_op, &c, err);
+    }
+    free(tracks);
+    return rc;
+}
+
+/* 1 when the profile has an op (see collect_profile), with cost figures
+ * if with_cost; 0 when not, -1 with err. */
+static int profile_has_ops(sqlite3 *db, int64_t id, int with_cost, xpv_err *err)
+{
+    profile_ctx p = {.profile_id = id};
+    int rc = lookup_keys(db, &p, err);
+    if (rc == 0) rc = p.mode = mode_of(db, &p, err);
+    if (rc >= 0) rc = first_op(db, &p, with_cost, err);
+    profile_free(&p);
+    return rc;
+}
+
+int xpv_hlo_ops_has_data(sqlite3 *db, const xpv_tool_scope *s, int with_cost)
+{
+    xpv_err err = {{0}};
+    for (size_t i = 0; i < s->n; i++) {
+        int rc = profile_has_ops(db, s->ids[i], with_cost, &err);
+        if (rc != 0) return rc;
+    }
+    return 0;
+}
+
+static void hold_nothing(void *ctx, const void *value)
+{
+    (void)ctx, (void)value;
+}
+
+int xpv_hlo_ops_warm(sqlite3 *db, xpv_hlo_cache *cache, int64_t id, xpv_err *err)
+{
+    xpv_hlo_cache_key k = {id, 0};
+    int keyed = generation(db, id, &k.generation, err);
+    if (keyed <= 0) return keyed;
+    if (xpv_hlo_cache_use(cache, &k, hold_nothing, NULL)) return 1;
+    int has = profile_has_ops(db, id, 0, err);
+    if (has <= 0) return has;
+    profile_result *r = profile_result_of(db, id, err);
+    if (!r) return -1;
+    xpv_hlo_cache_put(cache, &k, r, r->bytes);
+    return xpv_hlo_cache_use(cache, &k, hold_nothing, NULL); /* not when over the budget */
+}

@@ -1,0 +1,187 @@
+/*
+ * server.c — the HTTP server as one object: its start (the main listener's
+ * socket and libmicrohttpd pool, the caches requests share, the Perfetto
+ * hand-off listener), its stop, and the state its parts share (server.h).
+ * What a request gets is decided in router.c.
+ *
+ * Threads: libmicrohttpd's pool answers requests, each pool thread with its
+ * own read-only index connection (xpv_server_db), reopened when the index
+ * file's generation changes.
+ */
+#define _GNU_SOURCE
+#include "server.h"
+#include "http.h"
+#include "listen.h"
+#include "live_events.h"
+#include "perfetto_listener.h"
+#include "router.h"
+#include "slow_clients.h"
+#include "static_files.h"
+#include "../api/block_marks.h"
+#include "../api/hlo/hlo_cache.h"
+#include "../store/index_db.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* Resume marks take about 0.4 MB per million events. */
+#define XPV_MARKS_BUDGET ((size_t)256 << 20)
+/* A profile's HLO op sums take about 100 bytes and the op's names per op. */
+#define XPV_HLO_CACHE_BUDGET ((size_t)64 << 20)
+
+static pthread_key_t db_key;
+static pthread_once_t db_key_once = PTHREAD_ONCE_INIT;
+
+/* A pool thread's connection, and the index generation it was opened on. */
+typedef struct {
+    sqlite3 *db;
+    int generation;
+} thread_db;
+
+static void close_thread_db(void *p)
+{
+    thread_db *t = p;
+    sqlite3_close_v2(t->db);
+    free(t);
+}
+static void make_db_key(void)
+{
+    pthread_key_create(&db_key, close_thread_db);
+}
+
+sqlite3 *xpv_server_db(xpv_server *s, xpv_err *err)
+{
+    pthread_once(&db_key_once, make_db_key);
+    thread_db *t = pthread_getspecific(db_key);
+    int generation = __atomic_load_n(&s->index_generation, __ATOMIC_ACQUIRE);
+    if (t && t->generation == generation) return t->db;
+    if (!t) {
+        t = xpv_xcalloc(1, sizeof *t);
+        pthread_setspecific(db_key, t);
+    }
+    /* v2: statements a cache still holds keep the old file open until they
+     * are finalized, and the connection's address is not reused before. */
+    sqlite3_close_v2(t->db);
+    t->db = NULL;
+    if (xpv_index_open_reader(s->db_path, &t->db, err) != 0) return NULL;
+    t->generation = generation;
+    return t->db;
+}
+
+void xpv_server_progress_get(xpv_server *s, xpv_server_progress *out)
+{
+    pthread_mutex_lock(&s->mu);
+    *out = s->progress;
+    pthread_mutex_unlock(&s->mu);
+}
+
+const char *xpv_server_ui_name(const xpv_server *s)
+{
+    switch (s->opts.ui) {
+    case XPV_UI_PERFETTO:
+        return "perfetto";
+    case XPV_UI_TENSORBOARD:
+        return "tensorboard";
+    default:
+        return "both";
+    }
+}
+
+void xpv_server_index_damaged(xpv_server *s)
+{
+    if (s->on_index_damaged) s->on_index_damaged(s->damage_ctx);
+}
+
+void xpv_server_profile_damaged(xpv_server *s, int64_t id)
+{
+    if (s->on_profile_damaged) s->on_profile_damaged(s->damage_ctx, id);
+}
+
+void xpv_server_init(xpv_server *s, const xpv_server_options *o, const char *db_path,
+                     const char *root_abs, const char *profile_arg)
+{
+    memset(s, 0, sizeof *s);
+    s->opts = *o;
+    s->listen_fd = -1;
+    pthread_mutex_init(&s->mu, NULL);
+    snprintf(s->db_path, sizeof s->db_path, "%s", db_path);
+    snprintf(s->root_abs, sizeof s->root_abs, "%s", root_abs);
+    snprintf(s->profile_arg, sizeof s->profile_arg, "%s", profile_arg);
+}
+
+static size_t pool_threads(void)
+{
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    if (n < 4) n = 4;
+    if (n > 16) n = 16;
+    return (size_t)n;
+}
+
+static struct MHD_Daemon *start_main(xpv_server *s, int fd, int ipv6)
+{
+    /* Suspend/resume: an idle /api/stream is parked, not polled. */
+    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_ALLOW_SUSPEND_RESUME |
+                     (ipv6 ? MHD_USE_IPv6 : 0);
+    s->main_site = (xpv_http_site){xpv_router_answer, s, 0};
+    return MHD_start_daemon(
+        flags, 0, NULL, NULL, xpv_http_on_request, &s->main_site, MHD_OPTION_LISTEN_SOCKET, fd,
+        MHD_OPTION_THREAD_POOL_SIZE, (unsigned)pool_threads(), MHD_OPTION_CONNECTION_LIMIT,
+        (unsigned)s->opts.max_connections, MHD_OPTION_CONNECTION_TIMEOUT,
+        (unsigned)s->opts.client_timeout_s, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+        (size_t)(256 * 1024), MHD_OPTION_NOTIFY_CONNECTION, xpv_slow_clients_on_connection,
+        s->slow_clients, MHD_OPTION_NOTIFY_COMPLETED, xpv_slow_clients_on_completed,
+        s->slow_clients, MHD_OPTION_END);
+}
+
+static void free_shared(xpv_server *s)
+{
+    xpv_live_stop(); /* libmicrohttpd must not stop with a stream suspended */
+    if (s->daemon) MHD_stop_daemon(s->daemon);
+    s->daemon = NULL;
+    xpv_slow_clients_stop(s->slow_clients);
+    s->slow_clients = NULL;
+    if (s->listen_fd >= 0) close(s->listen_fd);
+    s->listen_fd = -1;
+    xpv_block_marks_free(s->marks);
+    xpv_hlo_cache_free(s->hlo_cache);
+    s->marks = NULL;
+    s->hlo_cache = NULL;
+}
+
+int xpv_server_start(xpv_server *s, int *ipv6, int *busy, xpv_err *err)
+{
+    const xpv_server_options *o = &s->opts;
+    *ipv6 = *busy = 0;
+    s->listen_fd = xpv_listen_open(o->host, o->port, ipv6, &s->port, busy, err);
+    if (s->listen_fd < 0) return -1;
+    xpv_static_init();
+    s->marks = xpv_block_marks_new(XPV_MARKS_BUDGET);
+    s->hlo_cache = xpv_hlo_ops_cache_new(XPV_HLO_CACHE_BUDGET);
+    xpv_err live_err = {{0}};
+    if (xpv_live_start(&live_err) != 0)
+        fprintf(stderr, "xprof-view: /api/stream is off: %s\n", live_err.msg);
+    s->slow_clients = xpv_slow_clients_start(o->client_timeout_s, err);
+    s->daemon = s->slow_clients ? start_main(s, s->listen_fd, *ipv6) : NULL;
+    if (!s->daemon) {
+        xpv_err_set(err, "cannot start the HTTP server on %s:%d", o->host, s->port);
+        free_shared(s);
+        xpv_static_free();
+        return -1;
+    }
+    xpv_err p_err = {{0}};
+    if (o->perfetto_port && xpv_perfetto_start(s, o->perfetto_port, &p_err) != 0)
+        fprintf(stderr,
+                "xprof-view: warning: %s; the Perfetto UI link is off (use "
+                "--perfetto-port=N, 0 to disable)\n",
+                p_err.msg);
+    return 0;
+}
+
+void xpv_server_stop(xpv_server *s)
+{
+    xpv_perfetto_stop();
+    free_shared(s);
+    xpv_static_free();
+}
