@@ -9,14 +9,8 @@
 # usage: bench/run_events.sh [BUILD_DIR=build] [DATA=/tmp/xpv-bench-events] [SIZE=520MB]
 set -euo pipefail
 
-here=$(cd "$(dirname "$0")/.." && pwd)
-build=${1:-${XPV_BUILD_DIR:-$here/build}}
-data=${2:-/tmp/xpv-bench-events}
-size=${3:-520MB}
-bin=$build/xprof-view
-for p in "$bin" "$build/xpv-gen" "$build/bench_events"; do
-  [ -x "$p" ] || { echo "build first: cmake --build $build ($p missing)" >&2; exit 1; }
-done
+. "$(dirname "$0")/serve.sh"
+xpv_bench_args "${1:-}" "${2:-/tmp/xpv-bench-events}" "${3:-520MB}" bench_events
 
 if [ ! -d "$data/profiles" ]; then
   echo "generating a $size JAX profile in $data/profiles ..."
@@ -29,7 +23,6 @@ echo "indexing ..."
 echo
 "$build/bench_events" "$data/index.sqlite" latest 1500 7
 
-. "$here/bench/serve.sh"
 trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null || true' EXIT
 xpv_bench_serve "$bin" "$data/profiles" "$data/index.sqlite" "$data/server.log"
 sleep 2 # the marks warm-up follows the (no-op) indexing run

@@ -8,21 +8,14 @@
 # usage: bench/run_findings.sh [BUILD_DIR=build] [DATA=/tmp/xpv-bench-findings] [SIZE=256MB]
 set -euo pipefail
 
-here=$(cd "$(dirname "$0")/.." && pwd)
-build=${1:-${XPV_BUILD_DIR:-$here/build}}
-data=${2:-/tmp/xpv-bench-findings}
-size=${3:-256MB}
-bin=$build/xprof-view
-for p in "$bin" "$build/xpv-gen"; do
-  [ -x "$p" ] || { echo "build first: cmake --build $build ($p missing)" >&2; exit 1; }
-done
+. "$(dirname "$0")/serve.sh"
+xpv_bench_args "${1:-}" "${2:-/tmp/xpv-bench-findings}" "${3:-256MB}"
 
 if [ ! -d "$data/profiles" ]; then
   echo "generating a $size JAX xplane and a $size PyTorch trace in $data/profiles ..."
   "$build/xpv-gen" --out "$data/profiles/jax" --kind jax --size "$size" --devices 8 --no-json
   "$build/xpv-gen" --out "$data/profiles/pytorch" --kind pytorch --size "$size"
 fi
-. "$here/bench/serve.sh"
 xpv_bench_index "$bin" "$data/profiles" "$data/index.sqlite"
 trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null || true' EXIT
 xpv_bench_serve "$bin" "$data/profiles" "$data/index.sqlite" "$data/server.log"

@@ -8,14 +8,8 @@
 # usage: bench/run_timeline_browser.sh [BUILD_DIR=build] [DATA=/tmp/xpv-tl-bench] [SIZE=465MB]
 set -euo pipefail
 
-here=$(cd "$(dirname "$0")/.." && pwd)
-build=${1:-${XPV_BUILD_DIR:-$here/build}}
-data=${2:-/tmp/xpv-tl-bench}
-size=${3:-465MB}
-bin=$build/xprof-view
-for p in "$bin" "$build/xpv-gen"; do
-  [ -x "$p" ] || { echo "build first: cmake --build $build ($p missing)" >&2; exit 1; }
-done
+. "$(dirname "$0")/serve.sh"
+xpv_bench_args "${1:-}" "${2:-/tmp/xpv-tl-bench}" "${3:-465MB}"
 command -v chromium >/dev/null || { echo "chromium is not installed (scripts/install-deps.sh test)" >&2; exit 1; }
 if [ ! -d "$here/tests/browser/node_modules/playwright-core" ]; then
   (cd "$here/tests/browser" && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund --loglevel=error)
@@ -29,7 +23,6 @@ echo "indexing (reused when the index is current) ..."
 /usr/bin/time -f "indexed in %e s, max RSS %M KB" \
   "$bin" --profile-dir="$data/profiles" --db="$data/index.sqlite" --list-only --quiet
 
-. "$here/bench/serve.sh"
 trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null || true' EXIT
 xpv_bench_serve "$bin" "$data/profiles" "$data/index.sqlite" "$data/server.log"
 sleep 15 # the (no-op) indexing run, then the server warms its resume marks

@@ -9,20 +9,13 @@
 # usage: bench/run_tools.sh [BUILD_DIR=build] [DATA=/tmp/xpv-bench-tools] [SIZE=1GB]
 set -euo pipefail
 
-here=$(cd "$(dirname "$0")/.." && pwd)
-build=${1:-${XPV_BUILD_DIR:-$here/build}}
-data=${2:-/tmp/xpv-bench-tools}
-size=${3:-1GB}
-bin=$build/xprof-view
-for p in "$bin" "$build/xpv-gen"; do
-  [ -x "$p" ] || { echo "build first: cmake --build $build ($p missing)" >&2; exit 1; }
-done
+. "$(dirname "$0")/serve.sh"
+xpv_bench_args "${1:-}" "${2:-/tmp/xpv-bench-tools}" "${3:-1GB}"
 
 if [ ! -d "$data/profiles" ]; then
   echo "generating a $size JAX run (2 hosts) in $data/profiles ..."
   "$build/xpv-gen" --out "$data/profiles" --kind jax --size "$size" --hosts 2 --devices 8 --no-json
 fi
-. "$here/bench/serve.sh"
 xpv_bench_index "$bin" "$data/profiles" "$data/index.sqlite"
 trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null || true' EXIT
 xpv_bench_serve "$bin" "$data/profiles" "$data/index.sqlite" "$data/server.log"

@@ -1,9 +1,24 @@
 # serve.sh — sourced by the bench scripts: indexes a profile dir afresh,
 # timed, and starts the real server on a free port over it, waiting until
 # its first indexing run is over.
-# usage: xpv_bench_index BIN PROFILE_DIR DB
+# usage: xpv_bench_args BUILD DATA SIZE [PROGRAM ...]   (sets here, build,
+#        data, size and bin; exits unless bin, xpv-gen and each PROGRAM of
+#        the build are there)
+#        xpv_bench_index BIN PROFILE_DIR DB
 #        xpv_bench_serve BIN PROFILE_DIR DB LOG   (sets $base and $pid; the
 #        caller's EXIT trap should kill $pid)
+xpv_bench_args() {
+  here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+  build=${1:-${XPV_BUILD_DIR:-$here/build}}
+  data=$2
+  size=$3
+  bin=$build/xprof-view
+  local p
+  for p in xprof-view xpv-gen "${@:4}"; do
+    [ -x "$build/$p" ] || { echo "build first: cmake --build $build ($build/$p missing)" >&2; exit 1; }
+  done
+}
+
 xpv_bench_index() {
   rm -f "$3"*
   echo "indexing ..."
