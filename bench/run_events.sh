@@ -23,7 +23,6 @@ echo "indexing ..."
 echo
 "$build/bench_events" "$data/index.sqlite" latest 1500 7
 
-trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null || true' EXIT
 xpv_bench_serve "$bin" "$data/profiles" "$data/index.sqlite" "$data/server.log"
 sleep 2 # the marks warm-up follows the (no-op) indexing run
 

@@ -23,7 +23,6 @@ echo "indexing (reused when the index is current) ..."
 /usr/bin/time -f "indexed in %e s, max RSS %M KB" \
   "$bin" --profile-dir="$data/profiles" --db="$data/index.sqlite" --list-only --quiet
 
-trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null || true' EXIT
 xpv_bench_serve "$bin" "$data/profiles" "$data/index.sqlite" "$data/server.log"
 sleep 15 # the (no-op) indexing run, then the server warms its resume marks
 

@@ -17,7 +17,6 @@ if [ ! -d "$data/profiles" ]; then
   "$build/xpv-gen" --out "$data/profiles" --kind jax --size "$size" --hosts 2 --devices 8 --no-json
 fi
 xpv_bench_index "$bin" "$data/profiles" "$data/index.sqlite"
-trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null || true' EXIT
 xpv_bench_serve "$bin" "$data/profiles" "$data/index.sqlite" "$data/server.log"
 
 python3 - "$base" "$pid" <<'PY'

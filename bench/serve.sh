@@ -5,8 +5,8 @@
 #        data, size and bin; exits unless bin, xpv-gen and each PROGRAM of
 #        the build are there)
 #        xpv_bench_index BIN PROFILE_DIR DB
-#        xpv_bench_serve BIN PROFILE_DIR DB LOG   (sets $base and $pid; the
-#        caller's EXIT trap should kill $pid)
+#        xpv_bench_serve BIN PROFILE_DIR DB LOG   (sets $base and $pid, and
+#        an EXIT trap that stops the server)
 xpv_bench_args() {
   here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
   build=${1:-${XPV_BUILD_DIR:-$here/build}}
@@ -30,6 +30,7 @@ xpv_bench_serve() {
   port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
   "$1" --profile-dir="$2" --db="$3" --port="$port" --perfetto-port=0 --quiet >"$4" 2>&1 &
   pid=$!
+  trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null || true' EXIT
   base=http://127.0.0.1:$port
   for _ in $(seq 1 600); do
     curl -sf "$base/api/health" 2>/dev/null | python3 -c 'import json,sys; h=json.load(sys.stdin); sys.exit(0 if h["indexing"]["runs"]>=1 and not h["indexing"]["active"] else 1)' 2>/dev/null && return 0
