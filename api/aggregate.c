@@ -2,7 +2,7 @@
  * aggregate.c — the timeline's area selection: the slices of some tracks in
  * a time window, summed by name.
  *
- * What counts (the README says the same):
+ * What counts (docs/TIMELINE.md says the same):
  *  - a slice (an event with a duration, zero included) that overlaps the
  *    window [start, end] counts once, however much of it lies inside;
  *    instants, counters and flow records do not count;

@@ -159,8 +159,8 @@ int xpv_api_compare(sqlite3 *db_a, int64_t a, sqlite3 *db_b, int64_t b, xpv_buf 
 int xpv_api_error(xpv_buf *out, int status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-/* Memory (memory_profile.c, memory_viewer.c, hlo_module_view.c; README
- * "Memory"). memory_profile: `{"profile", "status", "allocators": [{name,
+/* Memory (memory_profile.c, memory_viewer.c, hlo_module_view.c; docs/MEMORY.md).
+ * memory_profile: `{"profile", "status", "allocators": [{name,
  * source, summary, timeline, live_at_peak}]}` from the profile's allocator
  * events; 404 "No Data" without any. memory_viewer: module NULL gives
  * `{"modules": [{name, program_id, error, peak_memory_bytes, ...}]}`, else

@@ -46,7 +46,7 @@ void xpv_cli_usage(FILE *out)
         "  --cache             list the cached indexes (directory, size, last use) and exit\n"
         "  --cache-clear       remove the cached indexes no running xprof-view uses, and exit\n"
         "  --findings-config=FILE  key=value lines overriding the findings' thresholds\n"
-        "                      (see the README's Findings section)\n"
+        "                      (see docs/FINDINGS.md)\n"
         "  --poll=SECONDS      look for new profiles every SECONDS instead of with inotify\n"
         "                      (automatic on NFS, SMB, 9p and FUSE mounts)\n"
         "  --settle-ms=N       read a new or changed file once it held still N ms (300)\n"

@@ -22,7 +22,7 @@
  * The first event's ts delta is from 0. Decoding checks every length against
  * the blob, so a damaged block is an error, never an out-of-bounds read.
  *
- * Why zstd: bench/bench_codec.c on real traces (README, "Index footprint")
+ * Why zstd: bench/bench_codec.c on real traces (docs/BENCHMARKS.md, "Index footprint")
  * shrinks the payload ~6x at level 1 and inflates it several times faster
  * than zlib, which matters because a window query inflates every block it
  * decodes. Compression runs at flush on the event store's own thread.

@@ -50,7 +50,7 @@ export const api = {
   tools: (id, o) => getJSON(`/api/profiles/${enc(id)}/tools`, o),
   tool: (id, tag, o) => getJSON(`/api/profiles/${enc(id)}/tools/${enc(tag)}`, o),
   toolCsvUrl: (id, tag) => `/api/profiles/${enc(id)}/tools/${enc(tag)}?format=csv`,
-  // Memory and compiled modules (README "Memory").
+  // Memory and compiled modules (docs/MEMORY.md).
   memoryProfile: (id, o) => getJSON(`/api/profiles/${enc(id)}/memory_profile`, o),
   memoryViewer: (id, module, o) => getJSON(`/api/profiles/${enc(id)}/memory_viewer${query({ module })}`, o),
   hlo: (id, module, o) => getJSON(`/api/profiles/${enc(id)}/hlo${module ? '/' + enc(module) : ''}`, o),
