@@ -6,8 +6,8 @@
 A file depends on another when it includes that file's header or calls a
 function defined there. A .c and its own .h are one node ("X.c" stands for
 both), so including your own header is not a dependency. The C files are
-the tree's (git ls-files, or every file under DIR when it is not a git
-work tree), less tests/, bench/ and tools/. A circle is a strongly
+the tree's (git ls-files, or every file under DIR when it is not the top
+of a git work tree), less tests/, bench/ and tools/. A circle is a strongly
 connected component of two nodes or more; each one is printed with the
 arrows inside it and the include or function names that make each arrow.
 Exits 1 when there are more than N circles (default 3): a circle means
@@ -32,11 +32,16 @@ INCLUDE = re.compile(r'#\s*include\s*"([^"]+)"')
 
 
 def list_files(root):
-    """Relative paths of the C sources and headers under root."""
-    try:
-        out = subprocess.run(["git", "-C", root, "ls-files", "*.c", "*.h"], check=True,
-                             capture_output=True, text=True).stdout.split()
-    except (OSError, subprocess.CalledProcessError):
+    """Relative paths of the C sources and headers under root: git's when
+    root is the top of a work tree, else every one below it."""
+    out = None
+    if os.path.exists(os.path.join(root, ".git")):
+        try:
+            out = subprocess.run(["git", "-C", root, "ls-files", "*.c", "*.h"], check=True,
+                                 capture_output=True, text=True).stdout.split()
+        except (OSError, subprocess.CalledProcessError):
+            pass
+    if out is None:
         out = []
         for d, _, names in os.walk(root):
             for n in names:

@@ -11,7 +11,6 @@
 #include "tools.h"
 
 #include <stdlib.h>
-#include <string.h>
 
 static int string_list(sqlite3 *db, const char *sql, const char *bind, const char *wrap_key,
                        xpv_buf *out)
