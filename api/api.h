@@ -109,9 +109,9 @@ int xpv_api_tb_runs(sqlite3 *db, xpv_buf *out);
 int xpv_api_tb_hosts(sqlite3 *db, const char *run, const char *tag, xpv_buf *out);
 int xpv_api_tb_tools(sqlite3 *db, const char *run, xpv_buf *out);
 int xpv_api_tb_profile(sqlite3 *db, const char *run, const char *host, int64_t *id);
-/* The profiles of a run's hosts: every host (hosts NULL or "ALL_HOSTS"),
- * or those named in the comma-separated `hosts`. *ids is malloc'ed;
- * returns 200, 404 when none matches, or 500. */
+/* The profiles of a run's hosts (tb_scope.c): every host (hosts NULL or
+ * "ALL_HOSTS"), or those named in the comma-separated `hosts`. *ids is
+ * malloc'ed; returns 200, 404 when none matches, or 500. */
 int xpv_api_tb_scope(sqlite3 *db, const char *run, const char *hosts, int64_t **ids, size_t *n);
 
 /* The XLA/HLO modules the profiles ran (hlo_modules.c): module_list's

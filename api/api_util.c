@@ -4,9 +4,24 @@
 #include "api_util.h"
 #include "api.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+int xpv_api_error(xpv_buf *out, int status, const char *fmt, ...)
+{
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    xpv_buf_reset(out);
+    xpv_buf_puts(out, "{\"error\":");
+    xpv_buf_json_str(out, msg, strlen(msg));
+    xpv_buf_putc(out, '}');
+    return status;
+}
 
 void xpv_api_put_int(xpv_buf *b, int64_t v)
 {

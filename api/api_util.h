@@ -1,5 +1,6 @@
 /*
- * api_util.h — helpers shared by the api/ answers: exact microsecond
+ * api_util.h — helpers shared by the api/ answers: the error answer (its
+ * declaration is in api.h, with the answers), exact microsecond
  * numbers from integer nanoseconds or picoseconds, SQL column output,
  * interned-string lookups with a small cache, and profile checks.
  *

@@ -22,20 +22,6 @@
     " ORDER BY " XPV_API_BEST_INDEXED ","                                                          \
     " mtime_ns DESC, run DESC, path"
 
-int xpv_api_error(xpv_buf *out, int status, const char *fmt, ...)
-{
-    char msg[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    xpv_buf_reset(out);
-    xpv_buf_puts(out, "{\"error\":");
-    xpv_buf_json_str(out, msg, strlen(msg));
-    xpv_buf_putc(out, '}');
-    return status;
-}
-
 static void put_key(xpv_buf *b, const char *key)
 {
     xpv_buf_printf(b, ",\"%s\":", key);

@@ -16,7 +16,7 @@
  */
 #define _GNU_SOURCE
 #include "../store/index_db.h"
-#include "indexer_internal.h"
+#include "index_jobs.h"
 
 #include <assert.h>
 #include <pthread.h>

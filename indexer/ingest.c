@@ -1,16 +1,19 @@
 /*
  * ingest.c — the sink readers write into (see ingest.h): its public calls,
- * the process and track tables they fill, and the glue that opens and
- * finishes a sink. Strings are interned by intern.c, events travel to the
- * store and the analysis through ingest_pipeline.c, and ingest_rows.c
- * writes the rows; ingest_internal.h says which thread owns what.
+ * the process and track tables they fill (the process lookup is inline in
+ * ingest_internal.h), and the glue that opens and finishes a sink. Strings
+ * are interned by intern.c, events travel to the store and the analysis
+ * through ingest_pipeline.c, and ingest_rows.c writes the rows;
+ * ingest_internal.h says which thread owns what.
  *
  * Invariants: the process and track tables are touched only by the
  * reader's thread until xpv_sink_finish has drained the pipeline; track ids
  * are dense from 0 in order of first use, and a track's process record
  * exists from the track's creation on. String id 0 is "".
  */
+#include "ingest.h"
 #include "ingest_internal.h"
+#include "ingest_pipeline.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -65,21 +68,6 @@ const char *xpv_sink_string(xpv_sink *s, uint32_t id, size_t *len)
 }
 
 /* ---- public: tracks ---- */
-
-xpv_process_rec *xpv_sink_process(xpv_sink *s, int64_t pid)
-{
-    for (size_t i = s->nprocs; i-- > 0;)
-        if (s->procs[i].pid == pid) return &s->procs[i];
-    if (s->nprocs == s->cap_procs) {
-        s->cap_procs = s->cap_procs ? s->cap_procs * 2 : 16;
-        s->procs = xpv_xrealloc(s->procs, s->cap_procs * sizeof *s->procs);
-    }
-    xpv_process_rec *p = &s->procs[s->nprocs++];
-    memset(p, 0, sizeof *p);
-    p->pid = pid;
-    p->device_id = -1;
-    return p;
-}
 
 static size_t track_slot(xpv_sink *s, int64_t pid, int64_t tid)
 {

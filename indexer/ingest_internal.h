@@ -5,7 +5,8 @@
  *   ingest.c           the public xpv_sink_* calls, the process and track
  *                      tables, open / finish / free (xpv_sink_)
  *   ingest_pipeline.c  the batch ring and the consumer threads running the
- *                      store and analysis stages (xpv_pipeline_)
+ *                      store and analysis stages (ingest_pipeline.h,
+ *                      xpv_pipeline_)
  *   ingest_rows.c      the facts, the strings, tracks and profiles rows,
  *                      the analysis's finish between them (xpv_rows_)
  *   intern.c           the string table (intern.h, xpv_intern_)
@@ -20,13 +21,17 @@
 #ifndef XPV_INGEST_INTERNAL_H
 #define XPV_INGEST_INTERNAL_H
 
-#include "ingest.h"
+#include "../store/xpv_event.h"
+#include "../common/xpv_common.h"
 #include "intern.h"
 #include "../store/event_store.h"
 #include "analysis/analysis.h"
 
 #include <pthread.h>
 #include <string.h>
+
+/* The sink, as ingest.h names it; its fields are below. */
+typedef struct xpv_sink xpv_sink;
 
 /* ---- tracks and processes (ingest.c) ---- */
 
@@ -127,78 +132,31 @@ struct xpv_sink {
     xpv_err writer_err;
 };
 
-/* ---- ingest.c ---- */
+/* ---- the process table (reader's thread; the rows read it at finish) ---- */
 
-/* The record of process pid, created on first use. */
-xpv_process_rec *xpv_sink_process(xpv_sink *s, int64_t pid);
+/* The record of process pid, created on first use. Here rather than in
+ * ingest.c because ingest_rows.c, which ingest.c runs, looks records up. */
+static inline xpv_process_rec *xpv_sink_process(xpv_sink *s, int64_t pid)
+{
+    for (size_t i = s->nprocs; i-- > 0;)
+        if (s->procs[i].pid == pid) return &s->procs[i];
+    if (s->nprocs == s->cap_procs) {
+        s->cap_procs = s->cap_procs ? s->cap_procs * 2 : 16;
+        s->procs = xpv_xrealloc(s->procs, s->cap_procs * sizeof *s->procs);
+    }
+    xpv_process_rec *p = &s->procs[s->nprocs++];
+    memset(p, 0, sizeof *p);
+    p->pid = pid;
+    p->device_id = -1;
+    return p;
+}
+
+/* ---- the counts ---- */
 
 /* The phase counts the profile reports: the reader's, when it counted. */
 static inline const int64_t *xpv_sink_phase_counts(const xpv_sink *s)
 {
     return s->has_read_counts ? s->read_counts : s->phase_counts;
-}
-
-/* ---- ingest_pipeline.c ---- */
-
-void xpv_pipeline_init(xpv_sink *s);
-/* Starts the consumer threads: one running both stages on two CPUs or
- * fewer, one per stage with three or more; XPV_INGEST_CONSUMERS=1|2
- * overrides. */
-int xpv_pipeline_start(xpv_sink *s, xpv_err *err);
-/* Hands the filled batch to the consumers and waits until the next one of
- * the ring is free to fill. */
-void xpv_pipeline_hand_off(xpv_sink *s);
-/* Grows an empty batch so that one oversized event fits. */
-void xpv_pipeline_grow_for(xpv_batch *b, const xpv_event *ev, size_t text_bytes);
-/* Has the analysis stage learn, after the events filled so far, that the
- * device work is done; takes track_devices (malloc'ed, n entries). */
-void xpv_pipeline_device_work_done(xpv_sink *s, int *track_devices, size_t n);
-/* Hands off what is left, waits until both stages have taken every batch
- * and joins the consumers. */
-void xpv_pipeline_drain(xpv_sink *s);
-/* Joins the consumers (if running) without waiting for their work. */
-void xpv_pipeline_stop(xpv_sink *s);
-/* Frees the ring, after xpv_pipeline_stop. */
-void xpv_pipeline_free(xpv_sink *s);
-
-static inline int xpv_pipeline_fits(const xpv_batch *b, const xpv_event *ev, size_t text_bytes)
-{
-    return b->nev < b->cap_ev && b->nargs + ev->nargs <= b->cap_args &&
-           b->arena_len + text_bytes <= b->cap_arena;
-}
-
-/* Copies ev (its launch, args and their text) into the batch being filled,
- * handing that batch off first when ev does not fit. Inline: the reader
- * calls it for every event. */
-static inline void xpv_pipeline_push(xpv_sink *s, const xpv_event *ev)
-{
-    size_t text_bytes = 0;
-    for (uint32_t i = 0; i < ev->nargs; i++)
-        if (ev->args[i].type == XPV_ARG_TEXT || ev->args[i].type == XPV_ARG_JSON)
-            text_bytes += ev->args[i].len;
-    xpv_batch *b = &s->pipe.batches[s->pipe.filling];
-    if (!xpv_pipeline_fits(b, ev, text_bytes)) {
-        if (b->nev) xpv_pipeline_hand_off(s);
-        b = &s->pipe.batches[s->pipe.filling];
-        if (!xpv_pipeline_fits(b, ev, text_bytes)) xpv_pipeline_grow_for(b, ev, text_bytes);
-    }
-    xpv_event *dst = &b->evs[b->nev];
-    *dst = *ev;
-    if (ev->launch) {
-        b->launches[b->nev] = *ev->launch;
-        dst->launch = &b->launches[b->nev];
-    }
-    dst->args = ev->nargs ? &b->args[b->nargs] : NULL;
-    for (uint32_t i = 0; i < ev->nargs; i++) {
-        xpv_arg a = ev->args[i];
-        if (a.type == XPV_ARG_TEXT || a.type == XPV_ARG_JSON) {
-            memcpy(b->arena + b->arena_len, a.text, a.len);
-            a.text = b->arena + b->arena_len;
-            b->arena_len += a.len;
-        }
-        b->args[b->nargs++] = a;
-    }
-    b->nev++;
 }
 
 /* ---- ingest_rows.c ---- */

@@ -17,7 +17,7 @@
  * run in order, store then analysis, when one thread runs both.
  */
 #define _GNU_SOURCE
-#include "ingest_internal.h"
+#include "ingest_pipeline.h"
 
 #include <assert.h>
 #include <stdlib.h>

@@ -10,6 +10,8 @@
 #              common/ < store/ < indexer/ < api/ < server/ < app/; no SQL
 #              in server/ or app/; readers/ never include discovery
 #   length     no C function body longer than 100 lines
+#   circles    at most 3 loops of files that include or call each other
+#              (scripts/circles.py prints them with the names that tie them)
 #   js         page modules import no other page module; prettier is clean
 # No pipefail: each check below is `… | grep . && bad=1`, which must
 # follow grep alone (a grep that matches nothing earlier in the pipe is
@@ -56,6 +58,8 @@ for f in $(git ls-files '*.c'); do
     /^\}/ && start { if (NR - start - 1 > 100) printf "%s:%d: length: function body of %d lines (100 at most)\n", f, start, NR - start - 1; start = 0 }
   ' "$f"
 done | grep . && bad=1
+
+out=$(python3 scripts/circles.py) || { echo "$out" | sed 's/^/circles: /'; bad=1; }
 
 pages='profiles|overview|kernels|timeline|tools|tensorboard'
 git ls-files 'static/js/*.js' | grep -v '^static/js/app.js$' | xargs grep -nE "from '\./($pages)\.js'" |

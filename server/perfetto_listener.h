@@ -10,7 +10,7 @@
 #ifndef XPV_PERFETTO_LISTENER_H
 #define XPV_PERFETTO_LISTENER_H
 
-#include "server.h"
+#include "server_state.h"
 
 /* Starts the listener on 127.0.0.1:port. Returns 0, or -1 with err (the
  * caller warns and carries on without it). */

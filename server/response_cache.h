@@ -15,7 +15,7 @@
 #define XPV_RESPONSE_CACHE_H
 
 #include "http.h"
-#include "server.h"
+#include "server_state.h"
 
 /* Fills r from the cache and returns 1, or returns 0 (r untouched). */
 int xpv_response_cache_get(xpv_server *s, struct MHD_Connection *c, const char *path, xpv_reply *r);

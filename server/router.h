@@ -7,7 +7,7 @@
 #define XPV_ROUTER_H
 
 #include "http.h"
-#include "server.h"
+#include "server_state.h"
 
 /* Fills r with the answer to one complete request; ctx is the xpv_server.
  * An xpv_http_answer_fn. */

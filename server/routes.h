@@ -25,7 +25,7 @@
 #define XPV_ROUTES_H
 
 #include "http.h"
-#include "server.h"
+#include "server_state.h"
 
 void xpv_routes_api(xpv_server *s, struct MHD_Connection *c, const char *path, xpv_reply *r);
 

@@ -9,7 +9,7 @@
 #define XPV_TENSORBOARD_ROUTES_H
 
 #include "http.h"
-#include "server.h"
+#include "server_state.h"
 
 void xpv_tensorboard_reply(xpv_server *s, struct MHD_Connection *c, const char *path, xpv_reply *r);
 

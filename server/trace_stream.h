@@ -8,7 +8,7 @@
 #define XPV_TRACE_STREAM_H
 
 #include "http.h"
-#include "server.h"
+#include "server_state.h"
 
 /* A time window of the events' clock, in ns: the events that overlap it. */
 typedef struct {

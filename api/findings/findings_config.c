@@ -5,7 +5,7 @@
  * Invariant: every field of xpv_findings_config has exactly one row here,
  * so the defaults, the parser and the documentation never disagree.
  */
-#include "findings.h"
+#include "findings_config.h"
 
 #include <ctype.h>
 #include <math.h>

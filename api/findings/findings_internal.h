@@ -1,7 +1,8 @@
 /*
  * findings_internal.h — what the findings' parts share: the measurements
  * collected from one profile (findings_scan.c), the finding list they turn
- * into (findings_detect.c, findings_rows.c) and its JSON (findings.c).
+ * into (finding_build.c, filled by findings_detect.c, findings_device.c,
+ * findings_rows.c) and its JSON (findings.c).
  *
  * Times are integer picoseconds from the profile's start (the steps table's
  * clock) until they are written; evidence is written in the events
@@ -10,9 +11,10 @@
 #ifndef XPV_FINDINGS_INTERNAL_H
 #define XPV_FINDINGS_INTERNAL_H
 
-#include "findings.h"
+#include "findings_config.h"
 #include "../tools/tool_ops.h"
 #include "../tools/tools.h"
+#include <sqlite3.h>
 
 /* Name classes (a bit set per interned string id). */
 enum {
@@ -155,7 +157,7 @@ int xpv_findings_scan_host(xpv_fctx *c, xpv_err *err);
 int xpv_findings_scan_windows(xpv_fctx *c, xpv_err *err);
 uint8_t xpv_findings_name_class(const char *s, size_t n);
 
-/* ---- the finding list (findings.c) ---- */
+/* ---- the finding list (finding_build.c) ---- */
 #define XPV_FMAX_EVIDENCE 8
 typedef struct {
     int64_t start, end; /* ps from the profile start */

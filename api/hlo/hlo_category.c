@@ -22,7 +22,7 @@
  *   7. a known HLO opcode -> the opcode;
  *   8. otherwise "other".
  */
-#include "hlo_ops.h"
+#include "hlo_category.h"
 
 #include <string.h>
 

@@ -37,6 +37,7 @@
 #define XPV_HLO_OPS_H
 
 #include "../tools/tools.h"
+#include "hlo_category.h"
 
 typedef struct {
     char *name;         /* the HLO op (instruction) name */
@@ -79,13 +80,6 @@ void xpv_hlo_ops_free(xpv_hlo_ops *o);
  * after the call, 0 when it has none, is not indexed for good, or its ops
  * alone are over the budget, -1 with err. */
 int xpv_hlo_ops_warm(sqlite3 *db, struct xpv_hlo_cache *cache, int64_t id, xpv_err *err);
-
-/* The category of an HLO op from its name alone, for profiles that do not
- * carry hlo_category (hlo_category.c; the rules are listed there). */
-const char *xpv_hlo_category(const char *name, size_t n);
-/* `name` without its trailing ".<digits>" groups: "cudnn-conv.1.0" -> 10
- * ("cudnn-conv"). Returns the length kept. */
-size_t xpv_hlo_base_len(const char *name, size_t n);
 
 /* Shared with hlo_modules.c: */
 /* The kinds of device event an HLO op is made of on a raw GPU plane. */

@@ -51,6 +51,7 @@
  */
 #define _GNU_SOURCE /* SCHED_IDLE */
 #include "analysis_internal.h"
+#include "analysis.h"
 
 #include <assert.h>
 #include <pthread.h>

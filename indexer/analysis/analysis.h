@@ -24,33 +24,13 @@
 #ifndef XPV_ANALYSIS_H
 #define XPV_ANALYSIS_H
 
+#include "analysis_input.h"
+#include "collectives.h"
 #include "../../store/xpv_event.h"
 #include "../../common/xpv_common.h"
 #include <sqlite3.h>
 
 typedef struct xpv_analysis xpv_analysis;
-
-typedef struct {
-    uint32_t id;
-    int64_t pid, tid;
-    const char *process_name; /* never NULL ("" when unnamed) */
-    const char *thread_name;  /* never NULL */
-    int device_id;            /* device ordinal, -1 for host tracks */
-    int64_t events;
-} xpv_track_info;
-
-typedef struct {
-    sqlite3 *db;
-    int64_t profile_id;
-    /* Interned string lookup; returns "" for unknown ids. The text stays
-     * valid (and unchanged) until finish returns. */
-    const char *(*string)(void *ctx, uint32_t id, size_t *len);
-    void *string_ctx;
-    const xpv_track_info *tracks; /* indexed by track id */
-    size_t ntracks;
-    const char *producer; /* "JAX/XLA", "PyTorch", "TensorFlow", "Nsight Systems", "unknown" */
-    const struct xpv_capture *capture; /* callers leave NULL; finish sets its own */
-} xpv_analysis_input;
 
 typedef struct {
     char step_source[32]; /* annotation|profiler_step|steps_line|nvtx|tf|module|none */
@@ -77,9 +57,5 @@ void xpv_analysis_device_work_done(xpv_analysis *a, const int *track_device, siz
 int xpv_analysis_finish_begin(xpv_analysis *a, const xpv_analysis_input *in, xpv_err *err);
 int xpv_analysis_finish_end(xpv_analysis *a, xpv_analysis_result *out, xpv_err *err);
 void xpv_analysis_free(xpv_analysis *a);
-
-/* 1 when the name looks like a collective (NCCL/RCCL kernel, XLA all-reduce,
- * ...): collectives.c. The findings (api/) classify kernels the same way. */
-int xpv_collective_name(const char *name, size_t len);
 
 #endif

@@ -35,7 +35,7 @@
 #ifndef XPV_ANALYSIS_INTERNAL_H
 #define XPV_ANALYSIS_INTERNAL_H
 
-#include "analysis.h"
+#include "analysis_input.h"
 #include "../../store/event_store.h"
 
 #include <stdio.h>

@@ -7,6 +7,7 @@
  * collective (XLA's broadcast is a compute op); "collective-broadcast" is.
  */
 #include "analysis_internal.h"
+#include "collectives.h"
 
 #include <ctype.h>
 #include <string.h>

@@ -17,6 +17,7 @@
  * BATCH_VALUES values, or one unit).
  */
 #include "analysis_internal.h"
+#include "collectives.h"
 #include "../../store/index_db.h"
 
 #include <assert.h>

@@ -1,7 +1,8 @@
 /*
  * nsys_reader.h — state shared by the parts of the Nsight Systems export
  * reader: nsys_sqlite_reader.c (entry points, facts, names), nsys_gpu.c
- * (kernels, memcpy, memset) and nsys_host.c (CUDA API calls, NVTX).
+ * (kernels, memcpy, memset), nsys_host.c (CUDA API calls, NVTX) and,
+ * below those, nsys_tracks.c (tracks, row steps, durations).
  *
  * Track layout:
  *  - GPU activity: pid = XPV_NSYS_GPU_PID_BASE + deviceId (marked as device
