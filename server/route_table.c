@@ -277,8 +277,9 @@ static void put_param(xpv_buf *b, const xpv_route_param *p)
         }
         xpv_buf_putc(b, ']');
     }
-    xpv_buf_printf(b, ",\"required\":%s,\"lazy\":%s,\"unused\":%s}",
+    xpv_buf_printf(b, ",\"required\":%s,\"lenient\":%s,\"lazy\":%s,\"unused\":%s}",
                    p->flags & XPV_PARAM_REQUIRED ? "true" : "false",
+                   p->flags & XPV_PARAM_LENIENT ? "true" : "false",
                    p->flags & XPV_PARAM_LAZY ? "true" : "false",
                    p->flags & XPV_PARAM_UNUSED ? "true" : "false");
 }
