@@ -20,6 +20,7 @@ void xpv_cli_usage(FILE *out)
         "                  [--client-timeout=S] [--cache-max=SIZE] [--cache] [--cache-clear]\n"
         "                  [--jobs=N]\n"
         "       xprof-view --compare A B [--json] [--fail-if-slower=PCT]\n"
+        "       xprof-view --routes\n"
         "\n"
         "Finds JAX/XLA, PyTorch, TensorFlow and Nsight Systems profiles under DIR, indexes\n"
         "them and serves them in the browser at http://HOST:PORT/ (works offline).\n"
@@ -59,6 +60,7 @@ void xpv_cli_usage(FILE *out)
         "  --max-connections=N HTTP connections at once (default 256)\n"
         "  --client-timeout=S  close a connection that is idle, or still sending its request,\n"
         "                      after S seconds (default 30)\n"
+        "  --routes            print the HTTP routes and their parameters as JSON and exit\n"
         "  --version, --help\n");
 }
 
@@ -195,6 +197,8 @@ static int parse_one(int argc, char **argv, int *i, xpv_options *o)
         o->open_browser = 1;
     else if (strcmp(a, "--quiet") == 0)
         o->quiet = 1;
+    else if (strcmp(a, "--routes") == 0)
+        o->show_routes = 1;
     else if (strcmp(a, "--version") == 0)
         o->show_version = 1;
     else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0)

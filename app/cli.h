@@ -25,6 +25,7 @@ typedef struct {
     int open_browser;
     int show_version;
     int show_help;
+    int show_routes; /* --routes: print the route table and exit */
     int quiet;
     xpv_input_limits limits;           /* what one gzip file may inflate to */
     int max_connections;               /* open HTTP connections at once */

@@ -15,6 +15,7 @@
 #include "../api/findings/findings.h"
 #include "../indexer/discover.h"
 #include "../store/index_db.h"
+#include "../server/route_table.h"
 #include "../indexer/indexer.h"
 
 #include <cjson/cJSON.h>
@@ -25,6 +26,16 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+
+/* --routes: the route table as JSON (docs/API.md is generated from it). */
+static int print_routes(void)
+{
+    xpv_buf b = {0};
+    xpv_route_table_json(&b);
+    fwrite(b.data, 1, b.len, stdout);
+    xpv_buf_free(&b);
+    return 0;
+}
 
 static int resolve_profile_dir(const xpv_options *o, char *out, size_t n)
 {
@@ -229,6 +240,7 @@ int main(int argc, char **argv)
     if (xpv_cli_parse(argc, argv, &o) != 0) return 2;
     if (o.show_help) return xpv_cli_usage(stdout), 0;
     if (o.show_version) return printf("xprof-view %s\n", XPV_VERSION), 0;
+    if (o.show_routes) return print_routes();
     if (o.cache_list || o.cache_clear) return cache_command(&o);
     if (o.compare_a) return xpv_compare_main(&o);
     char dir[PATH_MAX], db_path[PATH_MAX];

@@ -12,10 +12,15 @@ every profile (profile objects, kernels of every kind and device, CSV,
 steps, tracks, event windows, single events, search pages, the trace
 export, every tool the profile lists, the TensorBoard routes with every
 tool of every run and host, the Perfetto listener) and writes one file
-per answer into OUTDIR: `status`, content type and the body. Fields that
+per answer into OUTDIR: `status`, content type and the body. Every route
+of `xprof-view --routes` is asked (tests/e2e/test_route_table.py reads the
+paths below, absolute or "%s/..." after a profile's base path, and fails
+on a route left out) but those in NOT_ASKED, each with its reason. Fields that
 hold the time of indexing or a free port (indexed_at, index_seconds, the
 Perfetto listener's port and base_url) are dropped. The
-second form compares two such folders and exits 1 on any difference.
+second form compares two such folders and exits 1 on any difference; an
+answer only NEW has (a route an older snapshot did not ask) is listed but
+is no difference.
 """
 import argparse
 import filecmp
@@ -35,6 +40,7 @@ PROFILE_DIR = os.path.join(tempfile.gettempdir(), "xpv-api-snapshot", "profiles"
 VOLATILE = {"indexed_at", "index_seconds", "port", "base_url",  # time of indexing, free ports
             "last_event_id"}  # the live stream's ids start at the clock
 BIG = 1 << 20  # bodies above this are kept as a hash
+NOT_ASKED = {"/api/stream": "a Server-Sent Events stream: it never ends"}
 
 
 def free_port():
@@ -148,16 +154,19 @@ def snapshot_profile(s, p):
         for d in devices[:4]:
             dev = d if isinstance(d, int) else d.get("device", d.get("id"))
             s.save("%s/kernels?kind=%s&device=%s" % (base, kind, dev))
-    s.save(base + "/kernels?format=csv")
-    s.save(base + "/kernels?sort=count&order=asc&limit=5")
-    st, body = s.save(base + "/steps")
-    s.save(base + "/tracks")
-    st, body = s.save(base + "/events?resolution=1000")
+    s.save("%s/kernels?format=csv" % base)
+    s.save("%s/kernels?sort=count&order=asc&limit=5" % base)
+    st, body = s.save("%s/steps" % base)
+    s.save("%s/tracks" % base)
+    st, body = s.save("%s/events?resolution=1000" % base)
     if st != 200:
         return
     w = json.loads(body)
     a, b = w["start_us"], w["end_us"]
     s.save("%s/events?start_us=%r&end_us=%r&resolution=500" % (base, a, a + (b - a) / 100))
+    s.save("%s/counters?resolution=1000" % base)
+    s.save("%s/counters?start_us=%r&end_us=%r&resolution=500" % (base, a, a + (b - a) / 10))
+    s.save("%s/aggregate?start_us=%r&end_us=%r" % (base, a, a + (b - a) / 10))
     refs = [ev[4] for tr in w["tracks"] for ev in tr["events"]][:20]
     for ref in refs:
         s.save("%s/event?ref=%s" % (base, ref))
@@ -166,15 +175,18 @@ def snapshot_profile(s, p):
         qq = urllib.parse.quote(q[:40])
         s.save("%s/search?q=%s&limit=50" % (base, qq))
         s.save("%s/search?q=%s&limit=7&offset=3" % (base, qq))
-    s.save(base + "/trace")
-    st, body = s.save(base + "/tools")
+    s.save("%s/trace" % base)
+    st, body = s.save("%s/tools" % base)
     for tag in json.loads(body) if st == 200 else []:
         if tag != "trace_viewer":
             s.save("%s/tools/%s" % (base, tag))
             s.save("%s/tools/%s?format=csv" % (base, tag))
-    s.save(base + "/memory_profile")
-    s.save(base + "/memory_viewer")
-    st, body = s.save(base + "/hlo")
+    s.save("%s/findings" % base)
+    s.save("%s/modules" % base)
+    s.save("%s/tools/trace_viewer" % base)
+    s.save("%s/memory_profile" % base)
+    s.save("%s/memory_viewer" % base)
+    st, body = s.save("%s/hlo" % base)
     for m in (json.loads(body).get("modules", []) if st == 200 else [])[:3]:
         s.save("%s/hlo/%s" % (base, urllib.parse.quote(m["name"])))
         s.save("%s/memory_viewer?module=%s" % (base, urllib.parse.quote(m["name"])))
@@ -198,8 +210,12 @@ def snapshot(binary, out, fixtures, gen):
         s.save("/api/health")
         st, body = s.save("/api/profiles")
         s.save("/api/profiles/latest")
-        for p in json.loads(body)["profiles"]:
+        profiles = json.loads(body)["profiles"]
+        for p in profiles:
             snapshot_profile(s, p)
+        for a, b in zip(profiles, profiles[1:]):
+            s.save("/api/compare?a=%s&b=%s" % (a["id"], b["id"]))
+        s.save("/api/compare?a=latest&b=latest")
         st, body = s.save("/data/plugin/profile/runs")
         for run in json.loads(body) if st == 200 else []:
             r = urllib.parse.quote(run)
@@ -210,6 +226,10 @@ def snapshot(binary, out, fixtures, gen):
                 for h in json.loads(hb) if st == 200 else []:
                     hq = urllib.parse.quote(h["hostname"])
                     s.save("/data/plugin/profile/data?run=%s&tag=%s&host=%s" % (r, tag, hq))
+                    if tag != "trace_viewer":
+                        s.save("/data/plugin/profile/data_csv?run=%s&tag=%s&host=%s"
+                               % (r, tag, hq))
+            s.save("/data/plugin/profile/module_list?run=" + r)
         s.save("/latest.json", port=pport)
         s.save("/api/profiles/0000000000000001")
         s.save("/api/profiles/latest/kernels?sort=nope")
@@ -221,7 +241,7 @@ def snapshot(binary, out, fixtures, gen):
 
 def diff(old, new):
     cmp = filecmp.dircmp(old, new)
-    bad = cmp.left_only + cmp.right_only + cmp.diff_files
+    bad = cmp.left_only + cmp.diff_files
     for name in sorted(cmp.diff_files)[:20]:
         with open(os.path.join(old, name), "rb") as f:
             print("differs: " + f.readline().decode().strip())
@@ -229,7 +249,10 @@ def diff(old, new):
         for name in sorted(names)[:20]:
             with open(os.path.join(old if side == "old" else new, name), "rb") as f:
                 print("only in %s: %s" % (side, f.readline().decode().strip()))
-    print("%d answers compared, %d differ" % (len(cmp.common_files), len(bad)))
+    print("%d answers compared, %d differ%s" % (
+        len(cmp.common_files), len(bad),
+        ", %d only in new (not asked by the old snapshot)" % len(cmp.right_only)
+        if cmp.right_only else ""))
     return 1 if bad else 0
 
 

@@ -5,7 +5,7 @@
 #include "perfetto_listener.h"
 #include "http.h"
 #include "listen.h"
-#include "routes.h"
+#include "route_table.h"
 #include "trace_stream.h"
 
 #include <string.h>
@@ -35,7 +35,7 @@ static void answer(void *ctx, struct MHD_Connection *c, const char *url, const c
         return;
     }
     int64_t id;
-    if (xpv_routes_profile_id(s, name, len, &id, r) != 0) {
+    if (xpv_route_profile_id(s, name, len, &id, r) != 0) {
         if (r->status == 400) xpv_reply_error(r, 404, "no such trace: GET /<profile-id>.json");
         return;
     }

@@ -1,15 +1,23 @@
 /*
  * router.c — the first look at every request on the main listener: size
  * limits, method, a path that cannot escape (traversal, encoded dots or
- * slashes, control bytes), then the API, the TensorBoard plugin routes or
- * the embedded frontend. It reads only the request; a handler it calls
- * fills the reply.
+ * slashes, control bytes), then the route table's row for the path
+ * (route_table.h), or else the embedded frontend. It reads only the
+ * request; a handler it calls fills the reply.
+ *
+ * A row is answered in this order, each step's failure ending it: the
+ * TensorBoard routes' UI mode, the response cache (cacheable rows), the
+ * {id}, the index (unless NO_DB), the parameters, the handler; then an
+ * answer about one profile that met a damaged block becomes a 503.
  */
 #include "router.h"
+#include "response_cache.h"
+#include "route_table.h"
 #include "routes.h"
 #include "static_files.h"
-#include "tensorboard_routes.h"
 
+#include <assert.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* Rejects paths that could name something outside the embedded files or
@@ -48,6 +56,51 @@ static void index_failure(xpv_server *s, xpv_reply *r)
     }
 }
 
+static void answer_row(xpv_route_req *q, const xpv_route_capture *caps, int ncaps, xpv_reply *r)
+{
+    const xpv_route *rt = q->route;
+    int has_id = 0;
+    if ((rt->flags & XPV_ROUTE_TB) && q->s->opts.ui == XPV_UI_PERFETTO) {
+        xpv_reply_error(r, 404, "TensorBoard routes are served with --ui=tensorboard or both");
+        return;
+    }
+    if (rt->cacheable && xpv_response_cache_get(q->s, q->c, q->path, r)) return;
+    for (int i = 0; i < ncaps; i++) {
+        if (caps[i].name_len == 2 && strncmp(caps[i].name, "id", 2) == 0) {
+            if (xpv_route_profile_id(q->s, caps[i].value, caps[i].len, &q->id, r) != 0) goto done;
+            has_id = 1;
+        } else {
+            assert(!caps[i].value[caps[i].len]); /* only {name*} is handed over, as text */
+            q->rest = caps[i].value;
+        }
+    }
+    if (!(rt->flags & XPV_ROUTE_NO_DB) && xpv_route_db(q->s, &q->db, r) != 0) goto done;
+    if (xpv_route_read_params(q, r) == 0) rt->handler(q, r);
+    if (has_id && !(rt->flags & XPV_ROUTE_NO_DB)) xpv_routes_damaged(q->s, &q->id, 1, r);
+done:
+    if (rt->cacheable) xpv_response_cache_put(q->s, q->c, q->path, r);
+}
+
+/* Answers from the route table: 1, or 0 when no row matches the path. */
+static int route(xpv_server *s, struct MHD_Connection *c, const char *url, const char *method,
+                 xpv_reply *r)
+{
+    xpv_route_capture caps[XPV_ROUTE_MAX_CAPTURES];
+    int ncaps;
+    xpv_route_req *q = xpv_xcalloc(1, sizeof *q);
+    q->route = xpv_route_find(method, url, q->path, sizeof q->path, caps, &ncaps);
+    if (q->route) {
+        q->s = s;
+        q->c = c;
+        q->rest = "";
+        answer_row(q, caps, ncaps, r);
+        xpv_route_free_params(q);
+    }
+    int found = q->route != NULL;
+    free(q);
+    return found;
+}
+
 void xpv_router_answer(void *ctx, struct MHD_Connection *c, const char *url, const char *method,
                        xpv_reply *r)
 {
@@ -75,13 +128,7 @@ void xpv_router_answer(void *ctx, struct MHD_Connection *c, const char *url, con
         xpv_reply_error(r, 400, "%s", problem);
         return;
     }
-    if (strncmp(url, "/api/", 5) == 0 || strcmp(url, "/api") == 0) {
-        xpv_routes_api(s, c, url, r);
-        if (r->status == 500) index_failure(s, r);
-        return;
-    }
-    if (strncmp(url, "/data/plugin/profile/", 21) == 0) {
-        xpv_tensorboard_reply(s, c, url, r);
+    if (route(s, c, url, method, r)) {
         if (r->status == 500) index_failure(s, r);
         return;
     }

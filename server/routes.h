@@ -1,36 +1,40 @@
 /*
- * routes.h — the REST API under /api/: parameters checked here (a bad one
- * is a 400 with a JSON error), answers produced by api/.
- *
- *   /api/health
- *   /api/stream                        Server-Sent Events (live_events.h)
- *   /api/profiles                      /api/profiles/latest
- *   /api/profiles/{id}                 {id} is 16 hex digits, or "latest"
- *   /api/profiles/{id}/kernels?kind=&device=&sort=&order=&limit=&format=json|csv
- *   /api/profiles/{id}/steps?device=
- *   /api/profiles/{id}/tracks
- *   /api/profiles/{id}/events?start_us=&end_us=&tracks=1,2&resolution=
- *   /api/profiles/{id}/event?ref=<block>:<index>
- *   /api/profiles/{id}/search?q=&limit=&offset=
- *   /api/profiles/{id}/counters?start_us=&end_us=&resolution=
- *   /api/profiles/{id}/aggregate?start_us=&end_us=&tracks=1,2
- *   /api/profiles/{id}/modules         the XLA/HLO modules the profile ran
- *   /api/profiles/{id}/findings        what is slow and why, with evidence
- *   /api/profiles/{id}/tools           the XProf tools with data for the profile
- *   /api/profiles/{id}/tools/{tag}?format=json|csv&hosts=one|all
- *   /api/profiles/{id}/trace?start_us=&end_us=   streamed Chrome trace JSON, as a download
- *   /api/compare?a=ID&b=ID             profile b against profile a
+ * routes.h — the handlers of the REST API under /api/, one per row of the
+ * route table (route_table.c, which lists the routes, their parameters
+ * and what each answers; `xprof-view --routes` prints it). A handler is
+ * called with its parameters checked and its {id} resolved, and fills the
+ * reply from api/.
  */
 #ifndef XPV_ROUTES_H
 #define XPV_ROUTES_H
 
-#include "http.h"
-#include "server_state.h"
+#include "route_table.h"
 
-void xpv_routes_api(xpv_server *s, struct MHD_Connection *c, const char *path, xpv_reply *r);
-
-/* Resolves "latest" or a hex id to a profile id; 0 or -1 with r filled. */
-int xpv_routes_profile_id(xpv_server *s, const char *text, size_t len, int64_t *id, xpv_reply *r);
+void xpv_routes_health(xpv_route_req *q, xpv_reply *r);
+void xpv_routes_stream(xpv_route_req *q, xpv_reply *r);
+void xpv_routes_profiles(xpv_route_req *q, xpv_reply *r);
+void xpv_routes_latest(xpv_route_req *q, xpv_reply *r);
+void xpv_routes_profile(xpv_route_req *q, xpv_reply *r);
+void xpv_routes_kernels(xpv_route_req *q, xpv_reply *r);
+void xpv_routes_steps(xpv_route_req *q, xpv_reply *r);
+void xpv_routes_tracks(xpv_route_req *q, xpv_reply *r);
+void xpv_routes_events(xpv_route_req *q, xpv_reply *r);
+void xpv_routes_event(xpv_route_req *q, xpv_reply *r);
+void xpv_routes_search(xpv_route_req *q, xpv_reply *r);
+void xpv_routes_counters(xpv_route_req *q, xpv_reply *r);
+void xpv_routes_aggregate(xpv_route_req *q, xpv_reply *r);
+void xpv_routes_modules(xpv_route_req *q, xpv_reply *r);
+void xpv_routes_findings(xpv_route_req *q, xpv_reply *r);
+void xpv_routes_trace(xpv_route_req *q, xpv_reply *r);
+void xpv_routes_tools(xpv_route_req *q, xpv_reply *r);
+void xpv_routes_trace_viewer(xpv_route_req *q, xpv_reply *r);
+void xpv_routes_tool(xpv_route_req *q, xpv_reply *r);
+void xpv_routes_memory_profile(xpv_route_req *q, xpv_reply *r);
+void xpv_routes_memory_viewer(xpv_route_req *q, xpv_reply *r);
+void xpv_routes_hlo(xpv_route_req *q, xpv_reply *r);
+void xpv_routes_compare(xpv_route_req *q, xpv_reply *r);
+/* The 404 of a path under /api/ that names no route. */
+void xpv_routes_not_found(xpv_route_req *q, xpv_reply *r);
 
 /* After an answer about profiles ids[0..n): a 500 caused by a damaged event
  * block becomes a 503 naming the profile, and the indexer thread is asked

@@ -14,118 +14,106 @@
 
 #include <string.h>
 
-static const char *param(struct MHD_Connection *c, const char *name)
-{
-    const char *v = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, name);
-    return v && *v && strlen(v) < 1024 ? v : NULL;
-}
-
 /* trace_viewer@'s start_time_ms and end_time_ms (of the trace's own ts
  * clock; both or neither): 0, with an empty window for none, or -1 with r
  * filled. Its resolution is not needed: the window comes whole. */
-static int trace_window(struct MHD_Connection *c, xpv_trace_window *w, xpv_reply *r)
+static int trace_window(xpv_route_req *q, xpv_trace_window *w, xpv_reply *r)
 {
-    const char *a = param(c, "start_time_ms"), *b = param(c, "end_time_ms");
     *w = (xpv_trace_window){0, 0};
-    if (!a && !b) return 0;
-    char *ea = NULL, *eb = NULL;
-    double da = a ? strtod(a, &ea) : NAN, db = b ? strtod(b, &eb) : NAN;
-    if (!a || !b || *ea || *eb || !isfinite(da) || !isfinite(db) || db <= da || fabs(da) > 9.2e12 ||
-        fabs(db) > 9.2e12) {
-        xpv_reply_error(r, 400, "start_time_ms and end_time_ms must be numbers, start < end");
+    if (xpv_route_check(q, "start_time_ms", r) || xpv_route_check(q, "end_time_ms", r)) return -1;
+    const xpv_route_value *a = xpv_route_value_of(q, "start_time_ms"),
+                          *b = xpv_route_value_of(q, "end_time_ms");
+    if (!a->present && !b->present) return 0;
+    if (a->present != b->present || b->d <= a->d) {
+        xpv_reply_error(r, 400, XPV_TB_WINDOW_ERROR);
         return -1;
     }
-    *w = (xpv_trace_window){(int64_t)floor(da * 1e6), (int64_t)ceil(db * 1e6)};
+    *w = (xpv_trace_window){(int64_t)floor(a->d * 1e6), (int64_t)ceil(b->d * 1e6)};
     return 0;
 }
 
-/* data and data_csv: one host's profile, or several (host=ALL_HOSTS, or
- * hosts=a,b) for a tool that merges hosts. */
-static void data(xpv_server *s, struct MHD_Connection *c, sqlite3 *db, int csv, xpv_reply *r)
+/* The profiles a request names: one host's (host=), or several (host=ALL_HOSTS
+ * or hosts=a,b). 200 with *ids set (owned, NULL for one) and *n, or 404 / 500
+ * with r filled. */
+static int scope(xpv_route_req *q, int64_t *id, int64_t **ids, size_t *n, xpv_reply *r)
 {
-    const char *run = param(c, "run"), *tag = param(c, "tag"), *host = param(c, "host");
-    const char *hosts = param(c, "hosts");
-    if (!run || !tag) {
-        xpv_reply_error(r, 400, "data needs run and tag");
-        return;
-    }
+    const char *run = xpv_route_text(q, "run"), *host = xpv_route_text(q, "host");
+    const char *hosts = xpv_route_text(q, "hosts");
     if (host && strcmp(host, XPV_TB_ALL_HOSTS) == 0) hosts = host;
-    int64_t id, *ids = NULL;
-    size_t n = 1;
-    int found =
-        hosts ? xpv_api_tb_scope(db, run, hosts, &ids, &n) : xpv_api_tb_profile(db, run, host, &id);
+    *ids = NULL;
+    *n = 1;
+    int found = hosts ? xpv_api_tb_scope(q->db, run, hosts, ids, n)
+                      : xpv_api_tb_profile(q->db, run, host, id);
     if (found != 200) {
-        free(ids);
+        free(*ids);
+        *ids = NULL;
         xpv_reply_error(r, found == 404 ? 404 : 500, found == 404 ? "No Data" : "index error");
-        return;
     }
+    return found;
+}
+
+/* data and data_csv: one host's profile, or several for a tool that
+ * merges hosts. */
+static void data(xpv_route_req *q, int csv, xpv_reply *r)
+{
+    const char *tag = xpv_route_text(q, "tag");
+    int64_t id, *ids;
+    size_t n;
+    if (scope(q, &id, &ids, &n, r) != 200) return;
     if (!csv && (strcmp(tag, "trace_viewer") == 0 || strcmp(tag, "trace_viewer@") == 0)) {
         xpv_trace_window w;
         if (n != 1)
             xpv_reply_error(r, 404, "No Data");
-        else if (trace_window(c, &w, r) == 0)
-            xpv_trace_stream_reply(s, c, ids ? ids[0] : id, 0, w.b_ns > w.a_ns ? &w : NULL, r);
+        else if (trace_window(q, &w, r) == 0)
+            xpv_trace_stream_reply(q->s, q->c, ids ? ids[0] : id, 0, w.b_ns > w.a_ns ? &w : NULL,
+                                   r);
     } else {
-        xpv_tool_scope scope = {ids ? ids : &id, n, s->hlo_cache};
+        xpv_tool_scope sc = {ids ? ids : &id, n, q->s->hlo_cache};
         int status =
-            xpv_api_tool(db, tag, &scope, csv ? XPV_TOOL_CSV : XPV_TOOL_DATATABLE, &r->body);
+            xpv_api_tool(q->db, tag, &sc, csv ? XPV_TOOL_CSV : XPV_TOOL_DATATABLE, &r->body);
         xpv_reply_json(r, status);
         if (csv && status == 200) r->content_type = "text/csv; charset=utf-8";
-        xpv_routes_damaged(s, ids ? ids : &id, n, r);
+        xpv_routes_damaged(q->s, ids ? ids : &id, n, r);
     }
     free(ids);
 }
 
-/* module_list: the modules one host's profile ran, or several hosts'
- * (host=ALL_HOSTS, or hosts=a,b). */
-static void module_list(struct MHD_Connection *c, sqlite3 *db, xpv_reply *r)
+void xpv_tb_data(xpv_route_req *q, xpv_reply *r)
 {
-    const char *run = param(c, "run"), *host = param(c, "host"), *hosts = param(c, "hosts");
-    if (!run) {
-        xpv_reply_error(r, 400, "module_list needs run");
-        return;
-    }
-    if (host && strcmp(host, XPV_TB_ALL_HOSTS) == 0) hosts = host;
-    int64_t id, *ids = NULL;
-    size_t n = 1;
-    int found =
-        hosts ? xpv_api_tb_scope(db, run, hosts, &ids, &n) : xpv_api_tb_profile(db, run, host, &id);
-    if (found != 200)
-        xpv_reply_error(r, found == 404 ? 404 : 500, found == 404 ? "No Data" : "index error");
-    else
-        xpv_reply_json(r, xpv_api_module_list(db, ids ? ids : &id, n, &r->body));
+    data(q, 0, r);
+}
+
+void xpv_tb_data_csv(xpv_route_req *q, xpv_reply *r)
+{
+    data(q, 1, r);
+}
+
+void xpv_tb_module_list(xpv_route_req *q, xpv_reply *r)
+{
+    int64_t id, *ids;
+    size_t n;
+    if (scope(q, &id, &ids, &n, r) != 200) return;
+    xpv_reply_json(r, xpv_api_module_list(q->db, ids ? ids : &id, n, &r->body));
     free(ids);
 }
 
-void xpv_tensorboard_reply(xpv_server *s, struct MHD_Connection *c, const char *path, xpv_reply *r)
+void xpv_tb_runs(xpv_route_req *q, xpv_reply *r)
 {
-    if (s->opts.ui == XPV_UI_PERFETTO) {
-        xpv_reply_error(r, 404, "TensorBoard routes are served with --ui=tensorboard or both");
-        return;
-    }
-    xpv_err err = {{0}};
-    sqlite3 *db = xpv_server_db(s, &err);
-    if (!db) {
-        xpv_reply_error(r, 503, "index unavailable: %s", err.msg);
-        return;
-    }
-    const char *route = path + strlen("/data/plugin/profile/");
-    const char *run = param(c, "run");
-    if (strcmp(route, "runs") == 0) {
-        xpv_reply_json(r, xpv_api_tb_runs(db, &r->body));
-    } else if (strcmp(route, "run_tools") == 0 || strcmp(route, "hosts") == 0) {
-        if (!run) {
-            xpv_reply_error(r, 400, "%s needs run", route);
-            return;
-        }
-        int status = route[0] == 'r' ? xpv_api_tb_tools(db, run, &r->body)
-                                     : xpv_api_tb_hosts(db, run, param(c, "tag"), &r->body);
-        xpv_reply_json(r, status);
-    } else if (strcmp(route, "data") == 0 || strcmp(route, "data_csv") == 0) {
-        data(s, c, db, route[4] == '_', r);
-    } else if (strcmp(route, "module_list") == 0) {
-        module_list(c, db, r);
-    } else {
-        xpv_reply_error(r, 404, "no TensorBoard route %.100s", route);
-    }
+    xpv_reply_json(r, xpv_api_tb_runs(q->db, &r->body));
+}
+
+void xpv_tb_run_tools(xpv_route_req *q, xpv_reply *r)
+{
+    xpv_reply_json(r, xpv_api_tb_tools(q->db, xpv_route_text(q, "run"), &r->body));
+}
+
+void xpv_tb_hosts(xpv_route_req *q, xpv_reply *r)
+{
+    xpv_reply_json(
+        r, xpv_api_tb_hosts(q->db, xpv_route_text(q, "run"), xpv_route_text(q, "tag"), &r->body));
+}
+
+void xpv_tb_not_found(xpv_route_req *q, xpv_reply *r)
+{
+    xpv_reply_error(r, 404, "no TensorBoard route %.100s", q->rest);
 }

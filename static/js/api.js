@@ -32,6 +32,8 @@ export async function getJSON(path, { signal } = {}) {
   return body;
 }
 
+// Every path here is a route of the server's table (xprof-view --routes);
+// tests/e2e/test_route_table.py checks them and the parameters they send.
 export const api = {
   health: (o) => getJSON('/api/health', o),
   profiles: (o) => getJSON('/api/profiles', o),
@@ -53,7 +55,7 @@ export const api = {
   // Memory and compiled modules (docs/MEMORY.md).
   memoryProfile: (id, o) => getJSON(`/api/profiles/${enc(id)}/memory_profile`, o),
   memoryViewer: (id, module, o) => getJSON(`/api/profiles/${enc(id)}/memory_viewer${query({ module })}`, o),
-  hlo: (id, module, o) => getJSON(`/api/profiles/${enc(id)}/hlo${module ? '/' + enc(module) : ''}`, o),
+  hlo: (id, module, o) => getJSON(module ? `/api/profiles/${enc(id)}/hlo/${enc(module)}` : `/api/profiles/${enc(id)}/hlo`, o),
 };
 
 // The TensorBoard profile-plugin routes (served unless --ui=perfetto), which
