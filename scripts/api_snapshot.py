@@ -23,6 +23,7 @@ answer only NEW has (a route an older snapshot did not ask) is listed but
 is no difference.
 """
 import argparse
+import fcntl
 import filecmp
 import hashlib
 import http.client
@@ -37,6 +38,10 @@ import time
 import urllib.parse
 
 PROFILE_DIR = os.path.join(tempfile.gettempdir(), "xpv-api-snapshot", "profiles")
+# One run at a time on this machine: a run rebuilding PROFILE_DIR under
+# another's server makes it index the files again, so every later block id,
+# and the event refs with them, shift.
+LOCK = os.path.join(tempfile.gettempdir(), "xpv-api-snapshot.lock")
 VOLATILE = {"indexed_at", "index_seconds", "port", "base_url",  # time of indexing, free ports
             "last_event_id"}  # the live stream's ids start at the clock
 BIG = 1 << 20  # bodies above this are kept as a hash
@@ -193,15 +198,19 @@ def snapshot_profile(s, p):
 
 
 def snapshot(binary, out, fixtures, gen):
+    with open(LOCK, "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        snapshot_alone(binary, out, fixtures, gen)
+
+
+def snapshot_alone(binary, out, fixtures, gen):
     build_profile_dir(fixtures, gen)
     os.makedirs(out, exist_ok=True)
     db = os.path.join(tempfile.mkdtemp(prefix="xpv-snap-"), "index.sqlite")
     port, pport = free_port(), free_port()
     proc = subprocess.Popen([binary, "--profile-dir=" + PROFILE_DIR, "--db=" + db,
                              "--port=%d" % port, "--perfetto-port=%d" % pport, "--quiet",
-                             "--ui=both",
-                             # one job: event refs number blocks in commit order
-                             "--jobs=1"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                             "--ui=both"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                             text=True)
     try:
         c = Client(port)

@@ -6,9 +6,14 @@
  * no longer than an event block's typical span are read with one scan, so
  * a profile of many short steps does not decode every block once per step
  * it overlaps; a long step is read alone. A batch's events are grouped by
- * device (a counting sort, stable), and only when a batch holds several
- * windows sorted by start, so that each window finds its events by binary
- * search.
+ * device (a counting sort, stable) and sorted by start, so that each window
+ * finds its events by binary search.
+ *
+ * A window's answer must not depend on the batch it was read in: each
+ * window pairs its kernels only with the launches inside it, as it would
+ * read alone, and sees its events in one order, by start then block and
+ * index, not in the order the blocks were read (the evidence keeps the
+ * first of equally long events).
  *
  * Memory: one batch's device events (at most MAX_BATCH_ITEMS; beyond, the
  * answer says it is truncated) and its launches. A profile without steps
@@ -80,13 +85,25 @@ static int by_device(const void *a, const void *b)
 static int by_start(const void *a, const void *b)
 {
     const xpv_fitem *x = a, *y = b;
-    return x->s < y->s ? -1 : x->s > y->s;
+    if (x->s != y->s) return x->s < y->s ? -1 : 1;
+    if (x->block != y->block) return x->block < y->block ? -1 : 1;
+    return x->index < y->index ? -1 : x->index > y->index;
 }
 
+static int by_time(const void *a, const void *b)
+{
+    const xpv_flaunch *x = a, *y = b;
+    if (x->t != y->t) return x->t < y->t ? -1 : 1;
+    return x->corr < y->corr ? -1 : x->corr > y->corr;
+}
+
+/* Ties by time, so that a repeated correlation id finds the same launch
+ * in a window whatever else the batch holds. */
 static int by_corr(const void *a, const void *b)
 {
     const xpv_flaunch *x = a, *y = b;
-    return x->corr < y->corr ? -1 : x->corr > y->corr;
+    if (x->corr != y->corr) return x->corr < y->corr ? -1 : 1;
+    return x->t < y->t ? -1 : x->t > y->t;
 }
 
 /* ws->by_dev = ws->items grouped by device, in scan order within each. */
@@ -150,9 +167,27 @@ static void find_groups(xpv_fscan *ws)
     }
 }
 
-/* Hands window w each device's events of the batch that may overlap it. */
-static void measure(xpv_fscan *ws, xpv_fwindow *w, int several)
+/* The first of l[0..n) (sorted by time) launched at or after t. */
+static size_t first_launch(const xpv_flaunch *l, size_t n, int64_t t)
 {
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (l[mid].t < t)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* Hands window w each device's events of the batch that may overlap it,
+ * with the launches in l[0..nl) (w's own, sorted by correlation id). */
+static void measure(xpv_fscan *ws, xpv_fwindow *w, int several, xpv_flaunch *l, size_t nl)
+{
+    xpv_flaunch *batch_l = ws->l;
+    size_t batch_nl = ws->nl;
+    ws->l = l, ws->nl = nl;
     for (size_t g = 0; g < ws->ngrp; g++) {
         const xpv_fitem *v = ws->by_dev + ws->grp[g];
         size_t n = ws->grp[g + 1] - ws->grp[g], lo = 0, hi = n;
@@ -163,6 +198,7 @@ static void measure(xpv_fscan *ws, xpv_fwindow *w, int several)
         if (lo < hi) xpv_findings_window_device(ws, w, v + lo, hi - lo);
     }
     xpv_findings_window_end(ws, w);
+    ws->l = batch_l, ws->nl = batch_nl;
 }
 
 /* ---- bytes of the copies: a second pass, with args ---- */
@@ -234,13 +270,20 @@ static int read_batch(xpv_fctx *c, xpv_fscan *ws, xpv_fwindow *w, size_t nw, xpv
               (c->prof.no_kernels ? XPV_KIND_BIT(XPV_KIND_XLA_OP) : 0);
     if (xpv_store_scan(c->db, &q, batch_visit, ws, err) != 0) return -1;
     group_by_device(ws);
-    xpv_sort(ws->l, ws->nl, sizeof *ws->l, by_corr);
     find_groups(ws);
-    for (size_t g = 0; g < ws->ngrp && nw > 1; g++)
+    for (size_t g = 0; g < ws->ngrp; g++)
         xpv_sort(ws->by_dev + ws->grp[g], ws->grp[g + 1] - ws->grp[g], sizeof *ws->by_dev,
                  by_start);
-    for (size_t i = 0; i < nw; i++)
-        measure(ws, &w[i], nw > 1);
+    /* the windows are disjoint and sorted: each one's run of launches is
+     * found past the runs before it, which are re-sorted by correlation id */
+    xpv_sort(ws->l, ws->nl, sizeof *ws->l, by_time);
+    for (size_t i = 0, done = 0; i < nw; i++) {
+        size_t a = done + first_launch(ws->l + done, ws->nl - done, w[i].start);
+        size_t b = a + first_launch(ws->l + a, ws->nl - a, w[i].end);
+        xpv_sort(ws->l + a, b - a, sizeof *ws->l, by_corr);
+        measure(ws, &w[i], nw > 1, ws->l + a, b - a);
+        done = b;
+    }
     q.kinds = XPV_KIND_BIT(XPV_KIND_MEMCPY_H2D) | XPV_KIND_BIT(XPV_KIND_MEMCPY_D2H);
     q.skip_args = 0;
     bytes_scan b = {c, w, nw};

@@ -228,6 +228,10 @@ def test_list_only_json_has_findings():
         assert {f["kind"] for f in by[plant]["findings"]} == kinds, plant
     # the profile's own members are kept as the API writes them
     assert isinstance(by["none"]["mtime_ns"], int) and by["none"]["status"] == "ok"
+    # and the findings are the API's, found by id: every planted trace has
+    # the same file name, in its own folder
+    for p in by.values():
+        assert p["findings"] == S.get("/api/profiles/%s/findings" % p["id"])[2]["findings"]
 
 
 def test_config_file_changes_thresholds():
@@ -256,12 +260,44 @@ def test_config_file_changes_thresholds():
     assert r.returncode == 2 and "line 2: unknown key 'no_such_key'" in r.stderr, r.stderr
 
 
+def write_cross_window_launches(root):
+    """Two small traces whose kernels start a window after their launches:
+    one without steps (read as slices), one with steps. Launch latencies
+    vary (so a latency paired across windows moves the median), and two
+    streams run kernels of the same length at times that interleave (so
+    which one is the evidence depends on the order events are read in)."""
+    t0 = 1700000000000.0
+    for name, steps in (("slices", 0), ("steps", 8)):
+        evs = [{"name": "process_name", "ph": "M", "pid": 100, "tid": 0,
+                "args": {"name": "python3"}}]
+        n = 64
+        for i in range(n):
+            corr = i + 1
+            ts = t0 + 1000 + 100.0 * i
+            evs.append({"ph": "X", "cat": "kernel", "name": "tiny_kernel_%d" % (i % 3),
+                        "pid": 0, "tid": 7 + i % 2, "ts": ts, "dur": 5.0,
+                        "args": {"device": 0, "stream": 7 + i % 2, "correlation": corr}})
+            evs.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel",
+                        "pid": 100, "tid": 100, "ts": ts - 10 - (i * 37) % 90, "dur": 4.0,
+                        "args": {"correlation": corr}})
+        for k in range(steps):
+            evs.append({"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#%d" % k,
+                        "pid": 100, "tid": 100, "ts": t0 + 1000 + 800.0 * k - 50,
+                        "dur": 800.0, "args": {}})
+        os.makedirs(os.path.join(root, name))
+        with open(os.path.join(root, name, "worker0.1.pt.trace.json"), "w") as f:
+            json.dump({"traceEvents": evs}, f)
+
+
 def test_same_answer_read_step_by_step():
     """Steps are read in batches when they are short next to the event
     blocks (all ten of a planted trace at once); XPV_FINDINGS_BATCH=off
-    reads each alone. Both must give the same bytes, here and on the
-    fixtures when they are there."""
-    roots = [ROOT] + ([e2e.FIXTURES] if e2e.FIXTURES and os.path.isdir(e2e.FIXTURES) else [])
+    reads each alone. Both must give the same bytes, here, on launches
+    that cross windows, and on the fixtures when they are there."""
+    cross = e2e.tmpdir()
+    write_cross_window_launches(cross)
+    roots = [ROOT, cross] + ([e2e.FIXTURES] if e2e.FIXTURES and os.path.isdir(e2e.FIXTURES)
+                             else [])
     for root in roots:
         answers = []
         for env in ({}, {"XPV_FINDINGS_BATCH": "off"}):

@@ -3,8 +3,9 @@
 (--jobs=1) writes equal indexes, table by table (block ids included), and
 two servers on them give the same answer to every API and TensorBoard
 route for every profile, event refs included. Runs on a generated folder
-(three JAX hosts with trace-JSON twins, of different sizes, and a PyTorch
-trace), and on the fixtures when ../shared is there."""
+(three JAX hosts with trace-JSON twins, of different sizes, a PyTorch
+trace, and two runs of one host whose files share their names, as the
+GPU captures do), and on the fixtures when ../shared is there."""
 import hashlib
 import json
 import os
@@ -130,6 +131,10 @@ def test_generated_folder():
     # Hosts of different sizes finish out of queue order with several jobs.
     subprocess.run([e2e.GEN, "--out", os.path.join(folder, "big"), "--kind", "jax", "--size",
                     "8MB"], check=True, capture_output=True)
+    # Written last, so newest: indexed first, and the block ids of every
+    # profile above follow theirs (as the fixtures' chrome-json/ follow gpu/).
+    subprocess.run([e2e.GEN, "--out", os.path.join(folder, "xax"), "--kind", "jax", "--runs",
+                    "2", "--hosts", "1", "--size", "256KB"], check=True, capture_output=True)
     check_same_answers(folder)
 
 
