@@ -39,6 +39,23 @@ static int trace_window(struct MHD_Connection *c, xpv_trace_window *w, xpv_reply
     return 0;
 }
 
+/* The profiles a request names: one host's (*id, *ids NULL, *n 1), or
+ * several hosts' (host=ALL_HOSTS, or hosts=a,b; *ids malloc'ed). 0, or -1
+ * with r filled: 404 "No Data" when none matches. */
+static int scope_of(sqlite3 *db, const char *run, const char *host, const char *hosts, int64_t *id,
+                    int64_t **ids, size_t *n, xpv_reply *r)
+{
+    if (host && strcmp(host, XPV_TB_ALL_HOSTS) == 0) hosts = host;
+    xpv_err err = {{0}};
+    int found = hosts ? xpv_api_tb_scope(db, run, hosts, ids, n, &err)
+                      : xpv_api_tb_profile(db, run, host, id, &err);
+    if (found < 0)
+        xpv_reply_error(r, 500, "%s", err.msg);
+    else if (!found)
+        xpv_reply_error(r, 404, "No Data");
+    return found > 0 ? 0 : -1;
+}
+
 /* data and data_csv: one host's profile, or several (host=ALL_HOSTS, or
  * hosts=a,b) for a tool that merges hosts. */
 static void data(xpv_server *s, struct MHD_Connection *c, sqlite3 *db, int csv, xpv_reply *r)
@@ -49,16 +66,9 @@ static void data(xpv_server *s, struct MHD_Connection *c, sqlite3 *db, int csv, 
         xpv_reply_error(r, 400, "data needs run and tag");
         return;
     }
-    if (host && strcmp(host, XPV_TB_ALL_HOSTS) == 0) hosts = host;
     int64_t id, *ids = NULL;
     size_t n = 1;
-    int found =
-        hosts ? xpv_api_tb_scope(db, run, hosts, &ids, &n) : xpv_api_tb_profile(db, run, host, &id);
-    if (found != 200) {
-        free(ids);
-        xpv_reply_error(r, found == 404 ? 404 : 500, found == 404 ? "No Data" : "index error");
-        return;
-    }
+    if (scope_of(db, run, host, hosts, &id, &ids, &n, r) != 0) return;
     if (!csv && (strcmp(tag, "trace_viewer") == 0 || strcmp(tag, "trace_viewer@") == 0)) {
         xpv_trace_window w;
         if (n != 1)
@@ -85,15 +95,10 @@ static void module_list(struct MHD_Connection *c, sqlite3 *db, xpv_reply *r)
         xpv_reply_error(r, 400, "module_list needs run");
         return;
     }
-    if (host && strcmp(host, XPV_TB_ALL_HOSTS) == 0) hosts = host;
     int64_t id, *ids = NULL;
     size_t n = 1;
-    int found =
-        hosts ? xpv_api_tb_scope(db, run, hosts, &ids, &n) : xpv_api_tb_profile(db, run, host, &id);
-    if (found != 200)
-        xpv_reply_error(r, found == 404 ? 404 : 500, found == 404 ? "No Data" : "index error");
-    else
-        xpv_reply_json(r, xpv_api_module_list(db, ids ? ids : &id, n, &r->body));
+    if (scope_of(db, run, host, hosts, &id, &ids, &n, r) != 0) return;
+    xpv_reply_json(r, xpv_api_module_list(db, ids ? ids : &id, n, &r->body));
     free(ids);
 }
 

@@ -1023,11 +1023,10 @@ static int profile_has_ops(sqlite3 *db, int64_t id, int with_cost, xpv_err *err)
     return rc;
 }
 
-int xpv_hlo_ops_has_data(sqlite3 *db, const xpv_tool_scope *s, int with_cost)
+int xpv_hlo_ops_has_data(sqlite3 *db, const xpv_tool_scope *s, int with_cost, xpv_err *err)
 {
-    xpv_err err = {{0}};
     for (size_t i = 0; i < s->n; i++) {
-        int rc = profile_has_ops(db, s->ids[i], with_cost, &err);
+        int rc = profile_has_ops(db, s->ids[i], with_cost, err);
         if (rc != 0) return rc;
     }
     return 0;

@@ -42,7 +42,7 @@ int xpv_api_tb_hosts(sqlite3 *db, const char *run, const char *tag, xpv_buf *out
     const xpv_tool *t = tag ? xpv_tool_named(tag) : NULL;
     int64_t *ids = NULL;
     size_t n = 0;
-    int all = t && t->merges_hosts && xpv_api_tb_scope(db, run, NULL, &ids, &n) == 200 && n > 1;
+    int all = t && t->merges_hosts && xpv_api_tb_scope(db, run, NULL, &ids, &n, NULL) == 1 && n > 1;
     free(ids);
     if (all && t->merges_hosts == XPV_TOOL_RUN_HOSTS) { /* a host alone has no data */
         xpv_buf_puts(out, "[{\"hostname\":\"" XPV_TB_ALL_HOSTS "\"}]");
@@ -65,7 +65,7 @@ int xpv_api_tb_hosts(sqlite3 *db, const char *run, const char *tag, xpv_buf *out
     return status;
 }
 
-int xpv_api_tb_profile(sqlite3 *db, const char *run, const char *host, int64_t *id)
+int xpv_api_tb_profile(sqlite3 *db, const char *run, const char *host, int64_t *id, xpv_err *err)
 {
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(db,
@@ -74,24 +74,29 @@ int xpv_api_tb_profile(sqlite3 *db, const char *run, const char *host, int64_t *
                            ", mtime_ns DESC"
                            " LIMIT 1",
                            -1, &st, NULL) != SQLITE_OK)
-        return 500;
+        return xpv_err_set(err, "index: %s", sqlite3_errmsg(db));
     sqlite3_bind_text(st, 1, run, -1, SQLITE_STATIC);
     if (host) sqlite3_bind_text(st, 2, host, -1, SQLITE_STATIC);
-    int status = 404;
-    if (sqlite3_step(st) == SQLITE_ROW) *id = sqlite3_column_int64(st, 0), status = 200;
+    int rc = sqlite3_step(st), found = rc == SQLITE_ROW;
+    if (found)
+        *id = sqlite3_column_int64(st, 0);
+    else if (rc != SQLITE_DONE)
+        found = xpv_err_set(err, "index: %s", sqlite3_errmsg(db));
     sqlite3_finalize(st);
-    return status;
+    return found;
 }
 
 int xpv_api_tb_tools(sqlite3 *db, const char *run, xpv_buf *out)
 {
     int64_t *ids = NULL;
     size_t n = 0;
-    int status = xpv_api_tb_scope(db, run, NULL, &ids, &n);
-    if (status == 404) xpv_buf_puts(out, "[]");
-    if (status == 200) status = xpv_api_tool_list(db, &(xpv_tool_scope){.ids = ids, .n = n}, out);
+    xpv_err err = {{0}};
+    int found = xpv_api_tb_scope(db, run, NULL, &ids, &n, &err);
+    int status = found < 0 ? xpv_api_error(out, 500, "%s", err.msg) : 200;
+    if (found == 0) xpv_buf_puts(out, "[]");
+    if (found > 0) status = xpv_api_tool_list(db, &(xpv_tool_scope){.ids = ids, .n = n}, out);
     free(ids);
-    return status == 404 ? 200 : status;
+    return status;
 }
 
 /* Whether host (one name) is listed in the comma-separated list. */
@@ -107,7 +112,8 @@ static int listed(const char *list, const char *host)
     return 0;
 }
 
-int xpv_api_tb_scope(sqlite3 *db, const char *run, const char *hosts, int64_t **ids, size_t *n)
+int xpv_api_tb_scope(sqlite3 *db, const char *run, const char *hosts, int64_t **ids, size_t *n,
+                     xpv_err *err)
 {
     sqlite3_stmt *st;
     *ids = NULL;
@@ -116,7 +122,7 @@ int xpv_api_tb_scope(sqlite3 *db, const char *run, const char *hosts, int64_t **
                            "SELECT id, host FROM profiles WHERE run=?1 AND companion_of IS NULL"
                            " ORDER BY host, " XPV_API_BEST_INDEXED ", mtime_ns DESC",
                            -1, &st, NULL) != SQLITE_OK)
-        return 500;
+        return xpv_err_set(err, "index: %s", sqlite3_errmsg(db));
     sqlite3_bind_text(st, 1, run, -1, SQLITE_STATIC);
     int all = !hosts || strcmp(hosts, XPV_TB_ALL_HOSTS) == 0;
     const char *prev = NULL;
@@ -133,12 +139,14 @@ int xpv_api_tb_scope(sqlite3 *db, const char *run, const char *hosts, int64_t **
         *ids = xpv_xrealloc(*ids, (*n + 1) * sizeof **ids);
         (*ids)[(*n)++] = sqlite3_column_int64(st, 0);
     }
+    if (rc != SQLITE_DONE) /* a host list cut short would pass for the run */
+        xpv_err_set(err, "index: %s", sqlite3_errmsg(db));
     sqlite3_finalize(st);
     xpv_buf_free(&seen);
-    if (rc != SQLITE_DONE) { /* a host list cut short would pass for the run */
+    if (rc != SQLITE_DONE) {
         free(*ids);
         *ids = NULL, *n = 0;
-        return 500;
+        return -1;
     }
-    return *n ? 200 : 404;
+    return *n ? 1 : 0;
 }
