@@ -10,6 +10,8 @@
 #              common/ < store/ < indexer/ < api/ < server/ < app/; no SQL
 #              in server/ or app/; readers/ never include discovery
 #   length     no C function body longer than 100 lines
+#   size       no source file (C, header, JS, Python) longer than 900 lines:
+#              split it by concern
 #   js         page modules import no other page module; prettier is clean
 # No pipefail: each check below is `… | grep . && bad=1`, which must
 # follow grep alone (a grep that matches nothing earlier in the pipe is
@@ -56,6 +58,11 @@ for f in $(git ls-files '*.c'); do
     /^\}/ && start { if (NR - start - 1 > 100) printf "%s:%d: length: function body of %d lines (100 at most)\n", f, start, NR - start - 1; start = 0 }
   ' "$f"
 done | grep . && bad=1
+
+git ls-files '*.c' '*.h' '*.js' '*.mjs' '*.py' | xargs wc -l | grep -v ' total$' |
+  while read -r n f; do
+    [ "$n" -gt 900 ] && echo "$f:1: size: $n lines (900 at most; split the file by concern)"
+  done | grep . && bad=1
 
 pages='profiles|overview|kernels|timeline|tools|tensorboard'
 git ls-files 'static/js/*.js' | grep -v '^static/js/app.js$' | xargs grep -nE "from '\./($pages)\.js'" |
