@@ -673,14 +673,7 @@ await test('dark theme and 4K: pages render with no console errors', async () =>
   await page.context().close();
   const big = await newPage({ viewport: { width: 1920, height: 1080 }, scale: 2 });
   await big.goto(`${BASE}/#/p/${forTimeline.id}/timeline`);
-  await big.waitForFunction(
-    () =>
-      Number(document.querySelector('canvas.tl-canvas')?.dataset.eventsDrawn || 0) +
-        Number(document.querySelector('canvas.tl-canvas')?.dataset.summariesDrawn || 0) >
-      0,
-    null,
-    { timeout: 20000 },
-  );
+  await waitDrawn(big);
   const dims = await big.$eval('canvas.tl-canvas', (c) => [c.width, c.clientWidth]);
   eq(dims[0], dims[1] * 2, 'canvas backing store at devicePixelRatio 2');
   const res = new URL(

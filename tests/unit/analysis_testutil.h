@@ -2,7 +2,7 @@
  * analysis_testutil.h — what the analysis tests (test_analysis.c for the
  * kernel summaries, test_analysis_steps.c for the step timelines) share:
  * a fresh index with profile 7, a real sink on it, hand-made device and
- * host events, and queries of one value.
+ * host events, queries of one value, and running tests on both store paths.
  */
 #ifndef XPV_ANALYSIS_TESTUTIL_H
 #define XPV_ANALYSIS_TESTUTIL_H
@@ -12,6 +12,7 @@
 #include "indexer/ingest.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 
 #define PROFILE 7
 
@@ -95,6 +96,19 @@ static inline char *q_text(sqlite3 *db, const char *sql)
     }
     sqlite3_finalize(st);
     return out;
+}
+
+/* Runs each test with no capture (cap 0: finish reads the store) and with
+ * one that overflows partway: the numbers must be those of the capture. */
+static inline void run_on_store_paths(void (*const *tests)(void), size_t n)
+{
+    static const char *const caps[] = {"0", "5000"};
+    for (int i = 0; i < 2; i++) {
+        setenv("XPV_ANALYSIS_CAPTURE_CAP", caps[i], 1);
+        for (size_t t = 0; t < n; t++)
+            tests[t]();
+    }
+    unsetenv("XPV_ANALYSIS_CAPTURE_CAP");
 }
 
 #endif

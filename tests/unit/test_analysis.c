@@ -448,14 +448,9 @@ static void test_rows_when_device_work_ends(void)
  * the numbers must not change (the step tests: test_analysis_steps.c). */
 static void test_store_path(void)
 {
-    static const char *const caps[] = {"0", "5000"};
-    for (int i = 0; i < 2; i++) {
-        setenv("XPV_ANALYSIS_CAPTURE_CAP", caps[i], 1);
-        test_kernel_stats_exact();
-        test_op_through_correlation();
-        test_spilled_durations();
-    }
-    unsetenv("XPV_ANALYSIS_CAPTURE_CAP");
+    static void (*const tests[])(void) = {test_kernel_stats_exact, test_op_through_correlation,
+                                          test_spilled_durations};
+    run_on_store_paths(tests, sizeof tests / sizeof tests[0]);
 }
 
 int main(void)

@@ -458,17 +458,10 @@ static void test_split_windows(void)
  * the numbers must not change (the kernel tests: test_analysis.c). */
 static void test_store_path(void)
 {
-    static const char *const caps[] = {"0", "5000"};
-    for (int i = 0; i < 2; i++) {
-        setenv("XPV_ANALYSIS_CAPTURE_CAP", caps[i], 1);
-        test_correlation_vs_time_join();
-        test_interval_union();
-        test_interleaved_ids();
-        test_launch_segments();
-        test_epoch_timestamps();
-        test_module_fallback();
-    }
-    unsetenv("XPV_ANALYSIS_CAPTURE_CAP");
+    static void (*const tests[])(void) = {test_correlation_vs_time_join, test_interval_union,
+                                          test_interleaved_ids,          test_launch_segments,
+                                          test_epoch_timestamps,         test_module_fallback};
+    run_on_store_paths(tests, sizeof tests / sizeof tests[0]);
 }
 
 int main(void)
