@@ -42,6 +42,7 @@ int xpv_api_tb_hosts(sqlite3 *db, const char *run, const char *tag, xpv_buf *out
     const xpv_tool *t = tag ? xpv_tool_named(tag) : NULL;
     int64_t *ids = NULL;
     size_t n = 0;
+    /* hosts that cannot be counted: listed alone, without ALL_HOSTS */
     int all = t && t->merges_hosts && xpv_api_tb_scope(db, run, NULL, &ids, &n, NULL) == 1 && n > 1;
     free(ids);
     if (all && t->merges_hosts == XPV_TOOL_RUN_HOSTS) { /* a host alone has no data */
