@@ -223,10 +223,11 @@ static const xpv_store_mark *resume_at(agg *g, xpv_block_marks *marks, sqlite3_s
     int64_t lookback = lod >= 62 ? INT64_MAX : (lod > 0 ? (int64_t)1 << lod : 0);
     int64_t from = g->a > INT64_MIN + lookback ? g->a - lookback : INT64_MIN;
     int found = xpv_block_marks_find(marks, &k, from, mark);
-    if (found == 0 &&
-        xpv_block_marks_add(marks, &k, sqlite3_column_blob(st, 5), (size_t)k.bytes) == 0)
+    /* a damaged block is decoded whole, and the decoder reports it */
+    if (found == XPV_MARKS_MISSING &&
+        xpv_block_marks_add(marks, &k, sqlite3_column_blob(st, 5), (size_t)k.bytes, NULL) == 0)
         found = xpv_block_marks_find(marks, &k, from, mark);
-    if (found != 1) return NULL;
+    if (found != XPV_MARKS_FOUND) return NULL;
     g->stop_past_end = 1;
     return mark;
 }

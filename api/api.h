@@ -1,10 +1,24 @@
 /*
  * api.h — queries over the index, answered as JSON (or CSV) text.
  *
- * Every function takes an open index connection and appends its answer to
- * an xpv_buf. It returns an HTTP-style status (200, 404, 400, 500); on
- * anything but 200 the buffer holds `{"error": "..."}`. This layer knows SQL
- * and JSON, never sockets: server/ maps routes to these calls.
+ * Every answer takes an open index connection and appends to an xpv_buf.
+ * This layer knows SQL and JSON, never sockets: server/ maps routes to
+ * these calls.
+ *
+ * Errors, one convention for every function of api/ (CONTRIBUTING.md
+ * "Errors"):
+ *  - an answer (it writes JSON or CSV into an xpv_buf for a route), or a
+ *    part of one that decides its status (xpv_api_profile_state_get,
+ *    xpv_api_window), returns the HTTP status (200, 400, 404, 422, 500);
+ *    on anything but 200 the buffer holds `{"error": "..."}`, written by
+ *    xpv_api_error;
+ *  - anything else returns 0 or -1 with the xpv_err filled; one that
+ *    counts returns the count or -1, one that builds returns the object or
+ *    NULL, with the xpv_err filled likewise;
+ *  - a lookup or question that can miss returns 1 found / 0 not found /
+ *    -1 with the xpv_err filled (one that cannot fail returns 1 / 0);
+ *    more outcomes than these are an enum, never -1.
+ * The xpv_err may be NULL where the caller has a fallback and says why.
  */
 #ifndef XPV_API_H
 #define XPV_API_H
@@ -20,8 +34,9 @@ int xpv_api_profile(sqlite3 *db, int64_t id, xpv_buf *out);
  * with *id set, 0 when there are no profiles, -1 on an index error. */
 int xpv_api_latest_id(sqlite3 *db, int64_t *id, xpv_err *err);
 /* `"profiles":N,"status_counts":{"ok":N,...}` (members, no braces) over
- * the profiles that are not companions. Returns 200 or 500. */
-int xpv_api_status_counts(sqlite3 *db, xpv_buf *out);
+ * the profiles that are not companions. Returns 0 (out appended to), or -1
+ * with err (out untouched). */
+int xpv_api_status_counts(sqlite3 *db, xpv_buf *out, xpv_err *err);
 /* The latest profile's object, 404 when there is none. */
 int xpv_api_profile_latest(sqlite3 *db, xpv_buf *out);
 /* `[profile, ...]` newest first. include_companions: also trace-JSON twins
@@ -102,17 +117,19 @@ int xpv_api_search(sqlite3 *db, int64_t id, const char *q, int64_t offset, int l
 /* TensorBoard profile-plugin answers (tensorboard.c; the tools are in
  * tools.h): run names newest first; `[{"hostname"}]` of a run, led by
  * "ALL_HOSTS" when `tag` is a tool that merges hosts and the run has
- * several; the tools the run has data for; the profile of a (run, host)
- * (200 or 404; host NULL: any). */
+ * several; the tools the run has data for. */
 #define XPV_TB_ALL_HOSTS "ALL_HOSTS"
 int xpv_api_tb_runs(sqlite3 *db, xpv_buf *out);
 int xpv_api_tb_hosts(sqlite3 *db, const char *run, const char *tag, xpv_buf *out);
 int xpv_api_tb_tools(sqlite3 *db, const char *run, xpv_buf *out);
-int xpv_api_tb_profile(sqlite3 *db, const char *run, const char *host, int64_t *id);
-/* The profiles of a run's hosts (tb_scope.c): every host (hosts NULL or
- * "ALL_HOSTS"), or those named in the comma-separated `hosts`. *ids is
- * malloc'ed; returns 200, 404 when none matches, or 500. */
-int xpv_api_tb_scope(sqlite3 *db, const char *run, const char *hosts, int64_t **ids, size_t *n);
+/* The profile of a (run, host) (host NULL: any): 1 with *id, 0 when there
+ * is none, -1 with err. */
+int xpv_api_tb_profile(sqlite3 *db, const char *run, const char *host, int64_t *id, xpv_err *err);
+/* The profiles of a run's hosts (tb_scope.c): every host (hosts NULL or "ALL_HOSTS"),
+ * or those named in the comma-separated `hosts`. 1 with *ids (malloc'ed)
+ * and *n, 0 when none matches, -1 with err. */
+int xpv_api_tb_scope(sqlite3 *db, const char *run, const char *hosts, int64_t **ids, size_t *n,
+                     xpv_err *err);
 
 /* The XLA/HLO modules the profiles ran (hlo_modules.c): module_list's
  * `["name", ...]` over the profiles ids[0..n) (sorted, unique), and

@@ -80,11 +80,11 @@ static void grow(xpv_block_marks *m)
 int xpv_block_marks_find(xpv_block_marks *m, const xpv_block_key *k, int64_t t,
                          xpv_store_mark *mark)
 {
-    int rc = 0;
+    int rc = XPV_MARKS_MISSING;
     pthread_mutex_lock(&m->mu);
     entry *e = lookup(m, k->block_id);
     if (e && memcmp(&e->key, k, sizeof *k) == 0) {
-        rc = e->sorted ? 1 : -1;
+        rc = e->sorted ? XPV_MARKS_FOUND : XPV_MARKS_UNSORTED;
         if (e->sorted) {
             /* The last mark whose ts <= t (the first mark when none is). */
             uint32_t lo = 0, hi = e->nmarks;
@@ -102,13 +102,13 @@ int xpv_block_marks_find(xpv_block_marks *m, const xpv_block_key *k, int64_t t,
     return rc;
 }
 
-int xpv_block_marks_add(xpv_block_marks *m, const xpv_block_key *k, const void *data, size_t len)
+int xpv_block_marks_add(xpv_block_marks *m, const xpv_block_key *k, const void *data, size_t len,
+                        xpv_err *err)
 {
     size_t cap = (size_t)(k->n / XPV_MARK_EVERY + 1);
     xpv_store_mark *marks = xpv_xmalloc(cap * sizeof *marks);
     int sorted = 0;
-    xpv_err err = {{0}};
-    int n = xpv_store_marks(data, len, XPV_MARK_EVERY, marks, cap, &sorted, &err);
+    int n = xpv_store_marks(data, len, XPV_MARK_EVERY, marks, cap, &sorted, err);
     if (n <= 0) {
         free(marks);
         return n < 0 ? -1 : 0;
@@ -135,17 +135,18 @@ int xpv_block_marks_add(xpv_block_marks *m, const xpv_block_key *k, const void *
 }
 
 int64_t xpv_block_marks_warm(xpv_block_marks *m, sqlite3 *db, int64_t profile_id,
-                             volatile int *stop)
+                             volatile int *stop, xpv_err *err)
 {
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(db,
                            "SELECT id, n, length(data), t_min, t_max FROM blocks WHERE"
                            " profile_id=?1 AND n > ?2",
                            -1, &st, NULL) != SQLITE_OK)
-        return -1;
+        return xpv_err_set(err, "index: %s", sqlite3_errmsg(db));
     sqlite3_stmt *blob;
     if (sqlite3_prepare_v2(db, "SELECT data FROM blocks WHERE id=?1", -1, &blob, NULL) !=
         SQLITE_OK) {
+        xpv_err_set(err, "index: %s", sqlite3_errmsg(db));
         sqlite3_finalize(st);
         return -1;
     }
@@ -157,11 +158,12 @@ int64_t xpv_block_marks_warm(xpv_block_marks *m, sqlite3 *db, int64_t profile_id
                            sqlite3_column_int64(st, 2), sqlite3_column_int64(st, 3),
                            sqlite3_column_int64(st, 4)};
         xpv_store_mark mark;
-        if (xpv_block_marks_find(m, &k, 0, &mark) != 0) continue;
+        if (xpv_block_marks_find(m, &k, 0, &mark) != XPV_MARKS_MISSING) continue;
         sqlite3_bind_int64(blob, 1, k.block_id);
+        /* a damaged block is skipped: a window reading it reports it */
         if (sqlite3_step(blob) == SQLITE_ROW &&
             xpv_block_marks_add(m, &k, sqlite3_column_blob(blob, 0),
-                                (size_t)sqlite3_column_bytes(blob, 0)) == 0)
+                                (size_t)sqlite3_column_bytes(blob, 0), NULL) == 0)
             added++;
         sqlite3_reset(blob);
     }
@@ -177,7 +179,7 @@ void xpv_block_marks_warm_all(xpv_block_marks *m, sqlite3 *db, volatile int *sto
         SQLITE_OK)
         return; /* the cache only speeds windows up: without it they are still right */
     while (!xpv_stop_requested(stop) && sqlite3_step(st) == SQLITE_ROW)
-        xpv_block_marks_warm(m, db, sqlite3_column_int64(st, 0), stop);
+        xpv_block_marks_warm(m, db, sqlite3_column_int64(st, 0), stop, NULL);
     sqlite3_finalize(st);
 }
 

@@ -30,19 +30,25 @@ typedef struct {
 xpv_block_marks *xpv_block_marks_new(size_t max_bytes);
 void xpv_block_marks_free(xpv_block_marks *m);
 
-/* For a window starting at t (lookback already subtracted): 1 with *mark
- * set (the block is sorted; decode from *mark, stop past the window's end),
- * 0 when the block is not cached, -1 when it is cached but unsorted. */
+/* What xpv_block_marks_find knows of a block (it cannot fail). */
+enum {
+    XPV_MARKS_MISSING = 0,  /* not cached */
+    XPV_MARKS_FOUND = 1,    /* *mark set: decode from it, stop past the window's end */
+    XPV_MARKS_UNSORTED = 2, /* cached, but its starts are not sorted: decode it whole */
+};
+/* For a window starting at t (lookback already subtracted). */
 int xpv_block_marks_find(xpv_block_marks *m, const xpv_block_key *k, int64_t t,
                          xpv_store_mark *mark);
 
-/* Walks the block once and caches its marks. Returns 0 or -1 (damaged). */
-int xpv_block_marks_add(xpv_block_marks *m, const xpv_block_key *k, const void *data, size_t len);
+/* Walks the block once and caches its marks. Returns 0, or -1 with err
+ * (the block is damaged). */
+int xpv_block_marks_add(xpv_block_marks *m, const xpv_block_key *k, const void *data, size_t len,
+                        xpv_err *err);
 
 /* Caches every block of a profile not cached yet; stops early when *stop
- * becomes non-zero. Returns the number of blocks added, or -1. */
+ * becomes non-zero. Returns the number of blocks added, or -1 with err. */
 int64_t xpv_block_marks_warm(xpv_block_marks *m, sqlite3 *db, int64_t profile_id,
-                             volatile int *stop);
+                             volatile int *stop, xpv_err *err);
 
 /* The same for every profile that has events, until *stop. */
 void xpv_block_marks_warm_all(xpv_block_marks *m, sqlite3 *db, volatile int *stop);

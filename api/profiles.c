@@ -142,14 +142,14 @@ int xpv_api_latest_id(sqlite3 *db, int64_t *id, xpv_err *err)
     return found;
 }
 
-int xpv_api_status_counts(sqlite3 *db, xpv_buf *out)
+int xpv_api_status_counts(sqlite3 *db, xpv_buf *out, xpv_err *err)
 {
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(db,
                            "SELECT status, count(*) FROM profiles WHERE companion_of IS NULL"
                            " GROUP BY status ORDER BY status",
                            -1, &st, NULL) != SQLITE_OK)
-        return 500;
+        return xpv_err_set(err, "index: %s", sqlite3_errmsg(db));
     int64_t total = 0;
     xpv_buf counts = {0};
     int rc;
@@ -161,15 +161,13 @@ int xpv_api_status_counts(sqlite3 *db, xpv_buf *out)
         xpv_buf_printf(&counts, ":%lld", (long long)n);
         total += n;
     }
+    if (rc != SQLITE_DONE) xpv_err_set(err, "index: %s", sqlite3_errmsg(db));
     sqlite3_finalize(st);
-    if (rc != SQLITE_DONE) {
-        xpv_buf_free(&counts);
-        return 500;
-    }
-    xpv_buf_printf(out, "\"profiles\":%lld,\"status_counts\":{%s}", (long long)total,
-                   counts.data ? counts.data : "");
+    if (rc == SQLITE_DONE)
+        xpv_buf_printf(out, "\"profiles\":%lld,\"status_counts\":{%s}", (long long)total,
+                       counts.data ? counts.data : "");
     xpv_buf_free(&counts);
-    return 200;
+    return rc == SQLITE_DONE ? 0 : -1;
 }
 
 int xpv_api_profile_latest(sqlite3 *db, xpv_buf *out)

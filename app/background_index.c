@@ -217,8 +217,11 @@ static void set_active(xpv_server *s, int active, const char *error)
  * their first timeline windows are as fast as later ones. */
 static void warm_marks(xpv_server *s)
 {
+    xpv_err err = {{0}};
     for (size_t i = 0; s->marks && i < bg.indexed.n && !stopping(s); i++)
-        xpv_block_marks_warm(s->marks, bg.db, bg.indexed.ids[i], &s->stop);
+        if (xpv_block_marks_warm(s->marks, bg.db, bg.indexed.ids[i], &s->stop, &err) < 0 &&
+            !bg.opts->quiet) /* windows still answer, decoding whole blocks */
+            fprintf(stderr, "xprof-view: warming the resume marks: %s\n", err.msg);
 }
 
 /* Scans the HLO ops of the profiles just indexed into the HLO tools'

@@ -97,7 +97,7 @@ int main(int argc, char **argv)
         if (pass == 1) {
             marks = xpv_block_marks_new((size_t)256 << 20);
             double t = xpv_now_mono();
-            int64_t blocks = xpv_block_marks_warm(marks, db, id, NULL);
+            int64_t blocks = xpv_block_marks_warm(marks, db, id, NULL, NULL);
             printf("\nwith resume marks (as the server keeps them): warm-up %.2f s, %lld blocks,"
                    " %.1f MB\n",
                    xpv_now_mono() - t, (long long)blocks, xpv_block_marks_bytes(marks) / 1048576.0);

@@ -12,6 +12,8 @@
 #   length     no C function body longer than 100 lines
 #   circles    at most 3 loops of files that include or call each other
 #              (scripts/circles.py prints them with the names that tie them)
+#   size       no source file (C, header, JS, Python) longer than 900 lines:
+#              split it by concern
 #   js         page modules import no other page module; prettier is clean
 # No pipefail: each check below is `… | grep . && bad=1`, which must
 # follow grep alone (a grep that matches nothing earlier in the pipe is
@@ -60,6 +62,10 @@ for f in $(git ls-files '*.c'); do
 done | grep . && bad=1
 
 out=$(python3 scripts/circles.py) || { echo "$out" | sed 's/^/circles: /'; bad=1; }
+git ls-files '*.c' '*.h' '*.js' '*.mjs' '*.py' | xargs wc -l | grep -v ' total$' |
+  while read -r n f; do
+    [ "$n" -gt 900 ] && echo "$f:1: size: $n lines (900 at most; split the file by concern)"
+  done | grep . && bad=1
 
 pages='profiles|overview|kernels|timeline|tools|tensorboard'
 git ls-files 'static/js/*.js' | grep -v '^static/js/app.js$' | xargs grep -nE "from '\./($pages)\.js'" |

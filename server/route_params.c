@@ -5,7 +5,7 @@
  * whose text the parameter's spec gives or its kind composes.
  */
 #define _GNU_SOURCE
-#include "route_table.h"
+#include "route_params.h"
 #include "../api/api.h"
 
 #include <assert.h>

@@ -8,7 +8,7 @@
 #ifndef XPV_ROUTES_H
 #define XPV_ROUTES_H
 
-#include "route_table.h"
+#include "route_params.h"
 
 void xpv_routes_health(xpv_route_req *q, xpv_reply *r);
 void xpv_routes_stream(xpv_route_req *q, xpv_reply *r);

@@ -32,9 +32,9 @@ static int trace_window(xpv_route_req *q, xpv_trace_window *w, xpv_reply *r)
     return 0;
 }
 
-/* The profiles a request names: one host's (host=), or several (host=ALL_HOSTS
- * or hosts=a,b). 200 with *ids set (owned, NULL for one) and *n, or 404 / 500
- * with r filled. */
+/* The profiles a request names: one host's (host=: *id, *ids NULL, *n 1),
+ * or several (host=ALL_HOSTS or hosts=a,b: *ids malloc'ed). 0, or -1 with r
+ * filled: 404 "No Data" when none matches. */
 static int scope(xpv_route_req *q, int64_t *id, int64_t **ids, size_t *n, xpv_reply *r)
 {
     const char *run = xpv_route_text(q, "run"), *host = xpv_route_text(q, "host");
@@ -42,14 +42,14 @@ static int scope(xpv_route_req *q, int64_t *id, int64_t **ids, size_t *n, xpv_re
     if (host && strcmp(host, XPV_TB_ALL_HOSTS) == 0) hosts = host;
     *ids = NULL;
     *n = 1;
-    int found = hosts ? xpv_api_tb_scope(q->db, run, hosts, ids, n)
-                      : xpv_api_tb_profile(q->db, run, host, id);
-    if (found != 200) {
-        free(*ids);
-        *ids = NULL;
-        xpv_reply_error(r, found == 404 ? 404 : 500, found == 404 ? "No Data" : "index error");
-    }
-    return found;
+    xpv_err err = {{0}};
+    int found = hosts ? xpv_api_tb_scope(q->db, run, hosts, ids, n, &err)
+                      : xpv_api_tb_profile(q->db, run, host, id, &err);
+    if (found < 0)
+        xpv_reply_error(r, 500, "%s", err.msg);
+    else if (!found)
+        xpv_reply_error(r, 404, "No Data");
+    return found > 0 ? 0 : -1;
 }
 
 /* data and data_csv: one host's profile, or several for a tool that
@@ -59,7 +59,7 @@ static void data(xpv_route_req *q, int csv, xpv_reply *r)
     const char *tag = xpv_route_text(q, "tag");
     int64_t id, *ids;
     size_t n;
-    if (scope(q, &id, &ids, &n, r) != 200) return;
+    if (scope(q, &id, &ids, &n, r) != 0) return;
     if (!csv && (strcmp(tag, "trace_viewer") == 0 || strcmp(tag, "trace_viewer@") == 0)) {
         xpv_trace_window w;
         if (n != 1)
@@ -92,7 +92,7 @@ void xpv_tb_module_list(xpv_route_req *q, xpv_reply *r)
 {
     int64_t id, *ids;
     size_t n;
-    if (scope(q, &id, &ids, &n, r) != 200) return;
+    if (scope(q, &id, &ids, &n, r) != 0) return;
     xpv_reply_json(r, xpv_api_module_list(q->db, ids ? ids : &id, n, &r->body));
     free(ids);
 }

@@ -9,7 +9,7 @@
 #ifndef XPV_TENSORBOARD_ROUTES_H
 #define XPV_TENSORBOARD_ROUTES_H
 
-#include "route_table.h"
+#include "route_params.h"
 
 /* Any fault of data's trace window (start_time_ms, end_time_ms). */
 #define XPV_TB_WINDOW_ERROR "start_time_ms and end_time_ms must be numbers, start < end"

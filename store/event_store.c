@@ -262,6 +262,7 @@ static const xpv_buf *pack_block(xpv_store_writer *w, const open_block *b)
     for (uint32_t i = 0; i < b->ncuts; i++)
         if (b->cuts[i] > at[k - 1] && b->cuts[i] < raw) at[k++] = b->cuts[i];
     at[k] = (uint32_t)raw;
+    assert(k <= MAX_CHUNKS && at[k - 1] < at[k]); /* n > 0: some payload; cuts increase */
     xpv_buf_reset(blob);
     if (compress_chunks(w, b, at, k, zlen) == 0) {
         xpv_buf_putc(blob, BLOCK_ZSTD);
@@ -300,6 +301,7 @@ static int flush_block(xpv_store_writer *w, open_block *b, xpv_err *err)
     int rc = sqlite3_step(st);
     sqlite3_reset(st);
     if (rc != SQLITE_DONE) return xpv_db_error(err, w->db);
+    assert(w->open_bytes >= b->data.len); /* every open block's bytes are counted */
     w->open_bytes -= b->data.len;
     b->n = 0;
     b->ncuts = 0;
@@ -336,6 +338,7 @@ static void grow_buckets(xpv_store_writer *w)
 
 static open_block *find_block(xpv_store_writer *w, uint32_t track, int lod)
 {
+    assert(w->nbuckets && (w->nbuckets & (w->nbuckets - 1)) == 0); /* a mask picks the bucket */
     size_t h = ((size_t)track * 64 + (size_t)lod) & (w->nbuckets - 1);
     for (open_block *b = w->buckets[h]; b; b = b->next_in_bucket)
         if (b->track == track && b->lod == lod) return b;
@@ -378,6 +381,7 @@ int xpv_store_add(xpv_store_writer *w, const xpv_event *ev, xpv_err *err)
     uint32_t chunk_start = b->ncuts ? b->cuts[b->ncuts - 1] : 0;
     if (b->data.len - chunk_start >= CHUNK_BYTES && b->ncuts < MAX_CHUNKS - 1)
         b->cuts[b->ncuts++] = (uint32_t)b->data.len;
+    assert(b->ncuts < MAX_CHUNKS); /* the chunks, one more than the cuts, fit the header */
     if (b->n >= BLOCK_MAX_EVENTS || b->data.len >= BLOCK_MAX_BYTES)
         if (flush_block(w, b, err) != 0) return -1;
     if (w->open_bytes > OPEN_BYTES_LIMIT) return flush_all(w, err);
@@ -480,6 +484,8 @@ typedef struct {
 /* Inflates chunk k in place; r then reads up to its end. */
 static int inflate_chunk(cursor *c, uint32_t k)
 {
+    /* open_chunks checked the sums, so the table only grows */
+    assert(k < c->nchunks && c->raw_at[k] <= c->raw_at[k + 1] && c->z_at[k] <= c->z_at[k + 1]);
     size_t raw = c->raw_at[k + 1] - c->raw_at[k], z = c->z_at[k + 1] - c->z_at[k];
     unsigned char *dst = c->inflated + c->raw_at[k];
     const unsigned char *src = c->frames + c->z_at[k];
@@ -513,6 +519,7 @@ static int decode_events(cursor *c, uint32_t track, int64_t block_id, xpv_store_
     reader *r = &c->r;
     for (; c->i < c->n && !r->bad && rc == 0; c->i++) {
         if (next_chunk(c) != 0) break;
+        assert(r->p >= c->base && r->p <= r->end); /* readers stop at the end, never past */
         uint32_t offset = (uint32_t)(r->p - c->base);
         int64_t before = c->prev_ts;
         xpv_event ev;
@@ -522,6 +529,7 @@ static int decode_events(cursor *c, uint32_t track, int64_t block_id, xpv_store_
         ev.kind = (uint8_t)xpv_varint_u8(r);
         ev.ts_ns = c->prev_ts + xpv_zigzag_get(r);
         c->prev_ts = ev.ts_ns;
+        assert(!marks || *nmarks <= cap);
         if (marks && c->i % every == 0 && *nmarks < cap)
             marks[(*nmarks)++] = (xpv_store_mark){offset, (uint32_t)c->i, before, ev.ts_ns};
         if (sorted && c->i > 0 && ev.ts_ns < before) *sorted = 0;
@@ -544,6 +552,7 @@ static int decode_events(cursor *c, uint32_t track, int64_t block_id, xpv_store_
                 r->bad = 1;
                 break;
             }
+            assert(args_end >= r->p && args_end <= r->end);
             if (c->no_args || !wanted || !fn) {
                 r->p = args_end; /* one step over all of them */
                 nargs = 0;
@@ -654,6 +663,7 @@ static int seek_mark(cursor *c, const xpv_store_mark *m)
     uint32_t k = 0;
     while (c->raw_at[k + 1] <= m->offset)
         k++;
+    assert(k < c->nchunks); /* m->offset < raw_at[nchunks] */
     return inflate_chunk(c, k);
 }
 
@@ -691,6 +701,9 @@ int xpv_store_marks(const void *data, size_t len, uint32_t every, xpv_store_mark
     int bad = c.r.bad;
     close_cursor(&c);
     if (bad) return xpv_err_set(err, "event block is damaged");
+    /* sorted: no start went back, so neither do the marks */
+    for (size_t i = 1; *sorted && i < n; i++)
+        assert(out[i - 1].ts <= out[i].ts && out[i].prev_ts <= out[i].ts);
     return (int)n;
 }
 

@@ -42,7 +42,8 @@ const xpv_hlo_blob *xpv_hlo_file_find(const xpv_hlo_file *f, const char *module)
 /* Decodes blob b of f. 0, or -1 with err naming the module. */
 int xpv_hlo_file_decode(const xpv_hlo_file *f, const xpv_hlo_blob *b, xpv_hlo_module *m,
                         xpv_err *err);
-/* 1 when profile id has modules, 0 when not, -1 on error. */
+/* 1 when profile id has modules, 0 when not: a file that cannot be read
+ * has none to show (it never fails). */
 int xpv_hlo_file_has_modules(sqlite3 *db, int64_t id);
 
 /* The answer both module routes give (memory_viewer, hlo): 404 "No Data"

@@ -209,7 +209,7 @@ static int put_module(void *ctx, const xpv_hlo_file *f, const xpv_hlo_blob *bl, 
     xpv_hlo_ops ops = {0};
     xpv_tool_scope s = {&id, 1, cache};
     int has_ops =
-        xpv_hlo_ops_has_data(db, &s, 0) == 1 && xpv_hlo_ops_collect(db, &s, &ops, &err) == 0;
+        xpv_hlo_ops_has_data(db, &s, 0, &err) == 1 && xpv_hlo_ops_collect(db, &s, &ops, &err) == 0;
     op_index ix;
     index_ops(&ops, bl->program_id, &ix);
     view v = {&m, &ix, q && *q ? q : NULL, {0}, 0};

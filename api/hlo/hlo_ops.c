@@ -10,42 +10,17 @@
  * time), so memory follows the largest op line, not the profile; kernels
  * hold none.
  */
-#include "hlo_ops.h"
-#include "../api_util.h"
+#include "hlo_ops_internal.h"
 #include "hlo_cache.h"
 #include "hlo_derive.h"
 #include "../../store/event_store.h"
-#include "../../indexer/readers/readers.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-enum {
-    K_HLO_OP,
-    K_HLO_MODULE,
-    K_PROGRAM_ID,
-    K_CATEGORY,
-    K_FLOPS,
-    K_MODEL_FLOPS,
-    K_BYTES,
-    K_TF_OP,
-    NKEYS
-};
-static const char *const KEY_NAMES[NKEYS] = {
-    "hlo_op", "hlo_module",  "program_id",     "hlo_category",
-    "flops",  "model_flops", "bytes_accessed", "tf_op",
-};
-
-enum { MODE_NONE, MODE_XLA_OPS, MODE_KERNELS };
-
 #define POOL_REF 0x80000000u /* a ref with this bit names a pooled (inline) string */
 
 /* ---- a hash index over items kept in an array (slot = index + 1) ---- */
-
-typedef struct {
-    uint32_t *slots;
-    size_t cap, n;
-} hindex;
 
 typedef uint64_t (*item_hash_fn)(const void *ctx, uint32_t item);
 
@@ -85,58 +60,11 @@ static void hindex_fill(hindex *h, uint32_t *slot, uint32_t item, item_hash_fn h
 /* ---- one profile ---- */
 
 typedef struct {
-    uint64_t prog;
-    int has_prog;
-    uint32_t name, category, module, tf_op; /* refs, 0 none */
-    int64_t occurrences, total_ps, self_ps;
-    long double flops, model_flops, bytes;
-    int has_flops, has_model_flops, has_bytes;
-    int flops_derived, bytes_derived;
-    int64_t executions;              /* "kernels" profiles: see hlo_ops.h */
-    uint32_t last_name, last_launch; /* its latest kernel name and launch (+ 1) */
-} local_op;
-
-typedef struct {
-    int64_t ts_ns, dur_ps, self_ps;
-    uint32_t op;
-} span;
-
-/* How many kernels of one name an op launched on the track being scanned
- * ("kernels" profiles). */
-typedef struct {
-    uint32_t op, name;
-    int64_t n;
-} launch;
-
-typedef struct {
     uint32_t hlo_op, module, category, tf_op;
     int has_prog, has_flops, has_model_flops, has_bytes;
     uint64_t prog;
     long double flops, model_flops, bytes;
 } op_args;
-
-typedef struct {
-    int64_t profile_id;
-    int mode;
-    uint32_t keys[NKEYS]; /* string ids of the arg names; 0: not in the profile */
-    uint8_t *key_of;      /* string id -> 1 + K_*, 0 for other args (ids up to nkey_of) */
-    uint32_t nkey_of;
-    xpv_api_strings *strings;
-    local_op *ops;
-    size_t nops, capops;
-    hindex opidx;
-    char **pool; /* inline strings, NUL-terminated */
-    size_t npool, cappool;
-    hindex poolidx;
-    span *spans;
-    size_t nspans, capspans;
-    launch *launches; /* the track being scanned's */
-    size_t nlaunches, caplaunches;
-    hindex launchidx;
-    int64_t *least; /* scratch: by op, its least-launched kernel's count on a track */
-    int64_t unattributed_n, unattributed_ps;
-    char *derive_error;
-} profile_ctx;
 
 typedef struct {
     const char *s;
@@ -548,64 +476,6 @@ static void merge_profile(scope_ctx *g, profile_ctx *p)
     g->out->unattributed_ps += p->unattributed_ps;
 }
 
-/* The profile's string ids of the arg names it uses. */
-static int lookup_keys(sqlite3 *db, profile_ctx *p, xpv_err *err)
-{
-    sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(db,
-                           "SELECT id, value FROM strings WHERE profile_id=?1 AND value IN"
-                           " ('hlo_op','hlo_module','program_id','hlo_category','flops',"
-                           "'model_flops','bytes_accessed','tf_op')",
-                           -1, &st, NULL) != SQLITE_OK)
-        return xpv_err_set(err, "index: %s", sqlite3_errmsg(db));
-    sqlite3_bind_int64(st, 1, p->profile_id);
-    int rc;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        const char *v = (const char *)sqlite3_column_text(st, 1);
-        for (int k = 0; k < NKEYS; k++)
-            if (v && strcmp(v, KEY_NAMES[k]) == 0)
-                p->keys[k] = (uint32_t)sqlite3_column_int64(st, 0);
-    }
-    sqlite3_finalize(st);
-    if (rc != SQLITE_DONE) return xpv_err_set(err, "index: %s", sqlite3_errmsg(db));
-    for (int k = 0; k < NKEYS; k++) /* a table, as every arg of every op is looked up */
-        if (p->keys[k] >= p->nkey_of) p->nkey_of = p->keys[k] + 1;
-    p->key_of = xpv_xcalloc(p->nkey_of + 1, 1);
-    for (int k = 0; k < NKEYS; k++)
-        if (p->keys[k]) p->key_of[p->keys[k]] = (uint8_t)(k + 1);
-    return 0;
-}
-
-int64_t *xpv_hlo_tracks_of(sqlite3 *db, int64_t profile_id, const char *line, size_t *n,
-                           xpv_err *err)
-{
-    sqlite3_stmt *st;
-    *n = 0;
-    if (sqlite3_prepare_v2(db,
-                           "SELECT id FROM tracks WHERE profile_id=?1 AND events > 0 AND"
-                           " (?2 IS NULL AND device_id IS NOT NULL OR thread_name=?2) ORDER BY id",
-                           -1, &st, NULL) != SQLITE_OK) {
-        xpv_err_set(err, "index: %s", sqlite3_errmsg(db));
-        return NULL;
-    }
-    sqlite3_bind_int64(st, 1, profile_id);
-    if (line) sqlite3_bind_text(st, 2, line, -1, SQLITE_STATIC);
-    int64_t *ids = xpv_xmalloc(sizeof *ids);
-    size_t cap = 1;
-    int rc;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        if (*n == cap) ids = xpv_xrealloc(ids, (cap *= 2) * sizeof *ids);
-        ids[(*n)++] = sqlite3_column_int64(st, 0);
-    }
-    sqlite3_finalize(st);
-    if (rc != SQLITE_DONE) {
-        xpv_err_set(err, "index: %s", sqlite3_errmsg(db));
-        free(ids);
-        return NULL;
-    }
-    return ids;
-}
-
 typedef struct {
     scope_ctx *g;
     profile_ctx *p;
@@ -672,52 +542,6 @@ static int read_modules(sqlite3 *db, scope_ctx *g, profile_ctx *p, xpv_err *err)
     return rc;
 }
 
-static void profile_free(profile_ctx *p)
-{
-    xpv_api_strings_free(p->strings);
-    free(p->key_of);
-    for (size_t i = 0; i < p->npool; i++)
-        free(p->pool[i]);
-    free(p->pool);
-    free(p->poolidx.slots);
-    free(p->ops);
-    free(p->opidx.slots);
-    free(p->spans);
-    free(p->launches);
-    free(p->launchidx.slots);
-    free(p->least);
-    free(p->derive_error);
-}
-
-int xpv_hlo_jax_format(sqlite3 *db, int64_t profile_id, xpv_err *err)
-{
-    sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(db,
-                           "SELECT 1 FROM profiles WHERE id=?1 AND format IN ('" XPV_FMT_XPLANE
-                           "','" XPV_FMT_JAX_JSON "')",
-                           -1, &st, NULL) != SQLITE_OK)
-        return xpv_err_set(err, "index: %s", sqlite3_errmsg(db));
-    sqlite3_bind_int64(st, 1, profile_id);
-    int rc = sqlite3_step(st);
-    sqlite3_finalize(st);
-    if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-        return xpv_err_set(err, "index: %s", sqlite3_errmsg(db));
-    return rc == SQLITE_ROW;
-}
-
-/* Which source the profile's ops come from (see hlo_ops.h); -1 on error. */
-static int mode_of(sqlite3 *db, profile_ctx *p, xpv_err *err)
-{
-    size_t n;
-    int64_t *lines = xpv_hlo_tracks_of(db, p->profile_id, "XLA Ops", &n, err);
-    if (!lines) return -1;
-    free(lines);
-    if (n) return MODE_XLA_OPS;
-    if (!p->keys[K_HLO_OP]) return MODE_NONE;
-    int jax = xpv_hlo_jax_format(db, p->profile_id, err);
-    return jax < 0 ? -1 : jax ? MODE_KERNELS : MODE_NONE;
-}
-
 /* ---- derived FLOPs and bytes ---- */
 
 /* Gives the ops that carry no flops the FLOPs (and bytes, where they
@@ -753,8 +577,8 @@ static int collect_profile(sqlite3 *db, scope_ctx *g, int64_t id, xpv_err *err)
 {
     profile_ctx p = {.profile_id = id};
     p.strings = xpv_api_strings_open(db, id);
-    int rc = lookup_keys(db, &p, err);
-    if (rc == 0) rc = (p.mode = mode_of(db, &p, err)) < 0 ? -1 : 0;
+    int rc = xpv_hlo_profile_keys(db, &p, err);
+    if (rc == 0) rc = (p.mode = xpv_hlo_profile_mode(db, &p, err)) < 0 ? -1 : 0;
     if (rc == 0 && p.mode == MODE_XLA_OPS) rc = read_modules(db, g, &p, err);
     size_t n = 0;
     int64_t *tracks = NULL;
@@ -771,7 +595,7 @@ static int collect_profile(sqlite3 *db, scope_ctx *g, int64_t id, xpv_err *err)
         if (p.nops && p.mode == MODE_KERNELS) g->out->from_kernels++;
     }
     free(tracks);
-    profile_free(&p);
+    xpv_hlo_profile_free(&p);
     return rc;
 }
 
@@ -968,71 +792,6 @@ void xpv_hlo_ops_free(xpv_hlo_ops *o)
     memset(o, 0, sizeof *o);
 }
 
-typedef struct {
-    const profile_ctx *p;
-    int with_cost;
-} carries_ctx;
-
-/* Stops a scan at the first op (an XLA Ops event, or a device event that
- * carries hlo_op), with flops and bytes_accessed if with_cost. */
-static int visit_carries_op(void *ctx, const xpv_event *ev, int64_t block, uint32_t index)
-{
-    (void)block, (void)index;
-    const carries_ctx *c = ctx;
-    int op = c->p->mode == MODE_XLA_OPS, flops = 0, bytes = 0;
-    if (ev->dur_ns < 0) return 0;
-    for (uint32_t i = 0; i < ev->nargs; i++) {
-        uint32_t key = ev->args[i].key;
-        int k = key < c->p->nkey_of ? c->p->key_of[key] - 1 : -1;
-        op |= k == K_HLO_OP, flops |= k == K_FLOPS, bytes |= k == K_BYTES;
-    }
-    return op && (!c->with_cost || (flops && bytes));
-}
-
-/* Finds the first op of p's profile (see profile_has_ops). */
-static int first_op(sqlite3 *db, profile_ctx *p, int with_cost, xpv_err *err)
-{
-    if (p->mode == MODE_NONE || (with_cost && !(p->keys[K_FLOPS] && p->keys[K_BYTES]))) return 0;
-    if (p->mode == MODE_XLA_OPS && !with_cost) return 1;
-    size_t n;
-    int64_t *tracks =
-        xpv_hlo_tracks_of(db, p->profile_id, p->mode == MODE_XLA_OPS ? "XLA Ops" : NULL, &n, err);
-    if (!tracks) return -1;
-    carries_ctx c = {p, with_cost};
-    int rc = 0;
-    for (size_t i = 0; i < n && rc == 0; i++) {
-        xpv_store_query q;
-        xpv_store_query_all(&q, p->profile_id);
-        q.track = tracks[i];
-        if (p->mode == MODE_KERNELS) q.kinds = XPV_HLO_DEVICE_WORK;
-        rc = xpv_store_scan(db, &q, visit_carries_op, &c, err);
-    }
-    free(tracks);
-    return rc;
-}
-
-/* 1 when the profile has an op (see collect_profile), with cost figures
- * if with_cost; 0 when not, -1 with err. */
-static int profile_has_ops(sqlite3 *db, int64_t id, int with_cost, xpv_err *err)
-{
-    profile_ctx p = {.profile_id = id};
-    int rc = lookup_keys(db, &p, err);
-    if (rc == 0) rc = p.mode = mode_of(db, &p, err);
-    if (rc >= 0) rc = first_op(db, &p, with_cost, err);
-    profile_free(&p);
-    return rc;
-}
-
-int xpv_hlo_ops_has_data(sqlite3 *db, const xpv_tool_scope *s, int with_cost)
-{
-    xpv_err err = {{0}};
-    for (size_t i = 0; i < s->n; i++) {
-        int rc = profile_has_ops(db, s->ids[i], with_cost, &err);
-        if (rc != 0) return rc;
-    }
-    return 0;
-}
-
 static void hold_nothing(void *ctx, const void *value)
 {
     (void)ctx, (void)value;
@@ -1044,7 +803,7 @@ int xpv_hlo_ops_warm(sqlite3 *db, xpv_hlo_cache *cache, int64_t id, xpv_err *err
     int keyed = generation(db, id, &k.generation, err);
     if (keyed <= 0) return keyed;
     if (xpv_hlo_cache_use(cache, &k, hold_nothing, NULL)) return 1;
-    int has = profile_has_ops(db, id, 0, err);
+    int has = xpv_hlo_profile_has_ops(db, id, 0, err);
     if (has <= 0) return has;
     profile_result *r = profile_result_of(db, id, err);
     if (!r) return -1;

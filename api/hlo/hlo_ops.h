@@ -66,8 +66,8 @@ typedef struct {
 } xpv_hlo_ops;
 
 /* 1 when a profile of the scope has HLO ops (with_cost: an op that carries
- * flops and bytes_accessed), 0 when not, -1 on error. */
-int xpv_hlo_ops_has_data(sqlite3 *db, const xpv_tool_scope *s, int with_cost);
+ * flops and bytes_accessed), 0 when not, -1 with err. */
+int xpv_hlo_ops_has_data(sqlite3 *db, const xpv_tool_scope *s, int with_cost, xpv_err *err);
 /* Collects the scope's ops, sorted by self time, then time, then name
  * (descending, descending, ascending). Each profile is scanned once per
  * indexing when the scope carries a cache (s->hlo_cache, hlo_cache.h);

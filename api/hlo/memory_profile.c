@@ -685,12 +685,12 @@ static void tool_row(void *ctx, const allocator *al, const series *a)
         c->best = a->in_use[a->peak], snprintf(c->best_name, sizeof c->best_name, "%s", al->name);
 }
 
-int xpv_tool_memory_profile_has_data(sqlite3 *db, const xpv_tool_scope *s)
+int xpv_tool_memory_profile_has_data(sqlite3 *db, const xpv_tool_scope *s, xpv_err *err)
 {
     return xpv_tool_any_row(db,
                             "SELECT 1 FROM strings WHERE profile_id IN (SELECT value FROM"
                             " json_each(?1)) AND value IN ('MemoryAllocation','[memory]')",
-                            s);
+                            s, err);
 }
 
 xpv_table *xpv_tool_memory_profile(sqlite3 *db, const xpv_tool_scope *s, xpv_err *err)

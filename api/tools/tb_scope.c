@@ -23,7 +23,8 @@ static int listed(const char *list, const char *host)
     return 0;
 }
 
-int xpv_api_tb_scope(sqlite3 *db, const char *run, const char *hosts, int64_t **ids, size_t *n)
+int xpv_api_tb_scope(sqlite3 *db, const char *run, const char *hosts, int64_t **ids, size_t *n,
+                     xpv_err *err)
 {
     sqlite3_stmt *st;
     *ids = NULL;
@@ -32,7 +33,7 @@ int xpv_api_tb_scope(sqlite3 *db, const char *run, const char *hosts, int64_t **
                            "SELECT id, host FROM profiles WHERE run=?1 AND companion_of IS NULL"
                            " ORDER BY host, " XPV_API_BEST_INDEXED ", mtime_ns DESC",
                            -1, &st, NULL) != SQLITE_OK)
-        return 500;
+        return xpv_err_set(err, "index: %s", sqlite3_errmsg(db));
     sqlite3_bind_text(st, 1, run, -1, SQLITE_STATIC);
     int all = !hosts || strcmp(hosts, XPV_TB_ALL_HOSTS) == 0;
     const char *prev = NULL;
@@ -49,12 +50,14 @@ int xpv_api_tb_scope(sqlite3 *db, const char *run, const char *hosts, int64_t **
         *ids = xpv_xrealloc(*ids, (*n + 1) * sizeof **ids);
         (*ids)[(*n)++] = sqlite3_column_int64(st, 0);
     }
+    if (rc != SQLITE_DONE) /* a host list cut short would pass for the run */
+        xpv_err_set(err, "index: %s", sqlite3_errmsg(db));
     sqlite3_finalize(st);
     xpv_buf_free(&seen);
-    if (rc != SQLITE_DONE) { /* a host list cut short would pass for the run */
+    if (rc != SQLITE_DONE) {
         free(*ids);
         *ids = NULL, *n = 0;
-        return 500;
+        return -1;
     }
-    return *n ? 200 : 404;
+    return *n ? 1 : 0;
 }

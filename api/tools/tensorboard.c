@@ -41,7 +41,8 @@ int xpv_api_tb_hosts(sqlite3 *db, const char *run, const char *tag, xpv_buf *out
     const xpv_tool *t = tag ? xpv_tool_named(tag) : NULL;
     int64_t *ids = NULL;
     size_t n = 0;
-    int all = t && t->merges_hosts && xpv_api_tb_scope(db, run, NULL, &ids, &n) == 200 && n > 1;
+    /* hosts that cannot be counted: listed alone, without ALL_HOSTS */
+    int all = t && t->merges_hosts && xpv_api_tb_scope(db, run, NULL, &ids, &n, NULL) == 1 && n > 1;
     free(ids);
     if (all && t->merges_hosts == XPV_TOOL_RUN_HOSTS) { /* a host alone has no data */
         xpv_buf_puts(out, "[{\"hostname\":\"" XPV_TB_ALL_HOSTS "\"}]");
@@ -64,7 +65,7 @@ int xpv_api_tb_hosts(sqlite3 *db, const char *run, const char *tag, xpv_buf *out
     return status;
 }
 
-int xpv_api_tb_profile(sqlite3 *db, const char *run, const char *host, int64_t *id)
+int xpv_api_tb_profile(sqlite3 *db, const char *run, const char *host, int64_t *id, xpv_err *err)
 {
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(db,
@@ -73,22 +74,27 @@ int xpv_api_tb_profile(sqlite3 *db, const char *run, const char *host, int64_t *
                            ", mtime_ns DESC"
                            " LIMIT 1",
                            -1, &st, NULL) != SQLITE_OK)
-        return 500;
+        return xpv_err_set(err, "index: %s", sqlite3_errmsg(db));
     sqlite3_bind_text(st, 1, run, -1, SQLITE_STATIC);
     if (host) sqlite3_bind_text(st, 2, host, -1, SQLITE_STATIC);
-    int status = 404;
-    if (sqlite3_step(st) == SQLITE_ROW) *id = sqlite3_column_int64(st, 0), status = 200;
+    int rc = sqlite3_step(st), found = rc == SQLITE_ROW;
+    if (found)
+        *id = sqlite3_column_int64(st, 0);
+    else if (rc != SQLITE_DONE)
+        found = xpv_err_set(err, "index: %s", sqlite3_errmsg(db));
     sqlite3_finalize(st);
-    return status;
+    return found;
 }
 
 int xpv_api_tb_tools(sqlite3 *db, const char *run, xpv_buf *out)
 {
     int64_t *ids = NULL;
     size_t n = 0;
-    int status = xpv_api_tb_scope(db, run, NULL, &ids, &n);
-    if (status == 404) xpv_buf_puts(out, "[]");
-    if (status == 200) status = xpv_api_tool_list(db, &(xpv_tool_scope){.ids = ids, .n = n}, out);
+    xpv_err err = {{0}};
+    int found = xpv_api_tb_scope(db, run, NULL, &ids, &n, &err);
+    int status = found < 0 ? xpv_api_error(out, 500, "%s", err.msg) : 200;
+    if (found == 0) xpv_buf_puts(out, "[]");
+    if (found > 0) status = xpv_api_tool_list(db, &(xpv_tool_scope){.ids = ids, .n = n}, out);
     free(ids);
-    return status == 404 ? 200 : status;
+    return status;
 }

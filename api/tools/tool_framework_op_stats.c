@@ -460,11 +460,10 @@ static int read_profile(sqlite3 *db, int64_t id, op_rows *rows, int probe, xpv_e
     return rc;
 }
 
-int xpv_tool_framework_op_stats_has_data(sqlite3 *db, const xpv_tool_scope *s)
+int xpv_tool_framework_op_stats_has_data(sqlite3 *db, const xpv_tool_scope *s, xpv_err *err)
 {
-    xpv_err err = {{0}};
     for (size_t i = 0; i < s->n; i++) {
-        int rc = read_profile(db, s->ids[i], NULL, 1, &err);
+        int rc = read_profile(db, s->ids[i], NULL, 1, err);
         if (rc != 0) return rc < 0 ? -1 : 1;
     }
     return 0;

@@ -68,9 +68,9 @@ enum {
     NCOLS
 };
 
-int xpv_tool_hlo_stats_has_data(sqlite3 *db, const xpv_tool_scope *s)
+int xpv_tool_hlo_stats_has_data(sqlite3 *db, const xpv_tool_scope *s, xpv_err *err)
 {
-    return xpv_hlo_ops_has_data(db, s, 0);
+    return xpv_hlo_ops_has_data(db, s, 0, err);
 }
 
 static void put_row(xpv_table *t, const xpv_hlo_ops *ops, size_t i, int64_t *cumulative)

@@ -221,12 +221,11 @@ static int read_profile(ip_ctx *c, xpv_err *err)
     return 0;
 }
 
-int xpv_tool_input_pipeline_analyzer_has_data(sqlite3 *db, const xpv_tool_scope *s)
+int xpv_tool_input_pipeline_analyzer_has_data(sqlite3 *db, const xpv_tool_scope *s, xpv_err *err)
 {
-    xpv_err err = {{0}};
     for (size_t i = 0; i < s->n; i++) {
         ip_ctx c = {.db = db, .id = s->ids[i], .probe = 1};
-        int rc = read_profile(&c, &err);
+        int rc = read_profile(&c, err);
         ctx_free(&c);
         if (rc != 0) return rc < 0 ? -1 : 1;
     }

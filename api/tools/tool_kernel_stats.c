@@ -28,12 +28,12 @@ static const char *const SQL =
     " FROM kernel_stats WHERE profile_id IN (SELECT value FROM json_each(?1)) AND"
     " kind='kernel' AND device=-1 ORDER BY total_ps DESC, name LIMIT 1000";
 
-int xpv_tool_kernel_stats_has_data(sqlite3 *db, const xpv_tool_scope *s)
+int xpv_tool_kernel_stats_has_data(sqlite3 *db, const xpv_tool_scope *s, xpv_err *err)
 {
     return xpv_tool_any_row(db,
                             "SELECT 1 FROM kernel_stats WHERE profile_id IN"
                             " (SELECT value FROM json_each(?1)) AND kind='kernel' LIMIT 1",
-                            s);
+                            s, err);
 }
 
 /* Column i of the row from SELECT column i - 1, by the column's kind. */

@@ -226,9 +226,9 @@ static void free_tree(tree *tr)
     free(tr->prog_rank), free(tr->cat_order), free(tr->prog_order), free(tr->op_order);
 }
 
-int xpv_tool_op_profile_has_data(sqlite3 *db, const xpv_tool_scope *s)
+int xpv_tool_op_profile_has_data(sqlite3 *db, const xpv_tool_scope *s, xpv_err *err)
 {
-    return xpv_hlo_ops_has_data(db, s, 0);
+    return xpv_hlo_ops_has_data(db, s, 0, err);
 }
 
 xpv_table *xpv_tool_op_profile(sqlite3 *db, const xpv_tool_scope *s, xpv_err *err)

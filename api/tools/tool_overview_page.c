@@ -79,12 +79,12 @@ static sqlite3_stmt *prepare(sqlite3 *db, const char *sql, const xpv_tool_scope 
     return st;
 }
 
-int xpv_tool_overview_page_has_data(sqlite3 *db, const xpv_tool_scope *s)
+int xpv_tool_overview_page_has_data(sqlite3 *db, const xpv_tool_scope *s, xpv_err *err)
 {
     return xpv_tool_any_row(db,
                             "SELECT 1 FROM profiles WHERE id IN (SELECT value FROM json_each(?1))"
                             " AND status IN ('ok') AND events > 0",
-                            s);
+                            s, err);
 }
 
 /* ---- environment ---- */

@@ -53,13 +53,13 @@ static const char *const SQL =
     " WHERE s.device = -1 AND s.profile_id IN (SELECT value FROM json_each(?1))"
     " WINDOW w AS (PARTITION BY s.step) ORDER BY s.step, p.host";
 
-int xpv_tool_pod_viewer_has_data(sqlite3 *db, const xpv_tool_scope *s)
+int xpv_tool_pod_viewer_has_data(sqlite3 *db, const xpv_tool_scope *s, xpv_err *err)
 {
     return xpv_tool_any_row(db,
                             "SELECT 1 WHERE (SELECT count(DISTINCT profile_id) FROM steps"
                             " WHERE device = -1 AND profile_id IN"
                             " (SELECT value FROM json_each(?1))) >= 2",
-                            s);
+                            s, err);
 }
 
 static void set_ps(xpv_table *t, size_t row, size_t col, sqlite3_stmt *st, int c)

@@ -83,21 +83,21 @@ typedef struct {
     char tflops_source[200], gbps_source[120];
 } peaks;
 
-int xpv_tool_roofline_model_has_data(sqlite3 *db, const xpv_tool_scope *s)
+int xpv_tool_roofline_model_has_data(sqlite3 *db, const xpv_tool_scope *s, xpv_err *err)
 {
-    int rc = xpv_hlo_ops_has_data(db, s, 1);
+    int rc = xpv_hlo_ops_has_data(db, s, 1, err);
     if (rc != 0) return rc;
     /* no op carries its cost: points where a profile with ops derives some,
      * found from its modules and strings rather than a scan of its events
      * (this runs whenever the tools are listed) */
-    xpv_err err = {{0}};
+    xpv_err derive_err = {{0}};
     for (size_t i = 0; i < s->n && rc == 0; i++) {
         xpv_tool_scope one = {&s->ids[i], 1, s->hlo_cache};
-        rc = xpv_hlo_ops_has_data(db, &one, 0);
+        rc = xpv_hlo_ops_has_data(db, &one, 0, err);
         /* modules that cannot be read (a file changed since indexing) give
          * no points, rather than failing the whole list of tools; the HLO
          * tables say why (flops_derive_error) */
-        if (rc == 1) rc = xpv_hlo_derived_any(db, s->ids[i], &err) == 1;
+        if (rc == 1) rc = xpv_hlo_derived_any(db, s->ids[i], &derive_err) == 1;
     }
     return rc;
 }

@@ -66,14 +66,14 @@ int xpv_tool_step_end(sqlite3 *db, sqlite3_stmt *st, int rc, xpv_err *err)
     return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : -1;
 }
 
-int xpv_tool_any_row(sqlite3 *db, const char *sql, const xpv_tool_scope *s)
+int xpv_tool_any_row(sqlite3 *db, const char *sql, const xpv_tool_scope *s, xpv_err *err)
 {
     sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) return -1;
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+        return xpv_err_set(err, "index: %s", sqlite3_errmsg(db));
     xpv_tool_bind_ids(st, 1, s);
     int rc = sqlite3_step(st);
-    sqlite3_finalize(st);
-    return rc == SQLITE_ROW ? 1 : rc == SQLITE_DONE ? 0 : -1;
+    return xpv_tool_step_end(db, st, rc, err) == 0 ? rc == SQLITE_ROW : -1;
 }
 
 static int no_data(xpv_buf *out)
@@ -86,10 +86,10 @@ int xpv_api_tool(sqlite3 *db, const char *tag, const xpv_tool_scope *s, enum xpv
 {
     const xpv_tool *t = xpv_tool_named(tag);
     if (!t || s->n == 0 || (s->n > 1 && !t->merges_hosts)) return no_data(out);
-    int has = t->has_data(db, s);
-    if (has < 0) return xpv_api_error(out, 500, "index: %s", sqlite3_errmsg(db));
-    if (!has) return no_data(out);
     xpv_err err = {{0}};
+    int has = t->has_data(db, s, &err);
+    if (has < 0) return xpv_api_error(out, 500, "%s", err.msg);
+    if (!has) return no_data(out);
     xpv_table *table = t->build(db, s, &err);
     if (!table) return xpv_api_error(out, 500, "%s: %s", tag, err.msg);
     if (format == XPV_TOOL_CSV)
@@ -104,16 +104,17 @@ int xpv_api_tool(sqlite3 *db, const char *tag, const xpv_tool_scope *s, enum xpv
 
 int xpv_api_tool_list(sqlite3 *db, const xpv_tool_scope *s, xpv_buf *out)
 {
+    xpv_err err = {{0}};
     int events = xpv_tool_any_row(
         db, "SELECT 1 FROM profiles WHERE id IN (SELECT value FROM json_each(?1)) AND events > 0",
-        s);
-    if (events < 0) return xpv_api_error(out, 500, "index: %s", sqlite3_errmsg(db));
+        s, &err);
+    if (events < 0) return xpv_api_error(out, 500, "%s", err.msg);
     xpv_buf_putc(out, '[');
     int n = 0;
     if (events) xpv_buf_puts(out, "\"trace_viewer\""), n++;
     for (size_t i = 0; i < NTOOLS; i++) {
-        int has = TOOLS[i].has_data(db, s);
-        if (has < 0) return xpv_api_error(out, 500, "index: %s", sqlite3_errmsg(db));
+        int has = TOOLS[i].has_data(db, s, &err);
+        if (has < 0) return xpv_api_error(out, 500, "%s", err.msg);
         if (has) xpv_buf_printf(out, "%s\"%s\"", n++ ? "," : "", TOOLS[i].tag);
     }
     xpv_buf_putc(out, ']');
@@ -141,7 +142,8 @@ static xpv_tool_scope run_scope(sqlite3 *db, int64_t id)
     char run[4096];
     int64_t *ids = NULL;
     size_t n = 0;
-    if (run_of(db, id, run, sizeof run) != 0 || xpv_api_tb_scope(db, run, NULL, &ids, &n) != 200) {
+    if (run_of(db, id, run, sizeof run) != 0 ||
+        xpv_api_tb_scope(db, run, NULL, &ids, &n, NULL) != 1) {
         ids = xpv_xmalloc(sizeof *ids);
         ids[0] = id, n = 1;
     }
@@ -159,7 +161,8 @@ int xpv_api_profile_tools(sqlite3 *db, int64_t id, xpv_buf *out)
     int status = xpv_api_tool_list(db, &one, out);
     for (size_t i = 0; i < NTOOLS && status == 200 && run.n > 1; i++) {
         if (TOOLS[i].merges_hosts != XPV_TOOL_RUN_HOSTS) continue;
-        if (TOOLS[i].has_data(db, &run) != 1) continue;
+        /* a run's data that cannot be read leaves the host's own list */
+        if (TOOLS[i].has_data(db, &run, NULL) != 1) continue;
         out->len--; /* the list's ']' */
         xpv_buf_printf(out, "%s\"%s\"]", out->len > 1 ? "," : "", TOOLS[i].tag);
     }

@@ -34,8 +34,8 @@ enum {
 typedef struct {
     const char *tag;  /* XProf's tool name */
     int merges_hosts; /* XPV_TOOL_ONE_HOST, _ANY_HOSTS or _RUN_HOSTS */
-    /* 1 when the scope's profiles carry this tool's data, 0 when not, -1 on error. */
-    int (*has_data)(sqlite3 *db, const xpv_tool_scope *s);
+    /* 1 when the scope's profiles carry this tool's data, 0 when not, -1 with err. */
+    int (*has_data)(sqlite3 *db, const xpv_tool_scope *s, xpv_err *err);
     /* The table, or NULL with err set (a failure, not "no data"). */
     xpv_table *(*build)(sqlite3 *db, const xpv_tool_scope *s, xpv_err *err);
 } xpv_tool;
@@ -63,34 +63,34 @@ int xpv_api_profile_tool(sqlite3 *db, int64_t id, const char *tag, int all_hosts
 
 /* ---- the tools (tool_<tag>.c) ---- */
 
-int xpv_tool_overview_page_has_data(sqlite3 *db, const xpv_tool_scope *s);
+int xpv_tool_overview_page_has_data(sqlite3 *db, const xpv_tool_scope *s, xpv_err *err);
 xpv_table *xpv_tool_overview_page(sqlite3 *db, const xpv_tool_scope *s, xpv_err *err);
 /* framework_op_stats (tool_framework_op_stats.c): time per PyTorch/TF op and
  * JAX name stack, host and device; input_pipeline_analyzer
  * (tool_input_pipeline_analyzer.c): per step, the device's wait for input. */
-int xpv_tool_framework_op_stats_has_data(sqlite3 *db, const xpv_tool_scope *s);
+int xpv_tool_framework_op_stats_has_data(sqlite3 *db, const xpv_tool_scope *s, xpv_err *err);
 xpv_table *xpv_tool_framework_op_stats(sqlite3 *db, const xpv_tool_scope *s, xpv_err *err);
-int xpv_tool_input_pipeline_analyzer_has_data(sqlite3 *db, const xpv_tool_scope *s);
+int xpv_tool_input_pipeline_analyzer_has_data(sqlite3 *db, const xpv_tool_scope *s, xpv_err *err);
 xpv_table *xpv_tool_input_pipeline_analyzer(sqlite3 *db, const xpv_tool_scope *s, xpv_err *err);
 
-int xpv_tool_kernel_stats_has_data(sqlite3 *db, const xpv_tool_scope *s);
+int xpv_tool_kernel_stats_has_data(sqlite3 *db, const xpv_tool_scope *s, xpv_err *err);
 xpv_table *xpv_tool_kernel_stats(sqlite3 *db, const xpv_tool_scope *s, xpv_err *err);
-int xpv_tool_pod_viewer_has_data(sqlite3 *db, const xpv_tool_scope *s);
+int xpv_tool_pod_viewer_has_data(sqlite3 *db, const xpv_tool_scope *s, xpv_err *err);
 xpv_table *xpv_tool_pod_viewer(sqlite3 *db, const xpv_tool_scope *s, xpv_err *err);
 
 /* HLO tools (tool_<tag>.c; ops from hlo_ops.c) */
-int xpv_tool_hlo_stats_has_data(sqlite3 *db, const xpv_tool_scope *s);
+int xpv_tool_hlo_stats_has_data(sqlite3 *db, const xpv_tool_scope *s, xpv_err *err);
 xpv_table *xpv_tool_hlo_stats(sqlite3 *db, const xpv_tool_scope *s, xpv_err *err);
-int xpv_tool_op_profile_has_data(sqlite3 *db, const xpv_tool_scope *s);
+int xpv_tool_op_profile_has_data(sqlite3 *db, const xpv_tool_scope *s, xpv_err *err);
 xpv_table *xpv_tool_op_profile(sqlite3 *db, const xpv_tool_scope *s, xpv_err *err);
-int xpv_tool_roofline_model_has_data(sqlite3 *db, const xpv_tool_scope *s);
+int xpv_tool_roofline_model_has_data(sqlite3 *db, const xpv_tool_scope *s, xpv_err *err);
 xpv_table *xpv_tool_roofline_model(sqlite3 *db, const xpv_tool_scope *s, xpv_err *err);
 
 /* Memory tools (memory_profile.c, memory_viewer.c): one row per
  * allocator, one row per compiled module. */
-int xpv_tool_memory_profile_has_data(sqlite3 *db, const xpv_tool_scope *s);
+int xpv_tool_memory_profile_has_data(sqlite3 *db, const xpv_tool_scope *s, xpv_err *err);
 xpv_table *xpv_tool_memory_profile(sqlite3 *db, const xpv_tool_scope *s, xpv_err *err);
-int xpv_tool_memory_viewer_has_data(sqlite3 *db, const xpv_tool_scope *s);
+int xpv_tool_memory_viewer_has_data(sqlite3 *db, const xpv_tool_scope *s, xpv_err *err);
 xpv_table *xpv_tool_memory_viewer(sqlite3 *db, const xpv_tool_scope *s, xpv_err *err);
 
 /* ---- helpers for tools ---- */
@@ -119,8 +119,8 @@ void xpv_tool_bind_ids(sqlite3_stmt *st, int param, const xpv_tool_scope *s);
  * ended well (a row or done), else -1 with the error in err, so a query
  * broken halfway never passes for a short answer. */
 int xpv_tool_step_end(sqlite3 *db, sqlite3_stmt *st, int rc, xpv_err *err);
-/* 1 when `sql` (with the scope bound as ?1) returns a row, 0 when not, -1 on error. */
-int xpv_tool_any_row(sqlite3 *db, const char *sql, const xpv_tool_scope *s);
+/* 1 when `sql` (with the scope bound as ?1) returns a row, 0 when not, -1 with err. */
+int xpv_tool_any_row(sqlite3 *db, const char *sql, const xpv_tool_scope *s, xpv_err *err);
 
 /* The `want` (at most XPV_TOP_OPS_MAX) kernels, then XLA ops, with the most
  * device time summed over the hosts of s (top_ops.c), largest first, and

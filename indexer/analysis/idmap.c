@@ -11,6 +11,7 @@
 
 static size_t slot_of(uint64_t key, size_t cap)
 {
+    assert(cap && (cap & (cap - 1)) == 0); /* the mask below is a modulo */
     uint64_t h = key * 0x9E3779B97F4A7C15ULL;
     return (size_t)(h ^ (h >> 29)) & (cap - 1);
 }
@@ -57,10 +58,12 @@ uint64_t *xpv_idmap_put(xpv_idmap *m, uint64_t key, uint64_t init)
 {
     assert(key != XPV_IDMAP_EMPTY);
     if ((m->n + 1) * 2 > m->cap) grow(m);
+    assert((m->n + 1) * 2 <= m->cap); /* the load stays at most 1/2: probes end */
     size_t i = slot_of(key, m->cap);
     for (; m->slots[i].key != XPV_IDMAP_EMPTY; i = (i + 1) & (m->cap - 1))
         if (m->slots[i].key == key) return &m->slots[i].val;
     m->slots[i] = (xpv_idmap_slot){key, init};
     m->n++;
+    assert(xpv_idmap_get(m, key) == &m->slots[i].val);
     return &m->slots[i].val;
 }

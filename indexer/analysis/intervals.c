@@ -191,6 +191,7 @@ static void sort_ivals(xpv_ival *v, size_t n, xpv_ivals *scratch)
     bounds[r++] = 0;
     for (size_t i = 1; i < n; i++)
         if (v[i].start < v[i - 1].start) bounds[r++] = i;
+    assert(r == runs);
     bounds[r] = n;
     if (scratch->cap < n) {
         scratch->cap = n;
@@ -218,6 +219,7 @@ int64_t xpv_ivals_union(xpv_ivals *iv, xpv_ivals *scratch)
     xpv_ivals_free(&own);
     size_t out = 0;
     for (size_t i = 1; i < iv->n; i++) {
+        assert(iv->v[i].start >= iv->v[out].start); /* sorted */
         if (iv->v[i].start <= iv->v[out].end) {
             if (iv->v[i].end > iv->v[out].end) iv->v[out].end = iv->v[i].end;
         } else {
@@ -225,6 +227,8 @@ int64_t xpv_ivals_union(xpv_ivals *iv, xpv_ivals *scratch)
         }
     }
     iv->n = out + 1;
+    for (size_t i = 1; i < iv->n; i++) /* a new one starts only past the last end */
+        assert(iv->v[i].start > iv->v[i - 1].end);
     int64_t total = 0;
     for (size_t i = 0; i < iv->n; i++)
         total += iv->v[i].end - iv->v[i].start;

@@ -234,6 +234,26 @@ static inline uint32_t xpv_cj_intern(xpv_cj_reader *r, const char *s, size_t n, 
     return id;
 }
 
+/* Sizes of the long-value fingerprint tables (chrome_json_args.c). */
+#define XPV_CJ_LONG_CACHE_SIZE 4096
+#define XPV_CJ_LONG_SEEN_SIZE 65536
+
+/* Sets err to reason at the byte offset of `at` in the window; returns -1.
+ * Here rather than in the reader: the arg conversion fails through it too. */
+static inline int xpv_cj_fail_at(xpv_cj_reader *r, const char *at, const char *reason)
+{
+    return xpv_err_set(r->err, "%s at byte offset %lld%s", reason,
+                       (long long)(r->w_off + (at - r->w)),
+                       xpv_gz_is_gzip(r->in) ? " (uncompressed)" : "");
+}
+
+/* ---- args: chrome_json_args.c ---- */
+
+/* Converts pe's args and kept top-level fields into r->args (*nargs of
+ * them), noting in k the ones classification reads (after the reader has
+ * interned the known keys first). 0, or -1 with r->err. */
+int xpv_cj_convert_args(xpv_cj_reader *r, xpv_cj_event *pe, xpv_cj_known_args *k, uint32_t *nargs);
+
 /* ---- classification: chrome_json_classify.c ---- */
 
 /* Applies an M event to the process and thread tables. */

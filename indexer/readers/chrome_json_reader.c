@@ -38,7 +38,6 @@
  */
 #include "chrome_json_internal.h"
 
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,28 +46,16 @@
 #define MAX_EVENT_BYTES (64u << 20)
 #define MAX_TOP_VALUE_BYTES (16u << 20)
 #define MAX_KEY_BYTES 4096
-#define VALUE_INTERN_MAX 256
-#define LONG_CACHE_SIZE 4096
-#define LONG_SEEN_SIZE 65536
-#define LONG_INTERN_BUDGET (64u << 20)
 
 static const char *const EXTRA_KEYS[EX_COUNT] = {"id", "id2", "bind_id", "cname",
                                                  "s",  "bp",  "flow_in", "flow_out"};
 
-/* ---- errors ---- */
+/* ---- the window ---- */
 
 static int64_t offset_of(const xpv_cj_reader *r, const char *at)
 {
     return r->w_off + (at - r->w);
 }
-
-static int fail_at(xpv_cj_reader *r, const char *at, const char *reason)
-{
-    return xpv_err_set(r->err, "%s at byte offset %lld%s", reason, (long long)offset_of(r, at),
-                       xpv_gz_is_gzip(r->in) ? " (uncompressed)" : "");
-}
-
-/* ---- the window ---- */
 
 /* Moves the window on: keeps [keep, wend) and appends the next chunk.
  * Returns 1, 0 at the end of the stream (r->eof set), -1 on input error. */
@@ -132,7 +119,7 @@ static int peek(xpv_cj_reader *r)
 static int end_error(xpv_cj_reader *r, const char *what)
 {
     if (r->err->msg[0]) return -1;
-    return fail_at(r, r->wend, what);
+    return xpv_cj_fail_at(r, r->wend, what);
 }
 
 /* ---- tokenizing one whole value in the window ---- */
@@ -322,34 +309,7 @@ static int event_member(xpv_cj_reader *r, cursor *c, const char **pp, const xpv_
     return scan_value(pp, c, m);
 }
 
-/* ---- interning ---- */
-
-/* Long arg values (PyTorch call stacks, input shapes) repeat from step to
- * step. The sink's value table takes short strings only, so a long value
- * is interned here once it is seen a second time (a fingerprint table
- * remembers the first), within LONG_INTERN_BUDGET bytes; otherwise it is
- * kept inline. Returns 0 for "keep it inline". */
-static uint32_t intern_long(xpv_cj_reader *r, const char *s, size_t n)
-{
-    uint64_t h = xpv_cj_hash(s, n);
-    xpv_cj_icache_ent *e = &r->long_cache[h & (LONG_CACHE_SIZE - 1)];
-    if (e->id && e->h == h && e->len == n) {
-        const char *t = xpv_sink_string(r->sink, e->id, NULL);
-        if (memcmp(t, s, n) == 0) return e->id;
-    }
-    uint64_t *seen = &r->long_seen[(h >> 20) & (LONG_SEEN_SIZE - 1)];
-    if (*seen != h) {
-        *seen = h;
-        return 0;
-    }
-    if (r->long_bytes + n > LONG_INTERN_BUDGET) return 0;
-    uint32_t id = xpv_sink_intern(r->sink, s, n);
-    r->long_bytes += n;
-    e->h = h;
-    e->id = id;
-    e->len = (uint32_t)n;
-    return id;
-}
+/* ---- scratch ---- */
 
 /* Sizes scratch for every decoded string of an event of raw_len bytes. */
 static void begin_event(xpv_cj_reader *r, size_t raw_len)
@@ -382,134 +342,7 @@ static int member_scaled(const xpv_cj_member *m, int scale, int64_t *out)
     return -2;
 }
 
-/* ---- args ---- */
-
-static void note_known(const xpv_cj_reader *r, uint32_t key, const xpv_cj_member *m,
-                       xpv_cj_known_args *k)
-{
-    if (key > r->k_last_known) return; /* the known keys were interned first */
-    if (key == r->k_correlation)
-        k->correlation = m;
-    else if (key == r->k_correlation_id)
-        k->correlation_id = m;
-    else if (key == r->k_device)
-        k->device = m;
-    else if (key == r->k_grid)
-        k->grid = m;
-    else if (key == r->k_block)
-        k->block = m;
-    else if (key == r->k_regs)
-        k->regs = m;
-    else if (key == r->k_shmem)
-        k->shmem = m;
-    else if (key == r->k_occupancy)
-        k->occupancy = m;
-    else if (key == r->k_step_num)
-        k->step_num = m;
-    else if (key == r->k_group_id)
-        k->group_id = m;
-    else if (key == r->k_kernel_details)
-        k->kernel_details = m;
-    else if (key == r->k_memcpy_details)
-        k->memcpy_details = m;
-    else if (key == r->k_hlo_op)
-        k->hlo_op = m;
-    else if (key == r->k_tf_op)
-        k->tf_op = m;
-    else if (key == r->k_name)
-        k->name = m;
-    else if (key == r->k_op)
-        k->op = m;
-}
-
-/* A string arg: interned when it can be, else kept inline as TEXT. */
-static void string_arg(xpv_cj_reader *r, const xpv_cj_member *m, xpv_arg *a)
-{
-    xpv_cj_str t = xpv_cj_text_of(r, &m->val);
-    uint32_t id =
-        t.len <= VALUE_INTERN_MAX ? xpv_cj_intern(r, t.s, t.len, 1) : intern_long(r, t.s, t.len);
-    if (id || t.len == 0) {
-        a->type = XPV_ARG_STR;
-        a->v.str = id;
-    } else {
-        a->type = XPV_ARG_TEXT;
-        a->text = t.s;
-        a->len = t.len;
-    }
-}
-
-static int convert_arg(xpv_cj_reader *r, const xpv_cj_member *m, uint32_t key, xpv_arg *a)
-{
-    a->key = key;
-    a->text = NULL;
-    a->len = 0;
-    switch (m->type) {
-    case JV_STR:
-        string_arg(r, m, a);
-        return 0;
-    case JV_INT:
-        if (m->val.len <= 18) {
-            a->type = XPV_ARG_INT;
-            a->v.i = js_small_int(m->val.s, m->val.len);
-            return 0;
-        }
-        if (js_to_int64(m->val.s, m->val.len, &a->v.i) == 0) {
-            a->type = XPV_ARG_INT;
-            return 0;
-        }
-        if (m->val.s[0] != '-' && js_to_uint64(m->val.s, m->val.len, &a->v.u) == 0) {
-            a->type = XPV_ARG_UINT;
-            return 0;
-        }
-        /* fall through */
-    case JV_NUM:
-        a->type = XPV_ARG_DOUBLE;
-        if (js_to_double(m->val.s, m->val.len, &a->v.d) != 0)
-            return fail_at(r, m->val.s, "number out of range");
-        return 0;
-    case JV_NONFINITE:
-        a->type = XPV_ARG_DOUBLE;
-        a->v.d = m->val.s[0] == 'N' ? NAN : m->val.s[0] == '-' ? -INFINITY : INFINITY;
-        return 0;
-    default:
-        a->type = XPV_ARG_JSON;
-        a->text = m->val.s;
-        a->len = m->val.len;
-        return 0;
-    }
-}
-
-static xpv_arg *args_room(xpv_cj_reader *r, size_t n)
-{
-    if (n > r->cap_args) {
-        size_t cap = r->cap_args ? r->cap_args : 64;
-        while (cap < n)
-            cap *= 2;
-        r->args = xpv_xrealloc(r->args, cap * sizeof *r->args);
-        r->cap_args = cap;
-    }
-    return r->args;
-}
-
-/* Converts the event's args and kept top-level fields into r->args. */
-static int convert_args(xpv_cj_reader *r, xpv_cj_event *pe, xpv_cj_known_args *k, uint32_t *nargs)
-{
-    xpv_arg *args = args_room(r, pe->nargs + EX_COUNT);
-    uint32_t n = 0;
-    memset(k, 0, sizeof *k);
-    for (uint32_t i = 0; i < pe->nargs; i++) {
-        const xpv_cj_member *m = &r->members[pe->args_at + i];
-        xpv_cj_str key = xpv_cj_text_of(r, &m->key);
-        uint32_t kid = xpv_cj_intern(r, key.s, key.len, 0);
-        note_known(r, kid, m, k);
-        if (convert_arg(r, m, kid, &args[n++]) != 0) return -1;
-    }
-    for (int i = 0; i < EX_COUNT; i++)
-        if (pe->extra[i].type != JV_NONE)
-            if (convert_arg(r, &pe->extra[i], r->k_extra[i], &args[n++]) != 0) return -1;
-    *nargs = n;
-    return 0;
-}
+/* ---- the arg keys classification reads (chrome_json_args.c notes them) ---- */
 
 static void intern_known_keys(xpv_cj_reader *r)
 {
@@ -547,12 +380,12 @@ static int event_times(xpv_cj_reader *r, const xpv_cj_event *pe, xpv_event *ev)
 {
     int64_t v;
     int rc = pe->ts.type ? member_scaled(&pe->ts, 3, &v) : -2;
-    if (rc == -1) return fail_at(r, pe->ts.val.s, "ts out of range");
+    if (rc == -1) return xpv_cj_fail_at(r, pe->ts.val.s, "ts out of range");
     ev->ts_ns = rc == 0 ? v : 0;
     if (ev->ph != 'X') return 0;
     rc = pe->dur.type ? member_scaled(&pe->dur, 6, &v) : -2;
     if (rc == -1 || (rc == 0 && v > INT64_MAX - 1000))
-        return fail_at(r, pe->dur.val.s, "dur out of range");
+        return xpv_cj_fail_at(r, pe->dur.val.s, "dur out of range");
     if (rc != 0) v = 0;
     if (v < 0) v = 0, r->negative_dur++;
     ev->dur_ps = v;
@@ -606,7 +439,7 @@ static int process_event(xpv_cj_reader *r, xpv_cj_event *pe, size_t raw_len)
     ev.name = xpv_cj_intern(r, name.s, name.len, 0);
     ev.cat = xpv_cj_intern(r, cat.s, cat.len, 0);
     xpv_cj_known_args k;
-    if (convert_args(r, pe, &k, &ev.nargs) != 0) return -1;
+    if (xpv_cj_convert_args(r, pe, &k, &ev.nargs) != 0) return -1;
     ev.args = r->args;
     ev.flow = pe->extra[EX_BIND_ID].type != JV_NONE || pe->extra[EX_FLOW_IN].type != JV_NONE ||
               pe->extra[EX_FLOW_OUT].type != JV_NONE;
@@ -635,8 +468,8 @@ static int parse_whole(xpv_cj_reader *r, whole_fn fn, void *ctx, size_t limit)
             r->p = p;
             return 0;
         }
-        if (rc == JS_ERR) return fail_at(r, c.e.at ? c.e.at : r->p, c.e.reason);
-        if (r->eof) return fail_at(r, r->wend, "unexpected end of input");
+        if (rc == JS_ERR) return xpv_cj_fail_at(r, c.e.at ? c.e.at : r->p, c.e.reason);
+        if (r->eof) return xpv_cj_fail_at(r, r->wend, "unexpected end of input");
         if ((size_t)(r->wend - r->p) > limit) return 1;
         if (refill(r, r->p) < 0) return -1;
     }
@@ -679,7 +512,7 @@ static int skip_stream(xpv_cj_reader *r)
             r->p = stop;
             return 0;
         }
-        if (rc == JS_ERR) return r->err->msg[0] ? -1 : fail_at(r, e.at, e.reason);
+        if (rc == JS_ERR) return r->err->msg[0] ? -1 : xpv_cj_fail_at(r, e.at, e.reason);
         r->p = stop;
         if (refill(r, r->p) < 0) return -1;
     }
@@ -703,17 +536,17 @@ static int read_events(xpv_cj_reader *r, int top_array)
             return 0;
         }
         if (c < 0) return end_of_events(r, top_array);
-        if (c != '{') return fail_at(r, r->p, "not a trace: expected an event object");
+        if (c != '{') return xpv_cj_fail_at(r, r->p, "not a trace: expected an event object");
         xpv_cj_event pe;
         int rc = parse_whole(r, scan_event, &pe, MAX_EVENT_BYTES);
-        if (rc > 0) return fail_at(r, r->p, "event longer than 64 MB");
+        if (rc > 0) return xpv_cj_fail_at(r, r->p, "event longer than 64 MB");
         if (rc < 0 || process_event(r, &pe, (size_t)(r->p - r->last_start)) != 0) return -1;
         c = peek(r);
         if (c == ',') {
             r->p++;
             c = peek(r);
         } else if (c != ']' && c >= 0) {
-            return fail_at(r, r->p, "expected ',' or ']' after an event");
+            return xpv_cj_fail_at(r, r->p, "expected ',' or ']' after an event");
         }
     }
 }
@@ -791,13 +624,13 @@ static int read_top_object(xpv_cj_reader *r)
     int saw_events = 0;
     r->p++;
     int c = peek(r);
-    if (c == '}') return fail_at(r, r->p, "not a trace: empty JSON object");
+    if (c == '}') return xpv_cj_fail_at(r, r->p, "not a trace: empty JSON object");
     for (;;) {
         if (c < 0) return end_error(r, "unexpected end of input");
-        if (c != '"') return fail_at(r, r->p, "expected a key");
+        if (c != '"') return xpv_cj_fail_at(r, r->p, "expected a key");
         xpv_cj_str key = {0};
         int rc = parse_whole(r, scan_key, &key, MAX_KEY_BYTES);
-        if (rc > 0) return fail_at(r, r->p, "key too long");
+        if (rc > 0) return xpv_cj_fail_at(r, r->p, "key too long");
         if (rc < 0) return -1;
         char name[64];
         snprintf(name, sizeof name, "%.*s", key.esc ? 0 : (int)(key.len < 63 ? key.len : 63),
@@ -808,7 +641,8 @@ static int read_top_object(xpv_cj_reader *r)
         c = peek(r);
         if (c < 0) return end_error(r, "unexpected end of input");
         if (strcmp(name, "traceEvents") == 0) {
-            if (c != '[') return fail_at(r, r->p, "not a trace: traceEvents is not an array");
+            if (c != '[')
+                return xpv_cj_fail_at(r, r->p, "not a trace: traceEvents is not an array");
             if (read_events(r, 0) != 0) return -1;
             saw_events = 1;
         } else if (strcmp(name, "deviceProperties") == 0 || strcmp(name, "distributedInfo") == 0 ||
@@ -820,12 +654,13 @@ static int read_top_object(xpv_cj_reader *r)
         c = peek(r);
         if (c == '}') break;
         if (c < 0) return end_error(r, "unexpected end of input");
-        if (c != ',') return fail_at(r, r->p, "expected ',' or '}' after a top-level value");
+        if (c != ',') return xpv_cj_fail_at(r, r->p, "expected ',' or '}' after a top-level value");
         r->p++;
         c = peek(r);
     }
     r->p++;
-    if (!saw_events) return fail_at(r, r->p, "not a trace: the object has no traceEvents array");
+    if (!saw_events)
+        return xpv_cj_fail_at(r, r->p, "not a trace: the object has no traceEvents array");
     return 0;
 }
 
@@ -843,13 +678,13 @@ static int read_document(xpv_cj_reader *r)
     else if (c == '{')
         rc = read_top_object(r);
     else
-        return fail_at(r, r->p, "not a trace: expected '[' or '{'");
+        return xpv_cj_fail_at(r, r->p, "not a trace: expected '[' or '{'");
     if (rc != 0) return -1;
     c = peek(r);
-    if (c >= 0) return fail_at(r, r->p, "unexpected data after the JSON document");
+    if (c >= 0) return xpv_cj_fail_at(r, r->p, "unexpected data after the JSON document");
     if (r->err->msg[0]) return -1;
     if (r->objects > 0 && r->with_ph == 0)
-        return fail_at(r, r->p, "not a trace: no event has a \"ph\" field");
+        return xpv_cj_fail_at(r, r->p, "not a trace: no event has a \"ph\" field");
     return 0;
 }
 
@@ -894,8 +729,8 @@ int xpv_read_chrome_json(const char *path, xpv_sink *sink, xpv_err *err)
     r.in = xpv_gz_open(path, 0, HEADROOM, xpv_sink_limits(sink), err);
     if (!r.in) return -1;
     r.icache = xpv_xcalloc(XPV_CJ_ICACHE_SIZE, sizeof *r.icache);
-    r.long_cache = xpv_xcalloc(LONG_CACHE_SIZE, sizeof *r.long_cache);
-    r.long_seen = xpv_xcalloc(LONG_SEEN_SIZE, sizeof *r.long_seen);
+    r.long_cache = xpv_xcalloc(XPV_CJ_LONG_CACHE_SIZE, sizeof *r.long_cache);
+    r.long_seen = xpv_xcalloc(XPV_CJ_LONG_SEEN_SIZE, sizeof *r.long_seen);
     r.w = r.wend = r.p = "";
     intern_known_keys(&r);
     int rc = read_document(&r);

@@ -143,7 +143,7 @@ static void test_marks_do_not_change_answers(void)
 {
     ensure_built();
     xpv_block_marks *marks = xpv_block_marks_new(1 << 20);
-    CU_ASSERT(xpv_block_marks_warm(marks, db, PROFILE, NULL) > 0);
+    CU_ASSERT(xpv_block_marks_warm(marks, db, PROFILE, NULL, NULL) > 0);
     xpv_buf with = {0}, without = {0};
     uint64_t seed = 12345;
     for (int i = 0; i < 200; i++) {

@@ -186,8 +186,8 @@ static void test_xla_ops_self_time(void)
     sqlite3 *db = xpv_test_fresh_index(xpv_test_tmpdir(), TPU);
     write_tpu(db, TPU);
     xpv_tool_scope scope = {.ids = (int64_t[]){TPU}, .n = 1};
-    CU_ASSERT_EQUAL(xpv_hlo_ops_has_data(db, &scope, 0), 1);
-    CU_ASSERT_EQUAL(xpv_hlo_ops_has_data(db, &scope, 1), 1); /* fusion.1 has flops, bytes */
+    CU_ASSERT_EQUAL(xpv_hlo_ops_has_data(db, &scope, 0, NULL), 1);
+    CU_ASSERT_EQUAL(xpv_hlo_ops_has_data(db, &scope, 1, NULL), 1); /* fusion.1 has flops, bytes */
     xpv_hlo_ops o;
     collect(db, (int64_t[]){TPU}, 1, &o);
     CU_ASSERT_EQUAL(o.n, 5); /* no async-copy, no instant */
@@ -263,8 +263,8 @@ static void test_gpu_kernels(void)
     gpu_kernel(s, XPV_KIND_KERNEL, NULL, 0, 12000, 700000); /* no op: apart */
     finish(s);
     xpv_tool_scope scope = {.ids = (int64_t[]){GPU}, .n = 1};
-    CU_ASSERT_EQUAL(xpv_hlo_ops_has_data(db, &scope, 0), 1);
-    CU_ASSERT_EQUAL(xpv_hlo_ops_has_data(db, &scope, 1), 0); /* no cost figures on GPU */
+    CU_ASSERT_EQUAL(xpv_hlo_ops_has_data(db, &scope, 0, NULL), 1);
+    CU_ASSERT_EQUAL(xpv_hlo_ops_has_data(db, &scope, 1, NULL), 0); /* no cost figures on GPU */
     xpv_hlo_ops o;
     collect(db, (int64_t[]){GPU}, 1, &o);
     CU_ASSERT_EQUAL(o.from_kernels, 1);
@@ -302,7 +302,7 @@ static void test_no_hlo_ops(void)
     gpu_kernel(s, XPV_KIND_KERNEL, "fusion.1", 0, 1000, 4000000);
     finish(s);
     xpv_tool_scope scope = {.ids = (int64_t[]){PLAIN, TORCH}, .n = 2};
-    CU_ASSERT_EQUAL(xpv_hlo_ops_has_data(db, &scope, 0), 0);
+    CU_ASSERT_EQUAL(xpv_hlo_ops_has_data(db, &scope, 0, NULL), 0);
     xpv_hlo_ops o;
     collect(db, (int64_t[]){PLAIN, TORCH}, 2, &o);
     CU_ASSERT_EQUAL(o.n, 0);

@@ -1,0 +1,485 @@
+/*
+ * test_analysis_steps.c — step timelines computed through the sink from
+ * hand-made events, checked against numbers worked out by hand: marker
+ * preference and merging, correlation vs time join, interval unions,
+ * interleaved ids, launch segments, epoch timestamps, the module
+ * fallbacks, "none", and step windows split down to single events. Kernel
+ * summaries: test_analysis.c.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "analysis_testutil.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static void marker(xpv_sink *s, int64_t tid, int src, int64_t step, const char *name, int64_t ts_ns,
+                   int64_t dur_ns)
+{
+    xpv_event ev;
+    xpv_event_init(&ev);
+    ev.track = xpv_sink_track(s, 1, tid);
+    ev.kind = XPV_KIND_STEP;
+    ev.step_src = (uint8_t)src;
+    ev.step = step;
+    ev.name = xpv_sink_intern_cstr(s, name);
+    ev.ts_ns = ts_ns;
+    ev.dur_ns = dur_ns;
+    ev.dur_ps = dur_ns * 1000;
+    xpv_sink_event(s, &ev);
+}
+
+/* ---- reading results ---- */
+
+static const char *step_col(const char *col, int64_t step, int device)
+{
+    static char sql[512];
+    snprintf(sql, sizeof sql, "SELECT %s FROM steps WHERE profile_id=7 AND step=%lld AND device=%d",
+             col, (long long)step, device);
+    return sql;
+}
+
+/* ---- steps ---- */
+
+static void test_marker_preference_and_merge(void)
+{
+    sqlite3 *db = fresh_index();
+    xpv_sink *s = open_sink(db);
+    marker(s, 1, XPV_STEP_NVTX, 1, "nvtx step 1", 0, 100);
+    marker(s, 1, XPV_STEP_PROFILER_STEP, 5, "ProfilerStep#5", 1000, 500);
+    marker(s, 2, XPV_STEP_PROFILER_STEP, 5, "ProfilerStep#5", 1100, 600); /* other thread */
+    marker(s, 1, XPV_STEP_PROFILER_STEP, 6, "ProfilerStep#6", 2000, 500);
+    /* GPU-side copy of the step on a device track: not the step's window */
+    xpv_sink_process_device(s, 100, 0);
+    xpv_event gpu_copy;
+    xpv_event_init(&gpu_copy);
+    gpu_copy.track = xpv_sink_track(s, 100, 7);
+    gpu_copy.kind = XPV_KIND_STEP;
+    gpu_copy.step_src = XPV_STEP_PROFILER_STEP;
+    gpu_copy.step = 6;
+    gpu_copy.name = xpv_sink_intern_cstr(s, "ProfilerStep#6");
+    gpu_copy.ts_ns = 2010;
+    gpu_copy.dur_ns = 9000;
+    gpu_copy.dur_ps = 9000000;
+    xpv_sink_event(s, &gpu_copy);
+    marker(s, 1, XPV_STEP_TF, 9, "tf", 0, 5000);
+    finish(s);
+    CU_ASSERT_STRING_EQUAL(q_text(db, "SELECT step_source FROM profiles WHERE id=7"),
+                           "profiler_step");
+    CU_ASSERT_EQUAL(q_int(db, "SELECT step_count FROM profiles WHERE id=7"), 2);
+    CU_ASSERT_EQUAL(q_int(db, step_col("start_ps", 5, -1)), 1000000);
+    CU_ASSERT_EQUAL(q_int(db, step_col("duration_ps", 5, -1)), 700000);
+    CU_ASSERT_STRING_EQUAL(q_text(db, step_col("name", 6, -1)), "ProfilerStep#6");
+    /* no device: idle and host time are the whole step */
+    CU_ASSERT_EQUAL(q_int(db, step_col("idle_ps", 6, -1)), 500000);
+    CU_ASSERT_EQUAL(q_int(db, step_col("host_ps", 6, -1)), 500000);
+    CU_ASSERT_EQUAL(q_int(db, "SELECT count(*) FROM steps WHERE profile_id=7"), 2);
+    sqlite3_close(db);
+
+    db = fresh_index();
+    s = open_sink(db);
+    marker(s, 1, XPV_STEP_STEPS_LINE, -1, "1", 0, 100);
+    marker(s, 1, XPV_STEP_STEPS_LINE, -1, "2", 200, 100);
+    marker(s, 1, XPV_STEP_ANNOTATION, 3, "train", 0, 150);
+    finish(s);
+    CU_ASSERT_STRING_EQUAL(q_text(db, "SELECT step_source FROM profiles WHERE id=7"), "annotation");
+    CU_ASSERT_EQUAL(q_int(db, "SELECT step FROM steps WHERE profile_id=7"), 3);
+    sqlite3_close(db);
+
+    /* unnumbered markers are numbered in order */
+    db = fresh_index();
+    s = open_sink(db);
+    marker(s, 1, XPV_STEP_STEPS_LINE, -1, "b", 200, 100);
+    marker(s, 1, XPV_STEP_STEPS_LINE, -1, "a", 0, 100);
+    finish(s);
+    CU_ASSERT_STRING_EQUAL(q_text(db, "SELECT step_source FROM profiles WHERE id=7"), "steps_line");
+    CU_ASSERT_STRING_EQUAL(q_text(db, step_col("name", 1, -1)), "b");
+    sqlite3_close(db);
+}
+
+static void test_correlation_vs_time_join(void)
+{
+    sqlite3 *db = fresh_index();
+    xpv_sink *s = open_sink(db);
+    xpv_sink_process_device(s, 100, 0);
+    marker(s, 1, XPV_STEP_PROFILER_STEP, 1, "ProfilerStep#1", 0, 1000);
+    marker(s, 1, XPV_STEP_PROFILER_STEP, 2, "ProfilerStep#2", 1000, 1000);
+    host_event(s, XPV_KIND_LAUNCH, "cuda_runtime", "cudaLaunchKernel", 100, 5, 11);
+    host_event(s, XPV_KIND_LAUNCH, "cuda_runtime", "cudaLaunchKernel", 900, 5, 12);
+    host_event(s, XPV_KIND_LAUNCH, "cuda_runtime", "cudaLaunchKernel", 1500, 5, 13);
+    /* launched in step 1, runs in step 1 */
+    device_event(s, XPV_KIND_KERNEL, 100, 7, "k", 200, 100000, 11, NULL);
+    /* launched in step 1 (corr 12) but runs in step 2: step 1's work, in
+     * full; during step 2 it still keeps the device busy */
+    device_event(s, XPV_KIND_KERNEL, 100, 7, "k", 1100, 50000, 12, NULL);
+    /* launched in step 2 */
+    device_event(s, XPV_KIND_KERNEL, 100, 7, "k", 1600, 30000, 13, NULL);
+    /* no correlation: joins by start time (step 2), full duration; idle
+     * counts only the part inside the window */
+    device_event(s, XPV_KIND_MEMCPY_H2D, 100, 8, "", 1950, 80000, -1, NULL);
+    /* correlation without a known launch: time join (step 1) */
+    device_event(s, XPV_KIND_MEMSET, 100, 8, "", 500, 7000, 99, NULL);
+    /* outside every step: nowhere */
+    device_event(s, XPV_KIND_KERNEL, 100, 7, "k", 3000, 1000, -1, NULL);
+    finish(s);
+    CU_ASSERT_EQUAL(q_int(db, step_col("compute_ps", 1, 0)), 150000);
+    CU_ASSERT_EQUAL(q_int(db, step_col("memset_ps", 1, 0)), 7000);
+    CU_ASSERT_EQUAL(q_int(db, step_col("idle_ps", 1, 0)), 1000000 - 100000 - 7000);
+    CU_ASSERT_EQUAL(q_int(db, step_col("compute_ps", 2, 0)), 30000);
+    CU_ASSERT_EQUAL(q_int(db, step_col("memcpy_h2d_ps", 2, 0)), 80000);
+    CU_ASSERT_EQUAL(q_int(db, step_col("idle_ps", 2, 0)), 1000000 - 50000 - 30000 - 50000);
+    CU_ASSERT_EQUAL(q_int(db, step_col("compute_ps", 2, -1)), 30000);
+    CU_ASSERT_EQUAL(q_int(db, step_col("host_ps", 2, -1)), 1000000 - 130000);
+    char *w = q_text(db, "SELECT warnings FROM profiles WHERE id=7");
+    CU_ASSERT_PTR_NOT_NULL(strstr(w, "3 device events joined to their step through the "
+                                     "correlation id of their host launch, 2 by their start time"));
+    sqlite3_close(db);
+}
+
+/* Correlation ids that interleave between steps: the join stays exact for
+ * every id with a launch, and ids without one join by time. */
+static void test_interleaved_ids(void)
+{
+    sqlite3 *db = fresh_index();
+    xpv_sink *s = open_sink(db);
+    xpv_sink_process_device(s, 100, 0);
+    marker(s, 1, XPV_STEP_PROFILER_STEP, 1, "ProfilerStep#1", 0, 1000);
+    marker(s, 1, XPV_STEP_PROFILER_STEP, 2, "ProfilerStep#2", 1000, 1000);
+    host_event(s, XPV_KIND_LAUNCH, "cuda_runtime", "cudaLaunchKernel", 100, 5, 5);
+    host_event(s, XPV_KIND_LAUNCH, "cuda_runtime", "cudaLaunchKernel", 200, 5, 9);
+    host_event(s, XPV_KIND_LAUNCH, "cuda_runtime", "cudaLaunchKernel", 1500, 5, 7);
+    device_event(s, XPV_KIND_KERNEL, 100, 7, "k", 1600, 1000, 7, NULL);
+    device_event(s, XPV_KIND_KERNEL, 100, 7, "k", 1100, 2000, 9, NULL); /* runs in step 2 */
+    device_event(s, XPV_KIND_KERNEL, 100, 7, "k", 300, 30000, 5, NULL);
+    device_event(s, XPV_KIND_KERNEL, 100, 7, "k", 1200, 4000, 6, NULL); /* no launch: time */
+    device_event(s, XPV_KIND_KERNEL, 100, 7, "k", 400, 8000, 8, NULL);  /* no launch: time */
+    finish(s);
+    CU_ASSERT_EQUAL(q_int(db, step_col("compute_ps", 1, 0)), 2000 + 30000 + 8000);
+    CU_ASSERT_EQUAL(q_int(db, step_col("compute_ps", 2, 0)), 1000 + 4000);
+    char *w = q_text(db, "SELECT warnings FROM profiles WHERE id=7");
+    CU_ASSERT_PTR_NOT_NULL(strstr(w, "3 device events joined to their step through the "
+                                     "correlation id of their host launch, 2 by their start time"));
+    sqlite3_close(db);
+}
+
+/* A launch on host thread (1, tid) with no duration. */
+static void launch_on(xpv_sink *s, int64_t tid, int64_t ts_ns, int64_t corr)
+{
+    xpv_event ev;
+    xpv_event_init(&ev);
+    ev.track = xpv_sink_track(s, 1, tid);
+    ev.kind = XPV_KIND_LAUNCH;
+    ev.name = xpv_sink_intern_cstr(s, "cudaLaunchKernel");
+    ev.ts_ns = ts_ns;
+    ev.dur_ns = 0;
+    ev.dur_ps = 0;
+    ev.corr = corr;
+    xpv_sink_event(s, &ev);
+}
+
+enum { SEG_STEPS = 4, SEG_LAUNCHES = 200000, SEG_STEP_NS = 10000000, SEG_GAP = 1009 };
+
+static int64_t seg_launch_ts(int64_t i)
+{
+    return SEG_STEP_NS + i * 200;
+}
+
+/* Step (0-based) whose window [k+1 steps, +90%) holds t, or -1. */
+static int seg_step_of(int64_t t)
+{
+    int64_t k = t / SEG_STEP_NS - 1;
+    if (k < 0 || k >= SEG_STEPS || t % SEG_STEP_NS >= SEG_STEP_NS / 10 * 9) return -1;
+    return (int)k;
+}
+
+/* Many launches across step boundaries and the gaps between steps, on one
+ * host thread (even ids) or two with interleaved ids (the second odd ids,
+ * a few never launched): most capture segments settle as a whole, the rest
+ * are read launch by launch. Kernels join through launched ids, ids never
+ * launched (whose neighbours decide) and ids past every launch (time
+ * join); compute per step must match the per-launch rule exactly. */
+static void launch_segments(int threads)
+{
+    sqlite3 *db = fresh_index();
+    xpv_sink *s = open_sink(db);
+    xpv_sink_process_device(s, 100, 0);
+    for (int k = 0; k < SEG_STEPS; k++)
+        marker(s, 1, XPV_STEP_PROFILER_STEP, k, "ProfilerStep", (int64_t)(k + 1) * SEG_STEP_NS,
+               SEG_STEP_NS / 10 * 9);
+    for (int64_t i = 0; i < SEG_LAUNCHES; i++)
+        launch_on(s, 2, seg_launch_ts(i), 2 * i);
+    for (int64_t i = 0; i < SEG_LAUNCHES && threads == 2; i++)
+        if (i % SEG_GAP) launch_on(s, 3, seg_launch_ts(i) + 100, 2 * i + 1);
+    int64_t expect[SEG_STEPS] = {0};
+    for (int64_t i = 0; i + 1 < SEG_LAUNCHES; i += 7) {
+        int64_t corr = 2 * i + (i % 2), dur_ps = 1000 + i % 5000;
+        int k = seg_step_of(seg_launch_ts(i));
+        /* an odd id never launched: its neighbours 2i and 2i + 2 decide */
+        int launched = corr % 2 == 0 || (threads == 2 && i % SEG_GAP);
+        if (!launched && k != seg_step_of(seg_launch_ts(i + 1))) k = -2;
+        /* half a step after its launch, so that the time join would differ */
+        int64_t ts = seg_launch_ts(i) + SEG_STEP_NS / 2;
+        if (k == -2) k = seg_step_of(ts); /* no position: the time join */
+        if (k >= 0) expect[k] += dur_ps;
+        device_event(s, XPV_KIND_KERNEL, 100, 7, "k", ts, dur_ps, corr, NULL);
+    }
+    /* ids past every launch: the time join */
+    device_event(s, XPV_KIND_KERNEL, 100, 7, "k", 2 * SEG_STEP_NS + 5, 777, 4 * SEG_LAUNCHES, NULL);
+    expect[1] += 777;
+    finish(s);
+    for (int k = 0; k < SEG_STEPS; k++)
+        CU_ASSERT_EQUAL(q_int(db, step_col("compute_ps", k, 0)), expect[k]);
+    sqlite3_close(db);
+}
+
+static void test_launch_segments(void)
+{
+    launch_segments(1);
+    launch_segments(2);
+}
+
+static void test_interval_union(void)
+{
+    sqlite3 *db = fresh_index();
+    xpv_sink *s = open_sink(db);
+    xpv_sink_process_device(s, 100, 0);
+    xpv_sink_process_device(s, 101, 1);
+    marker(s, 1, XPV_STEP_ANNOTATION, 0, "train", 0, 1000);
+    kernel(s, 100, 1, "a", 100, 300000); /* [100, 400) */
+    kernel(s, 100, 2, "b", 300, 300000); /* [300, 600), other stream */
+    kernel(s, 101, 1, "c", 550, 150000); /* [550, 700), other device */
+    kernel(s, 101, 1, "ncclAllReduce", 900, 50000);
+    finish(s);
+    CU_ASSERT_EQUAL(q_int(db, step_col("compute_ps", 0, 0)), 600000);
+    CU_ASSERT_EQUAL(q_int(db, step_col("idle_ps", 0, 0)), 500000);
+    CU_ASSERT_EQUAL(q_int(db, step_col("idle_ps", 0, 1)), 1000000 - 200000);
+    CU_ASSERT_EQUAL(q_int(db, step_col("collective_ps", 0, 1)), 50000);
+    CU_ASSERT_EQUAL(q_int(db, step_col("compute_ps", 0, -1)), 750000);
+    CU_ASSERT_EQUAL(q_int(db, step_col("collective_ps", 0, -1)), 50000);
+    /* combined union: [100, 700) + [900, 950) */
+    CU_ASSERT_EQUAL(q_int(db, step_col("idle_ps", 0, -1)), 1000000 - 650000);
+    CU_ASSERT_EQUAL(q_int(db, step_col("host_ps", 0, -1)), 1000000 - 650000);
+    CU_ASSERT_EQUAL(q_int(db, step_col("host_ps", 0, 0)), 1000000 - 650000);
+    CU_ASSERT_EQUAL(q_int(db, "SELECT count(*) FROM steps WHERE profile_id=7"), 3);
+    sqlite3_close(db);
+}
+
+/* Unix-epoch ns (as PyTorch traces have) overflow int64 in ps: step starts
+ * count from the profile's start. */
+static void test_epoch_timestamps(void)
+{
+    const int64_t t0 = 1623142623460172000LL;
+    sqlite3 *db = fresh_index();
+    xpv_sink *s = open_sink(db);
+    xpv_sink_process_device(s, 100, 0);
+    host_event(s, XPV_KIND_OTHER, "cpu_op", "first", t0 - 500, 10, -1);
+    marker(s, 1, XPV_STEP_PROFILER_STEP, 5, "ProfilerStep#5", t0, 176078000);
+    host_event(s, XPV_KIND_LAUNCH, "cuda_runtime", "cudaLaunchKernel", t0 + 1000, 5, 1);
+    device_event(s, XPV_KIND_KERNEL, 100, 7, "k", t0 + 2000, 123456789, 1, NULL);
+    finish(s);
+    CU_ASSERT_EQUAL(q_int(db, step_col("start_ps", 5, -1)), 500000);
+    CU_ASSERT_EQUAL(q_int(db, step_col("duration_ps", 5, -1)), 176078000000LL);
+    CU_ASSERT_EQUAL(q_int(db, step_col("compute_ps", 5, 0)), 123456789);
+    CU_ASSERT_EQUAL(q_int(db, step_col("idle_ps", 5, 0)), 176078000000LL - 123456789);
+    CU_ASSERT_EQUAL(q_int(db, "SELECT start_ns FROM profiles WHERE id=7"), t0 - 500);
+    sqlite3_close(db);
+}
+
+/* One stray event at ts 0 beside epoch times (seen in damaged and odd real
+ * traces) puts 1.6e18 ns between the profile's start and its steps: more
+ * picoseconds than int64 holds. The steps must still come out whole. */
+static void test_stray_event_at_time_zero(void)
+{
+    const int64_t t0 = 1623142623460172000LL;
+    sqlite3 *db = fresh_index();
+    xpv_sink *s = open_sink(db);
+    xpv_sink_process_device(s, 100, 0);
+    host_event(s, XPV_KIND_OTHER, "cpu_op", "stray", 0, 10, -1);
+    marker(s, 1, XPV_STEP_PROFILER_STEP, 5, "ProfilerStep#5", t0, 1000000);
+    marker(s, 1, XPV_STEP_PROFILER_STEP, 6, "ProfilerStep#6", t0 + 1000000, 2000000);
+    kernel(s, 100, 7, "k", t0 + 1000, 300000000);
+    finish(s);
+    CU_ASSERT_EQUAL(q_int(db, "SELECT step_count FROM profiles WHERE id=7"), 2);
+    CU_ASSERT_EQUAL(q_int(db, step_col("duration_ps", 5, -1)), 1000000000LL);
+    CU_ASSERT_EQUAL(q_int(db, step_col("duration_ps", 6, -1)), 2000000000LL);
+    CU_ASSERT_EQUAL(q_int(db, step_col("compute_ps", 5, 0)), 300000000);
+    sqlite3_close(db);
+}
+
+static void module_event(xpv_sink *s, const char *name, int64_t ts, int64_t dur_ns)
+{
+    device_event(s, XPV_KIND_XLA_MODULE, 200, 1, name, ts, dur_ns * 1000, -1, NULL);
+}
+
+static void kernel_of_module(xpv_sink *s, const char *module, int64_t ts, int64_t dur_ns)
+{
+    xpv_arg arg = {.key = xpv_sink_intern_cstr(s, "hlo_module"),
+                   .type = XPV_ARG_STR,
+                   .v.str = xpv_sink_intern_cstr(s, module)};
+    xpv_event ev;
+    xpv_event_init(&ev);
+    ev.track = xpv_sink_track(s, 100, 1);
+    ev.kind = XPV_KIND_KERNEL;
+    ev.name = xpv_sink_intern_cstr(s, "fusion_kernel");
+    ev.ts_ns = ts;
+    ev.dur_ns = dur_ns;
+    ev.dur_ps = dur_ns * 1000;
+    ev.args = &arg;
+    ev.nargs = 1;
+    xpv_sink_event(s, &ev);
+}
+
+static void test_module_fallback(void)
+{
+    sqlite3 *db = fresh_index();
+    xpv_sink *s = open_sink(db);
+    xpv_sink_process_device(s, 200, 0);
+    module_event(s, "jit_train_step", 2000, 500);
+    module_event(s, "jit_train_step", 0, 500);
+    module_event(s, "jit_init", 600, 100);
+    module_event(s, "jit_train_step", 1000, 700);
+    finish(s);
+    CU_ASSERT_STRING_EQUAL(q_text(db, "SELECT step_source FROM profiles WHERE id=7"), "module");
+    CU_ASSERT_EQUAL(q_int(db, "SELECT step_count FROM profiles WHERE id=7"), 3);
+    CU_ASSERT_EQUAL(q_int(db, step_col("start_ps", 1, -1)), 1000000);
+    CU_ASSERT_EQUAL(q_int(db, step_col("duration_ps", 1, -1)), 700000);
+    CU_ASSERT_STRING_EQUAL(q_text(db, step_col("name", 2, -1)), "jit_train_step");
+    sqlite3_close(db);
+
+    /* no XLA_MODULE events: executions of the commonest hlo_module of kernels */
+    db = fresh_index();
+    s = open_sink(db);
+    xpv_sink_process_device(s, 100, 0);
+    for (int e = 0; e < 3; e++)
+        for (int k = 0; k < 4; k++)
+            kernel_of_module(s, "jit_step", e * 10000000 + k * 1000, 900);
+    kernel_of_module(s, "jit_init", 5000000, 900);
+    finish(s);
+    CU_ASSERT_STRING_EQUAL(q_text(db, "SELECT step_source FROM profiles WHERE id=7"), "module");
+    CU_ASSERT_EQUAL(q_int(db, "SELECT step_count FROM profiles WHERE id=7"), 3);
+    CU_ASSERT_EQUAL(q_int(db, step_col("start_ps", 2, -1)), 20000000LL * 1000);
+    CU_ASSERT_EQUAL(q_int(db, step_col("duration_ps", 2, -1)), 3900000);
+    CU_ASSERT_EQUAL(q_int(db, step_col("compute_ps", 2, 0)), 4 * 900000);
+    CU_ASSERT_STRING_EQUAL(q_text(db, step_col("name", 0, -1)), "jit_step");
+    sqlite3_close(db);
+}
+
+/* Without ProfilerStep#N: training_step annotations, then Optimizer.step
+ * markers, whose steps run from one optimizer step's end to the next's. */
+static void test_weaker_pytorch_markers(void)
+{
+    sqlite3 *db = fresh_index();
+    xpv_sink *s = open_sink(db);
+    marker(s, 1, XPV_STEP_OPTIMIZER, -1, "Optimizer.step#SGD.step", 900, 50);
+    marker(s, 1, XPV_STEP_TRAINING_STEP, -1, "[LightningModule]M.training_step", 100, 900);
+    marker(s, 1, XPV_STEP_TRAINING_STEP, -1, "[LightningModule]M.training_step", 1100, 800);
+    finish(s);
+    CU_ASSERT_STRING_EQUAL(q_text(db, "SELECT step_source FROM profiles WHERE id=7"),
+                           "training_step");
+    CU_ASSERT_EQUAL(q_int(db, "SELECT step_count FROM profiles WHERE id=7"), 2);
+    CU_ASSERT_EQUAL(q_int(db, step_col("duration_ps", 1, -1)), 800000);
+    sqlite3_close(db);
+
+    db = fresh_index();
+    s = open_sink(db);
+    /* two threads; thread 2's markers start later (merged by order) */
+    int64_t ends[] = {1000, 2500, 4000, 4600};
+    for (int i = 0; i < 4; i++)
+        marker(s, 1, XPV_STEP_OPTIMIZER, -1, "Optimizer.step#Adam.step", ends[i] - 100, 100);
+    for (int i = 0; i < 2; i++)
+        marker(s, 2, XPV_STEP_OPTIMIZER, -1, "Optimizer.step#Adam.step", 1500 + i * 1000, 100);
+    finish(s);
+    CU_ASSERT_STRING_EQUAL(q_text(db, "SELECT step_source FROM profiles WHERE id=7"),
+                           "optimizer_step");
+    CU_ASSERT_EQUAL(q_int(db, "SELECT step_count FROM profiles WHERE id=7"), 3);
+    /* times from the profile start, the first marker at 900 ns */
+    CU_ASSERT_EQUAL(q_int(db, step_col("start_ps", 0, -1)), 100000);
+    CU_ASSERT_EQUAL(q_int(db, step_col("duration_ps", 0, -1)), 1600000); /* to thread 2's 2600 */
+    CU_ASSERT_EQUAL(q_int(db, step_col("start_ps", 1, -1)), 1600000);
+    CU_ASSERT_EQUAL(q_int(db, step_col("duration_ps", 1, -1)), 1500000);
+    CU_ASSERT_EQUAL(q_int(db, step_col("duration_ps", 2, -1)), 600000);
+    CU_ASSERT_STRING_EQUAL(q_text(db, step_col("name", 2, -1)), "Optimizer.step#Adam.step");
+    sqlite3_close(db);
+
+    /* Lightning nests [Strategy]...training_step around
+     * [LightningModule]...training_step: one step per iteration, not two */
+    db = fresh_index();
+    s = open_sink(db);
+    for (int i = 0; i < 4; i++) {
+        marker(s, 1, XPV_STEP_TRAINING_STEP, -1, "[Strategy]DDP.training_step", i * 1000, 900);
+        marker(s, 1, XPV_STEP_TRAINING_STEP, -1, "[LightningModule]M.training_step", i * 1000 + 10,
+               800);
+    }
+    finish(s);
+    CU_ASSERT_EQUAL(q_int(db, "SELECT step_count FROM profiles WHERE id=7"), 4);
+    CU_ASSERT_EQUAL(q_int(db, step_col("duration_ps", 3, -1)), 900000);
+    CU_ASSERT_STRING_EQUAL(q_text(db, step_col("name", 2, -1)), "[Strategy]DDP.training_step");
+    sqlite3_close(db);
+
+    /* one optimizer marker makes no step: the next source decides */
+    db = fresh_index();
+    s = open_sink(db);
+    marker(s, 1, XPV_STEP_OPTIMIZER, -1, "Optimizer.step#SGD.step", 900, 50);
+    finish(s);
+    CU_ASSERT_STRING_EQUAL(q_text(db, "SELECT step_source FROM profiles WHERE id=7"), "none");
+    CU_ASSERT_EQUAL(q_int(db, "SELECT step_count FROM profiles WHERE id=7"), 0);
+    sqlite3_close(db);
+}
+
+static void test_no_markers(void)
+{
+    sqlite3 *db = fresh_index();
+    xpv_sink *s = open_sink(db);
+    xpv_sink_process_device(s, 100, 0);
+    kernel(s, 100, 1, "k", 0, 1000);
+    finish(s);
+    CU_ASSERT_STRING_EQUAL(q_text(db, "SELECT step_source FROM profiles WHERE id=7"), "none");
+    CU_ASSERT_EQUAL(q_int(db, "SELECT step_count FROM profiles WHERE id=7"), 0);
+    CU_ASSERT_EQUAL(q_int(db, "SELECT count(*) FROM steps"), 0);
+    sqlite3_close(db);
+}
+
+/* With room for one interval at a time, every step window is split down
+ * to single events: the numbers must not change. */
+static void test_split_windows(void)
+{
+    setenv("XPV_ANALYSIS_INTERVAL_CAP", "1", 1);
+    test_interval_union();
+    test_correlation_vs_time_join();
+    test_module_fallback();
+    test_interleaved_ids();
+    setenv("XPV_ANALYSIS_INTERVAL_CAP", "3", 1);
+    test_interval_union();
+    test_epoch_timestamps();
+    unsetenv("XPV_ANALYSIS_INTERVAL_CAP");
+}
+
+/* Finish reads the events again from the capture when it holds them all,
+ * else from the store: with no capture, and with one that overflows partway,
+ * the numbers must not change (the kernel tests: test_analysis.c). */
+static void test_store_path(void)
+{
+    static void (*const tests[])(void) = {test_correlation_vs_time_join, test_interval_union,
+                                          test_interleaved_ids,          test_launch_segments,
+                                          test_epoch_timestamps,         test_module_fallback};
+    run_on_store_paths(tests, sizeof tests / sizeof tests[0]);
+}
+
+int main(void)
+{
+    static const xpv_test_case tests[] = {
+        {"step marker preference and merging", test_marker_preference_and_merge},
+        {"correlation join vs time join", test_correlation_vs_time_join},
+        {"idle from interval unions", test_interval_union},
+        {"interleaved correlation ids", test_interleaved_ids},
+        {"launch segments settled whole or read", test_launch_segments},
+        {"epoch timestamps", test_epoch_timestamps},
+        {"a stray event at time zero", test_stray_event_at_time_zero},
+        {"module fallback", test_module_fallback},
+        {"training_step and Optimizer.step markers", test_weaker_pytorch_markers},
+        {"no markers: none", test_no_markers},
+        {"split step windows stay exact", test_split_windows},
+        {"the store path gives the same numbers", test_store_path},
+        {NULL, NULL},
+    };
+    return xpv_test_run("analysis_steps", tests, 0);
+}
