@@ -115,7 +115,7 @@ void xpv_capture_add(xpv_capture *c, const xpv_event *ev)
     t->len = (size_t)(p - t->buf);
     t->prev_ts = ev->ts_ns;
     xpv_capture_seg *s = &t->seg[t->nseg - 1];
-    int64_t end = dur_ns > 0 ? xpv_add_sat(ev->ts_ns, dur_ns) : ev->ts_ns;
+    int64_t end = dur_ns > 0 ? xpv_sat_add_i64(ev->ts_ns, dur_ns) : ev->ts_ns;
     if (ev->ts_ns < s->t_min) s->t_min = ev->ts_ns;
     if (end > s->t_max) s->t_max = end;
     if (ev->kind == XPV_KIND_LAUNCH && ev->corr >= 0) {
@@ -153,7 +153,7 @@ static int scan_segment(const xpv_capture_track *t, const xpv_capture_seg *s, ui
         if (head & 0x40) ev.dur_ps += xpv_zigzag_get(&r);
         assert(!r.bad); /* written by xpv_capture_add in this process */
         if (!(q->kinds & XPV_KIND_BIT(ev.kind))) continue;
-        int64_t end = ev.dur_ns > 0 ? xpv_add_sat(ev.ts_ns, ev.dur_ns) : ev.ts_ns;
+        int64_t end = ev.dur_ns > 0 ? xpv_sat_add_i64(ev.ts_ns, ev.dur_ns) : ev.ts_ns;
         if (ev.ts_ns > q->t1 || end < q->t0) continue;
         int rc = fn(ctx, &ev, -1, i);
         if (rc) return rc;

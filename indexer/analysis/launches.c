@@ -28,7 +28,7 @@ typedef struct {
     xpv_launches *l;
     const xpv_step_list *steps; /* keep only launches inside a step, or NULL */
     int link_ops;
-    xpv_idmap cat_is_op; /* cat id -> 1 for cpu_op / Operator */
+    xpv_hindex cat_is_op; /* cat id -> 1 for cpu_op / Operator */
     xpv_launch_rec *launches;
     size_t nl, capl;
     cpu_op *ops;
@@ -48,13 +48,13 @@ static void push_launch(xpv_launches *l, xpv_launch_rec r)
 
 static int is_op_category(track_ctx *c, uint32_t cat)
 {
-    uint64_t *v = xpv_idmap_get(&c->cat_is_op, cat);
+    uint64_t *v = xpv_hindex_get(&c->cat_is_op, cat);
     if (v) return (int)*v;
     size_t len;
     const char *s = c->in->string(c->in->string_ctx, cat, &len);
     int yes =
         (len == 6 && memcmp(s, "cpu_op", 6) == 0) || (len == 8 && memcmp(s, "Operator", 8) == 0);
-    xpv_idmap_put(&c->cat_is_op, cat, (uint64_t)yes);
+    xpv_hindex_put(&c->cat_is_op, cat, (uint64_t)yes);
     return yes;
 }
 
@@ -142,7 +142,6 @@ int xpv_launches_build(xpv_launches *l, const xpv_analysis_input *in, const uint
     l->limit = limit;
     l->has_ops = link_ops;
     track_ctx c = {.in = in, .l = l, .steps = link_ops ? NULL : steps, .link_ops = link_ops};
-    xpv_idmap_init(&c.cat_is_op);
     int rc = 0;
     for (size_t t = 0; t < in->ntracks && rc == 0; t++) {
         if (!launch_tracks[t]) continue;
@@ -163,7 +162,7 @@ int xpv_launches_build(xpv_launches *l, const xpv_analysis_input *in, const uint
     }
     free(c.launches);
     free(c.ops);
-    xpv_idmap_free(&c.cat_is_op);
+    xpv_hindex_free(&c.cat_is_op);
     xpv_sort(l->r, l->n, sizeof *l->r, launch_by_corr);
     return rc;
 }
