@@ -50,15 +50,24 @@ static inline size_t xpv_upper_bound(const void *key, const void *base, size_t n
     return xpv_bound_(key, base, n, size, cmp, 1);
 }
 
-/* The first element equal to key, or NULL: bsearch, but always the first
- * of equal elements. */
+/* An element equal to key, or NULL: of equal elements, the one bisection
+ * meets first, the same one C's bsearch returns (so callers that moved
+ * from bsearch answer as before even when keys repeat). */
 static inline void *xpv_sorted_find(const void *key, const void *base, size_t n, size_t size,
                                     xpv_key_cmp cmp)
 {
-    size_t i = xpv_lower_bound(key, base, n, size, cmp);
-    if (i == n) return NULL;
-    const char *e = (const char *)base + i * size;
-    return cmp(key, e) == 0 ? (void *)e : NULL;
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        const char *e = (const char *)base + mid * size;
+        int c = cmp(key, e);
+        if (c == 0) return (void *)e;
+        if (c < 0)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    return NULL;
 }
 
 static inline int64_t xpv_i64_at_(const void *base, size_t i, size_t size, size_t offset)

@@ -36,6 +36,7 @@
 
 #include "analysis.h"
 #include "../../common/xpv_hindex.h"
+#include "../../common/xpv_lower_bound.h"
 #include "../../store/event_store.h"
 
 #include <stdio.h>

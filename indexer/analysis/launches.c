@@ -167,18 +167,6 @@ int xpv_launches_build(xpv_launches *l, const xpv_analysis_input *in, const uint
     return rc;
 }
 
-static size_t lower_bound(const xpv_launches *l, int64_t corr, size_t lo, size_t hi)
-{
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (l->r[mid].corr < corr)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
-}
-
 /* Device events of one track come roughly in launch order, so the search
  * gallops from the previous answer (*hint) instead of bisecting all. */
 const xpv_launch_rec *xpv_launches_find(const xpv_launches *l, int64_t corr, size_t *hint)
@@ -198,7 +186,8 @@ const xpv_launch_rec *xpv_launches_find(const xpv_launches *l, int64_t corr, siz
             hi = h - step + 1, step *= 2;
         lo = step <= h ? h - step : 0;
     }
-    size_t i = lower_bound(l, corr, lo, hi);
+    size_t i = lo + xpv_lower_bound_i64(l->r + lo, hi - lo, sizeof *l->r,
+                                        offsetof(xpv_launch_rec, corr), corr);
     *hint = i;
     return i < l->n && l->r[i].corr == corr ? &l->r[i] : NULL;
 }

@@ -389,14 +389,7 @@ size_t xpv_steps_started_by(const xpv_step_list *s, int64_t t, size_t *hint)
             if (h + 1 == s->n || s->v[h + 1].start_ps > t) return *hint = h + 1;
         }
     }
-    size_t lo = 0, hi = s->n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (s->v[mid].start_ps <= t)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    size_t lo = xpv_upper_bound_i64(s->v, s->n, sizeof *s->v, offsetof(xpv_step, start_ps), t);
     if (hint) *hint = lo;
     return lo;
 }

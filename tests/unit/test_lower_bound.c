@@ -1,7 +1,8 @@
 /*
  * test_lower_bound.c — binary search (common/xpv_lower_bound.h): every
  * answer of the generic and the int64 searches agrees with a linear scan,
- * over empty arrays, runs of equal keys and keys past both ends.
+ * over empty arrays, runs of equal keys and keys past both ends, and the
+ * find returns the very element C's bsearch does.
  */
 #include "testutil.h"
 #include "common/xpv_lower_bound.h"
@@ -43,7 +44,8 @@ static void check_all(const rec *v, size_t n)
         CU_ASSERT_EQUAL_FATAL(xpv_lower_bound_i64(bare, n, sizeof *bare, 0, key), lo);
         CU_ASSERT_EQUAL_FATAL(xpv_sorted_has_i64(bare, n, key), hi > lo);
         const rec *f = xpv_sorted_find(&k, v, n, sizeof *v, cmp_rec);
-        CU_ASSERT_PTR_EQUAL_FATAL(f, hi > lo ? &v[lo] : NULL); /* the first of equals */
+        CU_ASSERT_PTR_EQUAL_FATAL(f, bsearch(&k, v, n, sizeof *v, cmp_rec)); /* as C's */
+        CU_ASSERT_TRUE_FATAL(hi > lo ? f >= &v[lo] && f < &v[hi] : f == NULL);
     }
     free(bare);
 }
