@@ -101,10 +101,7 @@ static row *row_of(agg *g, uint32_t name)
 {
     uint64_t *at = xpv_hindex_put(&g->row_of, name, g->nrows);
     if (*at < g->nrows) return &g->rows[*at];
-    if (g->nrows == g->caprows) {
-        g->caprows = g->caprows ? g->caprows * 2 : 256;
-        g->rows = xpv_xrealloc(g->rows, g->caprows * sizeof *g->rows);
-    }
+    g->rows = xpv_grow_to_index(g->rows, &g->caprows, g->nrows, sizeof *g->rows, 0);
     row *r = &g->rows[g->nrows++];
     *r = (row){name, 0, 0, 0, INT64_MAX, INT64_MIN};
     return r;

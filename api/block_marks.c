@@ -93,10 +93,7 @@ int xpv_block_marks_add(xpv_block_marks *m, const xpv_block_key *k, const void *
     entry *e = lookup(m, k->block_id);
     if (!e) {
         if (m->bytes + bytes > m->max_bytes) clear(m);
-        if (m->n == m->cap) {
-            m->cap = m->cap ? m->cap * 2 : 512;
-            m->v = xpv_xrealloc(m->v, m->cap * sizeof *m->v);
-        }
+        m->v = xpv_grow_to_index(m->v, &m->cap, m->n, sizeof *m->v, 0);
         xpv_hindex_put(&m->by_block, (uint64_t)k->block_id, m->n);
         e = &m->v[m->n++];
     } else {

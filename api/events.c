@@ -349,10 +349,7 @@ static uint32_t name_local(name_table *nt, uint32_t id)
 {
     uint64_t *at = xpv_hindex_put(&nt->local, id, nt->n);
     if (*at < nt->n) return (uint32_t)*at;
-    if (nt->n == nt->cap) {
-        nt->cap = nt->cap ? nt->cap * 2 : 256;
-        nt->ids = xpv_xrealloc(nt->ids, nt->cap * sizeof *nt->ids);
-    }
+    nt->ids = xpv_grow_to_index(nt->ids, &nt->cap, nt->n, sizeof *nt->ids, 0);
     nt->ids[nt->n] = id;
     return (uint32_t)nt->n++;
 }

@@ -54,10 +54,7 @@ static entry *lookup(xpv_settle *s, const char *key, int create)
     for (uint64_t i; xpv_hindex_next(&s->index, &p, &i);)
         if (strcmp(s->v[i].key, key) == 0) return &s->v[i];
     if (!create) return NULL;
-    if (s->n == s->cap) {
-        s->cap = s->cap ? s->cap * 2 : 16;
-        s->v = xpv_xrealloc(s->v, s->cap * sizeof *s->v);
-    }
+    s->v = xpv_grow_to_index(s->v, &s->cap, s->n, sizeof *s->v, 0);
     xpv_hindex_insert_at(&s->index, &p, s->n);
     s->v[s->n] = (entry){.key = xpv_xstrdup(key)};
     return &s->v[s->n++];

@@ -3,8 +3,9 @@
  * files of indexer/analysis/ and by nothing else:
  *
  *   capture.c        compact in-memory copy of the events finish scans again,
- *                    and xpv_analysis_scan: the capture when it covers a
- *                    query, else the store
+ *                    and the reads of the input: xpv_analysis_scan (the
+ *                    capture when it covers a query, else the store) and
+ *                    xpv_analysis_string_is
  *   intervals.c      int64 sorting and selection, and the union of
  *                    [start, end) intervals
  *   durations.c      every duration of every group, kept in memory up to a
@@ -97,6 +98,11 @@ int xpv_capture_scan_unsettled(const xpv_capture *c, const xpv_store_query *q,
 /* The scan finish uses: the capture when it covers q, else the store. */
 int xpv_analysis_scan(const xpv_analysis_input *in, const xpv_store_query *q, xpv_store_visit fn,
                       void *ctx, xpv_err *err);
+/* Whether string `id` of in is one of `names` (NULL-ended): each id is read
+ * once, its answer kept in memo (id -> 0 or 1), as arg keys and categories
+ * repeat on every event. */
+int xpv_analysis_string_is(const xpv_analysis_input *in, xpv_hindex *memo, uint32_t id,
+                           const char *const *names);
 
 /* ---- intervals.c ---- */
 

@@ -20,6 +20,9 @@
  * Invariant: a capture either holds every event of the captured kinds seen
  * so far, or (past its byte limit) nothing, and says so: xpv_capture_covers
  * is then 0 and callers read the store instead, whose answers are the same.
+ *
+ * Also here, the other read of the input: whether a string id spells one
+ * of a few names, remembered per id.
  */
 #include "analysis_internal.h"
 #include "../../common/varint.h"
@@ -193,4 +196,18 @@ int xpv_analysis_scan(const xpv_analysis_input *in, const xpv_store_query *q, xp
     if (!in->db) /* a finish thread that must leave SQLite to the other one */
         return xpv_err_set(err, "analysis: a scan the capture cannot answer, without the store");
     return xpv_store_scan(in->db, q, fn, ctx, err);
+}
+
+int xpv_analysis_string_is(const xpv_analysis_input *in, xpv_hindex *memo, uint32_t id,
+                           const char *const *names)
+{
+    uint64_t *v = xpv_hindex_get(memo, id);
+    if (v) return (int)*v;
+    size_t len;
+    const char *s = in->string(in->string_ctx, id, &len);
+    int yes = 0;
+    for (; *names && !yes; names++)
+        yes = strlen(*names) == len && memcmp(s, *names, len) == 0;
+    xpv_hindex_put(memo, id, (uint64_t)yes);
+    return yes;
 }

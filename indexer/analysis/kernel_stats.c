@@ -306,14 +306,8 @@ static int hlo_visit(void *ctx, const xpv_event *ev, int64_t block_id, uint32_t 
     if (ev->kind != XPV_KIND_XLA_OP || ev->dur_ps < 0) return 0;
     for (uint32_t i = 0; i < ev->nargs; i++) {
         const xpv_arg *a = &ev->args[i];
-        uint64_t *is_cat = xpv_hindex_get(&c->key_is_category, a->key);
-        if (!is_cat) {
-            size_t len;
-            const char *key = c->in->string(c->in->string_ctx, a->key, &len);
-            is_cat = xpv_hindex_put(&c->key_is_category, a->key,
-                                    len == 12 && memcmp(key, "hlo_category", 12) == 0);
-        }
-        if (!*is_cat) continue;
+        static const char *const category_key[] = {"hlo_category", NULL};
+        if (!xpv_analysis_string_is(c->in, &c->key_is_category, a->key, category_key)) continue;
         const char *s = NULL;
         size_t len = 0;
         if (a->type == XPV_ARG_STR)

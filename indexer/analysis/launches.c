@@ -48,14 +48,8 @@ static void push_launch(xpv_launches *l, xpv_launch_rec r)
 
 static int is_op_category(track_ctx *c, uint32_t cat)
 {
-    uint64_t *v = xpv_hindex_get(&c->cat_is_op, cat);
-    if (v) return (int)*v;
-    size_t len;
-    const char *s = c->in->string(c->in->string_ctx, cat, &len);
-    int yes =
-        (len == 6 && memcmp(s, "cpu_op", 6) == 0) || (len == 8 && memcmp(s, "Operator", 8) == 0);
-    xpv_hindex_put(&c->cat_is_op, cat, (uint64_t)yes);
-    return yes;
+    static const char *const op_categories[] = {"cpu_op", "Operator", NULL};
+    return xpv_analysis_string_is(c->in, &c->cat_is_op, cat, op_categories);
 }
 
 static int track_visit(void *ctx, const xpv_event *ev, int64_t block_id, uint32_t index)

@@ -227,14 +227,8 @@ static uint32_t hlo_module_of(module_ctx *c, const xpv_event *ev)
     for (uint32_t i = 0; i < ev->nargs; i++) {
         const xpv_arg *a = &ev->args[i];
         if (a->type != XPV_ARG_STR) continue;
-        uint64_t *yes = xpv_hindex_get(&c->key_is_module, a->key);
-        if (!yes) {
-            size_t len;
-            const char *k = c->in->string(c->in->string_ctx, a->key, &len);
-            yes = xpv_hindex_put(&c->key_is_module, a->key,
-                                 len == 10 && memcmp(k, "hlo_module", 10) == 0);
-        }
-        if (*yes) return a->v.str;
+        static const char *const module_key[] = {"hlo_module", NULL};
+        if (xpv_analysis_string_is(c->in, &c->key_is_module, a->key, module_key)) return a->v.str;
     }
     return 0;
 }

@@ -177,10 +177,7 @@ static xpv_cj_proc *proc_get(xpv_cj_reader *r, int64_t pid)
 {
     uint64_t *at = xpv_hindex_put(&r->proc_index, (uint64_t)pid, r->nprocs);
     if (*at < r->nprocs) return &r->procs[*at];
-    if (r->nprocs == r->cap_procs) {
-        r->cap_procs = r->cap_procs ? r->cap_procs * 2 : 32;
-        r->procs = xpv_xrealloc(r->procs, r->cap_procs * sizeof *r->procs);
-    }
+    r->procs = xpv_grow_to_index(r->procs, &r->cap_procs, r->nprocs, sizeof *r->procs, 0);
     xpv_cj_proc *p = &r->procs[r->nprocs++];
     *p = (xpv_cj_proc){.pid = pid, .device = -1};
     return p;
@@ -188,14 +185,7 @@ static xpv_cj_proc *proc_get(xpv_cj_reader *r, int64_t pid)
 
 static xpv_cj_track *track_get(xpv_cj_reader *r, uint32_t track)
 {
-    if (track >= r->ntracks) {
-        size_t n = r->ntracks ? r->ntracks : 64;
-        while (n <= track)
-            n *= 2;
-        r->tracks = xpv_xrealloc(r->tracks, n * sizeof *r->tracks);
-        memset(r->tracks + r->ntracks, 0, (n - r->ntracks) * sizeof *r->tracks);
-        r->ntracks = n;
-    }
+    r->tracks = xpv_grow_to_index(r->tracks, &r->ntracks, track, sizeof *r->tracks, 0);
     return &r->tracks[track];
 }
 

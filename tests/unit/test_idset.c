@@ -25,6 +25,17 @@ static void test_add_del_has(void)
     CU_ASSERT_FALSE(xpv_idset_del(&s, 4));
     CU_ASSERT_EQUAL(s.n, 2);
     CU_ASSERT_TRUE(xpv_idset_has(&s, -3) && xpv_idset_has(&s, 5));
+    xpv_idset_free(&s);
+}
+
+static void test_clear_and_free(void)
+{
+    xpv_idset s = {0};
+    for (int64_t id = 100; id > 0; id--) /* descending: every add moves the rest */
+        xpv_idset_add(&s, id);
+    CU_ASSERT_EQUAL(s.n, 100);
+    CU_ASSERT_EQUAL(s.ids[0], 1);
+    CU_ASSERT_EQUAL(s.ids[99], 100);
     xpv_idset_clear(&s);
     CU_ASSERT_EQUAL(s.n, 0);
     CU_ASSERT_FALSE(xpv_idset_has(&s, 5));
@@ -65,6 +76,7 @@ int main(void)
     static const xpv_test_case tests[] = {
         {"adds and removals report a change", test_add_del_has},
         {"random use agrees with a model", test_against_model},
+        {"clearing empties, freeing releases", test_clear_and_free},
         {NULL, NULL},
     };
     return xpv_test_run("idset", tests, 0);
