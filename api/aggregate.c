@@ -22,6 +22,8 @@
 #include "api.h"
 #include "api_util.h"
 #include "block_marks.h"
+#include "../common/xpv_hindex.h"
+#include "../common/xpv_lower_bound.h"
 #include "../store/event_store.h"
 
 #include <math.h>
@@ -46,8 +48,7 @@ typedef struct {
     size_t ns, caps;
     row *rows;
     size_t nrows, caprows;
-    uint32_t *slot; /* name -> row index + 1, open addressing */
-    size_t nslots;
+    xpv_hindex row_of; /* name -> row index */
 } agg;
 
 #define STOP_DECODING 2
@@ -98,29 +99,9 @@ static void nest(agg *g)
 
 static row *row_of(agg *g, uint32_t name)
 {
-    if (g->nrows * 2 >= g->nslots) {
-        size_t n = g->nslots ? g->nslots * 2 : 256;
-        uint32_t *slot = xpv_xcalloc(n, sizeof *slot);
-        for (size_t i = 0; i < g->nrows; i++) {
-            size_t h = (g->rows[i].name * 2654435761u) & (n - 1);
-            while (slot[h])
-                h = (h + 1) & (n - 1);
-            slot[h] = (uint32_t)i + 1;
-        }
-        free(g->slot);
-        g->slot = slot;
-        g->nslots = n;
-    }
-    size_t h = (name * 2654435761u) & (g->nslots - 1);
-    while (g->slot[h]) {
-        if (g->rows[g->slot[h] - 1].name == name) return &g->rows[g->slot[h] - 1];
-        h = (h + 1) & (g->nslots - 1);
-    }
-    if (g->nrows == g->caprows) {
-        g->caprows = g->caprows ? g->caprows * 2 : 256;
-        g->rows = xpv_xrealloc(g->rows, g->caprows * sizeof *g->rows);
-    }
-    g->slot[h] = (uint32_t)g->nrows + 1;
+    uint64_t *at = xpv_hindex_put(&g->row_of, name, g->nrows);
+    if (*at < g->nrows) return &g->rows[*at];
+    g->rows = xpv_grow_to_index(g->rows, &g->caprows, g->nrows, sizeof *g->rows, 0);
     row *r = &g->rows[g->nrows++];
     *r = (row){name, 0, 0, 0, INT64_MAX, INT64_MIN};
     return r;
@@ -273,7 +254,7 @@ int xpv_api_aggregate(sqlite3 *db, int64_t id, const xpv_events_query *q, xpv_bu
     size_t n = q->ntracks, nall;
     int64_t *owned = all_tracks(db, id, &nall);
     for (size_t i = 0; q->tracks && i < n; i++)
-        if (!bsearch(&q->tracks[i], owned, nall, sizeof *owned, cmp_id)) {
+        if (!xpv_sorted_has_i64(owned, nall, q->tracks[i])) {
             free(owned);
             return xpv_api_error(out, 400, "no track %lld in this profile",
                                  (long long)q->tracks[i]);
@@ -310,6 +291,6 @@ int xpv_api_aggregate(sqlite3 *db, int64_t id, const xpv_events_query *q, xpv_bu
     free(asked);
     free(g.s);
     free(g.rows);
-    free(g.slot);
+    xpv_hindex_free(&g.row_of);
     return status;
 }

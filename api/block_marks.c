@@ -1,9 +1,12 @@
 /*
- * block_marks.c — see block_marks.h. An open-addressing table of entries
- * keyed by block id, under one mutex; lookups copy the one mark they need
- * out, so an entry may be freed as soon as the lock is released.
+ * block_marks.c — see block_marks.h. Entries sit in one array with an
+ * xpv_hindex from block id to their place, under one mutex; lookups copy
+ * the one mark they need out, so an entry may be freed as soon as the lock
+ * is released.
  */
 #include "block_marks.h"
+#include "../common/xpv_hindex.h"
+#include "../common/xpv_lower_bound.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -11,15 +14,16 @@
 
 typedef struct {
     xpv_block_key key;
-    int used, sorted;
+    int sorted;
     uint32_t nmarks;
     xpv_store_mark *marks;
 } entry;
 
 struct xpv_block_marks {
     pthread_mutex_t mu;
-    entry *slots;
-    size_t nslots, used, bytes, max_bytes;
+    entry *v;
+    size_t n, cap, bytes, max_bytes;
+    xpv_hindex by_block; /* block id -> index in v */
 };
 
 xpv_block_marks *xpv_block_marks_new(size_t max_bytes)
@@ -32,49 +36,26 @@ xpv_block_marks *xpv_block_marks_new(size_t max_bytes)
 
 static void clear(xpv_block_marks *m)
 {
-    for (size_t i = 0; i < m->nslots; i++)
-        free(m->slots[i].marks);
-    free(m->slots);
-    m->slots = NULL;
-    m->nslots = m->used = m->bytes = 0;
+    for (size_t i = 0; i < m->n; i++)
+        free(m->v[i].marks);
+    m->n = m->bytes = 0;
+    xpv_hindex_clear(&m->by_block);
 }
 
 void xpv_block_marks_free(xpv_block_marks *m)
 {
     if (!m) return;
     clear(m);
+    free(m->v);
+    xpv_hindex_free(&m->by_block);
     pthread_mutex_destroy(&m->mu);
     free(m);
 }
 
-static size_t slot_of(const xpv_block_marks *m, int64_t id)
-{
-    return (size_t)(((uint64_t)id * 0x9E3779B97F4A7C15ULL) >> 20) & (m->nslots - 1);
-}
-
 static entry *lookup(xpv_block_marks *m, int64_t id)
 {
-    if (!m->nslots) return NULL;
-    for (size_t h = slot_of(m, id);; h = (h + 1) & (m->nslots - 1)) {
-        if (!m->slots[h].used) return NULL;
-        if (m->slots[h].key.block_id == id) return &m->slots[h];
-    }
-}
-
-static void grow(xpv_block_marks *m)
-{
-    entry *old = m->slots;
-    size_t n = m->nslots;
-    m->nslots = n ? n * 2 : 1024;
-    m->slots = xpv_xcalloc(m->nslots, sizeof *m->slots);
-    for (size_t i = 0; i < n; i++) {
-        if (!old[i].used) continue;
-        size_t h = slot_of(m, old[i].key.block_id);
-        while (m->slots[h].used)
-            h = (h + 1) & (m->nslots - 1);
-        m->slots[h] = old[i];
-    }
-    free(old);
+    uint64_t *i = xpv_hindex_get(&m->by_block, (uint64_t)id);
+    return i ? &m->v[*i] : NULL;
 }
 
 int xpv_block_marks_find(xpv_block_marks *m, const xpv_block_key *k, int64_t t,
@@ -87,15 +68,9 @@ int xpv_block_marks_find(xpv_block_marks *m, const xpv_block_key *k, int64_t t,
         rc = e->sorted ? XPV_MARKS_FOUND : XPV_MARKS_UNSORTED;
         if (e->sorted) {
             /* The last mark whose ts <= t (the first mark when none is). */
-            uint32_t lo = 0, hi = e->nmarks;
-            while (hi - lo > 1) {
-                uint32_t mid = lo + (hi - lo) / 2;
-                if (e->marks[mid].ts <= t)
-                    lo = mid;
-                else
-                    hi = mid;
-            }
-            *mark = e->marks[lo];
+            size_t after = xpv_upper_bound_i64(e->marks, e->nmarks, sizeof *e->marks,
+                                               offsetof(xpv_store_mark, ts), t);
+            *mark = e->marks[after ? after - 1 : 0];
         }
     }
     pthread_mutex_unlock(&m->mu);
@@ -118,17 +93,14 @@ int xpv_block_marks_add(xpv_block_marks *m, const xpv_block_key *k, const void *
     entry *e = lookup(m, k->block_id);
     if (!e) {
         if (m->bytes + bytes > m->max_bytes) clear(m);
-        if ((m->used + 1) * 2 > m->nslots) grow(m);
-        size_t h = slot_of(m, k->block_id);
-        while (m->slots[h].used)
-            h = (h + 1) & (m->nslots - 1);
-        e = &m->slots[h];
-        m->used++;
+        m->v = xpv_grow_to_index(m->v, &m->cap, m->n, sizeof *m->v, 0);
+        xpv_hindex_put(&m->by_block, (uint64_t)k->block_id, m->n);
+        e = &m->v[m->n++];
     } else {
         m->bytes -= (size_t)e->nmarks * sizeof *marks + sizeof(entry);
         free(e->marks);
     }
-    *e = (entry){*k, 1, sorted, (uint32_t)n, marks};
+    *e = (entry){*k, sorted, (uint32_t)n, marks};
     m->bytes += bytes;
     pthread_mutex_unlock(&m->mu);
     return 0;

@@ -22,6 +22,7 @@
 #include "api.h"
 #include "api_util.h"
 #include "block_marks.h"
+#include "../common/xpv_hindex.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -342,36 +343,15 @@ static int assign_depths(track_acc *t)
 typedef struct {
     uint32_t *ids;
     size_t n, cap;
-    uint32_t *slots; /* local index + 1 */
-    size_t nslots;
+    xpv_hindex local; /* string id -> local index */
 } name_table;
 
 static uint32_t name_local(name_table *nt, uint32_t id)
 {
-    if (nt->n * 2 >= nt->nslots) {
-        size_t ns = nt->nslots ? nt->nslots * 2 : 1024;
-        uint32_t *slots = xpv_xcalloc(ns, sizeof *slots);
-        for (size_t i = 0; i < nt->n; i++) {
-            size_t h = (nt->ids[i] * 2654435761u) & (ns - 1);
-            while (slots[h])
-                h = (h + 1) & (ns - 1);
-            slots[h] = (uint32_t)i + 1;
-        }
-        free(nt->slots);
-        nt->slots = slots;
-        nt->nslots = ns;
-    }
-    size_t h = (id * 2654435761u) & (nt->nslots - 1);
-    while (nt->slots[h]) {
-        if (nt->ids[nt->slots[h] - 1] == id) return nt->slots[h] - 1;
-        h = (h + 1) & (nt->nslots - 1);
-    }
-    if (nt->n == nt->cap) {
-        nt->cap = nt->cap ? nt->cap * 2 : 256;
-        nt->ids = xpv_xrealloc(nt->ids, nt->cap * sizeof *nt->ids);
-    }
+    uint64_t *at = xpv_hindex_put(&nt->local, id, nt->n);
+    if (*at < nt->n) return (uint32_t)*at;
+    nt->ids = xpv_grow_to_index(nt->ids, &nt->cap, nt->n, sizeof *nt->ids, 0);
     nt->ids[nt->n] = id;
-    nt->slots[h] = (uint32_t)nt->n + 1;
     return (uint32_t)nt->n++;
 }
 
@@ -452,7 +432,7 @@ static void put_answer(sqlite3 *db, int64_t id, window *w, xpv_buf *out)
     xpv_api_strings_free(strings);
     xpv_buf_puts(out, "]}");
     free(nt.ids);
-    free(nt.slots);
+    xpv_hindex_free(&nt.local);
 }
 
 int xpv_api_window(sqlite3 *db, int64_t id, const xpv_events_query *q, xpv_api_profile_state *ps,

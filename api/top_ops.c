@@ -19,6 +19,7 @@
 #include "tools/tools.h"
 #include "../store/index_db.h"
 #include "../indexer/intern.h"
+#include "../common/xpv_lower_bound.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -189,7 +190,7 @@ static int load_hosts(sqlite3 *db, const xpv_tool_scope *s, host_rank *h, int64_
 static host_rank *host_of(host_rank *h, size_t n, int64_t id)
 {
     host_rank key = {.id = id};
-    return bsearch(&key, h, n, sizeof *h, by_id);
+    return xpv_sorted_find(&key, h, n, sizeof *h, by_id);
 }
 
 /* Sums the ranked rows per name; records each host's ranked names and the

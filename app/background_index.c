@@ -28,6 +28,7 @@
 #include "../indexer/indexer.h"
 #include "../indexer/settle.h"
 #include "../indexer/watch.h"
+#include "../common/xpv_idset.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -44,11 +45,6 @@
 #define INDEX_CHECK_MS 1000         /* how often the index file is looked at */
 #define INDEX_NICE 5                /* the indexing thread's nice value */
 
-typedef struct {
-    int64_t *ids; /* sorted */
-    size_t n, cap;
-} id_set;
-
 static struct {
     pthread_t thread;
     int started;
@@ -57,7 +53,7 @@ static struct {
     pthread_cond_t done_cv; /* signalled when finished */
     struct stat file;       /* the index file as this thread left it */
     int damage_reported;    /* under done_mu */
-    id_set suspects;        /* profiles with a damaged block reported; under done_mu */
+    xpv_idset suspects;     /* profiles with a damaged block reported; under done_mu */
     xpv_server *server;
     const xpv_options *opts;
     const xpv_found_list *initial;
@@ -66,8 +62,8 @@ static struct {
     xpv_settle *settle;
     xpv_found_list own;        /* the last walk, once there was one */
     const xpv_found_list *cur; /* the last walk: initial, then own */
-    id_set announced;          /* profiles clients know of */
-    id_set indexed;            /* profiles indexed in the current run */
+    xpv_idset announced;       /* profiles clients know of */
+    xpv_idset indexed;         /* profiles indexed in the current run */
     double last_progress_event;
 } bg = {.done_mu = PTHREAD_MUTEX_INITIALIZER, .done_cv = PTHREAD_COND_INITIALIZER};
 
@@ -75,46 +71,6 @@ static struct {
 static int stopping(xpv_server *s)
 {
     return __atomic_load_n(&s->stop, __ATOMIC_ACQUIRE);
-}
-
-/* ---- a sorted set of ids ---- */
-
-static size_t id_pos(const id_set *s, int64_t id)
-{
-    size_t lo = 0, hi = s->n;
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        if (s->ids[mid] < id)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
-}
-
-/* Adds id; returns 1 when it was new. */
-static int id_add(id_set *s, int64_t id)
-{
-    size_t i = id_pos(s, id);
-    if (i < s->n && s->ids[i] == id) return 0;
-    if (s->n == s->cap) {
-        s->cap = s->cap ? 2 * s->cap : 64;
-        s->ids = xpv_xrealloc(s->ids, s->cap * sizeof *s->ids);
-    }
-    memmove(s->ids + i + 1, s->ids + i, (s->n - i) * sizeof *s->ids);
-    s->ids[i] = id;
-    s->n++;
-    return 1;
-}
-
-/* Removes id; returns 1 when it was there. */
-static int id_del(id_set *s, int64_t id)
-{
-    size_t i = id_pos(s, id);
-    if (i >= s->n || s->ids[i] != id) return 0;
-    memmove(s->ids + i, s->ids + i + 1, (s->n - i - 1) * sizeof *s->ids);
-    s->n--;
-    return 1;
 }
 
 /* ---- events ---- */
@@ -166,13 +122,13 @@ static void announce(const xpv_found *f)
 {
     if (f->companion_of >= 0) return;
     int64_t id = xpv_profile_id_for(f->rel_path);
-    int is_new = id_add(&bg.announced, id);
+    int is_new = xpv_idset_add(&bg.announced, id);
     publish_profile(is_new ? "profile-added" : "profile-updated", id);
 }
 
 static void publish_removed(int64_t id, const char *rel_path)
 {
-    if (!id_del(&bg.announced, id)) return;
+    if (!xpv_idset_del(&bg.announced, id)) return;
     char hex[17];
     xpv_profile_id_hex(id, hex);
     xpv_buf b = {0};
@@ -194,7 +150,7 @@ static void on_progress(void *ctx, const xpv_index_progress *p)
     snprintf(s->progress.current, sizeof s->progress.current, "%s", p->current ? p->current : "");
     pthread_mutex_unlock(&s->mu);
     if (p->finished) {
-        id_add(&bg.indexed, xpv_profile_id_for(p->finished->rel_path));
+        xpv_idset_add(&bg.indexed, xpv_profile_id_for(p->finished->rel_path));
         announce(p->finished);
     }
     publish_progress(s, p->done == 0 && !p->finished);
@@ -243,7 +199,7 @@ static void warm_hlo(xpv_server *s, int first_run)
 static int run_once(xpv_server *s, const xpv_found_list *found)
 {
     xpv_err err = {{0}};
-    bg.indexed.n = 0;
+    xpv_idset_clear(&bg.indexed);
     set_active(s, 1, NULL);
     xpv_index_options run = {bg.opts->jobs, on_progress, s, &s->stop};
     int rc = xpv_indexer_run(bg.db, found, &run, &err);
@@ -284,7 +240,7 @@ static void on_profile_damaged(void *ctx, int64_t id)
 {
     (void)ctx;
     pthread_mutex_lock(&bg.done_mu);
-    if (id_add(&bg.suspects, id) && bg.watch) xpv_watch_wake(bg.watch);
+    if (xpv_idset_add(&bg.suspects, id) && bg.watch) xpv_watch_wake(bg.watch);
     pthread_mutex_unlock(&bg.done_mu);
 }
 
@@ -344,7 +300,7 @@ static int rebuild(xpv_server *s, const char *why, uint64_t *last)
 static void recheck_profiles(xpv_server *s, uint64_t *last)
 {
     pthread_mutex_lock(&bg.done_mu);
-    id_set ids = bg.suspects;
+    xpv_idset ids = bg.suspects;
     memset(&bg.suspects, 0, sizeof bg.suspects);
     pthread_mutex_unlock(&bg.done_mu);
     int marked = 0;
@@ -359,7 +315,7 @@ static void recheck_profiles(xpv_server *s, uint64_t *last)
         else
             fprintf(stderr, "xprof-view: profile %s: %s\n", hex, err.msg);
     }
-    free(ids.ids);
+    xpv_idset_free(&ids);
     if (!marked || stopping(s)) return;
     if (run_once(s, bg.cur) != 0) *last = 0; /* walk and try again */
     remember_file(s);
@@ -383,15 +339,14 @@ static int admit(void *ctx, const char *rel_path, int64_t size, int64_t mtime_ns
  * (after `next` is registered, so a client refetching sees it gone). */
 static void publish_vanished(const xpv_found_list *prev, const xpv_found_list *next)
 {
-    id_set now = {0};
+    xpv_idset now = {0};
     for (size_t i = 0; i < next->n; i++)
-        id_add(&now, xpv_profile_id_for(next->items[i].rel_path));
+        xpv_idset_add(&now, xpv_profile_id_for(next->items[i].rel_path));
     for (size_t i = 0; i < prev->n; i++) {
         int64_t id = xpv_profile_id_for(prev->items[i].rel_path);
-        size_t at = id_pos(&now, id);
-        if (at >= now.n || now.ids[at] != id) publish_removed(id, prev->items[i].rel_path);
+        if (!xpv_idset_has(&now, id)) publish_removed(id, prev->items[i].rel_path);
     }
-    free(now.ids);
+    xpv_idset_free(&now);
 }
 
 /* Walks the directory again and indexes what changed. */
@@ -516,7 +471,7 @@ int xpv_bg_index_start(xpv_server *s, const xpv_options *o, const xpv_found_list
     bg.settle = xpv_settle_new((int64_t)bg.opts->settle_ms * 1000000);
     for (size_t i = 0; i < found->n; i++) /* listed (pending) from the start */
         if (found->items[i].companion_of < 0)
-            id_add(&bg.announced, xpv_profile_id_for(found->items[i].rel_path));
+            xpv_idset_add(&bg.announced, xpv_profile_id_for(found->items[i].rel_path));
     bg.finished = 0;
     if (pthread_create(&bg.thread, NULL, index_thread, s) != 0) {
         sqlite3_close(bg.db);
@@ -539,9 +494,9 @@ static void release(void)
     xpv_settle_free(bg.settle);
     bg.settle = NULL;
     xpv_found_list_free(&bg.own);
-    free(bg.announced.ids);
-    free(bg.indexed.ids);
-    free(bg.suspects.ids);
+    xpv_idset_free(&bg.announced);
+    xpv_idset_free(&bg.indexed);
+    xpv_idset_free(&bg.suspects);
     memset(&bg.suspects, 0, sizeof bg.suspects);
     memset(&bg.announced, 0, sizeof bg.announced);
     memset(&bg.indexed, 0, sizeof bg.indexed);

@@ -7,6 +7,7 @@
 #define _GNU_SOURCE
 #include "discover.h"
 #include "readers/readers.h"
+#include "../common/xpv_lower_bound.h"
 
 #include <assert.h>
 #include <dirent.h>
@@ -190,7 +191,7 @@ static const xpv_found *known_item(const walk_state *w, const char *rel)
     xpv_found key = {.rel_path = (char *)rel};
     const xpv_found *kp = &key;
     const xpv_found **hit =
-        w->nknown ? bsearch(&kp, w->known, w->nknown, sizeof *w->known, by_rel_path) : NULL;
+        xpv_sorted_find(&kp, w->known, w->nknown, sizeof *w->known, by_rel_path);
     return hit ? *hit : NULL;
 }
 

@@ -32,8 +32,6 @@ xpv_sink *xpv_sink_open(sqlite3 *db, int64_t profile_id, xpv_err *err)
     s->profile_id = profile_id;
     s->limits = XPV_INPUT_LIMITS_DEFAULT;
     xpv_intern_init(&s->strings);
-    s->ntrack_slots = 256;
-    s->track_slots = xpv_xcalloc(s->ntrack_slots, sizeof *s->track_slots);
     snprintf(s->producer, sizeof s->producer, "unknown");
     xpv_pipeline_init(s);
     s->analysis = xpv_analysis_new();
@@ -69,41 +67,25 @@ const char *xpv_sink_string(xpv_sink *s, uint32_t id, size_t *len)
 
 /* ---- public: tracks ---- */
 
-static size_t track_slot(xpv_sink *s, int64_t pid, int64_t tid)
+static uint64_t track_hash(int64_t pid, int64_t tid)
 {
     int64_t key[2] = {pid, tid};
-    return xpv_hash64(key, sizeof key) & (s->ntrack_slots - 1);
-}
-
-static void grow_track_slots(xpv_sink *s)
-{
-    free(s->track_slots);
-    s->ntrack_slots *= 2;
-    s->track_slots = xpv_xcalloc(s->ntrack_slots, sizeof *s->track_slots);
-    for (size_t id = 0; id < s->ntracks; id++) {
-        size_t h = track_slot(s, s->tracks[id].pid, s->tracks[id].tid);
-        while (s->track_slots[h])
-            h = (h + 1) & (s->ntrack_slots - 1);
-        s->track_slots[h] = (uint32_t)id + 1;
-    }
+    return xpv_hash64(key, sizeof key);
 }
 
 uint32_t xpv_sink_track(xpv_sink *s, int64_t pid, int64_t tid)
 {
-    size_t h = track_slot(s, pid, tid);
-    for (uint32_t slot; (slot = s->track_slots[h]) != 0; h = (h + 1) & (s->ntrack_slots - 1)) {
-        xpv_track_rec *t = &s->tracks[slot - 1];
-        if (t->pid == pid && t->tid == tid) return slot - 1;
-    }
+    xpv_hprobe p = xpv_hindex_probe(&s->track_index, track_hash(pid, tid));
+    for (uint64_t id; xpv_hindex_next(&s->track_index, &p, &id);)
+        if (s->tracks[id].pid == pid && s->tracks[id].tid == tid) return (uint32_t)id;
     if (s->ntracks == s->cap_tracks) {
         s->cap_tracks = s->cap_tracks ? s->cap_tracks * 2 : 64;
         s->tracks = xpv_xrealloc(s->tracks, s->cap_tracks * sizeof *s->tracks);
     }
     uint32_t id = (uint32_t)s->ntracks++;
     s->tracks[id] = (xpv_track_rec){.pid = pid, .tid = tid};
-    s->track_slots[h] = id + 1;
+    xpv_hindex_insert_at(&s->track_index, &p, id);
     xpv_sink_process(s, pid);
-    if (s->ntracks * 2 > s->ntrack_slots) grow_track_slots(s);
     return id;
 }
 
@@ -234,7 +216,7 @@ void xpv_sink_free(xpv_sink *s)
     free(s->skip_counts);
     free(s->procs);
     free(s->tracks);
-    free(s->track_slots);
+    xpv_hindex_free(&s->track_index);
     free(s->counts);
     xpv_buf_free(&s->facts);
     xpv_buf_free(&s->devices);

@@ -105,12 +105,10 @@ struct xpv_sink {
     size_t nprocs, cap_procs;
     xpv_track_rec *tracks;
     size_t ntracks, cap_tracks;
-    /* (pid, tid) -> track id + 1, open addressing */
-    uint32_t *track_slots;
-    size_t ntrack_slots;
-    xpv_buf facts;    /* JSON members, comma separated */
-    xpv_buf devices;  /* JSON array members */
-    xpv_buf warnings; /* JSON array members */
+    xpv_hindex track_index; /* hash of (pid, tid) -> track id */
+    xpv_buf facts;          /* JSON members, comma separated */
+    xpv_buf devices;        /* JSON array members */
+    xpv_buf warnings;       /* JSON array members */
     char **skip_names;
     int64_t *skip_counts;
     size_t nskip;

@@ -1,11 +1,10 @@
 /*
  * intern.c — growing the string table of intern.h: its arena, its id array
- * and its hash slots.
+ * and its hash index.
  *
- * Invariants (see intern.h): ids dense from 1, id 0 is "", the slots at
- * most half full after every add. Growth doubles, so adding n strings
- * costs O(n) amortised; a rehash walks the ids in order and never looks at
- * the old slots.
+ * Invariants (see intern.h): ids dense from 1, id 0 is "". Growth doubles,
+ * so adding n strings costs O(n) amortised; the index keeps each string's
+ * hash, so its growth never hashes a string again.
  */
 #include "intern.h"
 
@@ -14,8 +13,7 @@
 void xpv_intern_init(xpv_intern *t)
 {
     memset(t, 0, sizeof *t);
-    t->nslots = 1 << 12;
-    t->slots = xpv_xcalloc(t->nslots, sizeof *t->slots);
+    xpv_hindex_reserve(&t->index, 1 << 11);
     t->cap_strs = 1024;
     t->strs = xpv_xmalloc(t->cap_strs * sizeof *t->strs);
     t->strs[0] = (xpv_intern_ref){0, 0};
@@ -30,23 +28,7 @@ void xpv_intern_free(xpv_intern *t)
 {
     free(t->arena);
     free(t->strs);
-    free(t->slots);
-}
-
-static void rehash(xpv_intern *t)
-{
-    size_t n = t->nslots * 2;
-    uint32_t *slots = xpv_xcalloc(n, sizeof *slots);
-    for (size_t id = 1; id < t->nstrs; id++) {
-        xpv_intern_ref r = t->strs[id];
-        size_t h = xpv_hash64(t->arena + r.off, r.len) & (n - 1);
-        while (slots[h])
-            h = (h + 1) & (n - 1);
-        slots[h] = (uint32_t)id + 1;
-    }
-    free(t->slots);
-    t->slots = slots;
-    t->nslots = n;
+    xpv_hindex_free(&t->index);
 }
 
 static void reserve(xpv_intern *t, size_t len)
@@ -62,7 +44,7 @@ static void reserve(xpv_intern *t, size_t len)
     }
 }
 
-uint32_t xpv_intern_add(xpv_intern *t, const char *s, size_t len, size_t slot)
+uint32_t xpv_intern_add(xpv_intern *t, const char *s, size_t len, const xpv_hprobe *p)
 {
     reserve(t, len);
     uint32_t id = (uint32_t)t->nstrs++;
@@ -70,7 +52,6 @@ uint32_t xpv_intern_add(xpv_intern *t, const char *s, size_t len, size_t slot)
     memcpy(t->arena + t->arena_len, s, len);
     t->arena[t->arena_len + len] = 0;
     t->arena_len += len + 1;
-    t->slots[slot] = id + 1;
-    if (t->nstrs * 2 > t->nslots) rehash(t);
+    xpv_hindex_insert_at(&t->index, p, id);
     return id;
 }

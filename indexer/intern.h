@@ -7,8 +7,8 @@
  * never change; id 0 is "" (the empty string is never added); equal bytes
  * always get the same id. Every string is stored once, NUL-terminated, in
  * one arena, so a looked-up pointer stays valid until the next add. The
- * hash table (open addressing, linear probing) stays at most half full.
- * One thread at a time.
+ * ids are found through an xpv_hindex keyed by each string's hash. One
+ * thread at a time.
  *
  * The lookup is inline: readers intern several strings per event, and a
  * hit must cost no call; adding a string (rarer) is in intern.c.
@@ -17,6 +17,7 @@
 #define XPV_INTERN_H
 
 #include "../common/xpv_common.h"
+#include "../common/xpv_hindex.h"
 
 #include <string.h>
 
@@ -30,26 +31,25 @@ typedef struct {
     size_t arena_len, arena_cap;
     xpv_intern_ref *strs; /* by id */
     size_t nstrs, cap_strs;
-    uint32_t *slots; /* string id + 1, 0 = empty */
-    size_t nslots;
+    xpv_hindex index; /* hash of the bytes -> id */
 } xpv_intern;
 
 void xpv_intern_init(xpv_intern *t);
 void xpv_intern_free(xpv_intern *t);
-/* Adds s, absent from the table, at the empty slot `slot` its probe ended
- * on; returns its new id. */
-uint32_t xpv_intern_add(xpv_intern *t, const char *s, size_t len, size_t slot);
+/* Adds s, absent from the table, where its probe p ended; returns its new
+ * id. */
+uint32_t xpv_intern_add(xpv_intern *t, const char *s, size_t len, const xpv_hprobe *p);
 
 /* The id of s, adding it unless `may_add` is false (then 0 when absent). */
 static inline uint32_t xpv_intern_lookup(xpv_intern *t, const char *s, size_t len, int may_add)
 {
     if (len == 0) return 0;
-    size_t mask = t->nslots - 1, h = xpv_hash64(s, len) & mask;
-    for (uint32_t slot; (slot = t->slots[h]) != 0; h = (h + 1) & mask) {
-        xpv_intern_ref r = t->strs[slot - 1];
-        if (r.len == len && memcmp(t->arena + r.off, s, len) == 0) return slot - 1;
+    xpv_hprobe p = xpv_hindex_probe(&t->index, xpv_hash64(s, len));
+    for (uint64_t id; xpv_hindex_next(&t->index, &p, &id);) {
+        xpv_intern_ref r = t->strs[id];
+        if (r.len == len && memcmp(t->arena + r.off, s, len) == 0) return (uint32_t)id;
     }
-    return may_add ? xpv_intern_add(t, s, len, h) : 0;
+    return may_add ? xpv_intern_add(t, s, len, &p) : 0;
 }
 
 /* The string of id (NUL-terminated, *len bytes when len is not NULL);

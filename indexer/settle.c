@@ -1,16 +1,18 @@
 /*
- * settle.c — see settle.h. A small open-addressing table keyed by the
- * file's relative path; entries are few (only files being written), so a
- * sweep rebuilds the table rather than deleting in place.
+ * settle.c — see settle.h. The files being watched are few (only those
+ * being written), so they sit in one array with an xpv_hindex over their
+ * paths' hashes; dropping some (a sweep, or a file found ready) compacts
+ * the array and indexes it again rather than removing in place.
  */
 #include "settle.h"
+#include "../common/xpv_hindex.h"
 
 #include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
 typedef struct {
-    char *key; /* NULL: empty slot */
+    char *key;
     int64_t size, mtime_ns;
     int64_t since_ns; /* when (size, mtime) was first seen as it is */
     int seen;         /* observed since the last sweep */
@@ -18,8 +20,9 @@ typedef struct {
 
 struct xpv_settle {
     int64_t settle_ns;
-    entry *slots;
-    size_t nslots, used; /* nslots is a power of two */
+    entry *v; /* in no order */
+    size_t n, cap;
+    xpv_hindex index; /* hash of key -> index in v */
 };
 
 xpv_settle *xpv_settle_new(int64_t settle_ns)
@@ -27,59 +30,54 @@ xpv_settle *xpv_settle_new(int64_t settle_ns)
     assert(settle_ns >= 0);
     xpv_settle *s = xpv_xcalloc(1, sizeof *s);
     s->settle_ns = settle_ns;
-    s->nslots = 16;
-    s->slots = xpv_xcalloc(s->nslots, sizeof *s->slots);
     return s;
 }
 
 void xpv_settle_free(xpv_settle *s)
 {
     if (!s) return;
-    for (size_t i = 0; i < s->nslots; i++)
-        free(s->slots[i].key);
-    free(s->slots);
+    for (size_t i = 0; i < s->n; i++)
+        free(s->v[i].key);
+    free(s->v);
+    xpv_hindex_free(&s->index);
     free(s);
+}
+
+static uint64_t key_hash(const char *key)
+{
+    return xpv_hash64(key, strlen(key));
 }
 
 static entry *lookup(xpv_settle *s, const char *key, int create)
 {
-    size_t mask = s->nslots - 1, h = (size_t)xpv_hash64(key, strlen(key)) & mask;
-    while (s->slots[h].key) {
-        if (strcmp(s->slots[h].key, key) == 0) return &s->slots[h];
-        h = (h + 1) & mask;
-    }
+    xpv_hprobe p = xpv_hindex_probe(&s->index, key_hash(key));
+    for (uint64_t i; xpv_hindex_next(&s->index, &p, &i);)
+        if (strcmp(s->v[i].key, key) == 0) return &s->v[i];
     if (!create) return NULL;
-    s->slots[h].key = xpv_xstrdup(key);
-    s->used++;
-    return &s->slots[h];
+    s->v = xpv_grow_to_index(s->v, &s->cap, s->n, sizeof *s->v, 0);
+    xpv_hindex_insert_at(&s->index, &p, s->n);
+    s->v[s->n] = (entry){.key = xpv_xstrdup(key)};
+    return &s->v[s->n++];
 }
 
-/* Rebuilds the table with the entries keep() accepts, at a size that
- * leaves it at most half full. */
-static void rebuild(xpv_settle *s, int keep_unseen, const char *drop)
+/* Keeps the entries that are seen (all with keep_unseen) but entry `drop`
+ * (SIZE_MAX: none), and indexes them again. */
+static void rebuild(xpv_settle *s, int keep_unseen, size_t drop)
 {
-    entry *old = s->slots;
-    size_t nold = s->nslots, n = 0;
-    for (size_t i = 0; i < nold; i++)
-        n += old[i].key != NULL;
-    s->nslots = 16;
-    while (s->nslots < 4 * (n + 1))
-        s->nslots *= 2;
-    s->slots = xpv_xcalloc(s->nslots, sizeof *s->slots);
-    s->used = 0;
-    for (size_t i = 0; i < nold; i++) {
-        entry *o = &old[i];
-        if (!o->key) continue;
-        if ((!o->seen && !keep_unseen) || (drop && strcmp(o->key, drop) == 0)) {
-            free(o->key);
+    size_t n = 0;
+    for (size_t i = 0; i < s->n; i++) {
+        entry *e = &s->v[i];
+        if ((!e->seen && !keep_unseen) || i == drop) {
+            free(e->key);
             continue;
         }
-        entry *e = lookup(s, o->key, 1);
-        free(e->key);
-        *e = *o;
-        e->seen = keep_unseen ? o->seen : 0;
+        e->seen = keep_unseen ? e->seen : 0;
+        s->v[n++] = *e;
     }
-    free(old);
+    s->n = n;
+    xpv_hindex_clear(&s->index);
+    for (size_t i = 0; i < n; i++)
+        xpv_hindex_add(&s->index, key_hash(s->v[i].key), i);
 }
 
 int xpv_settle_observe(xpv_settle *s, const char *key, int64_t size, int64_t mtime_ns,
@@ -90,7 +88,6 @@ int xpv_settle_observe(xpv_settle *s, const char *key, int64_t size, int64_t mti
         /* First sight: an mtime already settle_ns old means no write is
          * under way (a write moves the mtime), so it is ready at once. */
         if (now_ns - mtime_ns >= s->settle_ns) return 1;
-        if (2 * (s->used + 1) > s->nslots) rebuild(s, 1, NULL);
         e = lookup(s, key, 1);
         *e = (entry){e->key, size, mtime_ns, now_ns, 1};
         return 0;
@@ -103,23 +100,20 @@ int xpv_settle_observe(xpv_settle *s, const char *key, int64_t size, int64_t mti
         return s->settle_ns == 0;
     }
     if (now_ns - e->since_ns < s->settle_ns) return 0;
-    char *key_copy = xpv_xstrdup(key);
-    rebuild(s, 1, key_copy); /* ready: nothing left to wait for */
-    free(key_copy);
+    rebuild(s, 1, (size_t)(e - s->v)); /* ready: nothing left to wait for */
     return 1;
 }
 
 void xpv_settle_sweep(xpv_settle *s)
 {
-    rebuild(s, 0, NULL);
+    rebuild(s, 0, SIZE_MAX);
 }
 
 int64_t xpv_settle_next_due(const xpv_settle *s, int64_t now_ns)
 {
     int64_t best = -1;
-    for (size_t i = 0; i < s->nslots; i++) {
-        const entry *e = &s->slots[i];
-        if (!e->key) continue;
+    for (size_t i = 0; i < s->n; i++) {
+        const entry *e = &s->v[i];
         int64_t due = e->since_ns + s->settle_ns - now_ns;
         if (due < 0) due = 0;
         if (best < 0 || due < best) best = due;
@@ -129,5 +123,5 @@ int64_t xpv_settle_next_due(const xpv_settle *s, int64_t now_ns)
 
 size_t xpv_settle_count(const xpv_settle *s)
 {
-    return s->used;
+    return s->n;
 }

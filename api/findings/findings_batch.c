@@ -21,6 +21,7 @@
  */
 #define _GNU_SOURCE
 #include "findings_internal.h"
+#include "../../common/xpv_lower_bound.h"
 #include "../../store/event_store.h"
 
 #include <stdlib.h>
@@ -134,15 +135,7 @@ static void group_by_device(xpv_fscan *ws)
 /* The first of v[0..n) (sorted by start) starting at or after t. */
 static size_t first_from(const xpv_fitem *v, size_t n, int64_t t)
 {
-    size_t lo = 0, hi = n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (v[mid].s < t)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
+    return xpv_lower_bound_i64(v, n, sizeof *v, offsetof(xpv_fitem, s), t);
 }
 
 /* The device groups of ws->by_dev and each one's longest event. */
@@ -232,14 +225,8 @@ static int bytes_visit(void *ctx, const xpv_event *ev, int64_t block, uint32_t i
     bytes_scan *b = ctx;
     int64_t s = (ev->ts_ns - b->c->prof.base_ns) * 1000;
     if (ev->dur_ps < 0 || ev->track >= b->c->ntracks || b->c->track_device[ev->track] < 0) return 0;
-    size_t lo = 0, hi = b->nw; /* the last window starting at or before s */
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (b->w[mid].start <= s)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    /* the last window starting at or before s */
+    size_t lo = xpv_upper_bound_i64(b->w, b->nw, sizeof *b->w, offsetof(xpv_fwindow, start), s);
     if (!lo || s >= b->w[lo - 1].end) return 0;
     xpv_fwindow *w = &b->w[lo - 1];
     int64_t n = copy_bytes(b->c, ev);

@@ -12,6 +12,7 @@
  */
 #define _GNU_SOURCE
 #include "findings_internal.h"
+#include "../../common/xpv_lower_bound.h"
 #include "../../store/xpv_event.h"
 
 #include <assert.h>
@@ -48,7 +49,7 @@ static void latency(xpv_fscan *ws, const xpv_fitem *it)
     xpv_fctx *c = ws->c;
     if (it->corr < 0 || !ws->nl) return;
     xpv_flaunch key = {it->corr, 0};
-    const xpv_flaunch *l = bsearch(&key, ws->l, ws->nl, sizeof *ws->l, launch_cmp);
+    const xpv_flaunch *l = xpv_sorted_find(&key, ws->l, ws->nl, sizeof *ws->l, launch_cmp);
     if (!l || it->s < l->t) return;
     c->latency_seen++;
     if (c->nlatency >= MAX_LATENCY) return;
@@ -159,14 +160,7 @@ void xpv_findings_window_end(xpv_fscan *ws, xpv_fwindow *w)
         w->input_wait = xpv_tool_wait_len(c->input, c->ninput, ws->all.v, ws->all.n, ws->feed.v,
                                           ws->feed.n, w->start, w->end);
     w->compile = xpv_tool_ivals_len_in(c->compile_ivals, c->ncompile_ivals, w->start, w->end);
-    size_t lo = 0, hi = c->nsync;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (c->sync_t[mid] < w->start)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    size_t lo = xpv_lower_bound_i64(c->sync_t, c->nsync, sizeof *c->sync_t, 0, w->start);
     if (lo < c->nsync && c->sync_t[lo] < w->end) w->sync_ev = c->sync_ref[lo];
     for (size_t i = lo; i < c->nsync && c->sync_t[i] < w->end; i++)
         w->sync_copies++;

@@ -11,6 +11,7 @@
 #include "hlo_derive.h"
 #include "../api_util.h"
 #include "hlo_file.h"
+#include "../../common/xpv_lower_bound.h"
 
 #include <cjson/cJSON.h>
 #include <stdlib.h>
@@ -249,7 +250,7 @@ int xpv_hlo_derived_cost(xpv_hlo_derived *d, uint64_t program, const char *name,
         if (st < 0) return -1;
         const module_slot *s = &d->slots[i];
         name_ref key = {name, (uint32_t)len, 0};
-        const name_ref *r = bsearch(&key, s->by_name, s->m.ninstrs, sizeof key, by_name);
+        const name_ref *r = xpv_sorted_find(&key, s->by_name, s->m.ninstrs, sizeof key, by_name);
         /* an instruction a fusion holds counts in the fusion, not twice */
         if (!r || s->fused[s->m.instrs[r->instr].computation]) return 0;
         return xpv_hlo_instr_cost(&s->m, &s->m.instrs[r->instr], c);
@@ -294,7 +295,7 @@ int xpv_hlo_derived_any(sqlite3 *db, int64_t profile_id, xpv_err *err)
     while (st && !found && (rc = sqlite3_step(st)) == SQLITE_ROW) {
         name_ref key = {(const char *)sqlite3_column_text(st, 0),
                         (uint32_t)sqlite3_column_bytes(st, 0), 0};
-        found = key.p && bsearch(&key, names, n, sizeof key, by_name) != NULL;
+        found = key.p && xpv_sorted_find(&key, names, n, sizeof key, by_name) != NULL;
     }
     if (st && rc != SQLITE_ROW && rc != SQLITE_DONE)
         found = xpv_err_set(err, "index: %s", sqlite3_errmsg(db));

@@ -18,6 +18,7 @@
 #include "hlo_derive.h"
 #include "hlo_file.h"
 #include "hlo_ops.h"
+#include "../../common/xpv_lower_bound.h"
 
 #include <ctype.h>
 #include <inttypes.h>
@@ -55,7 +56,7 @@ static const xpv_hlo_op *find_op(const op_index *ix, xpv_hlo_str name)
     if (!name.p || name.n >= sizeof key) return NULL;
     memcpy(key, name.p, name.n);
     key[name.n] = 0;
-    op_ref k = {key, NULL}, *r = bsearch(&k, ix->refs, ix->n, sizeof *ix->refs, cmp_ref);
+    op_ref k = {key, NULL}, *r = xpv_sorted_find(&k, ix->refs, ix->n, sizeof *ix->refs, cmp_ref);
     return r ? r->op : NULL;
 }
 

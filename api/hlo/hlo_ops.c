@@ -13,49 +13,13 @@
 #include "hlo_ops_internal.h"
 #include "hlo_cache.h"
 #include "hlo_derive.h"
+#include "../../common/xpv_hindex.h"
 #include "../../store/event_store.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 #define POOL_REF 0x80000000u /* a ref with this bit names a pooled (inline) string */
-
-/* ---- a hash index over items kept in an array (slot = index + 1) ---- */
-
-typedef uint64_t (*item_hash_fn)(const void *ctx, uint32_t item);
-
-/* The slot for hash: the item eq() accepts, or the empty slot to fill. */
-static uint32_t *hindex_slot(hindex *h, uint64_t hash,
-                             int (*eq)(const void *, uint32_t, const void *), const void *ctx,
-                             const void *key)
-{
-    if (!h->cap) {
-        h->cap = 64;
-        h->slots = xpv_xcalloc(h->cap, sizeof *h->slots);
-    }
-    for (size_t i = hash & (h->cap - 1);; i = (i + 1) & (h->cap - 1))
-        if (!h->slots[i] || eq(ctx, h->slots[i] - 1, key)) return &h->slots[i];
-}
-
-/* Fills the slot hindex_slot gave with item, growing the index at half full. */
-static void hindex_fill(hindex *h, uint32_t *slot, uint32_t item, item_hash_fn hash,
-                        const void *ctx)
-{
-    *slot = item + 1;
-    if (++h->n * 2 <= h->cap) return;
-    size_t cap = h->cap * 2;
-    uint32_t *slots = xpv_xcalloc(cap, sizeof *slots);
-    for (size_t i = 0; i < h->cap; i++) {
-        if (!h->slots[i]) continue;
-        size_t j = hash(ctx, h->slots[i] - 1) & (cap - 1);
-        while (slots[j])
-            j = (j + 1) & (cap - 1);
-        slots[j] = h->slots[i];
-    }
-    free(h->slots);
-    h->slots = slots;
-    h->cap = cap;
-}
 
 /* ---- one profile ---- */
 
@@ -66,35 +30,17 @@ typedef struct {
     long double flops, model_flops, bytes;
 } op_args;
 
-typedef struct {
-    const char *s;
-    size_t n;
-} text_key;
-
-static int pool_eq(const void *ctx, uint32_t item, const void *key)
-{
-    const profile_ctx *p = ctx;
-    const text_key *k = key;
-    return strlen(p->pool[item]) == k->n && memcmp(p->pool[item], k->s, k->n) == 0;
-}
-
-static uint64_t pool_hash(const void *ctx, uint32_t item)
-{
-    const profile_ctx *p = ctx;
-    return xpv_hash64(p->pool[item], strlen(p->pool[item]));
-}
-
 static uint32_t pool_ref(profile_ctx *p, const char *s, size_t n)
 {
-    text_key k = {s, n};
-    uint32_t *slot = hindex_slot(&p->poolidx, xpv_hash64(s, n), pool_eq, p, &k);
-    if (*slot) return (*slot - 1) | POOL_REF;
+    xpv_hprobe pr = xpv_hindex_probe(&p->poolidx, xpv_hash64(s, n));
+    for (uint64_t i; xpv_hindex_next(&p->poolidx, &pr, &i);)
+        if (strlen(p->pool[i]) == n && memcmp(p->pool[i], s, n) == 0) return (uint32_t)i | POOL_REF;
     if (p->npool == p->cappool) {
         p->cappool = p->cappool ? p->cappool * 2 : 16;
         p->pool = xpv_xrealloc(p->pool, p->cappool * sizeof *p->pool);
     }
     p->pool[p->npool] = xpv_xstrndup(s, n);
-    hindex_fill(&p->poolidx, slot, (uint32_t)p->npool, pool_hash, p);
+    xpv_hindex_insert_at(&p->poolidx, &pr, p->npool);
     return (uint32_t)p->npool++ | POOL_REF;
 }
 
@@ -177,19 +123,6 @@ static void read_args(profile_ctx *p, const xpv_event *ev, op_args *o)
     }
 }
 
-typedef struct {
-    uint64_t prog;
-    int has_prog;
-    uint32_t name;
-} op_key;
-
-static int op_eq(const void *ctx, uint32_t item, const void *key)
-{
-    const local_op *o = &((const profile_ctx *)ctx)->ops[item];
-    const op_key *k = key;
-    return o->name == k->name && o->has_prog == k->has_prog && o->prog == k->prog;
-}
-
 /* splitmix64's finaliser over the key: it runs once per event. */
 static uint64_t op_hash_of(uint64_t prog, int has_prog, uint32_t name)
 {
@@ -201,43 +134,24 @@ static uint64_t op_hash_of(uint64_t prog, int has_prog, uint32_t name)
     return h ^ (h >> 31);
 }
 
-static uint64_t op_hash(const void *ctx, uint32_t item)
-{
-    const local_op *o = &((const profile_ctx *)ctx)->ops[item];
-    return op_hash_of(o->prog, o->has_prog, o->name);
-}
-
 static local_op *local_op_for(profile_ctx *p, const op_args *a, uint32_t name, uint32_t *index)
 {
-    op_key k = {a->has_prog ? a->prog : 0, a->has_prog, name};
-    uint32_t *slot = hindex_slot(&p->opidx, op_hash_of(k.prog, k.has_prog, name), op_eq, p, &k);
-    if (*slot) return &p->ops[*index = *slot - 1];
+    uint64_t prog = a->has_prog ? a->prog : 0;
+    xpv_hprobe pr = xpv_hindex_probe(&p->opidx, op_hash_of(prog, a->has_prog, name));
+    for (uint64_t i; xpv_hindex_next(&p->opidx, &pr, &i);) {
+        const local_op *o = &p->ops[i];
+        if (o->name == name && o->has_prog == a->has_prog && o->prog == prog)
+            return &p->ops[*index = (uint32_t)i];
+    }
     if (p->nops == p->capops) {
         p->capops = p->capops ? p->capops * 2 : 64;
         p->ops = xpv_xrealloc(p->ops, p->capops * sizeof *p->ops);
     }
     local_op *o = &p->ops[p->nops];
     memset(o, 0, sizeof *o);
-    o->prog = k.prog, o->has_prog = k.has_prog, o->name = name;
-    hindex_fill(&p->opidx, slot, (uint32_t)p->nops, op_hash, p);
+    o->prog = prog, o->has_prog = a->has_prog, o->name = name;
+    xpv_hindex_insert_at(&p->opidx, &pr, p->nops);
     return &p->ops[*index = (uint32_t)p->nops++];
-}
-
-static int launch_eq(const void *ctx, uint32_t item, const void *key)
-{
-    const launch *l = &((const profile_ctx *)ctx)->launches[item], *k = key;
-    return l->op == k->op && l->name == k->name;
-}
-
-static uint64_t launch_hash_of(uint32_t op, uint32_t name)
-{
-    return op_hash_of(op, 1, name);
-}
-
-static uint64_t launch_hash(const void *ctx, uint32_t item)
-{
-    const launch *l = &((const profile_ctx *)ctx)->launches[item];
-    return launch_hash_of(l->op, l->name);
 }
 
 /* Counts a kernel of name `name` launched by op `op`. An op's kernels
@@ -249,12 +163,12 @@ static void count_launch(profile_ctx *p, uint32_t op, uint32_t name)
         p->launches[o->last_launch - 1].n++;
         return;
     }
-    launch k = {op, name, 0};
-    uint32_t *slot = hindex_slot(&p->launchidx, launch_hash_of(op, name), launch_eq, p, &k);
     o->last_name = name;
-    if (*slot) {
-        p->launches[*slot - 1].n++;
-        o->last_launch = *slot;
+    xpv_hprobe pr = xpv_hindex_probe(&p->launchidx, op_hash_of(op, 1, name));
+    for (uint64_t i; xpv_hindex_next(&p->launchidx, &pr, &i);) {
+        if (p->launches[i].op != op || p->launches[i].name != name) continue;
+        p->launches[i].n++;
+        o->last_launch = (uint32_t)i + 1;
         return;
     }
     if (p->nlaunches == p->caplaunches) {
@@ -263,7 +177,7 @@ static void count_launch(profile_ctx *p, uint32_t op, uint32_t name)
     }
     p->launches[p->nlaunches] = (launch){op, name, 1};
     o->last_launch = (uint32_t)p->nlaunches + 1;
-    hindex_fill(&p->launchidx, slot, (uint32_t)p->nlaunches++, launch_hash, p);
+    xpv_hindex_insert_at(&p->launchidx, &pr, p->nlaunches++);
 }
 
 static int visit_op(void *ctx, const xpv_event *ev, int64_t block, uint32_t index)
@@ -358,8 +272,7 @@ static void fold_launches(profile_ctx *p)
         p->ops[i].last_launch = 0; /* the launches start again */
     }
     p->nlaunches = 0;
-    p->launchidx.n = 0;
-    if (p->launchidx.slots) memset(p->launchidx.slots, 0, p->launchidx.cap * sizeof(uint32_t));
+    xpv_hindex_clear(&p->launchidx);
 }
 
 /* Visits every op of one track and adds the spans' self times to their ops. */
@@ -388,35 +301,14 @@ typedef struct {
 typedef struct {
     xpv_hlo_ops *out;
     size_t cap;
-    hindex idx;
+    xpv_hindex idx; /* hash of (program, name) -> index in out->ops */
     module_name *modules;
     size_t nmodules, capmodules;
 } scope_ctx;
 
-typedef struct {
-    uint64_t prog;
-    int has_prog;
-    const char *name;
-    size_t len;
-} global_key;
-
-static int global_eq(const void *ctx, uint32_t item, const void *key)
-{
-    const xpv_hlo_op *o = &((const scope_ctx *)ctx)->out->ops[item];
-    const global_key *k = key;
-    return o->has_program == k->has_prog && o->program_id == k->prog && strlen(o->name) == k->len &&
-           memcmp(o->name, k->name, k->len) == 0;
-}
-
 static uint64_t global_hash_of(uint64_t prog, int has_prog, const char *name, size_t len)
 {
     return xpv_hash64(name, len) ^ (has_prog ? prog * 0x9e3779b97f4a7c15ull : 1);
-}
-
-static uint64_t global_hash(const void *ctx, uint32_t item)
-{
-    const xpv_hlo_op *o = &((const scope_ctx *)ctx)->out->ops[item];
-    return global_hash_of(o->program_id, o->has_program, o->name, strlen(o->name));
 }
 
 static char *ref_dup(profile_ctx *p, uint32_t ref)
@@ -429,11 +321,15 @@ static char *ref_dup(profile_ctx *p, uint32_t ref)
 static xpv_hlo_op *global_op_named(scope_ctx *g, const char *name, size_t len, int has_prog,
                                    uint64_t prog)
 {
-    global_key k = {has_prog ? prog : 0, has_prog, name, len};
-    uint32_t *slot =
-        hindex_slot(&g->idx, global_hash_of(k.prog, k.has_prog, name, len), global_eq, g, &k);
+    prog = has_prog ? prog : 0;
+    xpv_hprobe pr = xpv_hindex_probe(&g->idx, global_hash_of(prog, has_prog, name, len));
     xpv_hlo_ops *out = g->out;
-    if (*slot) return &out->ops[*slot - 1];
+    for (uint64_t i; xpv_hindex_next(&g->idx, &pr, &i);) {
+        const xpv_hlo_op *o = &out->ops[i];
+        if (o->has_program == has_prog && o->program_id == prog && strlen(o->name) == len &&
+            memcmp(o->name, name, len) == 0)
+            return &out->ops[i];
+    }
     if (out->n == g->cap) {
         g->cap = g->cap ? g->cap * 2 : 64;
         out->ops = xpv_xrealloc(out->ops, g->cap * sizeof *out->ops);
@@ -441,8 +337,8 @@ static xpv_hlo_op *global_op_named(scope_ctx *g, const char *name, size_t len, i
     xpv_hlo_op *o = &out->ops[out->n];
     memset(o, 0, sizeof *o);
     o->name = xpv_xstrndup(name, len);
-    o->program_id = k.prog, o->has_program = k.has_prog;
-    hindex_fill(&g->idx, slot, (uint32_t)out->n, global_hash, g);
+    o->program_id = prog, o->has_program = has_prog;
+    xpv_hindex_insert_at(&g->idx, &pr, out->n);
     return &out->ops[out->n++];
 }
 
@@ -700,7 +596,7 @@ static profile_result *profile_result_of(sqlite3 *db, int64_t id, xpv_err *err)
     profile_result *r = xpv_xcalloc(1, sizeof *r);
     scope_ctx pg = {.out = &r->ops};
     int rc = collect_profile(db, &pg, id, err);
-    free(pg.idx.slots);
+    xpv_hindex_free(&pg.idx);
     r->modules = pg.modules, r->nmodules = pg.nmodules;
     if (rc != 0) {
         result_free(r);
@@ -774,7 +670,7 @@ int xpv_hlo_ops_collect(sqlite3 *db, const xpv_tool_scope *s, xpv_hlo_ops *out, 
         rc = add_profile(db, &g, s->hlo_cache, s->ids[i], err);
     if (rc == 0) finish(&g);
     free_modules(g.modules, g.nmodules);
-    free(g.idx.slots);
+    xpv_hindex_free(&g.idx);
     if (rc != 0) xpv_hlo_ops_free(out);
     return rc;
 }

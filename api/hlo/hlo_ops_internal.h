@@ -4,16 +4,16 @@
  * an op may carry, where a profile's ops come from, and the per-profile
  * scan state.
  *
- * Invariants: an op or launch index refers to an item of its array (slot =
- * index + 1, 0 empty) and its capacity is a power of two; a ref (name,
- * category, ...) is a string id of the profile or, with its top bit set,
- * a pooled string (hlo_ops.c).
+ * Invariants: an op, pool or launch index maps to an item of its array; a
+ * ref (name, category, ...) is a string id of the profile or, with its top
+ * bit set, a pooled string (hlo_ops.c).
  */
 #ifndef XPV_HLO_OPS_INTERNAL_H
 #define XPV_HLO_OPS_INTERNAL_H
 
 #include "hlo_ops.h"
 #include "../api_util.h"
+#include "../../common/xpv_hindex.h"
 
 /* The args an op may carry, by index into profile_ctx.keys. */
 enum {
@@ -30,12 +30,6 @@ enum {
 
 /* Where a profile's ops come from (see hlo_ops.h). */
 enum { MODE_NONE, MODE_XLA_OPS, MODE_KERNELS };
-
-/* A hash index over items kept in an array (slot = index + 1). */
-typedef struct {
-    uint32_t *slots;
-    size_t cap, n;
-} hindex;
 
 typedef struct {
     uint64_t prog;
@@ -70,16 +64,16 @@ typedef struct {
     xpv_api_strings *strings;
     local_op *ops;
     size_t nops, capops;
-    hindex opidx;
-    char **pool; /* inline strings, NUL-terminated */
+    xpv_hindex opidx; /* op_hash_of -> index in ops */
+    char **pool;      /* inline strings, NUL-terminated */
     size_t npool, cappool;
-    hindex poolidx;
+    xpv_hindex poolidx; /* hash of the text -> index in pool */
     span *spans;
     size_t nspans, capspans;
     launch *launches; /* the track being scanned's */
     size_t nlaunches, caplaunches;
-    hindex launchidx;
-    int64_t *least; /* scratch: by op, its least-launched kernel's count on a track */
+    xpv_hindex launchidx; /* op_hash_of(op, 1, name) -> index in launches */
+    int64_t *least;       /* scratch: by op, its least-launched kernel's count on a track */
     int64_t unattributed_n, unattributed_ps;
     char *derive_error;
 } profile_ctx;

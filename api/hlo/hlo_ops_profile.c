@@ -82,12 +82,12 @@ void xpv_hlo_profile_free(profile_ctx *p)
     for (size_t i = 0; i < p->npool; i++)
         free(p->pool[i]);
     free(p->pool);
-    free(p->poolidx.slots);
+    xpv_hindex_free(&p->poolidx);
     free(p->ops);
-    free(p->opidx.slots);
+    xpv_hindex_free(&p->opidx);
     free(p->spans);
     free(p->launches);
-    free(p->launchidx.slots);
+    xpv_hindex_free(&p->launchidx);
     free(p->least);
     free(p->derive_error);
 }

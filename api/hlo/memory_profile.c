@@ -22,6 +22,7 @@
 #include "../api.h"
 #include "../api_util.h"
 #include "../tools/tools.h"
+#include "../../common/xpv_hindex.h"
 #include "../../store/event_store.h"
 
 #include <inttypes.h>
@@ -436,41 +437,6 @@ static void put_timeline(xpv_buf *b, const series *a)
 
 /* ---- the allocations live at the peak ---- */
 
-typedef struct {
-    uint64_t *keys; /* addr + 1 (0: empty) */
-    size_t *vals;
-    size_t cap;
-} addr_map;
-
-static size_t *map_slot(addr_map *m, uint64_t addr, int insert)
-{
-    uint64_t k = addr + 1;
-    for (size_t i = (size_t)(k * 0x9E3779B97F4A7C15ULL) & (m->cap - 1);;
-         i = (i + 1) & (m->cap - 1)) {
-        if (m->keys[i] == k) return &m->vals[i];
-        if (m->keys[i] == 0) {
-            if (!insert) return NULL;
-            m->keys[i] = k;
-            return &m->vals[i];
-        }
-    }
-}
-
-/* Removes addr by moving its cluster's followers back (linear probing). */
-static void map_remove(addr_map *m, uint64_t addr)
-{
-    size_t *v = map_slot(m, addr, 0);
-    if (!v) return;
-    size_t i = (size_t)(v - m->vals);
-    m->keys[i] = 0;
-    for (size_t j = (i + 1) & (m->cap - 1); m->keys[j]; j = (j + 1) & (m->cap - 1)) {
-        uint64_t k = m->keys[j];
-        size_t val = m->vals[j];
-        m->keys[j] = 0;
-        *map_slot(m, k - 1, 1) = val;
-    }
-}
-
 /* The sort key of a live block, copied out: qsort's comparison has no
  * context, and answers are built on several threads. */
 typedef struct {
@@ -489,27 +455,24 @@ static int by_bytes(const void *pa, const void *pb)
  * the events carry no addresses. Returns a malloc'ed list of indexes. */
 static size_t *live_at_peak(const series *a, size_t *n, int *known)
 {
-    addr_map m = {0};
+    xpv_hindex live = {0}; /* addr -> index in a->r */
     *n = 0;
     *known = 1;
-    for (m.cap = 16; m.cap < 2 * (a->peak + 1); m.cap *= 2)
-        ;
-    m.keys = xpv_xcalloc(m.cap, sizeof *m.keys);
-    m.vals = xpv_xcalloc(m.cap, sizeof *m.vals);
+    xpv_hindex_reserve(&live, a->peak + 1);
     for (size_t i = 0; i <= a->peak; i++) {
         const rec *r = &a->r[i];
         if (!r->has_addr) *known = 0;
         if (!r->has_addr) continue;
         if (r->kind > 0)
-            *map_slot(&m, r->addr, 1) = i;
+            *xpv_hindex_put(&live, r->addr, i) = i;
         else
-            map_remove(&m, r->addr);
+            xpv_hindex_del(&live, r->addr);
     }
     size_t *out = xpv_xmalloc((a->peak + 1) * sizeof *out);
-    for (size_t i = 0; i < m.cap; i++)
-        if (m.keys[i]) out[(*n)++] = m.vals[i];
-    free(m.keys);
-    free(m.vals);
+    uint64_t addr, index;
+    for (size_t pos = 0; xpv_hindex_next_entry(&live, &pos, &addr, &index);)
+        out[(*n)++] = (size_t)index;
+    xpv_hindex_free(&live);
     live_key *keys = xpv_xmalloc((*n ? *n : 1) * sizeof *keys);
     for (size_t i = 0; i < *n; i++)
         keys[i] = (live_key){a->r[out[i]].bytes, a->r[out[i]].seq, out[i]};

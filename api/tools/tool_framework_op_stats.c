@@ -36,6 +36,8 @@
 #include "tools.h"
 #include "../api_util.h"
 #include "tool_ops.h"
+#include "../../common/xpv_hindex.h"
+#include "../../common/xpv_lower_bound.h"
 #include "../../store/event_store.h"
 #include "../../store/index_db.h"
 
@@ -81,8 +83,7 @@ typedef struct {
 typedef struct {
     op_row *v;
     size_t n, cap;
-    uint32_t *slot; /* open addressing: row index + 1, 0 empty */
-    size_t nslot;   /* a power of two, at least twice n */
+    xpv_hindex index; /* row_hash -> row index */
 } op_rows;
 
 static uint64_t row_hash(int device, const char *s, size_t n)
@@ -90,36 +91,21 @@ static uint64_t row_hash(int device, const char *s, size_t n)
     return xpv_hash64(s, n) ^ (device ? 0x9e3779b97f4a7c15ull : 0);
 }
 
-static void rows_rehash(op_rows *m)
-{
-    free(m->slot);
-    m->nslot = m->nslot ? m->nslot * 2 : 256;
-    m->slot = xpv_xcalloc(m->nslot, sizeof *m->slot);
-    for (size_t i = 0; i < m->n; i++) {
-        size_t h = row_hash(m->v[i].device, m->v[i].op, m->v[i].op_len) & (m->nslot - 1);
-        while (m->slot[h])
-            h = (h + 1) & (m->nslot - 1);
-        m->slot[h] = (uint32_t)i + 1;
-    }
-}
-
 /* The row of (device, op), made with type when new. */
 static uint32_t rows_get(op_rows *m, int device, const char *op, size_t n, const char *type,
                          size_t tn)
 {
-    if ((m->n + 1) * 2 > m->nslot) rows_rehash(m);
-    size_t h = row_hash(device, op, n) & (m->nslot - 1);
-    for (; m->slot[h]; h = (h + 1) & (m->nslot - 1)) {
-        const op_row *r = &m->v[m->slot[h] - 1];
-        if (r->device == device && r->op_len == n && memcmp(r->op, op, n) == 0)
-            return m->slot[h] - 1;
+    xpv_hprobe p = xpv_hindex_probe(&m->index, row_hash(device, op, n));
+    for (uint64_t i; xpv_hindex_next(&m->index, &p, &i);) {
+        const op_row *r = &m->v[i];
+        if (r->device == device && r->op_len == n && memcmp(r->op, op, n) == 0) return (uint32_t)i;
     }
     if (m->n == m->cap) {
         m->cap = m->cap ? m->cap * 2 : 64;
         m->v = xpv_xrealloc(m->v, m->cap * sizeof *m->v);
     }
     m->v[m->n] = (op_row){device, xpv_xstrndup(op, n), xpv_xstrndup(type, tn), n, tn, 0, 0, 0};
-    m->slot[h] = (uint32_t)m->n + 1;
+    xpv_hindex_insert_at(&m->index, &p, m->n);
     return (uint32_t)m->n++;
 }
 
@@ -128,7 +114,7 @@ static void rows_free(op_rows *m)
     for (size_t i = 0; i < m->n; i++)
         free(m->v[i].op), free(m->v[i].type);
     free(m->v);
-    free(m->slot);
+    xpv_hindex_free(&m->index);
 }
 
 /* ---- one profile's events ---- */
@@ -293,14 +279,8 @@ static void corr_merge(fo_ctx *c)
 
 static long corr_find(const fo_ctx *c, int64_t corr)
 {
-    size_t lo = 0, hi = c->ncorr;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (c->corr[mid].corr < corr)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    size_t lo =
+        xpv_lower_bound_i64(c->corr, c->ncorr, sizeof *c->corr, offsetof(corr_time, corr), corr);
     return lo < c->ncorr && c->corr[lo].corr == corr ? (long)lo : -1;
 }
 

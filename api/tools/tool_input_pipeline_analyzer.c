@@ -27,6 +27,7 @@
 #include "tools.h"
 #include "../api_util.h"
 #include "tool_ops.h"
+#include "../../common/xpv_lower_bound.h"
 #include "../../store/event_store.h"
 
 #include <stdio.h>
@@ -159,14 +160,9 @@ static int host_visit(void *ctx, const xpv_event *ev, int64_t block, uint32_t in
 /* Keeps the parts of [s, e) that overlap the host's (normalized) input work. */
 static void push_busy(ip_ctx *c, int64_t s, int64_t e)
 {
-    size_t lo = 0, hi = c->host.n;
-    while (lo < hi) { /* the first input interval ending after s */
-        size_t mid = lo + (hi - lo) / 2;
-        if (c->host.v[mid].end <= s)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    /* the first input interval ending after s */
+    size_t lo = xpv_upper_bound_i64(c->host.v, c->host.n, sizeof *c->host.v,
+                                    offsetof(xpv_tool_ival, end), s);
     for (size_t i = lo; i < c->host.n && c->host.v[i].start < e; i++) {
         int64_t a = s > c->host.v[i].start ? s : c->host.v[i].start;
         int64_t b = e < c->host.v[i].end ? e : c->host.v[i].end;

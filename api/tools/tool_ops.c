@@ -10,6 +10,7 @@
  */
 #include "tool_ops.h"
 #include "../../common/xpv_common.h"
+#include "../../common/xpv_lower_bound.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -163,15 +164,7 @@ size_t xpv_tool_ivals_normalize(xpv_tool_ival *v, size_t n)
 /* The first interval of normalized v that ends after t. */
 static size_t first_ending_after(const xpv_tool_ival *v, size_t n, int64_t t)
 {
-    size_t lo = 0, hi = n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (v[mid].end <= t)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
+    return xpv_upper_bound_i64(v, n, sizeof *v, offsetof(xpv_tool_ival, end), t);
 }
 
 int64_t xpv_tool_ivals_len_in(const xpv_tool_ival *v, size_t n, int64_t w0, int64_t w1)

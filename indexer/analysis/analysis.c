@@ -348,7 +348,7 @@ static int build_launches(int link_ops, const xpv_analysis_input *in, const uint
 /* Ops through correlation (PyTorch), hlo_category groups (TPU), then which
  * units are collectives: all the breakdown needs from the kernel groups. */
 static int classify_kernels(xpv_analysis *a, const xpv_analysis_input *in, const track_sets *ts,
-                            const xpv_launches *l, xpv_idmap *collective, xpv_err *err)
+                            const xpv_launches *l, xpv_hindex *collective, xpv_err *err)
 {
     if (l->has_ops && l->n && xpv_kstats_link_ops(&a->ks, in, ts->kernel, l, err) != 0) return -1;
     if (a->kinds[XPV_KIND_XLA_OP] && xpv_kstats_hlo_categories(&a->ks, in, ts->xla_op, err) != 0)
@@ -445,7 +445,7 @@ struct xpv_finishing {
     size_t groups;
     track_sets ts;
     xpv_launches launches;
-    xpv_idmap collective;
+    xpv_hindex collective;
     xpv_step_list steps;
     xpv_breakdown_opts o;
     join_job job;
@@ -498,7 +498,6 @@ int xpv_analysis_finish_begin(xpv_analysis *a, const xpv_analysis_input *in, xpv
     f->t0 = xpv_now_mono();
     f->in = *in;
     f->in.capture = &a->capture;
-    xpv_idmap_init(&f->collective);
     early_join(a);
     f->kernel_count = a->kinds[XPV_KIND_KERNEL];
     if (a->disabled || begin_rows(a, f, err) == 0) return 0;
@@ -537,7 +536,7 @@ static int end_finishing(xpv_analysis *a, int rc, xpv_err *err)
     xpv_capture_free(&a->capture);
     xpv_step_list_free(&f->steps);
     xpv_launches_free(&f->launches);
-    xpv_idmap_free(&f->collective);
+    xpv_hindex_free(&f->collective);
     free_tracks(&f->ts);
     free(f);
     a->fin = NULL;

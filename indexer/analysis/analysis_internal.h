@@ -2,10 +2,10 @@
  * analysis_internal.h — the pieces the analysis is built from, shared by the
  * files of indexer/analysis/ and by nothing else:
  *
- *   idmap.c          u64 -> u64 hash map (group keys, correlation ids, names)
  *   capture.c        compact in-memory copy of the events finish scans again,
- *                    and xpv_analysis_scan: the capture when it covers a
- *                    query, else the store
+ *                    and the reads of the input: xpv_analysis_scan (the
+ *                    capture when it covers a query, else the store) and
+ *                    xpv_analysis_string_is
  *   intervals.c      int64 sorting and selection, and the union of
  *                    [start, end) intervals
  *   durations.c      every duration of every group, kept in memory up to a
@@ -36,6 +36,8 @@
 #define XPV_ANALYSIS_INTERNAL_H
 
 #include "analysis_input.h"
+#include "../../common/xpv_hindex.h"
+#include "../../common/xpv_lower_bound.h"
 #include "../../store/event_store.h"
 
 #include <stdio.h>
@@ -45,26 +47,6 @@
  * larger ids fall back to a hash map. String ids are dense, so in practice
  * every id is covered. */
 #define XPV_BY_STRING_MAX (1u << 22)
-
-/* ---- idmap.c ---- */
-
-#define XPV_IDMAP_EMPTY UINT64_MAX /* reserved key */
-
-typedef struct {
-    uint64_t key, val; /* side by side: a lookup touches one cache line */
-} xpv_idmap_slot;
-
-typedef struct {
-    xpv_idmap_slot *slots;
-    size_t cap, n;
-} xpv_idmap;
-
-void xpv_idmap_init(xpv_idmap *m);
-void xpv_idmap_free(xpv_idmap *m);
-/* The value slot of key, or NULL when absent. */
-uint64_t *xpv_idmap_get(const xpv_idmap *m, uint64_t key);
-/* The value slot of key, inserting `init` first when absent. */
-uint64_t *xpv_idmap_put(xpv_idmap *m, uint64_t key, uint64_t init);
 
 /* ---- capture.c ---- */
 
@@ -116,6 +98,11 @@ int xpv_capture_scan_unsettled(const xpv_capture *c, const xpv_store_query *q,
 /* The scan finish uses: the capture when it covers q, else the store. */
 int xpv_analysis_scan(const xpv_analysis_input *in, const xpv_store_query *q, xpv_store_visit fn,
                       void *ctx, xpv_err *err);
+/* Whether string `id` of in is one of `names` (NULL-ended): each id is read
+ * once, its answer kept in memo (id -> 0 or 1), as arg keys and categories
+ * repeat on every event. */
+int xpv_analysis_string_is(const xpv_analysis_input *in, xpv_hindex *memo, uint32_t id,
+                           const char *const *names);
 
 /* ---- intervals.c ---- */
 
@@ -202,7 +189,7 @@ typedef struct {
 typedef struct {
     xpv_kgroup *g;
     size_t n, cap;
-    xpv_idmap index;         /* group key -> index */
+    xpv_hindex index;        /* group key -> index */
     uint32_t *last_on_track; /* track -> group of its latest event (UINT32_MAX none) */
     size_t ntracks;
     uint32_t *by_name; /* name id -> the group it was last found in (UINT32_MAX none) */
@@ -212,12 +199,12 @@ typedef struct {
     xpv_shape *shapes;
     uint32_t *shape_group; /* per shape: the group that saw it last (cuts pair lookups) */
     size_t nshapes, cap_shapes;
-    xpv_idmap shape_index;  /* hash of shape -> id */
-    xpv_idmap group_shapes; /* group << 32 | shape id: the shapes each group has seen */
+    xpv_hindex shape_index;  /* hash of shape -> id */
+    xpv_hindex group_shapes; /* group << 32 | shape id: the shapes each group has seen */
     xpv_durs durs;
     char **cat_names; /* hlo_category values (name ids of XPV_KS_HLO_CATEGORY groups) */
     size_t ncat;
-    xpv_idmap cat_index;
+    xpv_hindex cat_index;
     uint64_t version; /* bumped by every change a kernel_stats row can see */
 } xpv_kstats;
 
@@ -264,7 +251,7 @@ int xpv_kstats_rows(xpv_kstats *k, const int *track_device, size_t ntracks, xpv_
 /* Marks the groups of collective kernels / XLA ops / hlo categories and puts
  * their keys (kind << 32 | name) into `collective`; before xpv_kstats_insert,
  * after the ops and hlo categories are known. */
-void xpv_kstats_classify(xpv_kstats *k, const xpv_analysis_input *in, xpv_idmap *collective);
+void xpv_kstats_classify(xpv_kstats *k, const xpv_analysis_input *in, xpv_hindex *collective);
 /* Writes rows computed from the groups as they are now, after xpv_kstats_classify. */
 int xpv_kstats_insert(const xpv_kstats *k, const xpv_krows *rows, const xpv_analysis_input *in,
                       xpv_err *err);
@@ -336,7 +323,7 @@ typedef struct {
     xpv_marker *m;
     size_t n, cap;
     int64_t dropped;
-    xpv_idmap module_counts; /* XLA_MODULE name id -> executions */
+    xpv_hindex module_counts; /* XLA_MODULE name id -> executions */
 } xpv_step_markers;
 
 void xpv_markers_init(xpv_step_markers *s);
@@ -378,13 +365,6 @@ static inline int64_t xpv_ps_since(int64_t base_ns, int64_t ts_ns)
     return d * 1000;
 }
 
-/* a + b without overflow (saturating at the int64 limits). */
-static inline int64_t xpv_add_sat(int64_t a, int64_t b)
-{
-    int64_t r;
-    if (__builtin_add_overflow(a, b, &r)) return b > 0 ? INT64_MAX : INT64_MIN;
-    return r;
-}
 /* How many steps start at or before t (steps are sorted by start); hint as
  * for xpv_step_at. */
 size_t xpv_steps_started_by(const xpv_step_list *s, int64_t t, size_t *hint);
@@ -396,7 +376,7 @@ typedef struct {
     const uint8_t *device_tracks;           /* tracks whose device work counts */
     int xla_ops_are_work;                   /* TPU: no kernels, XLA ops are the device work */
     const xpv_launches *launches;           /* may be empty */
-    const xpv_idmap *collective;            /* from xpv_kstats_classify */
+    const xpv_hindex *collective;           /* from xpv_kstats_classify */
     size_t interval_cap;                    /* intervals held at once before a window is split */
     int64_t joined_by_corr, joined_by_time; /* out */
 } xpv_breakdown_opts;

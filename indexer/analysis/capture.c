@@ -20,6 +20,9 @@
  * Invariant: a capture either holds every event of the captured kinds seen
  * so far, or (past its byte limit) nothing, and says so: xpv_capture_covers
  * is then 0 and callers read the store instead, whose answers are the same.
+ *
+ * Also here, the other read of the input: whether a string id spells one
+ * of a few names, remembered per id.
  */
 #include "analysis_internal.h"
 #include "../../common/varint.h"
@@ -115,7 +118,7 @@ void xpv_capture_add(xpv_capture *c, const xpv_event *ev)
     t->len = (size_t)(p - t->buf);
     t->prev_ts = ev->ts_ns;
     xpv_capture_seg *s = &t->seg[t->nseg - 1];
-    int64_t end = dur_ns > 0 ? xpv_add_sat(ev->ts_ns, dur_ns) : ev->ts_ns;
+    int64_t end = dur_ns > 0 ? xpv_sat_add_i64(ev->ts_ns, dur_ns) : ev->ts_ns;
     if (ev->ts_ns < s->t_min) s->t_min = ev->ts_ns;
     if (end > s->t_max) s->t_max = end;
     if (ev->kind == XPV_KIND_LAUNCH && ev->corr >= 0) {
@@ -153,7 +156,7 @@ static int scan_segment(const xpv_capture_track *t, const xpv_capture_seg *s, ui
         if (head & 0x40) ev.dur_ps += xpv_zigzag_get(&r);
         assert(!r.bad); /* written by xpv_capture_add in this process */
         if (!(q->kinds & XPV_KIND_BIT(ev.kind))) continue;
-        int64_t end = ev.dur_ns > 0 ? xpv_add_sat(ev.ts_ns, ev.dur_ns) : ev.ts_ns;
+        int64_t end = ev.dur_ns > 0 ? xpv_sat_add_i64(ev.ts_ns, ev.dur_ns) : ev.ts_ns;
         if (ev.ts_ns > q->t1 || end < q->t0) continue;
         int rc = fn(ctx, &ev, -1, i);
         if (rc) return rc;
@@ -193,4 +196,18 @@ int xpv_analysis_scan(const xpv_analysis_input *in, const xpv_store_query *q, xp
     if (!in->db) /* a finish thread that must leave SQLite to the other one */
         return xpv_err_set(err, "analysis: a scan the capture cannot answer, without the store");
     return xpv_store_scan(in->db, q, fn, ctx, err);
+}
+
+int xpv_analysis_string_is(const xpv_analysis_input *in, xpv_hindex *memo, uint32_t id,
+                           const char *const *names)
+{
+    uint64_t *v = xpv_hindex_get(memo, id);
+    if (v) return (int)*v;
+    size_t len;
+    const char *s = in->string(in->string_ctx, id, &len);
+    int yes = 0;
+    for (; *names && !yes; names++)
+        yes = strlen(*names) == len && memcmp(s, *names, len) == 0;
+    xpv_hindex_put(memo, id, (uint64_t)yes);
+    return yes;
 }

@@ -72,7 +72,7 @@ typedef struct {
     order_rec *order;
     size_t norder;
     int64_t totals[FAM_COUNT]; /* all devices */
-    xpv_idmap dev_totals;      /* family << 32 | device -> total ps */
+    xpv_hindex dev_totals;     /* family << 32 | device -> total ps */
     xpv_krows *out;
 } builder;
 
@@ -222,7 +222,7 @@ static void add_row(builder *b, size_t from, size_t to, int device, int64_t *v, 
     r->device = device;
     int64_t scope = b->totals[fam];
     if (device >= 0) {
-        uint64_t *t = xpv_idmap_get(&b->dev_totals, ((uint64_t)fam << 32) | (uint32_t)device);
+        uint64_t *t = xpv_hindex_get(&b->dev_totals, ((uint64_t)fam << 32) | (uint32_t)device);
         scope = t ? (int64_t)*t : 0;
     }
     r->percent = scope > 0 ? 100.0 * (double)r->total / (double)scope : -1;
@@ -311,7 +311,7 @@ static void prepare_order(builder *b)
 {
     b->norder = 0;
     b->order = xpv_xmalloc((b->k->n ? b->k->n : 1) * sizeof *b->order);
-    xpv_idmap_init(&b->dev_totals);
+    b->dev_totals = (xpv_hindex){0};
     for (size_t i = 0; i < b->k->n; i++) {
         const xpv_kgroup *g = &b->k->g[i];
         if (g->dropped) continue;
@@ -319,7 +319,7 @@ static void prepare_order(builder *b)
         b->order[b->norder++] = (order_rec){g->kind, g->name, dev, g->track, (uint32_t)i};
         b->totals[fam] += g->total_ps;
         if (dev >= 0)
-            *xpv_idmap_put(&b->dev_totals, ((uint64_t)fam << 32) | (uint32_t)dev, 0) +=
+            *xpv_hindex_put(&b->dev_totals, ((uint64_t)fam << 32) | (uint32_t)dev, 0) +=
                 (uint64_t)g->total_ps;
     }
     xpv_sort(b->order, b->norder, sizeof *b->order, order_cmp);
@@ -328,7 +328,7 @@ static void prepare_order(builder *b)
 static void builder_free(builder *b)
 {
     free(b->order);
-    xpv_idmap_free(&b->dev_totals);
+    xpv_hindex_free(&b->dev_totals);
 }
 
 int *xpv_track_devices(const xpv_analysis_input *in)
@@ -339,7 +339,7 @@ int *xpv_track_devices(const xpv_analysis_input *in)
     return dev;
 }
 
-void xpv_kstats_classify(xpv_kstats *k, const xpv_analysis_input *in, xpv_idmap *collective_map)
+void xpv_kstats_classify(xpv_kstats *k, const xpv_analysis_input *in, xpv_hindex *collective_map)
 {
     int *dev = xpv_track_devices(in);
     builder b = {.k = k, .in = in, .track_device = dev, .ntracks = in->ntracks};
@@ -349,7 +349,7 @@ void xpv_kstats_classify(xpv_kstats *k, const xpv_analysis_input *in, xpv_idmap 
         const xpv_kgroup *first = &k->g[b.order[from].gi];
         int collective = is_collective_unit(&b, from, to);
         if (collective)
-            xpv_idmap_put(collective_map, ((uint64_t)first->kind << 32) | first->name, 1);
+            xpv_hindex_put(collective_map, ((uint64_t)first->kind << 32) | first->name, 1);
         for (size_t i = from; i < to; i++)
             k->g[b.order[i].gi].collective = (uint8_t)collective;
         from = to;

@@ -41,10 +41,6 @@ static uint64_t group_key(unsigned kind, uint32_t track, uint32_t name)
 void xpv_kstats_init(xpv_kstats *k, size_t mem_cap)
 {
     memset(k, 0, sizeof *k);
-    xpv_idmap_init(&k->index);
-    xpv_idmap_init(&k->shape_index);
-    xpv_idmap_init(&k->group_shapes);
-    xpv_idmap_init(&k->cat_index);
     xpv_durs_init(&k->durs, mem_cap);
 }
 
@@ -63,17 +59,17 @@ void xpv_kstats_free(xpv_kstats *k)
     free(k->by_shape_key);
     free(k->shapes);
     free(k->shape_group);
-    xpv_idmap_free(&k->index);
-    xpv_idmap_free(&k->shape_index);
-    xpv_idmap_free(&k->group_shapes);
-    xpv_idmap_free(&k->cat_index);
+    xpv_hindex_free(&k->index);
+    xpv_hindex_free(&k->shape_index);
+    xpv_hindex_free(&k->group_shapes);
+    xpv_hindex_free(&k->cat_index);
     xpv_durs_free(&k->durs);
 }
 
 static uint32_t find_group(xpv_kstats *k, unsigned kind, uint32_t name, uint32_t track, int add)
 {
     uint64_t key = group_key(kind, track, name);
-    uint64_t *slot = add ? xpv_idmap_put(&k->index, key, k->n) : xpv_idmap_get(&k->index, key);
+    uint64_t *slot = add ? xpv_hindex_put(&k->index, key, k->n) : xpv_hindex_get(&k->index, key);
     if (!slot) return UINT32_MAX;
     if (*slot < k->n) return (uint32_t)*slot;
     if (k->n == k->cap) {
@@ -126,23 +122,18 @@ static uint32_t group_of_event(xpv_kstats *k, const xpv_event *ev)
 
 static uint32_t shape_id(xpv_kstats *k, const xpv_shape *s)
 {
-    uint64_t h = xpv_hash64(s, sizeof *s);
-    for (;; h++) {
-        if (h == XPV_IDMAP_EMPTY) continue;
-        uint64_t *slot = xpv_idmap_put(&k->shape_index, h, k->nshapes);
-        if (*slot < k->nshapes) {
-            if (memcmp(&k->shapes[*slot], s, sizeof *s) == 0) return (uint32_t)*slot;
-            continue; /* hash collision: probe the next key */
-        }
-        if (k->nshapes == k->cap_shapes) {
-            k->cap_shapes = k->cap_shapes ? k->cap_shapes * 2 : 64;
-            k->shapes = xpv_xrealloc(k->shapes, k->cap_shapes * sizeof *k->shapes);
-            k->shape_group = xpv_xrealloc(k->shape_group, k->cap_shapes * sizeof *k->shape_group);
-        }
-        k->shapes[k->nshapes] = *s;
-        k->shape_group[k->nshapes] = UINT32_MAX;
-        return (uint32_t)k->nshapes++;
+    xpv_hprobe p = xpv_hindex_probe(&k->shape_index, xpv_hash64(s, sizeof *s));
+    for (uint64_t id; xpv_hindex_next(&k->shape_index, &p, &id);)
+        if (memcmp(&k->shapes[id], s, sizeof *s) == 0) return (uint32_t)id;
+    if (k->nshapes == k->cap_shapes) {
+        k->cap_shapes = k->cap_shapes ? k->cap_shapes * 2 : 64;
+        k->shapes = xpv_xrealloc(k->shapes, k->cap_shapes * sizeof *k->shapes);
+        k->shape_group = xpv_xrealloc(k->shape_group, k->cap_shapes * sizeof *k->shape_group);
     }
+    k->shapes[k->nshapes] = *s;
+    k->shape_group[k->nshapes] = UINT32_MAX;
+    xpv_hindex_insert_at(&k->shape_index, &p, k->nshapes);
+    return (uint32_t)k->nshapes++;
 }
 
 static void tally_op(xpv_kgroup *g, uint32_t op)
@@ -181,9 +172,10 @@ static void note_shape(xpv_kstats *k, uint32_t gi, uint32_t id)
     if (k->shape_group[id] == gi) return; /* the group that saw it last: a pair known */
     k->shape_group[id] = gi;
     uint64_t pair = (uint64_t)gi << 32 | id;
-    size_t pairs = k->group_shapes.n;
-    xpv_idmap_put(&k->group_shapes, pair, 0);
-    if (k->group_shapes.n == pairs || g->nshapes == XPV_KS_MAX_SHAPES) return; /* seen */
+    size_t pairs = xpv_hindex_count(&k->group_shapes);
+    xpv_hindex_put(&k->group_shapes, pair, 0);
+    if (xpv_hindex_count(&k->group_shapes) == pairs || g->nshapes == XPV_KS_MAX_SHAPES)
+        return; /* seen */
     g->shapes = xpv_xrealloc(g->shapes, (g->nshapes + 1) * sizeof *g->shapes);
     g->shapes[g->nshapes++] = id;
 }
@@ -291,23 +283,20 @@ int xpv_kstats_link_ops(xpv_kstats *k, const xpv_analysis_input *in, const uint8
 typedef struct {
     xpv_kstats *k;
     const xpv_analysis_input *in;
-    xpv_idmap key_is_category; /* arg key id -> 1 when it is "hlo_category" */
+    xpv_hindex key_is_category; /* arg key id -> 1 when it is "hlo_category" */
 } hlo_ctx;
 
 static uint32_t category_index(xpv_kstats *k, const char *s, size_t len)
 {
-    for (uint64_t h = xpv_hash64(s, len);; h++) {
-        if (h == XPV_IDMAP_EMPTY) continue;
-        uint64_t *slot = xpv_idmap_put(&k->cat_index, h, k->ncat);
-        if (*slot < k->ncat) {
-            const char *have = k->cat_names[*slot];
-            if (strlen(have) == len && memcmp(have, s, len) == 0) return (uint32_t)*slot;
-            continue;
-        }
-        k->cat_names = xpv_xrealloc(k->cat_names, (k->ncat + 1) * sizeof *k->cat_names);
-        k->cat_names[k->ncat] = xpv_xstrndup(s, len);
-        return (uint32_t)k->ncat++;
+    xpv_hprobe p = xpv_hindex_probe(&k->cat_index, xpv_hash64(s, len));
+    for (uint64_t id; xpv_hindex_next(&k->cat_index, &p, &id);) {
+        const char *have = k->cat_names[id];
+        if (strlen(have) == len && memcmp(have, s, len) == 0) return (uint32_t)id;
     }
+    k->cat_names = xpv_xrealloc(k->cat_names, (k->ncat + 1) * sizeof *k->cat_names);
+    k->cat_names[k->ncat] = xpv_xstrndup(s, len);
+    xpv_hindex_insert_at(&k->cat_index, &p, k->ncat);
+    return (uint32_t)k->ncat++;
 }
 
 static int hlo_visit(void *ctx, const xpv_event *ev, int64_t block_id, uint32_t index)
@@ -317,14 +306,8 @@ static int hlo_visit(void *ctx, const xpv_event *ev, int64_t block_id, uint32_t 
     if (ev->kind != XPV_KIND_XLA_OP || ev->dur_ps < 0) return 0;
     for (uint32_t i = 0; i < ev->nargs; i++) {
         const xpv_arg *a = &ev->args[i];
-        uint64_t *is_cat = xpv_idmap_get(&c->key_is_category, a->key);
-        if (!is_cat) {
-            size_t len;
-            const char *key = c->in->string(c->in->string_ctx, a->key, &len);
-            is_cat = xpv_idmap_put(&c->key_is_category, a->key,
-                                   len == 12 && memcmp(key, "hlo_category", 12) == 0);
-        }
-        if (!*is_cat) continue;
+        static const char *const category_key[] = {"hlo_category", NULL};
+        if (!xpv_analysis_string_is(c->in, &c->key_is_category, a->key, category_key)) continue;
         const char *s = NULL;
         size_t len = 0;
         if (a->type == XPV_ARG_STR)
@@ -343,7 +326,6 @@ int xpv_kstats_hlo_categories(xpv_kstats *k, const xpv_analysis_input *in,
                               const uint8_t *xla_op_tracks, xpv_err *err)
 {
     hlo_ctx c = {.k = k, .in = in};
-    xpv_idmap_init(&c.key_is_category);
     int rc = 0;
     for (size_t t = 0; t < in->ntracks && rc == 0; t++) {
         if (!xla_op_tracks[t]) continue;
@@ -353,6 +335,6 @@ int xpv_kstats_hlo_categories(xpv_kstats *k, const xpv_analysis_input *in,
         q.kinds = XPV_KIND_BIT(XPV_KIND_XLA_OP);
         if (xpv_analysis_scan(in, &q, hlo_visit, &c, err) < 0) rc = -1;
     }
-    xpv_idmap_free(&c.key_is_category);
+    xpv_hindex_free(&c.key_is_category);
     return rc;
 }

@@ -205,14 +205,8 @@ long xpv_launches_step(const xpv_launches *l, const xpv_step_list *steps, int64_
          * held the previous id is tried first, then all are bisected */
         size_t i = *hint;
         if (i >= l->nranges || corr < l->ranges[i].lo || corr > l->ranges[i].hi) {
-            size_t lo = 0, hi = l->nranges;
-            while (lo < hi) {
-                size_t mid = lo + (hi - lo) / 2;
-                if (l->ranges[mid].lo <= corr)
-                    lo = mid + 1;
-                else
-                    hi = mid;
-            }
+            size_t lo = xpv_upper_bound_i64(l->ranges, l->nranges, sizeof *l->ranges,
+                                            offsetof(xpv_corr_range, lo), corr);
             if (lo == 0 || corr > l->ranges[lo - 1].hi) return -2;
             *hint = i = lo - 1;
         }

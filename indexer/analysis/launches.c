@@ -28,7 +28,7 @@ typedef struct {
     xpv_launches *l;
     const xpv_step_list *steps; /* keep only launches inside a step, or NULL */
     int link_ops;
-    xpv_idmap cat_is_op; /* cat id -> 1 for cpu_op / Operator */
+    xpv_hindex cat_is_op; /* cat id -> 1 for cpu_op / Operator */
     xpv_launch_rec *launches;
     size_t nl, capl;
     cpu_op *ops;
@@ -48,14 +48,8 @@ static void push_launch(xpv_launches *l, xpv_launch_rec r)
 
 static int is_op_category(track_ctx *c, uint32_t cat)
 {
-    uint64_t *v = xpv_idmap_get(&c->cat_is_op, cat);
-    if (v) return (int)*v;
-    size_t len;
-    const char *s = c->in->string(c->in->string_ctx, cat, &len);
-    int yes =
-        (len == 6 && memcmp(s, "cpu_op", 6) == 0) || (len == 8 && memcmp(s, "Operator", 8) == 0);
-    xpv_idmap_put(&c->cat_is_op, cat, (uint64_t)yes);
-    return yes;
+    static const char *const op_categories[] = {"cpu_op", "Operator", NULL};
+    return xpv_analysis_string_is(c->in, &c->cat_is_op, cat, op_categories);
 }
 
 static int track_visit(void *ctx, const xpv_event *ev, int64_t block_id, uint32_t index)
@@ -142,7 +136,6 @@ int xpv_launches_build(xpv_launches *l, const xpv_analysis_input *in, const uint
     l->limit = limit;
     l->has_ops = link_ops;
     track_ctx c = {.in = in, .l = l, .steps = link_ops ? NULL : steps, .link_ops = link_ops};
-    xpv_idmap_init(&c.cat_is_op);
     int rc = 0;
     for (size_t t = 0; t < in->ntracks && rc == 0; t++) {
         if (!launch_tracks[t]) continue;
@@ -163,21 +156,9 @@ int xpv_launches_build(xpv_launches *l, const xpv_analysis_input *in, const uint
     }
     free(c.launches);
     free(c.ops);
-    xpv_idmap_free(&c.cat_is_op);
+    xpv_hindex_free(&c.cat_is_op);
     xpv_sort(l->r, l->n, sizeof *l->r, launch_by_corr);
     return rc;
-}
-
-static size_t lower_bound(const xpv_launches *l, int64_t corr, size_t lo, size_t hi)
-{
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (l->r[mid].corr < corr)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
 }
 
 /* Device events of one track come roughly in launch order, so the search
@@ -199,7 +180,8 @@ const xpv_launch_rec *xpv_launches_find(const xpv_launches *l, int64_t corr, siz
             hi = h - step + 1, step *= 2;
         lo = step <= h ? h - step : 0;
     }
-    size_t i = lower_bound(l, corr, lo, hi);
+    size_t i = lo + xpv_lower_bound_i64(l->r + lo, hi - lo, sizeof *l->r,
+                                        offsetof(xpv_launch_rec, corr), corr);
     *hint = i;
     return i < l->n && l->r[i].corr == corr ? &l->r[i] : NULL;
 }

@@ -93,13 +93,13 @@ int xpv_breakdown_needs_no_store(const xpv_analysis_input *in)
  * and XLA ops (bits 2-3); ids past XPV_BY_STRING_MAX ask the map each time. */
 static int is_collective(bd_ctx *c, unsigned kind, uint32_t name)
 {
-    const xpv_idmap *coll = c->o->collective;
+    const xpv_hindex *coll = c->o->collective;
     uint64_t key = ((uint64_t)kind << 32) | name;
-    if (name >= XPV_BY_STRING_MAX) return xpv_idmap_get(coll, key) != NULL;
+    if (name >= XPV_BY_STRING_MAX) return xpv_hindex_get(coll, key) != NULL;
     c->name_classes = xpv_grow_to_index(c->name_classes, &c->nname_classes, name, 1, 0);
     unsigned shift = kind == XPV_KIND_KERNEL ? 0 : 2, bits = c->name_classes[name] >> shift;
     if (!(bits & 1)) {
-        bits = 1u | (xpv_idmap_get(coll, key) ? 2u : 0u);
+        bits = 1u | (xpv_hindex_get(coll, key) ? 2u : 0u);
         c->name_classes[name] |= (uint8_t)(bits << shift);
     }
     return (bits & 2) != 0;
@@ -160,7 +160,7 @@ typedef struct {
 static int window_event(bd_ctx *c, const xpv_event *ev)
 {
     const xpv_step *st = c->o->steps->v;
-    int64_t s = xpv_ps_since(c->o->steps->base_ns, ev->ts_ns), e = xpv_add_sat(s, ev->dur_ps);
+    int64_t s = xpv_ps_since(c->o->steps->base_ns, ev->ts_ns), e = xpv_sat_add_i64(s, ev->dur_ps);
     if (s < c->w0) s = c->w0;
     if (e > c->w1) e = c->w1;
     if (e <= s) return 0;
@@ -362,7 +362,7 @@ static int write_row(bd_ctx *c, sqlite3_stmt *st, const xpv_step *s, int device,
     sqlite3_bind_int(st, 4, device);
     const xpv_step_list *steps = c->o->steps;
     sqlite3_bind_int64(
-        st, 5, xpv_add_sat(s->start_ps, xpv_ps_since(steps->profile_base_ns, steps->base_ns)));
+        st, 5, xpv_sat_add_i64(s->start_ps, xpv_ps_since(steps->profile_base_ns, steps->base_ns)));
     sqlite3_bind_int64(st, 6, dur);
     for (int i = 0; i < C_COUNT; i++)
         sqlite3_bind_int64(st, 7 + i, a->cat[i]);

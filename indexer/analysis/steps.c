@@ -51,20 +51,19 @@ static const char *const SOURCE_NAME[] = {
 void xpv_markers_init(xpv_step_markers *s)
 {
     memset(s, 0, sizeof *s);
-    xpv_idmap_init(&s->module_counts);
 }
 
 void xpv_markers_free(xpv_step_markers *s)
 {
     free(s->m);
-    xpv_idmap_free(&s->module_counts);
+    xpv_hindex_free(&s->module_counts);
 }
 
 void xpv_markers_add(xpv_step_markers *s, const xpv_event *ev)
 {
     if (ev->dur_ps <= 0) return;
     if (ev->kind == XPV_KIND_XLA_MODULE) {
-        ++*xpv_idmap_put(&s->module_counts, ev->name, 0);
+        ++*xpv_hindex_put(&s->module_counts, ev->name, 0);
         return;
     }
     if (ev->step_src < XPV_STEP_ANNOTATION || ev->step_src >= XPV_STEP_MODULE) return;
@@ -197,7 +196,7 @@ static void from_markers(const xpv_step_markers *s, const xpv_analysis_input *in
         const xpv_marker *m = &s->m[i];
         if (m->src != src || (host_markers && on_device(in, m->track))) continue;
         int64_t start = xpv_ps_since(base_ns, m->ts_ns);
-        p[n++] = (piece){m->step, start, xpv_add_sat(start, m->dur_ps), m->name, m->track};
+        p[n++] = (piece){m->step, start, xpv_sat_add_i64(start, m->dur_ps), m->name, m->track};
         unnumbered += m->step < 0;
     }
     if (src == XPV_STEP_OPTIMIZER) {
@@ -215,10 +214,10 @@ static void from_markers(const xpv_step_markers *s, const xpv_analysis_input *in
 typedef struct {
     const xpv_analysis_input *in;
     int64_t base_ns;
-    uint32_t want;           /* module name id (XLA_MODULE) or hlo_module value id */
-    int by_arg;              /* look at the hlo_module arg of kernels */
-    xpv_idmap key_is_module; /* arg key id -> 1 for "hlo_module" */
-    xpv_idmap counts;        /* hlo_module value id -> kernels */
+    uint32_t want;            /* module name id (XLA_MODULE) or hlo_module value id */
+    int by_arg;               /* look at the hlo_module arg of kernels */
+    xpv_hindex key_is_module; /* arg key id -> 1 for "hlo_module" */
+    xpv_hindex counts;        /* hlo_module value id -> kernels */
     piece *p;
     size_t n, cap;
 } module_ctx;
@@ -228,14 +227,8 @@ static uint32_t hlo_module_of(module_ctx *c, const xpv_event *ev)
     for (uint32_t i = 0; i < ev->nargs; i++) {
         const xpv_arg *a = &ev->args[i];
         if (a->type != XPV_ARG_STR) continue;
-        uint64_t *yes = xpv_idmap_get(&c->key_is_module, a->key);
-        if (!yes) {
-            size_t len;
-            const char *k = c->in->string(c->in->string_ctx, a->key, &len);
-            yes = xpv_idmap_put(&c->key_is_module, a->key,
-                                len == 10 && memcmp(k, "hlo_module", 10) == 0);
-        }
-        if (*yes) return a->v.str;
+        static const char *const module_key[] = {"hlo_module", NULL};
+        if (xpv_analysis_string_is(c->in, &c->key_is_module, a->key, module_key)) return a->v.str;
     }
     return 0;
 }
@@ -247,7 +240,7 @@ static void push_piece(module_ctx *c, const xpv_event *ev, uint32_t lane)
         c->p = xpv_xrealloc(c->p, c->cap * sizeof *c->p);
     }
     int64_t start = xpv_ps_since(c->base_ns, ev->ts_ns);
-    c->p[c->n++] = (piece){-1, start, xpv_add_sat(start, ev->dur_ps), c->want, lane};
+    c->p[c->n++] = (piece){-1, start, xpv_sat_add_i64(start, ev->dur_ps), c->want, lane};
 }
 
 static int module_visit(void *ctx, const xpv_event *ev, int64_t block_id, uint32_t index)
@@ -263,7 +256,7 @@ static int module_visit(void *ctx, const xpv_event *ev, int64_t block_id, uint32
     uint32_t module = hlo_module_of(c, ev);
     if (!module) return 0;
     if (!c->want) {
-        ++*xpv_idmap_put(&c->counts, module, 0);
+        ++*xpv_hindex_put(&c->counts, module, 0);
     } else if (module == c->want) {
         int dev = c->in->tracks[ev->track].device_id;
         push_piece(c, ev, dev >= 0 ? (uint32_t)dev : 0xFFFFFFFFu);
@@ -286,14 +279,11 @@ static int scan_tracks(module_ctx *c, const uint8_t *tracks, xpv_err *err)
     return 0;
 }
 
-static uint32_t most_frequent(const xpv_idmap *m)
+static uint32_t most_frequent(const xpv_hindex *m)
 {
-    uint64_t best_n = 0, best = 0;
-    for (size_t i = 0; i < m->cap; i++) {
-        const xpv_idmap_slot *e = &m->slots[i];
-        if (e->key == XPV_IDMAP_EMPTY) continue;
-        if (e->val > best_n || (e->val == best_n && e->key < best)) best_n = e->val, best = e->key;
-    }
+    uint64_t best_n = 0, best = 0, key, n;
+    for (size_t pos = 0; xpv_hindex_next_entry(m, &pos, &key, &n);)
+        if (n > best_n || (n == best_n && key < best)) best_n = n, best = key;
     return (uint32_t)best;
 }
 
@@ -336,17 +326,15 @@ static int from_modules(const xpv_step_markers *s, const xpv_analysis_input *in,
                         xpv_step_list *out, xpv_err *err)
 {
     module_ctx c = {.in = in, .base_ns = base_ns};
-    xpv_idmap_init(&c.key_is_module);
-    xpv_idmap_init(&c.counts);
     int rc = 0;
-    if (s->module_counts.n) {
+    if (xpv_hindex_count(&s->module_counts)) {
         c.want = most_frequent(&s->module_counts);
         rc = scan_tracks(&c, module_tracks, err);
         if (rc == 0) number_by_order(c.p, c.n);
     } else {
         c.by_arg = 1;
         rc = scan_tracks(&c, kernel_tracks, err);
-        if (rc == 0 && c.counts.n) {
+        if (rc == 0 && xpv_hindex_count(&c.counts)) {
             c.want = most_frequent(&c.counts);
             rc = scan_tracks(&c, kernel_tracks, err);
             xpv_sort(c.p, c.n, sizeof *c.p, piece_by_lane);
@@ -358,8 +346,8 @@ static int from_modules(const xpv_step_markers *s, const xpv_analysis_input *in,
         out->source = SOURCE_NAME[XPV_STEP_MODULE];
     }
     free(c.p);
-    xpv_idmap_free(&c.key_is_module);
-    xpv_idmap_free(&c.counts);
+    xpv_hindex_free(&c.key_is_module);
+    xpv_hindex_free(&c.counts);
     return rc;
 }
 
@@ -395,14 +383,7 @@ size_t xpv_steps_started_by(const xpv_step_list *s, int64_t t, size_t *hint)
             if (h + 1 == s->n || s->v[h + 1].start_ps > t) return *hint = h + 1;
         }
     }
-    size_t lo = 0, hi = s->n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (s->v[mid].start_ps <= t)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    size_t lo = xpv_upper_bound_i64(s->v, s->n, sizeof *s->v, offsetof(xpv_step, start_ps), t);
     if (hint) *hint = lo;
     return lo;
 }

@@ -30,8 +30,8 @@
  *  - Steps: ProfilerStep#N, else a step_num arg, else the weaker names of
  *    step_names.c; other events take their step from a group_id arg.
  *
- * Invariants: an xpv_cj_proc pointer holds until the table next grows
- * (it rehashes), so the last-track cache remembers which table its
+ * Invariants: an xpv_cj_proc pointer holds until the array of processes
+ * next grows (it moves), so the last-track cache remembers which table its
  * pointer is into; an xpv_cj_track pointer holds until track_get() grows
  * the tracks.
  */
@@ -68,7 +68,7 @@ enum {
 
 struct xpv_cj_proc {
     int64_t pid;
-    int used, named, device, pclass, devmarked;
+    int named, device, pclass, devmarked;
 };
 
 /* ---- text and numbers ---- */
@@ -175,41 +175,17 @@ static int64_t map_id(xpv_cj_reader *r, const xpv_cj_member *m, xpv_cj_str *labe
 
 static xpv_cj_proc *proc_get(xpv_cj_reader *r, int64_t pid)
 {
-    if (r->nprocs * 2 >= r->nprocs_slots) {
-        size_t n = r->nprocs_slots ? r->nprocs_slots * 2 : 64;
-        xpv_cj_proc *slots = xpv_xcalloc(n, sizeof *slots);
-        for (size_t i = 0; i < r->nprocs_slots; i++) {
-            if (!r->procs[i].used) continue;
-            size_t h = xpv_hash64(&r->procs[i].pid, sizeof(int64_t)) & (n - 1);
-            while (slots[h].used)
-                h = (h + 1) & (n - 1);
-            slots[h] = r->procs[i];
-        }
-        free(r->procs);
-        r->procs = slots;
-        r->nprocs_slots = n;
-    }
-    size_t h = xpv_hash64(&pid, sizeof pid) & (r->nprocs_slots - 1);
-    while (r->procs[h].used && r->procs[h].pid != pid)
-        h = (h + 1) & (r->nprocs_slots - 1);
-    xpv_cj_proc *p = &r->procs[h];
-    if (!p->used) {
-        *p = (xpv_cj_proc){.pid = pid, .used = 1, .device = -1};
-        r->nprocs++;
-    }
+    uint64_t *at = xpv_hindex_put(&r->proc_index, (uint64_t)pid, r->nprocs);
+    if (*at < r->nprocs) return &r->procs[*at];
+    r->procs = xpv_grow_to_index(r->procs, &r->cap_procs, r->nprocs, sizeof *r->procs, 0);
+    xpv_cj_proc *p = &r->procs[r->nprocs++];
+    *p = (xpv_cj_proc){.pid = pid, .device = -1};
     return p;
 }
 
 static xpv_cj_track *track_get(xpv_cj_reader *r, uint32_t track)
 {
-    if (track >= r->ntracks) {
-        size_t n = r->ntracks ? r->ntracks : 64;
-        while (n <= track)
-            n *= 2;
-        r->tracks = xpv_xrealloc(r->tracks, n * sizeof *r->tracks);
-        memset(r->tracks + r->ntracks, 0, (n - r->ntracks) * sizeof *r->tracks);
-        r->ntracks = n;
-    }
+    r->tracks = xpv_grow_to_index(r->tracks, &r->ntracks, track, sizeof *r->tracks, 0);
     return &r->tracks[track];
 }
 
@@ -542,4 +518,5 @@ void xpv_cj_tables_free(xpv_cj_reader *r)
     free(r->str_ids);
     free(r->tracks);
     free(r->procs);
+    xpv_hindex_free(&r->proc_index);
 }

@@ -23,6 +23,7 @@
 #include "readers.h"
 #include "gz_input.h"
 #include "json_scan.h"
+#include "../../common/xpv_hindex.h"
 
 #include <string.h>
 
@@ -120,8 +121,9 @@ typedef struct {
     int array_unterminated;
 
     /* classification: process and thread tables */
-    xpv_cj_proc *procs;
-    size_t nprocs_slots, nprocs;
+    xpv_cj_proc *procs; /* in order of first sight */
+    size_t nprocs, cap_procs;
+    xpv_hindex proc_index; /* pid -> index in procs */
     xpv_cj_track *tracks;
     size_t ntracks;
     char **str_ids; /* string pid/tid -> STRING_ID_BASE + index */

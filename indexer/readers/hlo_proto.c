@@ -9,6 +9,7 @@
  * end nor take more memory than asked.
  */
 #include "hlo_proto.h"
+#include "../../common/xpv_lower_bound.h"
 
 #include <stdalign.h>
 #include <stddef.h>
@@ -556,14 +557,9 @@ static int read_assignment(dec *d, xpv_pb msg)
 
 /* ---- lookups ---- */
 
-typedef struct {
-    int64_t id;
-    uint32_t index;
-} id_index;
-
 static int cmp_id_index(const void *a, const void *b)
 {
-    const id_index *x = a, *y = b;
+    const xpv_hlo_id_index *x = a, *y = b;
     return x->id != y->id ? (x->id < y->id ? -1 : 1)
                           : (x->index < y->index ? -1 : x->index > y->index);
 }
@@ -575,19 +571,16 @@ static int cmp_buffer_id(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* Indexes of n items sorted by the ids id_of gives. */
-static uint32_t *sorted_by_id(const xpv_hlo_module *m, uint32_t n,
-                              int64_t (*id_of)(const xpv_hlo_module *, uint32_t))
+/* The ids and indexes of n items, sorted by the ids id_of gives (ties by
+ * index). */
+static xpv_hlo_id_index *sorted_by_id(const xpv_hlo_module *m, uint32_t n,
+                                      int64_t (*id_of)(const xpv_hlo_module *, uint32_t))
 {
-    id_index *t = xpv_xmalloc(n * sizeof *t);
+    xpv_hlo_id_index *t = xpv_xmalloc(n * sizeof *t);
     for (uint32_t i = 0; i < n; i++)
         t[i].id = id_of(m, i), t[i].index = i;
     qsort(t, n, sizeof *t, cmp_id_index);
-    uint32_t *out = xpv_xmalloc(n * sizeof *out);
-    for (uint32_t i = 0; i < n; i++)
-        out[i] = t[i].index;
-    free(t);
-    return out;
+    return t;
 }
 
 static int64_t instr_id(const xpv_hlo_module *m, uint32_t i)
@@ -607,48 +600,31 @@ static void build_lookups(xpv_hlo_module *m)
     if (m->nbuffers) qsort(m->buffers, m->nbuffers, sizeof *m->buffers, cmp_buffer_id);
 }
 
+/* 1 with *index of the item with this id in table v of n, 0 when none. */
+static int find_id(const xpv_hlo_id_index *v, size_t n, int64_t id, uint32_t *index)
+{
+    size_t i = xpv_lower_bound_i64(v, n, sizeof *v, offsetof(xpv_hlo_id_index, id), id);
+    if (i == n || v[i].id != id) return 0;
+    *index = v[i].index;
+    return 1;
+}
+
 const xpv_hlo_instr *xpv_hlo_instr_by_id(const xpv_hlo_module *m, int64_t id)
 {
-    size_t lo = 0, hi = m->ninstrs;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        int64_t v = m->instrs[m->by_id[mid]].id;
-        if (v == id) return &m->instrs[m->by_id[mid]];
-        if (v < id)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return NULL;
+    uint32_t i;
+    return find_id(m->by_id, m->by_id ? m->ninstrs : 0, id, &i) ? &m->instrs[i] : NULL;
 }
 
 int xpv_hlo_computation_by_id(const xpv_hlo_module *m, int64_t id, uint32_t *index)
 {
-    size_t lo = 0, hi = m->comp_by_id ? m->ncomputations : 0;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        int64_t v = m->computations[m->comp_by_id[mid]].id;
-        if (v == id) return *index = m->comp_by_id[mid], 1;
-        if (v < id)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return 0;
+    return find_id(m->comp_by_id, m->comp_by_id ? m->ncomputations : 0, id, index);
 }
 
 const xpv_hlo_logical_buffer *xpv_hlo_buffer_by_id(const xpv_hlo_module *m, int64_t id)
 {
-    size_t lo = 0, hi = m->nbuffers;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (m->buffers[mid].id == id) return &m->buffers[mid];
-        if (m->buffers[mid].id < id)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return NULL;
+    size_t i = xpv_lower_bound_i64(m->buffers, m->nbuffers, sizeof *m->buffers,
+                                   offsetof(xpv_hlo_logical_buffer, id), id);
+    return i < m->nbuffers && m->buffers[i].id == id ? &m->buffers[i] : NULL;
 }
 
 /* ---- the entry point ---- */

@@ -97,6 +97,12 @@ typedef struct {
     int64_t buffer_allocation_index;
 } xpv_hlo_heap_trace;
 
+/* An item's id and its index, the lookup tables' entries. */
+typedef struct {
+    int64_t id;
+    uint32_t index;
+} xpv_hlo_id_index;
+
 typedef struct {
     xpv_hlo_str name, entry_computation_name;
     int64_t id, entry_computation_id;
@@ -113,7 +119,7 @@ typedef struct {
     uint32_t ntraces;
     /* internal: instruction and computation indexes sorted by id, the
      * arena the structures live in, and its size against the budget */
-    uint32_t *by_id, *comp_by_id;
+    xpv_hlo_id_index *by_id, *comp_by_id;
     void *arena;
     size_t bytes, budget;
 } xpv_hlo_module;

@@ -12,6 +12,7 @@
  */
 #include "readers.h"
 #include "nsys_reader.h"
+#include "../../common/xpv_lower_bound.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -164,11 +165,6 @@ static int cmp_i64(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-static int has_id(const int64_t *sorted, size_t n, int64_t v)
-{
-    return bsearch(&v, sorted, n, sizeof *sorted, cmp_i64) != NULL;
-}
-
 static int name_threads(xpv_nsys *x, xpv_err *err)
 {
     static const char *const wanted[] = {"globalTid", "nameId"};
@@ -180,7 +176,7 @@ static int name_threads(xpv_nsys *x, xpv_err *err)
     int rc;
     while ((rc = xpv_nsys_step(x, st, "ThreadNames", err)) == SQLITE_ROW) {
         int64_t gtid = sqlite3_column_int64(st, 0);
-        if (!has_id(x->host_tids, x->nhost, gtid)) continue;
+        if (!xpv_sorted_has_i64(x->host_tids, x->nhost, gtid)) continue;
         uint32_t id = xpv_nsys_strings_column(&x->strings, st, 1);
         size_t len = 0;
         const char *name = xpv_sink_string(x->sink, id, &len);
@@ -202,7 +198,7 @@ static int name_processes(xpv_nsys *x, const int64_t *gpids, size_t n, xpv_err *
     while ((rc = xpv_nsys_step(x, st, "PROCESSES", err)) == SQLITE_ROW) {
         int64_t gpid = sqlite3_column_int64(st, 0);
         const char *name = (const char *)sqlite3_column_text(st, 2);
-        if (!name || !*name || !has_id(gpids, n, gpid)) continue;
+        if (!name || !*name || !xpv_sorted_has_i64(gpids, n, gpid)) continue;
         char label[512];
         snprintf(label, sizeof label, "%s (pid %lld)", name, (long long)xpv_nsys_pid_of(gpid));
         xpv_sink_process_name(x->sink, xpv_nsys_pid_of(gpid), label, strlen(label));

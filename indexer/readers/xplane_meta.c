@@ -4,7 +4,9 @@
  */
 #include "xplane_meta.h"
 #include "kernel_details.h"
+#include "../../common/xpv_lower_bound.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <zlib.h>
@@ -177,15 +179,8 @@ static xpl_meta *table_find(xpl_table *t, int64_t id)
         if (id < 0 || (uint64_t)id >= t->ndense || !t->dense[id]) return NULL;
         return &t->items[t->dense[id] - 1];
     }
-    size_t lo = 0, hi = t->n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (t->items[mid].id < id)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < t->n && t->items[lo].id == id ? &t->items[lo] : NULL;
+    size_t i = xpv_lower_bound_i64(t->items, t->n, sizeof *t->items, offsetof(xpl_meta, id), id);
+    return i < t->n && t->items[i].id == id ? &t->items[i] : NULL;
 }
 
 /* ---- roles ---- */
