@@ -58,39 +58,60 @@ void xpv_api_put_us(xpv_buf *b, int64_t ns)
 
 void xpv_api_put_ps_col(xpv_buf *b, sqlite3_stmt *st, int col)
 {
-    if (sqlite3_column_type(st, col) == SQLITE_NULL) {
-        xpv_buf_puts(b, "null");
-        return;
-    }
     /* An integer ps value divided by 1e6 rounds once, to the double nearest
      * the exact decimal, which the shortest-form printer then writes. */
-    if (sqlite3_column_type(st, col) == SQLITE_INTEGER)
-        xpv_buf_json_double(b, (double)sqlite3_column_int64(st, col) / 1e6);
-    else
-        xpv_buf_json_double(b, sqlite3_column_double(st, col) / 1e6);
+    int type = sqlite3_column_type(st, col);
+    xpv_api_put_ps_opt(b, type != SQLITE_NULL,
+                       type == SQLITE_INTEGER ? (double)sqlite3_column_int64(st, col)
+                                              : sqlite3_column_double(st, col));
 }
 
 void xpv_api_put_int_col(xpv_buf *b, sqlite3_stmt *st, int col)
 {
-    if (sqlite3_column_type(st, col) == SQLITE_NULL)
-        xpv_buf_puts(b, "null");
-    else
-        xpv_buf_printf(b, "%lld", (long long)sqlite3_column_int64(st, col));
+    xpv_api_put_int_opt(b, sqlite3_column_type(st, col) != SQLITE_NULL,
+                        sqlite3_column_int64(st, col));
 }
 
 void xpv_api_put_real_col(xpv_buf *b, sqlite3_stmt *st, int col)
 {
-    if (sqlite3_column_type(st, col) == SQLITE_NULL)
-        xpv_buf_puts(b, "null");
-    else
-        xpv_buf_json_double(b, sqlite3_column_double(st, col));
+    xpv_api_put_real_opt(b, sqlite3_column_type(st, col) != SQLITE_NULL,
+                         sqlite3_column_double(st, col));
 }
 
 void xpv_api_put_text_col(xpv_buf *b, sqlite3_stmt *st, int col)
 {
     const char *v = (const char *)sqlite3_column_text(st, col);
-    if (v)
-        xpv_buf_json_str(b, v, (size_t)sqlite3_column_bytes(st, col));
+    xpv_api_put_text_opt(b, v, v ? (size_t)sqlite3_column_bytes(st, col) : 0);
+}
+
+void xpv_api_put_ps_opt(xpv_buf *b, int known, double ps)
+{
+    if (known)
+        xpv_buf_json_double(b, ps / 1e6);
+    else
+        xpv_buf_puts(b, "null");
+}
+
+void xpv_api_put_int_opt(xpv_buf *b, int known, int64_t v)
+{
+    if (known)
+        xpv_api_put_int(b, v);
+    else
+        xpv_buf_puts(b, "null");
+}
+
+void xpv_api_put_real_opt(xpv_buf *b, int known, double v)
+{
+    if (known)
+        xpv_buf_json_double(b, v);
+    else
+        xpv_buf_puts(b, "null");
+}
+
+void xpv_api_put_text_opt(xpv_buf *b, const char *s, size_t n)
+{
+    if (s)
+        xpv_buf_json_str(b, s, n);
     else
         xpv_buf_puts(b, "null");
 }

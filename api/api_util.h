@@ -27,6 +27,13 @@ void xpv_api_put_int_col(xpv_buf *b, sqlite3_stmt *st, int col);
 void xpv_api_put_real_col(xpv_buf *b, sqlite3_stmt *st, int col);
 /* Text column as a JSON string or null. */
 void xpv_api_put_text_col(xpv_buf *b, sqlite3_stmt *st, int col);
+/* The same from C values (store/ rows): null when not known. A ps value
+ * read as a double is exact for integers below 2^53, as the columns are. */
+void xpv_api_put_ps_opt(xpv_buf *b, int known, double ps);
+void xpv_api_put_int_opt(xpv_buf *b, int known, int64_t v);
+void xpv_api_put_real_opt(xpv_buf *b, int known, double v);
+/* s NULL: null. */
+void xpv_api_put_text_opt(xpv_buf *b, const char *s, size_t n);
 
 /* The runs, newest first (by their newest profile): the order of the
  * TensorBoard run list, whose first run is the one the view lands on. */

@@ -10,35 +10,11 @@
 #include "api.h"
 #include "api_util.h"
 #include "rows.h"
+#include "../store/kernel_stats.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-enum {
-    C_NAME,
-    C_CATEGORY,
-    C_COUNT,
-    C_TOTAL,
-    C_MIN,
-    C_MAX,
-    C_MEDIAN,
-    C_STDDEV,
-    C_PERCENT,
-    C_GRID,
-    C_BLOCK,
-    C_REGS,
-    C_SHMEM,
-    C_OCC,
-    C_OP,
-    C_SHAPES,
-    C_DEVICE
-};
-
-static const char *const KERNEL_COLUMNS =
-    "name, category, count, total_ps, min_ps, max_ps, median_ps, stddev_ps, percent, grid, block,"
-    " registers_per_thread, shared_memory_bytes, occupancy_pct, (SELECT value FROM strings WHERE"
-    " profile_id=kernel_stats.profile_id AND id=op_id), shapes, device";
 
 int xpv_api_kernel_kind_valid(const char *kind)
 {
@@ -48,44 +24,27 @@ int xpv_api_kernel_kind_valid(const char *kind)
     return 0;
 }
 
-static const char *sort_expr(const char *sort)
+/* The sort a query names; -1 when unknown. */
+static int sort_of(const char *sort)
 {
-    if (!sort || strcmp(sort, "total") == 0) return "total_ps";
-    if (strcmp(sort, "count") == 0) return "count";
-    if (strcmp(sort, "avg") == 0) return "CAST(total_ps AS REAL) / NULLIF(count, 0)";
-    if (strcmp(sort, "max") == 0) return "max_ps";
-    if (strcmp(sort, "name") == 0) return "name";
-    return NULL;
-}
-
-static int64_t count_rows(sqlite3 *db, int64_t id, const char *kind, int device, int64_t *total_ps,
-                          int *total_known)
-{
-    sqlite3_stmt *st;
-    int64_t n = 0;
-    *total_ps = 0;
-    *total_known = 0;
-    if (sqlite3_prepare_v2(db,
-                           "SELECT count(*), sum(total_ps), count(total_ps) FROM kernel_stats"
-                           " WHERE profile_id=?1 AND kind=?2 AND device=?3",
-                           -1, &st, NULL) != SQLITE_OK)
-        return -1;
-    sqlite3_bind_int64(st, 1, id);
-    sqlite3_bind_text(st, 2, kind, -1, SQLITE_STATIC);
-    sqlite3_bind_int(st, 3, device);
-    if (sqlite3_step(st) == SQLITE_ROW) {
-        n = sqlite3_column_int64(st, 0);
-        *total_ps = sqlite3_column_int64(st, 1);
-        *total_known = sqlite3_column_int64(st, 2) > 0;
-    }
-    sqlite3_finalize(st);
-    return n;
+    static const struct {
+        const char *name;
+        enum xpv_store_kernel_sort sort;
+    } SORTS[] = {{"total", XPV_STORE_KSORT_TOTAL},
+                 {"count", XPV_STORE_KSORT_COUNT},
+                 {"avg", XPV_STORE_KSORT_AVG},
+                 {"max", XPV_STORE_KSORT_MAX},
+                 {"name", XPV_STORE_KSORT_NAME}};
+    if (!sort) return XPV_STORE_KSORT_TOTAL;
+    for (size_t i = 0; i < sizeof SORTS / sizeof SORTS[0]; i++)
+        if (strcmp(sort, SORTS[i].name) == 0) return (int)SORTS[i].sort;
+    return -1;
 }
 
 /* grid/block are stored as text; a plain [x,y,z] list is embedded as JSON. */
-static void put_dims(xpv_buf *b, sqlite3_stmt *st, int col)
+static void put_dims(xpv_buf *b, xpv_store_text t)
 {
-    const char *v = (const char *)sqlite3_column_text(st, col);
+    const char *v = t.s;
     if (!v) {
         xpv_buf_puts(b, "null");
         return;
@@ -98,64 +57,74 @@ static void put_dims(xpv_buf *b, sqlite3_stmt *st, int col)
         xpv_buf_json_str(b, v, n);
 }
 
-static void put_avg(xpv_buf *b, sqlite3_stmt *st)
+static int known(const xpv_store_kernel_stat *r, unsigned bit)
 {
-    int64_t count = sqlite3_column_int64(st, C_COUNT);
-    if (sqlite3_column_type(st, C_TOTAL) == SQLITE_NULL || count <= 0)
-        xpv_buf_puts(b, "null");
-    else
-        xpv_buf_json_double(b, (double)sqlite3_column_int64(st, C_TOTAL) / 1e6 / (double)count);
+    return (r->known & bit) != 0;
 }
 
-static void put_percent(xpv_buf *b, sqlite3_stmt *st, int64_t kernel_ps)
+static void put_avg(xpv_buf *b, const xpv_store_kernel_stat *r)
 {
-    if (sqlite3_column_type(st, C_PERCENT) != SQLITE_NULL)
-        xpv_buf_json_double(b, sqlite3_column_double(st, C_PERCENT));
-    else if (sqlite3_column_type(st, C_TOTAL) != SQLITE_NULL && kernel_ps > 0)
-        xpv_buf_json_double(b,
-                            100.0 * (double)sqlite3_column_int64(st, C_TOTAL) / (double)kernel_ps);
+    if (!known(r, XPV_STORE_KSTAT_TOTAL) || r->count <= 0)
+        xpv_buf_puts(b, "null");
+    else
+        xpv_buf_json_double(b, (double)r->total_ps / 1e6 / (double)r->count);
+}
+
+static void put_percent(xpv_buf *b, const xpv_store_kernel_stat *r, int64_t kernel_ps)
+{
+    if (known(r, XPV_STORE_KSTAT_PERCENT))
+        xpv_buf_json_double(b, r->percent);
+    else if (known(r, XPV_STORE_KSTAT_TOTAL) && kernel_ps > 0)
+        xpv_buf_json_double(b, 100.0 * (double)r->total_ps / (double)kernel_ps);
     else
         xpv_buf_puts(b, "null");
 }
 
-static void put_kernel_json(xpv_buf *b, sqlite3_stmt *st, int64_t kernel_ps)
+/* The ps columns in the answer's order (avg apart): total, median, min,
+ * max, stddev. */
+static void ps_values(const xpv_store_kernel_stat *r, double v[5], int k[5])
 {
+    v[0] = (double)r->total_ps, k[0] = known(r, XPV_STORE_KSTAT_TOTAL);
+    v[1] = r->median_ps, k[1] = known(r, XPV_STORE_KSTAT_MEDIAN);
+    v[2] = (double)r->min_ps, k[2] = known(r, XPV_STORE_KSTAT_MIN);
+    v[3] = (double)r->max_ps, k[3] = known(r, XPV_STORE_KSTAT_MAX);
+    v[4] = r->stddev_ps, k[4] = known(r, XPV_STORE_KSTAT_STDDEV);
+}
+
+static void put_kernel_json(xpv_buf *b, const xpv_store_kernel_stat *r, int64_t kernel_ps)
+{
+    static const char *const PS_KEYS[5] = {
+        ",\"total_us\":", ",\"median_us\":", ",\"min_us\":", ",\"max_us\":", ",\"stddev_us\":"};
+    double v[5];
+    int k[5];
+    ps_values(r, v, k);
     xpv_buf_puts(b, "{\"name\":");
-    xpv_api_put_text_col(b, st, C_NAME);
+    xpv_api_put_text_opt(b, r->name.s, r->name.n);
     xpv_buf_puts(b, ",\"count\":");
-    xpv_api_put_int_col(b, st, C_COUNT);
-    xpv_buf_puts(b, ",\"total_us\":");
-    xpv_api_put_ps_col(b, st, C_TOTAL);
-    xpv_buf_puts(b, ",\"avg_us\":");
-    put_avg(b, st);
-    xpv_buf_puts(b, ",\"median_us\":");
-    xpv_api_put_ps_col(b, st, C_MEDIAN);
-    xpv_buf_puts(b, ",\"min_us\":");
-    xpv_api_put_ps_col(b, st, C_MIN);
-    xpv_buf_puts(b, ",\"max_us\":");
-    xpv_api_put_ps_col(b, st, C_MAX);
-    xpv_buf_puts(b, ",\"stddev_us\":");
-    xpv_api_put_ps_col(b, st, C_STDDEV);
+    xpv_api_put_int_opt(b, known(r, XPV_STORE_KSTAT_COUNT), r->count);
+    for (int i = 0; i < 5; i++) {
+        xpv_buf_puts(b, PS_KEYS[i]);
+        xpv_api_put_ps_opt(b, k[i], v[i]);
+        if (i == 0) xpv_buf_puts(b, ",\"avg_us\":"), put_avg(b, r);
+    }
     xpv_buf_puts(b, ",\"percent\":");
-    put_percent(b, st, kernel_ps);
-    xpv_buf_puts(b, ",\"device\":");
-    xpv_api_put_int_col(b, st, C_DEVICE);
-    xpv_buf_puts(b, ",\"op\":");
-    xpv_api_put_text_col(b, st, C_OP);
+    put_percent(b, r, kernel_ps);
+    xpv_buf_printf(b, ",\"device\":%d,\"op\":", r->device);
+    xpv_api_put_text_opt(b, r->op.s, r->op.n);
     xpv_buf_puts(b, ",\"grid\":");
-    put_dims(b, st, C_GRID);
+    put_dims(b, r->grid);
     xpv_buf_puts(b, ",\"block\":");
-    put_dims(b, st, C_BLOCK);
+    put_dims(b, r->block);
     xpv_buf_puts(b, ",\"registers_per_thread\":");
-    xpv_api_put_int_col(b, st, C_REGS);
+    xpv_api_put_int_opt(b, known(r, XPV_STORE_KSTAT_REGS), r->registers_per_thread);
     xpv_buf_puts(b, ",\"shared_memory_bytes\":");
-    xpv_api_put_int_col(b, st, C_SHMEM);
+    xpv_api_put_int_opt(b, known(r, XPV_STORE_KSTAT_SHMEM), r->shared_memory_bytes);
     xpv_buf_puts(b, ",\"occupancy_pct\":");
-    xpv_api_put_real_col(b, st, C_OCC);
+    xpv_api_put_real_opt(b, known(r, XPV_STORE_KSTAT_OCCUPANCY), r->occupancy_pct);
     xpv_buf_puts(b, ",\"category\":");
-    xpv_api_put_text_col(b, st, C_CATEGORY);
+    xpv_api_put_text_opt(b, r->category.s, r->category.n);
     xpv_buf_puts(b, ",\"shapes\":");
-    xpv_api_put_int_col(b, st, C_SHAPES);
+    xpv_api_put_int_opt(b, known(r, XPV_STORE_KSTAT_SHAPES), r->shapes);
     xpv_buf_putc(b, '}');
 }
 
@@ -180,109 +149,102 @@ static const char *const CSV_HEADER =
     "name,count,total_us,avg_us,median_us,min_us,max_us,stddev_us,percent,device,op,grid,block,"
     "registers_per_thread,shared_memory_bytes,occupancy_pct,kind,category,shapes\r\n";
 
-/* Writes one JSON value as a CSV cell: strings unquoted, null empty. */
-static void csv_from_json(xpv_buf *b, void (*put)(xpv_buf *, sqlite3_stmt *, int), sqlite3_stmt *st,
-                          int col)
+/* A JSON number (or null) already written to tmp, as a CSV cell: null empty. */
+static void csv_number(xpv_buf *b, xpv_buf *tmp)
 {
-    if (sqlite3_column_type(st, col) == SQLITE_NULL) return;
-    xpv_buf tmp = {0};
-    put(&tmp, st, col);
-    csv_field(b, tmp.data);
-    xpv_buf_free(&tmp);
+    if (strcmp(tmp->data, "null") != 0) xpv_buf_puts(b, tmp->data);
+    xpv_buf_reset(tmp);
 }
 
-static void put_kernel_csv(xpv_buf *b, sqlite3_stmt *st, int64_t kernel_ps, const char *kind)
+static void put_kernel_csv(xpv_buf *b, const xpv_store_kernel_stat *r, int64_t kernel_ps,
+                           const char *kind)
 {
     xpv_buf tmp = {0};
-    csv_field(b, (const char *)sqlite3_column_text(st, C_NAME));
+    double v[5];
+    int k[5];
+    ps_values(r, v, k);
+    csv_field(b, r->name.s);
     xpv_buf_putc(b, ',');
-    csv_from_json(b, xpv_api_put_int_col, st, C_COUNT);
-    static const int ps_cols[] = {C_TOTAL, -1, C_MEDIAN, C_MIN, C_MAX, C_STDDEV};
-    for (size_t i = 0; i < sizeof ps_cols / sizeof ps_cols[0]; i++) {
+    xpv_api_put_int_opt(&tmp, known(r, XPV_STORE_KSTAT_COUNT), r->count);
+    csv_number(b, &tmp);
+    /* total, avg, median, min, max, stddev */
+    for (int i = 0; i < 5; i++) {
         xpv_buf_putc(b, ',');
-        if (ps_cols[i] >= 0) {
-            csv_from_json(b, xpv_api_put_ps_col, st, ps_cols[i]);
-            continue;
-        }
-        xpv_buf_reset(&tmp);
-        put_avg(&tmp, st);
-        if (strcmp(tmp.data, "null") != 0) xpv_buf_puts(b, tmp.data);
+        xpv_api_put_ps_opt(&tmp, k[i], v[i]);
+        csv_number(b, &tmp);
+        if (i == 0) xpv_buf_putc(b, ','), put_avg(&tmp, r), csv_number(b, &tmp);
     }
     xpv_buf_putc(b, ',');
-    xpv_buf_reset(&tmp);
-    put_percent(&tmp, st, kernel_ps);
-    if (strcmp(tmp.data, "null") != 0) xpv_buf_puts(b, tmp.data);
+    put_percent(&tmp, r, kernel_ps);
+    csv_number(b, &tmp);
+    xpv_buf_printf(b, ",%d,", r->device);
+    csv_field(b, r->op.s);
     xpv_buf_putc(b, ',');
-    csv_from_json(b, xpv_api_put_int_col, st, C_DEVICE);
+    csv_field(b, r->grid.s);
     xpv_buf_putc(b, ',');
-    csv_field(b, (const char *)sqlite3_column_text(st, C_OP));
+    csv_field(b, r->block.s);
     xpv_buf_putc(b, ',');
-    csv_field(b, (const char *)sqlite3_column_text(st, C_GRID));
+    xpv_api_put_int_opt(&tmp, known(r, XPV_STORE_KSTAT_REGS), r->registers_per_thread);
+    csv_number(b, &tmp);
     xpv_buf_putc(b, ',');
-    csv_field(b, (const char *)sqlite3_column_text(st, C_BLOCK));
+    xpv_api_put_int_opt(&tmp, known(r, XPV_STORE_KSTAT_SHMEM), r->shared_memory_bytes);
+    csv_number(b, &tmp);
     xpv_buf_putc(b, ',');
-    csv_from_json(b, xpv_api_put_int_col, st, C_REGS);
-    xpv_buf_putc(b, ',');
-    csv_from_json(b, xpv_api_put_int_col, st, C_SHMEM);
-    xpv_buf_putc(b, ',');
-    csv_from_json(b, xpv_api_put_real_col, st, C_OCC);
+    xpv_api_put_real_opt(&tmp, known(r, XPV_STORE_KSTAT_OCCUPANCY), r->occupancy_pct);
+    csv_number(b, &tmp);
     xpv_buf_putc(b, ',');
     csv_field(b, kind);
     xpv_buf_putc(b, ',');
-    csv_field(b, (const char *)sqlite3_column_text(st, C_CATEGORY));
+    csv_field(b, r->category.s);
     xpv_buf_putc(b, ',');
-    csv_from_json(b, xpv_api_put_int_col, st, C_SHAPES);
+    xpv_api_put_int_opt(&tmp, known(r, XPV_STORE_KSTAT_SHAPES), r->shapes);
+    csv_number(b, &tmp);
     xpv_buf_puts(b, "\r\n");
     xpv_buf_free(&tmp);
 }
 
 static void put_devices(sqlite3 *db, int64_t id, const char *kind, xpv_buf *b)
 {
-    sqlite3_stmt *st;
+    int *devs;
+    size_t n;
     xpv_buf_puts(b, ",\"devices\":[");
-    if (sqlite3_prepare_v2(db,
-                           "SELECT DISTINCT device FROM kernel_stats WHERE profile_id=?1 AND"
-                           " kind=?2 AND device>=0 ORDER BY device",
-                           -1, &st, NULL) == SQLITE_OK) {
-        sqlite3_bind_int64(st, 1, id);
-        sqlite3_bind_text(st, 2, kind, -1, SQLITE_STATIC);
-        for (int n = 0; sqlite3_step(st) == SQLITE_ROW; n++)
-            xpv_buf_printf(b, "%s%d", n ? "," : "", sqlite3_column_int(st, 0));
-        sqlite3_finalize(st);
-    }
+    if (xpv_store_kernel_stats_devices(db, id, kind, &devs, &n, NULL) == 0)
+        for (size_t i = 0; i < n; i++)
+            xpv_buf_printf(b, "%s%d", i ? "," : "", devs[i]);
+    free(devs);
     xpv_buf_putc(b, ']');
 }
 
 static int write_rows(sqlite3 *db, int64_t id, const xpv_kernels_query *q, const char *kind,
                       int64_t kernel_ps, xpv_buf *out)
 {
-    const char *expr = sort_expr(q->sort);
     int desc = q->order_given ? q->desc : !(q->sort && strcmp(q->sort, "name") == 0);
-    char sql[640];
-    snprintf(sql, sizeof sql,
-             "SELECT %s FROM kernel_stats WHERE profile_id=?1 AND kind=?2 AND device=?3"
-             " ORDER BY %s %s NULLS LAST, name, seq LIMIT ?4",
-             KERNEL_COLUMNS, expr, desc ? "DESC" : "ASC");
-    sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
-        return xpv_api_error(out, 500, "index: %s", sqlite3_errmsg(db));
-    sqlite3_bind_int64(st, 1, id);
-    sqlite3_bind_text(st, 2, kind, -1, SQLITE_STATIC);
-    sqlite3_bind_int(st, 3, q->device);
-    sqlite3_bind_int64(st, 4, q->limit > 0 ? q->limit : -1);
+    xpv_store_cursor c;
+    xpv_err err = {{0}};
+    if (xpv_store_kernel_stats_open(&c, db, id, kind, q->device, sort_of(q->sort), desc,
+                                    q->limit > 0 ? q->limit : -1, &err) != 0)
+        return xpv_api_error(out, 500, "%s", err.msg);
+    xpv_store_kernel_stat r;
     int n = 0, rc;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    while ((rc = xpv_store_kernel_stats_next(&c, &r, &err)) == 1) {
         if (q->csv) {
-            put_kernel_csv(out, st, kernel_ps, kind);
+            put_kernel_csv(out, &r, kernel_ps, kind);
         } else {
             if (n) xpv_buf_putc(out, ',');
-            put_kernel_json(out, st, kernel_ps);
+            put_kernel_json(out, &r, kernel_ps);
         }
         n++;
     }
-    sqlite3_finalize(st);
-    if (rc != SQLITE_DONE) return xpv_api_error(out, 500, "index: %s", sqlite3_errmsg(db));
+    xpv_store_cursor_close(&c);
+    if (rc != 0) return xpv_api_error(out, 500, "%s", err.msg);
     return 200;
+}
+
+/* The rows of kind and the device, their summed time into *count; -1 on error. */
+static int64_t count_rows(sqlite3 *db, int64_t id, const char *kind, int device,
+                          xpv_store_kernel_count *count)
+{
+    return xpv_store_kernel_stats_count(db, id, kind, device, count, NULL) == 0 ? count->rows : -1;
 }
 
 int xpv_api_kernels(sqlite3 *db, int64_t id, const xpv_kernels_query *q, xpv_buf *out)
@@ -290,37 +252,36 @@ int xpv_api_kernels(sqlite3 *db, int64_t id, const xpv_kernels_query *q, xpv_buf
     xpv_api_profile_state ps;
     int status = xpv_api_profile_state_get(db, id, &ps, out);
     if (status != 200) return status;
-    if (!sort_expr(q->sort))
+    if (sort_of(q->sort) < 0)
         return xpv_api_error(out, 400, "sort must be total, count, avg, max or name");
     const char *kind = q->kind ? q->kind : "kernel";
     if (!xpv_api_kernel_kind_valid(kind))
         return xpv_api_error(out, 400,
                              "kind must be kernel, memcpy, memset, xla_op or hlo_category");
-    int64_t total_ps;
-    int total_known;
-    int64_t rows = count_rows(db, id, kind, q->device, &total_ps, &total_known);
+    xpv_store_kernel_count count;
+    int64_t rows = count_rows(db, id, kind, q->device, &count);
     if (rows == 0 && !q->kind) {
-        int64_t ops = count_rows(db, id, "xla_op", q->device, &total_ps, &total_known);
+        int64_t ops = count_rows(db, id, "xla_op", q->device, &count);
         if (ops > 0)
             kind = "xla_op", rows = ops;
         else
-            count_rows(db, id, kind, q->device, &total_ps, &total_known);
+            count_rows(db, id, kind, q->device, &count);
     }
     if (rows < 0) return xpv_api_error(out, 500, "index: %s", sqlite3_errmsg(db));
     if (q->csv) {
         xpv_buf_puts(out, CSV_HEADER);
-        return write_rows(db, id, q, kind, total_ps, out);
+        return write_rows(db, id, q, kind, count.total_ps, out);
     }
     xpv_api_put_profile_head(out, id, &ps);
     xpv_buf_printf(out, ",\"kind\":\"%s\",\"device\":%d,\"kernel_time_us\":", kind, q->device);
-    if (total_known)
-        xpv_buf_json_double(out, (double)total_ps / 1e6);
+    if (count.total_known)
+        xpv_buf_json_double(out, (double)count.total_ps / 1e6);
     else
         xpv_buf_puts(out, "null");
     xpv_buf_printf(out, ",\"total_rows\":%lld", (long long)rows);
     put_devices(db, id, kind, out);
     xpv_buf_puts(out, ",\"kernels\":[");
-    status = write_rows(db, id, q, kind, total_ps, out);
+    status = write_rows(db, id, q, kind, count.total_ps, out);
     if (status != 200) return status;
     xpv_buf_puts(out, "]}");
     return 200;
@@ -329,39 +290,32 @@ int xpv_api_kernels(sqlite3 *db, int64_t id, const xpv_kernels_query *q, xpv_buf
 int xpv_api_kernel_rows(sqlite3 *db, int64_t id, const char *kind, int device,
                         xpv_api_kernel_row **rows, size_t *n, xpv_err *err)
 {
-    char sql[512];
-    snprintf(sql, sizeof sql,
-             "SELECT %s FROM kernel_stats WHERE profile_id=?1 AND kind=?2 AND device=?3"
-             " ORDER BY name, seq",
-             KERNEL_COLUMNS);
-    sqlite3_stmt *st;
+    xpv_store_cursor c;
     size_t cap = 0;
     *rows = NULL;
     *n = 0;
-    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
-        return xpv_err_set(err, "index: %s", sqlite3_errmsg(db));
-    sqlite3_bind_int64(st, 1, id);
-    sqlite3_bind_text(st, 2, kind, -1, SQLITE_STATIC);
-    sqlite3_bind_int(st, 3, device);
+    if (xpv_store_kernel_stats_open(&c, db, id, kind, device, XPV_STORE_KSORT_KEY, 0, -1, err) != 0)
+        return -1;
+    xpv_store_kernel_stat r;
     int rc;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        const char *name = (const char *)sqlite3_column_text(st, C_NAME);
-        int has_total = sqlite3_column_type(st, C_TOTAL) != SQLITE_NULL;
+    while ((rc = xpv_store_kernel_stats_next(&c, &r, err)) == 1) {
+        const char *name = r.name.s ? r.name.s : "";
         xpv_api_kernel_row *last = *n ? &(*rows)[*n - 1] : NULL;
-        if (!last || strcmp(last->name, name ? name : "") != 0) {
+        if (!last || strcmp(last->name, name) != 0) {
             *rows = xpv_grow_to_index(*rows, &cap, *n, sizeof **rows, 0);
             last = &(*rows)[(*n)++];
-            *last = (xpv_api_kernel_row){.name = xpv_xstrdup(name ? name : ""), .has_total = 1};
+            *last = (xpv_api_kernel_row){.name = xpv_xstrdup(name), .has_total = 1};
         }
-        last->count += sqlite3_column_int64(st, C_COUNT);
-        last->total_ps += sqlite3_column_int64(st, C_TOTAL);
-        last->has_total = last->has_total && has_total; /* one unknown part: unknown sum */
+        last->count += r.count;
+        last->total_ps += r.total_ps;
+        /* one unknown part: unknown sum */
+        last->has_total = last->has_total && known(&r, XPV_STORE_KSTAT_TOTAL);
     }
-    sqlite3_finalize(st);
-    if (rc != SQLITE_DONE) {
+    xpv_store_cursor_close(&c);
+    if (rc != 0) {
         xpv_api_kernel_rows_free(*rows, *n);
         *rows = NULL, *n = 0;
-        return xpv_err_set(err, "index: %s", sqlite3_errmsg(db));
+        return -1;
     }
     return 0;
 }

@@ -1,8 +1,8 @@
 /*
  * rows.h — the steps and kernel_stats rows as C values, for answers that
- * combine two profiles (compare.c) rather than print one. The loaders run
- * the same queries as the /steps and /kernels answers (steps.c, kernels.c),
- * so both read the tables one way.
+ * combine two profiles (compare.c) rather than print one. The loaders read
+ * through the same store cursors as the /steps and /kernels answers
+ * (store/steps.c, store/kernel_stats.c), so both read the tables one way.
  *
  * Invariant: times stay integer picoseconds; a NULL column is "unknown"
  * (its known bit or flag clear), never 0.

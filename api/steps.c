@@ -12,17 +12,11 @@
 #include "api.h"
 #include "api_util.h"
 #include "rows.h"
+#include "../store/steps.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
-
-static const char *const STEP_SQL =
-    "SELECT step, name, start_ps, duration_ps, compute_ps, collective_ps,"
-    " CASE WHEN memcpy_h2d_ps IS NULL AND memcpy_d2h_ps IS NULL AND memcpy_d2d_ps IS NULL AND"
-    " memcpy_other_ps IS NULL THEN NULL ELSE ifnull(memcpy_h2d_ps,0) + ifnull(memcpy_d2h_ps,0) +"
-    " ifnull(memcpy_d2d_ps,0) + ifnull(memcpy_other_ps,0) END,"
-    " memset_ps, idle_ps, host_ps, memcpy_h2d_ps, memcpy_d2h_ps, memcpy_d2d_ps, memcpy_other_ps"
-    " FROM steps WHERE profile_id=?1 AND device=?2 ORDER BY step, start_ps";
 
 static const char *const STEP_FIELDS[] = {
     "offset_us",     "duration_us",   "compute_us",    "collective_us",
@@ -30,20 +24,49 @@ static const char *const STEP_FIELDS[] = {
     "memcpy_h2d_us", "memcpy_d2h_us", "memcpy_d2d_us", "memcpy_other_us",
 };
 
-static void put_step(xpv_buf *b, sqlite3_stmt *st, const xpv_api_profile_state *ps)
+/* The row's columns in STEP_FIELDS' order (memcpy summed), with the
+ * known ones' bits; returns the bits. */
+static unsigned step_values(const xpv_store_step *r, int64_t v[12])
 {
+    static const int8_t FIELD[12] = {
+        XPV_STORE_STEP_START,
+        XPV_STORE_STEP_DURATION,
+        XPV_STORE_STEP_COMPUTE,
+        XPV_STORE_STEP_COLLECTIVE,
+        -1,
+        XPV_STORE_STEP_MEMSET,
+        XPV_STORE_STEP_IDLE,
+        XPV_STORE_STEP_HOST,
+        XPV_STORE_STEP_MEMCPY_H2D,
+        XPV_STORE_STEP_MEMCPY_D2H,
+        XPV_STORE_STEP_MEMCPY_D2D,
+        XPV_STORE_STEP_MEMCPY_OTHER,
+    };
+    unsigned known = 0;
+    for (int i = 0; i < 12; i++) {
+        int k = FIELD[i] < 0 ? xpv_store_step_memcpy(r, &v[i]) : xpv_store_step_known(r, FIELD[i]);
+        if (FIELD[i] >= 0) v[i] = r->ps[FIELD[i]];
+        known |= (unsigned)k << i;
+    }
+    return known;
+}
+
+static void put_step(xpv_buf *b, const xpv_store_step *r, const xpv_api_profile_state *ps)
+{
+    int64_t v[12];
+    unsigned known = step_values(r, v);
     xpv_buf_puts(b, "{\"step\":");
-    xpv_api_put_int_col(b, st, 0);
+    xpv_api_put_int(b, r->step);
     xpv_buf_puts(b, ",\"name\":");
-    xpv_api_put_text_col(b, st, 1);
+    xpv_api_put_text_opt(b, r->name.s, r->name.n);
     xpv_buf_puts(b, ",\"start_us\":");
-    if (sqlite3_column_type(st, 2) == SQLITE_NULL || !ps->has_span)
+    if (!xpv_store_step_known(r, XPV_STORE_STEP_START) || !ps->has_span)
         xpv_buf_puts(b, "null");
     else
-        xpv_api_put_us(b, ps->start_ns + sqlite3_column_int64(st, 2) / 1000);
+        xpv_api_put_us(b, ps->start_ns + r->ps[XPV_STORE_STEP_START] / 1000);
     for (size_t i = 0; i < sizeof STEP_FIELDS / sizeof STEP_FIELDS[0]; i++) {
         xpv_buf_printf(b, ",\"%s\":", STEP_FIELDS[i]);
-        xpv_api_put_ps_col(b, st, 2 + (int)i);
+        xpv_api_put_ps_opt(b, (known >> i) & 1u, (double)v[i]);
     }
     xpv_buf_putc(b, '}');
 }
@@ -65,17 +88,13 @@ static void put_step_source(sqlite3 *db, int64_t id, xpv_buf *b)
 
 static void put_step_devices(sqlite3 *db, int64_t id, xpv_buf *b)
 {
-    sqlite3_stmt *st;
+    int *devs;
+    size_t n;
     xpv_buf_puts(b, ",\"devices\":[");
-    if (sqlite3_prepare_v2(db,
-                           "SELECT DISTINCT device FROM steps WHERE profile_id=?1 AND device>=0"
-                           " ORDER BY device",
-                           -1, &st, NULL) == SQLITE_OK) {
-        sqlite3_bind_int64(st, 1, id);
-        for (int n = 0; sqlite3_step(st) == SQLITE_ROW; n++)
-            xpv_buf_printf(b, "%s%d", n ? "," : "", sqlite3_column_int(st, 0));
-        sqlite3_finalize(st);
-    }
+    if (xpv_store_steps_devices(db, id, &devs, &n, NULL) == 0)
+        for (size_t i = 0; i < n; i++)
+            xpv_buf_printf(b, "%s%d", i ? "," : "", devs[i]);
+    free(devs);
     xpv_buf_putc(b, ']');
 }
 
@@ -84,9 +103,10 @@ int xpv_api_steps(sqlite3 *db, int64_t id, int device, xpv_buf *out)
     xpv_api_profile_state ps;
     int status = xpv_api_profile_state_get(db, id, &ps, out);
     if (status != 200) return status;
-    sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(db, STEP_SQL, -1, &st, NULL) != SQLITE_OK)
-        return xpv_api_error(out, 500, "index: %s", sqlite3_errmsg(db));
+    xpv_store_cursor c;
+    xpv_err err = {{0}};
+    if (xpv_store_steps_open(&c, db, id, device, &err) != 0)
+        return xpv_api_error(out, 500, "%s", err.msg);
     xpv_api_put_profile_head(out, id, &ps);
     xpv_buf_puts(out, ",\"profile_start_us\":");
     if (ps.has_span)
@@ -97,50 +117,44 @@ int xpv_api_steps(sqlite3 *db, int64_t id, int device, xpv_buf *out)
     put_step_source(db, id, out);
     put_step_devices(db, id, out);
     xpv_buf_puts(out, ",\"steps\":[");
-    sqlite3_bind_int64(st, 1, id);
-    sqlite3_bind_int(st, 2, device);
+    xpv_store_step r;
     int rc, n = 0;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    while ((rc = xpv_store_steps_next(&c, &r, &err)) == 1) {
         if (n++) xpv_buf_putc(out, ',');
-        put_step(out, st, &ps);
+        put_step(out, &r, &ps);
     }
-    sqlite3_finalize(st);
-    if (rc != SQLITE_DONE) return xpv_api_error(out, 500, "index: %s", sqlite3_errmsg(db));
+    xpv_store_cursor_close(&c);
+    if (rc != 0) return xpv_api_error(out, 500, "%s", err.msg);
     xpv_buf_puts(out, "]}");
     return 200;
-}
-
-static void load_step(sqlite3_stmt *st, xpv_api_step_row *r)
-{
-    memset(r, 0, sizeof *r);
-    r->step = sqlite3_column_int64(st, 0);
-    r->has_duration = sqlite3_column_type(st, 3) != SQLITE_NULL;
-    r->duration_ps = sqlite3_column_int64(st, 3);
-    /* compute, collective, memcpy (summed), memset, idle, host: 4..9 */
-    for (int i = 0; i < XPV_STEP_NPARTS; i++) {
-        if (sqlite3_column_type(st, 4 + i) == SQLITE_NULL) continue;
-        r->part_ps[i] = sqlite3_column_int64(st, 4 + i);
-        r->part_known |= 1u << i;
-    }
 }
 
 int xpv_api_step_rows(sqlite3 *db, int64_t id, int device, xpv_api_step_row **rows, size_t *n,
                       xpv_err *err)
 {
-    sqlite3_stmt *st;
+    xpv_store_cursor c;
     size_t cap = 0;
     *rows = NULL;
     *n = 0;
-    if (sqlite3_prepare_v2(db, STEP_SQL, -1, &st, NULL) != SQLITE_OK)
-        return xpv_err_set(err, "index: %s", sqlite3_errmsg(db));
-    sqlite3_bind_int64(st, 1, id);
-    sqlite3_bind_int(st, 2, device);
+    if (xpv_store_steps_open(&c, db, id, device, err) != 0) return -1;
+    xpv_store_step s;
     int rc;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    while ((rc = xpv_store_steps_next(&c, &s, err)) == 1) {
+        int64_t v[12];
+        unsigned known = step_values(&s, v);
         *rows = xpv_grow_to_index(*rows, &cap, *n, sizeof **rows, 0);
-        load_step(st, &(*rows)[(*n)++]);
+        xpv_api_step_row *r = &(*rows)[(*n)++];
+        memset(r, 0, sizeof *r);
+        r->step = s.step;
+        r->has_duration = (known >> 1) & 1u;
+        r->duration_ps = v[1];
+        /* compute, collective, memcpy (summed), memset, idle, host: 2..7 */
+        for (int i = 0; i < XPV_STEP_NPARTS; i++) {
+            if (!((known >> (2 + i)) & 1u)) continue;
+            r->part_ps[i] = v[2 + i];
+            r->part_known |= 1u << i;
+        }
     }
-    sqlite3_finalize(st);
-    if (rc != SQLITE_DONE) return xpv_err_set(err, "index: %s", sqlite3_errmsg(db));
-    return 0;
+    xpv_store_cursor_close(&c);
+    return rc == 0 ? 0 : -1;
 }

@@ -17,7 +17,7 @@
  * Both order rows by kind (kernels first), time (largest first), name.
  */
 #include "tools/tools.h"
-#include "../store/index_db.h"
+#include "../store/kernel_stats.h"
 #include "../indexer/intern.h"
 #include "../common/xpv_lower_bound.h"
 
@@ -105,32 +105,20 @@ static void keep(xpv_top_ops *out, const xpv_top_op *v, size_t n)
 
 static int scan(sqlite3 *db, const xpv_tool_scope *s, size_t want, xpv_top_ops *out, xpv_err *err)
 {
-    sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(db,
-                           "SELECT kind='xla_op', name, total_ps FROM kernel_stats WHERE"
-                           " profile_id IN (SELECT value FROM json_each(?1)) AND kind IN"
-                           " ('kernel', 'xla_op') AND device=-1",
-                           -1, &st, NULL) != SQLITE_OK)
-        return xpv_err_set(err, "index: %s", sqlite3_errmsg(db));
-    xpv_tool_bind_ids(st, 1, s);
+    xpv_store_cursor c;
+    if (xpv_store_kernel_stats_open_times(&c, db, s->ids, s->n, err) != 0) return -1;
     name_sums k[2];
     sums_init(&k[0], 0);
     sums_init(&k[1], 0);
+    xpv_store_kernel_time r;
     int rc, bad = 0;
-    while (!bad && (rc = sqlite3_step(st)) == SQLITE_ROW) {
-        int kind = sqlite3_column_int(st, 0);
-        const char *name = (const char *)sqlite3_column_text(st, 1);
-        size_t len = name ? (size_t)sqlite3_column_bytes(st, 1) : 0;
-        int64_t ps = sqlite3_column_int64(st, 2);
-        bad = sums_add(&k[kind], name ? name : "", len, ps, -1) ||
-              __builtin_add_overflow(out->total[kind], ps, &out->total[kind]);
+    while (!bad && (rc = xpv_store_kernel_stats_times_next(&c, &r, err)) == 1) {
+        int kind = r.xla_op;
+        bad = sums_add(&k[kind], r.name.s ? r.name.s : "", r.name.n, r.total_ps, -1) ||
+              __builtin_add_overflow(out->total[kind], r.total_ps, &out->total[kind]);
     }
-    if (bad) {
-        sqlite3_finalize(st);
-        rc = xpv_err_set(err, "index: integer overflow summing op times");
-    } else {
-        rc = xpv_tool_step_end(db, st, rc, err);
-    }
+    xpv_store_cursor_close(&c);
+    if (bad) rc = xpv_err_set(err, "index: integer overflow summing op times");
     size_t n;
     xpv_top_op *v = sorted_names(k, &n);
     if (rc == 0) keep(out, v, n < want ? n : want);
@@ -158,31 +146,21 @@ static int by_id(const void *a, const void *b)
  * totals (then only a scan answers). */
 static int load_hosts(sqlite3 *db, const xpv_tool_scope *s, host_rank *h, int64_t total[2])
 {
-    sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(
-            db,
-            "SELECT id, kernel_totals IS NULL AND EXISTS(SELECT 1 FROM kernel_stats k WHERE"
-            " k.profile_id=p.id), ifnull(json_extract(kernel_totals, '$.kernel[0]'), 0),"
-            " ifnull(json_extract(kernel_totals, '$.kernel[1]'), 0),"
-            " ifnull(json_extract(kernel_totals, '$.xla_op[0]'), 0),"
-            " ifnull(json_extract(kernel_totals, '$.xla_op[1]'), 0) FROM profiles p WHERE id IN"
-            " (SELECT value FROM json_each(?1))",
-            -1, &st, NULL) != SQLITE_OK)
-        return 0;
-    xpv_tool_bind_ids(st, 1, s);
+    xpv_store_cursor c;
+    if (xpv_store_kernel_stats_open_totals(&c, db, s->ids, s->n, NULL) != 0) return 0;
+    xpv_store_kernel_totals r;
     size_t n = 0;
     int ok = 1;
-    while (ok && n < s->n && sqlite3_step(st) == SQLITE_ROW) {
-        ok = !sqlite3_column_int(st, 1);
-        h[n] = (host_rank){sqlite3_column_int64(st, 0), {0, 0}, {0, 0}, {0, 0}};
+    while (ok && n < s->n && xpv_store_kernel_stats_totals_next(&c, &r, NULL) == 1) {
+        ok = !r.unranked;
+        h[n] = (host_rank){r.profile_id, {0, 0}, {0, 0}, {0, 0}};
         for (int kind = 0; kind < 2; kind++) {
-            h[n].names[kind] = sqlite3_column_int64(st, 3 + 2 * kind);
-            ok = ok && !__builtin_add_overflow(total[kind], sqlite3_column_int64(st, 2 + 2 * kind),
-                                               &total[kind]);
+            h[n].names[kind] = r.names[kind];
+            ok = ok && !__builtin_add_overflow(total[kind], r.total_ps[kind], &total[kind]);
         }
         n++;
     }
-    sqlite3_finalize(st);
+    xpv_store_cursor_close(&c);
     xpv_sort(h, n, sizeof *h, by_id);
     return ok ? (int)n : 0;
 }
@@ -198,34 +176,26 @@ static host_rank *host_of(host_rank *h, size_t n, int64_t id)
 static int read_ranked(sqlite3 *db, const xpv_tool_scope *s, host_rank *h, size_t nh,
                        name_sums k[2])
 {
-    sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(db,
-                           "SELECT profile_id, kind='xla_op', top_rank, name, total_ps FROM"
-                           " kernel_stats INDEXED BY kernel_stats_top WHERE profile_id IN"
-                           " (SELECT value FROM json_each(?1)) AND kind IN ('kernel', 'xla_op')"
-                           " AND top_rank IS NOT NULL ORDER BY profile_id, kind, top_rank",
-                           -1, &st, NULL) != SQLITE_OK)
-        return -1;
-    xpv_tool_bind_ids(st, 1, s);
+    xpv_store_cursor c;
+    if (xpv_store_kernel_stats_open_ranked(&c, db, s->ids, s->n, NULL) != 0) return -1;
+    xpv_store_kernel_time r;
     int rc = 0, step;
-    while (rc == 0 && (step = sqlite3_step(st)) == SQLITE_ROW) {
-        host_rank *hr = host_of(h, nh, sqlite3_column_int64(st, 0));
-        int kind = sqlite3_column_int(st, 1);
-        int64_t rank = sqlite3_column_int64(st, 2), ps = sqlite3_column_int64(st, 4);
-        const char *name = (const char *)sqlite3_column_text(st, 3);
-        if (!hr || !name) {
+    while (rc == 0 && (step = xpv_store_kernel_stats_times_next(&c, &r, NULL)) == 1) {
+        host_rank *hr = host_of(h, nh, r.profile_id);
+        int kind = r.xla_op;
+        if (!hr || !r.name.s) {
             rc = -1;
             break;
         }
         /* Rows of one name share its rank: the last name's time is theirs summed. */
-        if (rank != hr->ranked[kind]) hr->last[kind] = 0;
-        hr->ranked[kind] = rank;
-        if (__builtin_add_overflow(hr->last[kind], ps, &hr->last[kind]) ||
-            sums_add(&k[kind], name, (size_t)sqlite3_column_bytes(st, 3), ps, hr - h))
+        if (r.rank != hr->ranked[kind]) hr->last[kind] = 0;
+        hr->ranked[kind] = r.rank;
+        if (__builtin_add_overflow(hr->last[kind], r.total_ps, &hr->last[kind]) ||
+            sums_add(&k[kind], r.name.s, r.name.n, r.total_ps, hr - h))
             rc = -1;
     }
-    if (rc == 0 && step != SQLITE_DONE) rc = -1;
-    sqlite3_finalize(st);
+    if (rc == 0 && step != 0) rc = -1;
+    xpv_store_cursor_close(&c);
     return rc;
 }
 
@@ -266,20 +236,17 @@ static int is_ranked(const name_sums *k, uint32_t id, size_t host)
 
 /* Adds name c's time on the hosts that may hold it unranked; -1 past
  * MAX_LOOKUPS lookups in all, or on an error. */
-static int complete(sqlite3_stmt *st, const host_rank *h, size_t nh, const name_sums *k, int kind,
-                    cand *c, size_t *lookups)
+static int complete(xpv_store_cursor *st, const host_rank *h, size_t nh, const name_sums *k,
+                    int kind, cand *c, size_t *lookups)
 {
     for (size_t i = 0; i < nh; i++) {
         if (is_ranked(k, c->id, i) || h[i].names[kind] <= h[i].ranked[kind] || h[i].last[kind] == 0)
             continue;
         if (++*lookups > MAX_LOOKUPS) return -1;
-        sqlite3_bind_int64(st, 1, h[i].id);
-        sqlite3_bind_text(st, 2, kind ? "xla_op" : "kernel", -1, SQLITE_STATIC);
-        sqlite3_bind_text(st, 3, c->op.name, -1, SQLITE_STATIC);
-        int bad = sqlite3_step(st) != SQLITE_ROW ||
-                  __builtin_add_overflow(c->op.ps, sqlite3_column_int64(st, 0), &c->op.ps);
-        sqlite3_reset(st);
-        if (bad) return -1;
+        int64_t ps;
+        if (xpv_store_kernel_stats_name_time(st, h[i].id, kind, c->op.name, &ps, NULL) != 0 ||
+            __builtin_add_overflow(c->op.ps, ps, &c->op.ps))
+            return -1;
     }
     return 0;
 }
@@ -300,7 +267,7 @@ static void place(xpv_top_op *best, size_t *n, size_t need, const xpv_top_op *c)
 /* The first `need` names of one kind into out, exact: the names with the
  * most possible time first, each completed by lookups, until no other can
  * reach the need-th one. 1 done (*took set), 0 not provable, -1 error. */
-static int top_of_kind(sqlite3_stmt *st, const host_rank *h, size_t nh, const name_sums *k,
+static int top_of_kind(xpv_store_cursor *st, const host_rank *h, size_t nh, const name_sums *k,
                        int kind, size_t need, xpv_top_ops *out, size_t *took)
 {
     int64_t t = bound(h, nh, kind);
@@ -340,19 +307,16 @@ static int ranked(sqlite3 *db, const xpv_tool_scope *s, size_t want, xpv_top_ops
     name_sums k[2];
     sums_init(&k[0], (size_t)nh);
     sums_init(&k[1], (size_t)nh);
-    sqlite3_stmt *st = NULL;
+    xpv_store_cursor st = {db, NULL};
     if (nh > 0 && read_ranked(db, s, h, (size_t)nh, k) == 0 &&
-        sqlite3_prepare_v2(db,
-                           "SELECT ifnull(sum(total_ps), 0) FROM kernel_stats WHERE profile_id=?1"
-                           " AND kind=?2 AND device=-1 AND name=?3",
-                           -1, &st, NULL) == SQLITE_OK) {
+        xpv_store_kernel_stats_open_name_time(&st, db, NULL) == 0) {
         size_t took = 0, kernels = 0;
-        done = top_of_kind(st, h, (size_t)nh, &k[0], 0, want, out, &kernels) == 1;
+        done = top_of_kind(&st, h, (size_t)nh, &k[0], 0, want, out, &kernels) == 1;
         if (done && kernels < want)
-            done = top_of_kind(st, h, (size_t)nh, &k[1], 1, want - kernels, out, &took) == 1;
+            done = top_of_kind(&st, h, (size_t)nh, &k[1], 1, want - kernels, out, &took) == 1;
         if (done) memcpy(out->total, total, sizeof total);
     }
-    sqlite3_finalize(st);
+    xpv_store_cursor_close(&st);
     sums_free(&k[0]);
     sums_free(&k[1]);
     free(h);

@@ -9,6 +9,9 @@
 #   layering   the folders are layers, each knowing only those below it:
 #              common/ < store/ < indexer/ < api/ < server/ < app/; no SQL
 #              in server/ or app/; readers/ never include discovery
+#   tables     the tables in STORE_TABLES are read only through their store
+#              module (store/<table>.c): no SQL text outside store/ names
+#              them, but for the writers in STORE_WRITERS
 #   length     no C function body longer than 100 lines
 #   circles    at most 3 loops of files that include or call each other
 #              (scripts/circles.py prints them with the names that tie them)
@@ -53,6 +56,30 @@ check_includes() { # dir, forbidden include pattern, why
   check_includes server/ '(\.\./)+app/' "server/ knows nothing of app/"
   check_includes indexer/readers/ '\.\./(discover|indexer)\.h' "readers know the registry, not discovery"
 } | grep . && bad=1
+
+# The tables whose every read goes through store/<table>.c, and the files
+# that still write them (each module's header says why).
+STORE_TABLES='steps|kernel_stats'
+STORE_WRITERS='indexer/analysis/step_breakdown.c indexer/analysis/kernel_rows.c'
+# SQL text: a file's string literals, adjacent ones joined, comments aside.
+git ls-files 'common/*.[ch]' 'indexer/*.[ch]' 'api/*.[ch]' 'server/*.[ch]' 'app/*.[ch]' |
+  while read -r f; do
+    case " $STORE_WRITERS " in *" $f "*) continue ;; esac
+    T="$STORE_TABLES" perl -0777 -ne '
+      my (@runs, $end);
+      while (m{("(?:[^"\\\n]|\\.)*")|'"'"'(?:[^'"'"'\\\n]|\\.)*'"'"'|/\*.*?\*/|//[^\n]*}gs) {
+        next unless defined $1;
+        my ($text, $at) = (substr($1, 1, -1), $-[0]);
+        if (@runs && substr($_, $end, $at - $end) =~ /^\s*$/) { $runs[-1][1] .= $text }
+        else { push @runs, [$at, $text] }
+        $end = $+[0];
+      }
+      for my $r (@runs) {
+        next unless $r->[1] =~ /\b(?:FROM|JOIN|INTO|UPDATE|TABLE|INDEXED\s+BY)\s+(?:\w+(?:\s+\w+)?\s*,\s*)?($ENV{T})\b/;
+        my $line = 1 + (substr($_, 0, $r->[0]) =~ tr/\n//);
+        print "$ARGV:$line: tables: SQL on `$1` belongs in store/$1.c\n";
+      }' "$f"
+  done | grep . && bad=1
 
 for f in $(git ls-files '*.c'); do
   awk -v f="$f" '

@@ -11,7 +11,9 @@
  *   blocks        events, packed in blocks per (track, duration class)
  *   kernel_stats  per-name kernel / memcpy / memset / XLA-op summaries
  *   steps         step timelines with per-category device time
- * The index is a cache: deleting the file loses nothing.
+ * The index is a cache: deleting the file loses nothing. The tables named
+ * in scripts/checksrc.sh's STORE_TABLES are read only through their module,
+ * store/<table>.c (steps.c, kernel_stats.c).
  */
 #ifndef XPV_INDEX_DB_H
 #define XPV_INDEX_DB_H

@@ -11,6 +11,7 @@
 #include "findings_internal.h"
 #include "../api.h"
 #include "../api_util.h"
+#include "../../store/steps.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,13 +47,6 @@ static int load_tracks(xpv_fctx *c, xpv_err *err)
     return xpv_tool_step_end(c->db, st, rc, err);
 }
 
-static const char *const STEPS_SQL =
-    "SELECT step, start_ps, duration_ps, compute_ps, collective_ps, CASE WHEN memcpy_h2d_ps IS"
-    " NULL AND memcpy_d2h_ps IS NULL AND memcpy_d2d_ps IS NULL AND memcpy_other_ps IS NULL THEN"
-    " NULL ELSE ifnull(memcpy_h2d_ps,0) + ifnull(memcpy_d2h_ps,0) + ifnull(memcpy_d2d_ps,0) +"
-    " ifnull(memcpy_other_ps,0) END, memset_ps, idle_ps, host_ps FROM steps WHERE profile_id=?1"
-    " AND device=-1 AND start_ps IS NOT NULL AND duration_ps > 0 ORDER BY start_ps, step";
-
 static void add_window(xpv_fctx *c, size_t *cap, int64_t step, int64_t start, int64_t end)
 {
     if (c->nwin == *cap) {
@@ -66,22 +60,27 @@ static void add_window(xpv_fctx *c, size_t *cap, int64_t step, int64_t start, in
 
 static int load_windows(xpv_fctx *c, int64_t events, xpv_err *err)
 {
-    sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(c->db, STEPS_SQL, -1, &st, NULL) != SQLITE_OK)
-        return xpv_err_set(err, "index: %s", sqlite3_errmsg(c->db));
-    sqlite3_bind_int64(st, 1, c->id);
+    xpv_store_cursor cur;
+    if (xpv_store_steps_open_timed(&cur, c->db, c->id, err) != 0) return -1;
     size_t cap = 0;
+    xpv_store_step r;
     int rc;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        int64_t s = sqlite3_column_int64(st, 1);
-        add_window(c, &cap, sqlite3_column_int64(st, 0), s, s + sqlite3_column_int64(st, 2));
+    while ((rc = xpv_store_steps_next(&cur, &r, err)) == 1) {
+        int64_t s = r.ps[XPV_STORE_STEP_START];
+        add_window(c, &cap, r.step, s, s + r.ps[XPV_STORE_STEP_DURATION]);
         xpv_fwindow *w = &c->win[c->nwin - 1];
+        /* compute, collective, memcpy (summed), memset, idle, host */
+        static const int8_t CAT[6] = {
+            XPV_STORE_STEP_COMPUTE, XPV_STORE_STEP_COLLECTIVE, -1,
+            XPV_STORE_STEP_MEMSET,  XPV_STORE_STEP_IDLE,       XPV_STORE_STEP_HOST};
         for (int k = 0; k < 6; k++) {
-            w->has_cat[k] = sqlite3_column_type(st, 3 + k) != SQLITE_NULL;
-            w->cat[k] = sqlite3_column_int64(st, 3 + k);
+            w->has_cat[k] = CAT[k] < 0 ? xpv_store_step_memcpy(&r, &w->cat[k])
+                                       : xpv_store_step_known(&r, CAT[k]);
+            if (CAT[k] >= 0) w->cat[k] = r.ps[CAT[k]];
         }
     }
-    if (xpv_tool_step_end(c->db, st, rc, err) != 0) return -1;
+    xpv_store_cursor_close(&cur);
+    if (rc != 0) return -1;
     c->has_steps = c->nwin > 0;
     if (c->has_steps || c->span <= 0) return 0;
     int64_t n = events / EVENTS_PER_SLICE;

@@ -6,6 +6,7 @@
  * device, against the busiest device).
  */
 #include "findings_internal.h"
+#include "../../store/kernel_stats.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -104,30 +105,21 @@ int xpv_findings_step_outliers(const xpv_fctx *c, xpv_findings *out, xpv_err *er
 
 /* ---- hot spots ---- */
 
-static const char *const HOT_SQL =
-    "WITH k AS (SELECT CASE WHEN EXISTS(SELECT 1 FROM kernel_stats WHERE profile_id=?1 AND"
-    " kind='kernel' AND device=-1) THEN 'kernel' ELSE 'xla_op' END AS kind)"
-    " SELECT s.name, s.total_ps, (SELECT SUM(total_ps) FROM kernel_stats t WHERE t.profile_id=?1"
-    " AND t.kind=s.kind AND t.device=-1), (SELECT id FROM strings g WHERE g.profile_id=?1 AND"
-    " g.value=s.name), s.kind FROM kernel_stats s, k WHERE s.profile_id=?1 AND s.kind=k.kind"
-    " AND s.device=-1 AND s.total_ps IS NOT NULL ORDER BY s.total_ps DESC, s.name LIMIT 3";
-
 int xpv_findings_hot_names(xpv_fctx *c, xpv_err *err)
 {
-    sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(c->db, HOT_SQL, -1, &st, NULL) != SQLITE_OK)
-        return xpv_err_set(err, "index: %s", sqlite3_errmsg(c->db));
-    sqlite3_bind_int64(st, 1, c->id);
+    xpv_store_cursor cur;
+    if (xpv_store_kernel_stats_open_hot(&cur, c->db, c->id, XPV_FHOT, err) != 0) return -1;
+    xpv_store_kernel_hot r;
     int rc;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW && c->nhot < XPV_FHOT) {
-        const char *name = (const char *)sqlite3_column_text(st, 0);
-        snprintf(c->hot_label[c->nhot], sizeof c->hot_label[0], "%s", name ? name : "");
-        c->hot_ps[c->nhot] = sqlite3_column_int64(st, 1);
-        c->hot_total = sqlite3_column_int64(st, 2);
-        c->hot_name[c->nhot] = (uint32_t)sqlite3_column_int64(st, 3);
+    while ((rc = xpv_store_kernel_stats_hot_next(&cur, &r, err)) == 1 && c->nhot < XPV_FHOT) {
+        snprintf(c->hot_label[c->nhot], sizeof c->hot_label[0], "%s", r.name.s ? r.name.s : "");
+        c->hot_ps[c->nhot] = r.total_ps;
+        c->hot_total = r.kind_total_ps;
+        c->hot_name[c->nhot] = (uint32_t)r.name_id;
         c->nhot++;
     }
-    return xpv_tool_step_end(c->db, st, rc, err);
+    xpv_store_cursor_close(&cur);
+    return rc < 0 ? -1 : 0;
 }
 
 void xpv_findings_hot_spots(const xpv_fctx *c, xpv_findings *out)
@@ -163,29 +155,22 @@ void xpv_findings_hot_spots(const xpv_fctx *c, xpv_findings *out)
 
 /* ---- idle devices ---- */
 
-static const char *const DEVICES_SQL =
-    "SELECT d.device_id, (SELECT SUM(total_ps) FROM kernel_stats s WHERE s.profile_id=?1 AND"
-    " s.device=d.device_id AND s.kind IN ('kernel','memcpy','memset', ?2)) FROM (SELECT"
-    " DISTINCT device_id FROM tracks WHERE profile_id=?1 AND device_id IS NOT NULL AND events"
-    " > 0) d ORDER BY d.device_id";
-
 int xpv_findings_idle_devices(const xpv_fctx *c, xpv_findings *out, xpv_err *err)
 {
-    sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(c->db, DEVICES_SQL, -1, &st, NULL) != SQLITE_OK)
-        return xpv_err_set(err, "index: %s", sqlite3_errmsg(c->db));
-    sqlite3_bind_int64(st, 1, c->id);
-    sqlite3_bind_text(st, 2, c->prof.no_kernels ? "xla_op" : "kernel", -1, SQLITE_STATIC);
+    xpv_store_cursor cur;
+    if (xpv_store_kernel_stats_open_device_busy(&cur, c->db, c->id,
+                                                c->prof.no_kernels ? "xla_op" : "kernel", err) != 0)
+        return -1;
     int64_t dev[256], busy[256], max = 0;
     size_t n = 0;
-    int rc;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW && n < 256) {
-        dev[n] = sqlite3_column_int64(st, 0);
-        busy[n] = sqlite3_column_int64(st, 1); /* NULL: 0, no work */
+    int rc = 0;
+    while (n < 256 &&
+           (rc = xpv_store_kernel_stats_device_busy_next(&cur, &dev[n], &busy[n], err)) == 1) {
         if (busy[n] > max) max = busy[n];
         n++;
     }
-    if (xpv_tool_step_end(c->db, st, rc, err) != 0) return -1;
+    xpv_store_cursor_close(&cur);
+    if (rc < 0) return -1;
     size_t idle = 0;
     for (size_t i = 0; i < n; i++)
         idle += (double)busy[i] < c->cfg->idle_device_share * (double)max;

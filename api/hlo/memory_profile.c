@@ -24,6 +24,7 @@
 #include "../tools/tools.h"
 #include "../../common/xpv_hindex.h"
 #include "../../store/event_store.h"
+#include "../../store/steps.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -355,18 +356,8 @@ static void series_init(series *a, const rec *r, size_t n)
 /* The step whose span holds ts (absolute ns), -1 when none. */
 static int64_t step_at(sqlite3 *db, int64_t id, int64_t ts_ns)
 {
-    sqlite3_stmt *st;
     int64_t step = -1;
-    if (sqlite3_prepare_v2(db,
-                           "SELECT step FROM steps WHERE profile_id=?1 AND device=-1 AND"
-                           " start_ps <= ?2 AND start_ps + duration_ps > ?2 ORDER BY start_ps"
-                           " LIMIT 1",
-                           -1, &st, NULL) != SQLITE_OK)
-        return -1;
-    sqlite3_bind_int64(st, 1, id);
-    sqlite3_bind_int64(st, 2, ts_ns * 1000);
-    if (sqlite3_step(st) == SQLITE_ROW) step = sqlite3_column_int64(st, 0);
-    sqlite3_finalize(st);
+    xpv_store_steps_at(db, id, ts_ns * 1000, &step, NULL);
     return step;
 }
 

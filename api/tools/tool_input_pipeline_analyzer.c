@@ -29,6 +29,7 @@
 #include "tool_ops.h"
 #include "../../common/xpv_lower_bound.h"
 #include "../../store/event_store.h"
+#include "../../store/steps.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -121,25 +122,22 @@ static int load_input_names(ip_ctx *c)
 
 static int load_steps(ip_ctx *c)
 {
-    sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(c->db,
-                           "SELECT step, start_ps, duration_ps, idle_ps FROM steps WHERE"
-                           " profile_id=?1 AND device=-1 AND start_ps IS NOT NULL AND"
-                           " duration_ps > 0 ORDER BY start_ps, step",
-                           -1, &st, NULL) != SQLITE_OK)
-        return -1;
-    sqlite3_bind_int64(st, 1, c->id);
+    xpv_store_cursor cur;
+    if (xpv_store_steps_open_timed(&cur, c->db, c->id, NULL) != 0) return -1;
     size_t cap = 0;
-    while (sqlite3_step(st) == SQLITE_ROW) {
+    xpv_store_step r;
+    int rc;
+    while ((rc = xpv_store_steps_next(&cur, &r, NULL)) == 1) {
         if (c->nsteps == cap) {
             cap = cap ? cap * 2 : 64;
             c->steps = xpv_xrealloc(c->steps, cap * sizeof *c->steps);
         }
-        c->steps[c->nsteps++] = (step_row){sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1),
-                                           sqlite3_column_int64(st, 2), sqlite3_column_int64(st, 3),
-                                           sqlite3_column_type(st, 3) != SQLITE_NULL};
+        c->steps[c->nsteps++] =
+            (step_row){r.step, r.ps[XPV_STORE_STEP_START], r.ps[XPV_STORE_STEP_DURATION],
+                       r.ps[XPV_STORE_STEP_IDLE], xpv_store_step_known(&r, XPV_STORE_STEP_IDLE)};
     }
-    return sqlite3_finalize(st) == SQLITE_OK ? 0 : -1;
+    xpv_store_cursor_close(&cur);
+    return rc;
 }
 
 static int64_t start_ps(const ip_ctx *c, const xpv_event *ev)

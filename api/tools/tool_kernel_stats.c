@@ -4,6 +4,7 @@
  * with the most total time, with XProf's column ids.
  */
 #include "tools.h"
+#include "../../store/kernel_stats.h"
 
 static const xpv_table_col COLS[] = {
     {"rank", "Rank", XPV_COL_NUMBER},
@@ -21,54 +22,61 @@ static const xpv_table_col COLS[] = {
     {"max_duration_us", "Max Duration (us)", XPV_COL_NUMBER},
 };
 
-static const char *const SQL =
-    "SELECT name, registers_per_thread, shared_memory_bytes, block, grid, occupancy_pct, (SELECT"
-    " value FROM strings WHERE profile_id=kernel_stats.profile_id AND id=op_id),"
-    " count, total_ps, CAST(total_ps AS REAL) / NULLIF(count, 0), min_ps, max_ps"
-    " FROM kernel_stats WHERE profile_id IN (SELECT value FROM json_each(?1)) AND"
-    " kind='kernel' AND device=-1 ORDER BY total_ps DESC, name LIMIT 1000";
-
 int xpv_tool_kernel_stats_has_data(sqlite3 *db, const xpv_tool_scope *s, xpv_err *err)
 {
-    return xpv_tool_any_row(db,
-                            "SELECT 1 FROM kernel_stats WHERE profile_id IN"
-                            " (SELECT value FROM json_each(?1)) AND kind='kernel' LIMIT 1",
-                            s, err);
+    return xpv_store_kernel_stats_has_kind(db, s->ids, s->n, "kernel", err);
 }
 
-/* Column i of the row from SELECT column i - 1, by the column's kind. */
-static void set_cell(xpv_table *t, size_t row, size_t i, sqlite3_stmt *st)
+static void set_text(xpv_table *t, size_t row, size_t col, xpv_store_text v)
 {
-    int c = (int)i - 1;
-    if (sqlite3_column_type(st, c) == SQLITE_NULL) return;
-    if (i >= 9)
-        xpv_table_set_ps_us(t, row, i, sqlite3_column_double(st, c));
-    else if (COLS[i].type == XPV_COL_STRING)
-        xpv_table_set_text(t, row, i, (const char *)sqlite3_column_text(st, c),
-                           (size_t)sqlite3_column_bytes(st, c));
-    else if (sqlite3_column_type(st, c) == SQLITE_FLOAT)
-        xpv_table_set_double(t, row, i, sqlite3_column_double(st, c));
-    else
-        xpv_table_set_int(t, row, i, sqlite3_column_int64(st, c));
+    if (v.s) xpv_table_set_text(t, row, col, v.s, v.n);
+}
+
+static void set_int(xpv_table *t, size_t row, size_t col, int known, int64_t v)
+{
+    if (known) xpv_table_set_int(t, row, col, v);
+}
+
+static void set_ps(xpv_table *t, size_t row, size_t col, int known, double ps)
+{
+    if (known) xpv_table_set_ps_us(t, row, col, ps);
+}
+
+/* The row's cells in COLS' order (rank apart). */
+static void set_cells(xpv_table *t, size_t row, const xpv_store_kernel_stat *r)
+{
+    unsigned k = r->known;
+    set_text(t, row, 1, r->name);
+    set_int(t, row, 2, k & XPV_STORE_KSTAT_REGS, r->registers_per_thread);
+    set_int(t, row, 3, k & XPV_STORE_KSTAT_SHMEM, r->shared_memory_bytes);
+    set_text(t, row, 4, r->block);
+    set_text(t, row, 5, r->grid);
+    if (k & XPV_STORE_KSTAT_OCCUPANCY) xpv_table_set_double(t, row, 6, r->occupancy_pct);
+    set_text(t, row, 7, r->op);
+    set_int(t, row, 8, k & XPV_STORE_KSTAT_COUNT, r->count);
+    int total = (k & XPV_STORE_KSTAT_TOTAL) != 0;
+    set_ps(t, row, 9, total, (double)r->total_ps);
+    set_ps(t, row, 10, total && (k & XPV_STORE_KSTAT_COUNT) && r->count != 0,
+           (double)r->total_ps / (double)r->count);
+    set_ps(t, row, 11, k & XPV_STORE_KSTAT_MIN, (double)r->min_ps);
+    set_ps(t, row, 12, k & XPV_STORE_KSTAT_MAX, (double)r->max_ps);
 }
 
 xpv_table *xpv_tool_kernel_stats(sqlite3 *db, const xpv_tool_scope *s, xpv_err *err)
 {
-    sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(db, SQL, -1, &st, NULL) != SQLITE_OK) {
-        xpv_err_set(err, "index: %s", sqlite3_errmsg(db));
+    xpv_store_cursor c;
+    if (xpv_store_kernel_stats_open_top(&c, db, s->ids, s->n, "kernel", 1000, err) != 0)
         return NULL;
-    }
-    xpv_tool_bind_ids(st, 1, s);
     xpv_table *t = xpv_table_new(COLS, sizeof COLS / sizeof COLS[0]);
+    xpv_store_kernel_stat r;
     int rc;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    while ((rc = xpv_store_kernel_stats_next(&c, &r, err)) == 1) {
         size_t row = xpv_table_add_row(t);
         xpv_table_set_int(t, row, 0, (int64_t)row + 1);
-        for (size_t i = 1; i < sizeof COLS / sizeof COLS[0]; i++)
-            set_cell(t, row, i, st);
+        set_cells(t, row, &r);
     }
-    if (xpv_tool_step_end(db, st, rc, err) == 0) return t;
+    xpv_store_cursor_close(&c);
+    if (rc == 0) return t;
     xpv_table_free(t);
     return NULL;
 }

@@ -17,6 +17,7 @@
  * rows where no device row exists. A category no row carries is null.
  */
 #include "tools.h"
+#include "../../store/steps.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -160,70 +161,44 @@ static int device_figures(sqlite3 *db, const xpv_tool_scope *s, xpv_table *t, xp
 
 /* ---- steps and where their time goes ---- */
 
-typedef struct {
-    int64_t steps, devices;
-    double total, idle, compute, collective, memcpy, memset; /* ps, over device rows */
-} breakdown;
+typedef xpv_store_step_sums breakdown;
 
 static int step_times(sqlite3 *db, const xpv_tool_scope *s, xpv_table *t, xpv_err *err)
 {
-    /* Across hosts a step lasts as long as its slowest host. */
-    sqlite3_stmt *st = prepare(db,
-                               "WITH per AS (SELECT max(duration_ps) AS d FROM steps WHERE"
-                               " device=-1 AND profile_id IN (SELECT value FROM json_each(?1))"
-                               " GROUP BY step) SELECT count(*), avg(d), min(d), max(d) FROM per",
-                               s, err);
-    if (!st) return -1;
-    int rc = sqlite3_step(st);
-    if (rc == SQLITE_ROW && sqlite3_column_int64(st, 0) > 0) {
+    xpv_store_step_times st;
+    if (xpv_store_steps_times(db, s->ids, s->n, &st, err) != 0) return -1;
+    if (st.steps > 0) {
         size_t r = add(t, "steps", "steps", NULL, NULL);
-        xpv_table_set_int(t, r, C_VALUE, sqlite3_column_int64(st, 0));
+        xpv_table_set_int(t, r, C_VALUE, st.steps);
         static const char *const names[] = {"average step time", "fastest step", "slowest step"};
+        const double v[] = {st.avg_ps, st.min_ps, st.max_ps};
         for (int i = 0; i < 3; i++) {
             r = add(t, "steps", names[i], "us", NULL);
-            xpv_table_set_ps_us(t, r, C_VALUE, sqlite3_column_double(st, 1 + i));
+            xpv_table_set_ps_us(t, r, C_VALUE, v[i]);
         }
     }
-    return xpv_tool_step_end(db, st, rc, err);
+    return 0;
 }
 
 static int step_breakdown(sqlite3 *db, const xpv_tool_scope *s, breakdown *b, xpv_err *err)
 {
-    sqlite3_stmt *st = prepare(
-        db,
-        "SELECT count(DISTINCT step), count(DISTINCT profile_id || ':' || device),"
-        " sum(duration_ps), sum(idle_ps), sum(compute_ps), sum(collective_ps),"
-        " sum(ifnull(memcpy_h2d_ps, 0) + ifnull(memcpy_d2h_ps, 0) + ifnull(memcpy_d2d_ps, 0) +"
-        " ifnull(memcpy_other_ps, 0)), sum(memset_ps) FROM steps WHERE device >= 0 AND"
-        " profile_id IN (SELECT value FROM json_each(?1))",
-        s, err);
-    if (!st) return -1;
-    memset(b, 0, sizeof *b);
-    int rc = sqlite3_step(st);
-    if (rc == SQLITE_ROW) {
-        b->steps = sqlite3_column_int64(st, 0);
-        b->devices = sqlite3_column_int64(st, 1);
-        double *v[] = {&b->total, &b->idle, &b->compute, &b->collective, &b->memcpy, &b->memset};
-        for (int i = 0; i < 6; i++)
-            *v[i] = sqlite3_column_double(st, 2 + i);
-    }
-    return xpv_tool_step_end(db, st, rc, err);
+    return xpv_store_steps_device_sums(db, s->ids, s->n, b, err);
 }
 
 static void share_rows(xpv_table *t, const breakdown *b)
 {
-    if (b->total <= 0) return;
+    if (b->duration_ps <= 0) return;
     const struct {
         const char *name;
         double ps;
-    } parts[] = {{"compute", b->compute},
-                 {"collectives", b->collective},
-                 {"memcpy", b->memcpy},
-                 {"memset", b->memset},
-                 {"idle", b->idle}};
+    } parts[] = {{"compute", b->compute_ps},
+                 {"collectives", b->collective_ps},
+                 {"memcpy", b->memcpy_ps},
+                 {"memset", b->memset_ps},
+                 {"idle", b->idle_ps}};
     for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++) {
         size_t r = add(t, "step time breakdown", parts[i].name, "%", "of the devices' step time");
-        xpv_table_set_double(t, r, C_VALUE, 100.0 * parts[i].ps / b->total);
+        xpv_table_set_double(t, r, C_VALUE, 100.0 * parts[i].ps / b->duration_ps);
     }
 }
 
@@ -231,32 +206,23 @@ static void share_rows(xpv_table *t, const breakdown *b)
 
 static int step_graph(sqlite3 *db, const xpv_tool_scope *s, xpv_table *t, xpv_err *err)
 {
-    sqlite3_stmt *st = prepare(
-        db,
-        "SELECT step, count(*), avg(duration_ps), avg(compute_ps), avg(collective_ps),"
-        " avg(CASE WHEN coalesce(memcpy_h2d_ps, memcpy_d2h_ps, memcpy_d2d_ps, memcpy_other_ps)"
-        " IS NOT NULL THEN ifnull(memcpy_h2d_ps, 0) + ifnull(memcpy_d2h_ps, 0) +"
-        " ifnull(memcpy_d2d_ps, 0) + ifnull(memcpy_other_ps, 0) END), avg(memset_ps),"
-        " avg(idle_ps), avg(host_ps) FROM steps WHERE profile_id IN (SELECT value FROM"
-        " json_each(?1)) AND (device >= 0) = (SELECT EXISTS (SELECT 1 FROM steps WHERE device"
-        " >= 0 AND profile_id IN (SELECT value FROM json_each(?1)))) GROUP BY step ORDER BY step",
-        s, err);
-    if (!st) return -1;
+    xpv_store_cursor cur;
+    if (xpv_store_steps_open_averages(&cur, db, s->ids, s->n, err) != 0) return -1;
+    xpv_store_step_avg a;
     int rc;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    while ((rc = xpv_store_steps_averages_next(&cur, &a, err)) == 1) {
         char metric[48], detail[64];
-        int64_t n = sqlite3_column_int64(st, 1);
-        snprintf(metric, sizeof metric, "step %lld", (long long)sqlite3_column_int64(st, 0));
-        snprintf(detail, sizeof detail, "average of %lld step row%s", (long long)n,
-                 n == 1 ? "" : "s");
+        snprintf(metric, sizeof metric, "step %lld", (long long)a.step);
+        snprintf(detail, sizeof detail, "average of %lld step row%s", (long long)a.rows,
+                 a.rows == 1 ? "" : "s");
         size_t r = add(t, "step time graph", metric, "us", detail);
-        xpv_table_set_int(t, r, C_STEP, sqlite3_column_int64(st, 0));
-        for (int c = 0; c <= C_HOST - C_COMPUTE + 1; c++)
-            if (sqlite3_column_type(st, 2 + c) != SQLITE_NULL)
-                xpv_table_set_ps_us(t, r, c ? C_COMPUTE + c - 1 : C_VALUE,
-                                    sqlite3_column_double(st, 2 + c));
+        xpv_table_set_int(t, r, C_STEP, a.step);
+        for (int c = 0; c < XPV_STORE_STEP_AVG_NFIELDS; c++)
+            if ((a.known >> c) & 1u)
+                xpv_table_set_ps_us(t, r, c ? C_COMPUTE + c - 1 : C_VALUE, a.avg_ps[c]);
     }
-    return xpv_tool_step_end(db, st, rc, err);
+    xpv_store_cursor_close(&cur);
+    return rc;
 }
 
 /* ---- top ops ---- */
@@ -299,12 +265,12 @@ static void recommend(xpv_table *t, const breakdown *b, const char *top, double 
         int k = snprintf(p, left, __VA_ARGS__);                                                    \
         if (k > 0 && (size_t)k < left) p += k, left -= (size_t)k;                                  \
     } while (0)
-    if (b->total <= 0) {
+    if (b->duration_ps <= 0) {
         bottleneck = "unknown";
         SAY("No step markers: the step time and its breakdown are unknown. ");
     } else {
-        double idle = b->idle / b->total, coll = b->collective / b->total;
-        double copy = b->memcpy / b->total;
+        double idle = b->idle_ps / b->duration_ps, coll = b->collective_ps / b->duration_ps;
+        double copy = b->memcpy_ps / b->duration_ps;
         if (idle >= IDLE_BOUND) {
             bottleneck = "input or host";
             SAY("The devices are idle %.1f%% of the step time: the program is likely input- or "

@@ -7,6 +7,7 @@
 #include "tools.h"
 #include "../api.h"
 #include "../api_util.h"
+#include "../../store/cursor.h"
 #include "../../store/event_store.h"
 
 #include <stdio.h>
@@ -50,13 +51,7 @@ const xpv_tool *xpv_tool_named(const char *tag)
 
 void xpv_tool_bind_ids(sqlite3_stmt *st, int param, const xpv_tool_scope *s)
 {
-    xpv_buf b = {0};
-    xpv_buf_putc(&b, '[');
-    for (size_t i = 0; i < s->n; i++)
-        xpv_buf_printf(&b, "%s%lld", i ? "," : "", (long long)s->ids[i]);
-    xpv_buf_putc(&b, ']');
-    sqlite3_bind_text(st, param, b.data, (int)b.len, SQLITE_TRANSIENT);
-    xpv_buf_free(&b);
+    xpv_store_bind_ids(st, param, s->ids, s->n);
 }
 
 int xpv_tool_step_end(sqlite3 *db, sqlite3_stmt *st, int rc, xpv_err *err)

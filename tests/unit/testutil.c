@@ -70,6 +70,14 @@ sqlite3 *xpv_test_fresh_index(const char *dir, int64_t profile_id)
     return db;
 }
 
+sqlite3 *xpv_test_index_with(int64_t profile_id, const char *sql)
+{
+    sqlite3 *db = xpv_test_fresh_index(xpv_test_tmpdir(), profile_id);
+    xpv_err err = {{0}};
+    CU_ASSERT_EQUAL_FATAL(xpv_db_exec(db, sql, &err), 0);
+    return db;
+}
+
 const char *xpv_test_fixtures(void)
 {
     static char path[4096];

@@ -1,0 +1,305 @@
+/*
+ * kernel_stats.c — every read of the `kernel_stats` table and of
+ * profiles.kernel_totals (see kernel_stats.h).
+ *
+ * The row queries select the same columns in the same order, so one
+ * reader fills a row for each; the op's name is looked up in `strings` by
+ * the query itself, so a row arrives whole.
+ */
+#include "kernel_stats.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define ROW_COLUMNS                                                                                \
+    "SELECT name, category, count, total_ps, min_ps, max_ps, median_ps, stddev_ps, percent, grid," \
+    " block, registers_per_thread, shared_memory_bytes, occupancy_pct, (SELECT value FROM strings" \
+    " WHERE profile_id=kernel_stats.profile_id AND id=op_id), shapes, device FROM kernel_stats"
+
+#define IN_IDS " profile_id IN (SELECT value FROM json_each(?1))"
+
+/* The ORDER BY expression of a sort other than KEY. */
+static const char *sort_expr(enum xpv_store_kernel_sort sort)
+{
+    switch (sort) {
+    case XPV_STORE_KSORT_COUNT:
+        return "count";
+    case XPV_STORE_KSORT_AVG:
+        return "CAST(total_ps AS REAL) / NULLIF(count, 0)";
+    case XPV_STORE_KSORT_MAX:
+        return "max_ps";
+    case XPV_STORE_KSORT_NAME:
+        return "name";
+    default:
+        return "total_ps";
+    }
+}
+
+int xpv_store_kernel_stats_open(xpv_store_cursor *c, sqlite3 *db, int64_t profile_id,
+                                const char *kind, int device, enum xpv_store_kernel_sort sort,
+                                int desc, int64_t limit, xpv_err *err)
+{
+    char sql[640];
+    if (sort == XPV_STORE_KSORT_KEY)
+        snprintf(sql, sizeof sql,
+                 ROW_COLUMNS " WHERE profile_id=?1 AND kind=?2 AND device=?3 ORDER BY name, seq");
+    else
+        snprintf(sql, sizeof sql,
+                 ROW_COLUMNS " WHERE profile_id=?1 AND kind=?2 AND device=?3"
+                             " ORDER BY %s %s NULLS LAST, name, seq LIMIT ?4",
+                 sort_expr(sort), desc ? "DESC" : "ASC");
+    if (xpv_store_cursor_open(c, db, sql, err) != 0) return -1;
+    sqlite3_bind_int64(c->st, 1, profile_id);
+    sqlite3_bind_text(c->st, 2, kind, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int(c->st, 3, device);
+    if (sort != XPV_STORE_KSORT_KEY) sqlite3_bind_int64(c->st, 4, limit);
+    return 0;
+}
+
+int xpv_store_kernel_stats_open_top(xpv_store_cursor *c, sqlite3 *db, const int64_t *ids, size_t n,
+                                    const char *kind, int64_t limit, xpv_err *err)
+{
+    if (xpv_store_cursor_open(c, db,
+                              ROW_COLUMNS " WHERE" IN_IDS " AND kind=?2 AND device=-1"
+                                          " ORDER BY total_ps DESC, name LIMIT ?3",
+                              err) != 0)
+        return -1;
+    xpv_store_bind_ids(c->st, 1, ids, n);
+    sqlite3_bind_text(c->st, 2, kind, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int64(c->st, 3, limit);
+    return 0;
+}
+
+static int64_t int_col(sqlite3_stmt *st, int col, unsigned bit, unsigned *known)
+{
+    if (sqlite3_column_type(st, col) == SQLITE_NULL) return 0;
+    *known |= bit;
+    return sqlite3_column_int64(st, col);
+}
+
+static double real_col(sqlite3_stmt *st, int col, unsigned bit, unsigned *known)
+{
+    if (sqlite3_column_type(st, col) == SQLITE_NULL) return 0;
+    *known |= bit;
+    return sqlite3_column_double(st, col);
+}
+
+int xpv_store_kernel_stats_next(xpv_store_cursor *c, xpv_store_kernel_stat *r, xpv_err *err)
+{
+    int rc = xpv_store_cursor_step(c, err);
+    if (rc != 1) return rc;
+    sqlite3_stmt *st = c->st;
+    unsigned *k = &r->known;
+    *k = 0;
+    r->name = xpv_store_column_text(st, 0);
+    r->category = xpv_store_column_text(st, 1);
+    r->count = int_col(st, 2, XPV_STORE_KSTAT_COUNT, k);
+    r->total_ps = int_col(st, 3, XPV_STORE_KSTAT_TOTAL, k);
+    r->min_ps = int_col(st, 4, XPV_STORE_KSTAT_MIN, k);
+    r->max_ps = int_col(st, 5, XPV_STORE_KSTAT_MAX, k);
+    r->median_ps = real_col(st, 6, XPV_STORE_KSTAT_MEDIAN, k);
+    r->stddev_ps = real_col(st, 7, XPV_STORE_KSTAT_STDDEV, k);
+    r->percent = real_col(st, 8, XPV_STORE_KSTAT_PERCENT, k);
+    r->grid = xpv_store_column_text(st, 9);
+    r->block = xpv_store_column_text(st, 10);
+    r->registers_per_thread = int_col(st, 11, XPV_STORE_KSTAT_REGS, k);
+    r->shared_memory_bytes = int_col(st, 12, XPV_STORE_KSTAT_SHMEM, k);
+    r->occupancy_pct = real_col(st, 13, XPV_STORE_KSTAT_OCCUPANCY, k);
+    r->op = xpv_store_column_text(st, 14);
+    r->shapes = int_col(st, 15, XPV_STORE_KSTAT_SHAPES, k);
+    r->device = sqlite3_column_int(st, 16);
+    return 1;
+}
+
+int xpv_store_kernel_stats_count(sqlite3 *db, int64_t profile_id, const char *kind, int device,
+                                 xpv_store_kernel_count *out, xpv_err *err)
+{
+    xpv_store_cursor c;
+    *out = (xpv_store_kernel_count){0, 0, 0};
+    if (xpv_store_cursor_open(&c, db,
+                              "SELECT count(*), sum(total_ps), count(total_ps) FROM kernel_stats"
+                              " WHERE profile_id=?1 AND kind=?2 AND device=?3",
+                              err) != 0)
+        return -1;
+    sqlite3_bind_int64(c.st, 1, profile_id);
+    sqlite3_bind_text(c.st, 2, kind, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int(c.st, 3, device);
+    int rc = xpv_store_cursor_step(&c, err);
+    if (rc == 1)
+        *out =
+            (xpv_store_kernel_count){sqlite3_column_int64(c.st, 0), sqlite3_column_int64(c.st, 1),
+                                     sqlite3_column_int64(c.st, 2) > 0};
+    xpv_store_cursor_close(&c);
+    return rc < 0 ? -1 : 0;
+}
+
+int xpv_store_kernel_stats_devices(sqlite3 *db, int64_t profile_id, const char *kind, int **devs,
+                                   size_t *n, xpv_err *err)
+{
+    xpv_store_cursor c;
+    *devs = NULL, *n = 0;
+    if (xpv_store_cursor_open_id(&c, db,
+                                 "SELECT DISTINCT device FROM kernel_stats WHERE profile_id=?1 AND"
+                                 " kind=?2 AND device>=0 ORDER BY device",
+                                 profile_id, err) != 0)
+        return -1;
+    sqlite3_bind_text(c.st, 2, kind, -1, SQLITE_TRANSIENT);
+    return xpv_store_cursor_ints(&c, devs, n, err);
+}
+
+int xpv_store_kernel_stats_has_kind(sqlite3 *db, const int64_t *ids, size_t n, const char *kind,
+                                    xpv_err *err)
+{
+    xpv_store_cursor c;
+    if (xpv_store_cursor_open(
+            &c, db, "SELECT 1 FROM kernel_stats WHERE" IN_IDS " AND kind=?2 LIMIT 1", err) != 0)
+        return -1;
+    xpv_store_bind_ids(c.st, 1, ids, n);
+    sqlite3_bind_text(c.st, 2, kind, -1, SQLITE_TRANSIENT);
+    int rc = xpv_store_cursor_step(&c, err);
+    xpv_store_cursor_close(&c);
+    return rc;
+}
+
+/* ---- top ops ---- */
+
+#define TIME_COLUMNS "SELECT profile_id, kind='xla_op', top_rank, name, total_ps FROM"
+
+int xpv_store_kernel_stats_open_times(xpv_store_cursor *c, sqlite3 *db, const int64_t *ids,
+                                      size_t n, xpv_err *err)
+{
+    return xpv_store_cursor_open_ids(c, db,
+                                     TIME_COLUMNS " kernel_stats WHERE" IN_IDS
+                                                  " AND kind IN ('kernel', 'xla_op')"
+                                                  " AND device=-1",
+                                     ids, n, err);
+}
+
+/* The partial index holds exactly the ranked rows, in this order. */
+int xpv_store_kernel_stats_open_ranked(xpv_store_cursor *c, sqlite3 *db, const int64_t *ids,
+                                       size_t n, xpv_err *err)
+{
+    return xpv_store_cursor_open_ids(c, db,
+                                     TIME_COLUMNS
+                                     " kernel_stats INDEXED BY kernel_stats_top WHERE" IN_IDS
+                                     " AND kind IN ('kernel', 'xla_op') AND top_rank IS NOT NULL"
+                                     " ORDER BY profile_id, kind, top_rank",
+                                     ids, n, err);
+}
+
+int xpv_store_kernel_stats_times_next(xpv_store_cursor *c, xpv_store_kernel_time *row, xpv_err *err)
+{
+    int rc = xpv_store_cursor_step(c, err);
+    sqlite3_stmt *st = c->st;
+    if (rc == 1)
+        *row = (xpv_store_kernel_time){sqlite3_column_int64(st, 0), sqlite3_column_int(st, 1),
+                                       sqlite3_column_int64(st, 2), xpv_store_column_text(st, 3),
+                                       sqlite3_column_int64(st, 4)};
+    return rc;
+}
+
+int xpv_store_kernel_stats_open_totals(xpv_store_cursor *c, sqlite3 *db, const int64_t *ids,
+                                       size_t n, xpv_err *err)
+{
+    return xpv_store_cursor_open_ids(
+        c, db,
+        "SELECT id, kernel_totals IS NULL AND EXISTS(SELECT 1 FROM kernel_stats k WHERE"
+        " k.profile_id=p.id), ifnull(json_extract(kernel_totals, '$.kernel[0]'), 0),"
+        " ifnull(json_extract(kernel_totals, '$.kernel[1]'), 0),"
+        " ifnull(json_extract(kernel_totals, '$.xla_op[0]'), 0),"
+        " ifnull(json_extract(kernel_totals, '$.xla_op[1]'), 0) FROM profiles p WHERE id IN"
+        " (SELECT value FROM json_each(?1))",
+        ids, n, err);
+}
+
+int xpv_store_kernel_stats_totals_next(xpv_store_cursor *c, xpv_store_kernel_totals *row,
+                                       xpv_err *err)
+{
+    int rc = xpv_store_cursor_step(c, err);
+    if (rc != 1) return rc;
+    row->profile_id = sqlite3_column_int64(c->st, 0);
+    row->unranked = sqlite3_column_int(c->st, 1);
+    for (int kind = 0; kind < 2; kind++) {
+        row->total_ps[kind] = sqlite3_column_int64(c->st, 2 + 2 * kind);
+        row->names[kind] = sqlite3_column_int64(c->st, 3 + 2 * kind);
+    }
+    return 1;
+}
+
+int xpv_store_kernel_stats_open_name_time(xpv_store_cursor *c, sqlite3 *db, xpv_err *err)
+{
+    return xpv_store_cursor_open(c, db,
+                                 "SELECT ifnull(sum(total_ps), 0) FROM kernel_stats WHERE"
+                                 " profile_id=?1 AND kind=?2 AND device=-1 AND name=?3",
+                                 err);
+}
+
+int xpv_store_kernel_stats_name_time(xpv_store_cursor *c, int64_t profile_id, int xla_op,
+                                     const char *name, int64_t *ps, xpv_err *err)
+{
+    sqlite3_bind_int64(c->st, 1, profile_id);
+    sqlite3_bind_text(c->st, 2, xla_op ? "xla_op" : "kernel", -1, SQLITE_STATIC);
+    sqlite3_bind_text(c->st, 3, name, -1, SQLITE_STATIC);
+    int rc = xpv_store_cursor_step(c, err);
+    if (rc == 1) *ps = sqlite3_column_int64(c->st, 0);
+    sqlite3_reset(c->st);
+    if (rc == 0) xpv_err_set(err, "index: no sum for a name");
+    return rc == 1 ? 0 : -1;
+}
+
+/* ---- findings ---- */
+
+int xpv_store_kernel_stats_open_hot(xpv_store_cursor *c, sqlite3 *db, int64_t profile_id,
+                                    int64_t limit, xpv_err *err)
+{
+    if (xpv_store_cursor_open_id(
+            c, db,
+            "WITH k AS (SELECT CASE WHEN EXISTS(SELECT 1 FROM kernel_stats WHERE profile_id=?1 AND"
+            " kind='kernel' AND device=-1) THEN 'kernel' ELSE 'xla_op' END AS kind)"
+            " SELECT s.name, s.total_ps, (SELECT SUM(total_ps) FROM kernel_stats t WHERE"
+            " t.profile_id=?1 AND t.kind=s.kind AND t.device=-1), (SELECT id FROM strings g WHERE"
+            " g.profile_id=?1 AND g.value=s.name), s.kind FROM kernel_stats s, k WHERE"
+            " s.profile_id=?1 AND s.kind=k.kind AND s.device=-1 AND s.total_ps IS NOT NULL"
+            " ORDER BY s.total_ps DESC, s.name LIMIT ?2",
+            profile_id, err) == 0)
+        sqlite3_bind_int64(c->st, 2, limit);
+    return c->st ? 0 : -1;
+}
+
+int xpv_store_kernel_stats_hot_next(xpv_store_cursor *c, xpv_store_kernel_hot *row, xpv_err *err)
+{
+    /* a NULL kind total or name id reads as 0 */
+    int rc = xpv_store_cursor_step(c, err);
+    if (rc == 1)
+        *row =
+            (xpv_store_kernel_hot){xpv_store_column_text(c->st, 0), sqlite3_column_int64(c->st, 1),
+                                   sqlite3_column_int64(c->st, 2), sqlite3_column_int64(c->st, 3)};
+    return rc;
+}
+
+int xpv_store_kernel_stats_open_device_busy(xpv_store_cursor *c, sqlite3 *db, int64_t profile_id,
+                                            const char *extra_kind, xpv_err *err)
+{
+    if (xpv_store_cursor_open(
+            c, db,
+            "SELECT d.device_id, (SELECT SUM(total_ps) FROM kernel_stats s WHERE s.profile_id=?1"
+            " AND s.device=d.device_id AND s.kind IN ('kernel','memcpy','memset', ?2)) FROM"
+            " (SELECT DISTINCT device_id FROM tracks WHERE profile_id=?1 AND device_id IS NOT NULL"
+            " AND events > 0) d ORDER BY d.device_id",
+            err) != 0)
+        return -1;
+    sqlite3_bind_int64(c->st, 1, profile_id);
+    sqlite3_bind_text(c->st, 2, extra_kind, -1, SQLITE_TRANSIENT);
+    return 0;
+}
+
+int xpv_store_kernel_stats_device_busy_next(xpv_store_cursor *c, int64_t *device, int64_t *busy_ps,
+                                            xpv_err *err)
+{
+    int rc = xpv_store_cursor_step(c, err);
+    if (rc != 1) return rc;
+    *device = sqlite3_column_int64(c->st, 0);
+    *busy_ps = sqlite3_column_int64(c->st, 1); /* NULL: 0, no work */
+    return 1;
+}

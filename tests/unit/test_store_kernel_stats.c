@@ -1,0 +1,286 @@
+/*
+ * test_store_kernel_stats.c — store/kernel_stats.c on hand-made rows: a
+ * row comes back whole (its op's name looked up, unknown values flagged),
+ * in each sort with its limit; the count, devices and kind checks; the top
+ * ops' reads (all rows, the ranked ones, kernel_totals, one name's time);
+ * the findings' hot names and per-device busy time; a broken query.
+ */
+#include "testutil.h"
+#include "store/index_db.h"
+#include "store/kernel_stats.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static sqlite3 *db;
+/* Profile 1: three kernels on all devices (b has two shapes), one on device
+ * 2, one memcpy on device 0, and an XLA op; ranked, with kernel_totals.
+ * Profile 2: XLA ops only, no totals. */
+static const char *const ROWS =
+    "UPDATE profiles SET kernel_totals='{\"kernel\":[1000,3],\"xla_op\":[70,1]}';"
+    "INSERT INTO profiles(id, path) VALUES(2, 'q');"
+    "INSERT INTO strings(profile_id, id, value) VALUES (1, 5, 'jit_op'), (1, 6, 'b');"
+    "INSERT INTO kernel_stats(profile_id, kind, device, name, seq, category, count, total_ps,"
+    " min_ps, max_ps, median_ps, stddev_ps, percent, grid, block, registers_per_thread,"
+    " shared_memory_bytes, occupancy_pct, op_id, shapes, top_rank) VALUES"
+    " (1, 'kernel', -1, 'a', 0, 'gemm', 4, 400, 50, 150, 100.5, 10.0, 40.0, '[1,2,3]', 'x', 32,"
+    "  1024, 50.0, 5, 1, 2),"
+    " (1, 'kernel', -1, 'b', 1, NULL, 1, 300, 300, 300, NULL, NULL, NULL, NULL, NULL, NULL,"
+    "  NULL, NULL, NULL, 2, 1),"
+    " (1, 'kernel', -1, 'b', 2, NULL, 2, 200, 90, 110, NULL, NULL, NULL, NULL, NULL, NULL,"
+    "  NULL, NULL, NULL, 2, 1),"
+    " (1, 'kernel', -1, 'c', 3, NULL, 10, 100, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,"
+    "  NULL, NULL, NULL, 1, 3),"
+    " (1, 'kernel', 2, 'a', 4, NULL, 4, 400, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,"
+    "  NULL, NULL, NULL, NULL, NULL),"
+    " (1, 'memcpy', 0, 'HtoD', 5, NULL, 1, 30, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,"
+    "  NULL, NULL, NULL, NULL, NULL),"
+    " (1, 'xla_op', -1, 'fusion', 6, NULL, 1, 70, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,"
+    "  NULL, NULL, NULL, NULL, 1),"
+    " (2, 'xla_op', -1, 'fusion', 0, NULL, 2, 90, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,"
+    "  NULL, NULL, NULL, NULL, NULL),"
+    " (2, 'xla_op', -1, 'dot', 1, NULL, 2, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,"
+    "  NULL, NULL, NULL, NULL, NULL);"
+    "INSERT INTO tracks(profile_id, id, device_id, events) VALUES (1, 1, 0, 5), (1, 2, 2, 9),"
+    " (1, 3, 3, 0), (1, 4, 4, 1);";
+
+static void setup(void)
+{
+    if (!db) db = xpv_test_index_with(1, ROWS);
+}
+
+/* The names of a cursor's rows, joined by ',' (and their seq order kept). */
+static const char *names(xpv_store_cursor *c)
+{
+    static char out[256];
+    xpv_store_kernel_stat r;
+    xpv_err err = {{0}};
+    int rc;
+    out[0] = 0;
+    while ((rc = xpv_store_kernel_stats_next(c, &r, &err)) == 1)
+        snprintf(out + strlen(out), sizeof out - strlen(out), "%s%s", out[0] ? "," : "", r.name.s);
+    CU_ASSERT_EQUAL(rc, 0);
+    xpv_store_cursor_close(c);
+    return out;
+}
+
+static void test_row_whole(void)
+{
+    setup();
+    xpv_store_cursor c;
+    xpv_store_kernel_stat r;
+    xpv_err err = {{0}};
+    CU_ASSERT_EQUAL_FATAL(
+        xpv_store_kernel_stats_open(&c, db, 1, "kernel", -1, XPV_STORE_KSORT_KEY, 0, -1, &err), 0);
+    CU_ASSERT_EQUAL_FATAL(xpv_store_kernel_stats_next(&c, &r, &err), 1);
+    CU_ASSERT_STRING_EQUAL(r.name.s, "a");
+    CU_ASSERT_STRING_EQUAL(r.category.s, "gemm");
+    CU_ASSERT_STRING_EQUAL(r.op.s, "jit_op");
+    CU_ASSERT_EQUAL(r.op.n, 6);
+    CU_ASSERT_STRING_EQUAL(r.grid.s, "[1,2,3]");
+    CU_ASSERT_STRING_EQUAL(r.block.s, "x");
+    CU_ASSERT_EQUAL(r.device, -1);
+    CU_ASSERT_EQUAL(r.count, 4);
+    CU_ASSERT_EQUAL(r.total_ps, 400);
+    CU_ASSERT_EQUAL(r.min_ps, 50);
+    CU_ASSERT_EQUAL(r.max_ps, 150);
+    CU_ASSERT_DOUBLE_EQUAL(r.median_ps, 100.5, 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(r.stddev_ps, 10, 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(r.percent, 40, 1e-12);
+    CU_ASSERT_EQUAL(r.registers_per_thread, 32);
+    CU_ASSERT_EQUAL(r.shared_memory_bytes, 1024);
+    CU_ASSERT_DOUBLE_EQUAL(r.occupancy_pct, 50, 1e-12);
+    CU_ASSERT_EQUAL(r.shapes, 1);
+    CU_ASSERT_EQUAL(r.known, (1u << 11) - 1);
+    CU_ASSERT_EQUAL_FATAL(xpv_store_kernel_stats_next(&c, &r, &err), 1);
+    CU_ASSERT_STRING_EQUAL(r.name.s, "b");
+    CU_ASSERT_PTR_NULL(r.op.s);
+    CU_ASSERT_PTR_NULL(r.category.s);
+    CU_ASSERT_PTR_NULL(r.grid.s);
+    CU_ASSERT_EQUAL(r.total_ps, 300); /* seq 1 before seq 2 */
+    CU_ASSERT_EQUAL(r.known, XPV_STORE_KSTAT_COUNT | XPV_STORE_KSTAT_TOTAL | XPV_STORE_KSTAT_MIN |
+                                 XPV_STORE_KSTAT_MAX | XPV_STORE_KSTAT_SHAPES);
+    xpv_store_cursor_close(&c);
+}
+
+static const char *sorted(enum xpv_store_kernel_sort sort, int desc, int64_t limit)
+{
+    xpv_store_cursor c;
+    xpv_err err = {{0}};
+    CU_ASSERT_EQUAL_FATAL(
+        xpv_store_kernel_stats_open(&c, db, 1, "kernel", -1, sort, desc, limit, &err), 0);
+    return names(&c);
+}
+
+static void test_sorts(void)
+{
+    setup();
+    CU_ASSERT_STRING_EQUAL(sorted(XPV_STORE_KSORT_KEY, 1, 1), "a,b,b,c"); /* no limit, no desc */
+    CU_ASSERT_STRING_EQUAL(sorted(XPV_STORE_KSORT_TOTAL, 1, -1), "a,b,b,c");
+    CU_ASSERT_STRING_EQUAL(sorted(XPV_STORE_KSORT_TOTAL, 0, 2), "c,b");
+    CU_ASSERT_STRING_EQUAL(sorted(XPV_STORE_KSORT_COUNT, 1, -1), "c,a,b,b");
+    CU_ASSERT_STRING_EQUAL(sorted(XPV_STORE_KSORT_AVG, 1, -1), "b,a,b,c"); /* 300, 100, 100, 10 */
+    CU_ASSERT_STRING_EQUAL(sorted(XPV_STORE_KSORT_MAX, 0, -1), "b,a,b,c"); /* unknown last */
+    CU_ASSERT_STRING_EQUAL(sorted(XPV_STORE_KSORT_NAME, 1, 3), "c,b,b");
+
+    xpv_store_cursor c;
+    xpv_err err = {{0}};
+    const int64_t both[] = {1, 2};
+    CU_ASSERT_EQUAL_FATAL(xpv_store_kernel_stats_open_top(&c, db, both, 2, "xla_op", 10, &err), 0);
+    CU_ASSERT_STRING_EQUAL(names(&c), "fusion,fusion,dot"); /* 90, 70, unknown */
+    CU_ASSERT_EQUAL_FATAL(xpv_store_kernel_stats_open_top(&c, db, both, 2, "kernel", 2, &err), 0);
+    CU_ASSERT_STRING_EQUAL(names(&c), "a,b");
+}
+
+static void test_counts(void)
+{
+    setup();
+    xpv_err err = {{0}};
+    xpv_store_kernel_count n;
+    CU_ASSERT_EQUAL(xpv_store_kernel_stats_count(db, 1, "kernel", -1, &n, &err), 0);
+    CU_ASSERT_EQUAL(n.rows, 4);
+    CU_ASSERT_EQUAL(n.total_ps, 1000);
+    CU_ASSERT_TRUE(n.total_known);
+    CU_ASSERT_EQUAL(xpv_store_kernel_stats_count(db, 2, "xla_op", -1, &n, &err), 0);
+    CU_ASSERT_EQUAL(n.rows, 2);
+    CU_ASSERT_EQUAL(n.total_ps, 90);
+    CU_ASSERT_EQUAL(xpv_store_kernel_stats_count(db, 2, "kernel", -1, &n, &err), 0);
+    CU_ASSERT_EQUAL(n.rows, 0);
+    CU_ASSERT_FALSE(n.total_known);
+
+    int *devs;
+    size_t nd;
+    CU_ASSERT_EQUAL_FATAL(xpv_store_kernel_stats_devices(db, 1, "kernel", &devs, &nd, &err), 0);
+    CU_ASSERT_EQUAL_FATAL(nd, 1);
+    CU_ASSERT_EQUAL(devs[0], 2);
+    free(devs);
+
+    const int64_t one[] = {1}, two[] = {2};
+    CU_ASSERT_EQUAL(xpv_store_kernel_stats_has_kind(db, one, 1, "kernel", &err), 1);
+    CU_ASSERT_EQUAL(xpv_store_kernel_stats_has_kind(db, two, 1, "kernel", &err), 0);
+}
+
+static void test_top_ops_reads(void)
+{
+    setup();
+    xpv_err err = {{0}};
+    xpv_store_cursor c;
+    xpv_store_kernel_time t;
+    const int64_t both[] = {1, 2};
+    int64_t sum[2] = {0, 0}, rows = 0;
+    CU_ASSERT_EQUAL_FATAL(xpv_store_kernel_stats_open_times(&c, db, both, 2, &err), 0);
+    while (xpv_store_kernel_stats_times_next(&c, &t, &err) == 1)
+        sum[t.xla_op] += t.total_ps, rows++;
+    xpv_store_cursor_close(&c);
+    CU_ASSERT_EQUAL(rows, 7); /* all devices only: not the device 2 or memcpy rows */
+    CU_ASSERT_EQUAL(sum[0], 1000);
+    CU_ASSERT_EQUAL(sum[1], 160);
+
+    /* ranked: profile 1's, by kind then rank: b, b, a, c, then fusion */
+    CU_ASSERT_EQUAL_FATAL(xpv_store_kernel_stats_open_ranked(&c, db, both, 2, &err), 0);
+    const char *want[] = {"b", "b", "a", "c", "fusion"};
+    const int64_t rank[] = {1, 1, 2, 3, 1};
+    for (int i = 0; i < 5; i++) {
+        CU_ASSERT_EQUAL_FATAL(xpv_store_kernel_stats_times_next(&c, &t, &err), 1);
+        CU_ASSERT_STRING_EQUAL(t.name.s, want[i]);
+        CU_ASSERT_EQUAL(t.rank, rank[i]);
+        CU_ASSERT_EQUAL(t.profile_id, 1);
+        CU_ASSERT_EQUAL(t.xla_op, i == 4);
+    }
+    CU_ASSERT_EQUAL(xpv_store_kernel_stats_times_next(&c, &t, &err), 0);
+    xpv_store_cursor_close(&c);
+
+    xpv_store_kernel_totals k;
+    CU_ASSERT_EQUAL_FATAL(xpv_store_kernel_stats_open_totals(&c, db, both, 2, &err), 0);
+    for (int i = 0; i < 2; i++) {
+        CU_ASSERT_EQUAL_FATAL(xpv_store_kernel_stats_totals_next(&c, &k, &err), 1);
+        if (k.profile_id == 1) {
+            CU_ASSERT_FALSE(k.unranked);
+            CU_ASSERT_EQUAL(k.total_ps[0], 1000);
+            CU_ASSERT_EQUAL(k.names[0], 3);
+            CU_ASSERT_EQUAL(k.total_ps[1], 70);
+        } else {
+            CU_ASSERT_TRUE(k.unranked); /* rows, no totals */
+            CU_ASSERT_EQUAL(k.names[1], 0);
+        }
+    }
+    xpv_store_cursor_close(&c);
+
+    int64_t ps = -1;
+    CU_ASSERT_EQUAL_FATAL(xpv_store_kernel_stats_open_name_time(&c, db, &err), 0);
+    CU_ASSERT_EQUAL(xpv_store_kernel_stats_name_time(&c, 1, 0, "b", &ps, &err), 0);
+    CU_ASSERT_EQUAL(ps, 500);
+    CU_ASSERT_EQUAL(xpv_store_kernel_stats_name_time(&c, 2, 1, "fusion", &ps, &err), 0);
+    CU_ASSERT_EQUAL(ps, 90);
+    CU_ASSERT_EQUAL(xpv_store_kernel_stats_name_time(&c, 2, 0, "fusion", &ps, &err), 0);
+    CU_ASSERT_EQUAL(ps, 0);
+    xpv_store_cursor_close(&c);
+}
+
+static void test_findings_reads(void)
+{
+    setup();
+    xpv_err err = {{0}};
+    xpv_store_cursor c;
+    xpv_store_kernel_hot h;
+    CU_ASSERT_EQUAL_FATAL(xpv_store_kernel_stats_open_hot(&c, db, 1, 2, &err), 0);
+    CU_ASSERT_EQUAL_FATAL(xpv_store_kernel_stats_hot_next(&c, &h, &err), 1);
+    CU_ASSERT_STRING_EQUAL(h.name.s, "a");
+    CU_ASSERT_EQUAL(h.total_ps, 400);
+    CU_ASSERT_EQUAL(h.kind_total_ps, 1000);
+    CU_ASSERT_EQUAL(h.name_id, 0);
+    CU_ASSERT_EQUAL_FATAL(xpv_store_kernel_stats_hot_next(&c, &h, &err), 1);
+    CU_ASSERT_STRING_EQUAL(h.name.s, "b");
+    CU_ASSERT_EQUAL(h.name_id, 6);
+    CU_ASSERT_EQUAL(xpv_store_kernel_stats_hot_next(&c, &h, &err), 0); /* the limit */
+    xpv_store_cursor_close(&c);
+    /* no kernels: XLA ops with a known time */
+    CU_ASSERT_EQUAL_FATAL(xpv_store_kernel_stats_open_hot(&c, db, 2, 3, &err), 0);
+    CU_ASSERT_EQUAL_FATAL(xpv_store_kernel_stats_hot_next(&c, &h, &err), 1);
+    CU_ASSERT_STRING_EQUAL(h.name.s, "fusion");
+    CU_ASSERT_EQUAL(xpv_store_kernel_stats_hot_next(&c, &h, &err), 0);
+    xpv_store_cursor_close(&c);
+
+    /* devices with events: 0 (memcpy 30), 2 (kernel a 400), 4 (nothing) */
+    int64_t dev, busy;
+    const int64_t want[][2] = {{0, 30}, {2, 400}, {4, 0}};
+    CU_ASSERT_EQUAL_FATAL(xpv_store_kernel_stats_open_device_busy(&c, db, 1, "kernel", &err), 0);
+    for (int i = 0; i < 3; i++) {
+        CU_ASSERT_EQUAL_FATAL(xpv_store_kernel_stats_device_busy_next(&c, &dev, &busy, &err), 1);
+        CU_ASSERT_EQUAL(dev, want[i][0]);
+        CU_ASSERT_EQUAL(busy, want[i][1]);
+    }
+    CU_ASSERT_EQUAL(xpv_store_kernel_stats_device_busy_next(&c, &dev, &busy, &err), 0);
+    xpv_store_cursor_close(&c);
+}
+
+/* Errors come back as errors: a missing table, and the ranked read's
+ * index gone (an index of an older layout must not pass for no rows). */
+static void test_errors(void)
+{
+    setup();
+    xpv_err err = {{0}};
+    xpv_store_cursor c;
+    xpv_store_kernel_count n;
+    const int64_t one[] = {1};
+    CU_ASSERT_EQUAL_FATAL(xpv_db_exec(db, "DROP INDEX kernel_stats_top", &err), 0);
+    CU_ASSERT_EQUAL(xpv_store_kernel_stats_open_ranked(&c, db, one, 1, &err), -1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "kernel_stats_top"));
+    CU_ASSERT_EQUAL_FATAL(xpv_db_exec(db, "DROP TABLE kernel_stats", &err), 0);
+    CU_ASSERT_EQUAL(xpv_store_kernel_stats_count(db, 1, "kernel", -1, &n, &err), -1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "no such table"));
+}
+
+int main(void)
+{
+    static const xpv_test_case tests[] = {
+        {"a row whole, unknown values flagged", test_row_whole},
+        {"each sort and limit", test_sorts},
+        {"counts, devices, kinds", test_counts},
+        {"the top ops' reads", test_top_ops_reads},
+        {"the findings' reads", test_findings_reads},
+        {"a broken query is an error", test_errors},
+        {NULL, NULL},
+    };
+    return xpv_test_run("store_kernel_stats", tests, 0); /* the index goes with the process */
+}
