@@ -80,7 +80,7 @@ int main(int argc, char **argv)
     sqlite3 *db;
     xpv_err err = {{0}};
     if (xpv_index_open_reader(argv[1], &db, &err) != 0) return fprintf(stderr, "%s\n", err.msg), 1;
-    /* As the server's connections are set up (server/serve.c). */
+    /* As the server's connections are set up (server/server_state.c). */
     sqlite3_exec(db, "PRAGMA mmap_size=17179869184; PRAGMA cache_size=-16384", NULL, NULL, NULL);
     int64_t id, t0, t1, events;
     if (pick_profile(db, argc > 2 ? argv[2] : NULL, &id, &t0, &t1, &events) != 0) {

@@ -3,7 +3,7 @@
 # run's tools and of the HLO tools' first answers, for one or more builds over
 # the same index, alternated ROUNDS times: CPU time, not wall time, so that a
 # busy machine skews the comparison less. Made to compare derived FLOPs
-# (api/hlo_derive.c) with a build without them.
+# (api/hlo/hlo_derive.c) with a build without them.
 # usage: bench/run_tools_cpu.sh DATA ROUNDS BIN [BIN...]
 #   DATA: a folder bench/run_tools.sh filled (profiles/ and index.sqlite)
 set -euo pipefail

@@ -63,7 +63,7 @@ static const char *const SCHEMA_SQL =
     /* top_rank: on all-devices rows, the name's place in its kind by summed
      * time, for the first XPV_KSTATS_TOP_RANKS names (NULL beyond); with
      * profiles.kernel_totals it lets a merge of many hosts read a few rows
-     * per host (api/tool_overview_page.c). */
+     * per host (api/tools/tool_overview_page.c). */
     "CREATE INDEX kernel_stats_top ON kernel_stats(profile_id, kind, top_rank)"
     " WHERE top_rank IS NOT NULL;"
     /* device -1 = all devices combined. Times in picoseconds. */

@@ -1,7 +1,7 @@
 /*
  * tools.h — XProf's analysis tools (overview_page, kernel_stats,
  * framework_op_stats, hlo_stats, ...), computed from the index, one file
- * per tool (api/tool_<tag>.c) and one row per tool in tools.c.
+ * per tool (api/tools/tool_<tag>.c) and one row per tool in tools.c.
  *
  * A tool answers for a scope: one profile (a host), or every host of a run
  * at once where the tool can merge hosts. It builds a table (table.h) that

@@ -49,7 +49,7 @@ typedef struct {
 } line_info;
 
 /* Device planes' peak figures, kept as profile facts for the roofline
- * (api/tool_roofline_model.c) when every device plane stating one states the
+ * (api/tools/tool_roofline_model.c) when every device plane stating one states the
  * same: one figure per host, never one device's for another's. */
 static const char *const PEAK_STATS[] = {"peak_teraflops_per_second",
                                          "peak_hbm_bw_gigabytes_per_second"};

@@ -8,7 +8,7 @@ and synthetic exports (no kernel table; missing optional columns; newer
 metadata table) still index.
 
 The stored events are read back by decoding the index's `blocks` blobs here
-in Python (layout documented in indexer/event_store.c), independently of
+in Python (layout documented in store/event_store.c), independently of
 the C code that wrote them."""
 import ctypes
 import ctypes.util

@@ -1,5 +1,5 @@
 /*
- * test_cache_dir.c — the index cache's cap (indexer/cache_dir.c): eviction
+ * test_cache_dir.c — the index cache's cap (store/cache_dir.c): eviction
  * removes the least recently used indexes until the cache is under its
  * cap, never the caller's own index nor one another process has open;
  * listing reads each index's directory and sorts by last use.

@@ -1,8 +1,8 @@
 /*
  * test_findings.c — the findings' pure parts: the threshold file format
- * (api/findings_config.c: defaults, overrides, comments, errors with line
+ * (api/findings/findings_config.c: defaults, overrides, comments, errors with line
  * numbers) and which event names are compilation, input work, collectives,
- * synchronous or pageable copies (api/findings_scan.c).
+ * synchronous or pageable copies (api/findings/findings_scan.c).
  */
 #include "testutil.h"
 #include "api/findings/findings_internal.h"

@@ -1,6 +1,6 @@
 /*
  * test_hlo_cache.c — the per-profile cache of the HLO tools
- * (api/hlo_cache.c) with counted values: a value is found only under its
+ * (api/hlo/hlo_cache.c) with counted values: a value is found only under its
  * own key (profile and generation), a second put of a key keeps the first
  * value, a value over the budget is freed at once, a put past the budget
  * empties the cache, and every value is freed exactly once.

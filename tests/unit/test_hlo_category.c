@@ -1,6 +1,6 @@
 /*
  * test_hlo_category.c — the category of an HLO op from its name
- * (api/hlo_category.c): each rule, their order, names from the fixtures
+ * (api/hlo/hlo_category.c): each rule, their order, names from the fixtures
  * (ROCm MI300X kernels' hlo_op), and the ".<n>" suffixes XLA adds.
  */
 #include "testutil.h"

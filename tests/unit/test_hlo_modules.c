@@ -1,5 +1,5 @@
 /*
- * test_hlo_modules.c — the modules a profile ran (api/hlo_modules.c) from
+ * test_hlo_modules.c — the modules a profile ran (api/hlo/hlo_modules.c) from
  * hand-made events written through the sink, checked against answers
  * worked out by hand: `XLA Modules` executions (names with and without a
  * program id, an instant left out, a module with two programs listed once

@@ -1,5 +1,5 @@
 /*
- * test_hlo_ops.c — device time per HLO op (api/hlo_ops.c) from hand-made
+ * test_hlo_ops.c — device time per HLO op (api/hlo/hlo_ops.c) from hand-made
  * events written through the sink, checked against numbers worked out by
  * hand: `XLA Ops` lines (nesting and self time, siblings with the same
  * span, zero-length ops, args summed, module names from `XLA Modules`,

@@ -1,6 +1,6 @@
 /*
  * test_hlo_warm.c — warming the HLO tools' cache ahead of the first request
- * (api/hlo_warm.c, xpv_hlo_ops_warm in api/hlo_ops.c): what a warmed cache
+ * (api/hlo/hlo_warm.c, xpv_hlo_ops_warm in api/hlo/hlo_ops.c): what a warmed cache
  * gives, hosts merged, is what a cold scan gives, even once the events are
  * gone (so it did come from the warming); profiles without HLO ops, not
  * indexed for good, or past half the budget are not warmed; a stop request

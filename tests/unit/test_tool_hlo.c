@@ -1,6 +1,6 @@
 /*
- * test_tool_hlo.c — the HLO tools' tables (api/tool_hlo_stats.c,
- * api/tool_op_profile.c, api/tool_roofline_model.c, api/hlo_table.c)
+ * test_tool_hlo.c — the HLO tools' tables (api/tools/tool_hlo_stats.c,
+ * api/tools/tool_op_profile.c, api/tools/tool_roofline_model.c, api/hlo/hlo_table.c)
  * through xpv_api_tool, over ops written through the sink, as CSV rows
  * worked out by hand: ranks and cumulative shares, rates only where
  * flops/bytes are carried (GFLOP/s, GiB/s), programs named by their

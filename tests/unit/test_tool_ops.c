@@ -1,6 +1,6 @@
 /*
  * test_tool_ops.c — the pure logic under the framework-op and input-pipeline
- * tools (api/tool_ops.c): self time by nesting (siblings, equal spans,
+ * tools (api/tools/tool_ops.c): self time by nesting (siblings, equal spans,
  * launches placed in their innermost op, partial overlap, several threads),
  * op name and type from TensorFlow/JAX/PyTorch names, input-op names, and
  * interval lengths, checked against a brute-force count on random data.
