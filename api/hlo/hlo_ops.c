@@ -349,6 +349,20 @@ static xpv_hlo_op *global_op_for(scope_ctx *g, profile_ctx *p, const local_op *l
     return global_op_named(g, name, len, l->has_prog, l->prog);
 }
 
+/* Adds one op's occurrences, times and, where it carries them, FLOPs and
+ * bytes to o: the scans of several tracks, hosts or cached profiles add up
+ * the same way. */
+static void add_sums(xpv_hlo_op *o, const xpv_hlo_op *l)
+{
+    o->occurrences += l->occurrences;
+    o->total_ps += l->total_ps;
+    o->self_ps += l->self_ps;
+    if (l->has_flops) o->flops += l->flops, o->has_flops = 1;
+    if (l->has_model_flops) o->model_flops += l->model_flops, o->has_model_flops = 1;
+    if (l->has_bytes) o->bytes += l->bytes, o->has_bytes = 1;
+    o->flops_derived |= l->flops_derived, o->bytes_derived |= l->bytes_derived;
+}
+
 static void merge_profile(scope_ctx *g, profile_ctx *p)
 {
     for (size_t i = 0; i < p->nops; i++) {
@@ -358,13 +372,17 @@ static void merge_profile(scope_ctx *g, profile_ctx *p)
         if (o->category) o->category_carried = 1;
         if (!o->module && l->module) o->module = ref_dup(p, l->module);
         if (!o->framework_op && l->tf_op) o->framework_op = ref_dup(p, l->tf_op);
-        o->occurrences += l->occurrences;
-        o->total_ps += l->total_ps;
-        o->self_ps += l->self_ps;
-        if (l->has_flops) o->flops += l->flops, o->has_flops = 1;
-        if (l->has_model_flops) o->model_flops += l->model_flops, o->has_model_flops = 1;
-        if (l->has_bytes) o->bytes += l->bytes, o->has_bytes = 1;
-        o->flops_derived |= l->flops_derived, o->bytes_derived |= l->bytes_derived;
+        add_sums(o, &(xpv_hlo_op){.occurrences = l->occurrences,
+                                  .total_ps = l->total_ps,
+                                  .self_ps = l->self_ps,
+                                  .flops = l->flops,
+                                  .model_flops = l->model_flops,
+                                  .bytes = l->bytes,
+                                  .has_flops = l->has_flops,
+                                  .has_model_flops = l->has_model_flops,
+                                  .has_bytes = l->has_bytes,
+                                  .flops_derived = l->flops_derived,
+                                  .bytes_derived = l->bytes_derived});
     }
     if (p->derive_error && !g->out->derive_error)
         g->out->derive_error = xpv_xstrdup(p->derive_error);
@@ -567,13 +585,7 @@ static void merge_result(void *ctx, const void *value)
         if (o->category) o->category_carried = 1;
         if (!o->module) o->module = dup_or_null(l->module);
         if (!o->framework_op) o->framework_op = dup_or_null(l->framework_op);
-        o->occurrences += l->occurrences;
-        o->total_ps += l->total_ps;
-        o->self_ps += l->self_ps;
-        if (l->has_flops) o->flops += l->flops, o->has_flops = 1;
-        if (l->has_model_flops) o->model_flops += l->model_flops, o->has_model_flops = 1;
-        if (l->has_bytes) o->bytes += l->bytes, o->has_bytes = 1;
-        o->flops_derived |= l->flops_derived, o->bytes_derived |= l->bytes_derived;
+        add_sums(o, l);
     }
     if (r->ops.derive_error && !g->out->derive_error)
         g->out->derive_error = xpv_xstrdup(r->ops.derive_error);
