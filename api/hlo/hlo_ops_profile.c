@@ -8,6 +8,7 @@
  */
 #include "hlo_ops_internal.h"
 #include "../../store/event_store.h"
+#include "../../store/profiles.h"
 #include "../../indexer/readers/readers.h"
 
 #include <stdlib.h>
@@ -94,18 +95,14 @@ void xpv_hlo_profile_free(profile_ctx *p)
 
 int xpv_hlo_jax_format(sqlite3 *db, int64_t profile_id, xpv_err *err)
 {
-    sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(db,
-                           "SELECT 1 FROM profiles WHERE id=?1 AND format IN ('" XPV_FMT_XPLANE
-                           "','" XPV_FMT_JAX_JSON "')",
-                           -1, &st, NULL) != SQLITE_OK)
-        return xpv_err_set(err, "index: %s", sqlite3_errmsg(db));
-    sqlite3_bind_int64(st, 1, profile_id);
-    int rc = sqlite3_step(st);
-    sqlite3_finalize(st);
-    if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-        return xpv_err_set(err, "index: %s", sqlite3_errmsg(db));
-    return rc == SQLITE_ROW;
+    xpv_store_cursor c;
+    xpv_store_profile row;
+    int found = xpv_store_profiles_get(&c, db, profile_id, &row, err);
+    if (found != 1) return found;
+    const char *f = row.format.s;
+    found = f && (strcmp(f, XPV_FMT_XPLANE) == 0 || strcmp(f, XPV_FMT_JAX_JSON) == 0);
+    xpv_store_cursor_close(&c);
+    return found;
 }
 
 int xpv_hlo_profile_mode(sqlite3 *db, profile_ctx *p, xpv_err *err)
