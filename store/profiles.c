@@ -172,28 +172,13 @@ int xpv_store_profiles_count_next(xpv_store_cursor *c, xpv_store_text *text, int
     return 1;
 }
 
-/* Every row's first column as an int64 into *v (malloc'ed, NULL when
- * none), then closes c. 0, or -1 with err. */
-static int ids_of(xpv_store_cursor *c, int64_t **v, size_t *n, xpv_err *err)
-{
-    size_t cap = 0;
-    int rc;
-    *v = NULL, *n = 0;
-    while ((rc = xpv_store_cursor_step(c, err)) == 1) {
-        *v = xpv_grow_to_index(*v, &cap, *n, sizeof **v, 0);
-        (*v)[(*n)++] = sqlite3_column_int64(c->st, 0);
-    }
-    xpv_store_cursor_close(c);
-    return rc;
-}
-
 int xpv_store_profiles_with_events(sqlite3 *db, int64_t **ids, size_t *n, xpv_err *err)
 {
     xpv_store_cursor c;
     *ids = NULL, *n = 0;
     if (xpv_store_cursor_open(&c, db, "SELECT id FROM profiles WHERE events > 0", err) != 0)
         return -1;
-    return ids_of(&c, ids, n, err);
+    return xpv_store_cursor_ids(&c, ids, n, err);
 }
 
 /* ---- runs and hosts ---- */
@@ -269,7 +254,7 @@ int xpv_store_profiles_newest_run(sqlite3 *db, int64_t **ids, size_t *n, xpv_err
                               " run=(" RUNS_NEWEST_FIRST " LIMIT 1) ORDER BY host, id",
                               err) != 0)
         return -1;
-    return ids_of(&c, ids, n, err);
+    return xpv_store_cursor_ids(&c, ids, n, err);
 }
 
 /* ---- over several profiles ---- */
