@@ -9,6 +9,7 @@
 #include "hlo_ops_internal.h"
 #include "../../store/event_store.h"
 #include "../../store/profiles.h"
+#include "../../store/tracks.h"
 #include "../../indexer/readers/readers.h"
 
 #include <stdlib.h>
@@ -49,31 +50,9 @@ int xpv_hlo_profile_keys(sqlite3 *db, profile_ctx *p, xpv_err *err)
 int64_t *xpv_hlo_tracks_of(sqlite3 *db, int64_t profile_id, const char *line, size_t *n,
                            xpv_err *err)
 {
-    sqlite3_stmt *st;
-    *n = 0;
-    if (sqlite3_prepare_v2(db,
-                           "SELECT id FROM tracks WHERE profile_id=?1 AND events > 0 AND"
-                           " (?2 IS NULL AND device_id IS NOT NULL OR thread_name=?2) ORDER BY id",
-                           -1, &st, NULL) != SQLITE_OK) {
-        xpv_err_set(err, "index: %s", sqlite3_errmsg(db));
-        return NULL;
-    }
-    sqlite3_bind_int64(st, 1, profile_id);
-    if (line) sqlite3_bind_text(st, 2, line, -1, SQLITE_STATIC);
-    int64_t *ids = xpv_xmalloc(sizeof *ids);
-    size_t cap = 1;
-    int rc;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        if (*n == cap) ids = xpv_xrealloc(ids, (cap *= 2) * sizeof *ids);
-        ids[(*n)++] = sqlite3_column_int64(st, 0);
-    }
-    sqlite3_finalize(st);
-    if (rc != SQLITE_DONE) {
-        xpv_err_set(err, "index: %s", sqlite3_errmsg(db));
-        free(ids);
-        return NULL;
-    }
-    return ids;
+    int64_t *ids;
+    if (xpv_store_tracks_ids_with_events(db, profile_id, line, &ids, n, err) != 0) return NULL;
+    return ids ? ids : xpv_xmalloc(sizeof *ids); /* NULL is the error */
 }
 
 void xpv_hlo_profile_free(profile_ctx *p)

@@ -9,6 +9,7 @@
 #include "../api_util.h"
 #include "../../store/cursor.h"
 #include "../../store/profiles.h"
+#include "../../store/tracks.h"
 #include "../../store/event_store.h"
 
 #include <stdio.h>
@@ -183,20 +184,17 @@ int xpv_api_profile_tool(sqlite3 *db, int64_t id, const char *tag, int all_hosts
 
 static int device_tracks(sqlite3 *db, int64_t id, xpv_tool_profile *p, xpv_err *err)
 {
-    sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(db,
-                           "SELECT id FROM tracks WHERE profile_id=?1 AND device_id IS NOT NULL",
-                           -1, &st, NULL) != SQLITE_OK)
-        return xpv_err_set(err, "index: %s", sqlite3_errmsg(db));
-    sqlite3_bind_int64(st, 1, id);
-    int rc;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        int64_t t = sqlite3_column_int64(st, 0);
+    xpv_store_cursor c;
+    if (xpv_store_tracks_open_devices(&c, db, id, err) != 0) return -1;
+    int64_t t;
+    int device, rc;
+    while ((rc = xpv_store_tracks_device_next(&c, &t, &device, err)) == 1) {
         if (t < 0 || t > UINT32_MAX) continue;
         p->device_track = xpv_grow_to_index(p->device_track, &p->ntracks, (size_t)t, 1, 0);
         p->device_track[t] = 1;
     }
-    return xpv_tool_step_end(db, st, rc, err);
+    xpv_store_cursor_close(&c);
+    return rc;
 }
 
 int xpv_tool_profile_load(sqlite3 *db, int64_t id, xpv_tool_profile *p, xpv_err *err)
