@@ -21,6 +21,7 @@
  */
 #include "api.h"
 #include "api_util.h"
+#include "../store/tracks.h"
 #include "block_marks.h"
 #include "../common/xpv_hindex.h"
 #include "../common/xpv_lower_bound.h"
@@ -173,19 +174,8 @@ static int cmp_id(const void *pa, const void *pb)
 /* Every track of the profile, by id. */
 static int64_t *all_tracks(sqlite3 *db, int64_t id, size_t *n)
 {
-    sqlite3_stmt *st;
-    int64_t *t = NULL;
-    size_t cap = 0;
-    *n = 0;
-    if (sqlite3_prepare_v2(db, "SELECT id FROM tracks WHERE profile_id=?1 ORDER BY id", -1, &st,
-                           NULL) != SQLITE_OK)
-        return NULL;
-    sqlite3_bind_int64(st, 1, id);
-    while (sqlite3_step(st) == SQLITE_ROW) {
-        if (*n == cap) t = xpv_xrealloc(t, (cap = cap ? cap * 2 : 64) * sizeof *t);
-        t[(*n)++] = sqlite3_column_int64(st, 0);
-    }
-    sqlite3_finalize(st);
+    int64_t *t;
+    xpv_store_tracks_ids(db, id, &t, n, NULL);
     return t;
 }
 

@@ -3,6 +3,7 @@
  */
 #include "api_util.h"
 #include "api.h"
+#include "../store/profiles.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -178,32 +179,24 @@ void xpv_api_strings_free(xpv_api_strings *s)
 
 int xpv_api_profile_state_get(sqlite3 *db, int64_t id, xpv_api_profile_state *ps, xpv_buf *out)
 {
-    sqlite3_stmt *st;
+    xpv_store_cursor c;
+    xpv_store_profile_state row;
+    xpv_err err = {{0}};
     memset(ps, 0, sizeof *ps);
-    if (sqlite3_prepare_v2(db,
-                           "SELECT status, events, start_ns, end_ns, mtime_ns, indexed_at, path"
-                           " FROM profiles WHERE id=?1",
-                           -1, &st, NULL) != SQLITE_OK)
-        return xpv_api_error(out, 500, "index: %s", sqlite3_errmsg(db));
-    sqlite3_bind_int64(st, 1, id);
-    int status = 200;
-    if (sqlite3_step(st) == SQLITE_ROW) {
-        const char *s = (const char *)sqlite3_column_text(st, 0);
-        snprintf(ps->status, sizeof ps->status, "%s", s ? s : "");
-        ps->events = sqlite3_column_int64(st, 1);
-        ps->has_span = sqlite3_column_type(st, 2) != SQLITE_NULL;
-        ps->start_ns = sqlite3_column_int64(st, 2);
-        ps->end_ns = sqlite3_column_int64(st, 3);
-        ps->mtime_ns = sqlite3_column_int64(st, 4);
-        ps->indexed_at = sqlite3_column_double(st, 5);
-        const char *path = (const char *)sqlite3_column_text(st, 6);
-        const char *slash = path ? strrchr(path, '/') : NULL;
-        snprintf(ps->file_name, sizeof ps->file_name, "%s", slash ? slash + 1 : path ? path : "");
-    } else {
-        status = xpv_api_error(out, 404, "no such profile");
-    }
-    sqlite3_finalize(st);
-    return status;
+    int found = xpv_store_profiles_state(&c, db, id, &row, &err);
+    if (found < 0) return xpv_api_error(out, 500, "%s", err.msg);
+    if (!found) return xpv_api_error(out, 404, "no such profile");
+    snprintf(ps->status, sizeof ps->status, "%s", row.status.s ? row.status.s : "");
+    ps->events = row.num[XPV_STORE_PROFILE_STATE_EVENTS];
+    ps->has_span = (row.known >> XPV_STORE_PROFILE_STATE_START_NS) & 1u;
+    ps->start_ns = row.num[XPV_STORE_PROFILE_STATE_START_NS];
+    ps->end_ns = row.num[XPV_STORE_PROFILE_STATE_END_NS];
+    ps->mtime_ns = row.num[XPV_STORE_PROFILE_STATE_MTIME_NS];
+    ps->indexed_at = row.indexed_at;
+    const char *path = row.path.s, *slash = path ? strrchr(path, '/') : NULL;
+    snprintf(ps->file_name, sizeof ps->file_name, "%s", slash ? slash + 1 : path ? path : "");
+    xpv_store_cursor_close(&c);
+    return 200;
 }
 
 void xpv_api_put_profile_head(xpv_buf *b, int64_t id, const xpv_api_profile_state *ps)

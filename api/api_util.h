@@ -35,23 +35,12 @@ void xpv_api_put_real_opt(xpv_buf *b, int known, double v);
 /* s NULL: null. */
 void xpv_api_put_text_opt(xpv_buf *b, const char *s, size_t n);
 
-/* The runs, newest first (by their newest profile): the order of the
- * TensorBoard run list, whose first run is the one the view lands on. */
-#define XPV_API_RUNS_NEWEST_FIRST                                                                  \
-    "SELECT run FROM profiles WHERE companion_of IS NULL AND run IS NOT NULL"                      \
-    " GROUP BY run ORDER BY max(mtime_ns) DESC, run DESC"
-
 /* Looks up interned strings of one profile, caching recent ones. */
 typedef struct xpv_api_strings xpv_api_strings;
 xpv_api_strings *xpv_api_strings_open(sqlite3 *db, int64_t profile_id);
 /* The string (never NULL: "" when unknown); valid until the next call. */
 const char *xpv_api_string(xpv_api_strings *s, uint32_t id, size_t *len);
 void xpv_api_strings_free(xpv_api_strings *s);
-
-/* ORDER BY terms that rank a profile by how it indexed: ok, then partial,
- * then anything else (pending, failed). Newest first within each is the
- * caller's to add. "latest" and the TensorBoard routes' host pick share it. */
-#define XPV_API_BEST_INDEXED "CASE WHEN status='ok' THEN 0 WHEN partial THEN 1 ELSE 2 END"
 
 /* Reads the profile's status ("ok", "pending", ...), its time span and its
  * file's name. Returns 200, or 404/500 with the error in out. */

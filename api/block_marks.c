@@ -7,6 +7,7 @@
 #include "block_marks.h"
 #include "../common/xpv_hindex.h"
 #include "../common/xpv_lower_bound.h"
+#include "../store/profiles.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -146,13 +147,13 @@ int64_t xpv_block_marks_warm(xpv_block_marks *m, sqlite3 *db, int64_t profile_id
 
 void xpv_block_marks_warm_all(xpv_block_marks *m, sqlite3 *db, volatile int *stop)
 {
-    sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(db, "SELECT id FROM profiles WHERE events > 0", -1, &st, NULL) !=
-        SQLITE_OK)
-        return; /* the cache only speeds windows up: without it they are still right */
-    while (!xpv_stop_requested(stop) && sqlite3_step(st) == SQLITE_ROW)
-        xpv_block_marks_warm(m, db, sqlite3_column_int64(st, 0), stop, NULL);
-    sqlite3_finalize(st);
+    int64_t *ids;
+    size_t n;
+    /* the cache only speeds windows up: without it they are still right */
+    if (xpv_store_profiles_with_events(db, &ids, &n, NULL) != 0) return;
+    for (size_t i = 0; i < n && !xpv_stop_requested(stop); i++)
+        xpv_block_marks_warm(m, db, ids[i], stop, NULL);
+    free(ids);
 }
 
 size_t xpv_block_marks_bytes(xpv_block_marks *m)

@@ -7,6 +7,7 @@
  */
 #include "api.h"
 #include "api_util.h"
+#include "../store/tracks.h"
 #include "event_json.h"
 #include "flows.h"
 #include "../store/event_store.h"
@@ -31,27 +32,20 @@ typedef struct {
 
 static void put_track(detail_ctx *d, uint32_t track)
 {
-    sqlite3_stmt *st;
+    xpv_store_cursor c;
+    xpv_store_track r;
     xpv_buf *b = d->out;
     xpv_buf_printf(b, ",\"track\":%u", track);
-    if (sqlite3_prepare_v2(d->db,
-                           "SELECT pid, tid, process_name, thread_name, device_id FROM tracks"
-                           " WHERE profile_id=?1 AND id=?2",
-                           -1, &st, NULL) != SQLITE_OK)
-        return;
-    sqlite3_bind_int64(st, 1, d->profile_id);
-    sqlite3_bind_int64(st, 2, track);
-    if (sqlite3_step(st) == SQLITE_ROW) {
-        xpv_buf_printf(
-            b, ",\"pid\":%lld,\"tid\":%lld,\"process\":", (long long)sqlite3_column_int64(st, 0),
-            (long long)sqlite3_column_int64(st, 1));
-        xpv_api_put_text_col(b, st, 2);
-        xpv_buf_puts(b, ",\"thread\":");
-        xpv_api_put_text_col(b, st, 3);
-        xpv_buf_puts(b, ",\"device\":");
-        xpv_api_put_int_col(b, st, 4);
-    }
-    sqlite3_finalize(st);
+    if (xpv_store_tracks_get(&c, d->db, d->profile_id, track, &r, NULL) != 1) return;
+    xpv_buf_printf(b, ",\"pid\":%lld,\"tid\":%lld,\"process\":", (long long)r.pid,
+                   (long long)r.tid);
+    xpv_api_put_text_opt(b, r.process_name.s, r.process_name.n);
+    xpv_buf_puts(b, ",\"thread\":");
+    xpv_api_put_text_opt(b, r.thread_name.s, r.thread_name.n);
+    xpv_buf_puts(b, ",\"device\":");
+    xpv_api_put_int_opt(b, xpv_store_track_known(&r, XPV_STORE_TRACK_DEVICE),
+                        r.num[XPV_STORE_TRACK_DEVICE]);
+    xpv_store_cursor_close(&c);
 }
 
 static int put_detail(void *ctx, const xpv_event *ev, int64_t block, uint32_t index)

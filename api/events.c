@@ -21,6 +21,7 @@
  */
 #include "api.h"
 #include "api_util.h"
+#include "../store/tracks.h"
 #include "block_marks.h"
 #include "../common/xpv_hindex.h"
 
@@ -168,15 +169,10 @@ static void spread_header(window *w, track_acc *t, int64_t t_min, int64_t t_max,
 
 static int load_tracks(sqlite3 *db, int64_t id, const xpv_events_query *q, window *w, xpv_buf *out)
 {
-    sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(db, "SELECT max(id) FROM tracks WHERE profile_id=?1", -1, &st, NULL) !=
-        SQLITE_OK)
-        return xpv_api_error(out, 500, "index: %s", sqlite3_errmsg(db));
-    sqlite3_bind_int64(st, 1, id);
     int64_t max_id = -1;
-    if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL)
-        max_id = sqlite3_column_int64(st, 0);
-    sqlite3_finalize(st);
+    xpv_err err = {{0}};
+    if (xpv_store_tracks_max_id(db, id, &max_id, &err) < 0)
+        return xpv_api_error(out, 500, "%s", err.msg);
     if (max_id >= (1 << 24)) return xpv_api_error(out, 500, "index: implausible track id");
     w->ntracks = (size_t)(max_id + 1);
     w->tracks = xpv_xcalloc(w->ntracks ? w->ntracks : 1, sizeof *w->tracks);

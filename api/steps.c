@@ -13,6 +13,7 @@
 #include "api_util.h"
 #include "rows.h"
 #include "../store/steps.h"
+#include "../store/profiles.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -73,17 +74,13 @@ static void put_step(xpv_buf *b, const xpv_store_step *r, const xpv_api_profile_
 
 static void put_step_source(sqlite3 *db, int64_t id, xpv_buf *b)
 {
-    sqlite3_stmt *st;
+    xpv_store_cursor c;
+    xpv_store_profile row;
     const char *src = NULL;
-    if (sqlite3_prepare_v2(db, "SELECT step_source FROM profiles WHERE id=?1", -1, &st, NULL) ==
-        SQLITE_OK) {
-        sqlite3_bind_int64(st, 1, id);
-        if (sqlite3_step(st) == SQLITE_ROW) src = (const char *)sqlite3_column_text(st, 0);
-        xpv_buf_json_str(b, src ? src : "none", strlen(src ? src : "none"));
-        sqlite3_finalize(st);
-    } else {
-        xpv_buf_puts(b, "\"none\"");
-    }
+    int found = xpv_store_profiles_get(&c, db, id, &row, NULL);
+    if (found == 1) src = row.step_source.s;
+    xpv_buf_json_str(b, src ? src : "none", strlen(src ? src : "none"));
+    if (found == 1) xpv_store_cursor_close(&c);
 }
 
 static void put_step_devices(sqlite3 *db, int64_t id, xpv_buf *b)

@@ -10,6 +10,7 @@
 #include "api_util.h"
 #include "event_json.h"
 #include "../store/event_store.h"
+#include "../store/tracks.h"
 
 #include <assert.h>
 #include <stdint.h>
@@ -46,20 +47,33 @@ static void comma(xpv_trace_cursor *c, xpv_buf *b)
     c->wrote_any = 1;
 }
 
-static void put_meta(xpv_trace_cursor *c, xpv_buf *b, const char *what, sqlite3_stmt *st,
-                     track_ids t, int with_tid, int value_col, int is_text)
+/* Opens an M event of the track's process (or thread, with_tid). */
+static void meta_head(xpv_trace_cursor *c, xpv_buf *b, const char *what, track_ids t, int with_tid)
 {
-    if (sqlite3_column_type(st, value_col) == SQLITE_NULL) return;
     comma(c, b);
     xpv_buf_printf(b, "{\"ph\":\"M\",\"name\":\"%s\",\"pid\":%lld", what, (long long)t.pid);
     if (with_tid) xpv_buf_printf(b, ",\"tid\":%lld", (long long)t.tid);
-    if (is_text) {
-        xpv_buf_printf(b, ",\"args\":{\"%s\":", strcmp(what, "process_labels") ? "name" : "labels");
-        xpv_api_put_text_col(b, st, value_col);
-    } else {
-        xpv_buf_puts(b, ",\"args\":{\"sort_index\":");
-        xpv_api_put_int_col(b, st, value_col);
-    }
+}
+
+/* A name (or the process labels) unless unknown. */
+static void put_meta_name(xpv_trace_cursor *c, xpv_buf *b, const char *what, track_ids t,
+                          int with_tid, xpv_store_text v)
+{
+    if (!v.s) return;
+    meta_head(c, b, what, t, with_tid);
+    xpv_buf_printf(b, ",\"args\":{\"%s\":", strcmp(what, "process_labels") ? "name" : "labels");
+    xpv_api_put_text_opt(b, v.s, v.n);
+    xpv_buf_puts(b, "}}");
+}
+
+/* A sort index (field of r) unless unknown. */
+static void put_meta_sort(xpv_trace_cursor *c, xpv_buf *b, const char *what, track_ids t,
+                          int with_tid, const xpv_store_track *r, int field)
+{
+    if (!xpv_store_track_known(r, field)) return;
+    meta_head(c, b, what, t, with_tid);
+    xpv_buf_puts(b, ",\"args\":{\"sort_index\":");
+    xpv_api_put_int(b, r->num[field]);
     xpv_buf_puts(b, "}}");
 }
 
@@ -82,80 +96,63 @@ static int64_t map_id(id_map **maps, size_t *n, int64_t from, int64_t *next)
     return (*maps)[(*n)++].to;
 }
 
-static sqlite3_stmt *track_query(xpv_trace_cursor *c, xpv_err *err)
-{
-    sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(c->db,
-                           "SELECT id, pid, tid, process_name, thread_name, process_sort,"
-                           " thread_sort, process_labels FROM tracks WHERE profile_id=?1"
-                           " ORDER BY pid, tid, id",
-                           -1, &st, NULL) != SQLITE_OK) {
-        xpv_err_set(err, "index: %s", sqlite3_errmsg(c->db));
-        return NULL;
-    }
-    sqlite3_bind_int64(st, 1, c->profile_id);
-    return st;
-}
-
 /* Pass 1: every track's exported pid/tid. */
 static int map_tracks(xpv_trace_cursor *c, xpv_err *err)
 {
-    sqlite3_stmt *st = track_query(c, err);
-    if (!st) return -1;
+    xpv_store_cursor cur;
+    xpv_store_track r;
+    int rc;
+    if (xpv_store_tracks_open_by_pid(&cur, c->db, c->profile_id, err) != 0) return -1;
     int64_t next_pid = 1, next_tid = 1;
-    while (sqlite3_step(st) == SQLITE_ROW) {
-        int64_t pid = sqlite3_column_int64(st, 1), tid = sqlite3_column_int64(st, 2);
-        if (pid >= next_pid && pid < SMALL_ID_LIMIT) next_pid = pid + 1;
-        if (tid >= next_tid && tid < SMALL_ID_LIMIT) next_tid = tid + 1;
+    while ((rc = xpv_store_tracks_next(&cur, &r, err)) == 1) {
+        if (r.pid >= next_pid && r.pid < SMALL_ID_LIMIT) next_pid = r.pid + 1;
+        if (r.tid >= next_tid && r.tid < SMALL_ID_LIMIT) next_tid = r.tid + 1;
     }
-    sqlite3_reset(st);
+    xpv_store_cursor_close(&cur);
+    if (rc != 0 || xpv_store_tracks_open_by_pid(&cur, c->db, c->profile_id, err) != 0) return -1;
     id_map *pids = NULL, *tids = NULL;
     size_t npids = 0, ntids = 0;
-    int rc;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        int64_t id = sqlite3_column_int64(st, 0);
-        if (id < 0 || id >= (1 << 24)) continue;
-        if ((size_t)id >= c->ntracks) {
-            size_t n = (size_t)id + 1;
+    while ((rc = xpv_store_tracks_next(&cur, &r, err)) == 1) {
+        if (r.id < 0 || r.id >= (1 << 24)) continue;
+        if ((size_t)r.id >= c->ntracks) {
+            size_t n = (size_t)r.id + 1;
             c->tracks = xpv_xrealloc(c->tracks, n * sizeof *c->tracks);
             memset(c->tracks + c->ntracks, 0, (n - c->ntracks) * sizeof *c->tracks);
             c->ntracks = n;
         }
-        c->tracks[id].pid = map_id(&pids, &npids, sqlite3_column_int64(st, 1), &next_pid);
-        c->tracks[id].tid = map_id(&tids, &ntids, sqlite3_column_int64(st, 2), &next_tid);
+        c->tracks[r.id].pid = map_id(&pids, &npids, r.pid, &next_pid);
+        c->tracks[r.id].tid = map_id(&tids, &ntids, r.tid, &next_tid);
     }
     free(pids);
     free(tids);
-    sqlite3_finalize(st);
-    if (rc != SQLITE_DONE) return xpv_err_set(err, "index: %s", sqlite3_errmsg(c->db));
-    return 0;
+    xpv_store_cursor_close(&cur);
+    return rc;
 }
 
 static int write_head(xpv_trace_cursor *c, xpv_buf *b, xpv_err *err)
 {
     if (map_tracks(c, err) != 0) return -1;
-    sqlite3_stmt *st = track_query(c, err);
-    if (!st) return -1;
+    xpv_store_cursor cur;
+    xpv_store_track r;
+    if (xpv_store_tracks_open_by_pid(&cur, c->db, c->profile_id, err) != 0) return -1;
     xpv_buf_puts(b, "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n");
     int rc, first = 1;
     int64_t last_pid = 0;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        int64_t id = sqlite3_column_int64(st, 0), pid = sqlite3_column_int64(st, 1);
-        if (id < 0 || (size_t)id >= c->ntracks) continue;
-        track_ids t = c->tracks[id];
-        if (first || pid != last_pid) {
-            put_meta(c, b, "process_name", st, t, 0, 3, 1);
-            put_meta(c, b, "process_sort_index", st, t, 0, 5, 0);
-            put_meta(c, b, "process_labels", st, t, 0, 7, 1);
+    while ((rc = xpv_store_tracks_next(&cur, &r, err)) == 1) {
+        if (r.id < 0 || (size_t)r.id >= c->ntracks) continue;
+        track_ids t = c->tracks[r.id];
+        if (first || r.pid != last_pid) {
+            put_meta_name(c, b, "process_name", t, 0, r.process_name);
+            put_meta_sort(c, b, "process_sort_index", t, 0, &r, XPV_STORE_TRACK_PROCESS_SORT);
+            put_meta_name(c, b, "process_labels", t, 0, r.process_labels);
             first = 0;
-            last_pid = pid;
+            last_pid = r.pid;
         }
-        put_meta(c, b, "thread_name", st, t, 1, 4, 1);
-        put_meta(c, b, "thread_sort_index", st, t, 1, 6, 0);
+        put_meta_name(c, b, "thread_name", t, 1, r.thread_name);
+        put_meta_sort(c, b, "thread_sort_index", t, 1, &r, XPV_STORE_TRACK_THREAD_SORT);
     }
-    sqlite3_finalize(st);
-    if (rc != SQLITE_DONE) return xpv_err_set(err, "index: %s", sqlite3_errmsg(c->db));
-    return 0;
+    xpv_store_cursor_close(&cur);
+    return rc;
 }
 
 /* ---- events ---- */

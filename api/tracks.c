@@ -12,37 +12,24 @@
  */
 #include "api.h"
 #include "api_util.h"
+#include "../store/tracks.h"
 
 #include <string.h>
 
-static const char *const TRACK_SQL =
-    "WITH names AS (SELECT process_name AS name, count(DISTINCT pid) AS processes FROM tracks"
-    " WHERE profile_id=?1 GROUP BY process_name),"
-    " devs AS (SELECT CASE WHEN json_valid(devices) THEN devices END AS list FROM profiles"
-    " WHERE id=?1)"
-    " SELECT t.id, pid, tid, process_name, thread_name, process_sort, thread_sort, process_labels,"
-    " device_id, events, t_min, t_max, names.processes,"
-    " (SELECT json_extract(list, '$[' || t.device_id || ']') FROM devs WHERE t.device_id >= 0)"
-    " FROM tracks t LEFT JOIN names ON names.name IS t.process_name WHERE t.profile_id=?1"
-    " ORDER BY coalesce(process_sort, pid), pid, coalesce(thread_sort, tid), tid, t.id";
-
-enum { C_PID = 1, C_NAME = 3, C_LABELS = 7, C_DEVICE = 8, C_SHARED = 12, C_DEVICE_NAME = 13 };
-
-static const char *text_col(sqlite3_stmt *st, int col)
+/* s when it is a non-empty text, else NULL. */
+static const char *nonempty(xpv_store_text t)
 {
-    const char *s = (const char *)sqlite3_column_text(st, col);
-    return s && *s ? s : NULL;
+    return t.s && *t.s ? t.s : NULL;
 }
 
-static void put_title(xpv_buf *b, sqlite3_stmt *st)
+static void put_title(xpv_buf *b, const xpv_store_track *r)
 {
-    const char *name = text_col(st, C_NAME), *labels = text_col(st, C_LABELS);
-    const char *device =
-        sqlite3_column_type(st, C_DEVICE_NAME) == SQLITE_TEXT ? text_col(st, C_DEVICE_NAME) : NULL;
-    long long pid = (long long)sqlite3_column_int64(st, C_PID);
-    int is_device = sqlite3_column_type(st, C_DEVICE) != SQLITE_NULL;
+    const char *name = nonempty(r->process_name), *labels = nonempty(r->process_labels);
+    const char *device = nonempty(r->device_name);
+    long long pid = (long long)r->pid;
+    int is_device = xpv_store_track_known(r, XPV_STORE_TRACK_DEVICE);
     xpv_buf t = {0};
-    if (name && sqlite3_column_int64(st, C_SHARED) <= 1) {
+    if (name && r->name_pids <= 1) {
         xpv_buf_puts(&t, name);
     } else if (labels || (is_device && device)) {
         xpv_buf_puts(&t, labels ? labels : device);
@@ -55,40 +42,42 @@ static void put_title(xpv_buf *b, sqlite3_stmt *st)
     xpv_buf_free(&t);
 }
 
-static void put_process_head(xpv_buf *b, sqlite3_stmt *st)
+static void put_int(xpv_buf *b, const char *key, const xpv_store_track *r, int field)
 {
-    xpv_buf_printf(b, "{\"pid\":%lld,\"name\":", (long long)sqlite3_column_int64(st, 1));
-    xpv_api_put_text_col(b, st, 3);
+    xpv_buf_puts(b, key);
+    xpv_api_put_int_opt(b, xpv_store_track_known(r, field), r->num[field]);
+}
+
+static void put_us(xpv_buf *b, const char *key, const xpv_store_track *r, int field)
+{
+    xpv_buf_puts(b, key);
+    if (xpv_store_track_known(r, field))
+        xpv_api_put_us(b, r->num[field]);
+    else
+        xpv_buf_puts(b, "null");
+}
+
+static void put_process_head(xpv_buf *b, const xpv_store_track *r)
+{
+    xpv_buf_printf(b, "{\"pid\":%lld,\"name\":", (long long)r->pid);
+    xpv_api_put_text_opt(b, r->process_name.s, r->process_name.n);
     xpv_buf_puts(b, ",\"title\":");
-    put_title(b, st);
-    xpv_buf_puts(b, ",\"sort_index\":");
-    xpv_api_put_int_col(b, st, 5);
-    xpv_buf_puts(b, ",\"device\":");
-    xpv_api_put_int_col(b, st, 8);
+    put_title(b, r);
+    put_int(b, ",\"sort_index\":", r, XPV_STORE_TRACK_PROCESS_SORT);
+    put_int(b, ",\"device\":", r, XPV_STORE_TRACK_DEVICE);
     xpv_buf_puts(b, ",\"labels\":");
-    xpv_api_put_text_col(b, st, 7);
+    xpv_api_put_text_opt(b, r->process_labels.s, r->process_labels.n);
     xpv_buf_puts(b, ",\"threads\":[");
 }
 
-static void put_thread(xpv_buf *b, sqlite3_stmt *st)
+static void put_thread(xpv_buf *b, const xpv_store_track *r)
 {
-    xpv_buf_printf(b, "{\"id\":%lld,\"tid\":%lld,\"name\":", (long long)sqlite3_column_int64(st, 0),
-                   (long long)sqlite3_column_int64(st, 2));
-    xpv_api_put_text_col(b, st, 4);
-    xpv_buf_puts(b, ",\"sort_index\":");
-    xpv_api_put_int_col(b, st, 6);
-    xpv_buf_puts(b, ",\"events\":");
-    xpv_api_put_int_col(b, st, 9);
-    xpv_buf_puts(b, ",\"start_us\":");
-    if (sqlite3_column_type(st, 10) == SQLITE_NULL)
-        xpv_buf_puts(b, "null");
-    else
-        xpv_api_put_us(b, sqlite3_column_int64(st, 10));
-    xpv_buf_puts(b, ",\"end_us\":");
-    if (sqlite3_column_type(st, 11) == SQLITE_NULL)
-        xpv_buf_puts(b, "null");
-    else
-        xpv_api_put_us(b, sqlite3_column_int64(st, 11));
+    xpv_buf_printf(b, "{\"id\":%lld,\"tid\":%lld,\"name\":", (long long)r->id, (long long)r->tid);
+    xpv_api_put_text_opt(b, r->thread_name.s, r->thread_name.n);
+    put_int(b, ",\"sort_index\":", r, XPV_STORE_TRACK_THREAD_SORT);
+    put_int(b, ",\"events\":", r, XPV_STORE_TRACK_EVENTS);
+    put_us(b, ",\"start_us\":", r, XPV_STORE_TRACK_T_MIN);
+    put_us(b, ",\"end_us\":", r, XPV_STORE_TRACK_T_MAX);
     xpv_buf_putc(b, '}');
 }
 
@@ -97,9 +86,11 @@ int xpv_api_tracks(sqlite3 *db, int64_t id, xpv_buf *out)
     xpv_api_profile_state ps;
     int status = xpv_api_profile_state_get(db, id, &ps, out);
     if (status != 200) return status;
-    sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(db, TRACK_SQL, -1, &st, NULL) != SQLITE_OK)
-        return xpv_api_error(out, 500, "index: %s", sqlite3_errmsg(db));
+    xpv_store_cursor c;
+    xpv_store_track r;
+    xpv_err err = {{0}};
+    if (xpv_store_tracks_open_list(&c, db, id, &err) != 0)
+        return xpv_api_error(out, 500, "%s", err.msg);
     xpv_api_put_profile_head(out, id, &ps);
     xpv_buf_puts(out, ",\"start_us\":");
     if (ps.has_span)
@@ -112,23 +103,21 @@ int xpv_api_tracks(sqlite3 *db, int64_t id, xpv_buf *out)
     else
         xpv_buf_puts(out, "null");
     xpv_buf_puts(out, ",\"processes\":[");
-    sqlite3_bind_int64(st, 1, id);
     int rc, nproc = 0, nthreads = 0;
     int64_t pid = 0;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        int64_t p = sqlite3_column_int64(st, 1);
-        if (nproc == 0 || p != pid) {
+    while ((rc = xpv_store_tracks_next(&c, &r, &err)) == 1) {
+        if (nproc == 0 || r.pid != pid) {
             if (nproc) xpv_buf_puts(out, "]},");
-            put_process_head(out, st);
-            pid = p;
+            put_process_head(out, &r);
+            pid = r.pid;
             nproc++;
             nthreads = 0;
         }
         if (nthreads++) xpv_buf_putc(out, ',');
-        put_thread(out, st);
+        put_thread(out, &r);
     }
-    sqlite3_finalize(st);
-    if (rc != SQLITE_DONE) return xpv_api_error(out, 500, "index: %s", sqlite3_errmsg(db));
+    xpv_store_cursor_close(&c);
+    if (rc != 0) return xpv_api_error(out, 500, "%s", err.msg);
     xpv_buf_puts(out, nproc ? "]}]}" : "]}");
     return 200;
 }

@@ -3,6 +3,8 @@
  */
 #include "cursor.h"
 
+#include <string.h>
+
 int xpv_store_cursor_open(xpv_store_cursor *c, sqlite3 *db, const char *sql, xpv_err *err)
 {
     c->db = db;
@@ -35,17 +37,33 @@ int xpv_store_cursor_step(xpv_store_cursor *c, xpv_err *err)
     return xpv_err_set(err, "index: %s", sqlite3_errmsg(c->db));
 }
 
-int xpv_store_cursor_ints(xpv_store_cursor *c, int **v, size_t *n, xpv_err *err)
+/* Every row's first column into *v as ints of `size` bytes (int or
+ * int64_t), then closes c. */
+static int first_column(xpv_store_cursor *c, void **v, size_t *n, size_t size, xpv_err *err)
 {
     size_t cap = 0;
     int rc;
-    *v = NULL, *n = 0;
+    char *p = NULL;
+    *n = 0;
     while ((rc = xpv_store_cursor_step(c, err)) == 1) {
-        *v = xpv_grow_to_index(*v, &cap, *n, sizeof **v, 0);
-        (*v)[(*n)++] = sqlite3_column_int(c->st, 0);
+        p = xpv_grow_to_index(p, &cap, *n, size, 0);
+        int64_t x = sqlite3_column_int64(c->st, 0);
+        int y = (int)x;
+        memcpy(p + (*n)++ * size, size == sizeof y ? (void *)&y : (void *)&x, size);
     }
     xpv_store_cursor_close(c);
+    *v = p;
     return rc;
+}
+
+int xpv_store_cursor_ints(xpv_store_cursor *c, int **v, size_t *n, xpv_err *err)
+{
+    return first_column(c, (void **)v, n, sizeof **v, err);
+}
+
+int xpv_store_cursor_ids(xpv_store_cursor *c, int64_t **v, size_t *n, xpv_err *err)
+{
+    return first_column(c, (void **)v, n, sizeof **v, err);
 }
 
 void xpv_store_cursor_close(xpv_store_cursor *c)

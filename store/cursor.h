@@ -30,6 +30,8 @@ int xpv_store_cursor_step(xpv_store_cursor *c, xpv_err *err);
 /* Every row's first column as an int into *v (malloc'ed, NULL when none),
  * then closes c. Returns 0, or -1 with err. */
 int xpv_store_cursor_ints(xpv_store_cursor *c, int **v, size_t *n, xpv_err *err);
+/* The same as int64_t (ids). */
+int xpv_store_cursor_ids(xpv_store_cursor *c, int64_t **v, size_t *n, xpv_err *err);
 /* Finalizes the statement; a closed cursor may be closed again. */
 void xpv_store_cursor_close(xpv_store_cursor *c);
 

@@ -13,7 +13,7 @@
  *   steps         step timelines with per-category device time
  * The index is a cache: deleting the file loses nothing. The tables named
  * in scripts/checksrc.sh's STORE_TABLES are read only through their module,
- * store/<table>.c (steps.c, kernel_stats.c).
+ * store/<table>.c (steps.c, kernel_stats.c, profiles.c, tracks.c).
  */
 #ifndef XPV_INDEX_DB_H
 #define XPV_INDEX_DB_H

@@ -11,6 +11,7 @@
 #include "findings_internal.h"
 #include "../api.h"
 #include "../api_util.h"
+#include "../../store/tracks.h"
 #include "../../store/steps.h"
 
 #include <stdio.h>
@@ -26,25 +27,21 @@
 
 static int load_tracks(xpv_fctx *c, xpv_err *err)
 {
-    sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(c->db,
-                           "SELECT id, device_id FROM tracks WHERE profile_id=?1 AND device_id"
-                           " IS NOT NULL",
-                           -1, &st, NULL) != SQLITE_OK)
-        return xpv_err_set(err, "index: %s", sqlite3_errmsg(c->db));
-    sqlite3_bind_int64(st, 1, c->id);
-    int rc;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        int64_t t = sqlite3_column_int64(st, 0);
+    xpv_store_cursor cur;
+    if (xpv_store_tracks_open_devices(&cur, c->db, c->id, err) != 0) return -1;
+    int64_t t;
+    int device, rc;
+    while ((rc = xpv_store_tracks_device_next(&cur, &t, &device, err)) == 1) {
         if (t < 0 || t > UINT32_MAX) continue;
         size_t old = c->ntracks;
         c->track_device =
             xpv_grow_to_index(c->track_device, &c->ntracks, (size_t)t, sizeof(int), 0);
         for (size_t i = old; i < c->ntracks; i++)
             c->track_device[i] = -1;
-        c->track_device[t] = sqlite3_column_int(st, 1);
+        c->track_device[t] = device;
     }
-    return xpv_tool_step_end(c->db, st, rc, err);
+    xpv_store_cursor_close(&cur);
+    return rc;
 }
 
 static void add_window(xpv_fctx *c, size_t *cap, int64_t step, int64_t start, int64_t end)

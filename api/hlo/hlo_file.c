@@ -6,6 +6,7 @@
 #define _GNU_SOURCE
 #include "hlo_file.h"
 #include "../api_util.h"
+#include "../../store/profiles.h"
 
 #include <fcntl.h>
 #include <inttypes.h>
@@ -24,31 +25,22 @@ typedef struct {
 /* 1 with the row of an xplane profile, 0 when not an xplane, -1 on error. */
 static int profile_file(sqlite3 *db, int64_t id, file_row *fr, xpv_err *err)
 {
-    sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(db,
-                           "SELECT (SELECT value FROM meta WHERE key='profile_dir'), path,"
-                           " size_bytes, mtime_ns FROM profiles WHERE id=?1 AND format='xplane'",
-                           -1, &st, NULL) != SQLITE_OK)
-        return xpv_err_set(err, "index: %s", sqlite3_errmsg(db));
-    sqlite3_bind_int64(st, 1, id);
-    int rc = sqlite3_step(st), found = rc == SQLITE_ROW;
-    if (found) {
-        const char *dir = (const char *)sqlite3_column_text(st, 0);
-        const char *rel = (const char *)sqlite3_column_text(st, 1);
-        struct stat sb;
-        if (!dir || !rel)
-            found = 0;
-        else if (stat(dir, &sb) == 0 && S_ISREG(sb.st_mode))
-            snprintf(fr->path, sizeof fr->path, "%s", dir);
-        else
-            snprintf(fr->path, sizeof fr->path, "%s/%s", dir, rel);
-        fr->size = sqlite3_column_int64(st, 2);
-        fr->mtime_ns = sqlite3_column_int64(st, 3);
-    } else if (rc != SQLITE_DONE) {
-        xpv_err_set(err, "index: %s", sqlite3_errmsg(db));
-    }
-    sqlite3_finalize(st);
-    return rc == SQLITE_ROW || rc == SQLITE_DONE ? found : -1;
+    xpv_store_cursor c;
+    xpv_store_profile_file row;
+    int found = xpv_store_profiles_xplane_file(&c, db, id, &row, err);
+    if (found != 1) return found;
+    const char *dir = row.dir.s, *rel = row.path.s;
+    struct stat sb;
+    if (!dir || !rel)
+        found = 0;
+    else if (stat(dir, &sb) == 0 && S_ISREG(sb.st_mode))
+        snprintf(fr->path, sizeof fr->path, "%s", dir);
+    else
+        snprintf(fr->path, sizeof fr->path, "%s/%s", dir, rel);
+    fr->size = row.size_bytes;
+    fr->mtime_ns = row.mtime_ns;
+    xpv_store_cursor_close(&c);
+    return found;
 }
 
 static int map_file(const file_row *fr, xpv_hlo_file *f, xpv_err *err)

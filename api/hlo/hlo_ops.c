@@ -15,6 +15,7 @@
 #include "hlo_derive.h"
 #include "../../common/xpv_hindex.h"
 #include "../../store/event_store.h"
+#include "../../store/profiles.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -630,24 +631,19 @@ static profile_result *profile_result_of(sqlite3 *db, int64_t id, xpv_err *err)
  * 0 when the profile is not indexed for good yet (not cached), -1 with err. */
 static int generation(sqlite3 *db, int64_t id, uint64_t *gen, xpv_err *err)
 {
-    sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(db,
-                           "SELECT events, mtime_ns, indexed_at, partial FROM profiles"
-                           " WHERE id=?1 AND status='ok'",
-                           -1, &st, NULL) != SQLITE_OK)
-        return xpv_err_set(err, "index: %s", sqlite3_errmsg(db));
-    sqlite3_bind_int64(st, 1, id);
-    int rc = sqlite3_step(st);
-    if (rc == SQLITE_ROW) {
-        int64_t v[3] = {sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1),
-                        sqlite3_column_int64(st, 3)};
-        double at = sqlite3_column_double(st, 2);
+    xpv_store_cursor c;
+    xpv_store_profile_state row;
+    int found = xpv_store_profiles_state(&c, db, id, &row, err);
+    if (found != 1) return found;
+    found = row.status.s && strcmp(row.status.s, "ok") == 0;
+    if (found) {
+        int64_t v[3] = {row.num[XPV_STORE_PROFILE_STATE_EVENTS],
+                        row.num[XPV_STORE_PROFILE_STATE_MTIME_NS], row.partial};
+        double at = row.indexed_at;
         *gen = xpv_hash64(v, sizeof v) ^ xpv_hash64(&at, sizeof at) * 0x9e3779b97f4a7c15ull;
     }
-    sqlite3_finalize(st);
-    if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-        return xpv_err_set(err, "index: %s", sqlite3_errmsg(db));
-    return rc == SQLITE_ROW;
+    xpv_store_cursor_close(&c);
+    return found;
 }
 
 /* Adds one profile's ops into the scope: from the cache when it holds

@@ -8,6 +8,8 @@
  */
 #include "hlo_ops_internal.h"
 #include "../../store/event_store.h"
+#include "../../store/profiles.h"
+#include "../../store/tracks.h"
 #include "../../indexer/readers/readers.h"
 
 #include <stdlib.h>
@@ -48,31 +50,9 @@ int xpv_hlo_profile_keys(sqlite3 *db, profile_ctx *p, xpv_err *err)
 int64_t *xpv_hlo_tracks_of(sqlite3 *db, int64_t profile_id, const char *line, size_t *n,
                            xpv_err *err)
 {
-    sqlite3_stmt *st;
-    *n = 0;
-    if (sqlite3_prepare_v2(db,
-                           "SELECT id FROM tracks WHERE profile_id=?1 AND events > 0 AND"
-                           " (?2 IS NULL AND device_id IS NOT NULL OR thread_name=?2) ORDER BY id",
-                           -1, &st, NULL) != SQLITE_OK) {
-        xpv_err_set(err, "index: %s", sqlite3_errmsg(db));
-        return NULL;
-    }
-    sqlite3_bind_int64(st, 1, profile_id);
-    if (line) sqlite3_bind_text(st, 2, line, -1, SQLITE_STATIC);
-    int64_t *ids = xpv_xmalloc(sizeof *ids);
-    size_t cap = 1;
-    int rc;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        if (*n == cap) ids = xpv_xrealloc(ids, (cap *= 2) * sizeof *ids);
-        ids[(*n)++] = sqlite3_column_int64(st, 0);
-    }
-    sqlite3_finalize(st);
-    if (rc != SQLITE_DONE) {
-        xpv_err_set(err, "index: %s", sqlite3_errmsg(db));
-        free(ids);
-        return NULL;
-    }
-    return ids;
+    int64_t *ids;
+    if (xpv_store_tracks_ids_with_events(db, profile_id, line, &ids, n, err) != 0) return NULL;
+    return ids ? ids : xpv_xmalloc(sizeof *ids); /* NULL is the error */
 }
 
 void xpv_hlo_profile_free(profile_ctx *p)
@@ -94,18 +74,14 @@ void xpv_hlo_profile_free(profile_ctx *p)
 
 int xpv_hlo_jax_format(sqlite3 *db, int64_t profile_id, xpv_err *err)
 {
-    sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(db,
-                           "SELECT 1 FROM profiles WHERE id=?1 AND format IN ('" XPV_FMT_XPLANE
-                           "','" XPV_FMT_JAX_JSON "')",
-                           -1, &st, NULL) != SQLITE_OK)
-        return xpv_err_set(err, "index: %s", sqlite3_errmsg(db));
-    sqlite3_bind_int64(st, 1, profile_id);
-    int rc = sqlite3_step(st);
-    sqlite3_finalize(st);
-    if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-        return xpv_err_set(err, "index: %s", sqlite3_errmsg(db));
-    return rc == SQLITE_ROW;
+    xpv_store_cursor c;
+    xpv_store_profile row;
+    int found = xpv_store_profiles_get(&c, db, profile_id, &row, err);
+    if (found != 1) return found;
+    const char *f = row.format.s;
+    found = f && (strcmp(f, XPV_FMT_XPLANE) == 0 || strcmp(f, XPV_FMT_JAX_JSON) == 0);
+    xpv_store_cursor_close(&c);
+    return found;
 }
 
 int xpv_hlo_profile_mode(sqlite3 *db, profile_ctx *p, xpv_err *err)

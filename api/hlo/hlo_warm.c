@@ -6,6 +6,7 @@
 #include "hlo_warm.h"
 #include "../api_util.h"
 #include "hlo_ops.h"
+#include "../../store/profiles.h"
 
 #include <stdlib.h>
 
@@ -24,22 +25,10 @@ int xpv_hlo_warm_profiles(sqlite3 *db, xpv_hlo_cache *cache, const int64_t *ids,
 
 int xpv_hlo_warm_latest_run(sqlite3 *db, xpv_hlo_cache *cache, volatile int *stop, xpv_err *err)
 {
-    sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(db,
-                           "SELECT id FROM profiles WHERE companion_of IS NULL AND status='ok'"
-                           " AND run=(" XPV_API_RUNS_NEWEST_FIRST " LIMIT 1) ORDER BY host, id",
-                           -1, &st, NULL) != SQLITE_OK)
-        return xpv_err_set(err, "index: %s", sqlite3_errmsg(db));
-    int64_t *ids = NULL;
-    size_t n = 0, cap = 0;
-    int rc;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        if (n == cap) ids = xpv_xrealloc(ids, (cap = cap ? cap * 2 : 8) * sizeof *ids);
-        ids[n++] = sqlite3_column_int64(st, 0);
-    }
-    int warmed = rc == SQLITE_DONE ? xpv_hlo_warm_profiles(db, cache, ids, n, stop, err)
-                                   : xpv_err_set(err, "index: %s", sqlite3_errmsg(db));
-    sqlite3_finalize(st);
+    int64_t *ids;
+    size_t n;
+    if (xpv_store_profiles_newest_run(db, &ids, &n, err) != 0) return -1;
+    int warmed = xpv_hlo_warm_profiles(db, cache, ids, n, stop, err);
     free(ids);
     return warmed;
 }

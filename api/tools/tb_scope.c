@@ -6,6 +6,7 @@
  */
 #include "../api.h"
 #include "../api_util.h"
+#include "../../store/profiles.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -26,35 +27,29 @@ static int listed(const char *list, const char *host)
 int xpv_api_tb_scope(sqlite3 *db, const char *run, const char *hosts, int64_t **ids, size_t *n,
                      xpv_err *err)
 {
-    sqlite3_stmt *st;
+    xpv_store_cursor c;
     *ids = NULL;
     *n = 0;
-    if (sqlite3_prepare_v2(db,
-                           "SELECT id, host FROM profiles WHERE run=?1 AND companion_of IS NULL"
-                           " ORDER BY host, " XPV_API_BEST_INDEXED ", mtime_ns DESC",
-                           -1, &st, NULL) != SQLITE_OK)
-        return xpv_err_set(err, "index: %s", sqlite3_errmsg(db));
-    sqlite3_bind_text(st, 1, run, -1, SQLITE_STATIC);
+    if (xpv_store_profiles_open_run_hosts(&c, db, run, err) != 0) return -1;
     int all = !hosts || strcmp(hosts, XPV_TB_ALL_HOSTS) == 0;
     const char *prev = NULL;
     xpv_buf seen = {0}; /* the previous host: one profile per host, the best */
-    int rc;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        const char *host = (const char *)sqlite3_column_text(st, 1);
-        if (!host || (prev && strcmp(prev, host) == 0)) continue;
+    int64_t id;
+    xpv_store_text host;
+    int rc; /* a host list cut short would pass for the run: an error */
+    while ((rc = xpv_store_profiles_host_next(&c, &id, &host, err)) == 1) {
+        if (!host.s || (prev && strcmp(prev, host.s) == 0)) continue;
         xpv_buf_reset(&seen);
-        xpv_buf_puts(&seen, host);
+        xpv_buf_puts(&seen, host.s);
         xpv_buf_putc(&seen, 0);
         prev = seen.data;
-        if (!all && !listed(hosts, host)) continue;
+        if (!all && !listed(hosts, host.s)) continue;
         *ids = xpv_xrealloc(*ids, (*n + 1) * sizeof **ids);
-        (*ids)[(*n)++] = sqlite3_column_int64(st, 0);
+        (*ids)[(*n)++] = id;
     }
-    if (rc != SQLITE_DONE) /* a host list cut short would pass for the run */
-        xpv_err_set(err, "index: %s", sqlite3_errmsg(db));
-    sqlite3_finalize(st);
+    xpv_store_cursor_close(&c);
     xpv_buf_free(&seen);
-    if (rc != SQLITE_DONE) {
+    if (rc != 0) {
         free(*ids);
         *ids = NULL, *n = 0;
         return -1;

@@ -9,31 +9,36 @@
 #include "../api.h"
 #include "../api_util.h"
 #include "tools.h"
+#include "../../store/profiles.h"
 
 #include <stdlib.h>
 
-static int string_list(sqlite3 *db, const char *sql, const char *bind, const char *wrap_key,
+/* The texts of c (opened by open: 0, or -1 with err) as a JSON array,
+ * each wrapped in {"<wrap_key>": ...} unless wrap_key is NULL. */
+static int string_list(int open, xpv_store_cursor *c, const char *wrap_key, xpv_err *err,
                        xpv_buf *out)
 {
-    sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
-        return xpv_api_error(out, 500, "index: %s", sqlite3_errmsg(db));
-    if (bind) sqlite3_bind_text(st, 1, bind, -1, SQLITE_STATIC);
+    if (open != 0) return xpv_api_error(out, 500, "%s", err->msg);
+    xpv_store_text t;
+    int rc;
     xpv_buf_putc(out, '[');
-    for (int n = 0; sqlite3_step(st) == SQLITE_ROW; n++) {
+    for (int n = 0; (rc = xpv_store_profiles_text_next(c, &t, err)) == 1; n++) {
         if (n) xpv_buf_putc(out, ',');
         if (wrap_key) xpv_buf_printf(out, "{\"%s\":", wrap_key);
-        xpv_api_put_text_col(out, st, 0);
+        xpv_api_put_text_opt(out, t.s, t.n);
         if (wrap_key) xpv_buf_putc(out, '}');
     }
     xpv_buf_putc(out, ']');
-    sqlite3_finalize(st);
-    return 200;
+    xpv_store_cursor_close(c);
+    /* A list cut short by an error would pass for the whole list. */
+    return rc == 0 ? 200 : xpv_api_error(out, 500, "%s", err->msg);
 }
 
 int xpv_api_tb_runs(sqlite3 *db, xpv_buf *out)
 {
-    return string_list(db, XPV_API_RUNS_NEWEST_FIRST, NULL, NULL, out);
+    xpv_store_cursor c;
+    xpv_err err = {{0}};
+    return string_list(xpv_store_profiles_open_runs(&c, db, &err), &c, NULL, &err, out);
 }
 
 int xpv_api_tb_hosts(sqlite3 *db, const char *run, const char *tag, xpv_buf *out)
@@ -48,10 +53,10 @@ int xpv_api_tb_hosts(sqlite3 *db, const char *run, const char *tag, xpv_buf *out
         xpv_buf_puts(out, "[{\"hostname\":\"" XPV_TB_ALL_HOSTS "\"}]");
         return 200;
     }
-    int status = string_list(db,
-                             "SELECT DISTINCT host FROM profiles WHERE run=?1 AND"
-                             " companion_of IS NULL ORDER BY host",
-                             run, "hostname", out);
+    xpv_store_cursor c;
+    xpv_err err = {{0}};
+    int status =
+        string_list(xpv_store_profiles_open_hosts(&c, db, run, &err), &c, "hostname", &err, out);
     if (status == 200 && all) { /* as XProf lists it: first */
         const char *head = "[{\"hostname\":\"" XPV_TB_ALL_HOSTS "\"}";
         xpv_buf rest = {0};
@@ -67,23 +72,7 @@ int xpv_api_tb_hosts(sqlite3 *db, const char *run, const char *tag, xpv_buf *out
 
 int xpv_api_tb_profile(sqlite3 *db, const char *run, const char *host, int64_t *id, xpv_err *err)
 {
-    sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(db,
-                           "SELECT id FROM profiles WHERE run=?1 AND (?2 IS NULL OR host=?2)"
-                           " ORDER BY companion_of IS NOT NULL, " XPV_API_BEST_INDEXED
-                           ", mtime_ns DESC"
-                           " LIMIT 1",
-                           -1, &st, NULL) != SQLITE_OK)
-        return xpv_err_set(err, "index: %s", sqlite3_errmsg(db));
-    sqlite3_bind_text(st, 1, run, -1, SQLITE_STATIC);
-    if (host) sqlite3_bind_text(st, 2, host, -1, SQLITE_STATIC);
-    int rc = sqlite3_step(st), found = rc == SQLITE_ROW;
-    if (found)
-        *id = sqlite3_column_int64(st, 0);
-    else if (rc != SQLITE_DONE)
-        found = xpv_err_set(err, "index: %s", sqlite3_errmsg(db));
-    sqlite3_finalize(st);
-    return found;
+    return xpv_store_profiles_of_run(db, run, host, id, err);
 }
 
 int xpv_api_tb_tools(sqlite3 *db, const char *run, xpv_buf *out)

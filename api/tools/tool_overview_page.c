@@ -18,6 +18,7 @@
  */
 #include "tools.h"
 #include "../../store/steps.h"
+#include "../../store/profiles.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -69,46 +70,25 @@ static size_t add(xpv_table *t, const char *section, const char *metric, const c
     return r;
 }
 
-static sqlite3_stmt *prepare(sqlite3 *db, const char *sql, const xpv_tool_scope *s, xpv_err *err)
-{
-    sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
-        xpv_err_set(err, "index: %s", sqlite3_errmsg(db));
-        return NULL;
-    }
-    xpv_tool_bind_ids(st, 1, s);
-    return st;
-}
-
 int xpv_tool_overview_page_has_data(sqlite3 *db, const xpv_tool_scope *s, xpv_err *err)
 {
-    return xpv_tool_any_row(db,
-                            "SELECT 1 FROM profiles WHERE id IN (SELECT value FROM json_each(?1))"
-                            " AND status IN ('ok') AND events > 0",
-                            s, err);
+    return xpv_store_profiles_any_events(db, s->ids, s->n, 1, err);
 }
 
 /* ---- environment ---- */
 
 static int environment(sqlite3 *db, const xpv_tool_scope *s, xpv_table *t, xpv_err *err)
 {
-    sqlite3_stmt *st = prepare(db,
-                               "SELECT count(*), group_concat(host, ', '),"
-                               " sum(json_array_length(CASE WHEN json_valid(devices) THEN devices"
-                               " END)), max(CASE WHEN json_valid(devices) THEN"
-                               " json_extract(devices, '$[0]') END) FROM profiles WHERE id IN"
-                               " (SELECT value FROM json_each(?1))",
-                               s, err);
-    if (!st) return -1;
-    int rc = sqlite3_step(st);
-    if (rc == SQLITE_ROW) {
-        size_t r = add(t, "environment", "hosts", NULL, (const char *)sqlite3_column_text(st, 1));
-        xpv_table_set_int(t, r, C_VALUE, sqlite3_column_int64(st, 0));
-        r = add(t, "environment", "devices", NULL, (const char *)sqlite3_column_text(st, 3));
-        if (sqlite3_column_type(st, 2) != SQLITE_NULL)
-            xpv_table_set_int(t, r, C_VALUE, sqlite3_column_int64(st, 2));
-    }
-    return xpv_tool_step_end(db, st, rc, err);
+    xpv_store_cursor c;
+    xpv_store_profiles_environment e;
+    int found = xpv_store_profiles_environment_get(&c, db, s->ids, s->n, &e, err);
+    if (found != 1) return found;
+    size_t r = add(t, "environment", "hosts", NULL, e.hosts.s);
+    xpv_table_set_int(t, r, C_VALUE, e.profiles);
+    r = add(t, "environment", "devices", NULL, e.device.s);
+    if (e.devices_known) xpv_table_set_int(t, r, C_VALUE, e.devices);
+    xpv_store_cursor_close(&c);
+    return 0;
 }
 
 /* The units of the device planes' figures, as the profilers write them. */
@@ -131,32 +111,34 @@ static const char *unit_of(const char *stat)
  * device.<name>.<stat> give them; the devices sharing it are the detail. */
 static int device_figures(sqlite3 *db, const xpv_tool_scope *s, xpv_table *t, xpv_err *err)
 {
-    static const char *const SQL =
-        "SELECT substr(key, instr(substr(key, 8), '.') + 8) AS stat, value, count(*),"
-        " min(substr(key, 8, instr(substr(key, 8), '.') - 1)) FROM profiles,"
-        " json_each(CASE WHEN json_valid(facts) THEN facts END) WHERE profiles.id IN"
-        " (SELECT value FROM json_each(?1)) AND key LIKE 'device.%.%' AND stat IN"
-        " ('device_vendor', 'device_type_string', 'compute_cap_major', 'compute_cap_minor',"
-        " 'core_count', 'clock_rate', 'memory_size', 'memory_bandwidth',"
-        " 'peak_teraflops_per_second', 'peak_hbm_bw_gigabytes_per_second')"
-        " GROUP BY stat, value ORDER BY stat, count(*) DESC";
-    sqlite3_stmt *st = prepare(db, SQL, s, err);
-    if (!st) return -1;
+    static const char *const STATS[] = {"device_vendor",
+                                        "device_type_string",
+                                        "compute_cap_major",
+                                        "compute_cap_minor",
+                                        "core_count",
+                                        "clock_rate",
+                                        "memory_size",
+                                        "memory_bandwidth",
+                                        "peak_teraflops_per_second",
+                                        "peak_hbm_bw_gigabytes_per_second",
+                                        NULL};
+    xpv_store_cursor c;
+    xpv_store_device_figure f;
+    if (xpv_store_profiles_open_device_figures(&c, db, s->ids, s->n, STATS, err) != 0) return -1;
     int rc;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        const char *stat = (const char *)sqlite3_column_text(st, 0);
-        const char *value = (const char *)sqlite3_column_text(st, 1);
+    while ((rc = xpv_store_profiles_device_figure_next(&c, &f, err)) == 1) {
+        const char *stat = f.stat.s, *value = f.value.s;
         char detail[160];
-        snprintf(
-            detail, sizeof detail, "%lld device%s, e.g. %s", (long long)sqlite3_column_int64(st, 2),
-            sqlite3_column_int64(st, 2) == 1 ? "" : "s", (const char *)sqlite3_column_text(st, 3));
+        snprintf(detail, sizeof detail, "%lld device%s, e.g. %s", (long long)f.devices,
+                 f.devices == 1 ? "" : "s", f.device.s);
         int textual = strcmp(stat, "device_vendor") == 0 || strcmp(stat, "device_type_string") == 0;
         char text[400];
         snprintf(text, sizeof text, "%s%s%s", textual ? value : "", textual ? "; " : "", detail);
         size_t r = add(t, "device", stat, unit_of(stat), text);
-        if (!textual) xpv_table_set_double(t, r, C_VALUE, sqlite3_column_double(st, 1));
+        if (!textual) xpv_table_set_double(t, r, C_VALUE, f.number);
     }
-    return xpv_tool_step_end(db, st, rc, err);
+    xpv_store_cursor_close(&c);
+    return rc;
 }
 
 /* ---- steps and where their time goes ---- */

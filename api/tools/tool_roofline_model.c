@@ -27,6 +27,7 @@
 #include "../hlo/hlo_derive.h"
 #include "../hlo/hlo_ops.h"
 #include "../hlo/hlo_table.h"
+#include "../../store/profiles.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -119,37 +120,34 @@ typedef struct {
 
 static int read_gpu_stats(sqlite3 *db, const xpv_tool_scope *s, gpu_stats *g, xpv_err *err)
 {
-    static const char *const SQL =
-        "SELECT substr(key, instr(substr(key, 8), '.') + 8) AS stat, count(DISTINCT value),"
-        " count(DISTINCT profiles.id), max(value) FROM profiles,"
-        " json_each(CASE WHEN json_valid(facts) THEN facts END) WHERE profiles.id IN"
-        " (SELECT value FROM json_each(?1)) AND key LIKE 'device.%.%' AND stat IN"
-        " ('device_vendor', 'compute_cap_major', 'compute_cap_minor', 'core_count',"
-        " 'clock_rate', 'memory_bandwidth') GROUP BY stat";
-    static const char *const NAMES[] = {"compute_cap_major", "compute_cap_minor", "core_count",
-                                        "clock_rate", "memory_bandwidth"};
+    static const char *const STATS[] = {"device_vendor",
+                                        "compute_cap_major",
+                                        "compute_cap_minor",
+                                        "core_count",
+                                        "clock_rate",
+                                        "memory_bandwidth",
+                                        NULL};
+    static const char *const *const NAMES = STATS + 1;
     int64_t *to[] = {&g->major, &g->minor, &g->sms, &g->clock_khz, &g->bandwidth};
-    sqlite3_stmt *st;
+    xpv_store_cursor c;
+    xpv_store_device_stat row;
     memset(g, 0, sizeof *g);
     g->major = g->minor = g->sms = g->clock_khz = g->bandwidth = -1;
-    if (sqlite3_prepare_v2(db, SQL, -1, &st, NULL) != SQLITE_OK)
-        return xpv_err_set(err, "index: %s", sqlite3_errmsg(db));
-    xpv_tool_bind_ids(st, 1, s);
+    if (xpv_store_profiles_open_device_stats(&c, db, s->ids, s->n, STATS, err) != 0) return -1;
     int rc;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        const char *stat = (const char *)sqlite3_column_text(st, 0);
-        const char *v = (const char *)sqlite3_column_text(st, 3);
-        if (!stat || !v || sqlite3_column_int64(st, 1) != 1 ||
-            sqlite3_column_int64(st, 2) != (int64_t)s->n)
+    while ((rc = xpv_store_profiles_device_stat_next(&c, &row, err)) == 1) {
+        const char *stat = row.stat.s, *v = row.value.s;
+        if (!stat || !v || row.values != 1 || row.profiles != (int64_t)s->n)
             continue; /* devices disagree, or a profile does not state it */
         if (strcmp(stat, "device_vendor") == 0) snprintf(g->vendor, sizeof g->vendor, "%s", v);
-        for (size_t k = 0; k < sizeof NAMES / sizeof NAMES[0]; k++) {
+        for (size_t k = 0; k < sizeof to / sizeof to[0]; k++) {
             char *end;
             long long n = strtoll(v, &end, 10);
             if (strcmp(stat, NAMES[k]) == 0 && !*end && n >= 0) *to[k] = n;
         }
     }
-    return xpv_tool_step_end(db, st, rc, err);
+    xpv_store_cursor_close(&c);
+    return rc;
 }
 
 /* A GPU's peaks where the profile states none: bandwidth as its planes
@@ -188,32 +186,20 @@ static int read_peaks(sqlite3 *db, const xpv_tool_scope *s, peaks *pk, xpv_err *
                                         "$.peak_hbm_bw_gigabytes_per_second"};
     memset(pk, 0, sizeof *pk);
     for (int k = 0; k < 2; k++) {
-        sqlite3_stmt *st;
-        if (sqlite3_prepare_v2(db,
-                               "SELECT count(DISTINCT v), count(v), count(*), max(v) FROM"
-                               " (SELECT json_extract(facts, ?2) AS v FROM profiles WHERE id IN"
-                               " (SELECT value FROM json_each(?1)))",
-                               -1, &st, NULL) != SQLITE_OK)
-            return xpv_err_set(err, "index: %s", sqlite3_errmsg(db));
-        xpv_tool_bind_ids(st, 1, s);
-        sqlite3_bind_text(st, 2, KEYS[k], -1, SQLITE_STATIC);
-        if (sqlite3_step(st) != SQLITE_ROW) {
-            xpv_err_set(err, "index: %s", sqlite3_errmsg(db));
-            sqlite3_finalize(st);
+        xpv_store_fact_agreement a;
+        char v[256];
+        if (xpv_store_profiles_fact(db, s->ids, s->n, KEYS[k], &a, v, sizeof v, err) != 0)
             return -1;
-        }
-        int same = sqlite3_column_int64(st, 0) == 1 &&
-                   sqlite3_column_int64(st, 1) == sqlite3_column_int64(st, 2);
-        const char *v = (const char *)sqlite3_column_text(st, 3);
+        int same = a.values == 1 && a.stating == a.profiles;
         char *end = NULL;
-        double d = same && v ? strtod(v, &end) : 0;
+        double d = same && a.value_known ? strtod(v, &end) : 0;
         if (end && !*end && d > 0) {
             *(k ? &pk->gbps : &pk->tflops) = d;
-            snprintf(k ? pk->gbps_text : pk->tflops_text, sizeof pk->tflops_text, "%s", v);
+            snprintf(k ? pk->gbps_text : pk->tflops_text, sizeof pk->tflops_text, "%.*s",
+                     (int)sizeof pk->tflops_text - 1, v);
             snprintf(k ? pk->gbps_source : pk->tflops_source, sizeof pk->gbps_source,
                      "stated: device plane %s", KEYS[k] + 2);
         }
-        sqlite3_finalize(st);
     }
     return pk->tflops > 0 && pk->gbps > 0 ? 0 : gpu_peaks(db, s, pk, err);
 }

@@ -8,6 +8,8 @@
 #include "../api.h"
 #include "../api_util.h"
 #include "../../store/cursor.h"
+#include "../../store/profiles.h"
+#include "../../store/tracks.h"
 #include "../../store/event_store.h"
 
 #include <stdio.h>
@@ -100,9 +102,7 @@ int xpv_api_tool(sqlite3 *db, const char *tag, const xpv_tool_scope *s, enum xpv
 int xpv_api_tool_list(sqlite3 *db, const xpv_tool_scope *s, xpv_buf *out)
 {
     xpv_err err = {{0}};
-    int events = xpv_tool_any_row(
-        db, "SELECT 1 FROM profiles WHERE id IN (SELECT value FROM json_each(?1)) AND events > 0",
-        s, &err);
+    int events = xpv_store_profiles_any_events(db, s->ids, s->n, 0, &err);
     if (events < 0) return xpv_api_error(out, 500, "%s", err.msg);
     xpv_buf_putc(out, '[');
     int n = 0;
@@ -119,15 +119,13 @@ int xpv_api_tool_list(sqlite3 *db, const xpv_tool_scope *s, xpv_buf *out)
 /* The run of profile id into run (NUL-terminated, cut to fit); 0, or -1. */
 static int run_of(sqlite3 *db, int64_t id, char *run, size_t n)
 {
-    sqlite3_stmt *st;
+    xpv_store_cursor c;
+    xpv_store_profile row;
     run[0] = 0;
-    if (sqlite3_prepare_v2(db, "SELECT run FROM profiles WHERE id=?1 AND run IS NOT NULL", -1, &st,
-                           NULL) != SQLITE_OK)
-        return -1;
-    sqlite3_bind_int64(st, 1, id);
-    int found = sqlite3_step(st) == SQLITE_ROW;
-    if (found) snprintf(run, n, "%s", (const char *)sqlite3_column_text(st, 0));
-    sqlite3_finalize(st);
+    if (xpv_store_profiles_get(&c, db, id, &row, NULL) != 1) return -1;
+    int found = row.run.s != NULL;
+    if (found) snprintf(run, n, "%s", row.run.s);
+    xpv_store_cursor_close(&c);
     return found ? 0 : -1;
 }
 
@@ -186,40 +184,41 @@ int xpv_api_profile_tool(sqlite3 *db, int64_t id, const char *tag, int all_hosts
 
 static int device_tracks(sqlite3 *db, int64_t id, xpv_tool_profile *p, xpv_err *err)
 {
-    sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(db,
-                           "SELECT id FROM tracks WHERE profile_id=?1 AND device_id IS NOT NULL",
-                           -1, &st, NULL) != SQLITE_OK)
-        return xpv_err_set(err, "index: %s", sqlite3_errmsg(db));
-    sqlite3_bind_int64(st, 1, id);
-    int rc;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        int64_t t = sqlite3_column_int64(st, 0);
+    xpv_store_cursor c;
+    if (xpv_store_tracks_open_devices(&c, db, id, err) != 0) return -1;
+    int64_t t;
+    int device, rc;
+    while ((rc = xpv_store_tracks_device_next(&c, &t, &device, err)) == 1) {
         if (t < 0 || t > UINT32_MAX) continue;
         p->device_track = xpv_grow_to_index(p->device_track, &p->ntracks, (size_t)t, 1, 0);
         p->device_track[t] = 1;
     }
-    return xpv_tool_step_end(db, st, rc, err);
+    xpv_store_cursor_close(&c);
+    return rc;
 }
 
 int xpv_tool_profile_load(sqlite3 *db, int64_t id, xpv_tool_profile *p, xpv_err *err)
 {
     memset(p, 0, sizeof *p);
     if (device_tracks(db, id, p, err) != 0) return -1;
+    xpv_store_cursor c;
+    xpv_store_profile_state row;
+    int found = xpv_store_profiles_state(&c, db, id, &row, err);
+    if (found < 0) return -1;
+    if (found) {
+        p->has_span = (row.known >> XPV_STORE_PROFILE_STATE_START_NS) & 1u;
+        p->base_ns = row.num[XPV_STORE_PROFILE_STATE_START_NS];
+        xpv_store_cursor_close(&c);
+    }
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(db,
-                           "SELECT (SELECT start_ns FROM profiles WHERE id=?1), EXISTS(SELECT 1"
-                           " FROM blocks WHERE profile_id=?1 AND kinds & ?2)",
+                           "SELECT EXISTS(SELECT 1 FROM blocks WHERE profile_id=?1 AND kinds & ?2)",
                            -1, &st, NULL) != SQLITE_OK)
         return xpv_err_set(err, "index: %s", sqlite3_errmsg(db));
     sqlite3_bind_int64(st, 1, id);
     sqlite3_bind_int64(st, 2, XPV_KIND_BIT(XPV_KIND_KERNEL));
     int rc = sqlite3_step(st);
-    if (rc == SQLITE_ROW) {
-        p->has_span = sqlite3_column_type(st, 0) != SQLITE_NULL;
-        p->base_ns = sqlite3_column_int64(st, 0);
-        p->no_kernels = !sqlite3_column_int(st, 1);
-    }
+    if (rc == SQLITE_ROW) p->no_kernels = !sqlite3_column_int(st, 0);
     return xpv_tool_step_end(db, st, rc, err);
 }
 
