@@ -225,6 +225,13 @@ int xpv_route_check(xpv_route_req *q, const char *name, xpv_reply *r)
     return v ? xpv_route_parse(q->s, p, v, &q->values[i], r) : 0;
 }
 
+const char *xpv_route_raw(const xpv_route_req *q, const char *name)
+{
+    const xpv_route_param *p = &q->route->params[index_of(q, name)];
+    assert(p->flags & XPV_PARAM_LAZY);
+    return lookup(q, p);
+}
+
 void xpv_route_free_params(xpv_route_req *q)
 {
     for (int i = 0; i < XPV_ROUTE_MAX_PARAMS; i++) {

@@ -107,6 +107,9 @@ int xpv_route_parse(xpv_server *s, const xpv_route_param *p, const char *text, x
 int xpv_route_read_params(xpv_route_req *q, xpv_reply *r);
 /* Checks a LAZY parameter now: 0, or -1 with a 400 in r. */
 int xpv_route_check(xpv_route_req *q, const char *name, xpv_reply *r);
+/* A LAZY parameter's text as the request gives it, unchecked, for an
+ * answer that checks it itself (NULL when absent). */
+const char *xpv_route_raw(const xpv_route_req *q, const char *name);
 /* Frees what reading the parameters allocated. */
 void xpv_route_free_params(xpv_route_req *q);
 

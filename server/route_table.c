@@ -52,7 +52,12 @@ static const xpv_route_param kernels_params[] = {
     {.name = "kind", .kind = XPV_PARAM_ENUM, .choices = "kernel|memcpy|memset|xla_op|hlo_category"},
     {.name = "order", .kind = XPV_PARAM_ENUM, .choices = "asc|desc"},
     FORMAT,
-    {.name = "sort", .kind = XPV_PARAM_ENUM, .choices = "total|count|avg|max|name"},
+    /* lazy: xpv_api_kernels checks it after the profile's state, whose 404
+     * or 409 comes first */
+    {.name = "sort",
+     .kind = XPV_PARAM_ENUM,
+     .choices = "total|count|avg|max|name",
+     .flags = XPV_PARAM_LAZY},
     END};
 static const xpv_route_param steps_params[] = {DEVICE, END};
 static const xpv_route_param window_params[] = {

@@ -133,7 +133,7 @@ void xpv_routes_kernels(xpv_route_req *q, xpv_reply *r)
     xpv_kernels_query k = {.device = (int)xpv_route_int(q, "device"),
                            .limit = xpv_route_int(q, "limit"),
                            .kind = xpv_route_text(q, "kind"),
-                           .sort = xpv_route_text(q, "sort"),
+                           .sort = xpv_route_raw(q, "sort"),
                            .order_given = order != NULL,
                            .desc = order && strcmp(order, "desc") == 0,
                            .csv = format && strcmp(format, "csv") == 0};

@@ -538,6 +538,8 @@ BAD_REQUESTS = [
     ("/api/profiles/latest/kernels?limit=99999999999999999999999", 400),
     ("/api/profiles/latest/kernels?limit=-5", 400), ("/api/profiles/latest/kernels?device=x", 400),
     ("/api/profiles/latest/kernels?sort=bogus", 400),
+    # the profile's state answers before a bad sort, as the kernels answer checks in that order
+    ("/api/profiles/00000000000000ff/kernels?sort=bogus", 404),
     ("/api/profiles/latest/kernels?order=sideways", 400),
     ("/api/profiles/latest/kernels?format=xml", 400),
     ("/api/profiles/latest/kernels?kind=nope", 400), ("/api/profiles/latest/steps?device=1e9", 400),
