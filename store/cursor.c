@@ -3,6 +3,7 @@
  */
 #include "cursor.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 int xpv_store_cursor_open(xpv_store_cursor *c, sqlite3 *db, const char *sql, xpv_err *err)
@@ -38,7 +39,7 @@ int xpv_store_cursor_step(xpv_store_cursor *c, xpv_err *err)
 }
 
 /* Every row's first column into *v as ints of `size` bytes (int or
- * int64_t), then closes c. */
+ * int64_t), then closes c. On an error *v is NULL and *n 0. */
 static int first_column(xpv_store_cursor *c, void **v, size_t *n, size_t size, xpv_err *err)
 {
     size_t cap = 0;
@@ -52,6 +53,11 @@ static int first_column(xpv_store_cursor *c, void **v, size_t *n, size_t size, x
         memcpy(p + (*n)++ * size, size == sizeof y ? (void *)&y : (void *)&x, size);
     }
     xpv_store_cursor_close(c);
+    if (rc < 0) { /* no rows cut short pass for the whole column */
+        free(p);
+        p = NULL;
+        *n = 0;
+    }
     *v = p;
     return rc;
 }

@@ -28,7 +28,7 @@ int xpv_store_cursor_open_ids(xpv_store_cursor *c, sqlite3 *db, const char *sql,
 /* 1: a row is ready, 0: no more rows, -1: an error (err set). */
 int xpv_store_cursor_step(xpv_store_cursor *c, xpv_err *err);
 /* Every row's first column as an int into *v (malloc'ed, NULL when none),
- * then closes c. Returns 0, or -1 with err. */
+ * then closes c. Returns 0, or -1 with err (then *v is NULL and *n 0). */
 int xpv_store_cursor_ints(xpv_store_cursor *c, int **v, size_t *n, xpv_err *err);
 /* The same as int64_t (ids). */
 int xpv_store_cursor_ids(xpv_store_cursor *c, int64_t **v, size_t *n, xpv_err *err);
