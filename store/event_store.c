@@ -586,9 +586,14 @@ static int open_chunks(cursor *c, int64_t block_id, xpv_err *err)
     for (uint32_t i = 0; i < k; i++) {
         c->raw_at[i] = (uint32_t)rsum;
         c->z_at[i] = (size_t)zsum;
-        rsum += xpv_varint_get(&c->r);
-        zsum += xpv_varint_get(&c->r);
-        if (c->r.bad || rsum > raw || zsum > PAYLOAD_LIMIT) break;
+        /* each size is bounded before it is added, so no sum can wrap */
+        uint64_t rlen = xpv_varint_get(&c->r), zlen = xpv_varint_get(&c->r);
+        if (c->r.bad || rlen > raw - rsum || zlen > PAYLOAD_LIMIT - zsum) {
+            c->r.bad = 1;
+            break;
+        }
+        rsum += rlen;
+        zsum += zlen;
     }
     if (c->r.bad || rsum != raw || zsum != (uint64_t)(c->r.end - c->r.p))
         return xpv_err_set(err, "event block %lld is damaged (chunk sizes)", (long long)block_id);
