@@ -452,13 +452,17 @@ static int open_watch(xpv_server *s, xpv_err *err)
     return 0;
 }
 
+void xpv_bg_index_attach(xpv_server *s)
+{
+    s->damage_ctx = &bg;
+    s->on_index_damaged = on_index_damaged;
+    s->on_profile_damaged = on_profile_damaged;
+}
+
 int xpv_bg_index_start(xpv_server *s, const xpv_options *o, const xpv_found_list *found,
                        xpv_err *err)
 {
     bg.opts = o;
-    s->damage_ctx = &bg;
-    s->on_index_damaged = on_index_damaged;
-    s->on_profile_damaged = on_profile_damaged;
     if (xpv_index_open(s->db_path, s->root_abs, &bg.db, NULL, err) != 0) return -1;
     remember_file(s);
     if (open_watch(s, err) != 0) {

@@ -20,10 +20,15 @@
 /* A walk even when the watcher saw nothing, in case it missed something. */
 #define XPV_SAFETY_RESCAN_SECONDS 30
 
-/* Starts the thread, and becomes the server's answer to a request that
- * finds the index or a profile damaged; `found` (already registered) is
- * indexed first, and it and o must stay valid until xpv_bg_index_stop
- * returns. Returns 0 or -1 with err. */
+/* Makes the indexer the server's answer to a request that finds the index
+ * or a profile damaged: called before the server starts, so no request
+ * thread reads the hooks while they are set. A report that comes before
+ * the thread starts is kept and acted on once it runs. */
+void xpv_bg_index_attach(xpv_server *s);
+
+/* Starts the thread; `found` (already registered) is indexed first, and it
+ * and o must stay valid until xpv_bg_index_stop returns. Returns 0 or -1
+ * with err. */
 int xpv_bg_index_start(xpv_server *s, const xpv_options *o, const xpv_found_list *found,
                        xpv_err *err);
 

@@ -100,6 +100,7 @@ int xpv_serve(const xpv_options *o, const char *db_path, const char *profile_arg
     xpv_err err = {{0}};
     xpv_server_options so = server_options(o);
     xpv_server_init(s, &so, db_path, found->root_abs, profile_arg);
+    xpv_bg_index_attach(s);
     block_signals();
     if (!xpv_listen_is_loopback(o->host))
         fprintf(stderr,

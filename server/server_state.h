@@ -46,8 +46,9 @@ typedef struct xpv_server {
     struct xpv_hlo_cache *hlo_cache;        /* the HLO tools' per-profile op sums (thread-safe) */
     struct xpv_slow_clients *slow_clients;  /* cuts off requests that arrive too slowly */
     xpv_http_site main_site, perfetto_site; /* what each listener answers with */
-    /* Set by whoever runs the indexer before requests arrive: how a request
-     * that finds the index or a profile damaged asks for a rebuild. */
+    /* Set by whoever runs the indexer before xpv_server_start, and only
+     * read after: how a request that finds the index or a profile damaged
+     * asks for a rebuild. */
     void (*on_index_damaged)(void *ctx);
     void (*on_profile_damaged)(void *ctx, int64_t id);
     void *damage_ctx;
