@@ -171,14 +171,6 @@ static int cmp_id(const void *pa, const void *pb)
     return (x > y) - (x < y);
 }
 
-/* Every track of the profile, by id. */
-static int64_t *all_tracks(sqlite3 *db, int64_t id, size_t *n)
-{
-    int64_t *t;
-    xpv_store_tracks_ids(db, id, &t, n, NULL);
-    return t;
-}
-
 /* Where to start decoding a block: a cached mark when the block is long and
  * sorted (slices of class lod that reach the window start after a - 2^lod),
  * else its first event. */
@@ -242,7 +234,10 @@ int xpv_api_aggregate(sqlite3 *db, int64_t id, const xpv_events_query *q, xpv_bu
     int status = xpv_api_window(db, id, q, &ps, &a, &b, NULL, out);
     if (status != 200) return status;
     size_t n = q->ntracks, nall;
-    int64_t *owned = all_tracks(db, id, &nall);
+    int64_t *owned; /* every track of the profile, by id */
+    xpv_err err = {{0}};
+    if (xpv_store_tracks_ids(db, id, &owned, &nall, &err) != 0)
+        return xpv_api_error(out, 500, "%s", err.msg);
     for (size_t i = 0; q->tracks && i < n; i++)
         if (!xpv_sorted_has_i64(owned, nall, q->tracks[i])) {
             free(owned);
@@ -262,7 +257,6 @@ int xpv_api_aggregate(sqlite3 *db, int64_t id, const xpv_events_query *q, xpv_bu
         n = nall;
     }
     agg g = {.a = a, .b = b};
-    xpv_err err = {{0}};
     if (sum_tracks(db, id, asked ? asked : owned, n, &g, q->marks, &err) != 0) {
         status = xpv_api_error(out, 500, "index: %s", err.msg);
     } else {
