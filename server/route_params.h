@@ -93,8 +93,8 @@ struct xpv_route_req {
     const xpv_route *route;
     sqlite3 *db;
     int64_t id;
-    const char *rest; /* the {name*} capture, "" when none */
-    char path[XPV_HTTP_MAX_URL];
+    const char *rest;                /* the {name*} capture, "" when none */
+    char path[XPV_HTTP_MAX_URL + 1]; /* the longest URL router.c lets through, and its NUL */
     xpv_route_value values[XPV_ROUTE_MAX_PARAMS];
 };
 

@@ -555,6 +555,7 @@ BAD_REQUESTS = [
     ("/api/profiles/latest/event?ref=99999999:0", 404),
     ("/api/profiles/latest/event?ref=" + "9" * 40 + ":1", 400),
     ("/" + "a" * 20000, 414), ("/api/profiles?x=" + "b" * 20000, 414),
+    ("/api/" + "a" * (8193 - 5), 414),
 ]
 
 
@@ -570,6 +571,13 @@ def test_bad_requests():
         assert r.getheader("Content-Type") == "application/json", path[:80]
         assert json.loads(body)["error"], path[:80]
     S.alive()
+
+
+def test_longest_url_reaches_the_routes():
+    """A path of exactly the longest length let through is matched against
+    the route table like any other, not dropped to the static files."""
+    st, _, body = e2e.http_get(S.port, "/api/" + "a" * (8192 - 5))
+    assert st == 404 and json.loads(body)["error"] == "no such API route", (st, body[:100])
 
 
 def test_bad_methods_and_headers():
