@@ -4,8 +4,9 @@
  * Invariants: rows are tried in order and the first claim wins, so a row
  * that claims by content must come after every row that claims the same
  * files by name more surely; the last row (chrome_trace_json) claims every
- * file worth opening that no other row took, except SQLite databases, so a
- * damaged .json is listed with the reason it failed instead of vanishing.
+ * file worth opening that no other row took, except SQLite databases and
+ * JSON documents not shaped as a trace (a manifest, a config), so a damaged
+ * .json is listed with the reason it failed instead of vanishing.
  */
 #define _GNU_SOURCE /* memmem */
 #include "readers.h"

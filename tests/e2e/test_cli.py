@@ -177,6 +177,19 @@ def test_bad_inputs_are_listed_with_reasons():
         assert listed[bad]["status"] == "error", (bad, listed[bad])
         assert listed[bad]["error"], bad
     assert "empty" in listed["empty.trace.json"]["error"]
+    # JSON is a trace by its content, whatever its name: a cut trace is listed
+    # with its reason, a bare array of events is read, a manifest is no profile
+    event = {"name": "k", "ph": "X", "ts": 1, "dur": 2, "pid": 1, "tid": 1}
+    with open(os.path.join(root, "cut.json"), "w") as f:
+        f.write(json.dumps({"traceEvents": [event, event]})[:-20])
+    with open(os.path.join(root, "bare.json"), "w") as f:
+        json.dump([event], f)
+    with open(os.path.join(root, "MANIFEST.json"), "w") as f:
+        json.dump({"made": "2026-11-26", "parts": {"capture": "ok"}}, f)
+    listed = {p["path"]: p for p in list_json(root, os.path.join(tmpdir(), "j.sqlite"))}
+    assert listed["cut.json"]["status"] == "error" and listed["cut.json"]["error"], listed["cut.json"]
+    assert listed["bare.json"]["status"] == "ok" and listed["bare.json"]["events"] == 1
+    assert "MANIFEST.json" not in listed, sorted(listed)
     assert listed["good.pt.trace.json.gz"]["path"] == "good.pt.trace.json.gz"
 
 

@@ -254,6 +254,46 @@ static void test_sniff(void)
         XPV_FMT_CHROME_JSON);
 }
 
+/* JSON files are traces by their content: a manifest or a config beside
+ * the profiles is not listed; a bare array of events and a broken trace
+ * are, plain or gzip'd. */
+static void test_json_that_is_no_trace(void)
+{
+    const char *d = xpv_test_tmpdir();
+    static const char manifest[] = "{\n \"made\": \"2026-11-26\",\n \"parts\": {\"a\": \"ok\"}\n}";
+    static const char config[] = "{\"lr\": 0.1, \"layers\": [{\"name\": \"fc\"}]}";
+    static const char bare[] = "[{\"name\":\"k\",\"ph\":\"X\",\"ts\":1,\"dur\":2,\"pid\":1}]";
+    static const char broken[] = "{\"traceEvents\":[{\"name\":\"k\",\"ph\":\"X\",\"ts";
+    xpv_test_write(d, "MANIFEST.json", manifest, sizeof manifest - 1);
+    xpv_test_write(d, "cfg/config.json", config, sizeof config - 1);
+    write_gz(d, "cfg/config.json.gz", config);
+    xpv_test_write(d, "t/bare.json", bare, sizeof bare - 1);
+    write_gz(d, "t/bare.json.gz", bare);
+    xpv_test_write(d, "t/broken.json", broken, sizeof broken - 1);
+    write_gz(d, "t/broken.json.gz", broken);
+    xpv_found_list l;
+    xpv_err err = {{0}};
+    CU_ASSERT_EQUAL_FATAL(xpv_discover(d, &l, &err), 0);
+    CU_ASSERT_EQUAL(l.n, 4);
+    CU_ASSERT_PTR_NULL(find(&l, "MANIFEST.json"));
+    CU_ASSERT_PTR_NULL(find(&l, "cfg/config.json"));
+    CU_ASSERT_PTR_NULL(find(&l, "cfg/config.json.gz"));
+    static const char *const traces[] = {"t/bare.json", "t/bare.json.gz", "t/broken.json",
+                                         "t/broken.json.gz"};
+    for (size_t i = 0; i < sizeof traces / sizeof *traces; i++) {
+        const xpv_found *f = find(&l, traces[i]);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+        CU_ASSERT_STRING_EQUAL(f->format, XPV_FMT_CHROME_JSON);
+    }
+    xpv_found_list_free(&l);
+    /* given as the one file: not a profile, and said so */
+    char path[4096];
+    snprintf(path, sizeof path, "%s/MANIFEST.json", d);
+    CU_ASSERT_EQUAL(xpv_discover(path, &l, &err), -1);
+    CU_ASSERT(strstr(err.msg, "not a profile") != NULL);
+    xpv_found_list_free(&l);
+}
+
 static void test_autodetect(void)
 {
     const char *d = xpv_test_tmpdir();
@@ -314,6 +354,7 @@ int main(void)
         {"content sniffing", test_sniff},
         {"merging two sides keeps twins", test_merge_keeps_twins},
         {"walking again: known files unread, new ones once admitted", test_discover_again},
+        {"JSON that is no trace is not listed", test_json_that_is_no_trace},
         {"auto-detection like the old script", test_autodetect},
         {NULL, NULL},
     };
