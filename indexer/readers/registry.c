@@ -42,7 +42,7 @@ static const xpv_format FORMATS[] = {
     {XPV_FMT_NSYS_SQLITE, ".sqlite3|.sqlite", xpv_claims_nsys_sqlite, xpv_read_nsys_sqlite, NULL,
      NULL, XPV_FORMAT_NAME_DECIDES},
     {XPV_FMT_PERFETTO_JSON, JSON_ENDINGS, xpv_claims_perfetto_json, xpv_read_chrome_json, NULL,
-     NULL, 0},
+     NULL, XPV_FORMAT_RUN_HOST},
     {XPV_FMT_PYTORCH_JSON, JSON_ENDINGS, xpv_claims_pytorch_json, xpv_read_chrome_json, NULL,
      XPV_FMT_XPLANE, 0},
     {XPV_FMT_TF_JSON, JSON_ENDINGS, xpv_claims_tf_json, xpv_read_chrome_json, NULL, XPV_FMT_XPLANE,

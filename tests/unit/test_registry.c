@@ -91,6 +91,14 @@ static void test_json_that_is_no_trace(void)
     CU_ASSERT_STRING_EQUAL(sniff("w.pt.trace.json", "[]"), XPV_FMT_PYTORCH_JSON);
 }
 
+static void test_run_host_flag(void)
+{
+    CU_ASSERT(xpv_format_named(XPV_FMT_PERFETTO_JSON)->flags & XPV_FORMAT_RUN_HOST);
+    for (size_t i = 0; i < sizeof NAMES / sizeof *NAMES; i++)
+        if (strcmp(NAMES[i], XPV_FMT_PERFETTO_JSON) != 0)
+            CU_ASSERT_FALSE(xpv_format_named(NAMES[i])->flags & XPV_FORMAT_RUN_HOST);
+}
+
 static void test_unreadable_files(void)
 {
     CU_ASSERT_STRING_EQUAL(sniff("h.xplane.pb", NULL), XPV_FMT_XPLANE);
@@ -125,6 +133,7 @@ int main(void)
         {"every row complete", test_rows_complete},
         {"which format claims a file", test_claim_order},
         {"JSON that is no trace is not claimed", test_json_that_is_no_trace},
+        {"which files name no host", test_run_host_flag},
         {"files that cannot be read", test_unreadable_files},
         {"endings and host names", test_endings},
         {"twins and explanations", test_twins},
