@@ -2,7 +2,8 @@
  * discover.c — walking the profile directory, reading each candidate's
  * first bytes for the format registry to sniff, grouping files into runs
  * and hosts, and pairing files by the registry's twin rule (a trace.json
- * beside its xplane.pb).
+ * beside its xplane.pb). A file that names no host (perfetto_trace.json.gz)
+ * belongs to the one host of its run folder.
  */
 #define _GNU_SOURCE
 #include "discover.h"
@@ -294,6 +295,47 @@ static int newest_first(const void *a, const void *b)
     return c ? c : strcmp(x->rel_path, y->rel_path);
 }
 
+static int names_no_host(const xpv_found *f)
+{
+    const xpv_format *fmt = xpv_format_named(f->format);
+    return fmt && (fmt->flags & XPV_FORMAT_RUN_HOST);
+}
+
+static int same_folder(const char *a, const char *b)
+{
+    const char *sa = strrchr(a, '/'), *sb = strrchr(b, '/');
+    size_t na = sa ? (size_t)(sa - a) : 0, nb = sb ? (size_t)(sb - b) : 0;
+    return na == nb && memcmp(a, b, na) == 0;
+}
+
+/* A file whose name names no host (the registry's XPV_FORMAT_RUN_HOST)
+ * takes the host of the other profiles of its run folder when they all
+ * share one, and keeps its file name otherwise (no host, or several).
+ * Run again over the whole list whenever it changes, so the answer never
+ * depends on which walk saw the file first. */
+static void assign_run_hosts(xpv_found_list *l)
+{
+    for (size_t i = 0; i < l->n; i++) {
+        xpv_found *f = &l->items[i];
+        if (!names_no_host(f)) continue;
+        const char *only = NULL;
+        int several = 0;
+        for (size_t k = 0; k < l->n && !several; k++) {
+            const xpv_found *o = &l->items[k];
+            if (k == i || names_no_host(o) || strcmp(o->run, f->run) != 0 ||
+                !same_folder(o->rel_path, f->rel_path))
+                continue;
+            several = only && strcmp(only, o->host) != 0;
+            only = o->host;
+        }
+        const char *name = strrchr(f->rel_path, '/');
+        char *host = only && !several ? xpv_xstrdup(only)
+                                      : strip_known_suffix(name ? name + 1 : f->rel_path);
+        free(f->host);
+        f->host = host;
+    }
+}
+
 /* The registry's pairing rule: a file whose format names a twin format is
  * the companion of a file of that format with the same run and host. */
 static void pair_companions(xpv_found_list *l)
@@ -343,6 +385,7 @@ static int discover(const char *root, walk_state w, xpv_found_list *out, xpv_err
     }
     free(w.seen);
     xpv_sort(out->items, out->n, sizeof *out->items, newest_first);
+    assign_run_hosts(out);
     pair_companions(out);
     return 0;
 }
@@ -412,6 +455,7 @@ void xpv_found_list_merge(xpv_found_list *dst, xpv_found_list *src)
         dst->items[dst->n++] = *f;
     }
     free(where);
+    assign_run_hosts(dst);
     free(src->items);
     free(src->root_abs);
     memset(src, 0, sizeof *src);

@@ -17,9 +17,12 @@ static int upsert_found(sqlite3 *db, sqlite3_stmt *sel, sqlite3_stmt *ins, const
     int unchanged = 0;
     if (sqlite3_step(sel) == SQLITE_ROW) {
         const char *status = (const char *)sqlite3_column_text(sel, 2);
+        const char *host = (const char *)sqlite3_column_text(sel, 3);
+        /* a host can change with the file untouched: a perfetto_trace.json.gz
+         * takes its run's host once the xplane beside it appears */
         unchanged = sqlite3_column_int64(sel, 0) == f->size &&
                     sqlite3_column_int64(sel, 1) == f->mtime_ns && status &&
-                    strcmp(status, "pending") != 0;
+                    strcmp(status, "pending") != 0 && host && strcmp(host, f->host) == 0;
     }
     sqlite3_reset(sel);
     if (unchanged) return 0;
@@ -73,8 +76,9 @@ int xpv_indexer_register(sqlite3 *db, const xpv_found_list *found, xpv_err *err)
     sqlite3_stmt *sel = NULL, *ins = NULL;
     int pending = 0, rc = 0;
     if (xpv_db_exec(db, "BEGIN IMMEDIATE", err) != 0) return -1;
-    if (sqlite3_prepare_v2(db, "SELECT size_bytes, mtime_ns, status FROM profiles WHERE id=?1", -1,
-                           &sel, NULL) != SQLITE_OK ||
+    if (sqlite3_prepare_v2(db,
+                           "SELECT size_bytes, mtime_ns, status, host FROM profiles WHERE id=?1",
+                           -1, &sel, NULL) != SQLITE_OK ||
         sqlite3_prepare_v2(
             db,
             "INSERT OR REPLACE INTO profiles(id, path, run, host, format, size_bytes,"

@@ -46,11 +46,17 @@ typedef int (*xpv_reader_fn)(const char *path, xpv_sink *sink, xpv_err *err);
 
 /* A file ending in one of the format's endings is this format or none. */
 #define XPV_FORMAT_NAME_DECIDES 1u
+/* The file name names no host (one such file per run folder, as JAX's
+ * perfetto_trace.json.gz): the file belongs to the host of the other
+ * profiles in its folder when they all have one, else its name is kept
+ * (see discover.c). */
+#define XPV_FORMAT_RUN_HOST 2u
 
 typedef struct {
     const char *name;
     /* File-name endings, '|'-separated: a file so named is worth opening,
-     * and its host name is the file name without the longest ending. */
+     * and its host name is the file name without the longest ending
+     * (unless XPV_FORMAT_RUN_HOST). */
     const char *endings;
     int (*claims)(const xpv_sniff_input *in);
     xpv_reader_fn read; /* NULL: listed as unsupported, and explain() says why */

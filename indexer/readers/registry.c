@@ -4,8 +4,9 @@
  * Invariants: rows are tried in order and the first claim wins, so a row
  * that claims by content must come after every row that claims the same
  * files by name more surely; the last row (chrome_trace_json) claims every
- * file worth opening that no other row took, except SQLite databases, so a
- * damaged .json is listed with the reason it failed instead of vanishing.
+ * file worth opening that no other row took, except SQLite databases and
+ * JSON documents not shaped as a trace (a manifest, a config), so a damaged
+ * .json is listed with the reason it failed instead of vanishing.
  */
 #define _GNU_SOURCE /* memmem */
 #include "readers.h"
@@ -41,7 +42,7 @@ static const xpv_format FORMATS[] = {
     {XPV_FMT_NSYS_SQLITE, ".sqlite3|.sqlite", xpv_claims_nsys_sqlite, xpv_read_nsys_sqlite, NULL,
      NULL, XPV_FORMAT_NAME_DECIDES},
     {XPV_FMT_PERFETTO_JSON, JSON_ENDINGS, xpv_claims_perfetto_json, xpv_read_chrome_json, NULL,
-     NULL, 0},
+     NULL, XPV_FORMAT_RUN_HOST},
     {XPV_FMT_PYTORCH_JSON, JSON_ENDINGS, xpv_claims_pytorch_json, xpv_read_chrome_json, NULL,
      XPV_FMT_XPLANE, 0},
     {XPV_FMT_TF_JSON, JSON_ENDINGS, xpv_claims_tf_json, xpv_read_chrome_json, NULL, XPV_FMT_XPLANE,

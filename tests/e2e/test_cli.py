@@ -177,6 +177,19 @@ def test_bad_inputs_are_listed_with_reasons():
         assert listed[bad]["status"] == "error", (bad, listed[bad])
         assert listed[bad]["error"], bad
     assert "empty" in listed["empty.trace.json"]["error"]
+    # JSON is a trace by its content, whatever its name: a cut trace is listed
+    # with its reason, a bare array of events is read, a manifest is no profile
+    event = {"name": "k", "ph": "X", "ts": 1, "dur": 2, "pid": 1, "tid": 1}
+    with open(os.path.join(root, "cut.json"), "w") as f:
+        f.write(json.dumps({"traceEvents": [event, event]})[:-20])
+    with open(os.path.join(root, "bare.json"), "w") as f:
+        json.dump([event], f)
+    with open(os.path.join(root, "MANIFEST.json"), "w") as f:
+        json.dump({"made": "2026-11-26", "parts": {"capture": "ok"}}, f)
+    listed = {p["path"]: p for p in list_json(root, os.path.join(tmpdir(), "j.sqlite"))}
+    assert listed["cut.json"]["status"] == "error" and listed["cut.json"]["error"], listed["cut.json"]
+    assert listed["bare.json"]["status"] == "ok" and listed["bare.json"]["events"] == 1
+    assert "MANIFEST.json" not in listed, sorted(listed)
     assert listed["good.pt.trace.json.gz"]["path"] == "good.pt.trace.json.gz"
 
 
@@ -207,10 +220,26 @@ def test_permission_denied_is_reported():
     assert p["status"] == "error" and "ermission denied" in p["error"], p
 
 
+def test_gpu_jax_run_hosts_and_manifest():
+    gpu = os.path.join(FIXTURES, "gpu")
+    if not os.path.isdir(os.path.join(gpu, "jax-perfetto")):
+        print("note: fixtures/gpu absent, JAX GPU run case not run")
+        return
+    listed = list_json(gpu, os.path.join(tmpdir(), "i.sqlite"))
+    paths = [p["path"] for p in listed]
+    assert "MANIFEST.json" not in paths and all(not p.endswith("MANIFEST.json") for p in paths)
+    perfetto = [p for p in listed if p["path"].startswith("jax-perfetto/")]
+    names = sorted(os.path.basename(p["path"]) for p in perfetto)
+    assert names == ["perfetto_trace.json.gz", "vm.trace.json.gz", "vm.xplane.pb"], names
+    assert {p["host"] for p in perfetto} == {"vm"}, [(p["path"], p["host"]) for p in perfetto]
+    assert len({p["run"] for p in perfetto}) == 1
+
+
 if __name__ == "__main__":
     need_fixtures()
     main([test_list_json_formats_and_fields, test_list_text_and_read_only,
           test_incremental_second_run_is_cached, test_no_profiles_exit_1, test_missing_directory,
           test_version_help_bad_option, test_default_index_location,
           test_autodetect_like_the_old_script, test_damaged_index_is_rebuilt,
-          test_bad_inputs_are_listed_with_reasons, test_permission_denied_is_reported])
+          test_bad_inputs_are_listed_with_reasons, test_permission_denied_is_reported,
+          test_gpu_jax_run_hosts_and_manifest])

@@ -87,6 +87,7 @@ static void test_formats_and_grouping(void)
     CU_ASSERT_STRING_EQUAL(a->host, "host_a");
     CU_ASSERT_STRING_EQUAL(aj->format, XPV_FMT_JAX_JSON);
     CU_ASSERT_STRING_EQUAL(pf->format, XPV_FMT_PERFETTO_JSON);
+    CU_ASSERT_STRING_EQUAL(pf->host, "perfetto_trace"); /* host_a or host_b: neither */
     CU_ASSERT_EQUAL(pf->companion_of, -1);
     /* The trace.json.gz twin points at its xplane. */
     CU_ASSERT(aj->companion_of >= 0 && &l.items[aj->companion_of] == a);
@@ -254,6 +255,89 @@ static void test_sniff(void)
         XPV_FMT_CHROME_JSON);
 }
 
+static const char *host_of(const xpv_found_list *l, const char *rel)
+{
+    const xpv_found *f = find(l, rel);
+    return f ? f->host : "(not listed)";
+}
+
+/* JAX's perfetto_trace.json.gz names no host: it takes the one host of
+ * its run folder, whenever that host's files are seen. */
+static void test_perfetto_takes_run_host(void)
+{
+    const char *d = xpv_test_tmpdir();
+    const char *run = "p/plugins/profile/2026_01_01_00_00_00/";
+    char rel[512], pf[512];
+    snprintf(pf, sizeof pf, "%sperfetto_trace.json.gz", run);
+    write_gz(d, pf, TRACE_JSON);
+    write_gz(d, "alone/perfetto_trace.json.gz", TRACE_JSON);
+    xpv_found_list l1, l2;
+    xpv_err err = {{0}};
+    CU_ASSERT_EQUAL_FATAL(xpv_discover(d, &l1, &err), 0);
+    CU_ASSERT_STRING_EQUAL(host_of(&l1, pf), "perfetto_trace"); /* no host beside it yet */
+    snprintf(rel, sizeof rel, "%svm.xplane.pb", run);
+    xpv_test_write(d, rel, XPLANE_BYTES, sizeof XPLANE_BYTES);
+    snprintf(rel, sizeof rel, "%svm.trace.json.gz", run);
+    write_gz(d, rel, TRACE_JSON);
+    CU_ASSERT_EQUAL_FATAL(xpv_discover_again(d, &l1, NULL, NULL, &l2, &err), 0);
+    CU_ASSERT_EQUAL(l2.n, 4);
+    CU_ASSERT_STRING_EQUAL(host_of(&l2, pf), "vm");
+    CU_ASSERT_EQUAL(find(&l2, pf)->companion_of, -1);
+    CU_ASSERT_STRING_EQUAL(host_of(&l2, "alone/perfetto_trace.json.gz"), "perfetto_trace");
+    xpv_found_list_free(&l1);
+    xpv_found_list_free(&l2);
+    /* --compare's merge: the file alone first, then its run folder */
+    char file[4096], dir[4096];
+    snprintf(file, sizeof file, "%s/%s", d, pf);
+    snprintf(dir, sizeof dir, "%s/%s", d, run);
+    CU_ASSERT_EQUAL_FATAL(xpv_discover(file, &l1, &err), 0);
+    CU_ASSERT_STRING_EQUAL(host_of(&l1, "perfetto_trace.json.gz"), "perfetto_trace");
+    CU_ASSERT_EQUAL_FATAL(xpv_discover(dir, &l2, &err), 0);
+    xpv_found_list_merge(&l1, &l2);
+    CU_ASSERT_STRING_EQUAL(host_of(&l1, "perfetto_trace.json.gz"), "vm");
+    xpv_found_list_free(&l1);
+}
+
+/* JSON files are traces by their content: a manifest or a config beside
+ * the profiles is not listed; a bare array of events and a broken trace
+ * are, plain or gzip'd. */
+static void test_json_that_is_no_trace(void)
+{
+    const char *d = xpv_test_tmpdir();
+    static const char manifest[] = "{\n \"made\": \"2026-11-26\",\n \"parts\": {\"a\": \"ok\"}\n}";
+    static const char config[] = "{\"lr\": 0.1, \"layers\": [{\"name\": \"fc\"}]}";
+    static const char bare[] = "[{\"name\":\"k\",\"ph\":\"X\",\"ts\":1,\"dur\":2,\"pid\":1}]";
+    static const char broken[] = "{\"traceEvents\":[{\"name\":\"k\",\"ph\":\"X\",\"ts";
+    xpv_test_write(d, "MANIFEST.json", manifest, sizeof manifest - 1);
+    xpv_test_write(d, "cfg/config.json", config, sizeof config - 1);
+    write_gz(d, "cfg/config.json.gz", config);
+    xpv_test_write(d, "t/bare.json", bare, sizeof bare - 1);
+    write_gz(d, "t/bare.json.gz", bare);
+    xpv_test_write(d, "t/broken.json", broken, sizeof broken - 1);
+    write_gz(d, "t/broken.json.gz", broken);
+    xpv_found_list l;
+    xpv_err err = {{0}};
+    CU_ASSERT_EQUAL_FATAL(xpv_discover(d, &l, &err), 0);
+    CU_ASSERT_EQUAL(l.n, 4);
+    CU_ASSERT_PTR_NULL(find(&l, "MANIFEST.json"));
+    CU_ASSERT_PTR_NULL(find(&l, "cfg/config.json"));
+    CU_ASSERT_PTR_NULL(find(&l, "cfg/config.json.gz"));
+    static const char *const traces[] = {"t/bare.json", "t/bare.json.gz", "t/broken.json",
+                                         "t/broken.json.gz"};
+    for (size_t i = 0; i < sizeof traces / sizeof *traces; i++) {
+        const xpv_found *f = find(&l, traces[i]);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+        CU_ASSERT_STRING_EQUAL(f->format, XPV_FMT_CHROME_JSON);
+    }
+    xpv_found_list_free(&l);
+    /* given as the one file: not a profile, and said so */
+    char path[4096];
+    snprintf(path, sizeof path, "%s/MANIFEST.json", d);
+    CU_ASSERT_EQUAL(xpv_discover(path, &l, &err), -1);
+    CU_ASSERT(strstr(err.msg, "not a profile") != NULL);
+    xpv_found_list_free(&l);
+}
+
 static void test_autodetect(void)
 {
     const char *d = xpv_test_tmpdir();
@@ -314,6 +398,8 @@ int main(void)
         {"content sniffing", test_sniff},
         {"merging two sides keeps twins", test_merge_keeps_twins},
         {"walking again: known files unread, new ones once admitted", test_discover_again},
+        {"perfetto_trace.json.gz takes its run's host", test_perfetto_takes_run_host},
+        {"JSON that is no trace is not listed", test_json_that_is_no_trace},
         {"auto-detection like the old script", test_autodetect},
         {NULL, NULL},
     };

@@ -62,6 +62,43 @@ static void test_claim_order(void)
     CU_ASSERT_FALSE(xpv_format_named(XPV_FMT_CHROME_JSON)->claims(&in));
 }
 
+/* A JSON document is a trace by its shape, not its name: a manifest or a
+ * config is not claimed, while a trace, bare array or cut short, is. */
+static void test_json_that_is_no_trace(void)
+{
+    CU_ASSERT_PTR_NULL(sniff("MANIFEST.json", "{\"made\":\"2026\",\"parts\":{\"a\":\"ok\"}}"));
+    CU_ASSERT_PTR_NULL(sniff("config.json", "{\"lr\":0.1,\"layers\":[{\"name\":\"fc\"}]}"));
+    CU_ASSERT_PTR_NULL(sniff("list.json", "[{\"name\":\"fc\",\"size\":4}]"));
+    CU_ASSERT_PTR_NULL(sniff("ids.json", "[1, 2, 3]"));
+    CU_ASSERT_PTR_NULL(sniff("none.json", "{}"));
+    CU_ASSERT_PTR_NULL(sniff("none.json.gz", " []"));
+    const char *bare = "[{\"name\":\"k\",\"ph\":\"X\",\"ts\":1,\"dur\":2,\"pid\":1,\"tid\":1}]";
+    CU_ASSERT_STRING_EQUAL(sniff("bare.json", bare), XPV_FMT_CHROME_JSON);
+    CU_ASSERT_STRING_EQUAL(sniff("bare.json.gz", " [ {\"ph\":\"B\""), XPV_FMT_CHROME_JSON);
+    /* cut short, or broken after a trace's first bytes: still a trace */
+    CU_ASSERT_STRING_EQUAL(sniff("cut.json", "{\"traceEvents\":[{\"ph\":\"X\",\"na"),
+                           XPV_FMT_CHROME_JSON);
+    CU_ASSERT_STRING_EQUAL(sniff("cut.json", "{\"displayTimeUnit\":\"ns\",\"meta"),
+                           XPV_FMT_CHROME_JSON);
+    CU_ASSERT_STRING_EQUAL(sniff("cut.json", "["), XPV_FMT_CHROME_JSON);
+    CU_ASSERT_STRING_EQUAL(sniff("cut.json", "  {"), XPV_FMT_CHROME_JSON);
+    CU_ASSERT_STRING_EQUAL(sniff("bad.json", "{\"traceEvents\": 7}"), XPV_FMT_CHROME_JSON);
+    /* not JSON at all: worth opening, to say why it failed */
+    CU_ASSERT_STRING_EQUAL(sniff("x.json", "\x01\x02"), XPV_FMT_CHROME_JSON);
+    /* a name that says trace decides, whatever the JSON holds */
+    CU_ASSERT_STRING_EQUAL(sniff("h.trace.json", "{}"), XPV_FMT_JAX_JSON);
+    CU_ASSERT_STRING_EQUAL(sniff("perfetto_trace.json.gz", "{}"), XPV_FMT_PERFETTO_JSON);
+    CU_ASSERT_STRING_EQUAL(sniff("w.pt.trace.json", "[]"), XPV_FMT_PYTORCH_JSON);
+}
+
+static void test_run_host_flag(void)
+{
+    CU_ASSERT(xpv_format_named(XPV_FMT_PERFETTO_JSON)->flags & XPV_FORMAT_RUN_HOST);
+    for (size_t i = 0; i < sizeof NAMES / sizeof *NAMES; i++)
+        if (strcmp(NAMES[i], XPV_FMT_PERFETTO_JSON) != 0)
+            CU_ASSERT_FALSE(xpv_format_named(NAMES[i])->flags & XPV_FORMAT_RUN_HOST);
+}
+
 static void test_unreadable_files(void)
 {
     CU_ASSERT_STRING_EQUAL(sniff("h.xplane.pb", NULL), XPV_FMT_XPLANE);
@@ -95,6 +132,8 @@ int main(void)
     static const xpv_test_case tests[] = {
         {"every row complete", test_rows_complete},
         {"which format claims a file", test_claim_order},
+        {"JSON that is no trace is not claimed", test_json_that_is_no_trace},
+        {"which files name no host", test_run_host_flag},
         {"files that cannot be read", test_unreadable_files},
         {"endings and host names", test_endings},
         {"twins and explanations", test_twins},
