@@ -97,8 +97,7 @@ static int str_is(xpv_hlo_str s, const char *t)
     return s.p && s.n == n && memcmp(s.p, t, n) == 0;
 }
 
-/* The HloModule name of blob b, read without decoding the module. */
-static xpv_hlo_str module_name(const xpv_hlo_file *f, const xpv_hlo_blob *b)
+xpv_hlo_str xpv_hlo_file_module_name(const xpv_hlo_file *f, const xpv_hlo_blob *b)
 {
     xpv_pb r = {f->map, b->data, b->data + b->len};
     xpv_pb_field fl;
@@ -116,6 +115,18 @@ static xpv_hlo_str module_name(const xpv_hlo_file *f, const xpv_hlo_blob *b)
     return s;
 }
 
+/* 1 when module is "<HloModule name>(<metadata id>)" of blob b: the name
+ * module_list gives a blob whose metadata name carries no program id. */
+static int is_named_with_id(const xpv_hlo_file *f, const xpv_hlo_blob *b, const char *module)
+{
+    char prog[24];
+    int n = snprintf(prog, sizeof prog, "(%" PRIu64 ")", b->program_id);
+    size_t len = strlen(module);
+    if (len <= (size_t)n || strcmp(module + len - (size_t)n, prog) != 0) return 0;
+    xpv_hlo_str name = xpv_hlo_file_module_name(f, b);
+    return name.p && name.n == len - (size_t)n && memcmp(name.p, module, name.n) == 0;
+}
+
 const xpv_hlo_blob *xpv_hlo_file_find(const xpv_hlo_file *f, const char *module)
 {
     char prog[24];
@@ -125,9 +136,11 @@ const xpv_hlo_blob *xpv_hlo_file_find(const xpv_hlo_file *f, const char *module)
         snprintf(prog, sizeof prog, "%" PRIu64, f->blobs[i].program_id);
         if (strcmp(prog, module) == 0) return &f->blobs[i];
     }
+    for (size_t i = 0; i < f->n; i++)
+        if (is_named_with_id(f, &f->blobs[i], module)) return &f->blobs[i];
     const xpv_hlo_blob *only = NULL;
     for (size_t i = 0; i < f->n; i++) {
-        if (!str_is(module_name(f, &f->blobs[i]), module)) continue;
+        if (!str_is(xpv_hlo_file_module_name(f, &f->blobs[i]), module)) continue;
         if (only) return NULL; /* several modules have that name: ambiguous */
         only = &f->blobs[i];
     }

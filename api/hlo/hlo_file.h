@@ -36,9 +36,13 @@ typedef struct {
 int xpv_hlo_file_open(sqlite3 *db, int64_t id, xpv_hlo_file *f, xpv_err *err);
 void xpv_hlo_file_close(xpv_hlo_file *f);
 /* The module named `module`: its metadata name ("jit_dot(79)"), its
- * program id in decimal ("79"), or its HloModule name when one module has
- * it. NULL when none. */
+ * program id in decimal ("79"), its HloModule name and metadata id
+ * ("jit_dot(79)" for a metadata name without one), or its HloModule name
+ * when one module has it. NULL when none. */
 const xpv_hlo_blob *xpv_hlo_file_find(const xpv_hlo_file *f, const char *module);
+/* The HloModule name of blob b, read without decoding the module; p NULL
+ * when it has none. */
+xpv_hlo_str xpv_hlo_file_module_name(const xpv_hlo_file *f, const xpv_hlo_blob *b);
 /* Decodes blob b of f. 0, or -1 with err naming the module. */
 int xpv_hlo_file_decode(const xpv_hlo_file *f, const xpv_hlo_blob *b, xpv_hlo_module *m,
                         xpv_err *err);

@@ -11,16 +11,26 @@
  *    device's kernels, copies and memsets. An occurrence is one device
  *    event, and the time is their summed device time: a module's executions
  *    are not written on such planes, so they are not counted (never guessed).
+ *  - "hlo_proto": the compiled modules of an xplane (the `Hlo Proto` stats
+ *    of its /host:metadata plane, hlo_file.h), each listed even when it ran
+ *    no kernel in the capture (occurrences 0). A module the events name is
+ *    that module when (name, program id) match, or, named with no program
+ *    id, when one proto has that name.
  * Modules are keyed by (name, program id) and merged over the scope's hosts.
+ * module_list names a module with a proto "<name>(<program id>)", as XProf
+ * does (and as the HLO view and memory_viewer resolve it); one without a
+ * proto keeps the name its events give.
  * Times are integer ps, summed exactly. A profile keeps a handful of
  * modules, so they are looked up by a linear search, starting from the
  * last one found (kernels of one module come in runs).
  */
 #include "../api.h"
 #include "../api_util.h"
+#include "hlo_file.h"
 #include "hlo_ops.h"
 #include "../../store/event_store.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -29,7 +39,8 @@ enum { SRC_NONE, SRC_XLA_MODULES, SRC_KERNELS };
 typedef struct {
     char *name;
     uint64_t prog;
-    int has_prog, source;
+    int has_prog, has_proto;
+    int source;   /* where its executions came from; SRC_NONE: none (a proto only) */
     uint32_t key; /* the profile's string id it was found by (0: none); local only */
     int64_t occurrences, total_ps;
 } module;
@@ -211,6 +222,69 @@ static int scan_profile(sqlite3 *db, int64_t id, profile_ctx *p, xpv_err *err)
     return rc;
 }
 
+/* The name and program id of blob b: its metadata name "jit_dot(79)" split
+ * (79 is the id the device events carry), or else its HloModule name and
+ * metadata id, as XProf names a module. 0 when it has no name. */
+static int proto_module(const xpv_hlo_file *f, const xpv_hlo_blob *b, xpv_hlo_str *name,
+                        uint64_t *prog)
+{
+    size_t len;
+    if (b->name.p && xpv_hlo_module_split(b->name.p, b->name.n, &len, prog)) {
+        name->p = b->name.p, name->n = (uint32_t)len;
+        return 1;
+    }
+    *name = xpv_hlo_file_module_name(f, b);
+    *prog = b->program_id;
+    return name->p && name->n;
+}
+
+/* The module of s with a proto named like m, when it is the only one. */
+static module *only_proto_named(module_set *s, const module *m)
+{
+    module *only = NULL;
+    for (size_t i = 0; i < s->n; i++) {
+        if (!s->m[i].has_proto || strcmp(s->m[i].name, m->name) != 0) continue;
+        if (only) return NULL;
+        only = &s->m[i];
+    }
+    return only;
+}
+
+/* Folds each module its events named with no program id into the one proto
+ * of that name (a module listed once, not twice). */
+static void fold_unnumbered(module_set *s)
+{
+    for (size_t i = 0; i < s->n;) {
+        module *m = &s->m[i], *p = m->has_prog ? NULL : only_proto_named(s, m);
+        if (!p) {
+            i++;
+            continue;
+        }
+        p->occurrences += m->occurrences;
+        p->total_ps += m->total_ps;
+        free(m->name);
+        *m = s->m[--s->n];
+    }
+}
+
+/* Adds the compiled modules of the profile's xplane to p->mods. */
+static void add_protos(sqlite3 *db, int64_t id, profile_ctx *p)
+{
+    xpv_hlo_file f;
+    /* NULL err: a file that cannot be read now (moved, or changed and being
+     * indexed again) has no modules to add, as xpv_hlo_file_has_modules
+     * says; the modules its events name are listed still */
+    if (xpv_hlo_file_open(db, id, &f, NULL) <= 0) return;
+    for (size_t i = 0; i < f.n; i++) {
+        xpv_hlo_str name;
+        uint64_t prog;
+        if (proto_module(&f, &f.blobs[i], &name, &prog))
+            set_find(&p->mods, name.p, name.n, 1, prog)->has_proto = 1;
+    }
+    xpv_hlo_file_close(&f);
+    fold_unnumbered(&p->mods);
+}
+
 static int by_name(const void *a, const void *b)
 {
     const module *x = a, *y = b;
@@ -231,10 +305,12 @@ static int collect(sqlite3 *db, const xpv_tool_scope *s, module_set *out, xpv_er
         p.strings = xpv_api_strings_open(db, s->ids[i]);
         rc = lookup_keys(db, s->ids[i], &p, err);
         if (rc == 0) rc = scan_profile(db, s->ids[i], &p, err);
+        if (rc == 0) add_protos(db, s->ids[i], &p);
         for (size_t j = 0; rc == 0 && j < p.mods.n; j++) {
             const module *l = &p.mods.m[j];
             module *g = set_find(out, l->name, strlen(l->name), l->has_prog, l->prog);
-            g->source = p.source;
+            g->has_proto |= l->has_proto;
+            if (l->occurrences) g->source = p.source;
             g->occurrences += l->occurrences;
             g->total_ps += l->total_ps;
         }
@@ -246,6 +322,11 @@ static int collect(sqlite3 *db, const xpv_tool_scope *s, module_set *out, xpv_er
     return rc;
 }
 
+static int by_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
 int xpv_api_module_list(sqlite3 *db, const int64_t *ids, size_t n, xpv_buf *out)
 {
     module_set mods;
@@ -253,13 +334,27 @@ int xpv_api_module_list(sqlite3 *db, const int64_t *ids, size_t n, xpv_buf *out)
     if (collect(db, &(xpv_tool_scope){.ids = ids, .n = n}, &mods, &err) != 0)
         return xpv_api_error(out, 500, "%s", err.msg);
     if (!mods.n) return xpv_api_error(out, 404, "No Data");
+    char **names = xpv_xmalloc(mods.n * sizeof *names);
+    for (size_t i = 0; i < mods.n; i++) {
+        const module *m = &mods.m[i];
+        size_t len = strlen(m->name) + 24;
+        names[i] = xpv_xmalloc(len);
+        if (m->has_proto)
+            snprintf(names[i], len, "%s(%llu)", m->name, (unsigned long long)m->prog);
+        else
+            memcpy(names[i], m->name, len - 23);
+    }
+    xpv_sort(names, mods.n, sizeof *names, by_str);
     xpv_buf_putc(out, '[');
     for (size_t i = 0; i < mods.n; i++) {
-        if (i && strcmp(mods.m[i].name, mods.m[i - 1].name) == 0) continue; /* sorted: unique */
+        if (i && strcmp(names[i], names[i - 1]) == 0) continue; /* sorted: unique */
         if (i) xpv_buf_putc(out, ',');
-        xpv_buf_json_str(out, mods.m[i].name, strlen(mods.m[i].name));
+        xpv_buf_json_str(out, names[i], strlen(names[i]));
     }
     xpv_buf_putc(out, ']');
+    for (size_t i = 0; i < mods.n; i++)
+        free(names[i]);
+    free(names);
     set_free(&mods);
     return 200;
 }
@@ -285,7 +380,9 @@ int xpv_api_profile_modules(sqlite3 *db, int64_t id, xpv_buf *out)
         else
             xpv_buf_puts(out, "null");
         xpv_buf_printf(out, ",\"source\":\"%s\",\"occurrences\":",
-                       m->source == SRC_KERNELS ? "kernels" : "xla_modules");
+                       m->source == SRC_KERNELS       ? "kernels"
+                       : m->source == SRC_XLA_MODULES ? "xla_modules"
+                                                      : "hlo_proto");
         xpv_api_put_int(out, m->occurrences);
         xpv_buf_puts(out, ",\"total_time_us\":");
         xpv_buf_json_double(out, (double)m->total_ps / 1e6);

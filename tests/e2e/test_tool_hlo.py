@@ -10,7 +10,8 @@ and roof from the device planes' own peak figures; two hosts merged; GPU
 kernels grouped by hlo_op with those that carry none counted apart; and a
 profile without HLO ops (PyTorch) answering 404 "No Data" and not listing
 the tools; the modules a host ran (module_list, /api/profiles/{id}/modules)
-against the TPU XLA Modules lines and the GPU kernels' hlo_module. Skips
+against the TPU XLA Modules lines and the GPU kernels' hlo_module, merged
+with the compiled modules of the metadata plane (hlo_protos.py). Skips
 (77) when ../shared/fixtures is absent."""
 import csv
 import io
@@ -30,6 +31,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from xpv_e2e import BIN, FIXTURES, need_fixtures, tmpdir, main, wait_indexed  # noqa: E402
 from test_analysis import message, text  # noqa: E402
 from test_xplane import signed64  # noqa: E402
+from hlo_protos import merged, proto_keys  # noqa: E402
 
 TPU = "jax-tpu-v6e-inference.xplane.pb"
 GEMM = "jax-rocm-mi300x-gemm.xplane.pb"
@@ -475,22 +477,26 @@ def test_module_list():
                 ("conv_run", "conv", CONV, "/device:GPU:", "kernels")):
             want = raw_modules(os.path.join(FIXTURES, "xplane", name), prefix)
             assert want, name
-            names = sorted({m for m, _ in want})
+            listed = merged(proto_keys(os.path.join(FIXTURES, "xplane", name)), want)
+            names = sorted({m for m, _ in listed.values()})
             status, got = get(s.port, BASE + "module_list?run=%s&host=%s" % (run, host))
             assert status == 200 and got == names, (run, status, got, names)
             status, ans = get(s.port, "/api/profiles/%s/modules" % s.ids[(run, host)])
             assert status == 200, (status, ans)
             rows = {(m["name"], m["program_id"]): m for m in ans["modules"]}
-            assert set(rows) == set(want) and len(rows) == len(ans["modules"]), (rows, want)
+            assert set(rows) == set(listed) and len(rows) == len(ans["modules"]), (rows, listed)
             assert [m["name"] for m in ans["modules"]] == sorted(m["name"] for m in ans["modules"])
             for key, (n, ps) in want.items():
                 m = rows[key]
                 assert (m["occurrences"], m["total_time_us"], m["source"]) == \
                     (n, us(ps), source), (key, m, n, ps)
+            for key in set(listed) - set(want):  # compiled, and not run in the capture
+                assert (rows[key]["occurrences"], rows[key]["source"]) == (0, "hlo_proto")
         # every host of a run: the same names, once each
         status, got = get(s.port, BASE + "module_list?run=tpu_run&host=ALL_HOSTS")
-        want = sorted({m for m, _ in raw_modules(os.path.join(FIXTURES, "xplane", TPU),
-                                                  "/device:TPU:")})
+        tpu = os.path.join(FIXTURES, "xplane", TPU)
+        want = sorted({m for m, _ in merged(proto_keys(tpu),
+                                            raw_modules(tpu, "/device:TPU:")).values()})
         assert status == 200 and got == want, (status, got)
         # no modules in a PyTorch trace, an unknown run or host: 404; no run: 400
         for query in ("run=torch_run&host=torch", "run=nope&host=x", "run=tpu_run&host=nope"):

@@ -5,19 +5,24 @@
  * program id, an instant left out, a module with two programs listed once
  * by module_list), GPU kernels by hlo_module (interned and inline, program
  * ids as numbers and digit strings, kernels without a module left out),
- * a PyTorch profile whose kernels carry hlo_module (not read), and two
- * hosts merged.
+ * a PyTorch profile whose kernels carry hlo_module (not read), two hosts
+ * merged, and an xplane file whose metadata plane holds hand-made HloProtos
+ * (modules that ran no kernel listed, named "<name>(<program id>)", and
+ * resolved by that name).
  */
 #define _POSIX_C_SOURCE 200809L
 #include "sink_testutil.h"
+#include "testpb.h"
+#include "api/hlo/hlo_file.h"
 #include "api/api.h"
 #include "store/index_db.h"
 #include "indexer/ingest.h"
 
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
-enum { TPU = 1, TPU2 = 2, GPU = 3, TORCH = 4 };
+enum { TPU = 1, TPU2 = 2, GPU = 3, TORCH = 4, PROTOS = 6 };
 
 static xpv_sink *open_profile(sqlite3 *db, int64_t id)
 {
@@ -157,12 +162,110 @@ static void test_no_modules(void)
     sqlite3_close(db);
 }
 
+/* One event metadata of /host:metadata: id, name and an `Hlo Proto` stat
+ * (stat metadata 3) holding an HloProto whose HloModule is `module`. */
+static void metadata(xpv_buf *plane, int64_t id, const char *name, const char *module)
+{
+    xpv_buf mod = {0}, proto = {0}, st = {0}, v = {0}, e = {0};
+    xpv_test_pb_str(&mod, 1, module);
+    xpv_test_pb_msg(&proto, 1, &mod);
+    xpv_test_pb_int(&st, 1, 3), xpv_test_pb_msg(&st, 6, &proto);
+    xpv_test_pb_int(&v, 1, id), xpv_test_pb_str(&v, 2, name), xpv_test_pb_msg(&v, 5, &st);
+    xpv_test_pb_int(&e, 1, id), xpv_test_pb_msg(&e, 2, &v);
+    xpv_test_pb_msg(plane, 4, &e);
+}
+
+/* Profile PROTOS's file: five modules, three of them launching no kernel.
+ * jit_init's metadata id (40) is not its program id (3), as in JAX 0.11's
+ * captures; "odd" carries no program id in its name. */
+static void write_protos_file(sqlite3 *db, const char *dir)
+{
+    xpv_buf plane = {0}, space = {0}, v = {0}, e = {0};
+    xpv_test_pb_str(&plane, 2, "/host:metadata");
+    metadata(&plane, 21, "jit_dot(21)", "jit_dot");
+    metadata(&plane, 40, "jit_init(3)", "jit_init");
+    metadata(&plane, 9, "odd", "jit_odd");
+    metadata(&plane, 10, "jit_dup(5)", "jit_dup");
+    metadata(&plane, 11, "jit_dup(6)", "jit_dup");
+    xpv_test_pb_int(&v, 1, 3), xpv_test_pb_str(&v, 2, "Hlo Proto");
+    xpv_test_pb_int(&e, 1, 3), xpv_test_pb_msg(&e, 2, &v);
+    xpv_test_pb_msg(&plane, 5, &e);
+    xpv_test_pb_msg(&space, 1, &plane);
+    CU_ASSERT_EQUAL_FATAL(xpv_test_write(dir, "profiles/p6", space.data, space.len), 0);
+    xpv_buf_free(&space);
+    char path[4096], sql[200];
+    struct stat sb;
+    snprintf(path, sizeof path, "%s/profiles/p6", dir);
+    CU_ASSERT_EQUAL_FATAL(stat(path, &sb), 0);
+    snprintf(sql, sizeof sql, "UPDATE profiles SET size_bytes=%lld, mtime_ns=%lld WHERE id=%d",
+             (long long)sb.st_size,
+             (long long)sb.st_mtim.tv_sec * 1000000000LL + sb.st_mtim.tv_nsec, PROTOS);
+    xpv_err err = {{0}};
+    CU_ASSERT_EQUAL_FATAL(xpv_db_exec(db, sql, &err), 0);
+}
+
+/* The module `name` resolves to the blob of metadata id `want`. */
+static void resolves(sqlite3 *db, const char *name, uint64_t want)
+{
+    xpv_hlo_file f;
+    xpv_err err = {{0}};
+    CU_ASSERT_EQUAL_FATAL(xpv_hlo_file_open(db, PROTOS, &f, &err), 1);
+    const xpv_hlo_blob *b = xpv_hlo_file_find(&f, name);
+    CU_ASSERT(b && b->program_id == want);
+    xpv_hlo_file_close(&f);
+}
+
+static void test_protos(void)
+{
+    const char *dir = xpv_test_tmpdir();
+    sqlite3 *db = xpv_test_fresh_index(dir, TPU);
+    xpv_sink *s = open_profile(db, PROTOS);
+    xpv_sink_process_device(s, 100, 0);
+    kernel(s, "jit_dot", 0, NULL, 1000, 4000000); /* program 21 */
+    kernel(s, "jit_dot", 0, "21", 6000, 2000000);
+    kernel(s, "jit_init", 0, "", 8000, 1000000); /* no program id: the one jit_init proto */
+    kernel(s, "jit_dup", 0, "", 9000, 500000);   /* two jit_dup protos: left apart */
+    kernel(s, "gemm_fusion_dot.1", 0, "", 10000, 250000); /* no proto */
+    finish(s);
+    write_protos_file(db, dir);
+    answer(db, (int64_t[]){PROTOS}, 1, 200,
+           "[\"gemm_fusion_dot.1\",\"jit_dot(21)\",\"jit_dup\",\"jit_dup(5)\",\"jit_dup(6)\","
+           "\"jit_init(3)\",\"jit_odd(9)\"]");
+    modules(db, PROTOS, 200,
+            "{\"modules\":["
+            "{\"name\":\"gemm_fusion_dot.1\",\"program_id\":null,\"source\":\"kernels\","
+            "\"occurrences\":1,\"total_time_us\":0.25},"
+            "{\"name\":\"jit_dot\",\"program_id\":\"21\",\"source\":\"kernels\","
+            "\"occurrences\":2,\"total_time_us\":6},"
+            "{\"name\":\"jit_dup\",\"program_id\":null,\"source\":\"kernels\","
+            "\"occurrences\":1,\"total_time_us\":0.5},"
+            "{\"name\":\"jit_dup\",\"program_id\":\"5\",\"source\":\"hlo_proto\","
+            "\"occurrences\":0,\"total_time_us\":0},"
+            "{\"name\":\"jit_dup\",\"program_id\":\"6\",\"source\":\"hlo_proto\","
+            "\"occurrences\":0,\"total_time_us\":0},"
+            "{\"name\":\"jit_init\",\"program_id\":\"3\",\"source\":\"kernels\","
+            "\"occurrences\":1,\"total_time_us\":1},"
+            "{\"name\":\"jit_odd\",\"program_id\":\"9\",\"source\":\"hlo_proto\","
+            "\"occurrences\":0,\"total_time_us\":0}]}");
+    /* the names module_list gives are the names the HLO views resolve */
+    resolves(db, "jit_dot(21)", 21);
+    resolves(db, "jit_init(3)", 40);
+    resolves(db, "jit_odd(9)", 9);
+    resolves(db, "jit_dup(6)", 11);
+    /* two hosts with the same modules list each once */
+    answer(db, (int64_t[]){PROTOS, PROTOS}, 2, 200,
+           "[\"gemm_fusion_dot.1\",\"jit_dot(21)\",\"jit_dup\",\"jit_dup(5)\",\"jit_dup(6)\","
+           "\"jit_init(3)\",\"jit_odd(9)\"]");
+    sqlite3_close(db);
+}
+
 int main(void)
 {
     static const xpv_test_case tests[] = {
         {"XLA Modules executions", test_xla_modules},
         {"GPU kernels by hlo_module", test_kernels},
         {"no modules", test_no_modules},
+        {"modules with an HloProto", test_protos},
         {NULL, NULL},
     };
     return xpv_test_run("hlo_modules", tests, 0);

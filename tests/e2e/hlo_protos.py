@@ -1,0 +1,118 @@
+"""hlo_protos.py: an independent reading of the compiled modules of an
+xplane.pb (the `Hlo Proto` stats of its /host:metadata plane), walking the
+protobuf wire format by the field numbers of docs/FORMATS.md, and the names
+module_list gives them merged with the modules the device events name."""
+import re
+
+
+def _varint(b, i):
+    v = shift = 0
+    while True:
+        c = b[i]
+        i += 1
+        v |= (c & 0x7F) << shift
+        shift += 7
+        if c < 0x80:
+            return v, i
+
+
+def _fields(b, lo, hi):
+    """(field number, wire type, value): an int, or (start, end) of bytes."""
+    i = lo
+    while i < hi:
+        key, i = _varint(b, i)
+        num, wire = key >> 3, key & 7
+        if wire == 0:
+            v, i = _varint(b, i)
+        elif wire == 1:
+            v, i = None, i + 8
+        elif wire == 5:
+            v, i = None, i + 4
+        elif wire == 2:
+            n, i = _varint(b, i)
+            v, i = (i, i + n), i + n
+        else:
+            raise ValueError("wire type %d at %d" % (wire, i))
+        yield num, wire, v
+
+
+def _text(b, span):
+    return b[span[0]:span[1]].decode()
+
+
+def _map_values(b, span):
+    """The value (field 2) of a map entry."""
+    for num, wire, v in _fields(b, *span):
+        if num == 2 and wire == 2:
+            yield v
+
+
+def metadata_modules(path):
+    """[(metadata id, metadata name, HloModule name)] of every event metadata
+    of /host:metadata that carries an `Hlo Proto` stat, in file order."""
+    b = open(path, "rb").read()
+    out = []
+    for num, wire, plane in _fields(b, 0, len(b)):
+        if num != 1 or wire != 2:  # XSpace.planes
+            continue
+        name, events, stat_names = None, [], {}
+        for pn, pw, pv in _fields(b, *plane):
+            if pn == 2 and pw == 2:  # XPlane.name
+                name = _text(b, pv)
+            elif pn == 4 and pw == 2:  # XPlane.event_metadata
+                events.extend(_map_values(b, pv))
+            elif pn == 5 and pw == 2:  # XPlane.stat_metadata
+                for sm in _map_values(b, pv):
+                    f = {n: v for n, w, v in _fields(b, *sm)}
+                    stat_names[f.get(1, 0)] = _text(b, f[2]) if 2 in f else ""
+        if name != "/host:metadata":
+            continue
+        for em in events:
+            mid, mname, proto = 0, "", None
+            for mn, mw, mv in _fields(b, *em):
+                if mn == 1 and mw == 0:
+                    mid = mv
+                elif mn == 2 and mw == 2:
+                    mname = _text(b, mv)
+                elif mn == 5 and mw == 2:  # XEventMetadata.stats
+                    st = {n: v for n, w, v in _fields(b, *mv)}
+                    if stat_names.get(st.get(1, 0)) == "Hlo Proto" and 6 in st:
+                        proto = st[6]  # XStat.bytes_value
+            if proto is None:
+                continue
+            module = None
+            for hn, hw, hv in _fields(b, *proto):
+                if hn == 1 and hw == 2:  # HloProto.hlo_module
+                    for qn, qw, qv in _fields(b, *hv):
+                        if qn == 1 and qw == 2:  # HloModuleProto.name
+                            module = _text(b, qv)
+                            break
+            out.append((mid, mname, module))
+    return out
+
+
+def proto_keys(path):
+    """(module name, program id as text) of each compiled module: the
+    metadata name "jit_f(79)" split, or else the HloModule name and the
+    metadata id."""
+    keys = set()
+    for mid, mname, module in metadata_modules(path):
+        m = re.fullmatch(r"([^(]+)\((\d+)\)", mname)
+        keys.add((m.group(1), m.group(2)) if m else (module, str(mid)))
+    return keys
+
+
+def merged(protos, events):
+    """{(name, program id or None): (listed name, has a proto)}: the modules
+    the events name (keys with program id None when they carry none) merged
+    with the protos, an event module without a program id going to the one
+    proto of its name."""
+    out = {k: ("%s(%s)" % k, True) for k in protos}
+    for name, prog in events:
+        if (name, prog) in protos:
+            continue
+        same = [k for k in protos if k[0] == name]
+        if prog is None and len(same) == 1:
+            continue
+        out[(name, prog)] = (name, False)
+    return out
