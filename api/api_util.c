@@ -4,6 +4,7 @@
 #include "api_util.h"
 #include "api.h"
 #include "../store/profiles.h"
+#include "../store/strings.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -129,18 +130,28 @@ typedef struct {
 } string_slot;
 
 struct xpv_api_strings {
-    sqlite3_stmt *lookup;
-    int64_t profile_id;
+    xpv_store_strings_lookup lookup; /* lookup.st NULL: every lookup answers "" */
     string_slot slots[STRING_CACHE_SLOTS];
 };
 
-xpv_api_strings *xpv_api_strings_open(sqlite3 *db, int64_t profile_id)
+xpv_api_strings *xpv_api_strings_open_checked(sqlite3 *db, int64_t profile_id, xpv_err *err)
 {
     xpv_api_strings *s = xpv_xcalloc(1, sizeof *s);
-    s->profile_id = profile_id;
-    if (sqlite3_prepare_v2(db, "SELECT value FROM strings WHERE profile_id=?1 AND id=?2", -1,
-                           &s->lookup, NULL) != SQLITE_OK)
-        s->lookup = NULL; /* every lookup then answers "" */
+    if (xpv_store_strings_lookup_open(&s->lookup, db, profile_id, err) != 0) {
+        free(s);
+        return NULL;
+    }
+    return s;
+}
+
+xpv_api_strings *xpv_api_strings_open(sqlite3 *db, int64_t profile_id)
+{
+    xpv_err err = {{0}};
+    xpv_api_strings *s = xpv_api_strings_open_checked(db, profile_id, &err);
+    if (s) return s;
+    /* The fallback its callers answer with: names unknown, every one "". */
+    s = xpv_xcalloc(1, sizeof *s);
+    s->lookup.profile_id = profile_id;
     return s;
 }
 
@@ -151,16 +162,10 @@ const char *xpv_api_string(xpv_api_strings *s, uint32_t id, size_t *len)
         free(slot->value);
         slot->value = NULL;
         slot->len = 0;
-        if (s->lookup && id) {
-            sqlite3_bind_int64(s->lookup, 1, s->profile_id);
-            sqlite3_bind_int64(s->lookup, 2, id);
-            if (sqlite3_step(s->lookup) == SQLITE_ROW && sqlite3_column_text(s->lookup, 0)) {
-                slot->len = (size_t)sqlite3_column_bytes(s->lookup, 0);
-                slot->value =
-                    xpv_xstrndup((const char *)sqlite3_column_text(s->lookup, 0), slot->len);
-            }
-            sqlite3_reset(s->lookup);
-        }
+        /* A failed step reads as a missing string (""), as a name that
+         * cannot be read is unknown; the answers go on without it. */
+        if (s->lookup.st && id)
+            xpv_store_strings_lookup_get(&s->lookup, id, &slot->value, &slot->len, NULL);
         slot->id = id;
         slot->used = 1;
     }
@@ -173,7 +178,7 @@ void xpv_api_strings_free(xpv_api_strings *s)
     if (!s) return;
     for (size_t i = 0; i < STRING_CACHE_SLOTS; i++)
         free(s->slots[i].value);
-    sqlite3_finalize(s->lookup);
+    xpv_store_strings_lookup_close(&s->lookup);
     free(s);
 }
 

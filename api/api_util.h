@@ -37,6 +37,10 @@ void xpv_api_put_text_opt(xpv_buf *b, const char *s, size_t n);
 
 /* Looks up interned strings of one profile, caching recent ones. */
 typedef struct xpv_api_strings xpv_api_strings;
+/* NULL with err when the index cannot be read. */
+xpv_api_strings *xpv_api_strings_open_checked(sqlite3 *db, int64_t profile_id, xpv_err *err);
+/* The same for callers that answer without names: never NULL; when the
+ * index cannot be read, every string is "". */
 xpv_api_strings *xpv_api_strings_open(sqlite3 *db, int64_t profile_id);
 /* The string (never NULL: "" when unknown); valid until the next call. */
 const char *xpv_api_string(xpv_api_strings *s, uint32_t id, size_t *len);

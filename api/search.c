@@ -12,6 +12,7 @@
 #include "api.h"
 #include "api_util.h"
 #include "../store/event_store.h"
+#include "../store/strings.h"
 
 #include <assert.h>
 #include <stdlib.h>
@@ -87,28 +88,25 @@ static int visit(void *ctx, const xpv_event *ev, int64_t block_id, uint32_t inde
 /* Marks the ids of strings holding q; returns how many, or -1 with out. */
 static int64_t matching_names(sqlite3 *db, int64_t id, const char *q, search_ctx *c, xpv_buf *out)
 {
-    sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(db, "SELECT max(id) FROM strings WHERE profile_id=?1", -1, &st, NULL))
-        return xpv_api_error(out, 500, "index: %s", sqlite3_errmsg(db)), -1;
-    sqlite3_bind_int64(st, 1, id);
-    c->nids = sqlite3_step(st) == SQLITE_ROW ? (uint32_t)sqlite3_column_int64(st, 0) + 1 : 0;
-    sqlite3_finalize(st);
+    xpv_err err = {{0}};
+    int64_t max;
+    xpv_store_cursor st;
+    if (xpv_store_strings_max_id(db, id, &max, &err) < 0)
+        return xpv_api_error(out, 500, "%s", err.msg), -1;
+    c->nids = (uint32_t)max + 1;
     c->wanted = xpv_xcalloc(c->nids / 8 + 1, 1);
-    if (sqlite3_prepare_v2(db,
-                           "SELECT id FROM strings WHERE profile_id=?1 AND id > 0"
-                           " AND instr(lower(value), lower(?2)) > 0",
-                           -1, &st, NULL))
-        return xpv_api_error(out, 500, "index: %s", sqlite3_errmsg(db)), -1;
-    sqlite3_bind_int64(st, 1, id);
-    sqlite3_bind_text(st, 2, q, -1, SQLITE_STATIC);
-    int64_t n = 0;
-    while (sqlite3_step(st) == SQLITE_ROW) {
-        uint32_t sid = (uint32_t)sqlite3_column_int64(st, 0);
-        if (sid >= c->nids) continue;
-        ((uint8_t *)c->wanted)[sid >> 3] |= (uint8_t)(1u << (sid & 7));
+    if (xpv_store_strings_open_containing(&st, db, id, q, &err) != 0)
+        return xpv_api_error(out, 500, "%s", err.msg), -1;
+    int64_t n = 0, sid;
+    xpv_store_text v;
+    int rc;
+    while ((rc = xpv_store_strings_next(&st, &sid, &v, &err)) == 1) {
+        if ((uint32_t)sid >= c->nids) continue;
+        ((uint8_t *)c->wanted)[(uint32_t)sid >> 3] |= (uint8_t)(1u << (sid & 7));
         n++;
     }
-    sqlite3_finalize(st);
+    xpv_store_cursor_close(&st);
+    if (rc < 0) return xpv_api_error(out, 500, "%s", err.msg), -1;
     return n;
 }
 

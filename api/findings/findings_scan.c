@@ -13,6 +13,7 @@
 #include "../../indexer/analysis/analysis.h"
 #include "../api_util.h"
 #include "../../store/event_store.h"
+#include "../../store/strings.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -67,49 +68,28 @@ uint8_t xpv_findings_name_class(const char *s, size_t n)
     return k;
 }
 
-static const char *const CLASSIFY_SQL =
-    "SELECT id, value FROM strings WHERE profile_id=?1 AND (value LIKE '%nccl%' OR value LIKE"
-    " '%rccl%' OR value LIKE '%all%reduce%' OR value LIKE '%all%gather%' OR value LIKE"
-    " '%reduce%scatter%' OR value LIKE '%all%to%all%' OR value LIKE '%collective%' OR value LIKE"
-    " '%c10d::%' OR value LIKE '%send%recv%' OR value LIKE '%compile%' OR value LIKE"
-    " '%dataloader%' OR value LIKE '%iterator%' OR value LIKE '%feed%' OR value = 'next' OR"
-    " value LIKE '%memcpy%' OR value LIKE '%pageable%')";
-
-static void note_key(xpv_fctx *c, int64_t id, const char *v)
-{
-    static const char *const BYTES[] = {"bytes", "Bytes", "num_bytes"};
-    for (int i = 0; i < 3; i++)
-        if (strcmp(v, BYTES[i]) == 0) c->key_bytes[i] = (uint32_t)id;
-    if (strcmp(v, "memcpy_details") == 0) c->key_memcpy_details = (uint32_t)id;
-}
-
 int xpv_findings_classify_names(xpv_fctx *c, xpv_err *err)
 {
-    sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(c->db, CLASSIFY_SQL, -1, &st, NULL) != SQLITE_OK)
-        return xpv_err_set(err, "index: %s", sqlite3_errmsg(c->db));
-    sqlite3_bind_int64(st, 1, c->id);
+    static const char *const KEYS[] = {"bytes", "Bytes", "num_bytes", "memcpy_details"};
+    xpv_store_cursor cur;
+    if (xpv_store_strings_open_work_names(&cur, c->db, c->id, err) != 0) return -1;
+    int64_t id;
+    xpv_store_text v;
     int rc;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        int64_t id = sqlite3_column_int64(st, 0);
-        const char *v = (const char *)sqlite3_column_text(st, 1);
-        if (!v || id <= 0 || id > UINT32_MAX) continue;
-        uint8_t k = xpv_findings_name_class(v, (size_t)sqlite3_column_bytes(st, 1));
+    while ((rc = xpv_store_strings_next(&cur, &id, &v, err)) == 1) {
+        if (!v.s || id <= 0 || id > UINT32_MAX) continue;
+        uint8_t k = xpv_findings_name_class(v.s, v.n);
         if (!k) continue;
         c->cls = xpv_grow_to_index(c->cls, &c->ncls, (size_t)id, 1, 0);
         c->cls[id] = k;
     }
-    if (xpv_tool_step_end(c->db, st, rc, err) != 0) return -1;
-    if (sqlite3_prepare_v2(c->db,
-                           "SELECT id, value FROM strings WHERE profile_id=?1 AND value IN"
-                           " ('bytes','Bytes','num_bytes','memcpy_details')",
-                           -1, &st, NULL) != SQLITE_OK)
-        return xpv_err_set(err, "index: %s", sqlite3_errmsg(c->db));
-    sqlite3_bind_int64(st, 1, c->id);
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW)
-        if (sqlite3_column_int64(st, 0) > 0 && sqlite3_column_int64(st, 0) <= UINT32_MAX)
-            note_key(c, sqlite3_column_int64(st, 0), (const char *)sqlite3_column_text(st, 1));
-    return xpv_tool_step_end(c->db, st, rc, err);
+    xpv_store_cursor_close(&cur);
+    uint32_t ids[4];
+    if (rc < 0 || xpv_store_strings_ids(c->db, c->id, KEYS, 4, ids, err) != 0) return -1;
+    for (int i = 0; i < 3; i++)
+        if (ids[i]) c->key_bytes[i] = ids[i];
+    if (ids[3]) c->key_memcpy_details = ids[3];
+    return 0;
 }
 
 static uint8_t cls_of(const xpv_fctx *c, uint32_t name)

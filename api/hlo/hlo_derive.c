@@ -12,6 +12,7 @@
 #include "../api_util.h"
 #include "hlo_file.h"
 #include "../../common/xpv_lower_bound.h"
+#include "../../store/strings.h"
 
 #include <cjson/cJSON.h>
 #include <stdlib.h>
@@ -286,20 +287,17 @@ int xpv_hlo_derived_any(sqlite3 *db, int64_t profile_id, xpv_err *err)
     xpv_hlo_derived *d = xpv_hlo_derived_open(db, profile_id, err);
     size_t n = 0;
     name_ref *names = d ? derivable_names(d, &n, err) : NULL;
-    sqlite3_stmt *st = NULL;
-    int found = names ? 0 : -1, rc = SQLITE_DONE;
-    if (n && sqlite3_prepare_v2(db, "SELECT value FROM strings WHERE profile_id=?1", -1, &st,
-                                NULL) != SQLITE_OK)
-        found = xpv_err_set(err, "index: %s", sqlite3_errmsg(db));
-    if (st) sqlite3_bind_int64(st, 1, profile_id);
-    while (st && !found && (rc = sqlite3_step(st)) == SQLITE_ROW) {
-        name_ref key = {(const char *)sqlite3_column_text(st, 0),
-                        (uint32_t)sqlite3_column_bytes(st, 0), 0};
+    xpv_store_cursor c = {db, NULL};
+    int found = names ? 0 : -1, rc = 0;
+    if (n && xpv_store_strings_open_all(&c, db, profile_id, err) != 0) found = -1;
+    int64_t sid;
+    xpv_store_text v;
+    while (c.st && !found && (rc = xpv_store_strings_next(&c, &sid, &v, err)) == 1) {
+        name_ref key = {v.s, (uint32_t)v.n, 0};
         found = key.p && xpv_sorted_find(&key, names, n, sizeof key, by_name) != NULL;
     }
-    if (st && rc != SQLITE_ROW && rc != SQLITE_DONE)
-        found = xpv_err_set(err, "index: %s", sqlite3_errmsg(db));
-    sqlite3_finalize(st);
+    if (rc < 0) found = -1;
+    xpv_store_cursor_close(&c);
     free(names);
     xpv_hlo_derived_free(d);
     return found;

@@ -29,6 +29,7 @@
 #include "hlo_file.h"
 #include "hlo_ops.h"
 #include "../../store/event_store.h"
+#include "../../store/strings.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -170,22 +171,10 @@ static int visit_kernel(void *ctx, const xpv_event *ev, int64_t block, uint32_t 
 /* The string ids of the arg names hlo_module and program_id in the profile. */
 static int lookup_keys(sqlite3 *db, int64_t id, profile_ctx *p, xpv_err *err)
 {
-    sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(db,
-                           "SELECT id, value FROM strings WHERE profile_id=?1 AND value IN"
-                           " ('hlo_module','program_id')",
-                           -1, &st, NULL) != SQLITE_OK)
-        return xpv_err_set(err, "index: %s", sqlite3_errmsg(db));
-    sqlite3_bind_int64(st, 1, id);
-    int rc;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        const char *v = (const char *)sqlite3_column_text(st, 1);
-        uint32_t sid = (uint32_t)sqlite3_column_int64(st, 0);
-        if (v && strcmp(v, "hlo_module") == 0) p->k_module = sid;
-        if (v && strcmp(v, "program_id") == 0) p->k_prog = sid;
-    }
-    sqlite3_finalize(st);
-    if (rc != SQLITE_DONE) return xpv_err_set(err, "index: %s", sqlite3_errmsg(db));
+    static const char *const KEYS[] = {"hlo_module", "program_id"};
+    uint32_t ids[2];
+    if (xpv_store_strings_ids(db, id, KEYS, 2, ids, err) != 0) return -1;
+    p->k_module = ids[0], p->k_prog = ids[1];
     return 0;
 }
 

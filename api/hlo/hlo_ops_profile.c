@@ -9,6 +9,7 @@
 #include "hlo_ops_internal.h"
 #include "../../store/event_store.h"
 #include "../../store/profiles.h"
+#include "../../store/strings.h"
 #include "../../store/tracks.h"
 #include "../../indexer/readers/readers.h"
 
@@ -22,23 +23,7 @@ static const char *const KEY_NAMES[NKEYS] = {
 
 int xpv_hlo_profile_keys(sqlite3 *db, profile_ctx *p, xpv_err *err)
 {
-    sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(db,
-                           "SELECT id, value FROM strings WHERE profile_id=?1 AND value IN"
-                           " ('hlo_op','hlo_module','program_id','hlo_category','flops',"
-                           "'model_flops','bytes_accessed','tf_op')",
-                           -1, &st, NULL) != SQLITE_OK)
-        return xpv_err_set(err, "index: %s", sqlite3_errmsg(db));
-    sqlite3_bind_int64(st, 1, p->profile_id);
-    int rc;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        const char *v = (const char *)sqlite3_column_text(st, 1);
-        for (int k = 0; k < NKEYS; k++)
-            if (v && strcmp(v, KEY_NAMES[k]) == 0)
-                p->keys[k] = (uint32_t)sqlite3_column_int64(st, 0);
-    }
-    sqlite3_finalize(st);
-    if (rc != SQLITE_DONE) return xpv_err_set(err, "index: %s", sqlite3_errmsg(db));
+    if (xpv_store_strings_ids(db, p->profile_id, KEY_NAMES, NKEYS, p->keys, err) != 0) return -1;
     for (int k = 0; k < NKEYS; k++) /* a table, as every arg of every op is looked up */
         if (p->keys[k] >= p->nkey_of) p->nkey_of = p->keys[k] + 1;
     p->key_of = xpv_xcalloc(p->nkey_of + 1, 1);

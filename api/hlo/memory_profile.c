@@ -25,6 +25,7 @@
 #include "../../common/xpv_hindex.h"
 #include "../../store/event_store.h"
 #include "../../store/steps.h"
+#include "../../store/strings.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -109,22 +110,8 @@ typedef struct {
 
 static int lookup_ids(sqlite3 *db, int64_t id, scan *s, xpv_err *err)
 {
-    sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(db, "SELECT id, value FROM strings WHERE profile_id=?1", -1, &st,
-                           NULL) != SQLITE_OK)
-        return xpv_err_set(err, "index: %s", sqlite3_errmsg(db));
-    sqlite3_bind_int64(st, 1, id);
-    int rc;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        const char *v = (const char *)sqlite3_column_text(st, 1);
-        uint32_t sid = (uint32_t)sqlite3_column_int64(st, 0);
-        if (!v) continue;
-        for (int i = 0; i < NNAMES; i++)
-            if (strcmp(v, NAMES[i]) == 0) s->names[i] = sid;
-        for (int i = 0; i < NKEYS; i++)
-            if (strcmp(v, KEYS[i]) == 0) s->keys[i] = sid;
-    }
-    return xpv_tool_step_end(db, st, rc, err);
+    if (xpv_store_strings_ids(db, id, NAMES, NNAMES, s->names, err) != 0) return -1;
+    return xpv_store_strings_ids(db, id, KEYS, NKEYS, s->keys, err);
 }
 
 static int arg_num(const xpv_arg *a, int64_t *i, double *d)
@@ -641,10 +628,8 @@ static void tool_row(void *ctx, const allocator *al, const series *a)
 
 int xpv_tool_memory_profile_has_data(sqlite3 *db, const xpv_tool_scope *s, xpv_err *err)
 {
-    return xpv_tool_any_row(db,
-                            "SELECT 1 FROM strings WHERE profile_id IN (SELECT value FROM"
-                            " json_each(?1)) AND value IN ('MemoryAllocation','[memory]')",
-                            s, err);
+    static const char *const MARKS[] = {"MemoryAllocation", "[memory]"};
+    return xpv_store_strings_any(db, s->ids, s->n, MARKS, 2, err);
 }
 
 xpv_table *xpv_tool_memory_profile(sqlite3 *db, const xpv_tool_scope *s, xpv_err *err)

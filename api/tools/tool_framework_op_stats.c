@@ -40,6 +40,7 @@
 #include "../../common/xpv_lower_bound.h"
 #include "../../store/event_store.h"
 #include "../../store/index_db.h"
+#include "../../store/strings.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -371,20 +372,13 @@ static void attribute(fo_ctx *c)
 static int load_names(fo_ctx *c)
 {
     static const char *const want[] = {"cpu_op", "Operator", "Op", "tf_op", "name", "op"};
-    sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(c->db,
-                           "SELECT id, value FROM strings WHERE profile_id=?1 AND value IN"
-                           " ('cpu_op','Operator','Op','tf_op','name','op')",
-                           -1, &st, NULL) != SQLITE_OK)
-        return -1;
-    sqlite3_bind_int64(st, 1, c->id);
+    uint32_t ids[6];
+    /* No err: the tool's caller answers a failed load as it always has. */
+    if (xpv_store_strings_ids(c->db, c->id, want, 6, ids, NULL) != 0) return -1;
     uint32_t *slot[] = {&c->cat[0], &c->cat[1], &c->cat[2], &c->k_tf_op, &c->k_name, &c->k_op};
-    while (sqlite3_step(st) == SQLITE_ROW) {
-        const char *v = (const char *)sqlite3_column_text(st, 1);
-        for (size_t i = 0; v && i < sizeof want / sizeof want[0]; i++)
-            if (strcmp(v, want[i]) == 0) *slot[i] = (uint32_t)sqlite3_column_int64(st, 0);
-    }
-    return sqlite3_finalize(st) == SQLITE_OK ? 0 : -1;
+    for (int i = 0; i < 6; i++)
+        if (ids[i]) *slot[i] = ids[i];
+    return 0;
 }
 
 static int load_profile(fo_ctx *c)

@@ -30,6 +30,7 @@
 #include "../../common/xpv_lower_bound.h"
 #include "../../store/event_store.h"
 #include "../../store/steps.h"
+#include "../../store/strings.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -100,24 +101,20 @@ static int is_device(const ip_ctx *c, uint32_t track)
  * down (LIKE ignores ASCII case), tool_ops.c decides. */
 static int load_input_names(ip_ctx *c)
 {
-    sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(c->db,
-                           "SELECT id, value FROM strings WHERE profile_id=?1 AND (value LIKE"
-                           " '%dataloader%' OR value LIKE '%iterator%' OR value LIKE '%feed%'"
-                           " OR value = 'next')",
-                           -1, &st, NULL) != SQLITE_OK)
-        return -1;
-    sqlite3_bind_int64(st, 1, c->id);
-    while (sqlite3_step(st) == SQLITE_ROW) {
-        int64_t id = sqlite3_column_int64(st, 0);
-        const char *v = (const char *)sqlite3_column_text(st, 1);
+    xpv_store_cursor cur;
+    /* No err: the tool's caller answers a failed load as it always has. */
+    if (xpv_store_strings_open_input_names(&cur, c->db, c->id, NULL) != 0) return -1;
+    int64_t id;
+    xpv_store_text v;
+    int rc;
+    while ((rc = xpv_store_strings_next(&cur, &id, &v, NULL)) == 1) {
         enum xpv_tool_input k =
-            v ? xpv_tool_input_class(v, (size_t)sqlite3_column_bytes(st, 1)) : 0;
-        if (!k || id <= 0 || id > UINT32_MAX) continue;
-        c->input = xpv_grow_to_index(c->input, &c->ninput, (size_t)id, 1, 0);
-        c->input[id] = (uint8_t)k;
+            v.s && id > 0 && id <= UINT32_MAX ? xpv_tool_input_class(v.s, v.n) : 0;
+        if (k) c->input = xpv_grow_to_index(c->input, &c->ninput, (size_t)id, 1, 0);
+        if (k) c->input[id] = (uint8_t)k;
     }
-    return sqlite3_finalize(st) == SQLITE_OK ? 0 : -1;
+    xpv_store_cursor_close(&cur);
+    return rc < 0 ? -1 : 0;
 }
 
 static int load_steps(ip_ctx *c)

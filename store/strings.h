@@ -1,0 +1,69 @@
+/*
+ * strings.h — the `strings` table (schema in index_db.c): a profile's
+ * interned strings, id → value (event names, arg keys, texts). Every query
+ * of the answers that reads the table is here (strings.c): one value by id
+ * through a statement kept prepared (the timeline's hot path), the ids of
+ * known values, the rows whose value may name a kind of work, the rows
+ * containing a text, and the greatest id; nothing in api/ names the table
+ * in SQL (scripts/checksrc.sh).
+ *
+ * The rows are written by indexer/ingest_rows.c, inside the ingest's
+ * transaction (and copied whole by index_db.c's merge); that writer stays
+ * there.
+ *
+ * Invariant: an id is 1 .. UINT32_MAX; 0 is "no string" and is never
+ * looked up.
+ */
+#ifndef XPV_STORE_STRINGS_H
+#define XPV_STORE_STRINGS_H
+
+#include "cursor.h"
+
+/* One profile's values by id, the statement prepared once. */
+typedef struct {
+    sqlite3_stmt *st; /* NULL when not open */
+    int64_t profile_id;
+} xpv_store_strings_lookup;
+
+/* Prepares the lookup. Returns 0, or -1 with err (l->st NULL). */
+int xpv_store_strings_lookup_open(xpv_store_strings_lookup *l, sqlite3 *db, int64_t profile_id,
+                                  xpv_err *err);
+/* The value of string id: 1 with *value (malloc'ed, NUL-terminated) and
+ * *len, 0 when there is no such string or its value is NULL (*value NULL,
+ * *len 0), -1 with err. */
+int xpv_store_strings_lookup_get(xpv_store_strings_lookup *l, uint32_t id, char **value,
+                                 size_t *len, xpv_err *err);
+/* Finalizes the statement; a closed lookup may be closed again. */
+void xpv_store_strings_lookup_close(xpv_store_strings_lookup *l);
+
+/* The ids of values[0 .. n - 1] in a profile: ids[i] is the id of
+ * values[i], 0 when the profile has no such string. 0, or -1 with err. */
+int xpv_store_strings_ids(sqlite3 *db, int64_t profile_id, const char *const *values, size_t n,
+                          uint32_t *ids, xpv_err *err);
+/* Whether any of profiles ids[0 .. n - 1] holds one of values[0 .. nv - 1]:
+ * 1, 0, or -1 with err. */
+int xpv_store_strings_any(sqlite3 *db, const int64_t *ids, size_t n, const char *const *values,
+                          size_t nv, xpv_err *err);
+
+/* A profile's strings as (id, value) rows, in no order promised. */
+int xpv_store_strings_open_all(xpv_store_cursor *c, sqlite3 *db, int64_t profile_id, xpv_err *err);
+/* Those that may name collective, compile, input, feed or copy work (the
+ * findings' classes; LIKE ignores ASCII case): a superset the caller
+ * narrows. */
+int xpv_store_strings_open_work_names(xpv_store_cursor *c, sqlite3 *db, int64_t profile_id,
+                                      xpv_err *err);
+/* Those that may name input work (dataloader, iterator, feed, next). */
+int xpv_store_strings_open_input_names(xpv_store_cursor *c, sqlite3 *db, int64_t profile_id,
+                                       xpv_err *err);
+/* Those with an id above 0 whose value contains q, ignoring case. */
+int xpv_store_strings_open_containing(xpv_store_cursor *c, sqlite3 *db, int64_t profile_id,
+                                      const char *q, xpv_err *err);
+/* The next row of any of them: 1 (*id and *value, NULL when the value is
+ * NULL, valid until the next step), 0 at the end, -1 with err. */
+int xpv_store_strings_next(xpv_store_cursor *c, int64_t *id, xpv_store_text *value, xpv_err *err);
+
+/* The greatest string id of a profile: 1 with *id, 0 when it has none
+ * (*id 0), -1 with err. */
+int xpv_store_strings_max_id(sqlite3 *db, int64_t profile_id, int64_t *id, xpv_err *err);
+
+#endif
