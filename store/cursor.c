@@ -72,6 +72,15 @@ int xpv_store_cursor_ids(xpv_store_cursor *c, int64_t **v, size_t *n, xpv_err *e
     return first_column(c, (void **)v, n, sizeof **v, err);
 }
 
+int xpv_store_cursor_first_int(xpv_store_cursor *c, int64_t *v, xpv_err *err)
+{
+    int rc = xpv_store_cursor_step(c, err);
+    if (rc == 1 && sqlite3_column_type(c->st, 0) == SQLITE_NULL) rc = 0;
+    if (rc == 1 && v) *v = sqlite3_column_int64(c->st, 0);
+    xpv_store_cursor_close(c);
+    return rc;
+}
+
 void xpv_store_cursor_close(xpv_store_cursor *c)
 {
     sqlite3_finalize(c->st);

@@ -32,6 +32,10 @@ int xpv_store_cursor_step(xpv_store_cursor *c, xpv_err *err);
 int xpv_store_cursor_ints(xpv_store_cursor *c, int **v, size_t *n, xpv_err *err);
 /* The same as int64_t (ids). */
 int xpv_store_cursor_ids(xpv_store_cursor *c, int64_t **v, size_t *n, xpv_err *err);
+/* The first row's first column into *v (unless v is NULL), then closes c:
+ * 1 when that row exists and the value is not NULL, 0 when not, -1 with
+ * err. For the queries of one value: a max, a count, "is there any". */
+int xpv_store_cursor_first_int(xpv_store_cursor *c, int64_t *v, xpv_err *err);
 /* Finalizes the statement; a closed cursor may be closed again. */
 void xpv_store_cursor_close(xpv_store_cursor *c);
 

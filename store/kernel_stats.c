@@ -157,9 +157,7 @@ int xpv_store_kernel_stats_has_kind(sqlite3 *db, const int64_t *ids, size_t n, c
         return -1;
     xpv_store_bind_ids(c.st, 1, ids, n);
     sqlite3_bind_text(c.st, 2, kind, -1, SQLITE_TRANSIENT);
-    int rc = xpv_store_cursor_step(&c, err);
-    xpv_store_cursor_close(&c);
-    return rc;
+    return xpv_store_cursor_first_int(&c, NULL, err);
 }
 
 /* ---- top ops ---- */

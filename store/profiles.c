@@ -132,18 +132,15 @@ int xpv_store_profiles_xplane_file(xpv_store_cursor *c, sqlite3 *db, int64_t id,
     return first_row(c, file_next, row, err);
 }
 
-/* The first column of sql's first row (ids, unless NULL, as ?1) as an
- * int into *v unless NULL: 1, 0 when no row, -1 with err. */
+/* The first column of sql's first row (ids, unless NULL, as ?1), as
+ * xpv_store_cursor_first_int gives it. */
 static int first_int(sqlite3 *db, const char *sql, const int64_t *ids, size_t n, int64_t *v,
                      xpv_err *err)
 {
     xpv_store_cursor c;
     if (xpv_store_cursor_open(&c, db, sql, err) != 0) return -1;
     if (ids) xpv_store_bind_ids(c.st, 1, ids, n);
-    int rc = xpv_store_cursor_step(&c, err);
-    if (rc == 1 && v) *v = sqlite3_column_int64(c.st, 0);
-    xpv_store_cursor_close(&c);
-    return rc;
+    return xpv_store_cursor_first_int(&c, v, err);
 }
 
 int xpv_store_profiles_latest(sqlite3 *db, int64_t *id, xpv_err *err)

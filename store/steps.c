@@ -91,10 +91,7 @@ int xpv_store_steps_at(sqlite3 *db, int64_t profile_id, int64_t ps, int64_t *ste
             profile_id, err) != 0)
         return -1;
     sqlite3_bind_int64(c.st, 2, ps);
-    int rc = xpv_store_cursor_step(&c, err);
-    if (rc == 1) *step = sqlite3_column_int64(c.st, 0);
-    xpv_store_cursor_close(&c);
-    return rc;
+    return xpv_store_cursor_first_int(&c, step, err); /* step is NOT NULL */
 }
 
 int64_t xpv_store_steps_profiles_with_steps(sqlite3 *db, const int64_t *ids, size_t n, xpv_err *err)
@@ -104,10 +101,8 @@ int64_t xpv_store_steps_profiles_with_steps(sqlite3 *db, const int64_t *ids, siz
             &c, db, "SELECT count(DISTINCT profile_id) FROM steps WHERE device = -1 AND" IN_IDS,
             ids, n, err) != 0)
         return -1;
-    int rc = xpv_store_cursor_step(&c, err);
-    int64_t count = rc == 1 ? sqlite3_column_int64(c.st, 0) : rc;
-    xpv_store_cursor_close(&c);
-    return count;
+    int64_t count = 0; /* count() always answers one row */
+    return xpv_store_cursor_first_int(&c, &count, err) < 0 ? -1 : count;
 }
 
 int xpv_store_steps_times(sqlite3 *db, const int64_t *ids, size_t n, xpv_store_step_times *out,

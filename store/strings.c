@@ -9,6 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The rows of a profile's strings, before a further condition. */
+#define ROWS "SELECT id, value FROM strings WHERE profile_id=?1"
+
 int xpv_store_strings_lookup_open(xpv_store_strings_lookup *l, sqlite3 *db, int64_t profile_id,
                                   xpv_err *err)
 {
@@ -60,9 +63,7 @@ int xpv_store_strings_ids(sqlite3 *db, int64_t profile_id, const char *const *va
 {
     xpv_store_cursor c;
     memset(ids, 0, n * sizeof *ids);
-    if (xpv_store_cursor_open_id(&c, db,
-                                 "SELECT id, value FROM strings WHERE profile_id=?1 AND value IN"
-                                 " (SELECT value FROM json_each(?2))",
+    if (xpv_store_cursor_open_id(&c, db, ROWS " AND value IN (SELECT value FROM json_each(?2))",
                                  profile_id, err) != 0)
         return -1;
     bind_values(c.st, 2, values, n);
@@ -86,19 +87,13 @@ int xpv_store_strings_any(sqlite3 *db, const int64_t *ids, size_t n, const char 
                                   ids, n, err) != 0)
         return -1;
     bind_values(c.st, 2, values, nv);
-    int rc = xpv_store_cursor_step(&c, err);
-    xpv_store_cursor_close(&c);
-    return rc;
+    return xpv_store_cursor_first_int(&c, NULL, err);
 }
 
 int xpv_store_strings_open_all(xpv_store_cursor *c, sqlite3 *db, int64_t profile_id, xpv_err *err)
 {
-    return xpv_store_cursor_open_id(c, db, "SELECT id, value FROM strings WHERE profile_id=?1",
-                                    profile_id, err);
+    return xpv_store_cursor_open_id(c, db, ROWS, profile_id, err);
 }
-
-/* The rows of a profile's strings, before a further condition. */
-#define ROWS "SELECT id, value FROM strings WHERE profile_id=?1"
 
 int xpv_store_strings_open_work_names(xpv_store_cursor *c, sqlite3 *db, int64_t profile_id,
                                       xpv_err *err)
@@ -125,9 +120,7 @@ int xpv_store_strings_open_input_names(xpv_store_cursor *c, sqlite3 *db, int64_t
 int xpv_store_strings_open_containing(xpv_store_cursor *c, sqlite3 *db, int64_t profile_id,
                                       const char *q, xpv_err *err)
 {
-    if (xpv_store_cursor_open_id(c, db,
-                                 "SELECT id, value FROM strings WHERE profile_id=?1 AND id > 0"
-                                 " AND instr(lower(value), lower(?2)) > 0",
+    if (xpv_store_cursor_open_id(c, db, ROWS " AND id > 0 AND instr(lower(value), lower(?2)) > 0",
                                  profile_id, err) != 0)
         return -1;
     sqlite3_bind_text(c->st, 2, q, -1, SQLITE_TRANSIENT);
@@ -150,9 +143,5 @@ int xpv_store_strings_max_id(sqlite3 *db, int64_t profile_id, int64_t *id, xpv_e
     if (xpv_store_cursor_open_id(&c, db, "SELECT max(id) FROM strings WHERE profile_id=?1",
                                  profile_id, err) != 0)
         return -1;
-    int rc = xpv_store_cursor_step(&c, err);
-    int found = rc == 1 && sqlite3_column_type(c.st, 0) != SQLITE_NULL;
-    if (found) *id = sqlite3_column_int64(c.st, 0);
-    xpv_store_cursor_close(&c);
-    return rc < 0 ? -1 : found;
+    return xpv_store_cursor_first_int(&c, id, err);
 }

@@ -93,16 +93,11 @@ int xpv_store_tracks_ids_with_events(sqlite3 *db, int64_t profile_id, const char
 int xpv_store_tracks_max_id(sqlite3 *db, int64_t profile_id, int64_t *id, xpv_err *err)
 {
     xpv_store_cursor c;
+    *id = 0;
     if (xpv_store_cursor_open_id(&c, db, "SELECT max(id) FROM tracks WHERE profile_id=?1",
                                  profile_id, err) != 0)
         return -1;
-    int rc = xpv_store_cursor_step(&c, err);
-    if (rc == 1) {
-        rc = sqlite3_column_type(c.st, 0) != SQLITE_NULL;
-        *id = sqlite3_column_int64(c.st, 0);
-    }
-    xpv_store_cursor_close(&c);
-    return rc;
+    return xpv_store_cursor_first_int(&c, id, err);
 }
 
 int xpv_store_tracks_open_devices(xpv_store_cursor *c, sqlite3 *db, int64_t profile_id,

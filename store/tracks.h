@@ -67,7 +67,7 @@ int xpv_store_tracks_ids(sqlite3 *db, int64_t profile_id, int64_t **ids, size_t 
 int xpv_store_tracks_ids_with_events(sqlite3 *db, int64_t profile_id, const char *line,
                                      int64_t **ids, size_t *n, xpv_err *err);
 /* The greatest track id of a profile: 1 with *id, 0 when it has no
- * tracks, -1 with err. */
+ * tracks (*id 0), -1 with err. */
 int xpv_store_tracks_max_id(sqlite3 *db, int64_t profile_id, int64_t *id, xpv_err *err);
 /* A profile's tracks of a device, as (track, device) rows in no order. */
 int xpv_store_tracks_open_devices(xpv_store_cursor *c, sqlite3 *db, int64_t profile_id,
