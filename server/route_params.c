@@ -38,13 +38,11 @@ int xpv_route_profile_id(xpv_server *s, const char *text, size_t len, int64_t *i
             xpv_reply_error(r, 404, "no profiles found");
         return found > 0 ? 0 : -1;
     }
-    if (len != 16) {
-        xpv_reply_error(r, 400, "a profile id is 16 hex digits (or \"latest\")");
-        return -1;
+    if (len == 16) {
+        memcpy(hex, text, 16);
+        hex[16] = 0;
     }
-    memcpy(hex, text, 16);
-    hex[16] = 0;
-    if (xpv_profile_id_parse(hex, id) != 0) {
+    if (len != 16 || xpv_profile_id_parse(hex, id) != 0) {
         xpv_reply_error(r, 400, "a profile id is 16 hex digits (or \"latest\")");
         return -1;
     }
