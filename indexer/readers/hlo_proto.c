@@ -182,6 +182,8 @@ static int read_metadata(dec *d, xpv_pb msg, xpv_hlo_instr *in)
             if (int_field(&msg, &f, "OpMetadata", &v, d->err) != 0) return -1;
             in->source_line = (int32_t)v;
         }
+        if (f.num == 15 && int_field(&msg, &f, "OpMetadata", &in->stack_frame_id, d->err) != 0)
+            return -1;
     }
     return rc < 0 ? -1 : 0;
 }
@@ -256,6 +258,8 @@ static int instr_sub(dec *d, const xpv_pb *msg, const xpv_pb_field *f, xpv_hlo_i
 
 static int read_instr(dec *d, xpv_pb msg, xpv_hlo_instr *in)
 {
+    in->raw.p = (const char *)msg.p;
+    in->raw.n = (uint32_t)(msg.end - msg.p > UINT32_MAX ? UINT32_MAX : msg.end - msg.p);
     in->id = -1;
     in->parameter_number = -1;
     xpv_pb_field f;
@@ -366,6 +370,9 @@ static int read_module(dec *d, xpv_pb msg)
         } else if (f.num == 5 || f.num == 6) {
             r = int_field(&msg, &f, "HloModuleProto",
                           f.num == 5 ? &m->id : &m->entry_computation_id, d->err);
+        } else if (f.num == 17) {
+            r = want(&msg, &f, XPV_PB_LEN, "HloModuleProto", d->err);
+            m->stack_frame_index = str_of(&f);
         }
         if (r != 0) return -1;
     }

@@ -52,7 +52,9 @@ typedef struct {
 typedef struct {
     xpv_hlo_str name, opcode, op_type, op_name, source_file, custom_call_target;
     xpv_hlo_str backend_config; /* as XLA wrote it (JSON on GPU), not parsed here */
+    xpv_hlo_str raw;            /* the serialized HloInstructionProto */
     int32_t source_line;        /* 0 unknown */
+    int64_t stack_frame_id;     /* metadata's frame in the module's stack_frame_index, 0 none */
     uint32_t computation;       /* index of its computation in the module */
     int64_t id, parameter_number;
     xpv_hlo_shape shape;
@@ -117,6 +119,7 @@ typedef struct {
     uint32_t nallocations;
     xpv_hlo_heap_trace *traces;
     uint32_t ntraces;
+    xpv_hlo_str stack_frame_index; /* the serialized StackFrameIndexProto, read by hlo_frames.c */
     /* internal: instruction and computation indexes sorted by id, the
      * arena the structures live in, and its size against the budget */
     xpv_hlo_id_index *by_id, *comp_by_id;
@@ -162,6 +165,14 @@ int xpv_hlo_conv_flops(const xpv_hlo_shape *out, const xpv_hlo_shape *kernel,
 /* Bytes of an array of s (elements times the type's width), summed over a
  * tuple's elements; 0 when a type has no whole-byte width (s4, token, ...). */
 int xpv_hlo_shape_bytes(const xpv_hlo_shape *s, long double *bytes);
+
+/* Where an instruction comes from in the user's program: its metadata's
+ * source_file:source_line, or else the innermost frame of its stack_frame_id
+ * in the module's stack_frame_index (newer JAX writes only that). 1 with
+ * *file, *line (0 unknown) and *function (n = 0 unknown), 0 when neither
+ * is known or the frame index is malformed (hlo_frames.c). */
+int xpv_hlo_source(const xpv_hlo_module *m, const xpv_hlo_instr *in, xpv_hlo_str *file,
+                   int32_t *line, xpv_hlo_str *function);
 
 /* ---- locating the Hlo Proto stats of an XSpace ---- */
 
