@@ -200,6 +200,8 @@ uint8_t xpl_role_for(const char *name, size_t len)
         {"group_id", XPL_ROLE_GROUP_ID},
         {"theoretical_occupancy_pct", XPL_ROLE_OCCUPANCY},
         {"flow", XPL_ROLE_FLOW},
+        {"program_id", XPL_ROLE_PROGRAM_ID},
+        {"hlo_module", XPL_ROLE_HLO_MODULE},
     };
     for (size_t i = 0; i < sizeof roles / sizeof roles[0]; i++)
         if (strlen(roles[i].name) == len && memcmp(roles[i].name, name, len) == 0)
@@ -381,6 +383,12 @@ void xpl_info_note(xpl_plane *pl, xpl_info *info, const xpv_arg *arg, uint8_t ro
     case XPL_ROLE_TF_OP:
         info->tf_op = arg_string_id(pl, arg);
         break;
+    case XPL_ROLE_HLO_MODULE:
+        info->hlo_module = arg_string_id(pl, arg);
+        break;
+    case XPL_ROLE_PROGRAM_ID:
+        info->prog = (uint64_t)arg_int(pl, arg, &ok), info->has_prog = ok;
+        break;
     default:
         break;
     }
@@ -424,6 +432,20 @@ static int stat_value(xpl_plane *pl, const xpv_pb *r, const xpv_pb_field *f, xpv
         break;
     }
     return 0;
+}
+
+uint8_t xpl_stat_role(xpl_plane *pl, const xpv_pb_field *sf)
+{
+    xpv_pb r = xpv_pb_sub(&pl->msg, sf);
+    xpv_pb_field f;
+    xpv_err ignored;
+    int failed = 0;
+    while (xpv_pb_next(&r, &f, &ignored) == 1)
+        if (f.num == 1 && f.wire == XPV_PB_VARINT) {
+            xpl_meta *m = xpl_stat_meta(pl, (int64_t)f.v, &ignored, &failed);
+            return m && !failed ? m->role : XPL_ROLE_OTHER;
+        }
+    return XPL_ROLE_OTHER;
 }
 
 int xpl_stat_decode(xpl_plane *pl, const xpv_pb_field *sf, xpv_arg *arg, uint8_t *role,

@@ -30,6 +30,8 @@ enum xpl_role {
     XPL_ROLE_GROUP_ID,
     XPL_ROLE_OCCUPANCY, /* theoretical_occupancy_pct */
     XPL_ROLE_FLOW,      /* `flow`: links the event to others (id, direction) */
+    XPL_ROLE_PROGRAM_ID,
+    XPL_ROLE_HLO_MODULE,
 };
 
 typedef struct xpl_arena_chunk xpl_arena_chunk;
@@ -67,7 +69,9 @@ typedef struct {
     const char *kernel_details; /* text when not a ref (else kd_ref) */
     size_t kernel_details_len;
     const xpl_meta *kd_ref;
-    uint32_t hlo_op, tf_op;
+    uint32_t hlo_op, tf_op, hlo_module;
+    uint64_t prog;
+    int has_prog;
 } xpl_info;
 
 typedef struct {
@@ -101,6 +105,10 @@ xpl_meta *xpl_stat_meta(xpl_plane *pl, int64_t id, xpv_err *err, int *failed);
 int xpl_stat_decode(xpl_plane *pl, const xpv_pb_field *f, xpv_arg *arg, uint8_t *role,
                     xpl_info *info, xpv_err *err);
 void xpl_fix_texts(xpl_plane *pl, xpv_arg *args, uint32_t n);
+/* The role of one XStat by its metadata, its value left undecoded (for a
+ * pass that looks at a few stats only); OTHER when the stat is damaged,
+ * which the full decode then reports. */
+uint8_t xpl_stat_role(xpl_plane *pl, const xpv_pb_field *sf);
 /* Notes one decoded arg in info (used for metadata args merged into an event). */
 void xpl_info_note(xpl_plane *pl, xpl_info *info, const xpv_arg *arg, uint8_t role,
                    const xpl_meta *ref);

@@ -20,8 +20,11 @@
 #define _GNU_SOURCE
 #include "readers.h"
 #include "kernel_details.h"
+#include "xplane_attrib.h"
 #include "xplane_meta.h"
+#include "xplane_reader.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -37,7 +40,6 @@
 #define PID_OTHER 1000
 #define PID_FALLBACK 100000
 
-enum plane_type { PLANE_HOST, PLANE_GPU, PLANE_TPU, PLANE_CUSTOM, PLANE_OTHER };
 enum line_type { LINE_HOST, LINE_STREAM, LINE_XLA_OPS, LINE_XLA_MODULES, LINE_STEPS, LINE_DEVICE };
 
 typedef struct {
@@ -48,75 +50,12 @@ typedef struct {
     int64_t ts_ns;
 } line_info;
 
-/* Device planes' peak figures, kept as profile facts for the roofline
- * (api/tools/tool_roofline_model.c) when every device plane stating one states the
- * same: one figure per host, never one device's for another's. */
-static const char *const PEAK_STATS[] = {"peak_teraflops_per_second",
-                                         "peak_hbm_bw_gigabytes_per_second"};
-#define NPEAKS (sizeof PEAK_STATS / sizeof PEAK_STATS[0])
-
-typedef struct {
-    char text[64];
-    int state; /* 0: no plane stated it, 1: stated (text), -1: planes disagree */
-} peak_fact;
-
-typedef struct {
-    xpv_sink *sink;
-    xpl_plane pl;
-    peak_fact peaks[NPEAKS];
-    int plane_type; /* enum plane_type */
-    int64_t pid;
-    xpv_arg *args;
-    uint8_t *roles;
-    size_t cap_args;
-    int64_t *pids; /* pids given so far, to keep them distinct */
-    size_t npids;
-    int tensorflow;
-    int saw_xspace_field;
-    xpv_buf hostnames;
-} reader;
-
 /* ---- small helpers ---- */
-
-static int starts_with(const char *s, size_t n, const char *prefix)
-{
-    size_t k = strlen(prefix);
-    return n >= k && memcmp(s, prefix, k) == 0;
-}
-
-static int equals(const char *s, size_t n, const char *word)
-{
-    return strlen(word) == n && memcmp(s, word, n) == 0;
-}
 
 static int64_t floor_div_1000(int64_t v)
 {
     int64_t q = v / 1000;
     return (v % 1000 < 0) ? q - 1 : q;
-}
-
-static void ensure_args(reader *rd, size_t n)
-{
-    if (n <= rd->cap_args) return;
-    while (rd->cap_args < n)
-        rd->cap_args = rd->cap_args ? rd->cap_args * 2 : 64;
-    rd->args = xpv_xrealloc(rd->args, rd->cap_args * sizeof *rd->args);
-    rd->roles = xpv_xrealloc(rd->roles, rd->cap_args);
-}
-
-/* Writes an arg's value as text (for facts and labels). */
-static void arg_to_text(reader *rd, const xpv_arg *a, char *out, size_t n)
-{
-    size_t len = 0;
-    const char *s = xpl_arg_text(&rd->pl, a, &len);
-    if (s)
-        snprintf(out, n, "%.*s", (int)(len < n ? len : n - 1), s);
-    else if (a->type == XPV_ARG_INT)
-        snprintf(out, n, "%lld", (long long)a->v.i);
-    else if (a->type == XPV_ARG_UINT)
-        snprintf(out, n, "%llu", (unsigned long long)a->v.u);
-    else
-        snprintf(out, n, "%.17g", a->v.d);
 }
 
 /* ---- classification ---- */
@@ -135,17 +74,17 @@ static void classify_stream_line(line_info *ln, const char *name, size_t n)
         if (!comma) comma = end;
         size_t k = (size_t)(comma - p);
         uint8_t this_kind = XPV_KIND_DEVICE_OTHER;
-        if (equals(p, k, "Kernel"))
+        if (xpl_equals(p, k, "Kernel"))
             this_kind = XPV_KIND_KERNEL, ln->stream_has_kernel = 1;
-        else if (equals(p, k, "MemcpyH2D"))
+        else if (xpl_equals(p, k, "MemcpyH2D"))
             this_kind = XPV_KIND_MEMCPY_H2D;
-        else if (equals(p, k, "MemcpyD2H"))
+        else if (xpl_equals(p, k, "MemcpyD2H"))
             this_kind = XPV_KIND_MEMCPY_D2H;
-        else if (equals(p, k, "MemcpyD2D"))
+        else if (xpl_equals(p, k, "MemcpyD2D"))
             this_kind = XPV_KIND_MEMCPY_D2D;
-        else if (starts_with(p, k, "Memcpy") || equals(p, k, "P2P"))
+        else if (xpl_starts_with(p, k, "Memcpy") || xpl_equals(p, k, "P2P"))
             this_kind = XPV_KIND_MEMCPY_OTHER;
-        else if (equals(p, k, "Memset"))
+        else if (xpl_equals(p, k, "Memset"))
             this_kind = XPV_KIND_MEMSET;
         kind = this_kind;
         kinds++;
@@ -156,17 +95,17 @@ static void classify_stream_line(line_info *ln, const char *name, size_t n)
 
 static void classify_line(reader *rd, line_info *ln, const char *name, size_t n)
 {
-    if (starts_with(name, n, "TensorFlow")) rd->tensorflow = 1;
+    if (xpl_starts_with(name, n, "TensorFlow")) rd->tensorflow = 1;
     memset(ln, 0, sizeof *ln);
     if (rd->plane_type != PLANE_GPU && rd->plane_type != PLANE_TPU)
         ln->type = LINE_HOST;
-    else if (starts_with(name, n, "Stream #"))
+    else if (xpl_starts_with(name, n, "Stream #"))
         classify_stream_line(ln, name, n);
-    else if (equals(name, n, "XLA Ops") || equals(name, n, "Async XLA Ops"))
+    else if (xpl_equals(name, n, "XLA Ops") || xpl_equals(name, n, "Async XLA Ops"))
         ln->type = LINE_XLA_OPS;
-    else if (equals(name, n, "XLA Modules"))
+    else if (xpl_equals(name, n, "XLA Modules"))
         ln->type = LINE_XLA_MODULES;
-    else if (equals(name, n, "Steps"))
+    else if (xpl_equals(name, n, "Steps"))
         ln->type = LINE_STEPS;
     else
         ln->type = LINE_DEVICE;
@@ -247,7 +186,7 @@ static void classify_event(reader *rd, const line_info *ln, const xpl_meta *m, c
 static uint32_t merge_meta_args(reader *rd, const xpl_meta *m, uint32_t n, xpl_info *info)
 {
     uint32_t own = n;
-    ensure_args(rd, (size_t)n + m->nargs);
+    xpl_ensure_args(rd, (size_t)n + m->nargs);
     for (uint32_t i = 0; i < m->nargs; i++) {
         uint32_t j = 0;
         while (j < own && rd->args[j].key != m->args[i].key)
@@ -261,76 +200,133 @@ static uint32_t merge_meta_args(reader *rd, const xpl_meta *m, uint32_t n, xpl_i
     return n;
 }
 
-static void emit_event(reader *rd, const line_info *ln, int64_t meta_id, int64_t offset_ps,
-                       int64_t dur_ps, uint32_t nargs, xpl_info *info, xpv_err *err, int *failed)
+/* An XEvent as decoded, before it is emitted: its stats are in rd->args. */
+typedef struct {
+    int64_t meta_id, offset_ps, dur_ps;
+    uint32_t nargs;
+    int aggregated;
+    xpl_info info;
+} raw_event;
+
+/* Adds an arg with an interned string value. */
+static uint32_t add_str_arg(reader *rd, uint32_t n, uint32_t key, uint32_t value)
+{
+    xpl_ensure_args(rd, (size_t)n + 1);
+    memset(&rd->args[n], 0, sizeof rd->args[n]);
+    rd->args[n].key = key, rd->args[n].type = XPV_ARG_STR, rd->args[n].v.str = value;
+    rd->roles[n] = 0;
+    return n + 1;
+}
+
+/* What a device event ran, from the compiled module: a graph execution's
+ * event gets its placed instruction as hlo_op (the command buffer kept as
+ * `command_buffer`); any event whose hlo_op names an instruction gets the
+ * instruction's JAX op name and source line. */
+static uint32_t attribute(reader *rd, xpl_info *info, const xpv_attrib_op *placed, uint32_t n)
+{
+    xpv_attrib_op named;
+    const xpv_attrib_op *op = placed;
+    if (!op && info->hlo_op && !xpv_attrib_is_command_buffer(rd->attrib, info->hlo_op)) {
+        xpv_attrib_module *am =
+            xpv_attrib_module_of(rd->attrib, info->has_prog, info->prog, info->hlo_module);
+        if (am && xpv_attrib_named(am, info->hlo_op, &named)) op = &named;
+    }
+    if (!op) return n;
+    for (uint32_t i = 0; placed && i < n; i++)
+        if (rd->roles[i] == XPL_ROLE_HLO_OP) {
+            xpl_ensure_args(rd, (size_t)n + 1);
+            rd->args[n] = rd->args[i], rd->roles[n] = 0;
+            rd->args[n++].key = rd->key_command_buffer;
+            memset(&rd->args[i].v, 0, sizeof rd->args[i].v);
+            rd->args[i].type = XPV_ARG_STR, rd->args[i].v.str = op->hlo_op;
+            rd->args[i].text = NULL, rd->args[i].len = 0;
+            info->hlo_op = op->hlo_op;
+            break;
+        }
+    if (op->jax_op) n = add_str_arg(rd, n, rd->key_jax_op, op->jax_op);
+    if (op->source) n = add_str_arg(rd, n, rd->key_source, op->source);
+    return n;
+}
+
+static void emit_event(reader *rd, const line_info *ln, raw_event *e, const xpv_attrib_op *placed,
+                       xpv_err *err, int *failed)
 {
     xpl_plane *pl = &rd->pl;
-    xpl_meta *m = xpl_event_meta(pl, meta_id, err, failed);
+    xpl_meta *m = xpl_event_meta(pl, e->meta_id, err, failed);
     if (*failed) return;
     xpv_event ev;
     xpv_event_init(&ev);
+    uint32_t nargs = e->nargs;
     if (m) {
         ev.name = m->name;
-        if (m->nargs) nargs = merge_meta_args(rd, m, nargs, info);
+        if (m->nargs) nargs = merge_meta_args(rd, m, nargs, &e->info);
     } else {
         char tmp[24];
-        int k = snprintf(tmp, sizeof tmp, "%lld", (long long)meta_id);
+        int k = snprintf(tmp, sizeof tmp, "%lld", (long long)e->meta_id);
         ev.name = xpv_sink_intern(rd->sink, tmp, (size_t)k);
         pl->missing_event_meta++;
     }
     xpl_fix_texts(pl, rd->args, nargs);
+    if (rd->attrib && ln->type == LINE_STREAM) nargs = attribute(rd, &e->info, placed, nargs);
     ev.track = ln->track;
-    if (__builtin_add_overflow(ln->ts_ns, floor_div_1000(offset_ps), &ev.ts_ns))
+    if (__builtin_add_overflow(ln->ts_ns, floor_div_1000(e->offset_ps), &ev.ts_ns))
         ev.ts_ns = ln->ts_ns;
-    ev.dur_ps = dur_ps < 0 ? 0 : dur_ps;
+    ev.dur_ps = e->dur_ps < 0 ? 0 : e->dur_ps;
     ev.dur_ns = ev.dur_ps / 1000;
     ev.args = nargs ? rd->args : NULL;
     ev.nargs = nargs;
-    classify_event(rd, ln, m, info, &ev);
+    classify_event(rd, ln, m, &e->info, &ev);
     xpv_launch launch;
     if (ev.kind == XPV_KIND_KERNEL) {
-        kernel_launch(rd, info, nargs, &launch);
+        kernel_launch(rd, &e->info, nargs, &launch);
         ev.launch = &launch;
     }
     xpv_sink_event(rd->sink, &ev);
 }
 
-static int read_event(reader *rd, const line_info *ln, const xpv_pb_field *ef, xpv_err *err)
+static int decode_event(reader *rd, const xpv_pb_field *ef, raw_event *e, xpv_err *err)
 {
     xpl_plane *pl = &rd->pl;
     xpv_pb m = xpv_pb_sub(&pl->msg, ef);
     xpv_pb_field f;
-    int64_t meta_id = 0, offset_ps = 0, dur_ps = 0;
-    int aggregated = 0, rc, failed = 0;
-    uint32_t n = 0;
-    xpl_info info;
-    xpl_info_reset(&info);
+    int rc;
+    memset(e, 0, sizeof *e);
+    xpl_info_reset(&e->info);
     pl->scratch.len = 0;
     while ((rc = xpv_pb_next(&m, &f, err)) == 1) {
         if (f.num == 4) {
             if (f.wire != XPV_PB_LEN) return xpv_pb_wrong_wire(&m, &f, "XEvent", 2, err);
-            ensure_args(rd, (size_t)n + 1);
+            uint32_t n = e->nargs;
+            xpl_ensure_args(rd, (size_t)n + 1);
             rd->roles[n] = 0;
-            if (xpl_stat_decode(pl, &f, &rd->args[n], &rd->roles[n], &info, err) != 0) return -1;
-            if (rd->args[n].key) n++;
+            if (xpl_stat_decode(pl, &f, &rd->args[n], &rd->roles[n], &e->info, err) != 0) return -1;
+            if (rd->args[n].key) e->nargs++;
         } else if (f.num >= 1 && f.num <= 5) {
             if (f.wire != XPV_PB_VARINT) return xpv_pb_wrong_wire(&m, &f, "XEvent", 0, err);
             if (f.num == 1)
-                meta_id = (int64_t)f.v;
+                e->meta_id = (int64_t)f.v;
             else if (f.num == 2)
-                offset_ps = (int64_t)f.v;
+                e->offset_ps = (int64_t)f.v;
             else if (f.num == 3)
-                dur_ps = (int64_t)f.v;
+                e->dur_ps = (int64_t)f.v;
             else
-                aggregated = 1;
+                e->aggregated = 1;
         }
     }
-    if (rc < 0) return -1;
-    if (aggregated) {
+    return rc < 0 ? -1 : 0;
+}
+
+static int read_event(reader *rd, const line_info *ln, const xpv_pb_field *ef,
+                      const xpv_attrib_op *placed, xpv_err *err)
+{
+    raw_event e;
+    int failed = 0;
+    if (decode_event(rd, ef, &e, err) != 0) return -1;
+    if (e.aggregated) {
         xpv_sink_skipped(rd->sink, "aggregated events");
         return 0;
     }
-    emit_event(rd, ln, meta_id, offset_ps, dur_ps, n, &info, err, &failed);
+    emit_event(rd, ln, &e, placed, err, &failed);
     return failed ? -1 : 0;
 }
 
@@ -367,6 +363,138 @@ static int read_line_head(const xpv_pb *line, line_head *h, xpv_err *err)
     return rc;
 }
 
+/* ---- graph executions ---- */
+
+/* The event's name, with the roles of its metadata's stats noted where its
+ * own stats lack them (as emit_event will). A damaged metadata entry gives
+ * 0 here; emit_event meets it again and reports it. */
+static uint32_t peek_meta(reader *rd, raw_event *e)
+{
+    xpv_err ignored;
+    int failed = 0;
+    xpl_meta *m = xpl_event_meta(&rd->pl, e->meta_id, &ignored, &failed);
+    if (!m) return 0;
+    for (uint32_t i = 0; i < m->nargs; i++) {
+        uint32_t j = 0;
+        while (j < e->nargs && rd->args[j].key != m->args[i].key)
+            j++;
+        if (j == e->nargs && m->roles[i])
+            xpl_info_note(&rd->pl, &e->info, &m->args[i], m->roles[i], NULL);
+    }
+    return m->name;
+}
+
+/* What the first pass over a graph execution needs of an event: its
+ * metadata id and the stats that say which execution it belongs to. Other
+ * stats are left undecoded (they are decoded when the event is emitted). */
+static int scan_event(reader *rd, const xpv_pb_field *ef, raw_event *e, xpv_err *err)
+{
+    xpl_plane *pl = &rd->pl;
+    xpv_pb m = xpv_pb_sub(&pl->msg, ef);
+    xpv_pb_field f;
+    int rc;
+    memset(e, 0, sizeof *e);
+    xpl_info_reset(&e->info);
+    while ((rc = xpv_pb_next(&m, &f, err)) == 1) {
+        if (f.num == 1 && f.wire == XPV_PB_VARINT) e->meta_id = (int64_t)f.v;
+        if (f.num == 5) e->aggregated = 1;
+        if (f.num != 4 || f.wire != XPV_PB_LEN) continue;
+        uint8_t role = xpl_stat_role(pl, &f);
+        if (role != XPL_ROLE_HLO_OP && role != XPL_ROLE_CORRELATION_ID &&
+            role != XPL_ROLE_PROGRAM_ID && role != XPL_ROLE_HLO_MODULE)
+            continue;
+        xpv_arg arg;
+        if (xpl_stat_decode(pl, &f, &arg, &role, &e->info, err) != 0) return -1;
+    }
+    return rc < 0 ? -1 : 0;
+}
+
+/* The module whose graph execution this event belongs to, NULL when it is
+ * not a command-buffer event that can be placed. */
+static xpv_attrib_module *execution_module(reader *rd, raw_event *e)
+{
+    if (e->aggregated || !e->info.hlo_op || !e->info.has_corr) return NULL;
+    if (!xpv_attrib_is_command_buffer(rd->attrib, e->info.hlo_op)) return NULL;
+    return xpv_attrib_module_of(rd->attrib, e->info.has_prog, e->info.prog, e->info.hlo_module);
+}
+
+/* One graph execution, from *line on: the consecutive events of one
+ * correlation id and module are read for their names, placed together,
+ * then read again and emitted with what they ran. */
+static int read_run(reader *rd, const line_info *ln, xpv_pb *line, xpv_attrib_module *am,
+                    int64_t corr, xpv_err *err)
+{
+    xpv_pb cur = *line;
+    xpv_pb_field f;
+    raw_event e;
+    size_t n = 0;
+    int64_t missing = rd->pl.missing_stat_meta; /* counted again when emitted */
+    while (xpv_pb_next(&cur, &f, err) == 1) {
+        if (f.num != 4) continue;
+        if (scan_event(rd, &f, &e, err) != 0) return -1;
+        uint32_t name = peek_meta(rd, &e);
+        if (execution_module(rd, &e) != am || e.info.corr != corr) break;
+        if (n == rd->run_cap) {
+            rd->run_cap = rd->run_cap ? rd->run_cap * 2 : 256;
+            rd->run_names = xpv_xrealloc(rd->run_names, rd->run_cap * sizeof *rd->run_names);
+            rd->run_ops = xpv_xrealloc(rd->run_ops, rd->run_cap * sizeof *rd->run_ops);
+        }
+        rd->run_names[n++] = name;
+    }
+    rd->pl.missing_stat_meta = missing;
+    assert(n > 0);
+    xpv_attrib_run(am, rd->run_names, n, rd->run_ops);
+    cur = *line;
+    for (size_t i = 0; i < n;) {
+        if (xpv_pb_next(&cur, &f, err) != 1) return -1; /* read once already: cannot end */
+        if (f.num == 4 && read_event(rd, ln, &f, &rd->run_ops[i++], err) != 0) return -1;
+    }
+    *line = cur;
+    return 0;
+}
+
+/* A stream line of a GPU plane in a space with compiled modules. */
+static int read_stream_line(reader *rd, const line_info *ln, xpv_pb line, xpv_err *err)
+{
+    xpv_pb before = line;
+    xpv_pb_field f;
+    int rc;
+    while (before = line, (rc = xpv_pb_next(&line, &f, err)) == 1) {
+        if (f.num != 4) continue;
+        raw_event e;
+        int failed = 0;
+        if (decode_event(rd, &f, &e, err) != 0) return -1;
+        if (!e.info.hlo_op || !e.info.has_corr) peek_meta(rd, &e); /* stats on the metadata */
+        xpv_attrib_module *am = execution_module(rd, &e);
+        if (am) {
+            line = before;
+            if (read_run(rd, ln, &line, am, e.info.corr, err) != 0) return -1;
+        } else if (e.aggregated) {
+            xpv_sink_skipped(rd->sink, "aggregated events");
+        } else {
+            emit_event(rd, ln, &e, NULL, err, &failed);
+            if (failed) return -1;
+        }
+    }
+    return rc;
+}
+
+/* The attribution of this space, looked for at its first GPU stream. */
+static int wants_attribution(reader *rd, const line_info *ln)
+{
+    if (ln->type != LINE_STREAM || rd->plane_type != PLANE_GPU) return 0;
+    if (!rd->attrib_state) {
+        rd->attrib = xpv_attrib_open(rd->data, rd->size, rd->sink);
+        rd->attrib_state = rd->attrib ? 1 : -1;
+        if (rd->attrib) {
+            rd->key_command_buffer = xpv_sink_intern_cstr(rd->sink, "command_buffer");
+            rd->key_jax_op = xpv_sink_intern_cstr(rd->sink, "jax_op");
+            rd->key_source = xpv_sink_intern_cstr(rd->sink, "source");
+        }
+    }
+    return rd->attrib_state > 0;
+}
+
 static int read_line(reader *rd, const xpv_pb_field *lf, int64_t index, xpv_err *err)
 {
     xpv_pb line = xpv_pb_sub(&rd->pl.msg, lf);
@@ -381,21 +509,15 @@ static int read_line(reader *rd, const xpv_pb_field *lf, int64_t index, xpv_err 
     ln.ts_ns = h.ts_ns;
     xpv_sink_thread_name(rd->sink, rd->pid, tid, name, name_len);
     xpv_sink_thread_sort(rd->sink, rd->pid, tid, index);
+    if (wants_attribution(rd, &ln)) return read_stream_line(rd, &ln, line, err);
     xpv_pb_field f;
     int rc;
     while ((rc = xpv_pb_next(&line, &f, err)) == 1)
-        if (f.num == 4 && read_event(rd, &ln, &f, err) != 0) return -1;
+        if (f.num == 4 && read_event(rd, &ln, &f, NULL, err) != 0) return -1;
     return rc;
 }
 
 /* ---- planes ---- */
-
-typedef struct {
-    int64_t id;
-    const char *name;
-    size_t name_len;
-    int nstats, nlines;
-} plane_head;
 
 /* First pass: id, name, and the metadata maps indexed by id. */
 static int read_plane_head(reader *rd, plane_head *h, xpv_err *err)
@@ -446,7 +568,7 @@ static int parse_ordinal(const char *s, size_t n)
 /* GPU and TPU planes are the only ones whose lines hold device work. */
 static int is_device_plane(const char *name, size_t len)
 {
-    return starts_with(name, len, "/device:GPU:") || starts_with(name, len, "/device:TPU:");
+    return xpl_starts_with(name, len, "/device:GPU:") || xpl_starts_with(name, len, "/device:TPU:");
 }
 
 /* Type, ordinal, pid and sort index of a plane, named as JAX's converter does. */
@@ -456,14 +578,14 @@ static void place_plane(reader *rd, const plane_head *h, int64_t index, int *ord
     size_t len = h->name_len;
     int id_ok = h->id >= 0 && h->id < 500;
     *ordinal = -1;
-    if (equals(n, len, "/host:CPU"))
+    if (xpl_equals(n, len, "/host:CPU"))
         rd->plane_type = PLANE_HOST, rd->pid = PID_HOST, *sort = 0;
     else if (is_device_plane(n, len)) {
-        rd->plane_type = n[9] == 'G' ? PLANE_GPU : PLANE_TPU;
+        rd->plane_type = n[8] == 'G' ? PLANE_GPU : PLANE_TPU; /* "/device:GPU:" */
         *ordinal = parse_ordinal(n + 12, len - 12);
         rd->pid = PID_FIRST_DEVICE + (id_ok ? h->id : *ordinal);
         *sort = 1 + *ordinal;
-    } else if (starts_with(n, len, "/device:") || starts_with(n, len, "/custom:")) {
+    } else if (xpl_starts_with(n, len, "/device:") || xpl_starts_with(n, len, "/custom:")) {
         rd->plane_type = PLANE_CUSTOM;
         rd->pid = PID_FIRST_CUSTOM + (id_ok ? h->id : 0);
         *sort = PID_FIRST_CUSTOM + index;
@@ -475,156 +597,6 @@ static void place_plane(reader *rd, const plane_head *h, int64_t index, int *ord
     if (pid_taken(rd, rd->pid)) rd->pid = PID_FALLBACK + index;
     rd->pids = xpv_xrealloc(rd->pids, (rd->npids + 1) * sizeof *rd->pids);
     rd->pids[rd->npids++] = rd->pid;
-}
-
-/* Looks up a plane stat by name among the decoded ones. */
-static const xpv_arg *find_stat(reader *rd, uint32_t n, const char *name)
-{
-    for (uint32_t i = 0; i < n; i++) {
-        size_t len;
-        const char *k = xpv_sink_string(rd->sink, rd->args[i].key, &len);
-        if (equals(k, len, name)) return &rd->args[i];
-    }
-    return NULL;
-}
-
-/* "GPU:0 (AMD, compute capability 9.4)", "TPU:1 (TPU v6 Lite)", or the plane name. */
-static void device_fact(reader *rd, const plane_head *h, uint32_t n)
-{
-    char model[160] = "", major[24] = "", minor[24] = "", fact[400];
-    const xpv_arg *a = find_stat(rd, n, "device_type_string");
-    if (!a) a = find_stat(rd, n, "device_model");
-    if (!a) a = find_stat(rd, n, "device_name");
-    if (a)
-        arg_to_text(rd, a, model, sizeof model);
-    else if ((a = find_stat(rd, n, "device_vendor")) != NULL) {
-        arg_to_text(rd, a, model, sizeof model);
-        const xpv_arg *ma = find_stat(rd, n, "compute_cap_major");
-        const xpv_arg *mi = find_stat(rd, n, "compute_cap_minor");
-        if (ma && mi) {
-            arg_to_text(rd, ma, major, sizeof major);
-            arg_to_text(rd, mi, minor, sizeof minor);
-            size_t k = strlen(model);
-            snprintf(model + k, sizeof model - k, ", compute capability %s.%s", major, minor);
-        }
-    }
-    const char *short_name = h->name_len > 8 ? h->name + 8 : h->name; /* after "/device:" */
-    int len = (int)(h->name_len > 8 ? h->name_len - 8 : h->name_len);
-    if (model[0])
-        snprintf(fact, sizeof fact, "%.*s (%s)", len, short_name, model);
-    else
-        snprintf(fact, sizeof fact, "%.*s", (int)h->name_len, h->name);
-    xpv_sink_fact(rd->sink, "device", fact);
-    if (model[0]) xpv_sink_process_label(rd->sink, rd->pid, model, strlen(model));
-}
-
-static int printable(const char *s, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        if ((unsigned char)s[i] < 0x20 || (unsigned char)s[i] > 0x7e) return 0;
-    return n > 0;
-}
-
-/* Every scalar stat of a device plane as a fact "device.GPU:0.<stat>"
- * (core_count, clock_rate, memory_size, memory_bandwidth, TPU peak FLOP/s
- * and bandwidths, ...): the run environment and the roofline read them.
- * Byte stats come as hex, as in event args; unprintable text is left out. */
-static void device_stat_facts(reader *rd, const plane_head *h, uint32_t n)
-{
-    const char *short_name = h->name_len > 8 ? h->name + 8 : h->name; /* after "/device:" */
-    int len = (int)(h->name_len > 8 ? h->name_len - 8 : h->name_len);
-    for (uint32_t i = 0; i < n; i++) {
-        const xpv_arg *a = &rd->args[i];
-        size_t tlen = 0;
-        const char *text = xpl_arg_text(&rd->pl, a, &tlen);
-        if (text && !printable(text, tlen)) continue;
-        char key[200], value[256];
-        snprintf(key, sizeof key, "device.%.*s.%s", len, short_name,
-                 xpv_sink_string(rd->sink, a->key, NULL));
-        arg_to_text(rd, a, value, sizeof value);
-        xpv_sink_fact(rd->sink, key, value);
-    }
-}
-
-static void note_peaks(reader *rd, uint32_t n)
-{
-    for (size_t i = 0; i < NPEAKS; i++) {
-        const xpv_arg *a = find_stat(rd, n, PEAK_STATS[i]);
-        peak_fact *f = &rd->peaks[i];
-        char text[64];
-        if (!a || f->state < 0) continue;
-        if (a->type == XPV_ARG_DOUBLE) { /* the shortest text that reads back the same */
-            xpv_buf b = {0};
-            xpv_buf_json_double(&b, a->v.d);
-            snprintf(text, sizeof text, "%.*s", (int)b.len, b.data ? b.data : "");
-            xpv_buf_free(&b);
-        } else {
-            arg_to_text(rd, a, text, sizeof text);
-        }
-        if (f->state == 0)
-            memcpy(f->text, text, sizeof text), f->state = 1;
-        else if (strcmp(f->text, text) != 0)
-            f->state = -1;
-    }
-}
-
-/* Plane stats: device descriptions and the Task Environment's facts. */
-static int read_plane_stats(reader *rd, const plane_head *h, xpv_err *err)
-{
-    xpl_plane *pl = &rd->pl;
-    xpv_pb r = pl->msg;
-    xpv_pb_field f;
-    uint32_t n = 0;
-    int rc;
-    pl->scratch.len = 0;
-    while ((rc = xpv_pb_next(&r, &f, err)) == 1) {
-        if (f.num != 6) continue;
-        ensure_args(rd, (size_t)n + 1);
-        if (xpl_stat_decode(pl, &f, &rd->args[n], &rd->roles[n], NULL, err) != 0) return -1;
-        if (rd->args[n].key) n++;
-    }
-    if (rc < 0) return -1;
-    xpl_fix_texts(pl, rd->args, n);
-    if (rd->plane_type == PLANE_GPU || rd->plane_type == PLANE_TPU) {
-        device_fact(rd, h, n);
-        device_stat_facts(rd, h, n);
-        note_peaks(rd, n);
-    }
-    if (!equals(h->name, h->name_len, "Task Environment")) return 0;
-    for (uint32_t i = 0; i < n; i++) {
-        char value[256];
-        arg_to_text(rd, &rd->args[i], value, sizeof value);
-        xpv_sink_fact(rd->sink, xpv_sink_string(rd->sink, rd->args[i].key, NULL), value);
-    }
-    return 0;
-}
-
-static void plane_warnings(reader *rd, const plane_head *h)
-{
-    char msg[512];
-    xpl_plane *pl = &rd->pl;
-    int nl = (int)(h->name_len < 200 ? h->name_len : 200);
-    if (pl->missing_event_meta) {
-        snprintf(msg, sizeof msg,
-                 "plane %.*s: %lld events refer to missing event metadata "
-                 "(their ids are used as names)",
-                 nl, h->name, (long long)pl->missing_event_meta);
-        xpv_sink_fact(rd->sink, "warning", msg);
-    }
-    if (pl->missing_stat_meta) {
-        snprintf(msg, sizeof msg,
-                 "plane %.*s: %lld stats refer to missing stat metadata "
-                 "(their ids are used as names)",
-                 nl, h->name, (long long)pl->missing_stat_meta);
-        xpv_sink_fact(rd->sink, "warning", msg);
-    }
-    if (pl->bad_map_entries) {
-        snprintf(msg, sizeof msg,
-                 "plane %.*s: %lld metadata map entries without key or value "
-                 "(first at byte offset %zu)",
-                 nl, h->name, (long long)pl->bad_map_entries, pl->first_bad_map_offset);
-        xpv_sink_fact(rd->sink, "warning", msg);
-    }
 }
 
 static int read_plane(reader *rd, const xpv_pb *space, const xpv_pb_field *pf, int64_t index,
@@ -642,7 +614,7 @@ static int read_plane(reader *rd, const xpv_pb *space, const xpv_pb_field *pf, i
     xpv_sink_process_sort(rd->sink, rd->pid, sort);
     if (ordinal >= 0) xpv_sink_process_device(rd->sink, rd->pid, ordinal);
     if ((h.nstats || rd->plane_type == PLANE_GPU || rd->plane_type == PLANE_TPU) &&
-        read_plane_stats(rd, &h, err) != 0)
+        xpl_facts_read_plane_stats(rd, &h, err) != 0)
         return -1;
     xpv_pb r = pl->msg;
     xpv_pb_field f;
@@ -651,20 +623,11 @@ static int read_plane(reader *rd, const xpv_pb *space, const xpv_pb_field *pf, i
     while ((rc = xpv_pb_next(&r, &f, err)) == 1)
         if (f.num == 3 && read_line(rd, &f, line_index++, err) != 0) return -1;
     if (rc < 0) return -1;
-    plane_warnings(rd, &h);
+    xpl_facts_plane_warnings(rd, &h);
     return 0;
 }
 
 /* ---- the space ---- */
-
-static void text_fact(reader *rd, const char *key, const xpv_pb_field *f)
-{
-    char value[480];
-    snprintf(value, sizeof value, "%s%.*s",
-             strcmp(key, "warning") == 0 ? "profiler warning: " : "profiler error: ",
-             (int)(f->len < 400 ? f->len : 400), (const char *)f->data);
-    xpv_sink_fact(rd->sink, "warning", value);
-}
 
 /* The index of the last GPU or TPU plane (-1: none), from the planes' names
  * alone; what cannot be parsed is left to read_space to report. */
@@ -701,7 +664,7 @@ static int read_space(reader *rd, const uint8_t *data, size_t size, xpv_err *err
         rd->saw_xspace_field = 1;
         if (f.num == 1 && read_plane(rd, &space, &f, planes++, err) != 0) return -1;
         if (f.num == 1 && planes - 1 == last_device) xpv_sink_device_work_done(rd->sink);
-        if (f.num == 2 || f.num == 3) text_fact(rd, f.num == 2 ? "error" : "warning", &f);
+        if (f.num == 2 || f.num == 3) xpl_facts_text(rd, f.num == 2 ? "error" : "warning", &f);
         if (f.num == 4) {
             if (rd->hostnames.len) xpv_buf_puts(&rd->hostnames, ",");
             xpv_buf_append(&rd->hostnames, f.data, f.len);
@@ -712,19 +675,6 @@ static int read_space(reader *rd, const uint8_t *data, size_t size, xpv_err *err
         return xpv_err_set(err, "byte offset 0: no XSpace fields (planes, hostnames) found; "
                                 "not an xplane.pb protobuf");
     return 0;
-}
-
-static void finish_facts(reader *rd)
-{
-    for (size_t i = 0; i < NPEAKS; i++) {
-        char msg[160];
-        if (rd->peaks[i].state > 0) xpv_sink_fact(rd->sink, PEAK_STATS[i], rd->peaks[i].text);
-        if (rd->peaks[i].state >= 0) continue;
-        snprintf(msg, sizeof msg, "device planes state different %s; none is kept", PEAK_STATS[i]);
-        xpv_sink_fact(rd->sink, "warning", msg);
-    }
-    xpv_sink_fact(rd->sink, "producer", rd->tensorflow ? "TensorFlow" : "JAX/XLA");
-    if (rd->hostnames.len) xpv_sink_fact(rd->sink, "hostname", rd->hostnames.data);
 }
 
 /* The name decides: an XSpace has no magic bytes to sniff. */
@@ -754,16 +704,20 @@ int xpv_read_xplane(const char *path, xpv_sink *sink, xpv_err *err)
     reader rd;
     memset(&rd, 0, sizeof rd);
     rd.sink = sink;
+    rd.data = map, rd.size = (size_t)st.st_size;
     xpl_plane_init(&rd.pl, sink);
     int rc = read_space(&rd, map, (size_t)st.st_size, err);
     if (rc == 0)
-        finish_facts(&rd);
+        xpl_facts_finish(&rd);
     else
         xpv_err_prefix(err, "%s", path);
     xpl_plane_free(&rd.pl);
     free(rd.args);
     free(rd.roles);
     free(rd.pids);
+    xpv_attrib_free(rd.attrib);
+    free(rd.run_names);
+    free(rd.run_ops);
     xpv_buf_free(&rd.hostnames);
     munmap(map, (size_t)st.st_size);
     return rc;

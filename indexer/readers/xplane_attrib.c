@@ -1,0 +1,683 @@
+/*
+ * xplane_attrib.c — placing GPU kernels on HLO instructions (see
+ * xplane_attrib.h for the rules).
+ *
+ * A module is prepared once: its launchers (instructions outside fused
+ * computations that can put work on the device), in module order, with a
+ * name index (exact, and as XLA spells kernel names), and a reuse group per
+ * fusion (same name stem and signature). A graph execution is then placed
+ * in three passes over its events: names, reuse groups, gaps. Scratch marks
+ * are stamped with a per-run generation, so a run costs its own length plus
+ * the launchers its gaps span, never a clear of the module's arrays.
+ */
+#include "xplane_attrib.h"
+#include "hlo_proto.h"
+#include "../../common/xpv_hindex.h"
+
+#include <assert.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MODULE_BUDGET ((size_t)1 << 30)
+#define NONE UINT32_MAX
+#define SIG_DEPTH 4
+
+struct xpv_attrib_module {
+    xpv_attrib *owner;
+    const xpv_hlo_blob *blob;
+    uint64_t prog;
+    uint32_t name; /* interned module name */
+    int state;     /* 0: not decoded, 1: ready, -1: failed */
+    xpv_hlo_module m;
+    uint32_t *launchers; /* instruction indexes, module order */
+    uint32_t nlaunchers;
+    uint8_t *is_fusion;   /* by launcher */
+    uint32_t *cand;       /* scratch: the launchers a rule weighs */
+    uint32_t *group_next; /* by launcher: next of its reuse group, NONE at the end */
+    uint32_t *group_head; /* by launcher: the first of its reuse group */
+    uint32_t entry;       /* the entry computation's index */
+    xpv_hindex by_name;   /* hash of the exact name -> instruction index */
+    xpv_hindex by_kernel; /* hash of the kernel spelling -> launcher */
+    xpv_hindex kernel_of; /* interned kernel name -> launcher + 1 (0: none) */
+    xpv_attrib_op *ops;   /* by instruction, interned on first use */
+    uint8_t *op_ready;
+    /* run scratch, by launcher: generation stamps and counts */
+    uint32_t *named, *used, *count;
+    uint32_t gen;
+    int64_t *at, *place; /* by event: the launcher its name spells, and where it is placed */
+    size_t at_cap;
+};
+
+struct xpv_attrib {
+    xpv_sink *sink;
+    const uint8_t *data;
+    xpv_hlo_blob *blobs;
+    size_t nblobs;
+    xpv_attrib_module *mods;
+    xpv_hindex cmdbuf; /* interned hlo_op -> 1 command buffer, 2 not */
+    uint32_t unattributed;
+    size_t last; /* the module found last, checked first */
+};
+
+/* ---- names ---- */
+
+static int text_is(xpv_hlo_str s, const char *p, size_t n)
+{
+    return s.n == n && (n == 0 || memcmp(s.p, p, n) == 0);
+}
+
+/* The kernel spelling of an instruction name: `.` and `-` made `_`. */
+static uint64_t kernel_hash(const char *p, size_t n, char *buf, size_t cap)
+{
+    size_t k = n < cap ? n : cap;
+    for (size_t i = 0; i < k; i++)
+        buf[i] = (p[i] == '.' || p[i] == '-') ? '_' : p[i];
+    return xpv_hash64(buf, k);
+}
+
+/* The name without its `.N` suffix: what identical fusions share. */
+static size_t stem_len(xpv_hlo_str s)
+{
+    size_t n = s.n;
+    while (n && s.p[n - 1] >= '0' && s.p[n - 1] <= '9')
+        n--;
+    return (n && n < s.n && s.p[n - 1] == '.') ? n - 1 : s.n;
+}
+
+/* Instructions that put nothing on the device of their own. */
+static int is_free(xpv_hlo_str op)
+{
+    static const char *const FREE[] = {"parameter",         "constant",
+                                       "get-tuple-element", "tuple",
+                                       "bitcast",           "while",
+                                       "conditional",       "call",
+                                       "after-all",         "add-dependency",
+                                       "opt-barrier",       "partition-id",
+                                       "replica-id",        "domain",
+                                       "copy-done",         "all-reduce-done",
+                                       "all-gather-done",   "collective-permute-done",
+                                       "async-done",        "send-done",
+                                       "recv-done",         NULL};
+    for (const char *const *f = FREE; *f; f++)
+        if (text_is(op, *f, strlen(*f))) return 1;
+    return 0;
+}
+
+/* ---- preparing a module ---- */
+
+static void mark_fused(const xpv_hlo_module *m, uint8_t *fused, uint32_t c, int depth)
+{
+    if (depth > 64 || fused[c]) return;
+    fused[c] = 1;
+    const xpv_hlo_computation *comp = &m->computations[c];
+    for (uint32_t i = comp->first; i < comp->first + comp->n; i++)
+        for (uint32_t k = 0; k < m->instrs[i].called.n; k++) {
+            uint32_t callee;
+            if (xpv_hlo_computation_by_id(m, m->instrs[i].called.v[k], &callee))
+                mark_fused(m, fused, callee, depth + 1);
+        }
+}
+
+/* Computations whose instructions run inside a fusion's kernel. */
+static uint8_t *fused_computations(const xpv_hlo_module *m)
+{
+    uint8_t *fused = xpv_xcalloc(m->ncomputations + 1, 1);
+    for (uint32_t i = 0; i < m->ninstrs; i++) {
+        const xpv_hlo_instr *in = &m->instrs[i];
+        if (!text_is(in->opcode, "fusion", 6)) continue;
+        for (uint32_t k = 0; k < in->called.n; k++) {
+            uint32_t callee;
+            if (xpv_hlo_computation_by_id(m, in->called.v[k], &callee))
+                mark_fused(m, fused, callee, 0);
+        }
+    }
+    return fused;
+}
+
+/* An instruction's own fields, less those that name it or place it
+ * (name, metadata, id, operand and callee ids) and those XLA fills for
+ * some instructions of a group and not others (backend config, frontend
+ * attributes: seen on one of four identical concatenations): opcode,
+ * shape, slice bounds, dimensions, literals. */
+static void put_fields(const xpv_hlo_instr *in, xpv_buf *b)
+{
+    xpv_pb msg = xpv_pb_open(in->raw.p, in->raw.n);
+    xpv_pb_field f;
+    xpv_err ignored;
+    while (xpv_pb_next(&msg, &f, &ignored) == 1) {
+        if (f.num == 1 || f.num == 7 || f.num == 35 || f.num == 36 || f.num == 38) continue;
+        if (f.num == 43 || f.num == 68) continue; /* backend config, frontend attributes */
+        xpv_buf_printf(b, "%u:", f.num);
+        if (f.wire == XPV_PB_LEN)
+            xpv_buf_append(b, f.data, f.len);
+        else
+            xpv_buf_printf(b, "%llu", (unsigned long long)f.v);
+        xpv_buf_putc(b, '|');
+    }
+}
+
+/* What makes two fused computations the same kernel: each instruction's
+ * own fields, its operands (by position) and callees, recursively. */
+static void put_computation(const xpv_hlo_module *m, uint32_t c, xpv_buf *b, int depth)
+{
+    const xpv_hlo_computation *comp = &m->computations[c];
+    for (uint32_t i = comp->first; i < comp->first + comp->n; i++) {
+        const xpv_hlo_instr *in = &m->instrs[i];
+        put_fields(in, b);
+        for (uint32_t k = 0; k < in->operands.n; k++) {
+            const xpv_hlo_instr *op = xpv_hlo_instr_by_id(m, in->operands.v[k]);
+            xpv_buf_printf(b, "%lld,", op ? (long long)(op - m->instrs) - comp->first : -1LL);
+        }
+        for (uint32_t k = 0; k < in->called.n && depth < SIG_DEPTH; k++) {
+            uint32_t callee;
+            if (xpv_hlo_computation_by_id(m, in->called.v[k], &callee))
+                put_computation(m, callee, b, depth + 1);
+        }
+        xpv_buf_putc(b, ';');
+    }
+}
+
+static uint64_t signature(const xpv_hlo_module *m, const xpv_hlo_instr *in, xpv_buf *b)
+{
+    b->len = 0;
+    xpv_buf_append(b, in->name.p, stem_len(in->name));
+    xpv_buf_putc(b, '|');
+    put_fields(in, b);
+    for (uint32_t k = 0; k < in->called.n; k++) {
+        uint32_t callee;
+        if (xpv_hlo_computation_by_id(m, in->called.v[k], &callee))
+            put_computation(m, callee, b, 0);
+    }
+    return xpv_hash64(b->data, b->len);
+}
+
+/* 1 when kernel name k is instruction name s as XLA spells kernels. */
+static int spells(xpv_hlo_str s, const char *k, size_t n)
+{
+    if (s.n != n) return 0;
+    for (size_t i = 0; i < n; i++) {
+        char c = (s.p[i] == '.' || s.p[i] == '-') ? '_' : s.p[i];
+        if (c != k[i]) return 0;
+    }
+    return 1;
+}
+
+static void index_names(xpv_attrib_module *am)
+{
+    const xpv_hlo_module *m = &am->m;
+    char buf[512];
+    for (uint32_t i = 0; i < m->ninstrs; i++) {
+        xpv_hprobe p =
+            xpv_hindex_probe(&am->by_name, xpv_hash64(m->instrs[i].name.p, m->instrs[i].name.n));
+        uint64_t v;
+        int dup = 0;
+        while (!dup && xpv_hindex_next(&am->by_name, &p, &v))
+            dup = text_is(m->instrs[v].name, m->instrs[i].name.p, m->instrs[i].name.n);
+        if (!dup) xpv_hindex_insert_at(&am->by_name, &p, i);
+    }
+    for (uint32_t l = 0; l < am->nlaunchers; l++) {
+        xpv_hlo_str s = m->instrs[am->launchers[l]].name;
+        if (s.n > sizeof buf) continue;
+        xpv_hprobe p = xpv_hindex_probe(&am->by_kernel, kernel_hash(s.p, s.n, buf, sizeof buf));
+        uint64_t v;
+        int dup = 0;
+        while (!dup && xpv_hindex_next(&am->by_kernel, &p, &v))
+            dup = spells(m->instrs[am->launchers[v]].name, buf, s.n);
+        if (!dup) xpv_hindex_insert_at(&am->by_kernel, &p, l);
+    }
+}
+
+/* Links each fusion launcher to the next one of its reuse group. */
+static void link_groups(xpv_attrib_module *am)
+{
+    xpv_hindex last = {0};
+    xpv_buf b = {0};
+    for (uint32_t l = 0; l < am->nlaunchers; l++) {
+        am->group_next[l] = NONE, am->group_head[l] = l;
+        if (!am->is_fusion[l]) continue;
+        uint64_t sig = signature(&am->m, &am->m.instrs[am->launchers[l]], &b);
+        uint64_t *prev = xpv_hindex_put(&last, sig, NONE);
+        if (*prev != NONE) am->group_next[*prev] = l, am->group_head[l] = am->group_head[*prev];
+        *prev = l;
+    }
+    xpv_hindex_free(&last);
+    xpv_buf_free(&b);
+}
+
+static void prepare(xpv_attrib_module *am)
+{
+    const xpv_hlo_module *m = &am->m;
+    uint8_t *fused = fused_computations(m);
+    am->launchers = xpv_xmalloc((m->ninstrs + 1) * sizeof *am->launchers);
+    for (uint32_t i = 0; i < m->ninstrs; i++)
+        if (!fused[m->instrs[i].computation] && !is_free(m->instrs[i].opcode))
+            am->launchers[am->nlaunchers++] = i;
+    free(fused);
+    size_t n = am->nlaunchers + 1;
+    am->is_fusion = xpv_xcalloc(n, 1);
+    for (uint32_t l = 0; l < am->nlaunchers; l++)
+        am->is_fusion[l] = text_is(m->instrs[am->launchers[l]].opcode, "fusion", 6);
+    am->group_next = xpv_xmalloc(n * sizeof *am->group_next);
+    am->group_head = xpv_xmalloc(n * sizeof *am->group_head);
+    uint32_t **scratch[] = {&am->named, &am->used, &am->count, &am->cand};
+    for (size_t k = 0; k < sizeof scratch / sizeof *scratch; k++)
+        *scratch[k] = xpv_xcalloc(n, sizeof **scratch[k]);
+    am->ops = xpv_xcalloc(m->ninstrs + 1, sizeof *am->ops);
+    am->op_ready = xpv_xcalloc(m->ninstrs + 1, 1);
+    if (!xpv_hlo_computation_by_id(m, m->entry_computation_id, &am->entry)) am->entry = NONE;
+    index_names(am);
+    link_groups(am);
+}
+
+static int ready(xpv_attrib_module *am)
+{
+    if (am->state) return am->state > 0;
+    xpv_err err;
+    const xpv_hlo_blob *b = am->blob;
+    if (xpv_hlo_decode(am->owner->data, b->data, b->len, MODULE_BUDGET, &am->m, &err) != 0) {
+        char msg[1024];
+        snprintf(msg, sizeof msg,
+                 "module %.*s: its HloProto cannot be read (%s); its kernels keep "
+                 "the op names the profile gives",
+                 (int)(b->name.n < 200 ? b->name.n : 200), b->name.p, err.msg);
+        xpv_sink_fact(am->owner->sink, "warning", msg);
+        am->state = -1;
+        return 0;
+    }
+    prepare(am);
+    am->state = 1;
+    return 1;
+}
+
+/* ---- the space's modules ---- */
+
+/* "jit_step(14584)": the name and the program id in parentheses. */
+static int split_name(xpv_hlo_str s, size_t *name_len, uint64_t *prog)
+{
+    if (s.n < 3 || s.p[s.n - 1] != ')') return 0;
+    size_t open = s.n - 1;
+    uint64_t v = 0, scale = 1;
+    while (open > 0 && s.p[open - 1] >= '0' && s.p[open - 1] <= '9' &&
+           scale < 10000000000000000000ULL)
+        v += (uint64_t)(s.p[--open] - '0') * scale, scale *= 10;
+    if (open == 0 || open == s.n - 1 || s.p[open - 1] != '(') return 0;
+    *name_len = open - 1, *prog = v;
+    return 1;
+}
+
+xpv_attrib *xpv_attrib_open(const uint8_t *data, size_t size, xpv_sink *sink)
+{
+    xpv_hlo_blob *blobs;
+    size_t n;
+    xpv_err err;
+    if (xpv_hlo_find_blobs(data, size, &blobs, &n, &err) != 0) {
+        char msg[1024];
+        snprintf(msg, sizeof msg,
+                 "compiled modules cannot be found (%s); kernels keep the op "
+                 "names the profile gives",
+                 err.msg);
+        xpv_sink_fact(sink, "warning", msg);
+        return NULL;
+    }
+    if (!n) return NULL;
+    xpv_attrib *a = xpv_xcalloc(1, sizeof *a);
+    a->sink = sink, a->data = data, a->blobs = blobs, a->nblobs = n;
+    a->mods = xpv_xcalloc(n, sizeof *a->mods);
+    for (size_t i = 0; i < n; i++) {
+        xpv_attrib_module *am = &a->mods[i];
+        size_t len = blobs[i].name.n;
+        am->owner = a, am->blob = &blobs[i], am->prog = blobs[i].program_id;
+        split_name(blobs[i].name, &len, &am->prog);
+        am->name = xpv_sink_intern(sink, blobs[i].name.p, len);
+    }
+    a->unattributed = xpv_sink_intern_cstr(sink, XPV_ATTRIB_UNATTRIBUTED);
+    return a;
+}
+
+static void module_free(xpv_attrib_module *am)
+{
+    if (am->state > 0) xpv_hlo_module_free(&am->m);
+    uint32_t *arrays[] = {am->launchers, am->group_next, am->group_head,
+                          am->named,     am->used,       am->count};
+    for (size_t k = 0; k < sizeof arrays / sizeof *arrays; k++)
+        free(arrays[k]);
+    free(am->is_fusion), free(am->ops), free(am->op_ready), free(am->at), free(am->place);
+    xpv_hindex_free(&am->by_name), xpv_hindex_free(&am->by_kernel);
+    xpv_hindex_free(&am->kernel_of);
+}
+
+void xpv_attrib_free(xpv_attrib *a)
+{
+    if (!a) return;
+    for (size_t i = 0; i < a->nblobs; i++)
+        module_free(&a->mods[i]);
+    free(a->mods);
+    free(a->blobs);
+    xpv_hindex_free(&a->cmdbuf);
+    free(a);
+}
+
+xpv_attrib_module *xpv_attrib_module_of(xpv_attrib *a, int has_prog, uint64_t prog,
+                                        uint32_t module_name)
+{
+    xpv_attrib_module *found = NULL;
+    if (a->last < a->nblobs) {
+        xpv_attrib_module *am = &a->mods[a->last];
+        if (has_prog ? am->prog == prog : am->name == module_name) found = am;
+    }
+    for (size_t i = 0; !found && i < a->nblobs; i++) {
+        xpv_attrib_module *am = &a->mods[i];
+        if (has_prog ? am->prog != prog : am->name != module_name) continue;
+        if (!has_prog) /* a name alone must name one module */
+            for (size_t j = i + 1; j < a->nblobs; j++)
+                if (a->mods[j].name == module_name) return NULL;
+        found = am, a->last = i;
+    }
+    return found && ready(found) ? found : NULL;
+}
+
+int xpv_attrib_is_command_buffer(xpv_attrib *a, uint32_t hlo_op)
+{
+    uint64_t *v = xpv_hindex_put(&a->cmdbuf, hlo_op, 0);
+    if (!*v) {
+        size_t len;
+        const char *s = xpv_sink_string(a->sink, hlo_op, &len);
+        *v = (s && len >= 14 && memcmp(s, "command_buffer", 14) == 0) ? 1 : 2;
+    }
+    return *v == 1;
+}
+
+/* ---- ops ---- */
+
+static const xpv_attrib_op *op_of(xpv_attrib_module *am, uint32_t instr)
+{
+    xpv_attrib_op *op = &am->ops[instr];
+    if (am->op_ready[instr]) return op;
+    xpv_sink *sink = am->owner->sink;
+    const xpv_hlo_instr *in = &am->m.instrs[instr];
+    op->hlo_op = xpv_sink_intern(sink, in->name.p, in->name.n);
+    if (in->op_name.n) op->jax_op = xpv_sink_intern(sink, in->op_name.p, in->op_name.n);
+    xpv_hlo_str file, function;
+    int32_t line;
+    if (xpv_hlo_source(&am->m, in, &file, &line, &function)) {
+        char text[1024];
+        int k = line > 0 ? snprintf(text, sizeof text, "%.*s:%d",
+                                    (int)(file.n < 900 ? file.n : 900), file.p, (int)line)
+                         : snprintf(text, sizeof text, "%.*s", (int)(file.n < 900 ? file.n : 900),
+                                    file.p);
+        op->source = xpv_sink_intern(sink, text, (size_t)k);
+    }
+    am->op_ready[instr] = 1;
+    return op;
+}
+
+int xpv_attrib_named(xpv_attrib_module *am, uint32_t hlo_op, xpv_attrib_op *op)
+{
+    size_t len;
+    const char *s = xpv_sink_string(am->owner->sink, hlo_op, &len);
+    if (!s) return 0;
+    xpv_hprobe p = xpv_hindex_probe(&am->by_name, xpv_hash64(s, len));
+    uint64_t v;
+    while (xpv_hindex_next(&am->by_name, &p, &v))
+        if (text_is(am->m.instrs[v].name, s, len)) {
+            *op = *op_of(am, (uint32_t)v);
+            return 1;
+        }
+    return 0;
+}
+
+/* ---- one graph execution ---- */
+
+/* The launcher a kernel name spells, -1 none; cached by interned name. */
+static int64_t launcher_of(xpv_attrib_module *am, uint32_t name)
+{
+    uint64_t *v = xpv_hindex_put(&am->kernel_of, name, UINT64_MAX);
+    if (*v != UINT64_MAX) return (int64_t)*v - 1;
+    *v = 0;
+    size_t len;
+    const char *s = xpv_sink_string(am->owner->sink, name, &len);
+    if (!s) return -1;
+    xpv_hprobe p = xpv_hindex_probe(&am->by_kernel, xpv_hash64(s, len));
+    uint64_t l;
+    while (xpv_hindex_next(&am->by_kernel, &p, &l))
+        if (spells(am->m.instrs[am->launchers[l]].name, s, len)) {
+            *v = l + 1;
+            break;
+        }
+    return (int64_t)*v - 1;
+}
+
+/* 1 when launcher l may run the kernel named after launcher x: l is x, or
+ * a member of x's reuse group that no kernel of the run names. The kernel
+ * is named after the instruction XLA compiled first, which need not be the
+ * first to run: x gets no precedence. */
+static int may_run(const xpv_attrib_module *am, uint32_t x, uint32_t l)
+{
+    return l == x || (am->group_head[l] == am->group_head[x] && am->named[l] != am->gen);
+}
+
+/* Names: at[] gets what each name spells; a kernel whose name no other
+ * instruction may run is placed on it (more than once only in a loop). */
+static void place_named(xpv_attrib_module *am, const uint32_t *names, size_t n)
+{
+    uint32_t g = am->gen;
+    for (size_t i = 0; i < n; i++) {
+        int64_t l = am->at[i] = launcher_of(am, names[i]);
+        am->place[i] = -1;
+        if (l < 0) continue;
+        if (am->named[l] != g) am->named[l] = g, am->count[l] = 0;
+        am->count[l]++;
+    }
+    for (size_t i = 0; i < n; i++) {
+        int64_t x = am->at[i];
+        if (x < 0) continue;
+        uint32_t members = 0;
+        for (uint32_t l = am->group_head[x]; l != NONE && members < 2; l = am->group_next[l])
+            members += may_run(am, (uint32_t)x, l);
+        int in_loop = am->m.instrs[am->launchers[x]].computation != am->entry;
+        if (members == 1 && (am->count[x] == 1 || in_loop)) am->place[i] = x;
+        if (members == 1 && am->count[x] == 1) am->used[x] = g;
+    }
+}
+
+/* The one member of x's group still free, when x's kernel ran exactly once
+ * more than has been placed: 1 with it placed. */
+static int place_last(xpv_attrib_module *am, size_t i, size_t n)
+{
+    uint32_t x = (uint32_t)am->at[i];
+    size_t open = 0;
+    for (size_t j = 0; j < n && open < 2; j++)
+        open += am->at[j] == (int64_t)x && am->place[j] < 0;
+    int64_t free_member = -1;
+    for (uint32_t l = am->group_head[x]; l != NONE; l = am->group_next[l]) {
+        if (!may_run(am, x, l) || am->used[l] == am->gen) continue;
+        if (free_member >= 0) return 0;
+        free_member = l;
+    }
+    if (open != 1 || free_member < 0) return 0;
+    am->place[i] = free_member, am->used[free_member] = am->gen;
+    return 1;
+}
+
+/* When no data link decides, the earliest kernel named after a free
+ * instruction goes to that instruction: XLA compiles a module's kernels in
+ * schedule order and names a shared kernel after the first it compiles, so
+ * the first to run is that one unless a data link showed otherwise (seen
+ * in jax-maxtext, where the link rules run first for that reason). One
+ * placement at a time, so the link rules see each. */
+static int place_by_name_order(xpv_attrib_module *am, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        int64_t x = am->at[i];
+        if (x < 0 || am->place[i] >= 0 || am->used[x] == am->gen) continue;
+        am->place[i] = x, am->used[x] = am->gen;
+        return 1;
+    }
+    return 0;
+}
+
+/* Kernels left after the other rules, by elimination. */
+static int place_by_elimination(xpv_attrib_module *am, size_t n)
+{
+    int placed = 0;
+    for (size_t i = 0; i < n; i++)
+        if (am->at[i] >= 0 && am->place[i] < 0) placed += place_last(am, i, n);
+    return placed;
+}
+
+/* 1 when instruction `to` reads what `from` writes, directly or through
+ * instructions that move nothing (tuples, bitcasts, get-tuple-element). */
+static int feeds(const xpv_hlo_module *m, uint32_t from, uint32_t to, int depth)
+{
+    const xpv_hlo_instr *in = &m->instrs[to];
+    for (uint32_t k = 0; k < in->operands.n; k++) {
+        const xpv_hlo_instr *op = xpv_hlo_instr_by_id(m, in->operands.v[k]);
+        if (!op) continue;
+        uint32_t i = (uint32_t)(op - m->instrs);
+        if (i == from) return 1;
+        if (depth < 8 && is_free(op->opcode) && feeds(m, from, i, depth + 1)) return 1;
+    }
+    return 0;
+}
+
+#define LINK_WINDOW 8 /* events looked at on each side for a data link */
+
+/* How close, in events, launcher l sits to what it is linked to by data:
+ * *back the nearest placed event in [a - LINK_WINDOW, a) whose instruction
+ * l reads, *fwd the nearest in [b, b + LINK_WINDOW) that reads l; INT_MAX
+ * when none. */
+static void link_distance(xpv_attrib_module *am, uint32_t l, size_t a, size_t b, size_t n,
+                          int *back, int *fwd)
+{
+    const xpv_hlo_module *m = &am->m;
+    uint32_t in = am->launchers[l];
+    *back = *fwd = INT_MAX;
+    for (size_t d = 1; d <= LINK_WINDOW; d++) {
+        if (*back == INT_MAX && d <= a && am->place[a - d] >= 0 &&
+            feeds(m, am->launchers[am->place[a - d]], in, 0))
+            *back = (int)d;
+        size_t j = b + d - 1;
+        if (*fwd == INT_MAX && j < n && am->place[j] >= 0 &&
+            feeds(m, in, am->launchers[am->place[j]], 0))
+            *fwd = (int)d;
+    }
+}
+
+/* How well a candidate's data links place it, smaller better: linked on
+ * both sides beats one side; nearer beats farther. INT_MAX: not linked. */
+static long link_score(int back, int fwd)
+{
+    if (back != INT_MAX && fwd != INT_MAX) return back + fwd;
+    int one = back < fwd ? back : fwd;
+    return one == INT_MAX ? INT_MAX : 4L * LINK_WINDOW + one;
+}
+
+/* Of the candidates, the one whose data links to the events around [a, b)
+ * score best; -1 when none is linked or two tie. */
+static int64_t nearest_linked(xpv_attrib_module *am, const uint32_t *cand, size_t ncand, size_t a,
+                              size_t b, size_t n)
+{
+    int64_t found = -1;
+    long best = INT_MAX;
+    int ties = 0;
+    for (size_t k = 0; k < ncand; k++) {
+        int back, fwd;
+        link_distance(am, cand[k], a, b, n, &back, &fwd);
+        long score = link_score(back, fwd);
+        if (score < best)
+            best = score, found = cand[k], ties = 0;
+        else if (score == best && score != INT_MAX)
+            ties++;
+    }
+    return ties ? -1 : found;
+}
+
+/* Reused kernels no count places, by the data links of the members of the
+ * group that may run them. Returns how many it placed. */
+static int place_by_dataflow(xpv_attrib_module *am, size_t n)
+{
+    int placed = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (am->at[i] < 0 || am->place[i] >= 0) continue;
+        uint32_t x = (uint32_t)am->at[i];
+        size_t ncand = 0;
+        for (uint32_t l = am->group_head[x]; l != NONE; l = am->group_next[l])
+            if (may_run(am, x, l) && am->used[l] != am->gen) am->cand[ncand++] = l;
+        int64_t l = nearest_linked(am, am->cand, ncand, i, i + 1, n);
+        if (l < 0) continue;
+        am->place[i] = l, am->used[l] = am->gen;
+        placed++;
+    }
+    return placed;
+}
+
+/* The library call or copy, named by no kernel and not yet placed, whose
+ * data link to the events around the gap [a, b) is nearest; -1 when none
+ * or a tie. The module's instruction order is a dependency order, not the
+ * schedule, so positions alone would guess. */
+static int64_t gap_candidate(xpv_attrib_module *am, size_t a, size_t b, size_t n)
+{
+    size_t ncand = 0;
+    for (uint32_t l = 0; l < am->nlaunchers; l++)
+        if (!am->is_fusion[l] && am->named[l] != am->gen && am->used[l] != am->gen)
+            am->cand[ncand++] = l;
+    return nearest_linked(am, am->cand, ncand, a, b, n);
+}
+
+/* A device event that a library call may add around its kernel. */
+static int is_copy_or_set(xpv_sink *sink, uint32_t name)
+{
+    size_t len;
+    const char *s = xpv_sink_string(sink, name, &len);
+    return s && len >= 6 && (memcmp(s, "Memset", 6) == 0 || memcmp(s, "Memcpy", 6) == 0);
+}
+
+/* Events no name places (library kernels, memsets, copies), a gap at a
+ * time, by what the placed events on either side read and write. Returns
+ * how many gaps it placed. */
+static int place_gaps(xpv_attrib_module *am, const uint32_t *names, size_t n)
+{
+    int placed = 0;
+    for (size_t a = 0, b; a < n; a = b) {
+        for (b = a + 1; am->at[a] < 0 && b < n && am->at[b] < 0;)
+            b++;
+        if (am->at[a] >= 0 || am->place[a] >= 0) continue;
+        size_t kernels = 0; /* two kernels in one gap may be two calls: not placed */
+        for (size_t j = a; j < b; j++)
+            kernels += !is_copy_or_set(am->owner->sink, names[j]);
+        int64_t l = kernels <= 1 ? gap_candidate(am, a, b, n) : -1;
+        if (l < 0) continue;
+        am->used[l] = am->gen;
+        for (size_t j = a; j < b; j++)
+            am->place[j] = l;
+        placed++;
+    }
+    return placed;
+}
+
+void xpv_attrib_run(xpv_attrib_module *am, const uint32_t *names, size_t n, xpv_attrib_op *op)
+{
+    assert(am->state > 0);
+    if (am->at_cap < n) {
+        am->at_cap = n * 2;
+        am->at = xpv_xrealloc(am->at, am->at_cap * sizeof *am->at);
+        am->place = xpv_xrealloc(am->place, am->at_cap * sizeof *am->place);
+    }
+    if (++am->gen == 0) { /* the stamps wrapped: forget them all */
+        uint32_t *stamps[] = {am->named, am->used};
+        for (size_t k = 0; k < 2; k++)
+            memset(stamps[k], 0, (am->nlaunchers + 1) * sizeof *stamps[k]);
+        am->gen = 1;
+    }
+    place_named(am, names, n);
+    for (size_t pass = 0; pass < 4 * n + 4;
+         pass++) /* each placement may let a neighbour be placed */
+        if (!place_by_dataflow(am, n) && !place_gaps(am, names, n) &&
+            !place_by_elimination(am, n) && !place_by_name_order(am, n))
+            break;
+    xpv_attrib_op none = {am->owner->unattributed, 0, 0};
+    for (size_t i = 0; i < n; i++)
+        op[i] = am->place[i] >= 0 ? *op_of(am, am->launchers[am->place[i]]) : none;
+}

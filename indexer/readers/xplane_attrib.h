@@ -1,0 +1,71 @@
+/*
+ * xplane_attrib.h — which HLO instruction ran each GPU kernel of an XSpace,
+ * read from the compiled modules the space carries (the `Hlo Proto` stats
+ * of /host:metadata, hlo_proto.h).
+ *
+ * Why: with XLA command buffers (CUDA graphs, the default since JAX 0.4.3x)
+ * every kernel of a graph carries hlo_op = `command_buffer_N`, so per-op
+ * tools see one op. The kernels are placed here instead:
+ *  - by name: XLA names a fusion's kernel after the instruction with `.`
+ *    and `-` made `_` (`gemm_fusion_dot_17` is `gemm_fusion_dot.17`);
+ *  - by kernel reuse: an instruction whose fused computation is identical
+ *    to an earlier one's runs that one's kernel, under that one's name.
+ *    Such kernels go, in time order, to the instructions of the identical
+ *    group (same name stem, same signature: opcodes, shapes, backend
+ *    config of the fused computation) that no kernel names, taken in the
+ *    module's instruction order (a dependency order). A group repeated a
+ *    whole number of times (a loop body) repeats its assignment;
+ *  - by position: a kernel no instruction names (cuBLAS `nvjet_*`,
+ *    `sm90_xmma_*`, cutlass, cuDNN; the graph's memsets and copies) goes to
+ *    the one library call or copy that lies, in the module's order,
+ *    between the instructions of the kernels around it in the graph.
+ * Anything else is "unattributed": never guessed.
+ *
+ * Invariants: a module is decoded at most once, on first use, and points
+ * into the mapped file, which must outlive the attribution. Strings given
+ * back are interned in the sink; 0 means none.
+ */
+#ifndef XPV_XPLANE_ATTRIB_H
+#define XPV_XPLANE_ATTRIB_H
+
+#include "../ingest.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define XPV_ATTRIB_UNATTRIBUTED "unattributed"
+
+typedef struct xpv_attrib xpv_attrib;
+typedef struct xpv_attrib_module xpv_attrib_module;
+
+/* What one kernel ran, as interned strings (0: none). */
+typedef struct {
+    uint32_t hlo_op; /* the instruction's name, or XPV_ATTRIB_UNATTRIBUTED */
+    uint32_t jax_op; /* its metadata.op_name, e.g. jit(step)/jvp()/dot_general */
+    uint32_t source; /* its metadata source_file:source_line */
+} xpv_attrib_op;
+
+/* The attribution for the XSpace mapped at [data, data + size); NULL when
+ * the space carries no compiled module. */
+xpv_attrib *xpv_attrib_open(const uint8_t *data, size_t size, xpv_sink *sink);
+void xpv_attrib_free(xpv_attrib *a);
+
+/* The module of a kernel's program: by program id (has_prog), else by the
+ * hlo_module name when one module has it. NULL when none, or when its
+ * proto cannot be decoded (reported once, as a warning fact). */
+xpv_attrib_module *xpv_attrib_module_of(xpv_attrib *a, int has_prog, uint64_t prog,
+                                        uint32_t module_name);
+
+/* 1 when hlo_op text is a command buffer's (`command_buffer_N`). */
+int xpv_attrib_is_command_buffer(xpv_attrib *a, uint32_t hlo_op);
+
+/* The op of a kernel whose hlo_op names its instruction: 1 with *op, 0 when
+ * the module has no such instruction. */
+int xpv_attrib_named(xpv_attrib_module *m, uint32_t hlo_op, xpv_attrib_op *op);
+
+/* One graph execution: the interned names of its device events in time
+ * order; op[i] gets what event i ran (hlo_op XPV_ATTRIB_UNATTRIBUTED when
+ * it cannot be placed with certainty). */
+void xpv_attrib_run(xpv_attrib_module *m, const uint32_t *names, size_t n, xpv_attrib_op *op);
+
+#endif
