@@ -25,7 +25,7 @@
 /* ---- one profile ---- */
 
 typedef struct {
-    uint32_t hlo_op, module, category, tf_op;
+    uint32_t hlo_op, module, category, tf_op, source;
     int has_prog, has_flops, has_model_flops, has_bytes;
     uint64_t prog;
     long double flops, model_flops, bytes;
@@ -100,9 +100,10 @@ static int arg_number(profile_ctx *p, const xpv_arg *a, long double *v, uint64_t
 
 static void read_args(profile_ctx *p, const xpv_event *ev, op_args *o)
 {
+    uint32_t jax_op = 0;
     /* field by field: this runs once per event, where a memset of the
      * whole struct (its padding too) showed in profiles */
-    o->hlo_op = o->module = o->category = o->tf_op = 0;
+    o->hlo_op = o->module = o->category = o->tf_op = o->source = 0;
     o->has_prog = o->has_flops = o->has_model_flops = o->has_bytes = 0;
     o->prog = 0;
     o->flops = o->model_flops = o->bytes = 0;
@@ -116,12 +117,15 @@ static void read_args(profile_ctx *p, const xpv_event *ev, op_args *o)
         if (k == K_HLO_MODULE) o->module = arg_ref(p, a);
         if (k == K_CATEGORY) o->category = arg_ref(p, a);
         if (k == K_TF_OP) o->tf_op = arg_ref(p, a);
+        if (k == K_JAX_OP) jax_op = arg_ref(p, a);
+        if (k == K_SOURCE) o->source = arg_ref(p, a);
         if (k == K_PROGRAM_ID && arg_number(p, a, &v, &u)) o->prog = u, o->has_prog = 1;
         if (k == K_FLOPS && arg_number(p, a, &v, &u)) o->flops = v, o->has_flops = 1;
         if (k == K_MODEL_FLOPS && arg_number(p, a, &v, &u))
             o->model_flops = v, o->has_model_flops = 1;
         if (k == K_BYTES && arg_number(p, a, &v, &u)) o->bytes = v, o->has_bytes = 1;
     }
+    if (jax_op) o->tf_op = jax_op; /* JAX's tf_op on GPU is "XlaModule:", which says nothing */
 }
 
 /* splitmix64's finaliser over the key: it runs once per event. */
@@ -197,6 +201,7 @@ static int visit_op(void *ctx, const xpv_event *ev, int64_t block, uint32_t inde
     if (!o->category) o->category = a.category;
     if (!o->module) o->module = a.module;
     if (!o->tf_op) o->tf_op = a.tf_op;
+    if (!o->source) o->source = a.source;
     o->occurrences++;
     o->total_ps += ev->dur_ps;
     if (p->mode == MODE_KERNELS) /* kernels of a stream run one at a time: no nesting */
@@ -373,6 +378,7 @@ static void merge_profile(scope_ctx *g, profile_ctx *p)
         if (o->category) o->category_carried = 1;
         if (!o->module && l->module) o->module = ref_dup(p, l->module);
         if (!o->framework_op && l->tf_op) o->framework_op = ref_dup(p, l->tf_op);
+        if (!o->source && l->source) o->source = ref_dup(p, l->source);
         add_sums(o, &(xpv_hlo_op){.occurrences = l->occurrences,
                                   .total_ps = l->total_ps,
                                   .self_ps = l->self_ps,
@@ -586,6 +592,7 @@ static void merge_result(void *ctx, const void *value)
         if (o->category) o->category_carried = 1;
         if (!o->module) o->module = dup_or_null(l->module);
         if (!o->framework_op) o->framework_op = dup_or_null(l->framework_op);
+        if (!o->source) o->source = dup_or_null(l->source);
         add_sums(o, l);
     }
     if (r->ops.derive_error && !g->out->derive_error)
@@ -619,7 +626,7 @@ static profile_result *profile_result_of(sqlite3 *db, int64_t id, xpv_err *err)
     for (size_t i = 0; i < r->ops.n; i++) {
         const xpv_hlo_op *o = &r->ops.ops[i];
         r->bytes += str_bytes(o->name) + str_bytes(o->category) + str_bytes(o->module) +
-                    str_bytes(o->framework_op);
+                    str_bytes(o->framework_op) + str_bytes(o->source);
     }
     for (size_t i = 0; i < r->nmodules; i++)
         r->bytes += str_bytes(r->modules[i].name);
@@ -690,6 +697,7 @@ void xpv_hlo_ops_free(xpv_hlo_ops *o)
         free(o->ops[i].category);
         free(o->ops[i].module);
         free(o->ops[i].framework_op);
+        free(o->ops[i].source);
     }
     free(o->ops);
     free(o->derive_error);

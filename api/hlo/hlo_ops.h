@@ -44,6 +44,7 @@ typedef struct {
     char *category;     /* hlo_category, or xpv_hlo_category(name) */
     char *module;       /* the program's module name, NULL unknown */
     char *framework_op; /* tf_op (the framework op / JAX name stack), NULL unknown */
+    char *source;       /* the user's source line (file:line), NULL unknown */
     uint64_t program_id;
     int has_program, category_carried;
     int64_t occurrences, total_ps, self_ps;

@@ -17,8 +17,8 @@
 #include <string.h>
 
 static const char *const KEY_NAMES[NKEYS] = {
-    "hlo_op", "hlo_module",  "program_id",     "hlo_category",
-    "flops",  "model_flops", "bytes_accessed", "tf_op",
+    "hlo_op",      "hlo_module",     "program_id", "hlo_category", "flops",
+    "model_flops", "bytes_accessed", "tf_op",      "jax_op",       "source",
 };
 
 int xpv_hlo_profile_keys(sqlite3 *db, profile_ctx *p, xpv_err *err)

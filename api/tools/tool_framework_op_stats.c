@@ -13,7 +13,10 @@
  *
  * Device rows: kernels, copies and memsets (XLA ops where the profile has
  * no kernels: TPU), attributed to an op
- *  - by the `tf_op` arg they carry (JAX name stacks, TensorFlow on xplane),
+ *  - by the `jax_op` arg the xplane reader gives JAX kernels from their HLO
+ *    instruction's metadata (op_name: `jit(step)/jvp()/dot_general`), else
+ *    by the `tf_op` arg they carry (JAX name stacks, TensorFlow on xplane;
+ *    JAX on GPU writes `XlaModule:` there, which names no op),
  *    or for TensorFlow timeline kernels by their `name`/`op` args: one
  *    device event is one occurrence, its time both total and self time;
  *  - else by correlation id, to the innermost host op holding the launch
@@ -137,7 +140,7 @@ typedef struct {
     int64_t id;
     xpv_api_strings *strings;
     uint32_t cat[3]; /* cpu_op, Operator, Op: 0 when the profile has none */
-    uint32_t k_tf_op, k_name, k_op;
+    uint32_t k_tf_op, k_jax_op, k_name, k_op;
     xpv_tool_profile prof;
     int probe; /* has_data: stop at the first op found */
     op_rows *rows;
@@ -237,7 +240,9 @@ static int device_visit(void *ctx, const xpv_event *ev, int64_t block, uint32_t 
     if (ev->dur_ns < 0) return 0;
     size_t n;
     uint32_t id, row = UINT32_MAX;
-    const char *tf_op = arg_text(c, ev, c->k_tf_op, &n, &id);
+    const char *tf_op = c->k_jax_op ? arg_text(c, ev, c->k_jax_op, &n, &id) : NULL;
+    if (!tf_op || !n) tf_op = arg_text(c, ev, c->k_tf_op, &n, &id);
+    if (tf_op && n == 10 && memcmp(tf_op, "XlaModule:", 10) == 0) tf_op = NULL; /* says nothing */
     int tf_kernel = ev->kind == XPV_KIND_KERNEL && c->k_name && c->k_op;
     if (c->probe) return (tf_op && n) || (tf_kernel && has_tf_args(c, ev));
     if (tf_op && n)
@@ -371,12 +376,13 @@ static void attribute(fo_ctx *c)
 
 static int load_names(fo_ctx *c)
 {
-    static const char *const want[] = {"cpu_op", "Operator", "Op", "tf_op", "name", "op"};
-    uint32_t ids[6];
+    static const char *const want[] = {"cpu_op", "Operator", "Op", "tf_op", "name", "op", "jax_op"};
+    uint32_t ids[7];
     /* No err: the tool's caller answers a failed load as it always has. */
-    if (xpv_store_strings_ids(c->db, c->id, want, 6, ids, NULL) != 0) return -1;
-    uint32_t *slot[] = {&c->cat[0], &c->cat[1], &c->cat[2], &c->k_tf_op, &c->k_name, &c->k_op};
-    for (int i = 0; i < 6; i++)
+    if (xpv_store_strings_ids(c->db, c->id, want, 7, ids, NULL) != 0) return -1;
+    uint32_t *slot[] = {&c->cat[0], &c->cat[1], &c->cat[2],  &c->k_tf_op,
+                        &c->k_name, &c->k_op,   &c->k_jax_op};
+    for (int i = 0; i < 7; i++)
         if (ids[i]) *slot[i] = ids[i];
     return 0;
 }
@@ -414,11 +420,11 @@ static int read_profile(sqlite3 *db, int64_t id, op_rows *rows, int probe, xpv_e
         return 0;
     }
     xpv_store_query q;
-    if (c.k_tf_op || (c.k_name && c.k_op) || (host_ops && !probe)) {
+    if (c.k_tf_op || c.k_jax_op || (c.k_name && c.k_op) || (host_ops && !probe)) {
         c.strings = xpv_api_strings_open(db, id);
         xpv_store_query_all(&q, id);
         q.kinds = DEVICE_KINDS | (c.prof.no_kernels ? XPV_KIND_BIT(XPV_KIND_XLA_OP) : 0);
-        q.skip_args = !c.k_tf_op && !(c.k_name && c.k_op);
+        q.skip_args = !c.k_tf_op && !c.k_jax_op && !(c.k_name && c.k_op);
         rc = xpv_store_scan(db, &q, device_visit, &c, err);
         corr_merge(&c);
     }

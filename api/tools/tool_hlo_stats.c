@@ -24,6 +24,7 @@ static const xpv_table_col COLS[] = {
     {"category", "HLO op category", XPV_COL_STRING},
     {"hlo_op_name", "HLO op name", XPV_COL_STRING},
     {"tf_op_name", "Framework op name", XPV_COL_STRING},
+    {"source_info", "Source", XPV_COL_STRING},
     {"occurrences", "#Occurrences", XPV_COL_NUMBER},
     {"total_time", "Total time (us)", XPV_COL_NUMBER},
     {"avg_time", "Avg. time (us)", XPV_COL_NUMBER},
@@ -49,6 +50,7 @@ enum {
     C_CATEGORY,
     C_NAME,
     C_TF_OP,
+    C_SOURCE,
     C_OCC,
     C_TOTAL,
     C_AVG,
@@ -80,6 +82,7 @@ static void put_row(xpv_table *t, const xpv_hlo_ops *ops, size_t i, int64_t *cum
     xpv_table_set_int(t, r, C_RANK, (int64_t)i + 1);
     xpv_hlo_table_set_op_names(t, r, o, C_PROGRAM, C_MODULE, C_CATEGORY, C_NAME);
     xpv_hlo_table_set_str(t, r, C_TF_OP, o->framework_op);
+    xpv_hlo_table_set_str(t, r, C_SOURCE, o->source);
     xpv_table_set_int(t, r, C_OCC, o->occurrences);
     xpv_table_set_ps_us(t, r, C_TOTAL, (double)o->total_ps);
     xpv_table_set_ps_us(t, r, C_SELF, (double)o->self_ps);

@@ -91,6 +91,93 @@ def metadata_modules(path):
     return out
 
 
+def _proto_spans(path):
+    """(metadata id, metadata name, bytes, (start, end) of the HloProto)."""
+    b = open(path, "rb").read()
+    for num, wire, plane in _fields(b, 0, len(b)):
+        if num != 1 or wire != 2:
+            continue
+        name, events, stat_names = None, [], {}
+        for pn, pw, pv in _fields(b, *plane):
+            if pn == 2 and pw == 2:
+                name = _text(b, pv)
+            elif pn == 4 and pw == 2:
+                events.extend(_map_values(b, pv))
+            elif pn == 5 and pw == 2:
+                for sm in _map_values(b, pv):
+                    f = {n: v for n, w, v in _fields(b, *sm)}
+                    stat_names[f.get(1, 0)] = _text(b, f[2]) if 2 in f else ""
+        if name != "/host:metadata":
+            continue
+        for em in events:
+            f = {}
+            for mn, mw, mv in _fields(b, *em):
+                if mn == 5 and mw == 2:
+                    st = {n: v for n, w, v in _fields(b, *mv)}
+                    if stat_names.get(st.get(1, 0)) == "Hlo Proto" and 6 in st:
+                        f["proto"] = st[6]
+                elif mn in (1, 2):
+                    f[mn] = mv
+            if "proto" in f:
+                yield f.get(1, 0), _text(b, f[2]) if 2 in f else "", b, f["proto"]
+
+
+def _frame_source(b, index, frame_id):
+    """"file:line" of a frame of a StackFrameIndexProto (1-based ids)."""
+    parts = {1: [], 2: [], 3: [], 4: []}
+    for n, w, v in _fields(b, *index):
+        if n in parts and w == 2:
+            parts[n].append(v)
+    if not 0 < frame_id <= len(parts[4]):
+        return None
+    frame = {n: v for n, w, v in _fields(b, *parts[4][frame_id - 1])}
+    loc_id = frame.get(1, 0)
+    if not 0 < loc_id <= len(parts[3]):
+        return None
+    loc = {n: v for n, w, v in _fields(b, *parts[3][loc_id - 1])}
+    file_id = loc.get(1, 0)
+    if not 0 < file_id <= len(parts[1]):
+        return None
+    return "%s:%d" % (_text(b, parts[1][file_id - 1]), loc.get(3, 0))
+
+
+def instructions(path):
+    """{program id as text: {instruction name: (op_name, source)}} of every
+    compiled module: metadata.op_name, and source_file:source_line or else
+    the innermost frame of the instruction's stack_frame_id."""
+    out = {}
+    for mid, mname, b, proto in _proto_spans(path):
+        m = re.fullmatch(r"([^(]+)\((\d+)\)", mname)
+        prog = m.group(2) if m else str(mid)
+        index, instrs = None, []
+        for hn, hw, hv in _fields(b, *proto):
+            if hn != 1 or hw != 2:
+                continue
+            for qn, qw, qv in _fields(b, *hv):
+                if qn == 17 and qw == 2:
+                    index = qv
+                elif qn == 3 and qw == 2:
+                    for cn, cw, cv in _fields(b, *qv):
+                        if cn == 2 and cw == 2:
+                            instrs.append(cv)
+        ops = out.setdefault(prog, {})
+        for iv in instrs:
+            name, op_name, source, frame = None, None, None, 0
+            for n, w, v in _fields(b, *iv):
+                if n == 1:
+                    name = _text(b, v)
+                elif n == 7 and w == 2:
+                    md = {mn: mv for mn, mw, mv in _fields(b, *v)}
+                    op_name = _text(b, md[2]) if 2 in md else None
+                    if 3 in md:
+                        source = "%s:%d" % (_text(b, md[3]), md.get(4, 0))
+                    frame = md.get(15, 0)
+            if source is None and frame and index:
+                source = _frame_source(b, index, frame)
+            ops[name] = (op_name, source)
+    return out
+
+
 def proto_keys(path):
     """(module name, program id as text) of each compiled module: the
     metadata name "jit_f(79)" split, or else the HloModule name and the

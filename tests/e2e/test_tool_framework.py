@@ -35,6 +35,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import xpv_e2e as e2e  # noqa: E402
 from xpv_e2e import BIN, FIXTURES, need_fixtures, tmpdir, main  # noqa: E402
 from test_xplane import fields  # noqa: E402
+from hlo_protos import instructions  # noqa: E402
 
 FOS, IPA = "framework_op_stats", "input_pipeline_analyzer"
 RUN = "own/2025_01_01_00_00_00"
@@ -369,10 +370,13 @@ def split_tf_op(s):
     return name, typ or name.rsplit("/", 1)[-1].split("[", 1)[0]
 
 
-def xplane_tf_ops(path, plane_prefix, line_ok):
+def xplane_tf_ops(path, plane_prefix, line_ok, jax_ops=None):
     """(side, op) -> (type, occurrences, total ps, self ps) from the device
     events of matching planes and lines that carry a tf_op stat, on the
-    event or on its metadata (where TPU planes keep it)."""
+    event or on its metadata (where TPU planes keep it). With jax_ops
+    (hlo_protos.instructions of the file: GPU kernels), a kernel whose
+    hlo_op names an instruction of its program takes that instruction's
+    op_name instead; tf_op "XlaModule:" names no op and is left out."""
     def msg(b):
         out = defaultdict(list)
         for num, _, v in fields(b):
@@ -382,12 +386,23 @@ def xplane_tf_ops(path, plane_prefix, line_ok):
     def text(m, num):
         return m[num][0].decode() if m.get(num) else ""
 
-    def tf_op(stats, stat_names):
+    def stat(stats, stat_names, key="tf_op"):
         for sb in stats:
             st = msg(sb)
-            if stat_names.get(st[1][0] if st.get(1) else 0) == "tf_op":
+            if stat_names.get(st[1][0] if st.get(1) else 0) == key:
+                if st.get(3) or st.get(4):
+                    return str((st.get(3) or st.get(4))[0])
                 return text(st, 5) if st.get(5) else stat_names.get(st[7][0], "")
         return None
+
+    def tf_op(stats, stat_names):
+        value = stat(stats, stat_names)
+        if jax_ops is not None:
+            prog, op = stat(stats, stat_names, "program_id"), stat(stats, stat_names, "hlo_op")
+            jax = jax_ops.get(prog, {}).get(op, (None, None))[0]
+            if jax:
+                return jax
+        return None if value == "XlaModule:" else value
 
     with open(path, "rb") as f:
         space = msg(f.read())
@@ -478,11 +493,15 @@ def test_framework_ops_match_pytorch_fixtures():
 
 def test_framework_ops_match_xplane_name_stacks():
     """TPU: XLA ops carry JAX name stacks (jit(f)/jit(main)/add:); MI300X:
-    kernels carry tf_op XlaModule:. Every row is a device row."""
+    kernels carry tf_op XlaModule:, and their op is their HLO instruction's
+    op_name (jit(dot)/dot_general), never XlaModule. Every row is a device
+    row."""
     cases = [("jax-tpu-v6e-inference", "/device:TPU:", lambda l: l in ("XLA Ops", "Async XLA Ops")),
              ("jax-rocm-mi300x-gemm", "/device:GPU:", lambda l: l.startswith("Stream #"))]
     for host, prefix, line_ok in cases:
-        want = xplane_tf_ops(os.path.join(FIXTURES, "xplane", host + ".xplane.pb"), prefix, line_ok)
+        path = os.path.join(FIXTURES, "xplane", host + ".xplane.pb")
+        jax = instructions(path) if prefix == "/device:GPU:" else None
+        want = xplane_tf_ops(path, prefix, line_ok, jax)
         assert want, host
         table = S.tool(host, FOS)
         check_table_shape(table)

@@ -91,10 +91,10 @@ static void test_hlo_stats(void)
     sqlite3 *db = ops_index();
     xpv_buf b = {0};
     CU_ASSERT_EQUAL(tool_csv(db, "hlo_stats", &b), 200);
-    const char *want = "1,7,jit_f,loop fusion,fusion.1,,1,1000,1000,1000,1000,50,50,,2,1000,"
+    const char *want = "1,7,jit_f,loop fusion,fusion.1,,,1,1000,1000,1000,1000,50,50,,2,1000,"
                        "0.001862645149230957,2000000,,1073741824,measured,measured\r\n"
-                       "2,7,jit_f,all-reduce,all-reduce.1,,1,500,500,500,500,25,75,,,,,,,,,\r\n"
-                       "3,8,jit_g,loop fusion,fusion.2,,1,500,500,500,500,25,100,,,,,,,,,\r\n";
+                       "2,7,jit_f,all-reduce,all-reduce.1,,,1,500,500,500,500,25,75,,,,,,,,,\r\n"
+                       "3,8,jit_g,loop fusion,fusion.2,,,1,500,500,500,500,25,100,,,,,,,,,\r\n";
     const char *rows = strchr(b.data, '\n');
     CU_ASSERT_PTR_NOT_NULL_FATAL(rows);
     CU_ASSERT_STRING_EQUAL(rows + 1, want);
