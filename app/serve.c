@@ -30,11 +30,11 @@ extern char **environ;
 
 static void print_urls(const xpv_server *s, const xpv_options *o, const char *url, size_t nfound)
 {
-    char self[256];
+    char self[256] = "";
     printf("xprof-view %s: %zu profile file%s under %s\n", XPV_VERSION, nfound,
            nfound == 1 ? "" : "s", s->root_abs);
     printf("serving at %s   (Ctrl-C to stop)\n", url);
-    if (o->bind_all && gethostname(self, sizeof self) == 0 && (self[sizeof self - 1] = 0, *self))
+    if (o->bind_all && gethostname(self, sizeof self - 1) == 0 && self[0])
         printf("on the network: http://%s:%d/%s%s\n", self, s->port, s->opts.token ? "?token=" : "",
                s->opts.token ? s->opts.token : "");
     /* latest.json, not an id: "latest" is decided when the link is opened,
