@@ -3,6 +3,7 @@
  */
 #include "cli.h"
 #include "../common/xpv_common.h"
+#include "../server/access.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -13,6 +14,7 @@ void xpv_cli_usage(FILE *out)
     fprintf(
         out,
         "usage: xprof-view [--profile-dir=DIR|FILE] [--port=N] [--host=ADDR] [--bind-all]\n"
+        "                  [--token=T] [--no-token] [--allow-host=NAME]\n"
         "                  [--perfetto-port=N] [--ui=perfetto|tensorboard|both] [--list-only]\n"
         "                  [--extract[=OUTDIR]] [--json] [--db=PATH] [--open] [--version]\n"
         "                  [--findings-config=FILE] [--poll=SECONDS] [--settle-ms=N]\n"
@@ -30,6 +32,12 @@ void xpv_cli_usage(FILE *out)
         "  --port=N            HTTP port (default 6006)\n"
         "  --host=ADDR         address to bind (default 127.0.0.1, this machine only)\n"
         "  --bind-all          bind every interface: profiles become visible on the network\n"
+        "                      to whoever has the access token in the printed URL\n"
+        "  --token=T           the access token (8-128 of A-Z a-z 0-9 - . _ ~); asked even\n"
+        "                      on 127.0.0.1 (default: a random one, on the network only)\n"
+        "  --no-token          serve the network without a token: anyone can read\n"
+        "  --allow-host=NAME   also answer requests that reach this server under NAME\n"
+        "                      (e.g. behind a proxy or an SSH tunnel); repeatable\n"
         "  --perfetto-port=N   trace server for ui.perfetto.dev (default 9001, 0 disables)\n"
         "  --ui=MODE           start page: perfetto (timeline), tensorboard (overview),\n"
         "                      both (profile list, default)\n"
@@ -57,7 +65,7 @@ void xpv_cli_usage(FILE *out)
         "  --max-inflate=SIZE  largest a gzip profile may inflate to (default 256G)\n"
         "  --max-inflate-ratio=N  stop a gzip profile inflating more than N times its\n"
         "                      compressed size, a gzip bomb (default 250; 0 disables)\n"
-        "  --max-connections=N HTTP connections at once (default 256)\n"
+        "  --max-connections=N HTTP connections at once (default 4096)\n"
         "  --client-timeout=S  close a connection that is idle, or still sending its request,\n"
         "                      after S seconds (default 30)\n"
         "  --routes            print the HTTP routes and their parameters as JSON and exit\n"
@@ -156,6 +164,29 @@ static int parse_ui(const char *v, xpv_ui_mode *ui)
     return 0;
 }
 
+static int parse_token(const char *v, xpv_options *o)
+{
+    if (!xpv_access_token_valid(v)) {
+        fprintf(stderr, "xprof-view: --token must be 8 to 128 of A-Z a-z 0-9 - . _ ~ (URL- and "
+                        "cookie-safe)\n");
+        return -1;
+    }
+    o->token = v;
+    return 0;
+}
+
+static int add_allow_host(const char *v, xpv_options *o)
+{
+    if (!*v || strpbrk(v, " \t\r\n/") || o->n_allow_hosts == XPV_CLI_MAX_HOSTS) {
+        fprintf(stderr,
+                "xprof-view: --allow-host takes a host name (at most %d of them), not '%s'\n",
+                XPV_CLI_MAX_HOSTS, v);
+        return -1;
+    }
+    o->allow_hosts[o->n_allow_hosts++] = v;
+    return 0;
+}
+
 static int parse_percent(const char *v, double *out)
 {
     char *end;
@@ -193,6 +224,12 @@ static int parse_one(int argc, char **argv, int *i, xpv_options *o)
         o->json = 1;
     else if (strcmp(a, "--bind-all") == 0)
         o->bind_all = 1;
+    else if (strcmp(a, "--no-token") == 0)
+        o->no_token = 1;
+    else if ((v = option_value(argc, argv, i, "--token")))
+        return parse_token(v, o);
+    else if ((v = option_value(argc, argv, i, "--allow-host")))
+        return add_allow_host(v, o);
     else if (strcmp(a, "--open") == 0)
         o->open_browser = 1;
     else if (strcmp(a, "--quiet") == 0)
@@ -261,13 +298,17 @@ int xpv_cli_parse(int argc, char **argv, xpv_options *o)
     o->ui = XPV_UI_BOTH;
     o->settle_ms = 300;
     o->limits = XPV_INPUT_LIMITS_DEFAULT;
-    o->max_connections = 256;
+    o->max_connections = 4096;
     o->client_timeout_s = 30;
     xpv_findings_config_defaults(&o->findings);
     o->fail_if_slower = -1;
     for (int i = 1; i < argc; i++)
         if (parse_one(argc, argv, &i, o) != 0) return -1;
     if (o->bind_all) o->host = "0.0.0.0";
+    if (o->token && o->no_token) {
+        fprintf(stderr, "xprof-view: --token and --no-token contradict each other\n");
+        return -1;
+    }
     if (o->fail_if_slower >= 0 && !o->compare_a) {
         fprintf(stderr, "xprof-view: --fail-if-slower goes with --compare A B\n");
         return -1;

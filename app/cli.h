@@ -10,11 +10,17 @@
 
 #include <stdio.h>
 
+#define XPV_CLI_MAX_HOSTS 16
+
 typedef struct {
     const char *profile_dir; /* NULL: auto-detect */
     int port;
     const char *host;
     int bind_all;
+    const char *token;                          /* --token=T; NULL: made up when needed */
+    int no_token;                               /* --no-token */
+    const char *allow_hosts[XPV_CLI_MAX_HOSTS]; /* --allow-host=NAME, repeatable */
+    int n_allow_hosts;
     int perfetto_port; /* 0 disables the hand-off listener */
     xpv_ui_mode ui;
     int list_only;

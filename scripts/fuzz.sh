@@ -8,8 +8,9 @@
 #                                           S CPU seconds (a busy machine gives
 #                                           a target less CPU than wall time)
 #
-# Seeds come from ../shared/fixtures (when present), xpv-gen and
-# tests/fuzz/seeds/; corpora grow in $XPV_FUZZ_DIR (default /tmp/xpv-fuzz)
+# Seeds come from ../shared/fixtures (when present), xpv-gen, the route table
+# (one request per route, from xprof-view --routes) and tests/fuzz/seeds/;
+# tests/fuzz/regress/ inputs seed too. Corpora grow in $XPV_FUZZ_DIR (default /tmp/xpv-fuzz)
 # between runs. Prints, per target: executions, executions per second,
 # coverage (edges) and features, CPU seconds, and the crashes found; a
 # crash's input is kept in $XPV_FUZZ_DIR/crashes/, and every run's figures
@@ -34,10 +35,11 @@ if [ ${#targets[@]} -eq 0 ]; then
     case $t in fuzz_index | fuzz_replay) ;; *) targets+=("${t#fuzz_}") ;; esac
   done
 fi
-cmake --build build-fuzz -j"$(nproc)" --target xpv-gen $(printf 'fuzz_%s ' "${targets[@]}") >/dev/null
+cmake --build build-fuzz -j"$(nproc)" --target xpv-gen xprof-view \
+  $(printf 'fuzz_%s ' "${targets[@]}") >/dev/null
 
 mkdir -p "$out/crashes" "$out/logs"
-python3 tests/fuzz/make_seeds.py "$out/seeds" "$fixtures" build-fuzz/xpv-gen
+python3 tests/fuzz/make_seeds.py "$out/seeds" "$fixtures" build-fuzz/xpv-gen build-fuzz/xprof-view
 
 # Waits for the fuzzer, noting its CPU seconds in the file as it goes, and
 # interrupts it (libFuzzer then prints its final figures) once it has used

@@ -76,8 +76,15 @@ enum MHD_Result xpv_http_on_request(void *cls, struct MHD_Connection *c, const c
     xpv_reply r;
     xpv_reply_init(&r);
     site->answer(site->ctx, c, url, method, &r);
-    if (site->cors) r.cors = 1;
+    r.page_headers = site->page_headers;
     return xpv_http_send(c, &r);
+}
+
+unsigned xpv_http_daemon_flags(void)
+{
+    if (MHD_is_feature_supported(MHD_FEATURE_EPOLL) == MHD_YES)
+        return MHD_USE_EPOLL_INTERNAL_THREAD;
+    return MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO;
 }
 
 void xpv_reply_error(xpv_reply *r, int status, const char *fmt, ...)
@@ -225,8 +232,39 @@ size_t xpv_http_query_bytes(struct MHD_Connection *c)
     return total;
 }
 
-static void add_common_headers(struct MHD_Response *resp, const xpv_reply *r)
+/* The UI loads nothing from elsewhere and runs no inline script; style
+ * attributes stay allowed (the charts set some). Opening ui.perfetto.dev
+ * with window.open and postMessage is not something a CSP governs. */
+#define PAGE_POLICY                                                                                \
+    "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; "                    \
+    "img-src 'self' data: blob:; connect-src 'self'; font-src 'self'; object-src 'none'; "         \
+    "base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+
+static void add_security_headers(struct MHD_Response *resp, const xpv_reply *r)
 {
+    if (r->page_headers) {
+        MHD_add_response_header(resp, "Content-Security-Policy", PAGE_POLICY);
+        MHD_add_response_header(resp, "X-Frame-Options", "DENY");
+        MHD_add_response_header(resp, "Referrer-Policy", "no-referrer");
+    }
+    if (r->cookie[0]) MHD_add_response_header(resp, MHD_HTTP_HEADER_SET_COOKIE, r->cookie);
+    if (r->cors_origin[0]) {
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_ACCESS_CONTROL_ALLOW_ORIGIN, r->cors_origin);
+        if (r->preflight) {
+            MHD_add_response_header(resp, "Access-Control-Allow-Methods", "GET, HEAD, OPTIONS");
+            MHD_add_response_header(resp, "Access-Control-Allow-Headers", "*");
+            MHD_add_response_header(resp, "Access-Control-Allow-Private-Network", "true");
+            MHD_add_response_header(resp, "Access-Control-Max-Age", "600");
+        }
+    }
+}
+
+static void add_common_headers(struct MHD_Response *resp, const xpv_reply *r, int vary_encoding)
+{
+    static const char *const vary[2][2] = {{NULL, "Accept-Encoding"},
+                                           {"Origin", "Origin, Accept-Encoding"}};
+    const char *v = vary[r->vary_origin != 0][vary_encoding != 0];
+    if (v) MHD_add_response_header(resp, MHD_HTTP_HEADER_VARY, v);
     MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, r->content_type);
     MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
     if (r->etag[0]) {
@@ -238,11 +276,7 @@ static void add_common_headers(struct MHD_Response *resp, const xpv_reply *r)
     if (r->allow) MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, r->allow);
     if (r->disposition[0])
         MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_DISPOSITION, r->disposition);
-    if (r->cors) {
-        MHD_add_response_header(resp, MHD_HTTP_HEADER_ACCESS_CONTROL_ALLOW_ORIGIN, "*");
-        MHD_add_response_header(resp, "Access-Control-Allow-Methods", "GET, HEAD, OPTIONS");
-        MHD_add_response_header(resp, "Access-Control-Allow-Headers", "*");
-    }
+    add_security_headers(resp, r);
 }
 
 static enum MHD_Result queue(struct MHD_Connection *c, int status, struct MHD_Response *resp)
@@ -262,7 +296,7 @@ enum MHD_Result xpv_http_send(struct MHD_Connection *c, xpv_reply *r)
         snprintf(r->etag, sizeof r->etag, "W/\"%016llx\"",
                  (unsigned long long)xpv_hash64(data ? (const void *)data : "", len));
     struct MHD_Response *resp;
-    int status = r->status;
+    int status = r->status, vary_encoding = 0;
     if (r->etag[0] && status == 200 && xpv_http_etag_matches(c, r->etag)) {
         status = MHD_HTTP_NOT_MODIFIED;
         resp = MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
@@ -286,10 +320,9 @@ enum MHD_Result xpv_http_send(struct MHD_Connection *c, xpv_reply *r)
         }
         xpv_buf_free(&zbuf);
         if (resp && gz) MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_ENCODING, "gzip");
-        if (resp && compressible(r->content_type))
-            MHD_add_response_header(resp, MHD_HTTP_HEADER_VARY, "Accept-Encoding");
+        vary_encoding = compressible(r->content_type);
     }
-    if (resp) add_common_headers(resp, r);
+    if (resp) add_common_headers(resp, r, vary_encoding);
     xpv_reply_free(r);
     return queue(c, status, resp);
 }

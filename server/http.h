@@ -1,7 +1,9 @@
 /*
  * http.h — building and sending HTTP answers with libmicrohttpd: JSON
  * errors, content types, ETag / If-None-Match (304), gzip for clients that
- * accept it, and the few headers every answer carries.
+ * accept it, and the headers every answer carries (with the web UI's
+ * security policy on the main listener's, and the CORS grant that the
+ * Perfetto listener decides).
  *
  * A handler fills an xpv_reply; xpv_http_send turns it into a response.
  * Cacheable answers get a weak ETag (the same for the gzip and plain forms
@@ -30,7 +32,11 @@ typedef struct {
     char etag[48];               /* set by the handler, or computed when cacheable */
     const char *allow;           /* Allow header (405, OPTIONS) */
     char disposition[300];       /* Content-Disposition, "" none */
-    int cors;                    /* Access-Control-Allow-Origin: * */
+    char cors_origin[300];       /* the origin granted (Access-Control-Allow-Origin), "" none */
+    int preflight;               /* a granted CORS preflight: say what may follow */
+    int vary_origin;             /* the answer depends on the request's Origin */
+    char cookie[200];            /* Set-Cookie, "" none */
+    int page_headers;            /* the web UI's security headers (set by the listener) */
     struct MHD_Response *stream; /* a streamed body, sent as is */
 } xpv_reply;
 
@@ -65,8 +71,13 @@ typedef void (*xpv_http_answer_fn)(void *ctx, struct MHD_Connection *c, const ch
 typedef struct {
     xpv_http_answer_fn answer;
     void *ctx;
-    int cors; /* replies allow any origin */
+    int page_headers; /* the UI's headers: Content-Security-Policy and the like */
 } xpv_http_site;
+
+/* The daemon flags of every listener: an internal polling thread with
+ * epoll where libmicrohttpd has it (thousands of sockets, where select()
+ * stops at 1024), else the best poller it has. */
+unsigned xpv_http_daemon_flags(void);
 
 /* The libmicrohttpd access handler of every listener; cls is its
  * xpv_http_site. */

@@ -12,6 +12,10 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+/* Room for a burst of connections while the pool accepts them; the kernel
+ * caps it at net.core.somaxconn. */
+#define LISTEN_BACKLOG 4096
+
 int xpv_listen_is_loopback(const char *host)
 {
     return strncmp(host, "127.", 4) == 0 || strcmp(host, "::1") == 0 ||
@@ -49,7 +53,7 @@ int xpv_listen_open(const char *host, int port, int *ipv6, int *bound_port, int 
         }
         int one = 1;
         setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-        if (bind(fd, ai->ai_addr, ai->ai_addrlen) != 0 || listen(fd, 512) != 0) {
+        if (bind(fd, ai->ai_addr, ai->ai_addrlen) != 0 || listen(fd, LISTEN_BACKLOG) != 0) {
             last_errno = errno;
             close(fd);
             fd = -1;

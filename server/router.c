@@ -1,9 +1,10 @@
 /*
- * router.c — the first look at every request on the main listener: size
- * limits, method, a path that cannot escape (traversal, encoded dots or
- * slashes, control bytes), then the route table's row for the path
- * (route_table.h), or else the embedded frontend. It reads only the
- * request; a handler it calls fills the reply.
+ * router.c — the first look at every request on the main listener: the
+ * Host it names and the access token (access.h), size limits, method, a
+ * path that cannot escape (traversal, encoded dots or slashes, control
+ * bytes), then the route table's row for the path (route_table.h), or else
+ * the embedded frontend. It reads only the request; a handler it calls
+ * fills the reply.
  *
  * A row is answered in this order, each step's failure ending it: the
  * TensorBoard routes' UI mode, the response cache (cacheable rows), the
@@ -11,6 +12,7 @@
  * answer about one profile that met a damaged block becomes a 503.
  */
 #include "router.h"
+#include "access.h"
 #include "response_cache.h"
 #include "route_table.h"
 #include "routes.h"
@@ -101,10 +103,9 @@ static int route(xpv_server *s, struct MHD_Connection *c, const char *url, const
     return found;
 }
 
-void xpv_router_answer(void *ctx, struct MHD_Connection *c, const char *url, const char *method,
-                       xpv_reply *r)
+static void answer(xpv_server *s, struct MHD_Connection *c, const char *url, const char *method,
+                   xpv_reply *r)
 {
-    xpv_server *s = ctx;
     const char *problem;
     if (strlen(url) + xpv_http_query_bytes(c) > XPV_HTTP_MAX_URL) {
         xpv_reply_error(r, 414, "URL longer than %d bytes", XPV_HTTP_MAX_URL);
@@ -133,4 +134,23 @@ void xpv_router_answer(void *ctx, struct MHD_Connection *c, const char *url, con
         return;
     }
     xpv_static_reply(url, r);
+}
+
+/* The API's answers are JSON; everything else is the UI's, whose 401 is a
+ * page a person reads. */
+static int is_page(const char *url)
+{
+    return strncmp(url, "/api", 4) != 0 && strncmp(url, "/data/", 6) != 0;
+}
+
+void xpv_router_answer(void *ctx, struct MHD_Connection *c, const char *url, const char *method,
+                       xpv_reply *r)
+{
+    xpv_server *s = ctx;
+    int from_query = 0;
+    if (!xpv_access_host_ok(s, c, r) || !xpv_access_token_ok(s, c, is_page(url), &from_query, r))
+        return;
+    answer(s, c, url, method, r);
+    /* After the answer: a handler may have started the reply afresh. */
+    if (from_query) xpv_access_set_cookie(s, r);
 }

@@ -101,8 +101,14 @@ void xpv_routes_trace(xpv_route_req *q, xpv_reply *r)
         xpv_reply_error(r, 400, "a window needs start_us < end_us, both");
         return;
     }
+    if (!a->present) {
+        xpv_trace_stream_reply(q->s, q->c, q->id, 1, NULL, r);
+        return;
+    }
+    /* Only a window asked for is converted: the parameters' limit keeps
+     * its nanoseconds inside int64. */
     xpv_trace_window w = {(int64_t)floor(a->d * 1000.0), (int64_t)ceil(b->d * 1000.0)};
-    xpv_trace_stream_reply(q->s, q->c, q->id, 1, a->present ? &w : NULL, r);
+    xpv_trace_stream_reply(q->s, q->c, q->id, 1, &w, r);
 }
 
 void xpv_routes_tools(xpv_route_req *q, xpv_reply *r)

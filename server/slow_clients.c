@@ -7,7 +7,8 @@
  * the same mutex: so the watchdog only ever shuts down a socket that is
  * still the connection's own, never a reused descriptor. It shuts the
  * socket down rather than closing it; libmicrohttpd sees the end of the
- * stream and cleans up as for any client that went away.
+ * stream and cleans up as for any client that went away. A connection cut
+ * for room stays in the list (and counted as cut) until then.
  */
 #define _GNU_SOURCE
 #include "slow_clients.h"
@@ -23,6 +24,7 @@ typedef struct entry {
     int fd;
     int answering; /* the current request is being answered */
     int cut;       /* already shut down */
+    int served;    /* a request was answered: the next one may idle first */
     double since;  /* when the current request's clock started */
 } entry;
 
@@ -31,19 +33,40 @@ struct xpv_slow_clients {
     pthread_cond_t cv;
     pthread_t thread;
     int stop;
-    double deadline_s;
-    entry head; /* sentinel of a circular list */
+    double header_s, idle_s;
+    int max_conns; /* 0: no limit */
+    int n, ncut;   /* entries in the list; of them, cut */
+    entry head;    /* sentinel of a circular list */
 };
+
+static int waiting(const entry *e)
+{
+    return !__atomic_load_n(&e->answering, __ATOMIC_RELAXED) && !e->cut;
+}
+
+static void cut(xpv_slow_clients *w, entry *e)
+{
+    shutdown(e->fd, SHUT_RDWR);
+    e->cut = 1;
+    w->ncut++;
+}
 
 static void cut_late(xpv_slow_clients *w)
 {
     double now = xpv_now_mono();
-    for (entry *e = w->head.next; e != &w->head; e = e->next) {
-        if (__atomic_load_n(&e->answering, __ATOMIC_RELAXED) || e->cut ||
-            now - e->since < w->deadline_s)
-            continue;
-        shutdown(e->fd, SHUT_RDWR);
-        e->cut = 1;
+    for (entry *e = w->head.next; e != &w->head; e = e->next)
+        if (waiting(e) && now - e->since >= (e->served ? w->idle_s : w->header_s)) cut(w, e);
+}
+
+/* Past the limit, the connection waiting longest makes room for fresh. */
+static void make_room(xpv_slow_clients *w, const entry *fresh)
+{
+    while (w->max_conns && w->n - w->ncut > w->max_conns) {
+        entry *oldest = NULL;
+        for (entry *e = w->head.next; e != &w->head; e = e->next)
+            if (e != fresh && waiting(e) && (!oldest || e->since < oldest->since)) oldest = e;
+        if (!oldest) return; /* every other one is being answered */
+        cut(w, oldest);
     }
 }
 
@@ -63,12 +86,14 @@ static void *watch(void *arg)
     return NULL;
 }
 
-xpv_slow_clients *xpv_slow_clients_start(int deadline_s, xpv_err *err)
+xpv_slow_clients *xpv_slow_clients_start(int header_s, int idle_s, int max_conns, xpv_err *err)
 {
     xpv_slow_clients *w = xpv_xcalloc(1, sizeof *w);
     pthread_mutex_init(&w->mu, NULL);
     pthread_cond_init(&w->cv, NULL);
-    w->deadline_s = deadline_s;
+    w->header_s = header_s < idle_s ? header_s : idle_s;
+    w->idle_s = idle_s;
+    w->max_conns = max_conns;
     w->head.next = w->head.prev = &w->head;
     if (pthread_create(&w->thread, NULL, watch, w) != 0) {
         xpv_err_set(err, "cannot start the slow-client watchdog");
@@ -105,11 +130,15 @@ void xpv_slow_clients_on_connection(void *cls, struct MHD_Connection *c, void **
         pthread_mutex_lock(&w->mu);
         e->next = w->head.next, e->prev = &w->head;
         w->head.next->prev = e, w->head.next = e;
+        w->n++;
+        make_room(w, e);
         pthread_mutex_unlock(&w->mu);
         *socket_context = e;
     } else if (e) {
         pthread_mutex_lock(&w->mu);
         e->prev->next = e->next, e->next->prev = e->prev;
+        w->n--;
+        w->ncut -= e->cut;
         pthread_mutex_unlock(&w->mu);
         free(e);
         *socket_context = NULL;
@@ -127,6 +156,7 @@ void xpv_slow_clients_on_completed(void *cls, struct MHD_Connection *c, void **c
     if (!e) return;
     pthread_mutex_lock(&w->mu);
     __atomic_store_n(&e->answering, 0, __ATOMIC_RELAXED);
+    e->served = 1;
     e->since = xpv_now_mono();
     pthread_mutex_unlock(&w->mu);
 }

@@ -34,7 +34,7 @@ PATHS = [
 def drop_a_download(port):
     """Starts a trace download and closes the socket after the first bytes."""
     with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
-        s.sendall(b"GET /api/profiles/latest/trace HTTP/1.1\r\nHost: x\r\n\r\n")
+        s.sendall(b"GET /api/profiles/latest/trace HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
         s.recv(100)
 
 

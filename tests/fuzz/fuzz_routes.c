@@ -4,16 +4,27 @@
  * socket: libmicrohttpd's two request accessors are replaced here by ones
  * that read the fuzz input, so path, query and headers are all fuzzed.
  *
- * Input: "METHOD TARGET\n" then "Name: value\n" header lines. In TARGET,
- * "@0", "@1", ... stand for the ids of the indexed profiles, so the fuzzer
- * reaches real answers. The index holds a small built-in trace and, when
- * XPV_FIXTURES names the shared fixtures, an MI300X xplane (HLO tools).
+ * Input: "METHOD TARGET [SITE]\n" then "Name: value\n" header lines. In
+ * TARGET, "@0", "@1", ... stand for the ids of the indexed profiles, so the
+ * fuzzer reaches real answers. SITE picks what answers: none, the main
+ * listener of a loopback server; "token", that of a server on the network
+ * (it asks FUZZ_TOKEN, answers to fuzz.example); "perfetto", the Perfetto
+ * listener. So the Host check, the CORS grant, the cookie and the token
+ * are fuzzed with the routes. Besides memory errors and undefined
+ * behaviour, it fails on an answer the token server gives without the
+ * token, and on a CORS grant the main listener makes or the Perfetto
+ * listener makes to an origin it must not.
+ *
+ * The index holds a small built-in trace and, when XPV_FIXTURES names the
+ * shared fixtures, an MI300X xplane (HLO tools).
  */
 #define _GNU_SOURCE
 #include "fuzz.h"
 
 #include "api/block_marks.h"
 #include "api/hlo/hlo_cache.h"
+#include "server/access.h"
+#include "server/perfetto_listener.h"
 #include "server/router.h"
 #include "server/static_files.h"
 
@@ -25,6 +36,8 @@
 #include <string.h>
 
 #define MAX_PAIRS 64
+#define FUZZ_PORT 6006
+#define FUZZ_TOKEN "0123456789abcdef0123456789abcdef"
 
 typedef struct {
     enum MHD_ValueKind kind;
@@ -37,7 +50,8 @@ struct MHD_Connection {
     int n;
 };
 
-static xpv_server server;
+static xpv_server server, tokened;
+static const char *const fuzz_hosts[] = {"fuzz.example"};
 static char ids[4][17];
 static int nids;
 
@@ -205,13 +219,45 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     load_fixture("xplane/jax-rocm-mi300x-gemm.xplane.pb", "b/host.xplane.pb");
     xpv_fuzz_index_all();
     server.opts.host = "127.0.0.1";
+    server.port = FUZZ_PORT;
     pthread_mutex_init(&server.mu, NULL);
     snprintf(server.root_abs, sizeof server.root_abs, "%s", xpv_fuzz_profiles_dir());
     server.marks = xpv_block_marks_new((size_t)16 << 20);
     server.hlo_cache = xpv_hlo_ops_cache_new((size_t)16 << 20);
     read_ids();
     xpv_static_init();
+    tokened = server; /* the same index and caches, another exposure */
+    pthread_mutex_init(&tokened.mu, NULL);
+    tokened.opts.host = "0.0.0.0";
+    tokened.opts.token = FUZZ_TOKEN;
+    tokened.opts.allow_hosts = fuzz_hosts;
+    tokened.opts.n_allow_hosts = 1;
     return 0;
+}
+
+static int carries(const struct MHD_Connection *c, const char *secret)
+{
+    for (int i = 0; i < c->n; i++)
+        if (c->pairs[i].value && strstr(c->pairs[i].value, secret)) return 1;
+    return 0;
+}
+
+/* What must hold of any answer, whatever the request. */
+static void check_answer(const char *site, const struct MHD_Connection *c, const xpv_reply *r)
+{
+    assert(r->status >= 100 && r->status <= 599);
+    if (strcmp(site, "perfetto") != 0) {
+        assert(!r->cors_origin[0]); /* the UI port grants no origin */
+    } else if (r->cors_origin[0]) {
+        char own[40];
+        snprintf(own, sizeof own, ":%d", FUZZ_PORT);
+        assert(strcmp(r->cors_origin, XPV_ACCESS_PERFETTO_ORIGIN) == 0 ||
+               (strncmp(r->cors_origin, "http://", 7) == 0 &&
+                strcmp(r->cors_origin + strlen(r->cors_origin) - strlen(own), own) == 0));
+    }
+    if (strcmp(site, "token") == 0 && r->status != 401 && r->status != 403)
+        assert(carries(c, FUZZ_TOKEN));
+    if (r->cookie[0]) assert(strcmp(site, "token") == 0 && carries(c, FUZZ_TOKEN));
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -222,6 +268,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     char *nl = strchr(text, '\n');
     if (nl) *nl = 0;
     char *method = strtok_r(text, " ", &save), *target = strtok_r(NULL, " ", &save);
+    const char *site = strtok_r(NULL, " ", &save);
+    if (!site) site = "";
     if (method && target) {
         char *url = expand_ids(target), *q = strchr(url, '?');
         if (q) *q++ = 0;
@@ -229,8 +277,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (nl) parse_headers(&c, nl + 1);
         xpv_reply r;
         xpv_reply_init(&r);
-        xpv_router_answer(&server, &c, url, method, &r);
-        assert(r.status >= 100 && r.status <= 599);
+        if (strcmp(site, "perfetto") == 0)
+            xpv_perfetto_answer(&server, &c, url, method, &r);
+        else
+            xpv_router_answer(strcmp(site, "token") == 0 ? &tokened : &server, &c, url, method, &r);
+        check_answer(site, &c, &r);
         if (getenv("XPV_FUZZ_VERBOSE"))
             fprintf(stderr, "%s %s -> %d, %zu bytes\n", method, url, r.status,
                     r.static_data ? r.static_len : r.body.len);
