@@ -179,6 +179,7 @@ int xpv_findings_blame_host(xpv_fctx *c, xpv_err *err)
     xpv_store_query q;
     xpv_store_query_all(&q, c->id);
     q.kinds = XPV_KIND_BIT(XPV_KIND_OTHER);
+    q.t0 = c->prof.base_ns + c->host_gaps[0].start / 1000; /* events overlapping the gaps */
     q.t1 = c->prof.base_ns + (c->host_gaps[c->nhost_gaps - 1].end + 999) / 1000;
     q.skip_args = 1;
     int rc = xpv_store_scan(c->db, &q, blame_visit, &b, err);
