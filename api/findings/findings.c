@@ -92,7 +92,7 @@ static void ctx_free(xpv_fctx *c)
     xpv_tool_profile_free(&c->prof);
     free(c->track_device), free(c->cls), free(c->win), free(c->compiles), free(c->input);
     free(c->compile_ivals), free(c->sync_t), free(c->sync_ref), free(c->latency);
-    free(c->dev_last);
+    free(c->dev_last), free(c->graph_latency), free(c->host_gaps), free(c->blame);
 }
 
 /* ---- the answer ---- */
@@ -159,10 +159,12 @@ static void put_answer(xpv_buf *out, const xpv_fctx *c, const xpv_api_profile_st
 static int run(xpv_fctx *c, xpv_findings *l, xpv_err *err)
 {
     if (xpv_findings_classify_names(c, err) || xpv_findings_hot_names(c, err) ||
-        xpv_findings_scan_host(c, err) || xpv_findings_scan_windows(c, err))
+        xpv_findings_scan_host(c, err) || xpv_findings_scan_windows(c, err) ||
+        xpv_findings_blame_host(c, err))
         return -1;
     xpv_findings_compile(c, l);
     xpv_findings_input(c, l);
+    xpv_findings_host(c, l);
     xpv_findings_collectives(c, l);
     xpv_findings_transfers(c, l);
     xpv_findings_launch(c, l);

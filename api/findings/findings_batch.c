@@ -42,13 +42,13 @@ static int device_work(const xpv_fctx *c, int kind)
            (c->prof.no_kernels && kind == XPV_KIND_XLA_OP);
 }
 
-static void add_launch(xpv_fscan *ws, int64_t corr, int64_t s)
+static void add_launch(xpv_fscan *ws, int64_t corr, int64_t s, int graph)
 {
     if (ws->nl == ws->lcap) {
         ws->lcap = ws->lcap ? ws->lcap * 2 : 256;
         ws->l = xpv_xrealloc(ws->l, ws->lcap * sizeof *ws->l);
     }
-    ws->l[ws->nl++] = (xpv_flaunch){corr, s};
+    ws->l[ws->nl++] = (xpv_flaunch){corr, s, graph};
 }
 
 static int batch_visit(void *ctx, const xpv_event *ev, int64_t block, uint32_t index)
@@ -58,8 +58,10 @@ static int batch_visit(void *ctx, const xpv_event *ev, int64_t block, uint32_t i
     if (ev->dur_ps < 0) return 0;
     int dev = ev->track < c->ntracks ? c->track_device[ev->track] : -1;
     int64_t s = (ev->ts_ns - c->prof.base_ns) * 1000, e = s + ev->dur_ps;
+    uint8_t k = ev->name < c->ncls ? c->cls[ev->name] : 0;
     if (ev->kind == XPV_KIND_LAUNCH) {
-        if (dev < 0 && ev->corr >= 0 && s >= ws->b0 && s < ws->b1) add_launch(ws, ev->corr, s);
+        if (dev < 0 && ev->corr >= 0 && s >= ws->b0 && s < ws->b1)
+            add_launch(ws, ev->corr, s, (k & XPV_FN_GRAPH_LAUNCH) != 0);
         return 0;
     }
     if (dev < 0 || !device_work(c, ev->kind) || s >= ws->b1) return 0;
@@ -72,7 +74,6 @@ static int batch_visit(void *ctx, const xpv_event *ev, int64_t block, uint32_t i
         ws->cap = ws->cap ? ws->cap * 2 : 1024;
         ws->items = xpv_xrealloc(ws->items, ws->cap * sizeof *ws->items);
     }
-    uint8_t k = ev->name < c->ncls ? c->cls[ev->name] : 0;
     ws->items[ws->n++] = (xpv_fitem){dev, k, ev->kind, ev->name, index, s, e, ev->corr, block};
     return 0;
 }
@@ -314,5 +315,6 @@ int xpv_findings_scan_windows(xpv_fctx *c, xpv_err *err)
     }
     free(ws.items), free(ws.by_dev), free(ws.l), free(ws.grp), free(ws.grp_long);
     free(ws.comp.v), free(ws.coll.v), free(ws.busy.v), free(ws.all.v), free(ws.feed.v);
+    free(ws.graph.v), free(ws.gall.v), free(ws.cg);
     return rc;
 }

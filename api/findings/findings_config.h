@@ -20,6 +20,7 @@ typedef struct {
     double transfer_share_warn, transfer_share_crit;
     double sync_copies_per_step_warn;
     double launch_min_kernels, launch_short_kernel_us, launch_short_share, launch_idle_share_warn;
+    double host_share_warn, host_share_crit; /* step time waiting on the host between graphs */
     double step_outlier_factor, step_outlier_min_steps;
     double hot_spot_top_share; /* the top 3 ops/kernels' share of device time */
     double idle_device_share;  /* busy time under this share of the busiest device's */

@@ -3,7 +3,10 @@
  * host-device copies (their share of device time, bytes per step),
  * synchronous copies, copies from pageable memory, and launch overhead
  * (many short kernels with longer idle gaps between them, and the launch
- * latency by correlation id).
+ * latency by correlation id). A CUDA graph is one launch however many
+ * kernels it runs (findings_window.c); in a window where graphs run most
+ * kernels the gaps are the host's, judged by findings_host.c, not launch
+ * overhead.
  */
 #include "findings_internal.h"
 
@@ -134,18 +137,16 @@ static int cmp_i64(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-static void latency_text(xpv_fctx *c, char *buf, size_t n)
+void xpv_findings_latency_text(int64_t *v, size_t n, int partial, const char *what, char *buf,
+                               size_t len)
 {
     buf[0] = 0;
-    if (!c->nlatency) return;
-    qsort(c->latency, c->nlatency, sizeof *c->latency, cmp_i64);
+    if (!n) return;
+    qsort(v, n, sizeof *v, cmp_i64);
     char a[32], b[32], m[32];
-    snprintf(buf, n,
-             " Launch to start, by correlation id: median %s, 90th percentile %s, max %s%s.",
-             xpv_findings_dur(c->latency[c->nlatency / 2], a, sizeof a),
-             xpv_findings_dur(c->latency[c->nlatency * 9 / 10], b, sizeof b),
-             xpv_findings_dur(c->latency[c->nlatency - 1], m, sizeof m),
-             (int64_t)c->nlatency < c->latency_seen ? " (of the first launches)" : "");
+    snprintf(buf, len, " %s: median %s, 90th percentile %s, max %s%s.", what,
+             xpv_findings_dur(v[n / 2], a, sizeof a), xpv_findings_dur(v[n * 9 / 10], b, sizeof b),
+             xpv_findings_dur(v[n - 1], m, sizeof m), partial ? " (of the first launches)" : "");
 }
 
 static int64_t key_idle(const xpv_fwindow *w)
@@ -170,36 +171,76 @@ static void launch_evidence(const xpv_fctx *c, xpv_finding *f)
     }
 }
 
+/* The launch units of all windows: kernels outside graphs, and graphs. */
+typedef struct {
+    int64_t kernels, graphs, graph_kernels;
+    int64_t units, shorts, time, idle, active, gaps;
+} launch_totals;
+
+int xpv_findings_graph_run(const xpv_fwindow *w)
+{
+    return w->graph_kernels > 0 && w->graph_kernels * 2 >= w->kernels;
+}
+
+/* Over the windows that graphs did not run (the others are the host's,
+ * findings_host.c). */
+static launch_totals totals(const xpv_fctx *c)
+{
+    launch_totals t = {0};
+    for (size_t i = 0; i < c->nwin; i++) {
+        const xpv_fwindow *w = &c->win[i];
+        if (xpv_findings_graph_run(w)) continue;
+        t.kernels += w->kernels, t.graphs += w->graph_launches, t.graph_kernels += w->graph_kernels;
+        t.units += w->units, t.shorts += w->short_units, t.time += w->unit_time;
+        t.idle += w->launch_idle, t.active += w->active, t.gaps += w->launch_gaps;
+    }
+    return t;
+}
+
+static void launch_text(xpv_fctx *c, xpv_finding *f, const launch_totals *t, double short_share,
+                        double idle_share, double mean_gap, double mean_unit)
+{
+    const xpv_findings_config *g = c->cfg;
+    char a[32], b[32], lat[200], graphs[160] = "";
+    xpv_findings_latency_text(c->latency, c->nlatency, (int64_t)c->nlatency < c->latency_seen,
+                              "Launch to start, by correlation id", lat, sizeof lat);
+    if (t->graphs)
+        snprintf(graphs, sizeof graphs,
+                 " (%lld CUDA graph launches, running %lld kernels, count"
+                 " as one launch each)",
+                 (long long)t->graphs, (long long)t->graph_kernels);
+    xpv_finding_title(f,
+                      "Launch-bound: %.0f%% of %lld %s are shorter than %g us, and the"
+                      " devices idle %.1f%% of their active time between %s",
+                      short_share * 100, (long long)t->units, t->graphs ? "launches" : "kernels",
+                      g->launch_short_kernel_us, idle_share * 100,
+                      t->graphs ? "launches" : "kernels");
+    xpv_finding_explain(f,
+                        "The gaps between %s (%s on average) are longer than the %s"
+                        " (%s): the host cannot launch work as fast as the device runs it;"
+                        " fuse small ops, or capture %s in a CUDA graph%s.%s",
+                        t->graphs ? "launches" : "kernels",
+                        xpv_findings_dur((int64_t)mean_gap, a, sizeof a),
+                        t->graphs ? "work they start" : "kernels",
+                        xpv_findings_dur((int64_t)mean_unit, b, sizeof b),
+                        t->graphs ? "the rest" : "them", graphs, lat);
+}
+
 void xpv_findings_launch(xpv_fctx *c, xpv_findings *out)
 {
     if (c->prof.no_kernels) return;
-    int64_t k = 0, shorts = 0, kt = 0, idle = 0, active = 0, gaps = 0;
-    for (size_t i = 0; i < c->nwin; i++) {
-        const xpv_fwindow *w = &c->win[i];
-        k += w->kernels, shorts += w->short_kernels, kt += w->kernel_time;
-        idle += w->idle_in_active, active += w->active, gaps += w->gaps;
-    }
+    launch_totals t = totals(c);
     const xpv_findings_config *g = c->cfg;
-    if (!k || !active || !gaps || (double)k < g->launch_min_kernels) return;
-    double short_share = (double)shorts / (double)k, idle_share = (double)idle / (double)active;
-    double mean_gap = (double)idle / (double)gaps, mean_kernel = (double)kt / (double)k;
+    if (!t.units || !t.active || !t.gaps || (double)t.units < g->launch_min_kernels) return;
+    double short_share = (double)t.shorts / (double)t.units;
+    double idle_share = (double)t.idle / (double)t.active;
+    double mean_gap = (double)t.idle / (double)t.gaps, mean_unit = (double)t.time / (double)t.units;
     if (short_share < g->launch_short_share || idle_share < g->launch_idle_share_warn ||
-        mean_gap <= mean_kernel)
+        mean_gap <= mean_unit)
         return;
-    char a[32], b[32], lat[200];
-    latency_text(c, lat, sizeof lat);
     xpv_finding *f =
         xpv_findings_add(out, "launch_bound", XPV_SEV_WARNING, idle_share * 100,
                          "% of active device time idle", g->launch_idle_share_warn * 100);
-    xpv_finding_title(f,
-                      "Launch-bound: %.0f%% of %lld kernels are shorter than %g us, and the"
-                      " devices idle %.1f%% of their active time between kernels",
-                      short_share * 100, (long long)k, g->launch_short_kernel_us, idle_share * 100);
-    xpv_finding_explain(f,
-                        "The gaps between kernels (%s on average) are longer than the kernels"
-                        " (%s): the host cannot launch work as fast as the device runs it;"
-                        " fuse small ops, or capture them in a CUDA graph.%s",
-                        xpv_findings_dur((int64_t)mean_gap, a, sizeof a),
-                        xpv_findings_dur((int64_t)mean_kernel, b, sizeof b), lat);
+    launch_text(c, f, &t, short_share, idle_share, mean_gap, mean_unit);
     launch_evidence(c, f);
 }

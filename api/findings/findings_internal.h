@@ -24,6 +24,7 @@ enum {
     XPV_FN_FEED = 8,  /* device infeed/outfeed */
     XPV_FN_SYNC_COPY = 16,
     XPV_FN_PAGEABLE = 32,
+    XPV_FN_GRAPH_LAUNCH = 64, /* cudaGraphLaunch, cuGraphLaunch, XLA command buffer execution */
 };
 
 enum { XPV_SEV_INFO = 0, XPV_SEV_WARNING = 1, XPV_SEV_CRITICAL = 2 };
@@ -56,6 +57,12 @@ typedef struct {
                                              steps, with the gaps between slices */
     int64_t input_wait;                   /* the devices wait for host input work */
     int64_t compile;                      /* compilation (host) inside the window */
+    /* CUDA graphs (a launch whose id several kernels share, or named a
+     * graph launch): each one launch, however many kernels it ran */
+    int64_t graph_launches, graph_kernels;
+    int64_t units, short_units, unit_time; /* launches: kernels outside graphs, and graphs */
+    int64_t launch_idle, launch_gaps;      /* idle_in_active and gaps outside graph executions */
+    int64_t host_wait; /* with graphs: no device works and no graph runs (window time) */
     int64_t sync_copies;
     int64_t cat[6]; /* steps table: compute, collective, memcpy, memset, idle, host (ps) */
     int has_cat[6];
@@ -98,9 +105,16 @@ typedef struct {
     xpv_fref *sync_ref;
     size_t nsync;
     /* device */
-    int64_t *latency; /* launch -> device start, ps */
+    int64_t *latency; /* launch -> device start, ps (a graph: to its first kernel) */
     size_t nlatency, latency_cap;
     int64_t latency_seen;
+    int64_t *graph_latency; /* graph launch -> its first kernel, ps */
+    size_t ngraph_latency, graph_latency_cap;
+    /* the host's time between graph launches (findings_host.c) */
+    xpv_tool_ival *host_gaps; /* windows' host_wait intervals, in time order */
+    size_t nhost_gaps, host_gaps_cap;
+    struct xpv_fblame *blame; /* host work in those gaps by name, most first */
+    size_t nblame;
     int64_t pageable_n, pageable_time;
     xpv_fref pageable_ev;
     uint32_t hot_name[XPV_FHOT];
@@ -125,7 +139,23 @@ typedef struct {
 
 typedef struct {
     int64_t corr, t;
+    int graph; /* its name says graph launch */
 } xpv_flaunch;
+
+/* A device event with a correlation id, for grouping by id. */
+typedef struct {
+    int64_t corr, s, e;
+    int kernel;
+} xpv_fcorr;
+
+/* Host work named `name` overlapped the host gaps for `ps` in all; ref is
+ * its occurrence that overlapped them most. */
+typedef struct xpv_fblame {
+    uint32_t name;
+    int64_t ps, n;
+    xpv_fref ref;
+    int64_t ref_ps;
+} xpv_fblame;
 
 typedef struct {
     xpv_tool_ival *v;
@@ -142,7 +172,9 @@ typedef struct {
     size_t *grp;       /* by_dev[grp[i], grp[i + 1]) is one device's */
     int64_t *grp_long; /* the longest event of each device group */
     size_t ngrp, grp_cap;
-    xpv_fivals comp, coll, busy, all, feed; /* scratch */
+    xpv_fivals comp, coll, busy, all, feed, graph, gall; /* scratch */
+    xpv_fcorr *cg; /* one device's events with an id, grouped */
+    size_t ncg, cg_cap;
 } xpv_fscan;
 
 /* Adds one device's work to window w: v[0..n) all start before w's end
@@ -155,6 +187,10 @@ void xpv_findings_window_end(xpv_fscan *ws, xpv_fwindow *w);
 int xpv_findings_classify_names(xpv_fctx *c, xpv_err *err);
 int xpv_findings_scan_host(xpv_fctx *c, xpv_err *err);
 int xpv_findings_scan_windows(xpv_fctx *c, xpv_err *err);
+/* Adds a gap between graph launches that the host spent (findings_host.c). */
+void xpv_findings_host_gap(xpv_fctx *c, int64_t start, int64_t end);
+/* Blames the host gaps on the outermost host work in them (findings_host.c). */
+int xpv_findings_blame_host(xpv_fctx *c, xpv_err *err);
 uint8_t xpv_findings_name_class(const char *s, size_t n);
 
 /* ---- the finding list (finding_build.c) ---- */
@@ -172,7 +208,7 @@ typedef struct {
     int severity;
     double value, threshold;
     char title[240];
-    char explanation[400];
+    char explanation[640];
     xpv_fevidence ev[XPV_FMAX_EVIDENCE];
     size_t nev;
 } xpv_finding;
@@ -197,6 +233,13 @@ void xpv_findings_input(const xpv_fctx *c, xpv_findings *out);
 void xpv_findings_collectives(const xpv_fctx *c, xpv_findings *out);
 void xpv_findings_transfers(const xpv_fctx *c, xpv_findings *out);
 void xpv_findings_launch(xpv_fctx *c, xpv_findings *out);
+/* 1 when CUDA graphs ran at least half of w's kernels (findings_device.c) */
+int xpv_findings_graph_run(const xpv_fwindow *w);
+/* With CUDA graphs: the gaps between graph launches, and what the host did */
+void xpv_findings_host(xpv_fctx *c, xpv_findings *out);
+/* " Launch to start ...: median, 90th percentile, max." of v (sorted here) */
+void xpv_findings_latency_text(int64_t *v, size_t n, int partial, const char *what, char *buf,
+                               size_t len);
 /* findings_rows.c: from the steps and kernel_stats tables */
 int xpv_findings_hot_names(xpv_fctx *c, xpv_err *err);
 int xpv_findings_step_outliers(const xpv_fctx *c, xpv_findings *out, xpv_err *err);

@@ -54,6 +54,28 @@ static int is_sync_copy(const char *s, size_t n)
     return !has(s, n, "Async");
 }
 
+/* A host call that runs a whole CUDA graph: the runtime's and driver's
+ * (cudaGraphLaunch, cuGraphLaunch (CudaGraph:18), hipGraphLaunch) and
+ * XLA's command buffer execution (command_buffer::execute,
+ * CommandBufferThunk's ExecuteOnStream). */
+static int is_graph_launch(const char *s, size_t n)
+{
+    if (has(s, n, "GraphLaunch")) return 1;
+    return (has(s, n, "command_buffer") || has(s, n, "CommandBuffer")) &&
+           (has(s, n, "xecute") || has(s, n, "Launch"));
+}
+
+/* Data loading the loader names miss: JAX programs' TraceAnnotations
+ * ("data_loading", "DataLoading", "load_data"). */
+static int is_data_loading(const char *s, size_t n)
+{
+    char low[64];
+    if (n >= sizeof low) return 0;
+    for (size_t i = 0; i < n; i++)
+        low[i] = (char)(s[i] >= 'A' && s[i] <= 'Z' ? s[i] - 'A' + 'a' : s[i]);
+    return has(low, n, "data_load") || has(low, n, "dataload") || has(low, n, "load_data");
+}
+
 uint8_t xpv_findings_name_class(const char *s, size_t n)
 {
     if (memchr(s, ';', n) || memchr(s, '\n', n)) return 0; /* call stacks */
@@ -61,31 +83,47 @@ uint8_t xpv_findings_name_class(const char *s, size_t n)
     if (xpv_collective_name(s, n)) k |= XPV_FN_COLLECTIVE;
     if (is_compile(s, n)) k |= XPV_FN_COMPILE;
     enum xpv_tool_input in = xpv_tool_input_class(s, n);
-    if (in == XPV_TOOL_INPUT_LOADER) k |= XPV_FN_INPUT;
+    if (in == XPV_TOOL_INPUT_LOADER || is_data_loading(s, n)) k |= XPV_FN_INPUT;
     if (in == XPV_TOOL_INPUT_FEED) k |= XPV_FN_FEED;
     if (is_sync_copy(s, n)) k |= XPV_FN_SYNC_COPY;
     if (has(s, n, "Pageable")) k |= XPV_FN_PAGEABLE;
+    if (is_graph_launch(s, n)) k |= XPV_FN_GRAPH_LAUNCH;
     return k;
 }
 
-int xpv_findings_classify_names(xpv_fctx *c, xpv_err *err)
+/* Classifies the strings one cursor yields. */
+static int classify_cursor(xpv_fctx *c, xpv_store_cursor *cur, xpv_err *err)
 {
-    static const char *const KEYS[] = {"bytes", "Bytes", "num_bytes", "memcpy_details"};
-    xpv_store_cursor cur;
-    if (xpv_store_strings_open_work_names(&cur, c->db, c->id, err) != 0) return -1;
     int64_t id;
     xpv_store_text v;
     int rc;
-    while ((rc = xpv_store_strings_next(&cur, &id, &v, err)) == 1) {
+    while ((rc = xpv_store_strings_next(cur, &id, &v, err)) == 1) {
         if (!v.s || id <= 0 || id > UINT32_MAX) continue;
         uint8_t k = xpv_findings_name_class(v.s, v.n);
         if (!k) continue;
         c->cls = xpv_grow_to_index(c->cls, &c->ncls, (size_t)id, 1, 0);
         c->cls[id] = k;
     }
-    xpv_store_cursor_close(&cur);
+    xpv_store_cursor_close(cur);
+    return rc < 0 ? -1 : 0;
+}
+
+int xpv_findings_classify_names(xpv_fctx *c, xpv_err *err)
+{
+    static const char *const KEYS[] = {"bytes", "Bytes", "num_bytes", "memcpy_details"};
+    /* the work names, then the words the store's narrowing leaves out */
+    static const char *const MORE[] = {"graphlaunch", "command_buffer", "commandbuffer",
+                                       "data_load",   "dataload",       "load_data"};
+    xpv_store_cursor cur;
+    if (xpv_store_strings_open_work_names(&cur, c->db, c->id, err) != 0 ||
+        classify_cursor(c, &cur, err) != 0)
+        return -1;
+    for (size_t i = 0; i < sizeof MORE / sizeof MORE[0]; i++)
+        if (xpv_store_strings_open_containing(&cur, c->db, c->id, MORE[i], err) != 0 ||
+            classify_cursor(c, &cur, err) != 0)
+            return -1;
     uint32_t ids[4];
-    if (rc < 0 || xpv_store_strings_ids(c->db, c->id, KEYS, 4, ids, err) != 0) return -1;
+    if (xpv_store_strings_ids(c->db, c->id, KEYS, 4, ids, err) != 0) return -1;
     for (int i = 0; i < 3; i++)
         if (ids[i]) c->key_bytes[i] = ids[i];
     if (ids[3]) c->key_memcpy_details = ids[3];

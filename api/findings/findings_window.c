@@ -5,6 +5,13 @@
  * kernel counts and the idle gaps between them, launch latencies by
  * correlation id, and the time the devices wait for the host's input work.
  *
+ * CUDA graphs: the device events of one correlation id are one launch; when
+ * several kernels share the id, or its launch is named a graph launch, it
+ * is a graph execution (XLA command buffers, PyTorch graph replays). It
+ * counts as one launch unit, its latency is from the launch to its first
+ * kernel, idle inside it is the device's own, and a step's time with no
+ * device work and no graph running is the host's (host_wait).
+ *
  * An event belongs to the window it overlaps for unions (clipped to the
  * window) and to the window it starts in for counts, so a step's numbers
  * never include another step's time and every event is counted once.
@@ -44,20 +51,80 @@ static int64_t ivals_len(const xpv_fivals *l)
     return t;
 }
 
-static void latency(xpv_fscan *ws, const xpv_fitem *it)
+static void push_latency(int64_t **v, size_t *n, size_t *cap, int64_t x)
+{
+    if (*n >= MAX_LATENCY) return;
+    if (*n == *cap) {
+        *cap = *cap ? *cap * 2 : 1024;
+        *v = xpv_xrealloc(*v, *cap * sizeof **v);
+    }
+    (*v)[(*n)++] = x;
+}
+
+static int corr_cmp(const void *a, const void *b)
+{
+    const xpv_fcorr *x = a, *y = b;
+    if (x->corr != y->corr) return x->corr < y->corr ? -1 : 1;
+    return x->s < y->s ? -1 : x->s > y->s;
+}
+
+static const xpv_flaunch *launch_of(const xpv_fscan *ws, int64_t corr)
+{
+    if (!ws->nl) return NULL;
+    xpv_flaunch key = {corr, 0, 0};
+    return xpv_sorted_find(&key, ws->l, ws->nl, sizeof *ws->l, launch_cmp);
+}
+
+/* One correlation id's device events g[0..n) (by start): a graph when
+ * several kernels share it or its launch is named one. A graph is one
+ * launch unit, and its latency is from the launch to its first kernel. */
+static void corr_group(xpv_fscan *ws, xpv_fwindow *w, const xpv_fcorr *g, size_t n)
 {
     xpv_fctx *c = ws->c;
-    if (it->corr < 0 || !ws->nl) return;
-    xpv_flaunch key = {it->corr, 0};
-    const xpv_flaunch *l = xpv_sorted_find(&key, ws->l, ws->nl, sizeof *ws->l, launch_cmp);
-    if (!l || it->s < l->t) return;
-    c->latency_seen++;
-    if (c->nlatency >= MAX_LATENCY) return;
-    if (c->nlatency == c->latency_cap) {
-        c->latency_cap = c->latency_cap ? c->latency_cap * 2 : 1024;
-        c->latency = xpv_xrealloc(c->latency, c->latency_cap * sizeof *c->latency);
+    const xpv_flaunch *l = launch_of(ws, g[0].corr);
+    int64_t nk = 0, kt = 0, shorts = 0, end = g[0].e;
+    double short_ps = c->cfg->launch_short_kernel_us * 1e6;
+    for (size_t i = 0; i < n; i++) {
+        if (g[i].e > end) end = g[i].e;
+        if (!g[i].kernel) continue;
+        nk++, kt += g[i].e - g[i].s;
+        shorts += (double)(g[i].e - g[i].s) < short_ps;
     }
-    c->latency[c->nlatency++] = it->s - l->t;
+    int graph = nk >= 2 || (nk && l && l->graph);
+    size_t timed = graph ? 1 : n; /* a graph: its first event only */
+    for (size_t i = 0; l && i < timed; i++) {
+        if (g[i].s < l->t) continue;
+        c->latency_seen++;
+        push_latency(&c->latency, &c->nlatency, &c->latency_cap, g[i].s - l->t);
+    }
+    if (!graph) return;
+    if (l && g[0].s >= l->t)
+        push_latency(&c->graph_latency, &c->ngraph_latency, &c->graph_latency_cap, g[0].s - l->t);
+    w->graph_launches++, w->graph_kernels += nk;
+    w->units -= nk - 1, w->short_units -= shorts - ((double)(end - g[0].s) < short_ps);
+    w->unit_time += (end - g[0].s) - kt;
+    push(&ws->graph, g[0].s, end);
+}
+
+/* Groups the device's counted events by correlation id (ws->cg). */
+static void corr_groups(xpv_fscan *ws, xpv_fwindow *w)
+{
+    xpv_sort(ws->cg, ws->ncg, sizeof *ws->cg, corr_cmp);
+    for (size_t i = 0, j; i < ws->ncg; i = j) {
+        for (j = i + 1; j < ws->ncg && ws->cg[j].corr == ws->cg[i].corr; j++)
+            ;
+        corr_group(ws, w, ws->cg + i, j - i);
+    }
+    ws->ncg = 0;
+}
+
+static void add_corr(xpv_fscan *ws, const xpv_fitem *it)
+{
+    if (ws->ncg == ws->cg_cap) {
+        ws->cg_cap = ws->cg_cap ? ws->cg_cap * 2 : 1024;
+        ws->cg = xpv_xrealloc(ws->cg, ws->cg_cap * sizeof *ws->cg);
+    }
+    ws->cg[ws->ncg++] = (xpv_fcorr){it->corr, it->s, it->e, it->kind == XPV_KIND_KERNEL};
 }
 
 /* Counts and evidence of an event starting in the window. */
@@ -66,9 +133,10 @@ static void count_item(xpv_fscan *ws, xpv_fwindow *w, const xpv_fitem *it)
     xpv_fctx *c = ws->c;
     int64_t d = it->e - it->s;
     if (it->kind == XPV_KIND_KERNEL) {
-        w->kernels++;
-        w->kernel_time += d;
-        if ((double)d < c->cfg->launch_short_kernel_us * 1e6) w->short_kernels++;
+        int is_short = (double)d < c->cfg->launch_short_kernel_us * 1e6;
+        w->kernels++, w->units++;
+        w->kernel_time += d, w->unit_time += d;
+        w->short_kernels += is_short, w->short_units += is_short;
     }
     if (it->kind == XPV_KIND_MEMCPY_H2D) w->h2d += d;
     if (it->kind == XPV_KIND_MEMCPY_D2H) w->d2h += d;
@@ -77,7 +145,7 @@ static void count_item(xpv_fscan *ws, xpv_fwindow *w, const xpv_fitem *it)
     for (int i = 0; i < c->nhot; i++)
         if (it->name == c->hot_name[i])
             xpv_fref_longest(&c->hot_ev[i], it->s, it->e, it->block, it->index);
-    latency(ws, it);
+    if (it->corr >= 0) add_corr(ws, it);
 }
 
 /* The largest gap between a device's busy intervals, as evidence. */
@@ -104,15 +172,38 @@ static void between_slices(xpv_fctx *c, xpv_fwindow *w, int dev, const xpv_fival
     c->dev_last[dev] = busy->v[busy->n - 1].end;
     if (c->has_steps || last < 0 || first <= last) return;
     w->active += first - last;
-    w->idle_in_active += first - last;
-    w->gaps++;
+    w->idle_in_active += first - last, w->launch_idle += first - last;
+    w->gaps++, w->launch_gaps++;
+}
+
+/* The device's idle between its first and last work, less what falls
+ * inside graph executions (the device's own scheduling, not launches). */
+static void launch_idle(xpv_fscan *ws, xpv_fwindow *w, int64_t idle)
+{
+    xpv_fivals *g = &ws->graph, *b = &ws->busy;
+    for (size_t i = 0; i < g->n; i++) {
+        if (g->v[i].start < w->start) g->v[i].start = w->start;
+        if (g->v[i].end > w->end) g->v[i].end = w->end;
+    }
+    g->n = xpv_tool_ivals_normalize(g->v, g->n);
+    int64_t in_graph = 0, gaps_in_graph = 0;
+    for (size_t i = 1; g->n && i < b->n; i++) {
+        int64_t a = b->v[i - 1].end, z = b->v[i].start;
+        int64_t covered = xpv_tool_ivals_len_in(g->v, g->n, a, z);
+        in_graph += covered;
+        gaps_in_graph += covered == z - a;
+    }
+    w->launch_idle += idle - in_graph;
+    w->launch_gaps += (int64_t)b->n - 1 - gaps_in_graph;
+    for (size_t i = 0; i < g->n; i++)
+        push(&ws->gall, g->v[i].start, g->v[i].end);
 }
 
 void xpv_findings_window_device(xpv_fscan *ws, xpv_fwindow *w, const xpv_fitem *v, size_t n)
 {
     int64_t w0 = w->start, w1 = w->end;
     int any = 0;
-    ws->comp.n = ws->coll.n = ws->busy.n = 0;
+    ws->comp.n = ws->coll.n = ws->busy.n = ws->graph.n = ws->ncg = 0;
     for (size_t i = 0; i < n; i++) {
         const xpv_fitem *it = &v[i];
         assert(it->s < w1);
@@ -121,7 +212,7 @@ void xpv_findings_window_device(xpv_fscan *ws, xpv_fwindow *w, const xpv_fitem *
         if (e <= s) continue;
         any = 1;
         push(&ws->busy, s, e);
-        if (ws->c->ninput) push(&ws->all, s, e);
+        push(&ws->all, s, e);
         if (it->cls & XPV_FN_FEED) push(&ws->feed, s, e);
         if (it->kind != XPV_KIND_KERNEL && it->kind != XPV_KIND_XLA_OP) continue;
         if (it->cls & XPV_FN_COLLECTIVE) {
@@ -131,6 +222,7 @@ void xpv_findings_window_device(xpv_fscan *ws, xpv_fwindow *w, const xpv_fitem *
             push(&ws->comp, s, e);
         }
     }
+    corr_groups(ws, w);
     if (!any) return;
     ws->comp.n = xpv_tool_ivals_normalize(ws->comp.v, ws->comp.n);
     ws->coll.n = xpv_tool_ivals_normalize(ws->coll.v, ws->coll.n);
@@ -147,13 +239,34 @@ void xpv_findings_window_device(xpv_fscan *ws, xpv_fwindow *w, const xpv_fitem *
         w->active += span;
         w->idle_in_active += span - busy;
         w->gaps += (int64_t)ws->busy.n - 1;
+        launch_idle(ws, w, span - busy);
         note_gap(w, &ws->busy);
+    }
+}
+
+/* With graphs, and steps: the window's time in which no device works and
+ * no graph runs is the host's (findings_host.c says on what). */
+static void host_wait(xpv_fscan *ws, xpv_fwindow *w)
+{
+    xpv_fivals *a = &ws->all;
+    for (size_t i = 0; i < ws->gall.n; i++)
+        push(a, ws->gall.v[i].start, ws->gall.v[i].end);
+    a->n = xpv_tool_ivals_normalize(a->v, a->n);
+    int64_t t = w->start;
+    for (size_t i = 0; i <= a->n; i++) {
+        int64_t next = i < a->n ? a->v[i].start : w->end;
+        if (next > w->end) next = w->end;
+        if (next > t) {
+            w->host_wait += next - t;
+            xpv_findings_host_gap(ws->c, t, next);
+        }
+        if (i < a->n && a->v[i].end > t) t = a->v[i].end;
     }
 }
 
 void xpv_findings_window_end(xpv_fscan *ws, xpv_fwindow *w)
 {
-    const xpv_fctx *c = ws->c;
+    xpv_fctx *c = ws->c;
     ws->all.n = xpv_tool_ivals_normalize(ws->all.v, ws->all.n);
     ws->feed.n = xpv_tool_ivals_normalize(ws->feed.v, ws->feed.n);
     if (c->ninput || ws->feed.n)
@@ -164,5 +277,6 @@ void xpv_findings_window_end(xpv_fscan *ws, xpv_fwindow *w)
     if (lo < c->nsync && c->sync_t[lo] < w->end) w->sync_ev = c->sync_ref[lo];
     for (size_t i = lo; i < c->nsync && c->sync_t[i] < w->end; i++)
         w->sync_copies++;
-    ws->all.n = ws->feed.n = 0;
+    if (c->has_steps && xpv_findings_graph_run(w)) host_wait(ws, w);
+    ws->all.n = ws->feed.n = ws->gall.n = 0;
 }

@@ -83,6 +83,19 @@ static void test_name_classes(void)
     CU_ASSERT(cls("all-reduce.3") & XPV_FN_COLLECTIVE);
     CU_ASSERT(cls("enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__") & XPV_FN_INPUT);
     CU_ASSERT(cls("infeed.3") & XPV_FN_FEED);
+    /* JAX programs' TraceAnnotation for their input */
+    CU_ASSERT(cls("data_loading") & XPV_FN_INPUT);
+    CU_ASSERT(cls("DataLoading") & XPV_FN_INPUT);
+    CU_ASSERT_FALSE(cls("log_metrics") & XPV_FN_INPUT);
+    /* a graph launch runs a whole graph: CUDA, HIP, XLA's command buffers */
+    CU_ASSERT(cls("cudaGraphLaunch") & XPV_FN_GRAPH_LAUNCH);
+    CU_ASSERT(cls("cudaGraphLaunch_v10000") & XPV_FN_GRAPH_LAUNCH);
+    CU_ASSERT(cls("cuGraphLaunch (CudaGraph:18)") & XPV_FN_GRAPH_LAUNCH);
+    CU_ASSERT(cls("hipGraphLaunch") & XPV_FN_GRAPH_LAUNCH);
+    CU_ASSERT(cls("command_buffer::execute") & XPV_FN_GRAPH_LAUNCH);
+    CU_ASSERT_FALSE(cls("cuGraphCreate (CudaGraph:36)") & XPV_FN_GRAPH_LAUNCH);
+    CU_ASSERT_FALSE(cls("command_buffer::update") & XPV_FN_GRAPH_LAUNCH);
+    CU_ASSERT_FALSE(cls("cudaLaunchKernel") & XPV_FN_GRAPH_LAUNCH);
     /* call stacks are never any of these */
     CU_ASSERT_EQUAL(cls("a.py(1): f;backend_compile"), 0);
     CU_ASSERT_EQUAL(cls("volta_sgemm_128x64_nn"), 0);
