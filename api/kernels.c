@@ -272,8 +272,7 @@ static int64_t count_compile(sqlite3 *db, int64_t id, const char *kind, int devi
 static void put_compile(xpv_buf *b, const xpv_store_kernel_count *twin, int included)
 {
     xpv_buf_printf(b, ",\"compile\":{\"included\":%s,\"rows\":%lld,\"count\":%lld,\"us\":",
-                   included ? "true" : "false", (long long)twin->rows,
-                   (long long)twin->instances);
+                   included ? "true" : "false", (long long)twin->rows, (long long)twin->instances);
     xpv_buf_json_double(b, (double)twin->total_ps / 1e6);
     xpv_buf_putc(b, '}');
 }

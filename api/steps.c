@@ -24,10 +24,9 @@
 #include <string.h>
 
 static const char *const STEP_FIELDS[] = {
-    "offset_us",     "duration_us",   "compute_us",    "collective_us",
-    "memcpy_us",     "memset_us",     "idle_us",       "host_us",
-    "memcpy_h2d_us", "memcpy_d2h_us", "memcpy_d2d_us", "memcpy_other_us",
-    "compile_us",    "autotune_us",
+    "offset_us",     "duration_us",     "compute_us", "collective_us", "memcpy_us",
+    "memset_us",     "idle_us",         "host_us",    "memcpy_h2d_us", "memcpy_d2h_us",
+    "memcpy_d2d_us", "memcpy_other_us", "compile_us", "autotune_us",
 };
 #define NFIELDS (sizeof STEP_FIELDS / sizeof STEP_FIELDS[0])
 

@@ -15,7 +15,7 @@
 #define ROW_COLUMNS                                                                                \
     "SELECT name, category, count, total_ps, min_ps, max_ps, median_ps, stddev_ps, percent, grid," \
     " block, registers_per_thread, shared_memory_bytes, occupancy_pct, (SELECT value FROM strings" \
-    " WHERE profile_id=kernel_stats.profile_id AND id=op_id), shapes, device,"                    \
+    " WHERE profile_id=kernel_stats.profile_id AND id=op_id), shapes, device,"                     \
     " substr(kind, 1, 8) = 'compile_' FROM kernel_stats"
 
 #define IN_IDS " profile_id IN (SELECT value FROM json_each(?1))"
@@ -144,10 +144,9 @@ int xpv_store_kernel_stats_count(sqlite3 *db, int64_t profile_id, const char *ki
     sqlite3_bind_int(c.st, 3, device);
     int rc = xpv_store_cursor_step(&c, err);
     if (rc == 1)
-        *out =
-            (xpv_store_kernel_count){sqlite3_column_int64(c.st, 0), sqlite3_column_int64(c.st, 1),
-                                     sqlite3_column_int64(c.st, 2) > 0,
-                                     sqlite3_column_int64(c.st, 3)};
+        *out = (xpv_store_kernel_count){
+            sqlite3_column_int64(c.st, 0), sqlite3_column_int64(c.st, 1),
+            sqlite3_column_int64(c.st, 2) > 0, sqlite3_column_int64(c.st, 3)};
     xpv_store_cursor_close(&c);
     return rc < 0 ? -1 : 0;
 }

@@ -56,7 +56,7 @@ typedef struct {
                                              steps, with the gaps between slices */
     int64_t input_wait;                   /* the devices wait for host input work */
     int64_t compile;                      /* compilation (host) inside the window */
-    int64_t step_compile, autotune; /* steps table: compile_ps, autotune_ps (ps) */
+    int64_t step_compile, autotune;       /* steps table: compile_ps, autotune_ps (ps) */
     int has_step_compile;
     int64_t sync_copies;
     int64_t cat[6]; /* steps table: compute, collective, memcpy, memset, idle, host (ps) */

@@ -274,8 +274,8 @@ void xpv_compile_free(xpv_compile *c);
  * XPV_KS_COMPILE | kind: whole groups when all their instances are, else
  * the group is rebuilt from a store scan of its track (launch shapes from
  * the kernel_details, occupancy and op args). */
-int xpv_kstats_split_compile(xpv_kstats *k, const xpv_analysis_input *in,
-                             const xpv_compile *c, xpv_err *err);
+int xpv_kstats_split_compile(xpv_kstats *k, const xpv_analysis_input *in, const xpv_compile *c,
+                             xpv_err *err);
 
 /* ---- kernel_rows.c ---- */
 

@@ -30,7 +30,7 @@ typedef struct {
     const xpv_compile *c;
     uint32_t *renewed; /* old group -> its fresh program group (UINT32_MAX none) */
     size_t nold;       /* groups before the split: fresh ones come after */
-    xpv_hindex roles; /* arg key id -> ARG_* */
+    xpv_hindex roles;  /* arg key id -> ARG_* */
 } split_ctx;
 
 static int role_of(split_ctx *s, uint32_t key)

@@ -41,8 +41,8 @@ enum {
     FAM_COUNT
 };
 static const char *const FAMILY_NAME[FAM_COUNT] = {
-    "kernel",         "memcpy",         "memset",        "xla_op", "hlo_category",
-    "compile_kernel", "compile_memcpy", "compile_memset"};
+    "kernel",       "memcpy",         "memset",         "xla_op",
+    "hlo_category", "compile_kernel", "compile_memcpy", "compile_memset"};
 
 static int family_of(unsigned kind)
 {

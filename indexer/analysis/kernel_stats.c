@@ -342,7 +342,8 @@ static int hlo_visit(void *ctx, const xpv_event *ev, int64_t block_id, uint32_t 
             s = a->text, len = a->len;
         if (!s || !len) return 0;
         uint32_t name = category_index(c->k, s, len);
-        add_value(c->k, xpv_kstats_group(c->k, XPV_KS_HLO_CATEGORY, name, ev->track, 1), ev->dur_ps);
+        add_value(c->k, xpv_kstats_group(c->k, XPV_KS_HLO_CATEGORY, name, ev->track, 1),
+                  ev->dur_ps);
         return 0;
     }
     return 0;

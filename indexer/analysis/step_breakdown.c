@@ -398,8 +398,8 @@ static int write_rows(bd_ctx *c, xpv_err *err)
         const acc *row = &c->per_step[k * (c->nslots + 1)];
         int64_t hc[2] = {(s->end_ps - s->start_ps) - row[c->nslots].busy, 0};
         if (c->o->compile)
-            hc[1] = xpv_compile_overlap_ps(c->o->compile, c->o->steps->base_ns, s->start_ps,
-                                           s->end_ps);
+            hc[1] =
+                xpv_compile_overlap_ps(c->o->compile, c->o->steps->base_ns, s->start_ps, s->end_ps);
         for (size_t slot = 0; slot < c->nslots && rc == 0; slot++)
             if (c->slot_device[slot] >= 0)
                 rc = write_row(c, st, s, c->slot_device[slot], &row[slot], hc, err);
