@@ -50,6 +50,10 @@ int xpv_api_profiles(sqlite3 *db, xpv_buf *out);
  * min_us, max_us, stddev_us, percent, device, op, grid, block,
  * registers_per_thread, shared_memory_bytes, occupancy_pct, category,
  * shapes}]}` from kernel_stats, or CSV with the same columns (plus kind).
+ * "compile": {"included", "rows", "count", "us"} says what compile-time
+ * work of the kind (XLA autotuning inside the capture) there is; the rows
+ * and kernel_time_us leave it out unless with_compile, which adds its rows
+ * (each with "compile": true|false) and percents of the sum of both.
  * kind NULL: "kernel", or "xla_op" when the profile has no kernel rows. */
 typedef struct {
     const char *kind; /* kernel|memcpy|memset|xla_op|hlo_category, NULL: default */
@@ -58,6 +62,7 @@ typedef struct {
     int order_given, desc;
     int64_t limit; /* <= 0: all */
     int csv;
+    int with_compile; /* compile=include: the compile-time rows too */
 } xpv_kernels_query;
 int xpv_api_kernels(sqlite3 *db, int64_t id, const xpv_kernels_query *q, xpv_buf *out);
 int xpv_api_kernel_kind_valid(const char *kind);

@@ -6,6 +6,11 @@
  * a NULL column is an unknown value and is written as null (empty in CSV).
  * Without an explicit kind, a profile with no kernel rows (TPU) falls back
  * to its XLA-op summary, and the answer says which kind it shows.
+ *
+ * The device work of compilation inside the capture (XLA autotuning; rows
+ * of kind compile_<kind>, indexer/analysis/compile.c) is left out unless
+ * asked for (compile=include); the answer's "compile" object says how much
+ * there is either way, so nothing is left out silently.
  */
 #include "api.h"
 #include "api_util.h"
@@ -91,7 +96,8 @@ static void ps_values(const xpv_store_kernel_stat *r, double v[5], int k[5])
     v[4] = r->stddev_ps, k[4] = known(r, XPV_STORE_KSTAT_STDDEV);
 }
 
-static void put_kernel_json(xpv_buf *b, const xpv_store_kernel_stat *r, int64_t kernel_ps)
+static void put_kernel_json(xpv_buf *b, const xpv_store_kernel_stat *r, int64_t kernel_ps,
+                            int with_compile)
 {
     static const char *const PS_KEYS[5] = {
         ",\"total_us\":", ",\"median_us\":", ",\"min_us\":", ",\"max_us\":", ",\"stddev_us\":"};
@@ -125,6 +131,7 @@ static void put_kernel_json(xpv_buf *b, const xpv_store_kernel_stat *r, int64_t 
     xpv_api_put_text_opt(b, r->category.s, r->category.n);
     xpv_buf_puts(b, ",\"shapes\":");
     xpv_api_put_int_opt(b, known(r, XPV_STORE_KSTAT_SHAPES), r->shapes);
+    if (with_compile) xpv_buf_puts(b, r->compile ? ",\"compile\":true" : ",\"compile\":false");
     xpv_buf_putc(b, '}');
 }
 
@@ -193,6 +200,7 @@ static void put_kernel_csv(xpv_buf *b, const xpv_store_kernel_stat *r, int64_t k
     xpv_api_put_real_opt(&tmp, known(r, XPV_STORE_KSTAT_OCCUPANCY), r->occupancy_pct);
     csv_number(b, &tmp);
     xpv_buf_putc(b, ',');
+    if (r->compile) xpv_buf_puts(b, "compile_");
     csv_field(b, kind);
     xpv_buf_putc(b, ',');
     csv_field(b, r->category.s);
@@ -221,17 +229,20 @@ static int write_rows(sqlite3 *db, int64_t id, const xpv_kernels_query *q, const
     int desc = q->order_given ? q->desc : !(q->sort && strcmp(q->sort, "name") == 0);
     xpv_store_cursor c;
     xpv_err err = {{0}};
-    if (xpv_store_kernel_stats_open(&c, db, id, kind, q->device, sort_of(q->sort), desc,
-                                    q->limit > 0 ? q->limit : -1, &err) != 0)
+    if (xpv_store_kernel_stats_open_with(&c, db, id, kind, q->with_compile, q->device,
+                                         sort_of(q->sort), desc, q->limit > 0 ? q->limit : -1,
+                                         &err) != 0)
         return xpv_api_error(out, 500, "%s", err.msg);
     xpv_store_kernel_stat r;
     int n = 0, rc;
     while ((rc = xpv_store_kernel_stats_next(&c, &r, &err)) == 1) {
+        /* the stored percent is of its own rows' sum: with both, of both */
+        if (q->with_compile) r.known &= ~(unsigned)XPV_STORE_KSTAT_PERCENT;
         if (q->csv) {
             put_kernel_csv(out, &r, kernel_ps, kind);
         } else {
             if (n) xpv_buf_putc(out, ',');
-            put_kernel_json(out, &r, kernel_ps);
+            put_kernel_json(out, &r, kernel_ps, q->with_compile);
         }
         n++;
     }
@@ -245,6 +256,25 @@ static int64_t count_rows(sqlite3 *db, int64_t id, const char *kind, int device,
                           xpv_store_kernel_count *count)
 {
     return xpv_store_kernel_stats_count(db, id, kind, device, count, NULL) == 0 ? count->rows : -1;
+}
+
+/* The rows of kind's compile-time twin (kind compile_<kind>); -1 on error. */
+static int64_t count_compile(sqlite3 *db, int64_t id, const char *kind, int device,
+                             xpv_store_kernel_count *count)
+{
+    char twin[48];
+    snprintf(twin, sizeof twin, "compile_%s", kind);
+    return count_rows(db, id, twin, device, count);
+}
+
+/* What compile-time work there is, and whether the rows include it: the
+ * default table leaves it out, and says so here. */
+static void put_compile(xpv_buf *b, const xpv_store_kernel_count *twin, int included)
+{
+    xpv_buf_printf(b, ",\"compile\":{\"included\":%s,\"rows\":%lld,\"count\":%lld,\"us\":",
+                   included ? "true" : "false", (long long)twin->rows, (long long)twin->instances);
+    xpv_buf_json_double(b, (double)twin->total_ps / 1e6);
+    xpv_buf_putc(b, '}');
 }
 
 int xpv_api_kernels(sqlite3 *db, int64_t id, const xpv_kernels_query *q, xpv_buf *out)
@@ -268,6 +298,14 @@ int xpv_api_kernels(sqlite3 *db, int64_t id, const xpv_kernels_query *q, xpv_buf
             count_rows(db, id, kind, q->device, &count);
     }
     if (rows < 0) return xpv_api_error(out, 500, "index: %s", sqlite3_errmsg(db));
+    xpv_store_kernel_count twin;
+    if (count_compile(db, id, kind, q->device, &twin) < 0)
+        return xpv_api_error(out, 500, "index: %s", sqlite3_errmsg(db));
+    if (q->with_compile) {
+        rows += twin.rows;
+        count.total_ps += twin.total_ps;
+        count.total_known |= twin.total_known;
+    }
     if (q->csv) {
         xpv_buf_puts(out, CSV_HEADER);
         return write_rows(db, id, q, kind, count.total_ps, out);
@@ -278,6 +316,7 @@ int xpv_api_kernels(sqlite3 *db, int64_t id, const xpv_kernels_query *q, xpv_buf
         xpv_buf_json_double(out, (double)count.total_ps / 1e6);
     else
         xpv_buf_puts(out, "null");
+    put_compile(out, &twin, q->with_compile);
     xpv_buf_printf(out, ",\"total_rows\":%lld", (long long)rows);
     put_devices(db, id, kind, out);
     xpv_buf_puts(out, ",\"kernels\":[");

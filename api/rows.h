@@ -30,6 +30,8 @@ typedef struct {
     int64_t duration_ps;
     int64_t part_ps[XPV_STEP_NPARTS];
     unsigned part_known; /* bit i: part_ps[i] is known */
+    int64_t compile_ps;  /* host compile spans in the step (0: none, or unknown) */
+    int64_t autotune_ps; /* compile-time device work (autotuning) in the step */
 } xpv_api_step_row;
 
 /* The steps of one device (-1: all combined) in step order; *rows is

@@ -7,7 +7,11 @@
  * start_ns); here start_us is absolute, in the clock of the events and
  * tracks answers, and offset_us is the same instant from the profile start.
  * memcpy_us is the sum of the four memcpy directions, which are also given
- * one by one; it is null only when every direction is unknown.
+ * one by one; it is null only when every direction is unknown. compile_us
+ * is the part of the step that host compile spans cover (JAX lowering and
+ * XLA compilation inside the capture), autotune_us the device time of
+ * compile-time work (XLA autotuning), which compute_us and memcpy_us leave
+ * out (indexer/analysis/compile.c).
  */
 #include "api.h"
 #include "api_util.h"
@@ -20,16 +24,17 @@
 #include <string.h>
 
 static const char *const STEP_FIELDS[] = {
-    "offset_us",     "duration_us",   "compute_us",    "collective_us",
-    "memcpy_us",     "memset_us",     "idle_us",       "host_us",
-    "memcpy_h2d_us", "memcpy_d2h_us", "memcpy_d2d_us", "memcpy_other_us",
+    "offset_us",     "duration_us",     "compute_us", "collective_us", "memcpy_us",
+    "memset_us",     "idle_us",         "host_us",    "memcpy_h2d_us", "memcpy_d2h_us",
+    "memcpy_d2d_us", "memcpy_other_us", "compile_us", "autotune_us",
 };
+#define NFIELDS (sizeof STEP_FIELDS / sizeof STEP_FIELDS[0])
 
 /* The row's columns in STEP_FIELDS' order (memcpy summed), with the
  * known ones' bits; returns the bits. */
-static unsigned step_values(const xpv_store_step *r, int64_t v[12])
+static unsigned step_values(const xpv_store_step *r, int64_t v[NFIELDS])
 {
-    static const int8_t FIELD[12] = {
+    static const int8_t FIELD[NFIELDS] = {
         XPV_STORE_STEP_START,
         XPV_STORE_STEP_DURATION,
         XPV_STORE_STEP_COMPUTE,
@@ -42,9 +47,11 @@ static unsigned step_values(const xpv_store_step *r, int64_t v[12])
         XPV_STORE_STEP_MEMCPY_D2H,
         XPV_STORE_STEP_MEMCPY_D2D,
         XPV_STORE_STEP_MEMCPY_OTHER,
+        XPV_STORE_STEP_COMPILE,
+        XPV_STORE_STEP_AUTOTUNE,
     };
     unsigned known = 0;
-    for (int i = 0; i < 12; i++) {
+    for (size_t i = 0; i < NFIELDS; i++) {
         int k = FIELD[i] < 0 ? xpv_store_step_memcpy(r, &v[i]) : xpv_store_step_known(r, FIELD[i]);
         if (FIELD[i] >= 0) v[i] = r->ps[FIELD[i]];
         known |= (unsigned)k << i;
@@ -54,7 +61,7 @@ static unsigned step_values(const xpv_store_step *r, int64_t v[12])
 
 static void put_step(xpv_buf *b, const xpv_store_step *r, const xpv_api_profile_state *ps)
 {
-    int64_t v[12];
+    int64_t v[NFIELDS];
     unsigned known = step_values(r, v);
     xpv_buf_puts(b, "{\"step\":");
     xpv_api_put_int(b, r->step);
@@ -65,7 +72,7 @@ static void put_step(xpv_buf *b, const xpv_store_step *r, const xpv_api_profile_
         xpv_buf_puts(b, "null");
     else
         xpv_api_put_us(b, ps->start_ns + r->ps[XPV_STORE_STEP_START] / 1000);
-    for (size_t i = 0; i < sizeof STEP_FIELDS / sizeof STEP_FIELDS[0]; i++) {
+    for (size_t i = 0; i < NFIELDS; i++) {
         xpv_buf_printf(b, ",\"%s\":", STEP_FIELDS[i]);
         xpv_api_put_ps_opt(b, (known >> i) & 1u, (double)v[i]);
     }
@@ -137,7 +144,7 @@ int xpv_api_step_rows(sqlite3 *db, int64_t id, int device, xpv_api_step_row **ro
     xpv_store_step s;
     int rc;
     while ((rc = xpv_store_steps_next(&c, &s, err)) == 1) {
-        int64_t v[12];
+        int64_t v[NFIELDS];
         unsigned known = step_values(&s, v);
         *rows = xpv_grow_to_index(*rows, &cap, *n, sizeof **rows, 0);
         xpv_api_step_row *r = &(*rows)[(*n)++];
@@ -151,6 +158,8 @@ int xpv_api_step_rows(sqlite3 *db, int64_t id, int device, xpv_api_step_row **ro
             r->part_ps[i] = v[2 + i];
             r->part_known |= 1u << i;
         }
+        r->compile_ps = (known >> 12) & 1u ? v[12] : 0;
+        r->autotune_ps = (known >> 13) & 1u ? v[13] : 0;
     }
     xpv_store_cursor_close(&c);
     return rc == 0 ? 0 : -1;

@@ -48,6 +48,8 @@
 
 static const xpv_route_param kernels_params[] = {
     DEVICE,
+    /* include: the device work of compilation inside the capture too */
+    {.name = "compile", .kind = XPV_PARAM_ENUM, .choices = "exclude|include"},
     {.name = "limit", .kind = XPV_PARAM_INT, .lo = 1, .hi = 10000000, .dflt = 0},
     {.name = "kind", .kind = XPV_PARAM_ENUM, .choices = "kernel|memcpy|memset|xla_op|hlo_category"},
     {.name = "order", .kind = XPV_PARAM_ENUM, .choices = "asc|desc"},

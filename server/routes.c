@@ -136,13 +136,15 @@ void xpv_routes_tool(xpv_route_req *q, xpv_reply *r)
 void xpv_routes_kernels(xpv_route_req *q, xpv_reply *r)
 {
     const char *order = xpv_route_text(q, "order"), *format = xpv_route_text(q, "format");
+    const char *compile = xpv_route_text(q, "compile");
     xpv_kernels_query k = {.device = (int)xpv_route_int(q, "device"),
                            .limit = xpv_route_int(q, "limit"),
                            .kind = xpv_route_text(q, "kind"),
                            .sort = xpv_route_raw(q, "sort"),
                            .order_given = order != NULL,
                            .desc = order && strcmp(order, "desc") == 0,
-                           .csv = format && strcmp(format, "csv") == 0};
+                           .csv = format && strcmp(format, "csv") == 0,
+                           .with_compile = compile && strcmp(compile, "include") == 0};
     int status = xpv_api_kernels(q->db, q->id, &k, &r->body);
     xpv_reply_json(r, status);
     if (status == 200 && k.csv) {

@@ -47,7 +47,10 @@ static const char *const SCHEMA_SQL =
     " t_max INTEGER NOT NULL, n INTEGER NOT NULL, busy_ns INTEGER NOT NULL,"
     " kinds INTEGER NOT NULL DEFAULT 0, data BLOB);"
     "CREATE INDEX blocks_by_time ON blocks(profile_id, track, lod, t_min, t_max, kinds);"
-    /* kind: kernel | memcpy | memset | xla_op | hlo_category. device -1 = all devices.
+    /* kind: kernel | memcpy | memset | xla_op | hlo_category, and
+     * compile_kernel | compile_memcpy | compile_memset for the device work
+     * of compilation inside the capture (XLA autotuning), which the program's
+     * kinds leave out (indexer/analysis/compile.c). device -1 = all devices.
      * Durations in picoseconds (exact integer sums). Unknown values are NULL.
      * seq: the row's place among the profile's rows as written, which orders
      * rows of one name. op_id: the op's id in `strings` (its text is there
@@ -66,12 +69,14 @@ static const char *const SCHEMA_SQL =
      * per host (api/tools/tool_overview_page.c). */
     "CREATE INDEX kernel_stats_top ON kernel_stats(profile_id, kind, top_rank)"
     " WHERE top_rank IS NOT NULL;"
-    /* device -1 = all devices combined. Times in picoseconds. */
+    /* device -1 = all devices combined. Times in picoseconds. compile_ps:
+     * the step's time under host compile spans; autotune_ps: compile-time
+     * device work (indexer/analysis/compile.c). */
     "CREATE TABLE steps(profile_id INTEGER NOT NULL, step INTEGER NOT NULL, name TEXT,"
     " device INTEGER NOT NULL, start_ps INTEGER, duration_ps INTEGER, compute_ps INTEGER,"
     " collective_ps INTEGER, memcpy_h2d_ps INTEGER, memcpy_d2h_ps INTEGER,"
     " memcpy_d2d_ps INTEGER, memcpy_other_ps INTEGER, memset_ps INTEGER, idle_ps INTEGER,"
-    " host_ps INTEGER);"
+    " host_ps INTEGER, compile_ps INTEGER, autotune_ps INTEGER);"
     "CREATE INDEX steps_by_profile ON steps(profile_id, device, step);";
 
 int xpv_db_error(xpv_err *err, sqlite3 *db)

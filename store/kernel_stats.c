@@ -15,7 +15,8 @@
 #define ROW_COLUMNS                                                                                \
     "SELECT name, category, count, total_ps, min_ps, max_ps, median_ps, stddev_ps, percent, grid," \
     " block, registers_per_thread, shared_memory_bytes, occupancy_pct, (SELECT value FROM strings" \
-    " WHERE profile_id=kernel_stats.profile_id AND id=op_id), shapes, device FROM kernel_stats"
+    " WHERE profile_id=kernel_stats.profile_id AND id=op_id), shapes, device,"                     \
+    " substr(kind, 1, 8) = 'compile_' FROM kernel_stats"
 
 #define IN_IDS " profile_id IN (SELECT value FROM json_each(?1))"
 
@@ -40,20 +41,34 @@ int xpv_store_kernel_stats_open(xpv_store_cursor *c, sqlite3 *db, int64_t profil
                                 const char *kind, int device, enum xpv_store_kernel_sort sort,
                                 int desc, int64_t limit, xpv_err *err)
 {
-    char sql[640];
+    return xpv_store_kernel_stats_open_with(c, db, profile_id, kind, 0, device, sort, desc, limit,
+                                            err);
+}
+
+int xpv_store_kernel_stats_open_with(xpv_store_cursor *c, sqlite3 *db, int64_t profile_id,
+                                     const char *kind, int with_compile, int device,
+                                     enum xpv_store_kernel_sort sort, int desc, int64_t limit,
+                                     xpv_err *err)
+{
+    char sql[700];
+    /* ?5 is kind's compile-time twin, or kind again */
     if (sort == XPV_STORE_KSORT_KEY)
         snprintf(sql, sizeof sql,
-                 ROW_COLUMNS " WHERE profile_id=?1 AND kind=?2 AND device=?3 ORDER BY name, seq");
+                 ROW_COLUMNS " WHERE profile_id=?1 AND kind IN (?2, ?5) AND device=?3"
+                             " ORDER BY name, seq");
     else
         snprintf(sql, sizeof sql,
-                 ROW_COLUMNS " WHERE profile_id=?1 AND kind=?2 AND device=?3"
-                             " ORDER BY %s %s NULLS LAST, name, seq LIMIT ?4",
+                 ROW_COLUMNS " WHERE profile_id=?1 AND kind IN (?2, ?5) AND device=?3"
+                             " ORDER BY %s %s NULLS LAST, name, kind, seq LIMIT ?4",
                  sort_expr(sort), desc ? "DESC" : "ASC");
     if (xpv_store_cursor_open(c, db, sql, err) != 0) return -1;
+    char twin[48];
+    snprintf(twin, sizeof twin, "compile_%s", kind);
     sqlite3_bind_int64(c->st, 1, profile_id);
     sqlite3_bind_text(c->st, 2, kind, -1, SQLITE_TRANSIENT);
     sqlite3_bind_int(c->st, 3, device);
     if (sort != XPV_STORE_KSORT_KEY) sqlite3_bind_int64(c->st, 4, limit);
+    sqlite3_bind_text(c->st, 5, with_compile ? twin : kind, -1, SQLITE_TRANSIENT);
     return 0;
 }
 
@@ -109,6 +124,7 @@ int xpv_store_kernel_stats_next(xpv_store_cursor *c, xpv_store_kernel_stat *r, x
     r->op = xpv_store_column_text(st, 14);
     r->shapes = int_col(st, 15, XPV_STORE_KSTAT_SHAPES, k);
     r->device = sqlite3_column_int(st, 16);
+    r->compile = sqlite3_column_int(st, 17);
     return 1;
 }
 
@@ -116,9 +132,10 @@ int xpv_store_kernel_stats_count(sqlite3 *db, int64_t profile_id, const char *ki
                                  xpv_store_kernel_count *out, xpv_err *err)
 {
     xpv_store_cursor c;
-    *out = (xpv_store_kernel_count){0, 0, 0};
+    *out = (xpv_store_kernel_count){0, 0, 0, 0};
     if (xpv_store_cursor_open(&c, db,
-                              "SELECT count(*), sum(total_ps), count(total_ps) FROM kernel_stats"
+                              "SELECT count(*), sum(total_ps), count(total_ps), sum(count)"
+                              " FROM kernel_stats"
                               " WHERE profile_id=?1 AND kind=?2 AND device=?3",
                               err) != 0)
         return -1;
@@ -127,9 +144,9 @@ int xpv_store_kernel_stats_count(sqlite3 *db, int64_t profile_id, const char *ki
     sqlite3_bind_int(c.st, 3, device);
     int rc = xpv_store_cursor_step(&c, err);
     if (rc == 1)
-        *out =
-            (xpv_store_kernel_count){sqlite3_column_int64(c.st, 0), sqlite3_column_int64(c.st, 1),
-                                     sqlite3_column_int64(c.st, 2) > 0};
+        *out = (xpv_store_kernel_count){
+            sqlite3_column_int64(c.st, 0), sqlite3_column_int64(c.st, 1),
+            sqlite3_column_int64(c.st, 2) > 0, sqlite3_column_int64(c.st, 3)};
     xpv_store_cursor_close(&c);
     return rc < 0 ? -1 : 0;
 }

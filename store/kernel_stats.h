@@ -1,6 +1,8 @@
 /*
  * kernel_stats.h — the `kernel_stats` table (schema in index_db.c): per
- * profile, kind (kernel, memcpy, memset, xla_op, hlo_category) and device
+ * profile, kind (kernel, memcpy, memset, xla_op, hlo_category; and
+ * compile_kernel, compile_memcpy, compile_memset: the device work of
+ * compilation inside the capture, which the program's kinds leave out) and device
  * (-1: all devices), one summary row per name (several when one name has
  * several shapes, ordered by seq), with profiles.kernel_totals beside it.
  * Every query that reads them is here (kernel_stats.c), as typed rows and
@@ -43,6 +45,7 @@ typedef struct {
     int64_t registers_per_thread, shared_memory_bytes;
     double occupancy_pct;
     int64_t shapes;
+    int compile; /* a row of compile-time work (kind compile_<kind>) */
     unsigned known;
 } xpv_store_kernel_stat;
 
@@ -62,6 +65,13 @@ enum xpv_store_kernel_sort {
 int xpv_store_kernel_stats_open(xpv_store_cursor *c, sqlite3 *db, int64_t profile_id,
                                 const char *kind, int device, enum xpv_store_kernel_sort sort,
                                 int desc, int64_t limit, xpv_err *err);
+/* Like xpv_store_kernel_stats_open; with_compile adds the rows of kind's
+ * compile-time twin, `compile_<kind>` (XLA autotuning inside the capture,
+ * indexer/analysis/compile.c), in the same order. */
+int xpv_store_kernel_stats_open_with(xpv_store_cursor *c, sqlite3 *db, int64_t profile_id,
+                                     const char *kind, int with_compile, int device,
+                                     enum xpv_store_kernel_sort sort, int desc, int64_t limit,
+                                     xpv_err *err);
 /* The all-devices rows of one kind over several profiles, the most total
  * time first (then by name), at most limit of them. */
 int xpv_store_kernel_stats_open_top(xpv_store_cursor *c, sqlite3 *db, const int64_t *ids, size_t n,
@@ -74,6 +84,7 @@ int xpv_store_kernel_stats_next(xpv_store_cursor *c, xpv_store_kernel_stat *row,
 typedef struct {
     int64_t rows, total_ps;
     int total_known;
+    int64_t instances; /* the rows' summed count */
 } xpv_store_kernel_count;
 int xpv_store_kernel_stats_count(sqlite3 *db, int64_t profile_id, const char *kind, int device,
                                  xpv_store_kernel_count *out, xpv_err *err);

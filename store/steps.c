@@ -13,7 +13,8 @@
 
 #define STEP_COLUMNS                                                                               \
     "SELECT step, name, device, start_ps, duration_ps, compute_ps, collective_ps, memcpy_h2d_ps,"  \
-    " memcpy_d2h_ps, memcpy_d2d_ps, memcpy_other_ps, memset_ps, idle_ps, host_ps FROM steps"
+    " memcpy_d2h_ps, memcpy_d2d_ps, memcpy_other_ps, memset_ps, idle_ps, host_ps, compile_ps,"     \
+    " autotune_ps FROM steps"
 
 /* The four memcpy directions of a row (prefix: its table's alias) summed,
  * NULL when none is known. */

@@ -30,6 +30,8 @@ enum {
     XPV_STORE_STEP_MEMSET,
     XPV_STORE_STEP_IDLE,
     XPV_STORE_STEP_HOST,
+    XPV_STORE_STEP_COMPILE,  /* host compile spans in the step (indexer/analysis/compile.c) */
+    XPV_STORE_STEP_AUTOTUNE, /* compile-time device work (autotuning) */
     XPV_STORE_STEP_NFIELDS
 };
 

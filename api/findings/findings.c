@@ -75,6 +75,9 @@ static int load_windows(xpv_fctx *c, int64_t events, xpv_err *err)
                                        : xpv_store_step_known(&r, CAT[k]);
             if (CAT[k] >= 0) w->cat[k] = r.ps[CAT[k]];
         }
+        w->has_step_compile = xpv_store_step_known(&r, XPV_STORE_STEP_COMPILE);
+        w->step_compile = r.ps[XPV_STORE_STEP_COMPILE];
+        w->autotune = r.ps[XPV_STORE_STEP_AUTOTUNE];
     }
     xpv_store_cursor_close(&cur);
     if (rc != 0) return -1;

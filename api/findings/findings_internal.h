@@ -63,6 +63,8 @@ typedef struct {
     int64_t units, short_units, unit_time; /* launches: kernels outside graphs, and graphs */
     int64_t launch_idle, launch_gaps;      /* idle_in_active and gaps outside graph executions */
     int64_t host_wait; /* with graphs: no device works and no graph runs (window time) */
+    int64_t step_compile, autotune; /* steps table: compile_ps, autotune_ps (ps) */
+    int has_step_compile;
     int64_t sync_copies;
     int64_t cat[6]; /* steps table: compute, collective, memcpy, memset, idle, host (ps) */
     int has_cat[6];

@@ -1,7 +1,8 @@
 /*
  * findings_rows.c — the findings read from the index's summary tables:
  * step outliers (steps table: how much slower than the median, and which
- * categories grew), hot spots (kernel_stats: the few kernels or XLA ops
+ * categories grew; compile time left out, and steps slow mostly because
+ * they compiled named as such instead), hot spots (kernel_stats: the few kernels or XLA ops
  * that make most of the device time) and idle devices (kernel_stats per
  * device, against the busiest device).
  */
@@ -61,6 +62,54 @@ static void category_medians(const xpv_fctx *c, int64_t *tmp, int64_t *med, int 
     }
 }
 
+/* The compilation inside window w: the steps table's (indexer/analysis/
+ * compile.c) when it has one, else what the host scan found. */
+static int64_t compile_in(const xpv_fwindow *w)
+{
+    return w->has_step_compile ? w->step_compile : w->compile;
+}
+
+/* Steps whose excess over the median is mostly compilation: named as
+ * compiled, not as outliers (their time says when JAX compiled, not that
+ * the step is slow). */
+static int is_compiled_step(const xpv_fwindow *w, int64_t median_ps, double factor)
+{
+    int64_t dur = w->end - w->start, excess = dur - median_ps, c = compile_in(w);
+    return (double)dur >= factor * (double)median_ps && c > 0 && 2 * c >= excess;
+}
+
+static void compiled_steps(const xpv_fctx *c, int64_t m, xpv_findings *out)
+{
+    const xpv_findings_config *g = c->cfg;
+    size_t n = 0, worst = 0;
+    int64_t total = 0;
+    for (size_t i = 0; i < c->nwin; i++) {
+        if (!is_compiled_step(&c->win[i], m, g->step_outlier_factor)) continue;
+        if (!n++ || compile_in(&c->win[i]) > compile_in(&c->win[worst])) worst = i;
+        total += compile_in(&c->win[i]);
+    }
+    if (!n) return;
+    char a[32], b[32], d[32];
+    xpv_finding *f = xpv_findings_add(out, "step_compilation", XPV_SEV_WARNING, (double)total / 1e9,
+                                      "ms", g->compile_min_ms);
+    xpv_finding_title(f, "%zu step%s compiled: step %lld compiled for %s", n,
+                      n == 1 ? " was" : "s were", (long long)c->win[worst].step,
+                      xpv_findings_dur(compile_in(&c->win[worst]), a, sizeof a));
+    xpv_finding_explain(f, "These steps took longer than the others because JAX compiled the"
+                           " step function in them (the first call, or a new input shape);"
+                           " they are left out of the step outliers, and compile time out of"
+                           " the median they are compared with.");
+    for (size_t i = 0; i < c->nwin; i++) {
+        const xpv_fwindow *w = &c->win[i];
+        if (!is_compiled_step(w, m, g->step_outlier_factor)) continue;
+        xpv_finding_evidence(f, w->start, w->end, NULL,
+                             "step %lld compiled for %s of its %s (autotuning on the device: %s)",
+                             (long long)w->step, xpv_findings_dur(compile_in(w), a, sizeof a),
+                             xpv_findings_dur(w->end - w->start, b, sizeof b),
+                             xpv_findings_dur(w->autotune, d, sizeof d));
+    }
+}
+
 int xpv_findings_step_outliers(const xpv_fctx *c, xpv_findings *out, xpv_err *err)
 {
     (void)err;
@@ -68,20 +117,25 @@ int xpv_findings_step_outliers(const xpv_fctx *c, xpv_findings *out, xpv_err *er
     if (!c->has_steps || (double)c->nwin < g->step_outlier_min_steps || c->nwin < 2) return 0;
     int64_t *tmp = xpv_xmalloc(c->nwin * sizeof *tmp), med[6];
     int has[6];
+    /* the statistic leaves compile time out: a compile says nothing of the
+     * steady state */
     for (size_t i = 0; i < c->nwin; i++)
-        tmp[i] = c->win[i].end - c->win[i].start;
+        tmp[i] = c->win[i].end - c->win[i].start - compile_in(&c->win[i]);
     int64_t m = median(tmp, c->nwin);
     category_medians(c, tmp, med, has);
     free(tmp);
+    if (m <= 0) return 0;
+    compiled_steps(c, m, out);
     size_t nout = 0, worst = 0;
     double worst_ratio = 0;
     for (size_t i = 0; i < c->nwin; i++) {
-        double r = (double)(c->win[i].end - c->win[i].start) / (double)m;
-        if (r < g->step_outlier_factor) continue;
+        const xpv_fwindow *w = &c->win[i];
+        double r = (double)(w->end - w->start - compile_in(w)) / (double)m;
+        if (r < g->step_outlier_factor || is_compiled_step(w, m, g->step_outlier_factor)) continue;
         if (r > worst_ratio) worst_ratio = r, worst = i;
         nout++;
     }
-    if (!nout || m <= 0) return 0;
+    if (!nout) return 0;
     char a[32], b[32], grew[160];
     xpv_finding *f = xpv_findings_add(out, "step_outliers", XPV_SEV_WARNING, worst_ratio,
                                       "x median", g->step_outlier_factor);
@@ -89,12 +143,13 @@ int xpv_findings_step_outliers(const xpv_fctx *c, xpv_findings *out, xpv_err *er
                       nout, nout == 1 ? " is" : "s are", xpv_findings_dur(m, a, sizeof a),
                       (long long)c->win[worst].step, worst_ratio);
     xpv_finding_explain(f, "A step far slower than the others points at something that does"
-                           " not happen every step (a recompilation, a data stall, a"
-                           " checkpoint, a straggler); what grew in it says which.");
+                           " not happen every step (a data stall, a checkpoint, a"
+                           " straggler); what grew in it says which. Compilation is left"
+                           " out of these times (see step_compilation).");
     for (size_t i = 0; i < c->nwin; i++) {
         const xpv_fwindow *w = &c->win[i];
-        double r = (double)(w->end - w->start) / (double)m;
-        if (r < g->step_outlier_factor) continue;
+        double r = (double)(w->end - w->start - compile_in(w)) / (double)m;
+        if (r < g->step_outlier_factor || is_compiled_step(w, m, g->step_outlier_factor)) continue;
         growth_text(w, med, has, grew, sizeof grew);
         xpv_finding_evidence(f, w->start, w->end, NULL, "step %lld: %s, %.2fx the median%s",
                              (long long)w->step, xpv_findings_dur(w->end - w->start, b, sizeof b),

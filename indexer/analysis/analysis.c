@@ -3,7 +3,9 @@
  * event to the kernel summaries (kernel_stats.c) and the step markers
  * (steps.c) while the profile streams in, then at finish runs, in order:
  * steps (steps.c) -> [PyTorch kernels without an op: the launches by
- * correlation (launches.c) and their CPU ops] -> hlo_category groups ->
+ * correlation (launches.c) and their CPU ops] -> compilation inside the
+ * capture, its device work moved out of the program's groups (compile.c,
+ * compile_split.c) -> hlo_category groups ->
  * which units are collectives -> the kernel_stats rows (computed already if
  * the reader said when its device work ended, see
  * xpv_analysis_device_work_done, and nothing changed since), with the step join
@@ -446,10 +448,21 @@ struct xpv_finishing {
     track_sets ts;
     xpv_launches launches;
     xpv_hindex collective;
+    xpv_compile compile;
     xpv_step_list steps;
     xpv_breakdown_opts o;
     join_job job;
 };
+
+/* Compilation inside the capture (compile.c): its windows and device work,
+ * the latter moved out of the program's kernel groups. Only device work can
+ * have run for a compile, so profiles without any skip the host scan. */
+static int split_compile(xpv_analysis *a, xpv_finishing *f, xpv_err *err)
+{
+    if (!a->kinds[XPV_KIND_KERNEL]) return 0;
+    if (xpv_compile_find(&f->compile, &f->in, &a->ks, f->ts.device, err) != 0) return -1;
+    return xpv_kstats_split_compile(&a->ks, &f->in, &f->compile, err);
+}
 
 /* Up to the kernel_stats rows, with the step join started beside them. */
 static int begin_rows(xpv_analysis *a, xpv_finishing *f, xpv_err *err)
@@ -471,8 +484,10 @@ static int begin_rows(xpv_analysis *a, xpv_finishing *f, xpv_err *err)
     f->t_steps = f->t_kernels = xpv_now_mono();
     f->spilled = a->ks.durs.nspilled;
     f->groups = a->ks.n;
+    if (rc == 0) rc = split_compile(a, f, err);
     if (rc == 0) rc = classify_kernels(a, in, &f->ts, &f->launches, &f->collective, err);
     f->o = (xpv_breakdown_opts){.steps = &f->steps,
+                                .compile = &f->compile,
                                 .device_tracks = f->ts.device,
                                 .xla_ops_are_work = tpu,
                                 .launches = &f->launches,
@@ -537,6 +552,7 @@ static int end_finishing(xpv_analysis *a, int rc, xpv_err *err)
     xpv_step_list_free(&f->steps);
     xpv_launches_free(&f->launches);
     xpv_hindex_free(&f->collective);
+    xpv_compile_free(&f->compile);
     free_tracks(&f->ts);
     free(f);
     a->fin = NULL;
@@ -555,6 +571,11 @@ int xpv_analysis_finish_end(xpv_analysis *a, xpv_analysis_result *out, xpv_err *
     int rc = join_wait(&f->job, 0, err);
     if (rc == 0) rc = xpv_breakdown_write(f->job.bd, &f->in, err);
     if (rc == 0) warn_steps(a, &f->steps, &f->o, out);
+    if (f->compile.dropped)
+        warn(out,
+             "compile: only %lld device events inside compile spans were told apart (memory "
+             "cap); %lld later ones count as the program's",
+             (long long)f->compile.nev, (long long)f->compile.dropped);
     if (f->launches.dropped)
         warn(out,
              "steps: only %lld host launches were kept (memory cap); %lld later ones use the "

@@ -14,6 +14,9 @@
  *   kernel_stats.c   the groups of device work by (kind, name, track) while
  *                    events stream in; at finish their CPU ops through
  *                    correlation (PyTorch) and the hlo_category groups
+ *   compile.c        compilation inside the capture: the host compile
+ *                    spans and which device work ran for them (autotuning)
+ *   compile_split.c  that work moved out of the program's kernel groups
  *   kernel_rows.c    the groups turned into kernel_stats rows: which are
  *                    collectives, the rows' numbers, their names and insert
  *   launches.c       host launches by correlation id, and the CPU op around
@@ -213,6 +216,16 @@ void xpv_kstats_add(xpv_kstats *k, const xpv_event *ev);
 /* Leaves out the groups of `kind` on tracks not marked in keep_tracks. */
 void xpv_kstats_keep_tracks(xpv_kstats *k, unsigned kind, const uint8_t *keep_tracks);
 void xpv_kstats_free(xpv_kstats *k);
+/* The group of (kind, name, track); with add, created when missing, else
+ * UINT32_MAX when missing. */
+uint32_t xpv_kstats_group(xpv_kstats *k, unsigned kind, uint32_t name, uint32_t track, int add);
+/* Adds one instance to group gi (ev's duration and, for kernels, launch). */
+void xpv_kstats_add_to(xpv_kstats *k, uint32_t gi, const xpv_event *ev);
+/* Gives group gi another kind (its key follows). */
+void xpv_kstats_rekey(xpv_kstats *k, uint32_t gi, unsigned kind);
+/* Drops group gi and puts an empty group with its key in its place;
+ * returns the new group. */
+uint32_t xpv_kstats_renew(xpv_kstats *k, uint32_t gi);
 
 struct xpv_launches;
 /* Adds the CPU op found through correlation to kernel groups whose reader
@@ -222,6 +235,47 @@ int xpv_kstats_link_ops(xpv_kstats *k, const xpv_analysis_input *in, const uint8
 /* Groups the XLA_OP events of the marked tracks by their `hlo_category` arg. */
 int xpv_kstats_hlo_categories(xpv_kstats *k, const xpv_analysis_input *in,
                               const uint8_t *xla_op_tracks, xpv_err *err);
+
+/* ---- compile.c ---- */
+
+/* The kind bit of kernel_stats groups of compile-time device work (kinds
+ * below it are enum xpv_kind, or XPV_KS_HLO_CATEGORY). */
+#define XPV_KS_COMPILE 0x20u
+
+typedef struct {
+    int64_t ts_ns;
+    uint32_t track, name;
+    uint8_t kind;
+} xpv_compile_ev;
+
+typedef struct xpv_compile {
+    xpv_ivals windows;  /* the union of host compile spans, ns of the source clock */
+    int64_t window_ns;  /* their total */
+    xpv_compile_ev *ev; /* compile-time device events inside them, sorted */
+    size_t nev, cap;
+    int64_t dropped;  /* past the cap: counted as the program's */
+    xpv_hindex tuner; /* kernel name id -> 1: an XLA autotuner kernel */
+} xpv_compile;
+
+/* 1 when a kernel name is one of XLA's autotuner kernels. */
+int xpv_compile_kernel_name(const char *s, size_t len);
+/* Finds the compile windows (host tracks of in) and the compile-time
+ * events of the marked device tracks, with the autotuner kernel names
+ * among k's groups. Reads the store (the capture holds no host spans). */
+int xpv_compile_find(xpv_compile *c, const xpv_analysis_input *in, const xpv_kstats *k,
+                     const uint8_t *device_tracks, xpv_err *err);
+/* 1 when device event ev is compile-time work. Read-only: any thread. */
+int xpv_compile_is(const xpv_compile *c, const xpv_event *ev);
+/* The ps of [start_ps, end_ps) (from base_ns) that compile windows cover. */
+int64_t xpv_compile_overlap_ps(const xpv_compile *c, int64_t base_ns, int64_t start_ps,
+                               int64_t end_ps);
+void xpv_compile_free(xpv_compile *c);
+/* Moves compile-time instances out of k's groups into groups of kind
+ * XPV_KS_COMPILE | kind: whole groups when all their instances are, else
+ * the group is rebuilt from a store scan of its track (launch shapes from
+ * the kernel_details, occupancy and op args). */
+int xpv_kstats_split_compile(xpv_kstats *k, const xpv_analysis_input *in, const xpv_compile *c,
+                             xpv_err *err);
 
 /* ---- kernel_rows.c ---- */
 
@@ -377,6 +431,7 @@ typedef struct {
     int xla_ops_are_work;                   /* TPU: no kernels, XLA ops are the device work */
     const xpv_launches *launches;           /* may be empty */
     const xpv_hindex *collective;           /* from xpv_kstats_classify */
+    const struct xpv_compile *compile;      /* compile windows and work (may be NULL) */
     size_t interval_cap;                    /* intervals held at once before a window is split */
     int64_t joined_by_corr, joined_by_time; /* out */
 } xpv_breakdown_opts;

@@ -27,12 +27,31 @@
 
 #define BATCH_VALUES (2u << 20)
 
-enum { FAM_KERNEL, FAM_MEMCPY, FAM_MEMSET, FAM_XLA_OP, FAM_HLO, FAM_COUNT };
-static const char *const FAMILY_NAME[FAM_COUNT] = {"kernel", "memcpy", "memset", "xla_op",
-                                                   "hlo_category"};
+/* Compile-time work (compile.c) has families of its own, so that the
+ * program's rows and percents leave it out. */
+enum {
+    FAM_KERNEL,
+    FAM_MEMCPY,
+    FAM_MEMSET,
+    FAM_XLA_OP,
+    FAM_HLO,
+    FAM_COMPILE_KERNEL,
+    FAM_COMPILE_MEMCPY,
+    FAM_COMPILE_MEMSET,
+    FAM_COUNT
+};
+static const char *const FAMILY_NAME[FAM_COUNT] = {
+    "kernel",       "memcpy",         "memset",         "xla_op",
+    "hlo_category", "compile_kernel", "compile_memcpy", "compile_memset"};
 
 static int family_of(unsigned kind)
 {
+    if (kind & XPV_KS_COMPILE) {
+        unsigned base = kind & ~XPV_KS_COMPILE;
+        return base == XPV_KIND_KERNEL   ? FAM_COMPILE_KERNEL
+               : base == XPV_KIND_MEMSET ? FAM_COMPILE_MEMSET
+                                         : FAM_COMPILE_MEMCPY;
+    }
     switch (kind) {
     case XPV_KIND_KERNEL:
         return FAM_KERNEL;
@@ -96,7 +115,8 @@ static const char *unit_name(const xpv_kstats *k, const xpv_analysis_input *in, 
         [XPV_KIND_MEMCPY_OTHER] = "Memcpy (other)", [XPV_KIND_MEMSET] = "Memset",
         [XPV_KIND_XLA_OP] = "(unnamed op)",
     };
-    s = g->kind < XPV_KIND_COUNT && fallback[g->kind] ? fallback[g->kind] : "(unnamed)";
+    unsigned kind = g->kind & ~XPV_KS_COMPILE;
+    s = kind < XPV_KIND_COUNT && fallback[kind] ? fallback[kind] : "(unnamed)";
     *len = strlen(s);
     return s;
 }
@@ -173,7 +193,7 @@ static void stats_of(int64_t *v, size_t n, xpv_krow *r)
 /* The category column of the unit whose first group is g (classified). */
 static const char *category_of(const xpv_kgroup *g)
 {
-    switch (g->kind) {
+    switch (g->kind & ~XPV_KS_COMPILE) {
     case XPV_KIND_MEMCPY_H2D:
         return "memcpy_h2d";
     case XPV_KIND_MEMCPY_D2H:
@@ -194,6 +214,7 @@ static const char *category_of(const xpv_kgroup *g)
 static int is_collective_unit(const builder *b, size_t from, size_t to)
 {
     const xpv_kgroup *g = &b->k->g[b->order[from].gi];
+    if (g->kind & XPV_KS_COMPILE) return 0;
     if (g->kind < XPV_KIND_COUNT && g->kind != XPV_KIND_KERNEL && g->kind != XPV_KIND_XLA_OP)
         return 0;
     size_t len;
@@ -546,7 +567,7 @@ static int insert_row(sqlite3_stmt *st, const xpv_kstats *k, const xpv_krow *r, 
         sqlite3_bind_double(st, 12, r->percent);
     else
         sqlite3_bind_null(st, 12);
-    bind_shape(st, k, r, g->kind == XPV_KIND_KERNEL);
+    bind_shape(st, k, r, (g->kind & ~XPV_KS_COMPILE) == XPV_KIND_KERNEL);
     if (r->op)
         sqlite3_bind_int64(st, 18, r->op);
     else

@@ -66,7 +66,7 @@ void xpv_kstats_free(xpv_kstats *k)
     xpv_durs_free(&k->durs);
 }
 
-static uint32_t find_group(xpv_kstats *k, unsigned kind, uint32_t name, uint32_t track, int add)
+uint32_t xpv_kstats_group(xpv_kstats *k, unsigned kind, uint32_t name, uint32_t track, int add)
 {
     uint64_t key = group_key(kind, track, name);
     uint64_t *slot = add ? xpv_hindex_put(&k->index, key, k->n) : xpv_hindex_get(&k->index, key);
@@ -91,11 +91,11 @@ static uint32_t find_group(xpv_kstats *k, unsigned kind, uint32_t name, uint32_t
  * others fall back to the hash lookup. Names past XPV_BY_STRING_MAX always hash. */
 static uint32_t group_by_name(xpv_kstats *k, const xpv_event *ev)
 {
-    if (ev->name >= XPV_BY_STRING_MAX) return find_group(k, ev->kind, ev->name, ev->track, 1);
+    if (ev->name >= XPV_BY_STRING_MAX) return xpv_kstats_group(k, ev->kind, ev->name, ev->track, 1);
     k->by_name = xpv_grow_to_index(k->by_name, &k->nby_name, ev->name, sizeof *k->by_name, 0xFF);
     uint32_t gi = k->by_name[ev->name];
     if (gi != UINT32_MAX && k->g[gi].track == ev->track && k->g[gi].kind == ev->kind) return gi;
-    gi = find_group(k, ev->kind, ev->name, ev->track, 1);
+    gi = xpv_kstats_group(k, ev->kind, ev->name, ev->track, 1);
     k->by_name[ev->name] = gi;
     return gi;
 }
@@ -230,6 +230,32 @@ void xpv_kstats_add(xpv_kstats *k, const xpv_event *ev)
     if (ev->kind == XPV_KIND_KERNEL && ev->launch) note_launch(k, gi, ev->launch);
 }
 
+void xpv_kstats_add_to(xpv_kstats *k, uint32_t gi, const xpv_event *ev)
+{
+    add_value(k, gi, ev->dur_ps);
+    if (ev->kind == XPV_KIND_KERNEL && ev->launch) note_launch(k, gi, ev->launch);
+}
+
+void xpv_kstats_rekey(xpv_kstats *k, uint32_t gi, unsigned kind)
+{
+    xpv_kgroup *g = &k->g[gi];
+    xpv_hindex_del(&k->index, group_key(g->kind, g->track, g->name));
+    g->kind = (uint8_t)kind;
+    *xpv_hindex_put(&k->index, group_key(kind, g->track, g->name), 0) = gi;
+    k->version++;
+}
+
+uint32_t xpv_kstats_renew(xpv_kstats *k, uint32_t gi)
+{
+    xpv_kgroup old = k->g[gi];
+    uint64_t key = group_key(old.kind, old.track, old.name);
+    xpv_hindex_del(&k->index, key);
+    uint32_t ni = xpv_kstats_group(k, old.kind, old.name, old.track, 1);
+    k->g[gi].dropped = 1;
+    k->version++;
+    return ni;
+}
+
 void xpv_kstats_keep_tracks(xpv_kstats *k, unsigned kind, const uint8_t *keep_tracks)
 {
     for (size_t i = 0; i < k->n; i++)
@@ -252,7 +278,7 @@ static int link_visit(void *ctx, const xpv_event *ev, int64_t block_id, uint32_t
     (void)block_id, (void)index;
     link_ctx *c = ctx;
     if (ev->kind != XPV_KIND_KERNEL || ev->dur_ps < 0 || ev->corr < 0) return 0;
-    uint32_t gi = find_group(c->k, ev->kind, ev->name, ev->track, 0);
+    uint32_t gi = xpv_kstats_group(c->k, ev->kind, ev->name, ev->track, 0);
     if (gi == UINT32_MAX || c->k->g[gi].ops_from_reader) return 0;
     const xpv_launch_rec *r = xpv_launches_find(c->l, ev->corr, &c->hint);
     if (r && r->op) {
@@ -316,7 +342,8 @@ static int hlo_visit(void *ctx, const xpv_event *ev, int64_t block_id, uint32_t 
             s = a->text, len = a->len;
         if (!s || !len) return 0;
         uint32_t name = category_index(c->k, s, len);
-        add_value(c->k, find_group(c->k, XPV_KS_HLO_CATEGORY, name, ev->track, 1), ev->dur_ps);
+        add_value(c->k, xpv_kstats_group(c->k, XPV_KS_HLO_CATEGORY, name, ev->track, 1),
+                  ev->dur_ps);
         return 0;
     }
     return 0;

@@ -22,6 +22,10 @@
  *   - host_ps = duration - the union over all devices: the part of the step
  *     in which no device is busy (host-side time: launch overhead, input,
  *     Python). The same value on every row of a step.
+ *   - compile_ps: the part of the step window that host compile spans cover
+ *     (compile.c; same on every row); autotune_ps: the device time of
+ *     compile-time work (autotuning), counted there and in no other
+ *     category (it still makes the device busy for idle and host_ps).
  * Tracks without a device id count in the combined row only.
  *
  * One full scan of the device tracks of the event store assigns each event
@@ -37,7 +41,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { C_COMPUTE, C_COLLECTIVE, C_H2D, C_D2H, C_D2D, C_OTHER, C_MEMSET, C_COUNT };
+/* C_COMPILE: compile-time device work (autotuning), apart from the others */
+enum { C_COMPUTE, C_COLLECTIVE, C_H2D, C_D2H, C_D2D, C_OTHER, C_MEMSET, C_COMPILE, C_COUNT };
 
 typedef struct {
     int64_t cat[C_COUNT];
@@ -108,6 +113,7 @@ static int is_collective(bd_ctx *c, unsigned kind, uint32_t name)
 static int category(bd_ctx *c, const xpv_event *ev)
 {
     if (ev->dur_ps <= 0) return -1; /* no time to count */
+    if (c->o->compile && xpv_compile_is(c->o->compile, ev)) return C_COMPILE;
     switch (ev->kind) {
     case XPV_KIND_MEMCPY_H2D:
         return C_H2D;
@@ -351,7 +357,7 @@ static void assign_slots(bd_ctx *c)
 }
 
 static int write_row(bd_ctx *c, sqlite3_stmt *st, const xpv_step *s, int device, const acc *a,
-                     int64_t host_ps, xpv_err *err)
+                     const int64_t host_compile[2], xpv_err *err)
 {
     size_t len;
     const char *name = c->in->string(c->in->string_ctx, s->name, &len);
@@ -364,10 +370,12 @@ static int write_row(bd_ctx *c, sqlite3_stmt *st, const xpv_step *s, int device,
     sqlite3_bind_int64(
         st, 5, xpv_sat_add_i64(s->start_ps, xpv_ps_since(steps->profile_base_ns, steps->base_ns)));
     sqlite3_bind_int64(st, 6, dur);
-    for (int i = 0; i < C_COUNT; i++)
+    for (int i = 0; i < C_COMPILE; i++)
         sqlite3_bind_int64(st, 7 + i, a->cat[i]);
     sqlite3_bind_int64(st, 14, dur - a->busy);
-    sqlite3_bind_int64(st, 15, host_ps);
+    sqlite3_bind_int64(st, 15, host_compile[0]);
+    sqlite3_bind_int64(st, 16, host_compile[1]);
+    sqlite3_bind_int64(st, 17, a->cat[C_COMPILE]);
     int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : xpv_db_error(err, c->in->db);
     sqlite3_reset(st);
     return rc;
@@ -379,19 +387,23 @@ static int write_rows(bd_ctx *c, xpv_err *err)
     if (sqlite3_prepare_v2(c->in->db,
                            "INSERT INTO steps(profile_id, step, name, device, start_ps,"
                            " duration_ps, compute_ps, collective_ps, memcpy_h2d_ps, memcpy_d2h_ps,"
-                           " memcpy_d2d_ps, memcpy_other_ps, memset_ps, idle_ps, host_ps)"
-                           " VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15)",
+                           " memcpy_d2d_ps, memcpy_other_ps, memset_ps, idle_ps, host_ps,"
+                           " compile_ps, autotune_ps)"
+                           " VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17)",
                            -1, &st, NULL) != SQLITE_OK)
         return xpv_db_error(err, c->in->db);
     int rc = 0;
     for (size_t k = 0; k < c->o->steps->n && rc == 0; k++) {
         const xpv_step *s = &c->o->steps->v[k];
         const acc *row = &c->per_step[k * (c->nslots + 1)];
-        int64_t host_ps = (s->end_ps - s->start_ps) - row[c->nslots].busy;
+        int64_t hc[2] = {(s->end_ps - s->start_ps) - row[c->nslots].busy, 0};
+        if (c->o->compile)
+            hc[1] =
+                xpv_compile_overlap_ps(c->o->compile, c->o->steps->base_ns, s->start_ps, s->end_ps);
         for (size_t slot = 0; slot < c->nslots && rc == 0; slot++)
             if (c->slot_device[slot] >= 0)
-                rc = write_row(c, st, s, c->slot_device[slot], &row[slot], host_ps, err);
-        if (rc == 0) rc = write_row(c, st, s, -1, &row[c->nslots], host_ps, err);
+                rc = write_row(c, st, s, c->slot_device[slot], &row[slot], hc, err);
+        if (rc == 0) rc = write_row(c, st, s, -1, &row[c->nslots], hc, err);
     }
     sqlite3_finalize(st);
     return rc;

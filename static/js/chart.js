@@ -14,9 +14,12 @@ export const CATEGORIES = [
   { key: 'collective', label: 'Collectives', color: '--c-collective' },
   { key: 'memcpy', label: 'Memcpy', color: '--c-memcpy' },
   { key: 'memset', label: 'Memset', color: '--c-memset' },
+  { key: 'autotune', label: 'Autotuning', color: '--c-autotune' },
   { key: 'idle', label: 'Idle', color: '--c-idle' },
+  { key: 'compile', label: 'Compile', color: '--c-compile' },
   { key: 'host', label: 'Host', color: '--c-host' },
 ];
+const DEVICE_KEYS = ['compute', 'collective', 'memcpy', 'memset', 'autotune'];
 
 function s(tag, attrs, ...kids) {
   const el = document.createElementNS(SVG, tag);
@@ -42,7 +45,9 @@ export function stepParts(st) {
     collective: st.collective_us ?? null,
     memcpy,
     memset: st.memset_us ?? null,
+    autotune: st.autotune_us ?? null,
     idle: st.idle_us ?? null,
+    compile: st.compile_us ?? null,
     host: st.host_us ?? null,
   };
 }
@@ -57,26 +62,30 @@ function sumKnown(vals) {
 // idle = duration - union of busy time and host = time with no device busy.
 // So the busy part (duration - idle) is split in proportion to compute,
 // collectives, memcpy and memset; the rest is host time (no device busy)
-// and idle (this device waits while another runs). The tooltip shows the
-// API's own numbers.
+// and idle (this device waits while another runs). Compilation inside the
+// step (host compile spans, while the device mostly waits) is shown as the
+// part of host time it covers; autotuning is device work. The tooltip shows
+// the API's own numbers.
 export function stepSegments(st) {
   const p = stepParts(st);
   const dur = st.duration_us || 0;
-  const device = (p.compute || 0) + (p.collective || 0) + (p.memcpy || 0) + (p.memset || 0);
-  const seg = { compute: 0, collective: 0, memcpy: 0, memset: 0, idle: 0, host: 0, other: 0 };
+  const device = DEVICE_KEYS.reduce((a, k) => a + (p[k] || 0), 0);
+  const seg = { compute: 0, collective: 0, memcpy: 0, memset: 0, autotune: 0, idle: 0, compile: 0, host: 0, other: 0 };
   if (p.idle === null && p.host === null) {
     // No idle figure: stack what is known, capped at the duration.
     const scale = device > dur && device > 0 ? dur / device : 1;
-    for (const k of ['compute', 'collective', 'memcpy', 'memset']) seg[k] = (p[k] || 0) * scale;
+    for (const k of DEVICE_KEYS) seg[k] = (p[k] || 0) * scale;
     seg.other = Math.max(0, dur - device * scale);
     return seg;
   }
   const idle = Math.min(dur, Math.max(0, p.idle ?? p.host ?? 0));
   const busy = dur - idle;
-  if (device > 0) for (const k of ['compute', 'collective', 'memcpy', 'memset']) seg[k] = ((p[k] || 0) / device) * busy;
+  if (device > 0) for (const k of DEVICE_KEYS) seg[k] = ((p[k] || 0) / device) * busy;
   else seg.other = busy;
-  seg.host = Math.min(idle, Math.max(0, p.host ?? idle));
-  seg.idle = idle - seg.host;
+  const host = Math.min(idle, Math.max(0, p.host ?? idle));
+  seg.compile = Math.min(host, Math.max(0, p.compile || 0));
+  seg.host = host - seg.compile;
+  seg.idle = idle - host;
   return seg;
 }
 
@@ -190,7 +199,8 @@ export function stepChart(container, steps, { onSelect, height = 260, maxUs = 0 
       h(
         'div.muted',
         { style: { marginTop: '4px', maxWidth: '260px', whiteSpace: 'normal' } },
-        'Device categories add up over streams and devices; host = no device busy.',
+        'Device categories add up over streams and devices; host = no device busy; compile = host' +
+          ' compile spans (the bar shows the part of host time they cover).',
       ),
       onSelect ? h('div.muted', { style: { marginTop: '2px' } }, 'Click to open this step in the timeline') : null,
     );

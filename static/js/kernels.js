@@ -2,7 +2,10 @@
 // table with every column of /api/profiles/{id}/kernels, a device selector,
 // CSV download and a top-N chart of total time. Unknown values (null) show
 // as "—", never 0. Each numeric cell keeps the API's raw value in
-// data-value, so what is shown can be checked against the API.
+// data-value, so what is shown can be checked against the API. The device
+// work of compilation inside the capture (XLA autotuning) is left out unless
+// "Include compile-time kernels" is checked; the summary says how much
+// there is either way, and with it checked those rows are marked.
 
 import { api } from './api.js';
 import { h, fmtUs, fmtPct, fmtCount, fmtDims, fmtDur, deviceLabel, deviceId, isKnown, UNKNOWN } from './format.js';
@@ -59,6 +62,7 @@ export function mount(view, { id, profile, params, notify }) {
   let ctrl = null;
   let kernels = null;
   let kernelTime = null;
+  let compileInfo = null;
   let sortKey = params.get('sort') || 'total_us';
   let sortDesc = true;
   let limit = PAGE_ROWS;
@@ -100,6 +104,11 @@ export function mount(view, { id, profile, params, notify }) {
       renderTable();
     },
   });
+  const compileBox = h('input', {
+    type: 'checkbox',
+    checked: params.get('compile') === 'include',
+    onchange: () => load(),
+  });
   const csv = h('a.btn', { href: api.kernelsCsvUrl(id, {}), download: 'kernels.csv' }, 'Download CSV');
   const summary = h('span.sub', { 'aria-live': 'polite' }, '\u00a0');
   const chartBox = h('div.chart', { style: { minHeight: `${TOP_N * 19 + 4}px` } });
@@ -115,6 +124,12 @@ export function mount(view, { id, profile, params, notify }) {
         h('div.grow', null, h('h1', null, 'Kernels'), summary),
         h('label.inline', null, 'Show', kindSel),
         h('label.inline', null, 'Device', deviceSel),
+        h(
+          'label.inline',
+          { title: 'Kernels, copies and memsets XLA ran while compiling (GEMM autotuning) inside the capture' },
+          compileBox,
+          'Include compile-time kernels',
+        ),
         filter,
         csv,
       ),
@@ -134,16 +149,18 @@ export function mount(view, { id, profile, params, notify }) {
     ctrl = new AbortController();
     const device = deviceSel.value;
     const kind = kindSel.value;
-    csv.href = api.kernelsCsvUrl(id, { device, kind });
+    const compile = compileBox.checked ? 'include' : '';
+    csv.href = api.kernelsCsvUrl(id, { device, kind, compile });
     tableBox.setAttribute('aria-busy', 'true');
     if (!kernels)
       tableBox.replaceChildren(
         ...Array.from({ length: 6 }, () => h('div.skeleton', { style: { height: '22px', margin: '12px' } })),
       );
     try {
-      const res = await api.kernels(id, { device, kind }, { signal: ctrl.signal });
+      const res = await api.kernels(id, { device, kind, compile }, { signal: ctrl.signal });
       kernels = res.kernels || [];
       kernelTime = res.kernel_time_us;
+      compileInfo = res.compile || null;
       if (!kind && res.kind) kindSel.options[0].textContent = `Default (${res.kind.replace('_', ' ')})`;
       if (!devicesListed && Array.isArray(res.devices)) {
         devicesListed = true;
@@ -218,8 +235,16 @@ export function mount(view, { id, profile, params, notify }) {
     }
     const rows = sorted();
     const launches = kernels.reduce((a, k) => a + (k.count || 0), 0);
+    const c = compileInfo;
+    const compileText =
+      c && c.rows > 0
+        ? c.included
+          ? ` · ${fmtDur(c.us)} of it compile-time (${fmtCount(c.count)} launches, marked)`
+          : ` · ${fmtDur(c.us)} of compile-time kernels (${fmtCount(c.count)} launches) left out`
+        : '';
     summary.textContent =
       `${fmtCount(kernels.length)} kernels · ${fmtCount(launches)} launches · ${fmtDur(kernelTime)} kernel time` +
+      compileText +
       (rows.length !== kernels.length ? ` · ${fmtCount(rows.length)} match the filter` : '');
     const thead = h(
       'thead',
@@ -263,7 +288,10 @@ export function mount(view, { id, profile, params, notify }) {
       tbody.append(
         h(
           'tr',
-          { dataset: { name: k.name } },
+          {
+            dataset: k.compile ? { name: k.name, compile: '' } : { name: k.name },
+            title: k.compile ? 'Compile-time: ran while XLA compiled (autotuning), not by the program' : undefined,
+          },
           COLUMNS.map((c) => {
             const v = k[c.key];
             const text = kernelCellText(c, k);

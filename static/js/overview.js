@@ -1,5 +1,6 @@
 // overview.js — one profile at a glance: its findings (findings.js), summary cards (step time average and
-// median, slowest step, device busy %, top kernel, kernel count), the step
+// median, slowest step, device busy %, top kernel, kernel count; compilation inside steps and the
+// compile-time kernels the kernel figures leave out are named on them), the step
 // chart stacked by category with the step-marker source, the top kernels and
 // the profile's facts. Cards and chart have reserved sizes so nothing jumps.
 
@@ -98,7 +99,18 @@ export function mount(view, { id, profile }) {
       const durs = steps.map((s) => s.duration_us).filter(isKnown);
       const avg = durs.reduce((a, b) => a + b, 0) / durs.length;
       const slowest = steps.reduce((a, b) => ((b.duration_us || 0) > (a.duration_us || 0) ? b : a));
-      setCard(cards, 0, fmtDur(avg), `${steps.length} steps`);
+      const compiled = steps.filter((st) => (st.compile_us || 0) > 0);
+      const compileUs = compiled.reduce((a, st) => a + st.compile_us, 0);
+      setCard(
+        cards,
+        0,
+        fmtDur(avg),
+        compiled.length
+          ? `${steps.length} steps · ${fmtDur(compileUs)} compiling in step${compiled.length === 1 ? '' : 's'} ${compiled
+              .map((st) => st.step)
+              .join(', ')}`
+          : `${steps.length} steps`,
+      );
       setCard(cards, 1, fmtDur(median(durs)), `min ${fmtDur(Math.min(...durs))} · max ${fmtDur(Math.max(...durs))}`);
       setCard(
         cards,
@@ -143,7 +155,8 @@ export function mount(view, { id, profile }) {
         true,
       );
       const launches = ks.reduce((a, k) => a + (k.count || 0), 0);
-      setCard(cards, 5, fmtCount(ks.length), `${fmtCount(launches)} launches · ${fmtDur(res.kernel_time_us)} total`);
+      const left = res.compile && res.compile.us > 0 ? ` · ${fmtDur(res.compile.us)} of compile-time kernels left out` : '';
+      setCard(cards, 5, fmtCount(ks.length), `${fmtCount(launches)} launches · ${fmtDur(res.kernel_time_us)} total${left}`);
       const items = ks.slice(0, 10).map((k) => ({
         label: k.name,
         value: k.total_us,
