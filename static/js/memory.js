@@ -63,8 +63,9 @@ function showProfile(main, ans, id, profile, want, signal) {
   const all = ans.allocators;
   const chosen = all.find((a) => a.name === want) || all.find((a) => a.name === ans.peak_allocator) || all[0];
   const pick = h(
-    'select#memory-allocator',
+    'select',
     {
+      id: 'memory-allocator',
       'aria-label': 'Allocator',
       onchange: () => {
         const a = all.find((x) => x.name === pick.value);
