@@ -11,7 +11,7 @@
 #include "http.h"
 #include "server_state.h"
 
-#define XPV_ROUTE_MAX_PARAMS 8
+#define XPV_ROUTE_MAX_PARAMS 12
 #define XPV_ROUTE_MAX_CAPTURES 4
 #define XPV_ROUTE_MAX_LIST 4096 /* items of a list parameter */
 

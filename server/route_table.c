@@ -100,8 +100,6 @@ static const xpv_route_param search_params[] = {
      .error = "offset must be a number from 0 to " STR(XPV_SEARCH_MAX_OFFSET)},
     {.name = "q", .kind = XPV_PARAM_TEXT, .max = 256},
     END};
-static const xpv_route_param tool_params[] = {
-    FORMAT, {.name = "hosts", .kind = XPV_PARAM_ENUM, .choices = "all|one"}, END};
 /* The memory and HLO routes share one check of q and module, each
  * answer using the one it needs (if any). */
 #define MODULE_Q(fl)                                                                               \
@@ -114,10 +112,29 @@ static const xpv_route_param tool_params[] = {
         .name = "module", .kind = XPV_PARAM_TEXT, .max = 1024, .flags = (fl),                      \
         .error = "q or module is too long"                                                         \
     }
-static const xpv_route_param memory_params[] = {MODULE_Q(XPV_PARAM_UNUSED),
-                                                MODULE(XPV_PARAM_UNUSED), END};
-static const xpv_route_param viewer_params[] = {MODULE_Q(XPV_PARAM_UNUSED), MODULE(0), END};
-static const xpv_route_param hlo_params[] = {MODULE_Q(0), MODULE(XPV_PARAM_UNUSED), END};
+/* XProf's names for a module: module_name "jit_train_step(18566)", or its
+ * program_id 18566 (a 64-bit fingerprint on TPU: text, not an int64). */
+#define MODULE_ALIASES(fl)                                                                         \
+    {.name = "module_name",                                                                        \
+     .kind = XPV_PARAM_TEXT,                                                                       \
+     .max = 1024,                                                                                  \
+     .flags = (fl),                                                                                \
+     .error = "module_name is too long"},                                                          \
+    {                                                                                              \
+        .name = "program_id", .kind = XPV_PARAM_TEXT, .max = 20, .flags = (fl),                    \
+        .error = "program_id is too long"                                                          \
+    }
+static const xpv_route_param memory_params[] = {
+    MODULE_Q(XPV_PARAM_UNUSED), MODULE(XPV_PARAM_UNUSED), MODULE_ALIASES(XPV_PARAM_UNUSED), END};
+static const xpv_route_param viewer_params[] = {MODULE_Q(XPV_PARAM_UNUSED), MODULE(0),
+                                                MODULE_ALIASES(0), END};
+static const xpv_route_param hlo_params[] = {MODULE_Q(0), MODULE(0), MODULE_ALIASES(0), END};
+static const xpv_route_param tool_params[] = {
+    FORMAT,
+    {.name = "hosts", .kind = XPV_PARAM_ENUM, .choices = "all|one"},
+    {.name = "module", .kind = XPV_PARAM_TEXT, .max = 1024, .error = "module is too long"},
+    MODULE_ALIASES(0),
+    END};
 static const xpv_route_param compare_params[] = {{.name = "a",
                                                   .kind = XPV_PARAM_ID,
                                                   .flags = XPV_PARAM_REQUIRED,
@@ -133,16 +150,20 @@ static const xpv_route_param tb_run_tools_params[] = {
 static const xpv_route_param tb_hosts_params[] = {
     TB_TEXT("run", XPV_PARAM_REQUIRED, "hosts needs run"), TB_TEXT("tag", 0, NULL), END};
 #define TB_SCOPE TB_TEXT("host", 0, NULL), TB_TEXT("hosts", 0, NULL)
+/* memory_viewer's module, as XProf's frontend names it (or as ours does) */
+#define TB_MODULE                                                                                  \
+    TB_TEXT("module_name", 0, NULL), TB_TEXT("program_id", 0, NULL), TB_TEXT("module", 0, NULL)
 static const xpv_route_param tb_data_params[] = {
     TB_TEXT("run", XPV_PARAM_REQUIRED, "data needs run and tag"),
     TB_TEXT("tag", XPV_PARAM_REQUIRED, "data needs run and tag"),
     TB_SCOPE,
+    TB_MODULE,
     TB_MS("start_time_ms"),
     TB_MS("end_time_ms"),
     END};
 static const xpv_route_param tb_data_csv_params[] = {
     TB_TEXT("run", XPV_PARAM_REQUIRED, "data needs run and tag"),
-    TB_TEXT("tag", XPV_PARAM_REQUIRED, "data needs run and tag"), TB_SCOPE, END};
+    TB_TEXT("tag", XPV_PARAM_REQUIRED, "data needs run and tag"), TB_SCOPE, TB_MODULE, END};
 static const xpv_route_param tb_module_list_params[] = {
     TB_TEXT("run", XPV_PARAM_REQUIRED, "module_list needs run"), TB_SCOPE, END};
 

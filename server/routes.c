@@ -127,8 +127,9 @@ void xpv_routes_tool(xpv_route_req *q, xpv_reply *r)
 {
     const char *format = xpv_route_text(q, "format"), *hosts = xpv_route_text(q, "hosts");
     int csv = format && strcmp(format, "csv") == 0, all = hosts && strcmp(hosts, "all") == 0;
-    int status = xpv_api_profile_tool(
-        q->db, q->id, q->rest, all, csv ? XPV_TOOL_CSV : XPV_TOOL_JSON, q->s->hlo_cache, &r->body);
+    xpv_tool_scope sc = {&q->id, 1, q->s->hlo_cache, xpv_routes_module(q)};
+    int status = xpv_api_profile_tool(q->db, q->rest, &sc, all, csv ? XPV_TOOL_CSV : XPV_TOOL_JSON,
+                                      &r->body);
     xpv_reply_json(r, status);
     if (status == 200 && csv) r->content_type = "text/csv; charset=utf-8";
 }
@@ -228,20 +229,29 @@ void xpv_routes_memory_profile(xpv_route_req *q, xpv_reply *r)
     xpv_reply_json(r, xpv_api_memory_profile(q->db, q->id, &r->body));
 }
 
+const char *xpv_routes_module(xpv_route_req *q)
+{
+    static const char *const NAMES[] = {"module", "module_name", "program_id"};
+    for (size_t i = 0; i < sizeof NAMES / sizeof NAMES[0]; i++) {
+        const char *m = xpv_route_text(q, NAMES[i]);
+        if (m && *m) return m;
+    }
+    return NULL;
+}
+
 /* A module is named as the profile names it ("jit_dot(79)"), by program
  * id, or by its HLO name. */
 void xpv_routes_memory_viewer(xpv_route_req *q, xpv_reply *r)
 {
-    const char *module = xpv_route_text(q, "module");
-    xpv_reply_json(
-        r, xpv_api_memory_viewer(q->db, q->id, module && *module ? module : NULL, &r->body));
+    xpv_reply_json(r, xpv_api_memory_viewer(q->db, q->id, xpv_routes_module(q), &r->body));
 }
 
-/* /hlo lists the modules, /hlo/{module}?q= answers one. */
+/* /hlo lists the modules, /hlo/{module}?q= (or /hlo?module=) answers one. */
 void xpv_routes_hlo(xpv_route_req *q, xpv_reply *r)
 {
-    xpv_reply_json(r, xpv_api_hlo_module(q->db, q->id, *q->rest ? q->rest : NULL,
-                                         xpv_route_text(q, "q"), q->s->hlo_cache, &r->body));
+    const char *module = *q->rest ? q->rest : xpv_routes_module(q);
+    xpv_reply_json(r, xpv_api_hlo_module(q->db, q->id, module, xpv_route_text(q, "q"),
+                                         q->s->hlo_cache, &r->body));
 }
 
 /* /api/compare?a=ID&b=ID: ids as everywhere ("latest" included); the

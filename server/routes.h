@@ -32,6 +32,9 @@ void xpv_routes_tool(xpv_route_req *q, xpv_reply *r);
 void xpv_routes_memory_profile(xpv_route_req *q, xpv_reply *r);
 void xpv_routes_memory_viewer(xpv_route_req *q, xpv_reply *r);
 void xpv_routes_hlo(xpv_route_req *q, xpv_reply *r);
+/* The compiled module a request names: module=, or XProf's module_name=
+ * ("jit_train_step(18566)") or program_id= (18566); NULL when none. */
+const char *xpv_routes_module(xpv_route_req *q);
 void xpv_routes_compare(xpv_route_req *q, xpv_reply *r);
 /* The 404 of a path under /api/ that names no route. */
 void xpv_routes_not_found(xpv_route_req *q, xpv_reply *r);

@@ -68,7 +68,7 @@ static void data(xpv_route_req *q, int csv, xpv_reply *r)
             xpv_trace_stream_reply(q->s, q->c, ids ? ids[0] : id, 0, w.b_ns > w.a_ns ? &w : NULL,
                                    r);
     } else {
-        xpv_tool_scope sc = {ids ? ids : &id, n, q->s->hlo_cache};
+        xpv_tool_scope sc = {ids ? ids : &id, n, q->s->hlo_cache, xpv_routes_module(q)};
         int status =
             xpv_api_tool(q->db, tag, &sc, csv ? XPV_TOOL_CSV : XPV_TOOL_DATATABLE, &r->body);
         xpv_reply_json(r, status);

@@ -113,12 +113,17 @@ static void pageable(const xpv_fctx *c, xpv_findings *out)
     char d[32];
     xpv_finding *f =
         xpv_findings_add(out, "pageable_memory", XPV_SEV_INFO, (double)c->pageable_n, "copies", 1);
-    xpv_finding_title(f, "%lld copies from or to pageable memory (%s)", (long long)c->pageable_n,
-                      xpv_findings_dur(c->pageable_time, d, sizeof d));
+    /* named when every copy has one name (the usual one H2D copy a step) */
+    unsigned used = c->pageable_used;
+    int one = used && !(used & (used - 1)) && c->pageable_longest >= 0;
+    const char *name = c->pageable_longest >= 0 ? c->pageable_text[c->pageable_longest] : "";
+    xpv_finding_title(f, "%lld copies from or to pageable memory (%s)%s%s",
+                      (long long)c->pageable_n, xpv_findings_dur(c->pageable_time, d, sizeof d),
+                      one ? ": " : "", one ? name : "");
     xpv_finding_explain(f, "A copy from pageable host memory is staged through a pinned buffer"
                            " and cannot overlap compute; pin the memory (pin_memory=True).");
     xpv_finding_evidence(f, c->pageable_ev.start, c->pageable_ev.end, &c->pageable_ev,
-                         "the longest pageable copy: %s",
+                         "the longest pageable copy%s%s: %s", *name ? ", " : "", name,
                          xpv_findings_dur(c->pageable_ev.end - c->pageable_ev.start, d, sizeof d));
 }
 

@@ -29,6 +29,8 @@ enum {
 
 enum { XPV_SEV_INFO = 0, XPV_SEV_WARNING = 1, XPV_SEV_CRITICAL = 2 };
 
+#define XPV_FPAGEABLE_NAMES 4
+
 /* An event of the store, for evidence. */
 typedef struct {
     int set;
@@ -119,6 +121,13 @@ typedef struct {
     size_t nblame;
     int64_t pageable_n, pageable_time;
     xpv_fref pageable_ev;
+    /* the pageable copies' names (Kineto's "Memcpy HtoD (Pageable ->
+     * Device)"), the first XPV_FPAGEABLE_NAMES of the profile's strings:
+     * which the copies used (bits), which the longest (-1: another) */
+    uint32_t pageable_id[XPV_FPAGEABLE_NAMES];
+    char pageable_text[XPV_FPAGEABLE_NAMES][80];
+    int npageable_names, pageable_longest;
+    unsigned pageable_used;
     uint32_t hot_name[XPV_FHOT];
     char hot_label[XPV_FHOT][200];
     int64_t hot_ps[XPV_FHOT];

@@ -15,6 +15,7 @@
 #include "../../store/event_store.h"
 #include "../../store/strings.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -101,6 +102,11 @@ static int classify_cursor(xpv_fctx *c, xpv_store_cursor *cur, xpv_err *err)
         if (!v.s || id <= 0 || id > UINT32_MAX) continue;
         uint8_t k = xpv_findings_name_class(v.s, v.n);
         if (!k) continue;
+        if ((k & XPV_FN_PAGEABLE) && c->npageable_names < XPV_FPAGEABLE_NAMES) {
+            int i = c->npageable_names++;
+            c->pageable_id[i] = (uint32_t)id;
+            snprintf(c->pageable_text[i], sizeof c->pageable_text[i], "%.*s", (int)v.n, v.s);
+        }
         c->cls = xpv_grow_to_index(c->cls, &c->ncls, (size_t)id, 1, 0);
         c->cls[id] = k;
     }
@@ -204,6 +210,12 @@ static int host_visit(void *ctx, const xpv_event *ev, int64_t block, uint32_t in
     int64_t s = rel_ps(c, ev);
     if (device_of(c, ev->track) >= 0) { /* only copies come this far */
         if (!(k & XPV_FN_PAGEABLE)) return 0;
+        int which = -1;
+        for (int i = 0; i < c->npageable_names; i++)
+            if (c->pageable_id[i] == ev->name) which = i;
+        c->pageable_used |= which >= 0 ? 1u << which : 1u << XPV_FPAGEABLE_NAMES;
+        if (!c->pageable_ev.set || ev->dur_ps > c->pageable_ev.end - c->pageable_ev.start)
+            c->pageable_longest = which;
         c->pageable_n++;
         c->pageable_time += ev->dur_ps;
         xpv_fref_longest(&c->pageable_ev, s, s + ev->dur_ps, block, index);

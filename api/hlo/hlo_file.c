@@ -5,6 +5,7 @@
  */
 #define _GNU_SOURCE
 #include "hlo_file.h"
+#include "hlo_ops.h"
 #include "../api_util.h"
 #include "../../store/profiles.h"
 
@@ -65,6 +66,22 @@ static int map_file(const file_row *fr, xpv_hlo_file *f, xpv_err *err)
     return 0;
 }
 
+/* A blob's program_id is its metadata id. Old JAX wrote the program id
+ * there too, but newer JAX numbers the metadata 1, 2, ... and keeps the
+ * program id (the one device events carry, `jit_train_step(18566)`) only in
+ * the name: the name's number wins, the metadata id stays where the name
+ * has none. */
+static void name_program_ids(xpv_hlo_file *f)
+{
+    for (size_t i = 0; i < f->n; i++) {
+        xpv_hlo_blob *b = &f->blobs[i];
+        size_t len;
+        uint64_t prog;
+        if (b->name.p && xpv_hlo_module_split(b->name.p, b->name.n, &len, &prog))
+            b->program_id = prog;
+    }
+}
+
 int xpv_hlo_file_open(sqlite3 *db, int64_t id, xpv_hlo_file *f, xpv_err *err)
 {
     memset(f, 0, sizeof *f);
@@ -81,6 +98,7 @@ int xpv_hlo_file_open(sqlite3 *db, int64_t id, xpv_hlo_file *f, xpv_err *err)
         xpv_hlo_file_close(f);
         return 0;
     }
+    name_program_ids(f);
     return 1;
 }
 
@@ -115,7 +133,7 @@ xpv_hlo_str xpv_hlo_file_module_name(const xpv_hlo_file *f, const xpv_hlo_blob *
     return s;
 }
 
-/* 1 when module is "<HloModule name>(<metadata id>)" of blob b: the name
+/* 1 when module is "<HloModule name>(<program id>)" of blob b: the name
  * module_list gives a blob whose metadata name carries no program id. */
 static int is_named_with_id(const xpv_hlo_file *f, const xpv_hlo_blob *b, const char *module)
 {

@@ -26,7 +26,9 @@
 typedef struct {
     void *map;
     size_t size;
-    xpv_hlo_blob *blobs; /* the Hlo Proto stats, in metadata order */
+    xpv_hlo_blob *blobs; /* the Hlo Proto stats, in metadata order; each
+                          * program_id the one its name gives, "(18566)",
+                          * or else its metadata id */
     size_t n;
 } xpv_hlo_file;
 
@@ -36,7 +38,7 @@ typedef struct {
 int xpv_hlo_file_open(sqlite3 *db, int64_t id, xpv_hlo_file *f, xpv_err *err);
 void xpv_hlo_file_close(xpv_hlo_file *f);
 /* The module named `module`: its metadata name ("jit_dot(79)"), its
- * program id in decimal ("79"), its HloModule name and metadata id
+ * program id in decimal ("79"), its HloModule name and program id
  * ("jit_dot(79)" for a metadata name without one), or its HloModule name
  * when one module has it. NULL when none. */
 const xpv_hlo_blob *xpv_hlo_file_find(const xpv_hlo_file *f, const char *module);

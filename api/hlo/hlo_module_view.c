@@ -208,7 +208,7 @@ static int put_module(void *ctx, const xpv_hlo_file *f, const xpv_hlo_blob *bl, 
     xpv_err err = {{0}};
     if (xpv_hlo_file_decode(f, bl, &m, &err) != 0) return xpv_api_error(out, 422, "%s", err.msg);
     xpv_hlo_ops ops = {0};
-    xpv_tool_scope s = {&id, 1, cache};
+    xpv_tool_scope s = {.ids = &id, .n = 1, .hlo_cache = cache};
     int has_ops =
         xpv_hlo_ops_has_data(db, &s, 0, &err) == 1 && xpv_hlo_ops_collect(db, &s, &ops, &err) == 0;
     op_index ix;

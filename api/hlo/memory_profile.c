@@ -14,7 +14,8 @@
  * In use is the stat the event carries; an allocator whose events do not
  * all carry it is replayed from the block sizes, from 0 at the first event
  * (in_use_source "replay": relative to what was in use before the capture).
- * The peak is the first event where in use is highest. The allocations
+ * The peak is the first event where in use is highest; allocators are
+ * listed highest peak first. The allocations
  * live at the peak are those allocated in the capture and not yet freed
  * (matched by address); what was in use before the capture is
  * unattributed, never guessed. A value an event does not carry is null.
@@ -27,6 +28,7 @@
 #include "../../store/steps.h"
 #include "../../store/strings.h"
 
+#include <assert.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
@@ -512,20 +514,42 @@ static void put_live(xpv_buf *b, const scan *s, const series *a)
 
 /* ---- answers ---- */
 
-/* Calls fn for each allocator's series; stops at a non-zero return. */
+typedef struct {
+    series a;
+    const allocator *al;
+} ranked;
+
+/* Highest peak first (the allocator a page opens on, XProf's default
+ * memory id), then by name: an order that does not hang on the file's. */
+static int by_peak(const void *pa, const void *pb)
+{
+    const ranked *x = pa, *y = pb;
+    int64_t px = x->a.in_use[x->a.peak], py = y->a.in_use[y->a.peak];
+    if (px != py) return px > py ? -1 : 1;
+    return strcmp(x->al->name, y->al->name);
+}
+
+/* Calls fn for each allocator's series, highest peak first. */
 static void each_series(const scan *s, void (*fn)(void *, const allocator *, const series *),
                         void *ctx)
 {
+    ranked *all = xpv_xmalloc((s->nal ? s->nal : 1) * sizeof *all);
+    size_t n = 0;
     for (size_t i = 0; i < s->n;) {
         size_t j = i;
         while (j < s->n && s->r[j].alloc == s->r[i].alloc)
             j++;
-        series a;
-        series_init(&a, &s->r[i], j - i);
-        fn(ctx, &s->al[s->r[i].alloc], &a);
-        free(a.in_use);
+        assert(n < s->nal);
+        series_init(&all[n].a, &s->r[i], j - i);
+        all[n++].al = &s->al[s->r[i].alloc];
         i = j;
     }
+    qsort(all, n, sizeof *all, by_peak);
+    for (size_t i = 0; i < n; i++) {
+        fn(ctx, all[i].al, &all[i].a);
+        free(all[i].a.in_use);
+    }
+    free(all);
 }
 
 typedef struct {

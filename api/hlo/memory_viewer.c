@@ -411,7 +411,8 @@ int xpv_api_memory_viewer(sqlite3 *db, int64_t id, const char *module, xpv_buf *
     return xpv_hlo_file_answer(db, id, module, &a, out);
 }
 
-/* ---- the tool: one row per module ---- */
+/* ---- the tool: one row per module (the scope's module alone when it
+ * names one) ---- */
 
 static const xpv_table_col COLS[] = {
     {"module", "Module", XPV_COL_STRING},
@@ -427,11 +428,24 @@ static const xpv_table_col COLS[] = {
     {"error", "Error", XPV_COL_STRING},
 };
 
+/* 1 when profile id has the module named (a file that cannot be read has
+ * none, as xpv_hlo_file_has_modules says). */
+static int has_module(sqlite3 *db, int64_t id, const char *module)
+{
+    xpv_hlo_file f;
+    if (xpv_hlo_file_open(db, id, &f, NULL) <= 0) return 0;
+    int found = xpv_hlo_file_find(&f, module) != NULL;
+    xpv_hlo_file_close(&f);
+    return found;
+}
+
 int xpv_tool_memory_viewer_has_data(sqlite3 *db, const xpv_tool_scope *s, xpv_err *err)
 {
     (void)err; /* an unreadable file has no modules to show (xpv_hlo_file_has_modules) */
     for (size_t i = 0; i < s->n; i++) /* listed for a run when any host has modules */
-        if (xpv_hlo_file_has_modules(db, s->ids[i]) == 1) return 1;
+        if (s->module ? has_module(db, s->ids[i], s->module)
+                      : xpv_hlo_file_has_modules(db, s->ids[i]) == 1)
+            return 1;
     return 0;
 }
 
@@ -470,8 +484,9 @@ xpv_table *xpv_tool_memory_viewer(sqlite3 *db, const xpv_tool_scope *s, xpv_err 
         return NULL;
     }
     xpv_table *t = xpv_table_new(COLS, sizeof COLS / sizeof COLS[0]);
+    const xpv_hlo_blob *only = s->module ? xpv_hlo_file_find(&f, s->module) : NULL;
     for (size_t i = 0; i < f.n; i++)
-        tool_row(t, &f, &f.blobs[i]);
+        if (!s->module || &f.blobs[i] == only) tool_row(t, &f, &f.blobs[i]);
     xpv_hlo_file_close(&f);
     return t;
 }

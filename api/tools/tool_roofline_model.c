@@ -93,7 +93,7 @@ int xpv_tool_roofline_model_has_data(sqlite3 *db, const xpv_tool_scope *s, xpv_e
      * (this runs whenever the tools are listed) */
     xpv_err derive_err = {{0}};
     for (size_t i = 0; i < s->n && rc == 0; i++) {
-        xpv_tool_scope one = {&s->ids[i], 1, s->hlo_cache};
+        xpv_tool_scope one = {.ids = &s->ids[i], .n = 1, .hlo_cache = s->hlo_cache};
         rc = xpv_hlo_ops_has_data(db, &one, 0, err);
         /* modules that cannot be read (a file changed since indexing) give
          * no points, rather than failing the whole list of tools; the HLO

@@ -12,6 +12,7 @@
 #include "../../store/tracks.h"
 #include "../../store/event_store.h"
 
+#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -163,18 +164,19 @@ int xpv_api_profile_tools(sqlite3 *db, int64_t id, xpv_buf *out)
     return status;
 }
 
-int xpv_api_profile_tool(sqlite3 *db, int64_t id, const char *tag, int all_hosts,
-                         enum xpv_tool_format format, struct xpv_hlo_cache *hlo_cache, xpv_buf *out)
+int xpv_api_profile_tool(sqlite3 *db, const char *tag, const xpv_tool_scope *one, int all_hosts,
+                         enum xpv_tool_format format, xpv_buf *out)
 {
+    assert(one->n == 1);
     xpv_api_profile_state ps;
-    int known = xpv_api_profile_state_get(db, id, &ps, out);
+    int known = xpv_api_profile_state_get(db, one->ids[0], &ps, out);
     if (known != 200) return known;
     const xpv_tool *t = xpv_tool_named(tag);
-    xpv_tool_scope one = {&id, 1, hlo_cache};
     if (!all_hosts && !(t && t->merges_hosts == XPV_TOOL_RUN_HOSTS))
-        return xpv_api_tool(db, tag, &one, format, out);
-    xpv_tool_scope run = run_scope(db, id);
-    run.hlo_cache = hlo_cache;
+        return xpv_api_tool(db, tag, one, format, out);
+    xpv_tool_scope run = run_scope(db, one->ids[0]);
+    run.hlo_cache = one->hlo_cache;
+    run.module = one->module;
     int status = xpv_api_tool(db, tag, &run, format, out);
     free((void *)run.ids);
     return status;

@@ -22,6 +22,10 @@ typedef struct {
     /* the HLO tools' per-profile op sums, kept by the caller across
      * requests (hlo_cache.h); NULL: computed for each request */
     struct xpv_hlo_cache *hlo_cache;
+    /* the one compiled module memory_viewer answers for ("jit_train_step
+     * (18566)", its program id 18566, or its HLO name); NULL: every module.
+     * A scope naming a module its profile lacks has no data. */
+    const char *module;
 } xpv_tool_scope;
 
 /* What hosts a tool answers for (xpv_tool.merges_hosts). */
@@ -55,11 +59,11 @@ int xpv_api_tool(sqlite3 *db, const char *tag, const xpv_tool_scope *s, enum xpv
 int xpv_api_tool_list(sqlite3 *db, const xpv_tool_scope *s, xpv_buf *out);
 
 /* /api/profiles/{id}/tools[/{tag}]: the tools with data for the profile, or
- * one tool's answer for it, or with all_hosts for every host of its run. */
+ * one tool's answer for it (one: the profile alone, with the caller's cache
+ * and module), or with all_hosts for every host of its run. */
 int xpv_api_profile_tools(sqlite3 *db, int64_t id, xpv_buf *out);
-int xpv_api_profile_tool(sqlite3 *db, int64_t id, const char *tag, int all_hosts,
-                         enum xpv_tool_format format, struct xpv_hlo_cache *hlo_cache,
-                         xpv_buf *out);
+int xpv_api_profile_tool(sqlite3 *db, const char *tag, const xpv_tool_scope *one, int all_hosts,
+                         enum xpv_tool_format format, xpv_buf *out);
 
 /* ---- the tools (tool_<tag>.c) ---- */
 

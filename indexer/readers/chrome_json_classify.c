@@ -415,6 +415,13 @@ static void jax_kernel(xpv_cj_reader *r, xpv_event *ev, const xpv_cj_known_args 
     ev->launch = l;
 }
 
+/* "Memset 0" on "Stream #14(Memset,Compute)": a memset, as the xplane
+ * reader names it (its arg is Memset_details, not memcpy_details). */
+static int names_memset(const xpv_cj_str *name)
+{
+    return find_text(name->s, name->len, "Memset") || find_text(name->s, name->len, "memset");
+}
+
 /* A JAX device row: the thread's name says what its events are. */
 static void classify_jax_row(xpv_cj_reader *r, xpv_event *ev, const xpv_cj_str *name,
                              const xpv_cj_known_args *k, const xpv_cj_track *t, xpv_launch *l)
@@ -425,6 +432,8 @@ static void classify_jax_row(xpv_cj_reader *r, xpv_event *ev, const xpv_cj_str *
         jax_kernel(r, ev, k, l);
     else if (k->memcpy_details || t->tclass == TC_MEMCPY_STREAM)
         ev->kind = (uint8_t)(mk >= 0 ? mk : t->memkind > 0 ? t->memkind : XPV_KIND_MEMCPY_OTHER);
+    else if (t->tclass == TC_STREAM && names_memset(name))
+        ev->kind = XPV_KIND_MEMSET;
     else if (t->tclass == TC_XLA_OPS)
         ev->kind = XPV_KIND_XLA_OP;
     else if (t->tclass == TC_XLA_MODULES)

@@ -1,5 +1,6 @@
 // memory.js — the profile's Memory tab, two views:
-//   #/p/<id>/memory                     Memory Profile: per allocator, bytes in
+//   #/p/<id>/memory[?allocator=]        Memory Profile: one allocator at a time
+//                                       (the highest peak unless named): bytes in
 //                                       use over time with the peak marked, the
 //                                       summary, and the blocks live at the peak
 //   #/p/<id>/memory?view=viewer&module= Memory Viewer: one compiled module's
@@ -45,7 +46,7 @@ export function mount(view, { id, profile, params }) {
   };
   if (which === 'profile') {
     api.memoryProfile(id, { signal: ctrl.signal }).then(
-      (a) => showProfile(main, a, profile, ctrl.signal),
+      (a) => showProfile(main, a, id, profile, params.get('allocator'), ctrl.signal),
       (e) => fail('memory profile', e),
     );
   } else {
@@ -54,15 +55,37 @@ export function mount(view, { id, profile, params }) {
   return () => ctrl.abort();
 }
 
-function showProfile(main, ans, profile, signal) {
+// The allocators come highest peak first; the page opens on the one named
+// in the address, else on the highest peak (a GPU's allocator, not a
+// 256-byte host one), as XProf's default memory id.
+function showProfile(main, ans, id, profile, want, signal) {
   const t0 = profile.start_us || 0;
+  const all = ans.allocators;
+  const chosen = all.find((a) => a.name === want) || all.find((a) => a.name === ans.peak_allocator) || all[0];
+  const pick = h(
+    'select',
+    {
+      id: 'memory-allocator',
+      'aria-label': 'Allocator',
+      onchange: () => {
+        const a = all.find((x) => x.name === pick.value);
+        history.replaceState(null, '', `#/p/${encodeURIComponent(id)}/memory?allocator=${encodeURIComponent(a.name)}`);
+        panel.replaceChildren(allocatorPanel(a, t0, signal));
+      },
+    },
+    all.map((a) =>
+      h('option', { value: a.name, selected: a === chosen }, `${a.name} · peak ${bytes(a.summary.peak_bytes_in_use) || UNKNOWN}`),
+    ),
+  );
+  const panel = h('div', null, allocatorPanel(chosen, t0, signal));
   main.replaceChildren(
     h(
-      'p.sub',
+      'div.toolbar',
       null,
-      `${ans.allocators.length} allocator${ans.allocators.length === 1 ? '' : 's'} · highest peak: ${ans.peak_allocator}`,
+      h('label', null, 'Allocator ', pick),
+      h('span.sub', null, `${all.length} allocator${all.length === 1 ? '' : 's'} · highest peak: ${ans.peak_allocator}`),
     ),
-    ...ans.allocators.map((a) => allocatorPanel(a, t0, signal)),
+    panel,
   );
 }
 

@@ -10,14 +10,17 @@ const byFile = (name) => ready.find((p) => (p.path || '').endsWith(name));
 const tpuProfile = byFile('jax-tpu-v6e-inference.xplane.pb');
 const gemmProfile = byFile('jax-rocm-mi300x-gemm.xplane.pb');
 if (tpuProfile && gemmProfile) {
-  await test('memory profile: an allocator panel per allocator, peaks as the API gives them', async () => {
+  await test('memory profile: opens on the highest peak, every allocator to pick, peaks as the API gives them', async () => {
     const want = await api(`/api/profiles/${tpuProfile.id}/memory_profile`);
     const page = await newPage();
     await page.goto(`${BASE}/#/p/${tpuProfile.id}/memory`);
     await page.waitForSelector('section.allocator');
-    const panels = await page.$$eval('section.allocator', (els) => els.map((e) => e.dataset.allocator));
-    eq(panels.join('|'), want.allocators.map((a) => a.name).join('|'), 'allocators');
+    const options = await page.$$eval('#memory-allocator option', (els) => els.map((e) => e.value));
+    eq(options.join('|'), want.allocators.map((a) => a.name).join('|'), 'allocators, highest peak first');
     const a0 = want.allocators[0];
+    eq(a0.name, want.peak_allocator, 'the first allocator has the highest peak');
+    const panels = await page.$$eval('section.allocator', (els) => els.map((e) => e.dataset.allocator));
+    eq(panels.join('|'), a0.name, 'opens on the highest peak');
     const peak = await page.$eval('section.allocator [data-fact="peak_bytes_in_use"]', (e) => e.textContent);
     assert(peak.length > 0 && peak !== '—', `peak shown: ${peak}`);
     const rows = await page.$eval('section.allocator table.data', (t) => Number(t.dataset.rows));
@@ -35,6 +38,10 @@ if (tpuProfile && gemmProfile) {
     });
     assert(ink > 100, `the bytes-in-use chart is drawn (${ink} pixels)`);
     await shot(page, 'memory-profile');
+    const other = want.allocators[want.allocators.length - 1].name;
+    await page.selectOption('#memory-allocator', other);
+    await page.waitForSelector(`section.allocator[data-allocator="${other}"]`);
+    assert(page.url().endsWith(`allocator=${encodeURIComponent(other)}`), `the address names it: ${page.url()}`);
     eq(page.errors.length, 0, `console errors: ${page.errors.join(' | ')}`);
     await page.context().close();
   });

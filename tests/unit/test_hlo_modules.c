@@ -204,14 +204,20 @@ static void write_protos_file(sqlite3 *db, const char *dir)
     CU_ASSERT_EQUAL_FATAL(xpv_db_exec(db, sql, &err), 0);
 }
 
-/* The module `name` resolves to the blob of metadata id `want`. */
-static void resolves(sqlite3 *db, const char *name, uint64_t want)
+/* The module `name` resolves to the blob named `meta` (NULL: to none),
+ * whose program id is `want`: the one its name gives, else its metadata id. */
+static void resolves(sqlite3 *db, const char *name, const char *meta, uint64_t want)
 {
     xpv_hlo_file f;
     xpv_err err = {{0}};
     CU_ASSERT_EQUAL_FATAL(xpv_hlo_file_open(db, PROTOS, &f, &err), 1);
     const xpv_hlo_blob *b = xpv_hlo_file_find(&f, name);
-    CU_ASSERT(b && b->program_id == want);
+    if (!meta) {
+        CU_ASSERT_PTR_NULL(b);
+    } else {
+        CU_ASSERT(b && b->program_id == want && b->name.n == strlen(meta) &&
+                  memcmp(b->name.p, meta, b->name.n) == 0);
+    }
     xpv_hlo_file_close(&f);
 }
 
@@ -248,10 +254,14 @@ static void test_protos(void)
             "{\"name\":\"jit_odd\",\"program_id\":\"9\",\"source\":\"hlo_proto\","
             "\"occurrences\":0,\"total_time_us\":0}]}");
     /* the names module_list gives are the names the HLO views resolve */
-    resolves(db, "jit_dot(21)", 21);
-    resolves(db, "jit_init(3)", 40);
-    resolves(db, "jit_odd(9)", 9);
-    resolves(db, "jit_dup(6)", 11);
+    resolves(db, "jit_dot(21)", "jit_dot(21)", 21);
+    resolves(db, "jit_init(3)", "jit_init(3)", 3);
+    resolves(db, "jit_odd(9)", "odd", 9);
+    resolves(db, "jit_dup(6)", "jit_dup(6)", 6);
+    /* by program id: the one the name gives, not the metadata id */
+    resolves(db, "3", "jit_init(3)", 3);
+    resolves(db, "40", NULL, 0);
+    resolves(db, "6", "jit_dup(6)", 6);
     /* two hosts with the same modules list each once */
     answer(db, (int64_t[]){PROTOS, PROTOS}, 2, 200,
            "[\"gemm_fusion_dot.1\",\"jit_dot(21)\",\"jit_dup\",\"jit_dup(5)\",\"jit_dup(6)\","
