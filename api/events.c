@@ -18,11 +18,17 @@
  * start, longest first); an event's ancestors are never shorter than it, so
  * every returned event's ancestors are returned too and depths are stable
  * across zoom levels. Spans are leaves.
+ *
+ * The derived device rows of a GPU JAX profile (device_rows.h) are tracks
+ * too, above the stored ids: their spans go through the same classes and
+ * pixels, carry the ref of their first device event, and are built only
+ * when the query names one of them or names no track.
  */
 #include "api.h"
 #include "api_util.h"
 #include "../store/tracks.h"
 #include "block_marks.h"
+#include "device_rows.h"
 #include "../common/xpv_hindex.h"
 
 #include <math.h>
@@ -40,7 +46,7 @@ typedef struct {
     int64_t start, end;
     int64_t block; /* -1 for a summary span */
     uint32_t index;
-    uint32_t name;
+    uint64_t name; /* a string id, or DERIVED_NAME | a derived row's name */
     int name_known;
     int64_t count;
     int depth;
@@ -50,7 +56,7 @@ typedef struct {
 typedef struct {
     int64_t count;
     int64_t t0, t1;
-    uint32_t name;
+    uint64_t name;
     int64_t name_dur; /* duration of the event that gave the name, NO_NAME none */
     int64_t block;    /* the single decoded event here, or -1 */
     uint32_t index;
@@ -75,9 +81,11 @@ typedef struct {
     int current_long;
     int stop_past_end; /* the block is sorted: nothing after b can overlap */
     xpv_block_marks *marks;
+    xpv_devrows dev; /* the derived device rows, when asked for */
 } window;
 
 #define STOP_DECODING 2
+#define DERIVED_NAME (1ULL << 32)
 
 static void push_item(track_acc *t, const item *it)
 {
@@ -105,19 +113,20 @@ static int pixel_of(const window *w, int64_t t)
     return p >= w->resolution ? w->resolution - 1 : (int)p;
 }
 
-static void bucket_add_event(window *w, track_acc *t, const xpv_event *ev, int64_t end,
+static void bucket_add_event(window *w, track_acc *t, int64_t ts, int64_t dur, uint64_t name,
                              int64_t block, uint32_t index)
 {
-    bucket *k = &buckets_of(w, t)[pixel_of(w, ev->ts_ns)];
+    int64_t end = ts + (dur > 0 ? dur : 0);
+    bucket *k = &buckets_of(w, t)[pixel_of(w, ts)];
     if (k->count == 0) {
-        k->t0 = ev->ts_ns, k->t1 = end, k->block = block, k->index = index;
+        k->t0 = ts, k->t1 = end, k->block = block, k->index = index;
     } else {
         k->block = -1;
-        if (ev->ts_ns < k->t0) k->t0 = ev->ts_ns;
+        if (ts < k->t0) k->t0 = ts;
         if (end > k->t1) k->t1 = end;
     }
     k->count++;
-    if (ev->dur_ns > k->name_dur) k->name = ev->name, k->name_dur = ev->dur_ns;
+    if (dur > k->name_dur) k->name = name, k->name_dur = dur;
 }
 
 static int visit_event(void *ctx, const xpv_event *ev, int64_t block, uint32_t index)
@@ -127,7 +136,7 @@ static int visit_event(void *ctx, const xpv_event *ev, int64_t block, uint32_t i
     if (ev->ts_ns > w->b) return w->stop_past_end ? STOP_DECODING : 0;
     if (end < w->a) return 0;
     if (!w->current_long) {
-        bucket_add_event(w, w->current, ev, end, block, index);
+        bucket_add_event(w, w->current, ev->ts_ns, ev->dur_ns, ev->name, block, index);
         return 0;
     }
     if (w->nevents >= MAX_EVENTS) {
@@ -167,6 +176,14 @@ static void spread_header(window *w, track_acc *t, int64_t t_min, int64_t t_max,
     }
 }
 
+/* Whether q asks for a track beyond the stored ones (a derived row). */
+static int wants_derived(const xpv_events_query *q, int64_t max_id)
+{
+    for (size_t i = 0; q->tracks && i < q->ntracks; i++)
+        if (q->tracks[i] > max_id) return 1;
+    return q->tracks == NULL;
+}
+
 static int load_tracks(sqlite3 *db, int64_t id, const xpv_events_query *q, window *w, xpv_buf *out)
 {
     int64_t max_id = -1;
@@ -174,15 +191,20 @@ static int load_tracks(sqlite3 *db, int64_t id, const xpv_events_query *q, windo
     if (xpv_store_tracks_max_id(db, id, &max_id, &err) < 0)
         return xpv_api_error(out, 500, "%s", err.msg);
     if (max_id >= (1 << 24)) return xpv_api_error(out, 500, "index: implausible track id");
+    if (wants_derived(q, max_id) && xpv_devrows_build(db, id, &w->dev, &err) != 0)
+        return xpv_api_error(out, 500, "%s", err.msg);
     w->ntracks = (size_t)(max_id + 1);
+    for (size_t i = 0; i < w->dev.nrows; i++)
+        if ((size_t)w->dev.rows[i].track >= w->ntracks)
+            w->ntracks = (size_t)w->dev.rows[i].track + 1;
     w->tracks = xpv_xcalloc(w->ntracks ? w->ntracks : 1, sizeof *w->tracks);
     for (size_t i = 0; i < w->ntracks; i++)
         w->tracks[i].wanted = q->tracks == NULL;
     for (size_t i = 0; q->tracks && i < q->ntracks; i++) {
-        if (q->tracks[i] < 0 || (size_t)q->tracks[i] >= w->ntracks)
-            return xpv_api_error(out, 400, "no track %lld in this profile",
-                                 (long long)q->tracks[i]);
-        w->tracks[q->tracks[i]].wanted = 1;
+        int64_t t = q->tracks[i];
+        if (t < 0 || (size_t)t >= w->ntracks || (t > max_id && !xpv_devrows_row(&w->dev, t)))
+            return xpv_api_error(out, 400, "no track %lld in this profile", (long long)t);
+        w->tracks[t].wanted = 1;
     }
     return 200;
 }
@@ -250,11 +272,36 @@ static int scan_track(sqlite3 *db, sqlite3_stmt *st, int64_t track, window *w, i
     return 200;
 }
 
+/* The derived rows' spans, as the stored events of a class: one by one
+ * when they can reach a pixel, else into the pixels' buckets. */
+static void collect_derived(window *w, int long_lod)
+{
+    for (size_t r = 0; r < w->dev.nrows; r++) {
+        const xpv_devrow *row = &w->dev.rows[r];
+        track_acc *t = &w->tracks[row->track];
+        for (size_t i = 0; t->wanted && i < row->n; i++) {
+            const xpv_devrow_span *s = &row->spans[i];
+            if (s->start > w->b || s->end < w->a) continue;
+            uint64_t name = DERIVED_NAME | s->name;
+            if (xpv_store_lod(s->end - s->start) < long_lod) {
+                bucket_add_event(w, t, s->start, s->end - s->start, name, s->block, s->index);
+            } else if (w->nevents >= MAX_EVENTS) {
+                w->truncated = 1;
+            } else {
+                item it = {s->start, s->end, s->block, s->index, name, 1, 1, 0, 0};
+                push_item(t, &it);
+                w->nevents++;
+            }
+        }
+    }
+}
+
 static int collect(sqlite3 *db, int64_t id, const xpv_events_query *q, window *w, xpv_buf *out)
 {
     int long_lod = 0;
     while (long_lod < XPV_LOD_COUNT - 1 && ldexp(1.0, long_lod) <= w->pixel)
         long_lod++;
+    collect_derived(w, long_lod);
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(db, WINDOW_SQL, -1, &st, NULL) != SQLITE_OK)
         return xpv_api_error(out, 500, "index: %s", sqlite3_errmsg(db));
@@ -337,12 +384,12 @@ static int assign_depths(track_acc *t)
 /* ---- names: string id -> index in the answer's names table ---- */
 
 typedef struct {
-    uint32_t *ids;
+    uint64_t *ids;
     size_t n, cap;
-    xpv_hindex local; /* string id -> local index */
+    xpv_hindex local; /* name (item.name) -> local index */
 } name_table;
 
-static uint32_t name_local(name_table *nt, uint32_t id)
+static uint32_t name_local(name_table *nt, uint64_t id)
 {
     uint64_t *at = xpv_hindex_put(&nt->local, id, nt->n);
     if (*at < nt->n) return (uint32_t)*at;
@@ -421,7 +468,9 @@ static void put_answer(sqlite3 *db, int64_t id, window *w, xpv_buf *out)
     xpv_api_strings *strings = xpv_api_strings_open(db, id);
     for (size_t i = 0; i < nt.n; i++) {
         size_t len;
-        const char *s = xpv_api_string(strings, nt.ids[i], &len);
+        const char *s = nt.ids[i] >= DERIVED_NAME
+                            ? xpv_devrows_name(&w->dev, (uint32_t)(nt.ids[i] - DERIVED_NAME), &len)
+                            : xpv_api_string(strings, (uint32_t)nt.ids[i], &len);
         if (i) xpv_buf_putc(out, ',');
         xpv_buf_json_str(out, s, len);
     }
@@ -466,5 +515,6 @@ int xpv_api_events(sqlite3 *db, int64_t id, const xpv_events_query *q, xpv_buf *
         free(w.tracks[i].buckets);
     }
     free(w.tracks);
+    xpv_devrows_free(&w.dev);
     return status;
 }

@@ -1,14 +1,22 @@
 /*
  * trace_export.c — Chrome trace JSON from the index (see trace_export.h).
  *
- * A cursor walks three stages: the header with every track's M events,
+ * A cursor walks its stages: the header with every track's M events,
  * the event blocks in storage order (one block decoded per step, so memory
  * is bounded by a block, never by the profile), and the closing bracket.
  * Strings are looked up through a small cache, not loaded whole.
+ *
+ * A GPU of a JAX profile also gets the rows XProf derives for it
+ * (device_rows.h: Steps, XLA Modules, XLA Ops) as threads of its process,
+ * after the stored events: fresh tids above every stored small tid, sort
+ * indexes -3..-1 so trace viewers list them first, X events with the
+ * rows' args, written a piece at a time like the blocks. They are built
+ * whole with the header, so their memory grows with the device's events.
  */
 #include "trace_export.h"
 #include "api_util.h"
 #include "event_json.h"
+#include "device_rows.h"
 #include "../store/event_store.h"
 #include "../store/tracks.h"
 
@@ -23,7 +31,7 @@ typedef struct {
     int64_t pid, tid;
 } track_ids;
 
-enum stage { STAGE_HEAD, STAGE_BLOCKS, STAGE_TAIL, STAGE_DONE };
+enum stage { STAGE_HEAD, STAGE_BLOCKS, STAGE_DERIVED, STAGE_TAIL, STAGE_DONE };
 
 struct xpv_trace_cursor {
     sqlite3 *db;
@@ -37,6 +45,9 @@ struct xpv_trace_cursor {
     int64_t events;
     int wrote_any;
     int64_t a_ns, b_ns; /* the window: INT64_MIN, INT64_MAX for all */
+    int64_t next_tid;   /* the first tid above every stored small one */
+    xpv_devrows dev;
+    size_t drow, dspan; /* the next derived span to write */
 };
 
 /* ---- header: process and thread metadata ---- */
@@ -126,7 +137,28 @@ static int map_tracks(xpv_trace_cursor *c, xpv_err *err)
     free(pids);
     free(tids);
     xpv_store_cursor_close(&cur);
+    c->next_tid = next_tid;
     return rc;
+}
+
+/* The derived row i's exported pid and tid. */
+static track_ids derived_ids(const xpv_trace_cursor *c, size_t i)
+{
+    int64_t t = c->dev.rows[i].device_track;
+    int64_t pid = t >= 0 && (size_t)t < c->ntracks ? c->tracks[t].pid : 0;
+    return (track_ids){pid, c->next_tid + (int64_t)i};
+}
+
+static void write_derived_head(xpv_trace_cursor *c, xpv_buf *b)
+{
+    for (size_t i = 0; i < c->dev.nrows; i++) {
+        const xpv_devrow *row = &c->dev.rows[i];
+        track_ids t = derived_ids(c, i);
+        const char *title = xpv_devrow_title(row->kind);
+        put_meta_name(c, b, "thread_name", t, 1, (xpv_store_text){title, strlen(title)});
+        meta_head(c, b, "thread_sort_index", t, 1);
+        xpv_buf_printf(b, ",\"args\":{\"sort_index\":%d}}", row->kind - XPV_DEVROW_KINDS);
+    }
 }
 
 static int write_head(xpv_trace_cursor *c, xpv_buf *b, xpv_err *err)
@@ -152,7 +184,9 @@ static int write_head(xpv_trace_cursor *c, xpv_buf *b, xpv_err *err)
         put_meta_sort(c, b, "thread_sort_index", t, 1, &r, XPV_STORE_TRACK_THREAD_SORT);
     }
     xpv_store_cursor_close(&cur);
-    return rc;
+    if (rc != 0 || xpv_devrows_build(c->db, c->profile_id, &c->dev, err) != 0) return -1;
+    write_derived_head(c, b);
+    return 0;
 }
 
 /* ---- events ---- */
@@ -261,7 +295,7 @@ static int next_blocks(xpv_trace_cursor *c, xpv_buf *out, xpv_err *err)
     while (out->len - start < PIECE_BYTES) {
         int rc = sqlite3_step(c->blocks);
         if (rc == SQLITE_DONE) {
-            c->stage = STAGE_TAIL;
+            c->stage = STAGE_DERIVED;
             return 0;
         }
         if (rc != SQLITE_ROW) return xpv_err_set(err, "index: %s", sqlite3_errmsg(c->db));
@@ -275,6 +309,44 @@ static int next_blocks(xpv_trace_cursor *c, xpv_buf *out, xpv_err *err)
     return 0;
 }
 
+static void put_derived(xpv_trace_cursor *c, xpv_buf *b, size_t i, const xpv_devrow_span *s)
+{
+    const xpv_devrow *row = &c->dev.rows[i];
+    track_ids t = derived_ids(c, i);
+    size_t len;
+    const char *name = xpv_devrows_name(&c->dev, s->name, &len);
+    comma(c, b);
+    xpv_buf_puts(b, "{\"pid\":");
+    xpv_api_put_int(b, t.pid);
+    xpv_buf_puts(b, ",\"tid\":");
+    xpv_api_put_int(b, t.tid);
+    xpv_buf_puts(b, ",\"ph\":\"X\",\"ts\":");
+    xpv_api_put_us(b, s->start);
+    xpv_buf_puts(b, ",\"dur\":");
+    xpv_api_put_us(b, s->end - s->start);
+    xpv_buf_puts(b, ",\"name\":");
+    xpv_buf_json_str(b, name, len);
+    xpv_buf_puts(b, ",\"args\":");
+    xpv_devrows_put_args(b, &c->dev, row, s);
+    xpv_buf_putc(b, '}');
+    c->events++;
+}
+
+/* The derived rows' spans in the window, a piece at a time. */
+static void next_derived(xpv_trace_cursor *c, xpv_buf *out)
+{
+    size_t start = out->len;
+    for (; c->drow < c->dev.nrows; c->drow++, c->dspan = 0) {
+        const xpv_devrow *row = &c->dev.rows[c->drow];
+        for (; c->dspan < row->n; c->dspan++) {
+            const xpv_devrow_span *s = &row->spans[c->dspan];
+            if (out->len - start >= PIECE_BYTES) return;
+            if (s->start <= c->b_ns && s->end >= c->a_ns) put_derived(c, out, c->drow, s);
+        }
+    }
+    c->stage = STAGE_TAIL;
+}
+
 int xpv_trace_cursor_next(xpv_trace_cursor *c, xpv_buf *out, xpv_err *err)
 {
     switch (c->stage) {
@@ -284,6 +356,9 @@ int xpv_trace_cursor_next(xpv_trace_cursor *c, xpv_buf *out, xpv_err *err)
         return 1;
     case STAGE_BLOCKS:
         if (next_blocks(c, out, err) != 0) return -1;
+        return 1;
+    case STAGE_DERIVED:
+        next_derived(c, out);
         return 1;
     case STAGE_TAIL:
         xpv_buf_puts(out, "\n]}\n");
@@ -305,6 +380,7 @@ void xpv_trace_cursor_free(xpv_trace_cursor *c)
     if (!c) return;
     sqlite3_finalize(c->blocks);
     xpv_api_strings_free(c->strings);
+    xpv_devrows_free(&c->dev);
     free(c->tracks);
     free(c);
 }

@@ -9,10 +9,15 @@
  * has is its own title; a shared (or missing) name gives way to the labels
  * and, for a device, the device's name from the profile ("GPU 0 · Tesla
  * V100-DGXS-32GB"); a host keeps its name and pid ("CPU · python 25738").
+ *
+ * A GPU of a JAX profile also lists, ahead of its streams, the rows XProf
+ * derives for it (device_rows.h: Steps, XLA Modules, XLA Ops), each marked
+ * `"derived"` with its kind, a null tid and its span count as events.
  */
 #include "api.h"
 #include "api_util.h"
 #include "../store/tracks.h"
+#include "device_rows.h"
 
 #include <string.h>
 
@@ -81,6 +86,33 @@ static void put_thread(xpv_buf *b, const xpv_store_track *r)
     xpv_buf_putc(b, '}');
 }
 
+static void put_derived(xpv_buf *b, const xpv_devrow *row)
+{
+    int64_t t0 = row->spans[0].start, t1 = row->spans[0].end;
+    for (size_t i = 1; i < row->n; i++)
+        if (row->spans[i].end > t1) t1 = row->spans[i].end;
+    xpv_buf_printf(b, "{\"id\":%lld,\"tid\":null,\"name\":\"%s\",\"sort_index\":null,",
+                   (long long)row->track, xpv_devrow_title(row->kind));
+    xpv_buf_printf(b, "\"events\":%zu,\"start_us\":", row->n);
+    xpv_api_put_us(b, t0);
+    xpv_buf_puts(b, ",\"end_us\":");
+    xpv_api_put_us(b, t1);
+    xpv_buf_printf(b, ",\"derived\":\"%s\"},", xpv_devrow_word(row->kind));
+}
+
+/* The derived rows of r's device not listed yet, ahead of r: the first
+ * track of the device in display order. */
+static void put_derived_before(xpv_buf *b, xpv_devrows *d, const xpv_store_track *r)
+{
+    if (!xpv_store_track_known(r, XPV_STORE_TRACK_DEVICE)) return;
+    for (size_t i = 0; i < d->nrows; i++) {
+        xpv_devrow *row = &d->rows[i];
+        if (row->device != r->num[XPV_STORE_TRACK_DEVICE] || !row->n) continue;
+        put_derived(b, row);
+        row->n = 0; /* listed: the spans are not read again */
+    }
+}
+
 int xpv_api_tracks(sqlite3 *db, int64_t id, xpv_buf *out)
 {
     xpv_api_profile_state ps;
@@ -89,8 +121,15 @@ int xpv_api_tracks(sqlite3 *db, int64_t id, xpv_buf *out)
     xpv_store_cursor c;
     xpv_store_track r;
     xpv_err err = {{0}};
-    if (xpv_store_tracks_open_list(&c, db, id, &err) != 0)
+    xpv_devrows d;
+    if (xpv_devrows_build(db, id, &d, &err) != 0) {
+        xpv_devrows_free(&d);
         return xpv_api_error(out, 500, "%s", err.msg);
+    }
+    if (xpv_store_tracks_open_list(&c, db, id, &err) != 0) {
+        xpv_devrows_free(&d);
+        return xpv_api_error(out, 500, "%s", err.msg);
+    }
     xpv_api_put_profile_head(out, id, &ps);
     xpv_buf_puts(out, ",\"start_us\":");
     if (ps.has_span)
@@ -114,9 +153,11 @@ int xpv_api_tracks(sqlite3 *db, int64_t id, xpv_buf *out)
             nthreads = 0;
         }
         if (nthreads++) xpv_buf_putc(out, ',');
+        put_derived_before(out, &d, &r);
         put_thread(out, &r);
     }
     xpv_store_cursor_close(&c);
+    xpv_devrows_free(&d);
     if (rc != 0) return xpv_api_error(out, 500, "%s", err.msg);
     xpv_buf_puts(out, nproc ? "]}]}" : "]}");
     return 200;

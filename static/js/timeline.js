@@ -228,7 +228,9 @@ function adoptTracks(tl, tracksRes) {
   st.groups = orderDevicesFirst(normalizeTracks(tracksRes));
   for (const g of st.groups) for (const t of g.tracks) st.byId.set(t.id, t);
   if (!st.byId.size) return false;
-  if (st.byId.size > BIG_TRACE_TRACKS) for (const g of st.groups) if (g.tracks.length > COLLAPSE_OVER) g.collapsed = true;
+  // The derived device rows (Steps, XLA Modules, XLA Ops) do not make a process big: XProf shows them open.
+  const stored = (g) => g.tracks.filter((t) => !t.derived).length;
+  if (st.byId.size > BIG_TRACE_TRACKS) for (const g of st.groups) if (stored(g) > COLLAPSE_OVER) g.collapsed = true;
   // Without a start in the profile's facts, the tracks' own span is the clock.
   const tMin = finite(tracksRes.start_us),
     tMax = finite(tracksRes.end_us);

@@ -50,6 +50,8 @@ export function normalizeTracks(res) {
       events: num(t.events, t.event_count) ?? null,
       maxDepth: Math.max(0, (num(t.max_depth, t.depth) ?? 1) - 1),
       kind: t.kind || null,
+      // 'steps' | 'xla_modules' | 'xla_ops': a row the server derives from the device's kernels
+      derived: t.derived || null,
     };
     g.tracks.push(track);
     g.events += track.events || 0;

@@ -1,6 +1,8 @@
 // timeline_details.js — the details panel beside the timeline: the selected
 // event's name, times and arguments (asked of the server by its ref), what a
-// merged span stands for, or, with nothing selected, the keyboard help.
+// merged span stands for, a derived device row's span (an XLA op, module or
+// step: its keys read from its first device event), or, with nothing
+// selected, the keyboard help.
 //
 // Invariants: st.selected is only assigned by select() (the search selects
 // through it too, and later only swaps a match for its loaded twin), and is
@@ -26,6 +28,13 @@ const RECORD_KEYS = [
   'step',
   'correlation',
 ];
+
+// The args of its first device event that a derived row's span shows.
+const DERIVED_KEYS = {
+  xla_ops: ['hlo_op', 'hlo_module', 'program_id', 'jax_op', 'source'],
+  xla_modules: ['hlo_module', 'program_id'],
+  steps: [],
+};
 
 const HELP_KEYS = [
   ['W / S', 'zoom in / out'],
@@ -59,7 +68,9 @@ export function createDetails(tl) {
       return;
     }
     const rows = timeRows(hit);
+    const derived = st.byId.get(hit.track)?.derived;
     if (hit.ev.summary) showSummary(hit.ev, rows);
+    else if (derived) await showDerived(hit.ev, rows, derived);
     else await showEvent(hit.ev, rows);
   }
 
@@ -118,6 +129,35 @@ export function createDetails(tl) {
     } catch (err) {
       if (err.name === 'AbortError') return;
       argsBox.replaceChildren(h('p.hint', null, `Details unavailable: ${err.message}`));
+    }
+  }
+
+  // A span of a derived row: its own name and times, the op's keys from
+  // its first device event (whose ref it carries), no flows of its own.
+  async function showDerived(ev, rows, derived) {
+    const keysBox = h('div', { style: { minHeight: '40px' } }, h('div.skeleton', { style: { height: '30px' } }));
+    panel.replaceChildren(
+      h('h2', null, ev.name || '(unnamed)'),
+      h('p.hint', null, 'Derived from the device events, as XProf derives its Steps, XLA Modules and XLA Ops rows.'),
+      kvTable(rows),
+      keysBox,
+    );
+    if (ev.ref === null || ev.ref === undefined) {
+      keysBox.replaceChildren();
+      return;
+    }
+    argsRequest = new AbortController();
+    try {
+      const res = await api.event(tl.id, ev.ref, { signal: argsRequest.signal });
+      const args = (res.event || res).args || {};
+      const keyRows = (DERIVED_KEYS[derived] || []).filter((k) => isKnown(args[k])).map((k) => [k, argText(args[k])]);
+      keysBox.replaceChildren(
+        keyRows.length ? kvTable(keyRows) : '',
+        h('p.hint', null, `First device event: ${(res.event || res).name ?? UNKNOWN}`),
+      );
+    } catch (err) {
+      if (err.name === 'AbortError') return;
+      keysBox.replaceChildren(h('p.hint', null, `Details unavailable: ${err.message}`));
     }
   }
 

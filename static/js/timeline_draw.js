@@ -125,7 +125,8 @@ export function createDrawing(tl) {
   }
 
   function threadLabel(t, y, th, pinned) {
-    const events = t.events !== null ? ` · ${fmtCount(t.events)} events` : '';
+    const events =
+      t.events !== null ? ` · ${fmtCount(t.events)} ${t.derived ? 'spans, derived from the kernels' : 'events'}` : '';
     const pin = h(
       'button.tl-pin',
       {
@@ -138,7 +139,7 @@ export function createDrawing(tl) {
       pinned ? '×' : '↑',
     );
     return h(
-      'div.tl-label.thread',
+      t.derived ? 'div.tl-label.thread.derived' : 'div.tl-label.thread',
       {
         style: { top: `${y}px`, height: `${th}px` },
         title: `${t.group.name} / ${t.name}${events}`,

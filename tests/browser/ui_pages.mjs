@@ -525,6 +525,30 @@ await test('timeline deep link restores the window and the selection after reloa
   await page.context().close();
 });
 
+// A JAX GPU capture (the MI300X GEMM xplane: kernels carry hlo_op) gets the
+// rows the server derives (api/device_rows.c) ahead of its streams.
+const forDerived = ready.find((p) => p.path.endsWith('jax-rocm-mi300x-gemm.xplane.pb'));
+await test('timeline lists the derived XLA rows under the GPU', async () => {
+  if (!forDerived) return console.log('  (no MI300X GEMM fixture: skipped)');
+  const page = await newPage();
+  await page.goto(`${BASE}/#/p/${forDerived.id}/timeline`);
+  await waitDrawn(page);
+  const s = await tlState(page);
+  const derived = await page.$$eval('.tl-label.thread.derived', (ls) => ls.map((l) => l.querySelector('span').textContent));
+  assert(derived.includes('XLA Ops') && derived.includes('XLA Modules'), `derived rows ${derived}`);
+  const gpu = s.labels.filter((l) => l.group === s.labels.find((x) => x.text === 'XLA Ops').group);
+  eq(
+    gpu
+      .slice(0, derived.length)
+      .map((l) => l.text)
+      .join(','),
+    derived.join(','),
+    'the derived rows come first in the GPU',
+  );
+  eq(page.errors.length, 0, `console errors: ${page.errors.join(' | ')}`);
+  await page.context().close();
+});
+
 await test('timeline tracks: pin to top (in the address), filter by name, collapse all', async () => {
   const p = forTimeline;
   const page = await newPage();

@@ -2,7 +2,8 @@
 """test_extract.py: `--extract[=OUTDIR]` on copies of the shared fixtures.
 
 Every written file must parse as Chrome trace JSON without a `metadata` key,
-hold as many (non-M) events as were indexed, mirror the profile's relative
+hold as many (non-M) events as were indexed (plus, for a GPU JAX profile, the
+derived Steps / XLA Modules / XLA Ops rows), mirror the profile's relative
 path, and carry the exact times of a trace this test writes itself. An
 existing file is never overwritten, no temporary file is left behind, and an
 OUTDIR inside the profile directory (directly, through a symlink or through
@@ -51,6 +52,17 @@ def setup():
     return root, prof, os.path.join(root, "index.sqlite")
 
 
+def derived_threads(doc):
+    """(pid, tid) -> name of the derived device rows: listed first (sort index < 0)."""
+    ev = doc["traceEvents"]
+    names = {(e["pid"], e["tid"]): e["args"]["name"] for e in ev
+             if e["ph"] == "M" and e["name"] == "thread_name"}
+    return {k: names.get(k) for k in
+            ((e["pid"], e["tid"]) for e in ev if e["ph"] == "M" and e["name"] == "thread_sort_index"
+             and e["args"]["sort_index"] < 0)
+            if names.get(k) in ("Steps", "XLA Modules", "XLA Ops")}
+
+
 def listing(prof, db):
     r = e2e.run(["--profile-dir=" + prof, "--db=" + db, "--list-only", "--json"])
     assert r.returncode == 0, r.stderr
@@ -72,8 +84,13 @@ def test_extract_all_formats():
         with open(path) as f:
             doc = json.load(f)
         assert "metadata" not in doc and isinstance(doc["traceEvents"], list)
-        ph = collections.Counter(e["ph"] for e in doc["traceEvents"])
+        derived = derived_threads(doc)
+        ph = collections.Counter(e["ph"] for e in doc["traceEvents"]
+                                 if (e.get("pid"), e.get("tid")) not in derived)
         assert sum(v for k, v in ph.items() if k != "M") == p["events"], (p["path"], ph)
+        # the rows XProf derives come on top, for a GPU whose kernels carry hlo_op only
+        want = {"Steps", "XLA Modules", "XLA Ops"} if "host0" in p["path"] else set()
+        assert set(derived.values()) == want, (p["path"], derived)
         assert ph["M"] > 0, p["path"]
     left = [n for _, _, files in os.walk(out) for n in files if ".tmp-" in n]
     assert not left, left

@@ -1,0 +1,81 @@
+/*
+ * device_rows.h — the rows XProf derives under each GPU of a JAX profile:
+ * "Steps", "XLA Modules" and "XLA Ops", built from the device events'
+ * args when an answer asks for them (device_rows.c says why never stored).
+ *
+ * Invariants: a derived row's track id is first_track + 3 * device + kind,
+ * above every stored track id, so no stored id is ever shadowed; a row
+ * with no span is left out; spans are in start order; names and arg
+ * values are indexes into the set's own name table, never string ids.
+ */
+#ifndef XPV_DEVICE_ROWS_H
+#define XPV_DEVICE_ROWS_H
+
+#include "../common/xpv_common.h"
+#include "../common/xpv_hindex.h"
+#include <sqlite3.h>
+
+enum { XPV_DEVROW_STEPS, XPV_DEVROW_MODULES, XPV_DEVROW_OPS, XPV_DEVROW_KINDS };
+
+/* The args a span keeps, in the order of xpv_devrow_arg_keys. */
+enum {
+    XPV_DEVROW_ARG_OP,
+    XPV_DEVROW_ARG_MODULE,
+    XPV_DEVROW_ARG_PROGRAM,
+    XPV_DEVROW_ARG_JAX_OP,
+    XPV_DEVROW_ARG_SOURCE,
+    XPV_DEVROW_NARGS
+};
+#define XPV_DEVROW_NONE UINT32_MAX
+/* Devices numbered from this on get no rows (their ids would not fit). */
+#define XPV_DEVROW_MAX_DEVICE 4096
+
+typedef struct {
+    int64_t start, end;             /* ns, in the events' clock */
+    uint32_t name;                  /* index into the set's names */
+    uint32_t arg[XPV_DEVROW_NARGS]; /* names indexes, XPV_DEVROW_NONE when absent */
+    int64_t step;                   /* the step it belongs to, -1 none */
+    int64_t block;                  /* its first device event, whose ref it carries */
+    uint32_t index;
+    uint32_t events; /* device events it covers */
+} xpv_devrow_span;
+
+typedef struct {
+    int64_t track;        /* the id the answers give the row */
+    int64_t device_track; /* the device's first stored track (by pid, tid) */
+    int device, kind;     /* kind: XPV_DEVROW_* */
+    xpv_devrow_span *spans;
+    size_t n;
+} xpv_devrow;
+
+typedef struct {
+    xpv_devrow *rows; /* by device, then kind */
+    size_t nrows;
+    int64_t first_track; /* the greatest stored track id + 1 */
+    char **names;
+    size_t *name_len;
+    size_t nnames, names_cap;
+    xpv_hindex by_text; /* hash of a name -> its index */
+} xpv_devrows;
+
+/* The rows' titles ("Steps", ...) and their kind words in answers
+ * ("steps", "xla_modules", "xla_ops"). */
+const char *xpv_devrow_title(int kind);
+const char *xpv_devrow_word(int kind);
+
+/* Builds the rows of profile id into r (zeroed first; free it either way).
+ * A profile with no device event carrying hlo_op, or whose devices have
+ * stored `XLA Ops` / `XLA Modules` / `Steps` lines (TPU), gets none, after
+ * one small read of its strings. Returns 0, or -1 with err. */
+int xpv_devrows_build(sqlite3 *db, int64_t id, xpv_devrows *r, xpv_err *err);
+/* The row of track id, NULL when id is not a derived row of r. */
+const xpv_devrow *xpv_devrows_row(const xpv_devrows *r, int64_t track);
+const char *xpv_devrows_name(const xpv_devrows *r, uint32_t name, size_t *len);
+/* The span's args as a JSON object: the row's keys it has (an op: hlo_op,
+ * hlo_module, program_id, jax_op, source; a module: hlo_module,
+ * program_id; a step: step_num), program_id a number when it is one. */
+void xpv_devrows_put_args(xpv_buf *b, const xpv_devrows *r, const xpv_devrow *row,
+                          const xpv_devrow_span *s);
+void xpv_devrows_free(xpv_devrows *r);
+
+#endif
