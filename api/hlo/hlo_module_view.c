@@ -138,11 +138,14 @@ static void put_instr(xpv_buf *b, view *v, const xpv_hlo_instr *in, int root)
     xpv_buf_json_str(b, v->line.data, v->line.len);
     xpv_buf_puts(b, ",\"op_name\":");
     xpv_hlo_put_str(b, in->op_name);
+    xpv_hlo_str file = {NULL, 0}, function;
+    int32_t line = 0;
+    if (!xpv_hlo_source(v->m, in, &file, &line, &function)) file.p = NULL, file.n = 0;
     xpv_buf_puts(b, ",\"source_file\":");
-    xpv_hlo_put_str(b, in->source_file);
+    xpv_hlo_put_str(b, file); /* source_file, or the stack frame newer JAX writes instead */
     xpv_buf_puts(b, ",\"source_line\":");
-    if (in->source_line > 0)
-        xpv_api_put_int(b, in->source_line);
+    if (line > 0)
+        xpv_api_put_int(b, line);
     else
         xpv_buf_puts(b, "null");
     xpv_buf_puts(b, ",\"flops\":");
