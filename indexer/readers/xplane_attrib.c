@@ -33,15 +33,18 @@ struct xpv_attrib_module {
     xpv_hlo_module m;
     uint32_t *launchers; /* instruction indexes, module order */
     uint32_t nlaunchers;
-    uint8_t *is_fusion;   /* by launcher */
-    uint32_t *cand;       /* scratch: the launchers a rule weighs */
-    uint32_t *group_next; /* by launcher: next of its reuse group, NONE at the end */
-    uint32_t *group_head; /* by launcher: the first of its reuse group */
-    uint32_t entry;       /* the entry computation's index */
-    xpv_hindex by_name;   /* hash of the exact name -> instruction index */
-    xpv_hindex by_kernel; /* hash of the kernel spelling -> launcher */
-    xpv_hindex kernel_of; /* interned kernel name -> launcher + 1 (0: none) */
-    xpv_attrib_op *ops;   /* by instruction, interned on first use */
+    uint8_t *is_fusion;          /* by launcher */
+    uint32_t *cand;              /* scratch: the launchers a rule weighs */
+    uint32_t *launcher_of_instr; /* by instruction: its launcher, NONE when none */
+    uint32_t *inputs;            /* by launcher, from input_at[l] to input_at[l + 1]: */
+    uint32_t *input_at;          /*   the launchers whose results it reads */
+    uint32_t *group_next;        /* by launcher: next of its reuse group, NONE at the end */
+    uint32_t *group_head;        /* by launcher: the first of its reuse group */
+    uint32_t entry;              /* the entry computation's index */
+    xpv_hindex by_name;          /* hash of the exact name -> instruction index */
+    xpv_hindex by_kernel;        /* hash of the kernel spelling -> launcher */
+    xpv_hindex kernel_of;        /* interned kernel name -> launcher + 1 (0: none) */
+    xpv_attrib_op *ops;          /* by instruction, interned on first use */
     uint8_t *op_ready;
     /* run scratch, by launcher: generation stamps and counts */
     uint32_t *named, *used, *count;
@@ -246,6 +249,46 @@ static void link_groups(xpv_attrib_module *am)
     xpv_buf_free(&b);
 }
 
+/* The launchers instruction i reads, through instructions that move
+ * nothing, appended to am->inputs (depth-capped: such chains are short). */
+static void add_inputs(xpv_attrib_module *am, uint32_t i, size_t *fill, size_t *cap, int depth)
+{
+    const xpv_hlo_module *m = &am->m;
+    const xpv_hlo_instr *in = &m->instrs[i];
+    for (uint32_t k = 0; k < in->operands.n; k++) {
+        const xpv_hlo_instr *op = xpv_hlo_instr_by_id(m, in->operands.v[k]);
+        if (!op) continue;
+        uint32_t o = (uint32_t)(op - m->instrs);
+        if (am->launcher_of_instr[o] != NONE) {
+            if (*fill == *cap) {
+                *cap = *cap ? *cap * 2 : 1024;
+                am->inputs = xpv_xrealloc(am->inputs, *cap * sizeof *am->inputs);
+            }
+            am->inputs[(*fill)++] = am->launcher_of_instr[o];
+        } else if (depth < 8 && is_free(op->opcode)) {
+            add_inputs(am, o, fill, cap, depth + 1);
+        }
+    }
+}
+
+/* inputs[] of every launcher: the data links the placement rules weigh. */
+static void link_inputs(xpv_attrib_module *am)
+{
+    const xpv_hlo_module *m = &am->m;
+    am->launcher_of_instr = xpv_xmalloc((m->ninstrs + 1) * sizeof *am->launcher_of_instr);
+    for (uint32_t i = 0; i < m->ninstrs; i++)
+        am->launcher_of_instr[i] = NONE;
+    for (uint32_t l = 0; l < am->nlaunchers; l++)
+        am->launcher_of_instr[am->launchers[l]] = l;
+    am->input_at = xpv_xcalloc(am->nlaunchers + 1, sizeof *am->input_at);
+    size_t fill = 0, cap = 0;
+    for (uint32_t l = 0; l < am->nlaunchers; l++) {
+        am->input_at[l] = (uint32_t)fill;
+        add_inputs(am, am->launchers[l], &fill, &cap, 0);
+    }
+    am->input_at[am->nlaunchers] = (uint32_t)fill;
+}
+
 static void prepare(xpv_attrib_module *am)
 {
     const xpv_hlo_module *m = &am->m;
@@ -269,6 +312,7 @@ static void prepare(xpv_attrib_module *am)
     if (!xpv_hlo_computation_by_id(m, m->entry_computation_id, &am->entry)) am->entry = NONE;
     index_names(am);
     link_groups(am);
+    link_inputs(am);
 }
 
 static int ready(xpv_attrib_module *am)
@@ -339,8 +383,9 @@ xpv_attrib *xpv_attrib_open(const uint8_t *data, size_t size, xpv_sink *sink)
 static void module_free(xpv_attrib_module *am)
 {
     if (am->state > 0) xpv_hlo_module_free(&am->m);
-    uint32_t *arrays[] = {am->launchers, am->group_next, am->group_head,
-                          am->named,     am->used,       am->count};
+    uint32_t *arrays[] = {
+        am->launchers, am->group_next, am->group_head, am->named,    am->used,
+        am->count,     am->cand,       am->inputs,     am->input_at, am->launcher_of_instr};
     for (size_t k = 0; k < sizeof arrays / sizeof *arrays; k++)
         free(arrays[k]);
     free(am->is_fusion), free(am->ops), free(am->op_ready), free(am->at), free(am->place);
@@ -527,18 +572,13 @@ static int place_by_elimination(xpv_attrib_module *am, size_t n)
     return placed;
 }
 
-/* 1 when instruction `to` reads what `from` writes, directly or through
- * instructions that move nothing (tuples, bitcasts, get-tuple-element). */
-static int feeds(const xpv_hlo_module *m, uint32_t from, uint32_t to, int depth)
+/* 1 when launcher `to` reads what launcher `from` writes (inputs[], made
+ * by prepare, follows tuples, bitcasts and get-tuple-element). */
+static int feeds(const xpv_attrib_module *am, uint32_t from, uint32_t to)
 {
-    const xpv_hlo_instr *in = &m->instrs[to];
-    for (uint32_t k = 0; k < in->operands.n; k++) {
-        const xpv_hlo_instr *op = xpv_hlo_instr_by_id(m, in->operands.v[k]);
-        if (!op) continue;
-        uint32_t i = (uint32_t)(op - m->instrs);
-        if (i == from) return 1;
-        if (depth < 8 && is_free(op->opcode) && feeds(m, from, i, depth + 1)) return 1;
-    }
+    const uint32_t *in = am->inputs + am->input_at[to];
+    for (uint32_t k = 0, n = am->input_at[to + 1] - am->input_at[to]; k < n; k++)
+        if (in[k] == from) return 1;
     return 0;
 }
 
@@ -551,16 +591,13 @@ static int feeds(const xpv_hlo_module *m, uint32_t from, uint32_t to, int depth)
 static void link_distance(xpv_attrib_module *am, uint32_t l, size_t a, size_t b, size_t n,
                           int *back, int *fwd)
 {
-    const xpv_hlo_module *m = &am->m;
-    uint32_t in = am->launchers[l];
     *back = *fwd = INT_MAX;
     for (size_t d = 1; d <= LINK_WINDOW; d++) {
         if (*back == INT_MAX && d <= a && am->place[a - d] >= 0 &&
-            feeds(m, am->launchers[am->place[a - d]], in, 0))
+            feeds(am, (uint32_t)am->place[a - d], l))
             *back = (int)d;
         size_t j = b + d - 1;
-        if (*fwd == INT_MAX && j < n && am->place[j] >= 0 &&
-            feeds(m, in, am->launchers[am->place[j]], 0))
+        if (*fwd == INT_MAX && j < n && am->place[j] >= 0 && feeds(am, l, (uint32_t)am->place[j]))
             *fwd = (int)d;
     }
 }
