@@ -50,44 +50,16 @@ def _map_values(b, span):
 def metadata_modules(path):
     """[(metadata id, metadata name, HloModule name)] of every event metadata
     of /host:metadata that carries an `Hlo Proto` stat, in file order."""
-    b = open(path, "rb").read()
     out = []
-    for num, wire, plane in _fields(b, 0, len(b)):
-        if num != 1 or wire != 2:  # XSpace.planes
-            continue
-        name, events, stat_names = None, [], {}
-        for pn, pw, pv in _fields(b, *plane):
-            if pn == 2 and pw == 2:  # XPlane.name
-                name = _text(b, pv)
-            elif pn == 4 and pw == 2:  # XPlane.event_metadata
-                events.extend(_map_values(b, pv))
-            elif pn == 5 and pw == 2:  # XPlane.stat_metadata
-                for sm in _map_values(b, pv):
-                    f = {n: v for n, w, v in _fields(b, *sm)}
-                    stat_names[f.get(1, 0)] = _text(b, f[2]) if 2 in f else ""
-        if name != "/host:metadata":
-            continue
-        for em in events:
-            mid, mname, proto = 0, "", None
-            for mn, mw, mv in _fields(b, *em):
-                if mn == 1 and mw == 0:
-                    mid = mv
-                elif mn == 2 and mw == 2:
-                    mname = _text(b, mv)
-                elif mn == 5 and mw == 2:  # XEventMetadata.stats
-                    st = {n: v for n, w, v in _fields(b, *mv)}
-                    if stat_names.get(st.get(1, 0)) == "Hlo Proto" and 6 in st:
-                        proto = st[6]  # XStat.bytes_value
-            if proto is None:
-                continue
-            module = None
-            for hn, hw, hv in _fields(b, *proto):
-                if hn == 1 and hw == 2:  # HloProto.hlo_module
-                    for qn, qw, qv in _fields(b, *hv):
-                        if qn == 1 and qw == 2:  # HloModuleProto.name
-                            module = _text(b, qv)
-                            break
-            out.append((mid, mname, module))
+    for mid, mname, b, proto in _proto_spans(path):
+        module = None
+        for hn, hw, hv in _fields(b, *proto):
+            if hn == 1 and hw == 2:  # HloProto.hlo_module
+                for qn, qw, qv in _fields(b, *hv):
+                    if qn == 1 and qw == 2:  # HloModuleProto.name
+                        module = _text(b, qv)
+                        break
+        out.append((mid, mname, module))
     return out
 
 
