@@ -644,6 +644,7 @@ void xpv_hlo_module_free(xpv_hlo_module *m)
     }
     free(m->by_id);
     free(m->comp_by_id);
+    xpv_hlo_frames_free(m->frames);
     memset(m, 0, sizeof *m);
 }
 
@@ -674,5 +675,6 @@ int xpv_hlo_decode(const uint8_t *base, const uint8_t *data, size_t len, size_t 
         return -1;
     }
     build_lookups(m);
+    xpv_hlo_frames_build(m);
     return 0;
 }

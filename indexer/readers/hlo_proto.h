@@ -120,6 +120,7 @@ typedef struct {
     xpv_hlo_heap_trace *traces;
     uint32_t ntraces;
     xpv_hlo_str stack_frame_index; /* the serialized StackFrameIndexProto, read by hlo_frames.c */
+    struct xpv_hlo_frames *frames; /* that index by position (hlo_frames.c), NULL when none */
     /* internal: instruction and computation indexes sorted by id, the
      * arena the structures live in, and its size against the budget */
     xpv_hlo_id_index *by_id, *comp_by_id;
@@ -173,6 +174,10 @@ int xpv_hlo_shape_bytes(const xpv_hlo_shape *s, long double *bytes);
  * is known or the frame index is malformed (hlo_frames.c). */
 int xpv_hlo_source(const xpv_hlo_module *m, const xpv_hlo_instr *in, xpv_hlo_str *file,
                    int32_t *line, xpv_hlo_str *function);
+typedef struct xpv_hlo_frames xpv_hlo_frames;
+/* Reads the module's stack_frame_index into m->frames (xpv_hlo_decode does). */
+void xpv_hlo_frames_build(xpv_hlo_module *m);
+void xpv_hlo_frames_free(xpv_hlo_frames *fr);
 
 /* ---- locating the Hlo Proto stats of an XSpace ---- */
 

@@ -5,8 +5,9 @@
  * A module is prepared once: its launchers (instructions outside fused
  * computations that can put work on the device), in module order, with a
  * name index (exact, and as XLA spells kernel names), and a reuse group per
- * fusion (same name stem and signature). A graph execution is then placed
- * in three passes over its events: names, reuse groups, gaps. Scratch marks
+ * fusion (same name stem and signature), and each launcher's inputs. A
+ * graph execution is then placed by the rules of xplane_attrib.h, each a
+ * pass over its events, in turn until none places more. Scratch marks
  * are stamped with a per-run generation, so a run costs its own length plus
  * the launchers its gaps span, never a clear of the module's arrays.
  */
@@ -34,6 +35,7 @@ struct xpv_attrib_module {
     uint32_t *launchers; /* instruction indexes, module order */
     uint32_t nlaunchers;
     uint8_t *is_fusion;          /* by launcher */
+    uint8_t *ambiguous;          /* by launcher: another launcher's name spells its kernel too */
     uint32_t *cand;              /* scratch: the launchers a rule weighs */
     uint32_t *launcher_of_instr; /* by instruction: its launcher, NONE when none */
     uint32_t *inputs;            /* by launcher, from input_at[l] to input_at[l + 1]: */
@@ -61,7 +63,8 @@ struct xpv_attrib {
     xpv_attrib_module *mods;
     xpv_hindex cmdbuf; /* interned hlo_op -> 1 command buffer, 2 not */
     uint32_t unattributed;
-    size_t last; /* the module found last, checked first */
+    size_t last;                         /* the module found last, checked first */
+    int64_t placed, by_name_order, left; /* graph events placed (by name order alone), not */
 };
 
 /* ---- names ---- */
@@ -108,6 +111,17 @@ static int is_free(xpv_hlo_str op)
     return 0;
 }
 
+/* Instructions whose result is (part of) their operands: a data link runs
+ * through them. Control flow is not one: its result is its callee's. */
+static int moves_nothing(xpv_hlo_str op)
+{
+    static const char *const MOVES_NOTHING[] = {"get-tuple-element", "tuple",          "bitcast",
+                                                "opt-barrier",       "add-dependency", NULL};
+    for (const char *const *f = MOVES_NOTHING; *f; f++)
+        if (text_is(op, *f, strlen(*f))) return 1;
+    return 0;
+}
+
 /* ---- preparing a module ---- */
 
 static void mark_fused(const xpv_hlo_module *m, uint8_t *fused, uint32_t c, int depth)
@@ -123,13 +137,17 @@ static void mark_fused(const xpv_hlo_module *m, uint8_t *fused, uint32_t c, int 
         }
 }
 
-/* Computations whose instructions run inside a fusion's kernel. */
+/* Computations whose instructions run inside another instruction's kernel. */
 static uint8_t *fused_computations(const xpv_hlo_module *m)
 {
     uint8_t *fused = xpv_xcalloc(m->ncomputations + 1, 1);
     for (uint32_t i = 0; i < m->ninstrs; i++) {
         const xpv_hlo_instr *in = &m->instrs[i];
-        if (!text_is(in->opcode, "fusion", 6)) continue;
+        /* a fusion's, a reduction's or a sort's callee runs inside its kernel;
+         * control flow's callees launch their own */
+        if (text_is(in->opcode, "while", 5) || text_is(in->opcode, "call", 4) ||
+            text_is(in->opcode, "conditional", 11))
+            continue;
         for (uint32_t k = 0; k < in->called.n; k++) {
             uint32_t callee;
             if (xpv_hlo_computation_by_id(m, in->called.v[k], &callee))
@@ -150,7 +168,8 @@ static void put_fields(const xpv_hlo_instr *in, xpv_buf *b)
     xpv_pb_field f;
     xpv_err ignored;
     while (xpv_pb_next(&msg, &f, &ignored) == 1) {
-        if (f.num == 1 || f.num == 7 || f.num == 35 || f.num == 36 || f.num == 38) continue;
+        if (f.num == 1 || f.num == 7 || f.num == 35 || f.num == 36 || f.num == 37 || f.num == 38)
+            continue; /* name, metadata, id, operand, control-predecessor and callee ids */
         if (f.num == 43 || f.num == 68) continue; /* backend config, frontend attributes */
         xpv_buf_printf(b, "%u:", f.num);
         if (f.wire == XPV_PB_LEN)
@@ -228,6 +247,7 @@ static void index_names(xpv_attrib_module *am)
         int dup = 0;
         while (!dup && xpv_hindex_next(&am->by_kernel, &p, &v))
             dup = spells(m->instrs[am->launchers[v]].name, buf, s.n);
+        if (dup) am->ambiguous[v] = 1; /* `a.1` and `a_1` spell one kernel: neither */
         if (!dup) xpv_hindex_insert_at(&am->by_kernel, &p, l);
     }
 }
@@ -265,7 +285,7 @@ static void add_inputs(xpv_attrib_module *am, uint32_t i, size_t *fill, size_t *
                 am->inputs = xpv_xrealloc(am->inputs, *cap * sizeof *am->inputs);
             }
             am->inputs[(*fill)++] = am->launcher_of_instr[o];
-        } else if (depth < 8 && is_free(op->opcode)) {
+        } else if (depth < 8 && moves_nothing(op->opcode)) {
             add_inputs(am, o, fill, cap, depth + 1);
         }
     }
@@ -300,6 +320,7 @@ static void prepare(xpv_attrib_module *am)
     free(fused);
     size_t n = am->nlaunchers + 1;
     am->is_fusion = xpv_xcalloc(n, 1);
+    am->ambiguous = xpv_xcalloc(n, 1);
     for (uint32_t l = 0; l < am->nlaunchers; l++)
         am->is_fusion[l] = text_is(m->instrs[am->launchers[l]].opcode, "fusion", 6);
     am->group_next = xpv_xmalloc(n * sizeof *am->group_next);
@@ -388,7 +409,8 @@ static void module_free(xpv_attrib_module *am)
         am->count,     am->cand,       am->inputs,     am->input_at, am->launcher_of_instr};
     for (size_t k = 0; k < sizeof arrays / sizeof *arrays; k++)
         free(arrays[k]);
-    free(am->is_fusion), free(am->ops), free(am->op_ready), free(am->at), free(am->place);
+    free(am->is_fusion), free(am->ambiguous), free(am->ops), free(am->op_ready), free(am->at),
+        free(am->place);
     xpv_hindex_free(&am->by_name), xpv_hindex_free(&am->by_kernel);
     xpv_hindex_free(&am->kernel_of);
 }
@@ -408,10 +430,7 @@ xpv_attrib_module *xpv_attrib_module_of(xpv_attrib *a, int has_prog, uint64_t pr
                                         uint32_t module_name)
 {
     xpv_attrib_module *found = NULL;
-    if (a->last < a->nblobs) {
-        xpv_attrib_module *am = &a->mods[a->last];
-        if (has_prog ? am->prog == prog : am->name == module_name) found = am;
-    }
+    if (a->last < a->nblobs && has_prog && a->mods[a->last].prog == prog) found = &a->mods[a->last];
     for (size_t i = 0; !found && i < a->nblobs; i++) {
         xpv_attrib_module *am = &a->mods[i];
         if (has_prog ? am->prog != prog : am->name != module_name) continue;
@@ -421,6 +440,24 @@ xpv_attrib_module *xpv_attrib_module_of(xpv_attrib *a, int has_prog, uint64_t pr
         found = am, a->last = i;
     }
     return found && ready(found) ? found : NULL;
+}
+
+void xpv_attrib_report(const xpv_attrib *a, int64_t unplaceable)
+{
+    char msg[400];
+    if (!a || !(a->placed + a->left + unplaceable)) return;
+    snprintf(msg, sizeof msg,
+             "%lld kernels of XLA command buffers: %lld placed on their HLO instructions (%lld "
+             "of them by name order alone), %lld unattributed",
+             (long long)(a->placed + a->left), (long long)a->placed, (long long)a->by_name_order,
+             (long long)a->left);
+    xpv_sink_fact(a->sink, "attribution", msg);
+    if (!unplaceable) return;
+    snprintf(msg, sizeof msg,
+             "%lld command-buffer events name no correlation id or no module with an HloProto; "
+             "their op stays the command buffer's",
+             (long long)unplaceable);
+    xpv_sink_fact(a->sink, "warning", msg);
 }
 
 int xpv_attrib_is_command_buffer(xpv_attrib *a, uint32_t hlo_op)
@@ -488,7 +525,7 @@ static int64_t launcher_of(xpv_attrib_module *am, uint32_t name)
     uint64_t l;
     while (xpv_hindex_next(&am->by_kernel, &p, &l))
         if (spells(am->m.instrs[am->launchers[l]].name, s, len)) {
-            *v = l + 1;
+            *v = am->ambiguous[l] ? 0 : l + 1;
             break;
         }
     return (int64_t)*v - 1;
@@ -558,6 +595,7 @@ static int place_by_name_order(xpv_attrib_module *am, size_t n)
         int64_t x = am->at[i];
         if (x < 0 || am->place[i] >= 0 || am->used[x] == am->gen) continue;
         am->place[i] = x, am->used[x] = am->gen;
+        am->owner->by_name_order++;
         return 1;
     }
     return 0;
@@ -715,6 +753,9 @@ void xpv_attrib_run(xpv_attrib_module *am, const uint32_t *names, size_t n, xpv_
             !place_by_elimination(am, n) && !place_by_name_order(am, n))
             break;
     xpv_attrib_op none = {am->owner->unattributed, 0, 0};
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++) {
         op[i] = am->place[i] >= 0 ? *op_of(am, am->launchers[am->place[i]]) : none;
+        am->owner->placed += am->place[i] >= 0;
+        am->owner->left += am->place[i] < 0;
+    }
 }

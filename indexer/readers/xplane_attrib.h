@@ -3,23 +3,27 @@
  * read from the compiled modules the space carries (the `Hlo Proto` stats
  * of /host:metadata, hlo_proto.h).
  *
- * Why: with XLA command buffers (CUDA graphs, the default since JAX 0.4.3x)
- * every kernel of a graph carries hlo_op = `command_buffer_N`, so per-op
- * tools see one op. The kernels are placed here instead:
- *  - by name: XLA names a fusion's kernel after the instruction with `.`
- *    and `-` made `_` (`gemm_fusion_dot_17` is `gemm_fusion_dot.17`);
- *  - by kernel reuse: an instruction whose fused computation is identical
- *    to an earlier one's runs that one's kernel, under that one's name.
- *    Such kernels go, in time order, to the instructions of the identical
- *    group (same name stem, same signature: opcodes, shapes, backend
- *    config of the fused computation) that no kernel names, taken in the
- *    module's instruction order (a dependency order). A group repeated a
- *    whole number of times (a loop body) repeats its assignment;
- *  - by position: a kernel no instruction names (cuBLAS `nvjet_*`,
- *    `sm90_xmma_*`, cutlass, cuDNN; the graph's memsets and copies) goes to
- *    the one library call or copy that lies, in the module's order,
- *    between the instructions of the kernels around it in the graph.
- * Anything else is "unattributed": never guessed.
+ * Why: with XLA command buffers (CUDA graphs, JAX's default) every kernel
+ * of a graph carries hlo_op = `command_buffer_N`, so per-op tools see one
+ * op. The kernels of one graph execution are placed together instead, by
+ * rules applied in turn until none places more:
+ *  - by name: XLA names a fusion's kernel after its instruction, with `.`
+ *    and `-` made `_` (`gemm_fusion_dot_17` is `gemm_fusion_dot.17`); a
+ *    kernel whose name no identical instruction may share goes there;
+ *  - by data links, for a kernel XLA reuses for identical fusions (same
+ *    name stem and fields: it is named after the one compiled first) and
+ *    for library kernels (cuBLAS `nvjet_*`, `sm90_xmma_*`, cutlass, cuDNN,
+ *    with the memsets and copies of their call): of the instructions that
+ *    may have run it, the one that reads what the placed kernels just
+ *    before wrote or writes what those just after read, nearest and on
+ *    both sides first; a tie places nothing;
+ *  - by elimination: the last free member of a group takes the last of
+ *    its kernels;
+ *  - by name order, when nothing else decides: the earliest such kernel
+ *    goes to the instruction it is named after (XLA compiles in schedule
+ *    order). This is the one rule that is a convention, not a proof; the
+ *    kernels it places are counted in the profile's `attribution` fact.
+ * Anything else is "unattributed", with its time.
  *
  * Invariants: a module is decoded at most once, on first use, and points
  * into the mapped file, which must outlive the attribution. Strings given
@@ -55,6 +59,11 @@ void xpv_attrib_free(xpv_attrib *a);
  * proto cannot be decoded (reported once, as a warning fact). */
 xpv_attrib_module *xpv_attrib_module_of(xpv_attrib *a, int has_prog, uint64_t prog,
                                         uint32_t module_name);
+
+/* Facts for the profile: how many graph events were placed, how many by
+ * name order alone, how many not; and a warning for the unplaceable ones
+ * (command-buffer events without correlation id or module). a may be NULL. */
+void xpv_attrib_report(const xpv_attrib *a, int64_t unplaceable);
 
 /* 1 when hlo_op text is a command buffer's (`command_buffer_N`). */
 int xpv_attrib_is_command_buffer(xpv_attrib *a, uint32_t hlo_op);

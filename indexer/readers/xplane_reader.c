@@ -365,21 +365,25 @@ static int read_line_head(const xpv_pb *line, line_head *h, xpv_err *err)
 
 /* ---- graph executions ---- */
 
-/* The event's name, with the roles of its metadata's stats noted where its
- * own stats lack them (as emit_event will). A damaged metadata entry gives
- * 0 here; emit_event meets it again and reports it. */
+/* The event's name, with what its metadata's stats say of its execution
+ * (hlo_op, correlation id, program, module) noted where its own stats say
+ * nothing, as emit_event merges them: both passes over a graph execution
+ * see the same. A damaged metadata entry gives 0 here; emit_event meets it
+ * again and reports it. */
 static uint32_t peek_meta(reader *rd, raw_event *e)
 {
     xpv_err ignored;
     int failed = 0;
     xpl_meta *m = xpl_event_meta(&rd->pl, e->meta_id, &ignored, &failed);
     if (!m) return 0;
+    xpl_info *in = &e->info;
     for (uint32_t i = 0; i < m->nargs; i++) {
-        uint32_t j = 0;
-        while (j < e->nargs && rd->args[j].key != m->args[i].key)
-            j++;
-        if (j == e->nargs && m->roles[i])
-            xpl_info_note(&rd->pl, &e->info, &m->args[i], m->roles[i], NULL);
+        uint8_t r = m->roles[i];
+        int lacks = (r == XPL_ROLE_HLO_OP && !in->hlo_op) ||
+                    (r == XPL_ROLE_CORRELATION_ID && !in->has_corr) ||
+                    (r == XPL_ROLE_PROGRAM_ID && !in->has_prog) ||
+                    (r == XPL_ROLE_HLO_MODULE && !in->hlo_module);
+        if (lacks) xpl_info_note(&rd->pl, in, &m->args[i], r, NULL);
     }
     return m->name;
 }
@@ -395,6 +399,7 @@ static int scan_event(reader *rd, const xpv_pb_field *ef, raw_event *e, xpv_err 
     int rc;
     memset(e, 0, sizeof *e);
     xpl_info_reset(&e->info);
+    pl->scratch.len = 0;
     while ((rc = xpv_pb_next(&m, &f, err)) == 1) {
         if (f.num == 1 && f.wire == XPV_PB_VARINT) e->meta_id = (int64_t)f.v;
         if (f.num == 5) e->aggregated = 1;
@@ -428,7 +433,6 @@ static int read_run(reader *rd, const line_info *ln, xpv_pb *line, xpv_attrib_mo
     xpv_pb_field f;
     raw_event e;
     size_t n = 0;
-    int64_t missing = rd->pl.missing_stat_meta; /* counted again when emitted */
     while (xpv_pb_next(&cur, &f, err) == 1) {
         if (f.num != 4) continue;
         if (scan_event(rd, &f, &e, err) != 0) return -1;
@@ -441,13 +445,14 @@ static int read_run(reader *rd, const line_info *ln, xpv_pb *line, xpv_attrib_mo
         }
         rd->run_names[n++] = name;
     }
-    rd->pl.missing_stat_meta = missing;
-    assert(n > 0);
-    xpv_attrib_run(am, rd->run_names, n, rd->run_ops);
+    if (n) xpv_attrib_run(am, rd->run_names, n, rd->run_ops);
     cur = *line;
-    for (size_t i = 0; i < n;) {
+    /* Both passes classify an event alike (peek_meta), so n > 0; were it
+     * not, the first event is emitted as it is, so the line still moves. */
+    for (size_t i = 0; i < (n ? n : 1);) {
         if (xpv_pb_next(&cur, &f, err) != 1) return -1; /* read once already: cannot end */
-        if (f.num == 4 && read_event(rd, ln, &f, &rd->run_ops[i++], err) != 0) return -1;
+        if (f.num == 4 && read_event(rd, ln, &f, n ? &rd->run_ops[i] : NULL, err) != 0) return -1;
+        i += f.num == 4;
     }
     *line = cur;
     return 0;
@@ -463,15 +468,18 @@ static int read_stream_line(reader *rd, const line_info *ln, xpv_pb line, xpv_er
         if (f.num != 4) continue;
         raw_event e;
         int failed = 0;
+        int64_t missing = rd->pl.missing_stat_meta; /* read_run decodes the event again */
         if (decode_event(rd, &f, &e, err) != 0) return -1;
-        if (!e.info.hlo_op || !e.info.has_corr) peek_meta(rd, &e); /* stats on the metadata */
+        peek_meta(rd, &e);
         xpv_attrib_module *am = execution_module(rd, &e);
         if (am) {
-            line = before;
+            line = before, rd->pl.missing_stat_meta = missing;
             if (read_run(rd, ln, &line, am, e.info.corr, err) != 0) return -1;
         } else if (e.aggregated) {
             xpv_sink_skipped(rd->sink, "aggregated events");
         } else {
+            if (e.info.hlo_op && xpv_attrib_is_command_buffer(rd->attrib, e.info.hlo_op))
+                rd->unplaceable++; /* no correlation id or no module: kept as it is */
             emit_event(rd, ln, &e, NULL, err, &failed);
             if (failed) return -1;
         }
@@ -716,6 +724,7 @@ int xpv_read_xplane(const char *path, xpv_sink *sink, xpv_err *err)
     if (attribution_off()) rd.attrib_state = -1;
     xpl_plane_init(&rd.pl, sink);
     int rc = read_space(&rd, map, (size_t)st.st_size, err);
+    if (rc == 0) xpv_attrib_report(rd.attrib, rd.unplaceable);
     if (rc == 0)
         xpl_facts_finish(&rd);
     else

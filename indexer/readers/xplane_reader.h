@@ -45,6 +45,7 @@ typedef struct {
     uint32_t key_command_buffer, key_jax_op, key_source;
     uint32_t *run_names; /* one graph execution's event names (read_run) */
     xpv_attrib_op *run_ops;
+    int64_t unplaceable; /* command-buffer events with no correlation id or module */
     size_t run_cap;
 } reader;
 

@@ -15,15 +15,21 @@ own hlo_op). The tests check:
   - framework_op_stats names JAX ops (op_name paths, primitive types), never
     XlaModule, and hlo_stats gives each instruction's op_name and source
     line as an independent decode of the HloProtos reads them;
-  - jax-maxtext: no command_buffer row, and most of the program's time placed.
-Skips (77) when ../shared/fixtures is absent."""
+  - jax-maxtext: no command_buffer row, and most of the program's time placed;
+  - a hand-built capture (no fixture needed): a fusion, a library call and a
+    fusion in one graph execution placed on fusion.1, custom-call.1 and
+    fusion.2 by name and data links, the events' correlation id winning over
+    their metadata's (once an abort), and an unknown kernel left unattributed.
+The fixture tests skip with a message when ../shared/fixtures is absent."""
+import glob
 import json
 import os
+import struct
 import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from xpv_e2e import BIN, FIXTURES, need_fixtures, tmpdir, main, wait_indexed  # noqa: E402
+from xpv_e2e import BIN, FIXTURES, tmpdir, main, wait_indexed  # noqa: E402
 from hlo_protos import instructions  # noqa: E402
 from test_tool_hlo import device_lines, free_port, get  # noqa: E402
 
@@ -70,7 +76,7 @@ def raw_device(path):
 
 def test_command_buffer_pair():
     need = os.path.join(FIXTURES, PAIR)
-    if not os.path.isdir(need):
+    if not FIXTURES or not os.path.isdir(need):
         print("skip: %s not found" % need)
         return
     on_path, off_path = os.path.join(need, ON), os.path.join(need, OFF)
@@ -127,7 +133,7 @@ def check_names(s, on_path, on):
 
 def test_maxtext():
     root = os.path.join(FIXTURES, MAXTEXT)
-    if not os.path.isdir(root):
+    if not FIXTURES or not os.path.isdir(root):
         print("skip: %s not found" % root)
         return
     s = Server(root)
@@ -145,6 +151,102 @@ def test_maxtext():
         s.close()
 
 
+# ---- a hand-built capture ----
+
+def _varint(v):
+    out = bytearray()
+    while True:
+        b = v & 0x7F
+        v >>= 7
+        out.append(b | (0x80 if v else 0))
+        if not v:
+            return bytes(out)
+
+
+def _f(num, value):
+    """One protobuf field: an int (varint) or bytes/str (length-delimited)."""
+    if isinstance(value, int):
+        return _varint(num << 3) + _varint(value)
+    if isinstance(value, str):
+        value = value.encode()
+    return _varint(num << 3 | 2) + _varint(len(value)) + value
+
+
+def _instr(name, opcode, iid, operands=(), called=()):
+    body = _f(1, name) + _f(2, opcode) + _f(35, iid)
+    body += b"".join(_f(36, o) for o in operands) + b"".join(_f(38, c) for c in called)
+    return _f(2, body)
+
+
+def _hlo_proto():
+    entry = _f(1, "main") + _f(5, 1) + _instr("p.1", "parameter", 9) + \
+        _instr("fusion.1", "fusion", 10, [9], [2]) + \
+        _instr("custom-call.1", "custom-call", 11, [10]) + \
+        _instr("fusion.2", "fusion", 12, [11], [3]) + _f(6, 12)
+    fused_a = _f(1, "fused_a") + _f(5, 2) + _instr("add.1", "add", 20)
+    fused_b = _f(1, "fused_b") + _f(5, 3) + _instr("multiply.1", "multiply", 30)
+    module = _f(1, "jit_f") + _f(3, entry) + _f(3, fused_a) + _f(3, fused_b) + _f(6, 1)
+    return _f(1, module)
+
+
+def _meta(field, mid, name, stats=b""):
+    return _f(field, _f(1, mid) + _f(2, _f(1, mid) + _f(2, name) + stats))
+
+
+def _stat(mid, field, value):
+    return _f(4, _f(1, mid) + _f(field, value))
+
+
+def _space():
+    HLO, CORR, OP, PROG = 70, 1, 2, 3
+    metadata = _f(2, "/host:metadata") + \
+        _meta(4, 5, "jit_f(42)", _f(5, _f(1, HLO) + _f(6, _hlo_proto()))) + \
+        _meta(5, HLO, "Hlo Proto")
+    kernels = ["fusion_1", "nvjet_sm90_gemm", "fusion_2", "mystery_kernel"]
+    gpu = _f(1, 1) + _f(2, "/device:GPU:0")
+    line = _f(1, 14) + _f(2, "Stream #14(Compute)") + _f(3, 1000)
+    for i, name in enumerate(kernels):
+        # the event's own correlation id wins over its metadata's (two passes
+        # over the execution that disagreed on it once aborted the reader)
+        gpu += _meta(4, 100 + i, name, _f(5, _f(1, CORR) + _f(3, 99)))
+        ev = _f(1, 100 + i) + _f(2, i * 10000) + _f(3, 5000) + _stat(CORR, 3, 18)
+        ev += _stat(OP, 5, "command_buffer_1") + _stat(PROG, 3, 42)
+        line += _f(4, ev)
+    gpu += _f(3, line)
+    for mid, name in ((CORR, "correlation_id"), (OP, "hlo_op"), (PROG, "program_id")):
+        gpu += _meta(5, mid, name)
+    return _f(1, metadata) + _f(1, gpu)
+
+
+def _extracted_ops(root, env=None):
+    out = tmpdir()
+    proc = subprocess.run([BIN, "--profile-dir=" + root, "--extract=" + out, "--quiet",
+                           "--db=" + os.path.join(tmpdir(), "i.sqlite")],
+                          capture_output=True, text=True, timeout=120,
+                          env=dict(os.environ, **(env or {})))
+    assert proc.returncode == 0, proc.stderr
+    path = glob.glob(os.path.join(out, "**", "*.json"), recursive=True)[0]
+    events = json.load(open(path))
+    events = events["traceEvents"] if isinstance(events, dict) else events
+    return {e["name"]: e.get("args", {}) for e in events
+            if e.get("ph") == "X" and e.get("args", {}).get("program_id") is not None}
+
+
+def test_crafted_graph():
+    root = tmpdir()
+    run = os.path.join(root, "plugins", "profile", "2026_01_01_00_00_00")
+    os.makedirs(run)
+    with open(os.path.join(run, "h.xplane.pb"), "wb") as f:
+        f.write(_space())
+    got = _extracted_ops(root)
+    want = {"fusion_1": "fusion.1", "nvjet_sm90_gemm": "custom-call.1", "fusion_2": "fusion.2",
+            "mystery_kernel": "unattributed"}
+    assert {k: v.get("hlo_op") for k, v in got.items()} == want, got
+    assert all(v.get("command_buffer") == "command_buffer_1" and v.get("correlation_id") == 18
+               for v in got.values()), got
+    off = _extracted_ops(root, {"XPV_ATTRIBUTION": "off"})
+    assert {v.get("hlo_op") for v in off.values()} == {"command_buffer_1"}, off
+
+
 if __name__ == "__main__":
-    need_fixtures()
-    main([test_command_buffer_pair, test_maxtext])
+    main([test_crafted_graph, test_command_buffer_pair, test_maxtext])
