@@ -3,9 +3,9 @@
  * each device plane's description and scalar stats, the peak figures the
  * roofline reads (kept only when every device plane states the same), the
  * Task Environment plane, the space's own errors and warnings, and what a
- * plane lacked. Part of the xplane reader (xplane_reader.h).
+ * plane lacked. Part of the xplane reader (xplane_space.h).
  */
-#include "xplane_reader.h"
+#include "xplane_space.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -22,7 +22,7 @@
 #include "kernel_details.h"
 #include "xplane_attrib.h"
 #include "xplane_meta.h"
-#include "xplane_reader.h"
+#include "xplane_space.h"
 
 #include <assert.h>
 #include <errno.h>

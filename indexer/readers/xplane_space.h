@@ -1,5 +1,5 @@
 /*
- * xplane_reader.h — the state of one XSpace read, shared by the parts of
+ * xplane_space.h — the state of one XSpace read, shared by the parts of
  * the xplane reader (internal to indexer/readers/): xplane_reader.c reads
  * planes, lines and events; xplane_facts.c turns plane stats into profile
  * facts.
@@ -7,8 +7,8 @@
  * Invariants: args/roles hold cap_args entries; everything the reader points
  * to in the file lives as long as the mapping (data, size).
  */
-#ifndef XPV_XPLANE_READER_H
-#define XPV_XPLANE_READER_H
+#ifndef XPV_XPLANE_SPACE_H
+#define XPV_XPLANE_SPACE_H
 
 #include "xplane_attrib.h"
 #include "xplane_meta.h"
