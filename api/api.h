@@ -174,7 +174,14 @@ int xpv_api_aggregate(sqlite3 *db, int64_t id, const xpv_events_query *q, xpv_bu
  * total_us, avg_us}]}}` with rows by |total delta|, largest first. Every
  * figure is a delta `{"a", "b", "delta" (b - a), "relative" ((b - a) / a),
  * "sign", "direction" ("slower"|"faster" for times, "more"|"fewer" for
- * counts, "higher"|"lower" for the busy share, "same"; null unknown)}`. */
+ * counts, "higher"|"lower" for the busy share, "same"; null unknown)}`.
+ * Totals also come per step: "per_step": {"normalised", "steps": {a, b},
+ * "note"}, "device_time_per_step_us", each table's and row's "per_step_us"
+ * (rows then by |per-step delta|) and row "count_per_step"; "devices":
+ * [{device, steps, median_us, mean_us, device_time_us,
+ * device_time_per_step_us}] for the devices both sides have. A side that
+ * is missing (404), pending (409), unread, empty or without device work
+ * (422) is refused with {"error": "A (path) ..."}. */
 int xpv_api_compare(sqlite3 *db_a, int64_t a, sqlite3 *db_b, int64_t b, xpv_buf *out);
 
 /* Appends {"error": msg} and returns status. */

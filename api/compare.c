@@ -5,8 +5,14 @@
  * device time, and the kernel, XLA-op, memcpy and memset tables joined by
  * name (new and vanished names included), each figure as a delta object.
  *
- * Invariants: every figure comes from the steps and kernel_stats rows of
- * the combined device (-1), read by the same queries as /steps and
+ * Totals are compared per step (means over each side's steps) when both
+ * sides have steps, so 6 steps against 5 of the same work reads ~0, not
+ * -17%; "devices" repeats the step and device time per device both sides
+ * have. A side that is missing, unread, pending, empty or without device
+ * work is refused with a 4xx {"error"} naming the side and why.
+ *
+ * Invariants: every top-level figure comes from the steps and kernel_stats
+ * rows of the combined device (-1), read by the same queries as /steps and
  * /kernels (rows.h); times are integer ps until they are written, so a
  * profile compared with itself gives deltas of exactly 0 everywhere. A side
  * that does not know a figure makes its delta null, never 0. The two
@@ -15,6 +21,8 @@
 #include "api.h"
 #include "api_util.h"
 #include "rows.h"
+#include "../store/profiles.h"
+#include "../store/steps.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -33,6 +41,7 @@ static const char *const PART_KEYS[XPV_STEP_NPARTS] = {"compute_us", "collective
 typedef struct {
     sqlite3 *db;
     int64_t id;
+    int device; /* -1: all devices combined */
     xpv_api_step_row *steps;
     size_t nsteps;
     int64_t *durs; /* the known step durations, sorted */
@@ -111,13 +120,14 @@ static int cmp_i64(const void *x, const void *y)
 
 static int load_side(side *s, xpv_err *err)
 {
-    if (xpv_api_step_rows(s->db, s->id, -1, &s->steps, &s->nsteps, err) != 0) return -1;
+    if (xpv_api_step_rows(s->db, s->id, s->device, &s->steps, &s->nsteps, err) != 0) return -1;
     s->durs = xpv_xmalloc((s->nsteps ? s->nsteps : 1) * sizeof *s->durs);
     for (size_t i = 0; i < s->nsteps; i++)
         if (s->steps[i].has_duration) s->durs[s->ndurs++] = s->steps[i].duration_ps;
     xpv_sort(s->durs, s->ndurs, sizeof *s->durs, cmp_i64);
     for (size_t t = 0; t < NTABLES; t++)
-        if (xpv_api_kernel_rows(s->db, s->id, TABLES[t][0], -1, &s->rows[t], &s->nrows[t], err))
+        if (xpv_api_kernel_rows(s->db, s->id, TABLES[t][0], s->device, &s->rows[t], &s->nrows[t],
+                                err))
             return -1;
     return 0;
 }
@@ -272,6 +282,38 @@ static pair side_pair(const side *a, const side *b, int (*f)(const side *, doubl
     return both(ha, va, hb, vb);
 }
 
+/* ---- per step ---- */
+
+/* Totals are compared per step when both sides have steps: 6 steps against
+ * 5 of the same work is then ~0, not the -17% of the totals. */
+static int by_step(const side *a, const side *b)
+{
+    return a->nsteps > 0 && b->nsteps > 0;
+}
+
+/* A pair of totals as means per step; a side without steps does not know. */
+static pair per_step(pair total, const side *a, const side *b)
+{
+    int ha = total.has_a && a->nsteps, hb = total.has_b && b->nsteps;
+    return both(ha, ha ? total.a / (double)a->nsteps : 0, hb, hb ? total.b / (double)b->nsteps : 0);
+}
+
+static void put_normalise(xpv_buf *out, const side *a, const side *b)
+{
+    xpv_buf_printf(out,
+                   ",\"per_step\":{\"normalised\":%s,\"steps\":{\"a\":%zu,\"b\":%zu},\"note\":",
+                   by_step(a, b) ? "true" : "false", a->nsteps, b->nsteps);
+    if (by_step(a, b))
+        xpv_buf_puts(out, "null}");
+    else
+        xpv_buf_printf(out,
+                       "\"%s: per-step figures are unknown and the totals are compared as "
+                       "they are, whatever the two profiles' lengths\"}",
+                       !a->nsteps && !b->nsteps ? "Neither profile has steps"
+                       : !a->nsteps             ? "A has no steps"
+                                                : "B has no steps");
+}
+
 static void put_totals(xpv_buf *out, const side *a, const side *b)
 {
     xpv_buf_puts(out, ",\"breakdown\":{");
@@ -285,6 +327,7 @@ static void put_totals(xpv_buf *out, const side *a, const side *b)
     put_named_delta(out, "device_busy_fraction", side_pair(a, b, busy_share), SHARE);
     pair dev = side_pair(a, b, device_time);
     put_named_delta(out, "device_time_us", dev, TIME);
+    put_named_delta(out, "device_time_per_step_us", per_step(dev, a, b), TIME);
     /* The CI gate's figure: median step time where both sides have steps. */
     int steps = has_steps(a) && has_steps(b);
     xpv_buf_printf(
@@ -297,7 +340,7 @@ static void put_totals(xpv_buf *out, const side *a, const side *b)
 
 typedef struct {
     const xpv_api_kernel_row *a, *b; /* NULL: the side did not run it */
-    double key;                      /* |total delta| in ps, -1 unknown */
+    double key; /* |per-step delta| (|total delta| without steps) in ps, -1 unknown */
 } joined;
 
 static pair row_pair(const joined *j, int avg)
@@ -325,18 +368,20 @@ static int cmp_joined(const void *x, const void *y)
     return strcmp(na, nb);
 }
 
-static void put_row(xpv_buf *out, const joined *j)
+static void put_row(xpv_buf *out, const joined *j, const side *a, const side *b)
 {
     const char *name = j->a ? j->a->name : j->b->name;
+    pair count = both(1, j->a ? (double)j->a->count : 0, 1, j->b ? (double)j->b->count : 0);
     xpv_buf_puts(out, "{\"name\":");
     xpv_buf_json_str(out, name, strlen(name));
     xpv_buf_printf(out, ",\"status\":\"%s\",\"count\":",
                    j->a && j->b ? "both"
                    : j->a       ? "vanished"
                                 : "new");
-    put_delta(out, both(1, j->a ? (double)j->a->count : 0, 1, j->b ? (double)j->b->count : 0),
-              COUNT);
+    put_delta(out, count, COUNT);
+    put_named_delta(out, "count_per_step", per_step(count, a, b), COUNT);
     put_named_delta(out, "total_us", row_pair(j, 0), TIME);
+    put_named_delta(out, "per_step_us", per_step(row_pair(j, 0), a, b), TIME);
     put_named_delta(out, "avg_us", row_pair(j, 1), TIME);
     xpv_buf_putc(out, '}');
 }
@@ -353,7 +398,7 @@ static size_t join_rows(const side *a, const side *b, size_t t, joined **out)
         joined *j = &(*out)[n++];
         j->a = c <= 0 ? &a->rows[t][i++] : NULL;
         j->b = c >= 0 ? &b->rows[t][k++] : NULL;
-        pair p = row_pair(j, 0);
+        pair p = by_step(a, b) ? per_step(row_pair(j, 0), a, b) : row_pair(j, 0);
         j->key = p.has_a && p.has_b ? fabs(p.b - p.a) : -1;
     }
     xpv_sort(*out, n, sizeof **out, cmp_joined);
@@ -369,16 +414,111 @@ static void put_table(xpv_buf *out, const side *a, const side *b, size_t t)
     int64_t ta = 0, tb = 0;
     int ha = table_total(a, t, &ta), hb = table_total(b, t, &tb);
     xpv_buf_printf(out, ",\"%s\":{\"kind\":\"%s\",\"total_us\":", TABLES[t][1], TABLES[t][0]);
-    put_delta(out, both(ha, (double)ta, hb, (double)tb), TIME);
+    pair total = both(ha, (double)ta, hb, (double)tb);
+    put_delta(out, total, TIME);
+    put_named_delta(out, "per_step_us", per_step(total, a, b), TIME);
     xpv_buf_puts(out, ",\"names\":");
     put_delta(out, both(1, (double)a->nrows[t], 1, (double)b->nrows[t]), COUNT);
     xpv_buf_printf(out, ",\"new\":%zu,\"vanished\":%zu,\"rows\":[", added, gone);
     for (size_t i = 0; i < n; i++) {
         if (i) xpv_buf_putc(out, ',');
-        put_row(out, &rows[i]);
+        put_row(out, &rows[i], a, b);
     }
     xpv_buf_puts(out, "]}");
     free(rows);
+}
+
+/* ---- per device ---- */
+
+static int has_int(const int *v, size_t n, int x)
+{
+    for (size_t i = 0; i < n; i++)
+        if (v[i] == x) return 1;
+    return 0;
+}
+
+/* One device both sides have: its step time and device time per step. */
+static int put_device(xpv_buf *out, const side *a, const side *b, int dev, xpv_err *err)
+{
+    side da = {.db = a->db, .id = a->id, .device = dev};
+    side db = {.db = b->db, .id = b->id, .device = dev};
+    int rc = load_side(&da, err) == 0 && load_side(&db, err) == 0 ? 0 : -1;
+    if (rc == 0) {
+        xpv_buf_printf(out, "{\"device\":%d,\"steps\":", dev);
+        put_delta(out, both(1, (double)da.nsteps, 1, (double)db.nsteps), COUNT);
+        put_named_delta(out, "median_us", stat(&da, &db, median), TIME);
+        put_named_delta(out, "mean_us", stat(&da, &db, mean), TIME);
+        pair time = side_pair(&da, &db, device_time);
+        put_named_delta(out, "device_time_us", time, TIME);
+        put_named_delta(out, "device_time_per_step_us", per_step(time, &da, &db), TIME);
+        xpv_buf_putc(out, '}');
+    }
+    free_side(&da);
+    free_side(&db);
+    return rc;
+}
+
+/* "devices": the devices with steps on both sides, ascending. */
+static int put_devices(xpv_buf *out, const side *a, const side *b, xpv_err *err)
+{
+    int *da = NULL, *db = NULL;
+    size_t na = 0, nb = 0, put = 0;
+    int rc = xpv_store_steps_devices(a->db, a->id, &da, &na, err) == 0 &&
+                     xpv_store_steps_devices(b->db, b->id, &db, &nb, err) == 0
+                 ? 0
+                 : -1;
+    xpv_buf_puts(out, ",\"devices\":[");
+    for (size_t i = 0; rc == 0 && i < na; i++) {
+        if (!has_int(db, nb, da[i])) continue;
+        if (put++) xpv_buf_putc(out, ',');
+        rc = put_device(out, a, b, da[i], err);
+    }
+    xpv_buf_putc(out, ']');
+    free(da);
+    free(db);
+    return rc;
+}
+
+/* ---- refusing a side ---- */
+
+/* A side that cannot be compared: missing, unread, empty. 200 when fine,
+ * else the status with {"error"} naming the side and what is wrong. */
+static int check_side(sqlite3 *db, int64_t id, const char *key, char *path, size_t path_len,
+                      xpv_buf *out)
+{
+    xpv_store_cursor c;
+    xpv_store_profile r;
+    xpv_err err = {{0}};
+    char hex[17];
+    xpv_profile_id_hex(id, hex);
+    int found = xpv_store_profiles_get(&c, db, id, &r, &err);
+    if (found < 0) return xpv_api_error(out, 500, "%s", err.msg);
+    if (!found) return xpv_api_error(out, 404, "%s (%s): no such profile", key, hex);
+    snprintf(path, path_len, "%s", r.path.s ? r.path.s : hex);
+    const char *status = r.status.s ? r.status.s : "";
+    const char *why = r.error.s && *r.error.s ? r.error.s : status;
+    int events_known = xpv_store_profile_known(&r, XPV_STORE_PROFILE_EVENTS);
+    int64_t events = r.num[XPV_STORE_PROFILE_EVENTS];
+    int rc = 200;
+    if (strcmp(status, "pending") == 0 || strcmp(status, "indexing") == 0)
+        rc = xpv_api_error(out, 409, "%s (%s) is not indexed yet (%s)", key, path, status);
+    else if (strcmp(status, "unsupported") == 0)
+        rc = xpv_api_error(out, 422, "%s (%s) is not a profile this version reads: %s", key, path,
+                           why);
+    else if (strcmp(status, "ok") != 0)
+        rc = xpv_api_error(out, 422, "%s (%s) could not be read: %s", key, path, why);
+    else if (events_known && events == 0)
+        rc = xpv_api_error(out, 422, "%s (%s) is empty: it holds no events", key, path);
+    xpv_store_cursor_close(&c);
+    return rc;
+}
+
+static int device_work(const side *s)
+{
+    size_t n = 0;
+    for (size_t t = 0; t < NTABLES; t++)
+        n += s->nrows[t];
+    return n > 0;
 }
 
 /* ---- the answer ---- */
@@ -399,21 +539,49 @@ static int put_profile(xpv_buf *out, const char *key, sqlite3 *db, int64_t id, x
     return status;
 }
 
+/* Both sides checked, loaded and written into body: 200 or an error status
+ * with its {"error"} in out. */
+static int load_sides(side *sa, side *sb, xpv_buf *body, xpv_buf *out)
+{
+    side *sides[2] = {sa, sb};
+    char paths[2][512];
+    xpv_err err = {{0}};
+    for (int i = 0; i < 2; i++) {
+        int status =
+            check_side(sides[i]->db, sides[i]->id, i ? "B" : "A", paths[i], sizeof paths[i], out);
+        if (status != 200) return status;
+    }
+    for (int i = 0; i < 2; i++) {
+        int status = put_profile(body, i ? "b" : "a", sides[i]->db, sides[i]->id, out);
+        if (status != 200) return status;
+        if (load_side(sides[i], &err) != 0) return xpv_api_error(out, 500, "%s", err.msg);
+    }
+    for (int i = 0; i < 2; i++)
+        if (!device_work(sides[i]))
+            return xpv_api_error(out, 422,
+                                 "%s (%s) has no device work: no kernels, copies, memsets or "
+                                 "XLA ops to compare",
+                                 i ? "B" : "A", paths[i]);
+    return 200;
+}
+
 int xpv_api_compare(sqlite3 *db_a, int64_t a, sqlite3 *db_b, int64_t b, xpv_buf *out)
 {
     xpv_buf body = {0};
-    int status = put_profile(&body, "a", db_a, a, out);
-    if (status == 200) status = put_profile(&body, "b", db_b, b, out);
-    side sa = {.db = db_a, .id = a}, sb = {.db = db_b, .id = b};
+    side sa = {.db = db_a, .id = a, .device = -1}, sb = {.db = db_b, .id = b, .device = -1};
     xpv_err err = {{0}};
-    if (status == 200 && (load_side(&sa, &err) != 0 || load_side(&sb, &err) != 0))
-        status = xpv_api_error(out, 500, "%s", err.msg);
+    int status = load_sides(&sa, &sb, &body, out);
     if (status == 200) {
         xpv_buf_puts(&body, ",\"device\":-1");
+        put_normalise(&body, &sa, &sb);
         put_step_time(&body, &sa, &sb);
         put_totals(&body, &sa, &sb);
         for (size_t t = 0; t < NTABLES; t++)
             put_table(&body, &sa, &sb, t);
+        if (put_devices(&body, &sa, &sb, &err) != 0)
+            status = xpv_api_error(out, 500, "%s", err.msg);
+    }
+    if (status == 200) {
         xpv_buf_putc(&body, '}');
         xpv_buf_append(out, body.data, body.len);
     }

@@ -8,8 +8,9 @@
  * normal cache, or --db when both sides share one directory); profile
  * directories are only read. Two sides under one root share one index and
  * one registration, since registering one side alone would drop the other.
- * Exit status: 0 compared (and within the gate), 1 could not compare (or
- * the gate's figure is unknown), 3 B is slower than the gate allows.
+ * Exit status: 0 compared (and within the gate), 1 could not compare (a
+ * side missing, unreadable, empty or without device work; or the gate's
+ * figure is unknown), 3 B is slower than the gate allows.
  */
 #define _GNU_SOURCE
 #include "compare_cli.h"
@@ -187,9 +188,10 @@ static void print_table(const char *title, const cJSON *t)
     const cJSON *rows = cJSON_GetObjectItem(t, "rows");
     int n = cJSON_GetArraySize(rows), shown = 0;
     if (n == 0) return;
-    printf("\n%s: %d names, %d new, %d vanished (largest total change first)\n", title, n,
+    printf("\n%s: %d names, %d new, %d vanished (largest change first)\n", title, n,
            (int)num(t, "new", &(int){0}), (int)num(t, "vanished", &(int){0}));
     print_time("total", cJSON_GetObjectItem(t, "total_us"));
+    print_time("per step", cJSON_GetObjectItem(t, "per_step_us"));
     const cJSON *r;
     cJSON_ArrayForEach(r, rows)
     {
@@ -204,6 +206,7 @@ static void print_table(const char *title, const cJSON *t)
                cJSON_GetStringValue(cJSON_GetObjectItem(r, "name")),
                cJSON_GetStringValue(cJSON_GetObjectItem(r, "status")), ca, cb);
         print_time("  total", cJSON_GetObjectItem(r, "total_us"));
+        print_time("  per step", cJSON_GetObjectItem(r, "per_step_us"));
         print_time("  average", cJSON_GetObjectItem(r, "avg_us"));
     }
 }
@@ -214,6 +217,9 @@ static void print_summary(const cJSON *c, const char *arg_a, const char *arg_b)
                                         "memset_us",  "idle_us",       "host_us"};
     print_side("A", arg_a, cJSON_GetObjectItem(c, "a"));
     print_side("B", arg_b, cJSON_GetObjectItem(c, "b"));
+    const cJSON *per = cJSON_GetObjectItem(c, "per_step");
+    if (cJSON_IsTrue(cJSON_GetObjectItem(per, "normalised")))
+        printf("\nTimes are compared per step (means over each side's steps), not as totals.\n");
     printf("\n  %-22s %14s %14s %15s %9s\n", "", "A", "B", "B - A", "");
     const cJSON *st = cJSON_GetObjectItem(c, "step_time");
     static const char *const stats[] = {"median_us", "mean_us", "min_us",
@@ -230,12 +236,15 @@ static void print_summary(const cJSON *c, const char *arg_a, const char *arg_b)
         print_time(label, cJSON_GetObjectItem(br, parts[i]));
     }
     print_time("device time", cJSON_GetObjectItem(c, "device_time_us"));
+    print_time("device time per step", cJSON_GetObjectItem(c, "device_time_per_step_us"));
     const cJSON *busy = cJSON_GetObjectItem(c, "device_busy_fraction");
     int ka, kb;
     double ba = num(busy, "a", &ka), bb = num(busy, "b", &kb);
     if (ka && kb)
         printf("  %-22s %13.1f%% %13.1f%% %+14.1f pt\n", "device busy", 100 * ba, 100 * bb,
                100 * (bb - ba));
+    const char *note = cJSON_GetStringValue(cJSON_GetObjectItem(per, "note"));
+    if (note) printf("\n  note: %s\n", note);
     print_table("kernels", cJSON_GetObjectItem(c, "kernels"));
     print_table("XLA ops", cJSON_GetObjectItem(c, "ops"));
     print_table("memcpy", cJSON_GetObjectItem(c, "memcpy"));
@@ -264,26 +273,20 @@ static int apply_gate(const cJSON *c, double pct)
     return slower ? XPV_COMPARE_EXIT_SLOWER : 0;
 }
 
-static int side_usable(const cJSON *p, const char *key, const char *arg)
-{
-    const char *status = cJSON_GetStringValue(cJSON_GetObjectItem(p, "status"));
-    if (status && strcmp(status, "ok") == 0) return 1;
-    const char *error = cJSON_GetStringValue(cJSON_GetObjectItem(p, "error"));
-    fprintf(stderr, "xprof-view: %s (%s): profile is %s%s%s\n", key, arg, status ? status : "?",
-            error ? ": " : "", error ? error : "");
-    return 0;
-}
-
 static int report(const xpv_options *o, const side *a, const side *b)
 {
     xpv_buf out = {0};
     int rc = 1;
     int status = xpv_api_compare(a->db, a->id, b->db, b->id, &out);
     cJSON *c = cJSON_Parse(out.data);
+    const char *why = cJSON_GetStringValue(cJSON_GetObjectItem(c, "error"));
     if (status != 200 || !c) {
-        fprintf(stderr, "xprof-view: compare: %s\n", out.data ? out.data : "no answer");
-    } else if (side_usable(cJSON_GetObjectItem(c, "a"), "A", a->arg) &&
-               side_usable(cJSON_GetObjectItem(c, "b"), "B", b->arg)) {
+        /* A side refused (unread, empty, no device work): say which and why. */
+        fprintf(stderr, "xprof-view: cannot compare %s with %s: %s\n", a->arg, b->arg,
+                why        ? why
+                : out.data ? out.data
+                           : "no answer");
+    } else {
         if (o->json)
             printf("%s\n", out.data);
         else

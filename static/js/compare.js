@@ -6,7 +6,11 @@
 // timeline. #/compare/<a> asks which profile to compare with.
 //
 // Every number comes from /api/compare (and /steps for the charts); a delta
-// the server does not know is shown as unknown, never as 0.
+// the server does not know is shown as unknown, never as 0. When both sides
+// have steps, times are shown per step (a 6-step capture against a 5-step
+// one of the same work reads ~0, not −17%); otherwise as totals, with the
+// server's note. The pickers offer only profiles that can be compared:
+// read, not empty, with device work; the rest are greyed out with why.
 
 import { api, getJSON, query } from './api.js';
 import { h, fmtDur, fmtCount, fmtPct, isKnown, UNKNOWN } from './format.js';
@@ -33,6 +37,15 @@ const PARTS = [
 function label(p) {
   const parts = [p.run, p.host].filter((x) => x && x !== '.');
   return parts.length ? parts.join(' / ') : (p.path || p.id || '').split('/').pop();
+}
+
+// Why a profile cannot be compared, or '' when it can (the server refuses
+// the same sides with a 4xx; kernel_count counts kernels and XLA ops).
+export function whyNotComparable(p) {
+  if (p.status !== 'ok') return p.status === 'pending' ? 'not indexed yet' : 'could not be read';
+  if (p.events === 0) return 'empty';
+  if (p.kernel_count === 0) return 'no device work';
+  return '';
 }
 
 function compareHash(a, b) {
@@ -103,7 +116,11 @@ async function fillPickers(pickA, pickB, a, b, signal) {
     [pickA, a],
     [pickB, b],
   ]) {
-    const opts = list.map((p) => h('option', { value: p.id }, `${label(p)} · ${p.format || ''} · ${p.id.slice(0, 6)}`));
+    const opts = list.map((p) => {
+      const why = whyNotComparable(p);
+      const text = `${label(p)} · ${p.format || ''} · ${p.id.slice(0, 6)}${why ? ` (${why})` : ''}`;
+      return h('option', { value: p.id, disabled: !!why && p.id !== want, title: why || null }, text);
+    });
     if (!want) opts.unshift(h('option', { value: '' }, 'Choose a profile…'));
     else if (!list.some((p) => p.id === want)) opts.unshift(h('option', { value: want }, want));
     sel.replaceChildren(...opts);
@@ -126,7 +143,9 @@ async function load(body, a, b, signal, notify) {
   }
   const ids = { a: cmp.a.id, b: cmp.b.id };
   const charts = h('section.panel', { 'aria-labelledby': 'cmp-steps-h' }, h('h2', { id: 'cmp-steps-h' }, 'Step time'));
-  body.replaceChildren(cards(cmp), charts, breakdown(cmp), diffTables(cmp, ids, signal, notify));
+  const per = cmp.per_step || {};
+  const note = per.normalised ? null : h('p.note.cmp-note', { role: 'note' }, per.note || '');
+  body.replaceChildren(...[note, cards(cmp), charts, breakdown(cmp), diffTables(cmp, ids, signal, notify)].filter(Boolean));
   drawCharts(charts, cmp, stepsA, stepsB, signal);
 }
 
@@ -161,7 +180,9 @@ function cards(cmp) {
     null,
     card('Step time · median', st.median_us),
     card('Step time · mean', st.mean_us),
-    card('Device time', cmp.device_time_us),
+    (cmp.per_step || {}).normalised
+      ? card('Device time per step', cmp.device_time_per_step_us)
+      : card('Device time', cmp.device_time_us),
     card('Device busy', cmp.device_busy_fraction, pct, pts),
     names,
   );
@@ -250,6 +271,7 @@ function diffTables(cmp, ids, signal, notify) {
   }
   let table = present[0][0];
   let limit = PAGE_ROWS;
+  const perStep = !!(cmp.per_step && cmp.per_step.normalised);
   const kindSel = h(
     'select',
     {
@@ -290,11 +312,12 @@ function diffTables(cmp, ids, signal, notify) {
     const t = cmp[table];
     const q = filter.value.trim().toLowerCase();
     const rows = q ? t.rows.filter((r) => r.name.toLowerCase().includes(q)) : t.rows;
+    const tot = perStep ? t.per_step_us : t.total_us;
     summary.textContent =
-      `total ${fmtDur(t.total_us.a)} → ${fmtDur(t.total_us.b)} (${fmtDelta(t.total_us.delta)}) · ` +
+      `${perStep ? 'per step' : 'total'} ${fmtDur(tot.a)} → ${fmtDur(tot.b)} (${fmtDelta(tot.delta)}) · ` +
       `${fmtCount(t.new)} new · ${fmtCount(t.vanished)} vanished` +
       (q ? ` · ${fmtCount(rows.length)} match the filter` : '');
-    box.replaceChildren(diffTable(rows.slice(0, limit), ids, signal, notify));
+    box.replaceChildren(diffTable(rows.slice(0, limit), ids, perStep, signal, notify));
     more.replaceChildren();
     if (rows.length > limit)
       more.append(
@@ -308,25 +331,30 @@ function diffTables(cmp, ids, signal, notify) {
   return panel;
 }
 
-const DIFF_HEAD = [
-  'Name',
-  'Status',
-  'Calls A',
-  'Calls B',
-  'Total A',
-  'Total B',
-  'Δ total',
-  'Change',
-  'Avg A',
-  'Avg B',
-  'Δ avg',
-  'Timeline',
-];
+// The time columns are per step when both sides have steps, else totals.
+function diffHead(perStep) {
+  const t = perStep ? 'Per step' : 'Total';
+  return [
+    'Name',
+    'Status',
+    'Calls A',
+    'Calls B',
+    `${t} A`,
+    `${t} B`,
+    `Δ ${t.toLowerCase()}`,
+    'Change',
+    'Avg A',
+    'Avg B',
+    'Δ avg',
+    'Timeline',
+  ];
+}
 
-function diffTable(rows, ids, signal, notify) {
+function diffTable(rows, ids, perStep, signal, notify) {
   const tbody = h('tbody');
+  const key = perStep ? 'per_step_delta' : 'total_delta';
   for (const r of rows) {
-    const t = r.total_us,
+    const t = perStep ? r.per_step_us : r.total_us,
       avg = r.avg_us;
     tbody.append(
       h(
@@ -338,7 +366,7 @@ function diffTable(rows, ids, signal, notify) {
         h('td.num', null, fmtCount(r.count.b)),
         h('td.num', null, fmtDur(t.a)),
         h('td.num', null, fmtDur(t.b)),
-        h(`td.num.delta${dirClass(t)}`, { dataset: { key: 'total_delta', value: String(t.delta) } }, fmtDelta(t.delta)),
+        h(`td.num.delta${dirClass(t)}`, { dataset: { key, value: String(t.delta) } }, fmtDelta(t.delta)),
         h(`td.num${dirClass(t)}`, null, fmtRel(t)),
         h('td.num', null, fmtDur(avg.a)),
         h('td.num', null, fmtDur(avg.b)),
@@ -355,14 +383,14 @@ function diffTable(rows, ids, signal, notify) {
   }
   return h(
     'table.data.compare-diff',
-    { 'aria-label': 'Compared names, largest change in total time first' },
+    { 'aria-label': `Compared names, largest change in ${perStep ? 'time per step' : 'total time'} first` },
     h(
       'thead',
       null,
       h(
         'tr',
         null,
-        DIFF_HEAD.map((t, i) => h(i > 1 && i < 11 ? 'th.num' : 'th', { scope: 'col' }, t)),
+        diffHead(perStep).map((t, i) => h(i > 1 && i < 11 ? 'th.num' : 'th', { scope: 'col' }, t)),
       ),
     ),
     tbody,

@@ -165,6 +165,13 @@ await test('compare view: "Compare with…", both step charts on one scale, diff
   await page.waitForSelector(`#cmp-b option[value="${B.id}"]`, { state: 'attached' });
   await page.selectOption('#cmp-b', B.id);
   await page.waitForFunction((h) => location.hash === h, `#/compare/${A.id}/${B.id}`);
+  // The picker greys out what cannot be compared (unread, empty, host only).
+  const refused = (await api('/api/profiles')).profiles.filter(
+    (p) => p.status !== 'ok' || p.events === 0 || p.kernel_count === 0,
+  );
+  for (const p of refused)
+    if (p.id !== A.id && p.id !== B.id)
+      eq(await page.$eval(`#cmp-b option[value="${p.id}"]`, (o) => o.disabled), true, `${p.path} greyed out`);
   // Cards say where the median went.
   await page.waitForSelector('.cmp-card[data-card="Step time · median"] .delta');
   eq(
@@ -189,27 +196,32 @@ await test('compare view: "Compare with…", both step charts on one scale, diff
     );
   }
   if (sides.length === 2) eq(sides[0], sides[1], 'both charts on one scale');
-  // The diff table: the API's rows in the API's order (largest |Δ total| first).
+  // The diff table: the API's rows in the API's order, largest |Δ| first of
+  // the time per step when both sides have steps (of the total otherwise).
   const table = ['kernels', 'ops', 'memcpy', 'memset'].find((k) => cmp[k].rows.length);
   const rows = cmp[table].rows;
-  const deltas = rows.map((r) => Math.abs(r.total_us.delta ?? -1));
+  const per = cmp.per_step.normalised;
+  const fig = per ? 'per_step_us' : 'total_us';
+  const deltas = rows.map((r) => Math.abs(r[fig].delta ?? -1));
   eq(
     deltas.join(','),
     deltas
       .slice()
       .sort((x, y) => y - x)
       .join(','),
-    'API rows by |Δ total|',
+    'API rows by |Δ|',
   );
   await page.waitForSelector('table.compare-diff tbody tr');
-  const shown = await page.$$eval('table.compare-diff tbody tr', (trs) =>
-    trs.map((tr) => [tr.dataset.name, tr.dataset.status, tr.querySelector('[data-key="total_delta"]').dataset.value]),
+  const shown = await page.$$eval(
+    'table.compare-diff tbody tr',
+    (trs, k) => trs.map((tr) => [tr.dataset.name, tr.dataset.status, tr.querySelector(`[data-key="${k}"]`).dataset.value]),
+    per ? 'per_step_delta' : 'total_delta',
   );
   eq(shown.length, Math.min(rows.length, 200), 'diff rows');
   shown.forEach(([name, status, delta], i) => {
     eq(name, rows[i].name, `row ${i} name`);
     eq(status, rows[i].status, `row ${i} status`);
-    eq(delta, String(rows[i].total_us.delta), `row ${i} Δ total`);
+    eq(delta, String(rows[i][fig].delta), `row ${i} Δ`);
   });
   // The filter narrows the rows to the names that hold it.
   const q = rows[0].name.slice(0, 12).toLowerCase();

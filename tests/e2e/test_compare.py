@@ -9,7 +9,13 @@ xpv_gen_added_kernel runs once per step, and step SLOW_STEP lasts
 SLOW_STEP_US longer. Every figure is checked in integer nanoseconds against
 the raw trace JSON read here, and the API and the CLI must give the same
 answer. --fail-if-slower is checked both ways, on steps and on device time.
+
+Profiles of 6 and 5 steps of the same per-step work must compare as ~0 per
+step (their totals differ by a sixth), and a side that is unreadable, empty
+or has no device work must be refused with a 4xx (the CLI: exit 1) that
+names the side and says why.
 """
+import shutil
 import gzip
 import json
 import os
@@ -31,8 +37,8 @@ SLOW_STEP, SLOW_STEP_US = 3, 1500
 EXIT_SLOWER = 3
 
 
-def gen(out, *extra):
-    args = [e2e.GEN, "--out", out, "--kind", "pytorch", "--steps", "6", "--size", "300KB"]
+def gen(out, *extra, steps=6):
+    args = [e2e.GEN, "--out", out, "--kind", "pytorch", "--steps", str(steps), "--size", "300KB"]
     r = subprocess.run(args + list(extra), capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr
     (path,) = [os.path.join(out, f) for f in os.listdir(out)]
@@ -171,7 +177,7 @@ def check_known_deltas(c, a_path, b_path):
     moved = {SLOW_KERNEL, dropped, ADDED_KERNEL}
     assert all(r["total_us"]["delta"] == 0 for n, r in rows.items() if n not in moved)
     keys = [abs(r["total_us"]["delta"]) for r in t["rows"]]
-    assert keys == sorted(keys, reverse=True), "rows by |total delta|"
+    assert keys == sorted(keys, reverse=True), "rows by |total delta| (equal step counts)"
     check_delta(t["total_us"], sum(v[1] for v in ka.values()), sum(v[1] for v in kb.values()))
 
 
@@ -271,6 +277,9 @@ def test_fail_if_slower_on_device_time():
     cache = tmpdir()
     c = cli_json(a, b, cache)
     ka = raw_kernels(a)
+    assert c["per_step"]["normalised"] is False, c["per_step"]
+    assert "Neither profile has steps" in c["per_step"]["note"], c["per_step"]
+    assert c["device_time_per_step_us"]["delta"] is None, "no steps: no per-step figure"
     assert c["gate"]["metric"] == "device_time", c["gate"]
     assert ns(c["gate"]["value"]["delta"]) == ka[SLOW_KERNEL][1]
     rel = 100 * c["gate"]["value"]["relative"]
@@ -329,7 +338,86 @@ def test_real_pytorch_fixtures():
     assert c["kernels"]["vanished"] == len(set(ka) - set(kb))
 
 
+def test_step_counts_compare_per_step():
+    """6 steps against 5 of the same per-step work: the totals differ by a
+    sixth, every per-step figure by (almost) nothing, in the API and CLI."""
+    root = tmpdir()
+    a = gen(os.path.join(root, "a"), steps=6)
+    b = gen(os.path.join(root, "b"), steps=5)
+    s = Server(root)
+    try:
+        ids = {p["path"].split("/")[0]: p["id"] for p in s.get("/api/profiles")[2]["profiles"]}
+        status, _, c = s.get("/api/compare?a=%s&b=%s" % (ids["a"], ids["b"]))
+        assert status == 200, c
+    finally:
+        s.stop()
+    assert c["per_step"] == {"normalised": True, "steps": {"a": 6, "b": 5}, "note": None}, c
+    assert abs(c["device_time_us"]["relative"] + 1 / 6) < 0.01, c["device_time_us"]
+    assert abs(c["device_time_per_step_us"]["relative"]) < 0.001, c["device_time_per_step_us"]
+    assert abs(c["step_time"]["median_us"]["relative"]) < 0.001, c["step_time"]["median_us"]
+    ka, kb = raw_kernels(a), raw_kernels(b)
+    for table in ("kernels", "memcpy", "memset"):
+        t = c[table]
+        assert t["rows"], table
+        assert abs(t["per_step_us"]["relative"]) < 0.001, (table, t["per_step_us"])
+        for r in t["rows"]:
+            assert r["status"] == "both" and abs(r["per_step_us"]["relative"]) < 0.01, r
+    for name, r in {r["name"]: r for r in c["kernels"]["rows"]}.items():
+        assert abs(r["per_step_us"]["a"] * 6 * 1000 - ka[name][1]) < 1e-3, (name, r)
+        assert abs(r["per_step_us"]["b"] * 5 * 1000 - kb[name][1]) < 1e-3, (name, r)
+    keys = [abs(r["per_step_us"]["delta"]) for r in c["kernels"]["rows"]]
+    assert keys == sorted(keys, reverse=True), "rows by |per-step delta|"
+    (dev,) = c["devices"]
+    assert dev["steps"]["a"] == 6 and abs(dev["device_time_per_step_us"]["relative"]) < 0.001, dev
+    cache = tmpdir()
+    cli = cli_json(os.path.dirname(a), os.path.dirname(b), cache)
+    assert without_profiles(cli) == without_profiles(c), "the CLI answers as the API"
+    assert gate(os.path.dirname(b), os.path.dirname(a), 1, cache) == 0, "5 steps vs 6: not slower"
+    text = run_cli(os.path.dirname(a), os.path.dirname(b), cache=cache)
+    assert "compared per step" in text.stdout and "device time per step" in text.stdout, text.stdout
+
+
+def test_broken_sides_refused():
+    """A truncated file, an empty file and a host-only trace next to a good
+    profile: each is refused with a 4xx naming the side, the CLI exits 1."""
+    root = tmpdir()
+    good = gen(os.path.join(root, "good"))
+    bad = os.path.join(root, "bad")
+    os.makedirs(bad)
+    with open(good, "rb") as f:
+        data = f.read()
+    with open(os.path.join(bad, "trunc.pt.trace.json.gz"), "wb") as f:
+        f.write(data[: len(data) // 2])
+    open(os.path.join(bad, "empty.pt.trace.json"), "w").close()
+    with open(os.path.join(bad, "host.pt.trace.json"), "w") as f:
+        json.dump({"traceEvents": [{"name": "step", "ph": "X", "ts": 1, "dur": 5, "pid": 1,
+                                    "tid": 1, "cat": "cpu_op"}]}, f)
+    want = {"trunc.pt.trace.json.gz": "could not be read", "empty.pt.trace.json": "",
+            "host.pt.trace.json": "has no device work"}
+    s = Server(root)
+    try:
+        ids = {os.path.basename(p["path"]): p["id"] for p in s.get("/api/profiles")[2]["profiles"]}
+        good_id = ids[os.path.basename(good)]
+        for name, why in want.items():
+            for side, q in (("B", (good_id, ids[name])), ("A", (ids[name], good_id))):
+                st, _, body = s.get("/api/compare?a=%s&b=%s" % q)
+                assert 400 <= st < 500, (name, st, body)
+                msg = body["error"]
+                assert msg.startswith("%s (bad/%s)" % (side, name)) and why in msg, (name, msg)
+        assert s.get("/api/compare?a=%s&b=%s" % (good_id, good_id))[0] == 200
+    finally:
+        s.stop()
+    cache = tmpdir()
+    for name, why in want.items():
+        r = run_cli(good, os.path.join(bad, name), cache=cache)
+        assert r.returncode == 1 and "B (" in r.stderr and why in r.stderr, (name, r.returncode,
+                                                                            r.stderr)
+        assert not r.stdout, r.stdout
+    shutil.rmtree(bad)
+
+
 if __name__ == "__main__":
-    main([test_known_deltas_api_and_cli, test_self_comparison_is_zero,
+    main([test_step_counts_compare_per_step, test_broken_sides_refused,
+          test_known_deltas_api_and_cli, test_self_comparison_is_zero,
           test_fail_if_slower_exit_codes, test_fail_if_slower_on_device_time,
           test_two_hosts_of_one_run, test_real_pytorch_fixtures])

@@ -2,8 +2,9 @@
  * test_compare.c — xpv_api_compare on hand-made steps and kernel_stats
  * rows: the statistics' definitions (median of an even count, nearest-rank
  * p10/p90), unknown values giving null deltas (never 0), new and vanished
- * names, the gate's figure, a self-comparison of zeros, and a missing
- * profile.
+ * names, the gate's figure, a self-comparison of zeros, totals compared
+ * per step (and as they are, with a note, when a side has no steps), and
+ * the sides refused: missing, unread, pending, empty, without device work.
  */
 #include "testutil.h"
 #include "api/api.h"
@@ -26,7 +27,13 @@ static const char *const ROWS =
     " (2, 2, -1, 20000, 9000, 1000);"
     "INSERT INTO kernel_stats(profile_id, kind, device, name, count, total_ps) VALUES"
     " (1, 'kernel', -1, 'same', 2, 100), (1, 'kernel', -1, 'gone', 1, 50),"
-    " (2, 'kernel', -1, 'same', 2, 300), (2, 'kernel', -1, 'added', 3, NULL);";
+    " (2, 'kernel', -1, 'same', 2, 300), (2, 'kernel', -1, 'added', 3, NULL),"
+    " (7, 'kernel', -1, 'same', 1, 40), (5, 'cpu_op', -1, 'host', 1, 40);"
+    /* sides to refuse (3-6), and 7: device work but no steps */
+    "INSERT INTO profiles(id, path, status, error, events) VALUES"
+    " (3, 'broken.json', 'error', 'truncated gzip data', NULL),"
+    " (4, 'empty.json', 'ok', NULL, 0), (5, 'cpu.json', 'ok', NULL, 10),"
+    " (6, 'later.json', 'pending', NULL, NULL), (7, 'nosteps.json', 'ok', NULL, 5);";
 
 /* The index, made by the first test that asks (asserts need a running suite). */
 static void setup(void)
@@ -179,8 +186,49 @@ static void test_self_and_missing(void)
     CU_ASSERT_EQUAL(num(c, "kernels.new") + num(c, "kernels.vanished"), 0);
     cJSON_Delete(c);
     c = compare(1, 77, 404);
-    CU_ASSERT_PTR_NOT_NULL(strstr(str(c, "error"), "profile b"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(str(c, "error"), "B ("));
     cJSON_Delete(c);
+}
+
+/* Profile 1 has 4 steps, profile 2 has 3: tables compare per step. */
+static void test_per_step(void)
+{
+    cJSON *c = compare(1, 2, 200);
+    CU_ASSERT_TRUE(cJSON_IsTrue(at(c, "per_step.normalised")));
+    CU_ASSERT_TRUE(is_null(c, "per_step.note"));
+    const cJSON *same = row(c, "same");
+    CU_ASSERT_DOUBLE_EQUAL(num(same, "per_step_us.a"), 25e-6, 1e-15); /* 100 ps / 4 */
+    CU_ASSERT_DOUBLE_EQUAL(num(same, "per_step_us.b"), 100e-6, 1e-15);
+    CU_ASSERT_DOUBLE_EQUAL(num(same, "per_step_us.relative"), 3, 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(num(same, "count_per_step.a"), 0.5, 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(num(c, "kernels.per_step_us.a"), 37.5e-6, 1e-15);
+    CU_ASSERT_EQUAL(cJSON_GetArraySize(at(c, "devices")), 0); /* only device -1 rows */
+    cJSON_Delete(c);
+    c = compare(7, 1, 200);
+    CU_ASSERT_FALSE(cJSON_IsTrue(at(c, "per_step.normalised")));
+    CU_ASSERT_PTR_NOT_NULL(strstr(str(c, "per_step.note"), "A has no steps"));
+    CU_ASSERT_TRUE(is_null(c, "device_time_per_step_us.delta"));
+    CU_ASSERT_DOUBLE_EQUAL(num(c, "device_time_us.delta"), 110e-6, 1e-15);
+    CU_ASSERT_STRING_EQUAL(str(c, "gate.metric"), "device_time");
+    cJSON_Delete(c);
+}
+
+static void refused(int64_t a, int64_t b, int status, const char *want)
+{
+    cJSON *c = compare(a, b, status);
+    const char *got = str(c, "error");
+    CU_ASSERT_PTR_NOT_NULL(strstr(got, want));
+    if (!strstr(got, want)) fprintf(stderr, "\n  want \"%s\" in \"%s\"\n", want, got);
+    cJSON_Delete(c);
+}
+
+static void test_refused_sides(void)
+{
+    refused(1, 3, 422, "B (broken.json) could not be read: truncated gzip data");
+    refused(3, 1, 422, "A (broken.json) could not be read");
+    refused(4, 1, 422, "A (empty.json) is empty");
+    refused(1, 5, 422, "B (cpu.json) has no device work");
+    refused(6, 1, 409, "A (later.json) is not indexed yet");
 }
 
 int main(void)
@@ -190,6 +238,8 @@ int main(void)
         {"unknown values give null deltas", test_unknown_is_null},
         {"tables joined by name, new and vanished", test_joined_rows},
         {"self-comparison zero; missing profile 404", test_self_and_missing},
+        {"totals per step, or as they are with a note", test_per_step},
+        {"broken, empty, pending and host-only sides refused", test_refused_sides},
         {NULL, NULL},
     };
     int rc = xpv_test_run("compare", tests, 0);
