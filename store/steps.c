@@ -13,8 +13,9 @@
 
 #define STEP_COLUMNS                                                                               \
     "SELECT step, name, device, start_ps, duration_ps, compute_ps, collective_ps, memcpy_h2d_ps,"  \
-    " memcpy_d2h_ps, memcpy_d2d_ps, memcpy_other_ps, memset_ps, idle_ps, host_ps, compile_ps,"     \
-    " autotune_ps FROM steps"
+    " memcpy_d2h_ps, memcpy_d2d_ps, memcpy_other_ps, memset_ps, idle_ps, host_wait_ps,"            \
+    " compile_ps, autotune_ps, kernel_wait_ps, idle_other_ps, overlap_compute_collective_ps,"      \
+    " overlap_copy_ps FROM steps"
 
 /* The four memcpy directions of a row (prefix: its table's alias) summed,
  * NULL when none is known. */
@@ -159,7 +160,7 @@ int xpv_store_steps_open_averages(xpv_store_cursor *c, sqlite3 *db, const int64_
     return xpv_store_cursor_open_ids(
         c, db,
         "SELECT step, count(*), avg(duration_ps), avg(compute_ps), avg(collective_ps),"
-        " avg(" MEMCPY "), avg(memset_ps), avg(idle_ps), avg(host_ps) FROM steps WHERE" IN_IDS
+        " avg(" MEMCPY "), avg(memset_ps), avg(idle_ps), avg(host_wait_ps) FROM steps WHERE" IN_IDS
         " AND (device >= 0) = (SELECT EXISTS (SELECT 1 FROM steps WHERE device >= 0 AND" IN_IDS
         ")) GROUP BY step ORDER BY step",
         ids, n, err);
