@@ -89,7 +89,7 @@ int xpv_store_steps_times(sqlite3 *db, const int64_t *ids, size_t n, xpv_store_s
  * (profile, device) pairs, and each time column's sum (unknown as 0). */
 typedef struct {
     int64_t steps, devices;
-    double duration_ps, idle_ps, compute_ps, collective_ps, memcpy_ps, memset_ps;
+    double duration_ps, idle_ps, compute_ps, collective_ps, memcpy_ps, memset_ps, autotune_ps;
 } xpv_store_step_sums;
 int xpv_store_steps_device_sums(sqlite3 *db, const int64_t *ids, size_t n, xpv_store_step_sums *out,
                                 xpv_err *err);
