@@ -74,8 +74,8 @@ int xpv_api_kernel_kind_valid(const char *kind);
  * memcpy_d2d_us, memcpy_other_us, compile_us, autotune_us,
  * overlap_compute_collective_us, overlap_copy_us}]}`; device -1 = all
  * devices (the mean of those that ran work). The device categories and
- * idle_us partition duration_us (docs/STEPS.md). start_us is absolute (the events answer's clock), offset_us
- * counts from profile_start_us. */
+ * idle_us partition duration_us (docs/STEPS.md). start_us is absolute (the events answer's clock),
+ * offset_us counts from profile_start_us. */
 int xpv_api_steps(sqlite3 *db, int64_t id, int device, xpv_buf *out);
 
 /* `{"profile", "status", "start_us", "end_us", "processes": [{pid, name,
