@@ -69,10 +69,13 @@ int xpv_api_kernel_kind_valid(const char *kind);
 
 /* `{"profile", "status", "profile_start_us", "device", "source", "devices":
  * [..], "steps": [{step, name, start_us, offset_us, duration_us, compute_us,
- * collective_us, memcpy_us, memset_us, idle_us, host_us, memcpy_h2d_us,
- * memcpy_d2h_us, memcpy_d2d_us, memcpy_other_us}]}`; device -1 = all
- * devices. start_us is absolute (the events answer's clock), offset_us
- * counts from profile_start_us. */
+ * collective_us, memcpy_us, memset_us, idle_us, host_wait_us,
+ * kernel_wait_us, idle_other_us, memcpy_h2d_us, memcpy_d2h_us,
+ * memcpy_d2d_us, memcpy_other_us, compile_us, autotune_us,
+ * overlap_compute_collective_us, overlap_copy_us}]}`; device -1 = all
+ * devices (the mean of those that ran work). The device categories and
+ * idle_us partition duration_us (docs/STEPS.md). start_us is absolute (the events answer's clock),
+ * offset_us counts from profile_start_us. */
 int xpv_api_steps(sqlite3 *db, int64_t id, int device, xpv_buf *out);
 
 /* `{"profile", "status", "start_us", "end_us", "processes": [{pid, name,
@@ -167,7 +170,8 @@ int xpv_api_aggregate(sqlite3 *db, int64_t id, const xpv_events_query *q, xpv_bu
  * `{"a": profile, "b": profile, "device": -1, "step_time": {count,
  * median_us, mean_us, min_us, max_us, p10_us, p90_us, "durations_us": {"a":
  * [..], "b": [..]}}, "breakdown": {compute_us, collective_us, memcpy_us,
- * memset_us, idle_us, host_us} (means per step), "device_busy_fraction",
+ * memset_us, idle_us, host_wait_us, kernel_wait_us, idle_other_us} (means
+ * per step), "device_busy_fraction",
  * "device_time_us", "gate": {"metric": "median_step_time"|"device_time",
  * "value"}, "kernels"|"ops"|"memcpy"|"memset": {kind, total_us, names, new,
  * vanished, "rows": [{name, "status": "both"|"new"|"vanished", count,

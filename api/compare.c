@@ -35,8 +35,9 @@ static const char *const TABLES[][2] = {
     {"kernel", "kernels"}, {"xla_op", "ops"}, {"memcpy", "memcpy"}, {"memset", "memset"}};
 #define NTABLES (sizeof TABLES / sizeof TABLES[0])
 
-static const char *const PART_KEYS[XPV_STEP_NPARTS] = {"compute_us", "collective_us", "memcpy_us",
-                                                       "memset_us",  "idle_us",       "host_us"};
+static const char *const PART_KEYS[XPV_STEP_NPARTS] = {
+    "compute_us", "collective_us", "memcpy_us",      "memset_us",
+    "idle_us",    "host_wait_us",  "kernel_wait_us", "idle_other_us"};
 
 typedef struct {
     sqlite3 *db;

@@ -20,7 +20,9 @@ enum {
     XPV_STEP_MEMCPY,
     XPV_STEP_MEMSET,
     XPV_STEP_IDLE,
-    XPV_STEP_HOST,
+    XPV_STEP_HOST_WAIT, /* the parts of idle */
+    XPV_STEP_KERNEL_WAIT,
+    XPV_STEP_IDLE_OTHER,
     XPV_STEP_NPARTS
 };
 

@@ -11,7 +11,10 @@
  * is the part of the step that host compile spans cover (JAX lowering and
  * XLA compilation inside the capture), autotune_us the device time of
  * compile-time work (XLA autotuning), which compute_us and memcpy_us leave
- * out (indexer/analysis/compile.c).
+ * out (indexer/analysis/compile.c). The device categories (compute,
+ * collective, the memcpy directions, memset, autotune) and idle_us add up
+ * to duration_us; host_wait_us + kernel_wait_us + idle_other_us = idle_us;
+ * the overlap_* fields are time the partition gave to a higher category.
  */
 #include "api.h"
 #include "api_util.h"
@@ -24,9 +27,24 @@
 #include <string.h>
 
 static const char *const STEP_FIELDS[] = {
-    "offset_us",     "duration_us",     "compute_us", "collective_us", "memcpy_us",
-    "memset_us",     "idle_us",         "host_us",    "memcpy_h2d_us", "memcpy_d2h_us",
-    "memcpy_d2d_us", "memcpy_other_us", "compile_us", "autotune_us",
+    "offset_us",
+    "duration_us",
+    "compute_us",
+    "collective_us",
+    "memcpy_us",
+    "memset_us",
+    "idle_us",
+    "host_wait_us",
+    "kernel_wait_us",
+    "idle_other_us",
+    "memcpy_h2d_us",
+    "memcpy_d2h_us",
+    "memcpy_d2d_us",
+    "memcpy_other_us",
+    "compile_us",
+    "autotune_us",
+    "overlap_compute_collective_us",
+    "overlap_copy_us",
 };
 #define NFIELDS (sizeof STEP_FIELDS / sizeof STEP_FIELDS[0])
 
@@ -42,13 +60,17 @@ static unsigned step_values(const xpv_store_step *r, int64_t v[NFIELDS])
         -1,
         XPV_STORE_STEP_MEMSET,
         XPV_STORE_STEP_IDLE,
-        XPV_STORE_STEP_HOST,
+        XPV_STORE_STEP_HOST_WAIT,
+        XPV_STORE_STEP_KERNEL_WAIT,
+        XPV_STORE_STEP_IDLE_OTHER,
         XPV_STORE_STEP_MEMCPY_H2D,
         XPV_STORE_STEP_MEMCPY_D2H,
         XPV_STORE_STEP_MEMCPY_D2D,
         XPV_STORE_STEP_MEMCPY_OTHER,
         XPV_STORE_STEP_COMPILE,
         XPV_STORE_STEP_AUTOTUNE,
+        XPV_STORE_STEP_OVERLAP_COMPUTE_COLLECTIVE,
+        XPV_STORE_STEP_OVERLAP_COPY,
     };
     unsigned known = 0;
     for (size_t i = 0; i < NFIELDS; i++) {
@@ -152,14 +174,14 @@ int xpv_api_step_rows(sqlite3 *db, int64_t id, int device, xpv_api_step_row **ro
         r->step = s.step;
         r->has_duration = (known >> 1) & 1u;
         r->duration_ps = v[1];
-        /* compute, collective, memcpy (summed), memset, idle, host: 2..7 */
+        /* compute, collective, memcpy (summed), memset, idle and its parts: 2..9 */
         for (int i = 0; i < XPV_STEP_NPARTS; i++) {
             if (!((known >> (2 + i)) & 1u)) continue;
             r->part_ps[i] = v[2 + i];
             r->part_known |= 1u << i;
         }
-        r->compile_ps = (known >> 12) & 1u ? v[12] : 0;
-        r->autotune_ps = (known >> 13) & 1u ? v[13] : 0;
+        r->compile_ps = (known >> 14) & 1u ? v[14] : 0;
+        r->autotune_ps = (known >> 15) & 1u ? v[15] : 0;
     }
     xpv_store_cursor_close(&c);
     return rc == 0 ? 0 : -1;

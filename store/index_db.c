@@ -69,14 +69,18 @@ static const char *const SCHEMA_SQL =
      * per host (api/tools/tool_overview_page.c). */
     "CREATE INDEX kernel_stats_top ON kernel_stats(profile_id, kind, top_rank)"
     " WHERE top_rank IS NOT NULL;"
-    /* device -1 = all devices combined. Times in picoseconds. compile_ps:
-     * the step's time under host compile spans; autotune_ps: compile-time
-     * device work (indexer/analysis/compile.c). */
+    /* device -1 = all devices combined. Times in picoseconds. The device
+     * categories (compute .. memset, autotune_ps) and idle_ps partition
+     * duration_ps (indexer/analysis/step_breakdown.c); host_wait_ps,
+     * kernel_wait_ps and idle_other_ps partition idle_ps; the overlap_*
+     * columns say what the partition hid. compile_ps: the step's time under
+     * host compile spans (indexer/analysis/compile.c). */
     "CREATE TABLE steps(profile_id INTEGER NOT NULL, step INTEGER NOT NULL, name TEXT,"
     " device INTEGER NOT NULL, start_ps INTEGER, duration_ps INTEGER, compute_ps INTEGER,"
     " collective_ps INTEGER, memcpy_h2d_ps INTEGER, memcpy_d2h_ps INTEGER,"
     " memcpy_d2d_ps INTEGER, memcpy_other_ps INTEGER, memset_ps INTEGER, idle_ps INTEGER,"
-    " host_ps INTEGER, compile_ps INTEGER, autotune_ps INTEGER);"
+    " host_wait_ps INTEGER, compile_ps INTEGER, autotune_ps INTEGER, kernel_wait_ps INTEGER,"
+    " idle_other_ps INTEGER, overlap_compute_collective_ps INTEGER, overlap_copy_ps INTEGER);"
     "CREATE INDEX steps_by_profile ON steps(profile_id, device, step);";
 
 int xpv_db_error(xpv_err *err, sqlite3 *db)

@@ -13,8 +13,9 @@
 
 #define STEP_COLUMNS                                                                               \
     "SELECT step, name, device, start_ps, duration_ps, compute_ps, collective_ps, memcpy_h2d_ps,"  \
-    " memcpy_d2h_ps, memcpy_d2d_ps, memcpy_other_ps, memset_ps, idle_ps, host_ps, compile_ps,"     \
-    " autotune_ps FROM steps"
+    " memcpy_d2h_ps, memcpy_d2d_ps, memcpy_other_ps, memset_ps, idle_ps, host_wait_ps,"            \
+    " compile_ps, autotune_ps, kernel_wait_ps, idle_other_ps, overlap_compute_collective_ps,"      \
+    " overlap_copy_ps FROM steps"
 
 /* The four memcpy directions of a row (prefix: its table's alias) summed,
  * NULL when none is known. */
@@ -136,7 +137,8 @@ int xpv_store_steps_device_sums(sqlite3 *db, const int64_t *ids, size_t n, xpv_s
             "SELECT count(DISTINCT step), count(DISTINCT profile_id || ':' || device),"
             " sum(duration_ps), sum(idle_ps), sum(compute_ps), sum(collective_ps),"
             " sum(ifnull(memcpy_h2d_ps, 0) + ifnull(memcpy_d2h_ps, 0) + ifnull(memcpy_d2d_ps,"
-            " 0) + ifnull(memcpy_other_ps, 0)), sum(memset_ps) FROM steps WHERE device >= 0"
+            " 0) + ifnull(memcpy_other_ps, 0)), sum(memset_ps), sum(autotune_ps) FROM steps"
+            " WHERE device >= 0"
             " AND" IN_IDS,
             ids, n, err) != 0)
         return -1;
@@ -144,9 +146,9 @@ int xpv_store_steps_device_sums(sqlite3 *db, const int64_t *ids, size_t n, xpv_s
     if (rc == 1) {
         out->steps = sqlite3_column_int64(c.st, 0);
         out->devices = sqlite3_column_int64(c.st, 1);
-        double *v[] = {&out->duration_ps,   &out->idle_ps,   &out->compute_ps,
-                       &out->collective_ps, &out->memcpy_ps, &out->memset_ps};
-        for (int i = 0; i < 6; i++)
+        double *v[] = {&out->duration_ps, &out->idle_ps,   &out->compute_ps, &out->collective_ps,
+                       &out->memcpy_ps,   &out->memset_ps, &out->autotune_ps};
+        for (int i = 0; i < 7; i++)
             *v[i] = sqlite3_column_double(c.st, 2 + i);
     }
     xpv_store_cursor_close(&c);
@@ -159,7 +161,7 @@ int xpv_store_steps_open_averages(xpv_store_cursor *c, sqlite3 *db, const int64_
     return xpv_store_cursor_open_ids(
         c, db,
         "SELECT step, count(*), avg(duration_ps), avg(compute_ps), avg(collective_ps),"
-        " avg(" MEMCPY "), avg(memset_ps), avg(idle_ps), avg(host_ps) FROM steps WHERE" IN_IDS
+        " avg(" MEMCPY "), avg(memset_ps), avg(idle_ps), avg(host_wait_ps) FROM steps WHERE" IN_IDS
         " AND (device >= 0) = (SELECT EXISTS (SELECT 1 FROM steps WHERE device >= 0 AND" IN_IDS
         ")) GROUP BY step ORDER BY step",
         ids, n, err);

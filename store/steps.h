@@ -2,6 +2,7 @@
  * steps.h — the `steps` table (schema in index_db.c): one row per step of
  * a profile and device (device -1: all devices combined), the step's span
  * and its device time by category, in picoseconds from the profile's start.
+ * The categories and idle partition the step's duration (step_breakdown.c).
  * Every query that reads the table is here (steps.c), as typed rows and the
  * few aggregates the answers need; nothing outside store/ names the table
  * in SQL (scripts/checksrc.sh).
@@ -29,9 +30,13 @@ enum {
     XPV_STORE_STEP_MEMCPY_OTHER,
     XPV_STORE_STEP_MEMSET,
     XPV_STORE_STEP_IDLE,
-    XPV_STORE_STEP_HOST,
-    XPV_STORE_STEP_COMPILE,  /* host compile spans in the step (indexer/analysis/compile.c) */
-    XPV_STORE_STEP_AUTOTUNE, /* compile-time device work (autotuning) */
+    XPV_STORE_STEP_HOST_WAIT,   /* idle, nothing launched (part of IDLE) */
+    XPV_STORE_STEP_COMPILE,     /* host compile spans in the step (indexer/analysis/compile.c) */
+    XPV_STORE_STEP_AUTOTUNE,    /* compile-time device work (autotuning) */
+    XPV_STORE_STEP_KERNEL_WAIT, /* idle, work launched and not started (part of IDLE) */
+    XPV_STORE_STEP_IDLE_OTHER,  /* idle where launches are unknown (part of IDLE) */
+    XPV_STORE_STEP_OVERLAP_COMPUTE_COLLECTIVE, /* compute hidden under collectives */
+    XPV_STORE_STEP_OVERLAP_COPY,               /* copies hidden under compute or collectives */
     XPV_STORE_STEP_NFIELDS
 };
 
@@ -84,7 +89,7 @@ int xpv_store_steps_times(sqlite3 *db, const int64_t *ids, size_t n, xpv_store_s
  * (profile, device) pairs, and each time column's sum (unknown as 0). */
 typedef struct {
     int64_t steps, devices;
-    double duration_ps, idle_ps, compute_ps, collective_ps, memcpy_ps, memset_ps;
+    double duration_ps, idle_ps, compute_ps, collective_ps, memcpy_ps, memset_ps, autotune_ps;
 } xpv_store_step_sums;
 int xpv_store_steps_device_sums(sqlite3 *db, const int64_t *ids, size_t n, xpv_store_step_sums *out,
                                 xpv_err *err);
@@ -98,7 +103,7 @@ enum {
     XPV_STORE_STEP_AVG_MEMCPY,
     XPV_STORE_STEP_AVG_MEMSET,
     XPV_STORE_STEP_AVG_IDLE,
-    XPV_STORE_STEP_AVG_HOST,
+    XPV_STORE_STEP_AVG_HOST_WAIT,
     XPV_STORE_STEP_AVG_NFIELDS
 };
 typedef struct {

@@ -66,10 +66,10 @@ static int load_windows(xpv_fctx *c, int64_t events, xpv_err *err)
         int64_t s = r.ps[XPV_STORE_STEP_START];
         add_window(c, &cap, r.step, s, s + r.ps[XPV_STORE_STEP_DURATION]);
         xpv_fwindow *w = &c->win[c->nwin - 1];
-        /* compute, collective, memcpy (summed), memset, idle, host */
+        /* compute, collective, memcpy (summed), memset, idle, host wait */
         static const int8_t CAT[6] = {
             XPV_STORE_STEP_COMPUTE, XPV_STORE_STEP_COLLECTIVE, -1,
-            XPV_STORE_STEP_MEMSET,  XPV_STORE_STEP_IDLE,       XPV_STORE_STEP_HOST};
+            XPV_STORE_STEP_MEMSET,  XPV_STORE_STEP_IDLE,       XPV_STORE_STEP_HOST_WAIT};
         for (int k = 0; k < 6; k++) {
             w->has_cat[k] = CAT[k] < 0 ? xpv_store_step_memcpy(&r, &w->cat[k])
                                        : xpv_store_step_known(&r, CAT[k]);

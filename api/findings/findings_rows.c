@@ -14,7 +14,7 @@
 #include <string.h>
 
 static const char *const CATEGORY[6] = {"compute", "collectives", "copies",
-                                        "memset",  "idle",        "host"};
+                                        "memset",  "idle",        "host wait"};
 
 static int cmp_i64(const void *a, const void *b)
 {

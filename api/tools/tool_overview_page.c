@@ -56,7 +56,7 @@ static const xpv_table_col COLS[NCOLS] = {
     {"memcpy_us", "Memcpy (us)", XPV_COL_NUMBER},
     {"memset_us", "Memset (us)", XPV_COL_NUMBER},
     {"idle_us", "Idle (us)", XPV_COL_NUMBER},
-    {"host_us", "Host (us)", XPV_COL_NUMBER},
+    {"host_wait_us", "Host wait (us)", XPV_COL_NUMBER},
 };
 
 static size_t add(xpv_table *t, const char *section, const char *metric, const char *unit,
@@ -173,11 +173,9 @@ static void share_rows(xpv_table *t, const breakdown *b)
     const struct {
         const char *name;
         double ps;
-    } parts[] = {{"compute", b->compute_ps},
-                 {"collectives", b->collective_ps},
-                 {"memcpy", b->memcpy_ps},
-                 {"memset", b->memset_ps},
-                 {"idle", b->idle_ps}};
+    } parts[] = {{"compute", b->compute_ps},   {"collectives", b->collective_ps},
+                 {"memcpy", b->memcpy_ps},     {"memset", b->memset_ps},
+                 {"autotune", b->autotune_ps}, {"idle", b->idle_ps}};
     for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++) {
         size_t r = add(t, "step time breakdown", parts[i].name, "%", "of the devices' step time");
         xpv_table_set_double(t, r, C_VALUE, 100.0 * parts[i].ps / b->duration_ps);

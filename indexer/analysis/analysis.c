@@ -332,18 +332,14 @@ static int needs_link_ops(const xpv_analysis *a, const xpv_analysis_input *in)
     return need_op_links(&a->ks) && strcmp(in->producer, "PyTorch") == 0;
 }
 
-/* The host launches device events join their step through: with link_ops,
- * the per-launch table with each launch's CPU op; otherwise steps need only
- * which step each id was launched in, which the runs of ids
- * (launch_ranges.c) give in far less memory when they agree. */
+/* The host launches by correlation id: with link_ops, with each launch's
+ * CPU op. The step breakdown needs each launch's time (how long device work
+ * waited after its launch), so the per-launch table is built even where
+ * the runs of ids (launch_ranges.c) would tell each id's step. */
 static int build_launches(int link_ops, const xpv_analysis_input *in, const uint8_t *launch_tracks,
                           const xpv_step_list *steps, xpv_launches *l, xpv_err *err)
 {
     if (!link_ops && !steps->n) return 0;
-    if (!link_ops) {
-        int ranged = xpv_launch_ranges_build(l, in, launch_tracks, steps, err);
-        if (ranged != 0) return ranged < 0 ? -1 : 0;
-    }
     return xpv_launches_build(l, in, launch_tracks, link_ops, steps, LAUNCH_LIMIT, err);
 }
 

@@ -126,6 +126,10 @@ void xpv_ivals_push(xpv_ivals *iv, int64_t start, int64_t end);
  * length. scratch (may be NULL) is working space kept across calls, so
  * many unions in a row do not allocate and fault in a buffer each. */
 int64_t xpv_ivals_union(xpv_ivals *iv, xpv_ivals *scratch);
+/* Of two unions (sorted, disjoint): the length of their intersection, and
+ * their union into dst (neither a nor b). */
+int64_t xpv_ivals_overlap(const xpv_ivals *a, const xpv_ivals *b);
+void xpv_ivals_merge(xpv_ivals *dst, const xpv_ivals *a, const xpv_ivals *b);
 void xpv_ivals_free(xpv_ivals *iv);
 
 /* ---- durations.c ---- */

@@ -235,6 +235,39 @@ int64_t xpv_ivals_union(xpv_ivals *iv, xpv_ivals *scratch)
     return total;
 }
 
+int64_t xpv_ivals_overlap(const xpv_ivals *a, const xpv_ivals *b)
+{
+    int64_t total = 0;
+    size_t i = 0, j = 0;
+    while (i < a->n && j < b->n) {
+        int64_t s = a->v[i].start > b->v[j].start ? a->v[i].start : b->v[j].start;
+        int64_t e = a->v[i].end < b->v[j].end ? a->v[i].end : b->v[j].end;
+        if (e > s) total += e - s;
+        if (a->v[i].end < b->v[j].end)
+            i++;
+        else
+            j++;
+    }
+    return total;
+}
+
+/* A merge by start of the two lists, joining what touches or overlaps. */
+void xpv_ivals_merge(xpv_ivals *dst, const xpv_ivals *a, const xpv_ivals *b)
+{
+    assert(dst != a && dst != b);
+    dst->n = 0;
+    size_t i = 0, j = 0;
+    while (i < a->n || j < b->n) {
+        xpv_ival next =
+            j >= b->n || (i < a->n && a->v[i].start < b->v[j].start) ? a->v[i++] : b->v[j++];
+        if (dst->n && next.start <= dst->v[dst->n - 1].end) {
+            if (next.end > dst->v[dst->n - 1].end) dst->v[dst->n - 1].end = next.end;
+        } else {
+            xpv_ivals_push(dst, next.start, next.end);
+        }
+    }
+}
+
 void xpv_ivals_free(xpv_ivals *iv)
 {
     free(iv->v);

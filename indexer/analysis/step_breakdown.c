@@ -41,12 +41,21 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* C_COMPILE: compile-time device work (autotuning), apart from the others */
+/* C_COMPILE: compile-time device work (autotuning), apart from the others;
+ * C_PENDING: launched and not yet started (a list of intervals, no category) */
 enum { C_COMPUTE, C_COLLECTIVE, C_H2D, C_D2H, C_D2D, C_OTHER, C_MEMSET, C_COMPILE, C_COUNT };
+enum { C_PENDING = C_COUNT, NLISTS };
+
+/* Which category an instant covered by several counts in, first first. */
+static const int PRIORITY[C_COUNT] = {C_COMPILE, C_COLLECTIVE, C_COMPUTE, C_H2D,
+                                      C_D2H,     C_D2D,        C_OTHER,   C_MEMSET};
 
 typedef struct {
-    int64_t cat[C_COUNT];
-    int64_t busy;
+    int64_t cat[C_COUNT]; /* partitioned: each busy instant in one category */
+    int64_t busy;         /* their sum */
+    int64_t ov_cc;        /* compute under collectives */
+    int64_t ov_copy;      /* copies under compute or collectives */
+    int64_t kernel_wait;  /* idle with device work launched and not started */
 } acc;
 
 typedef struct {
@@ -56,15 +65,18 @@ typedef struct {
     int *slot_device; /* slot -> device id (-1: tracks without one) */
     size_t nslots;
     acc *per_step;     /* [step][nslots + 1]: last column = combined */
-    xpv_ivals *iv;     /* [step - k0][slot] of the chunk being scanned */
+    xpv_ivals *iv;     /* [step - k0][slot][list] of the chunk being scanned */
     xpv_ivals scratch; /* for xpv_ivals_union */
-    int64_t *max_end;  /* max end of steps [0, k] */
+    xpv_ivals covered, merged, copies;
+    uint8_t *slot_launched; /* slot -> some event of it has a known launch */
+    int64_t *max_end;       /* max end of steps [0, k] */
     size_t k0, k1, nivals;
     int64_t w0, w1;
     int splittable;
     int union_live;      /* the first pass still gathers the unions */
     int64_t *step_ivals; /* first pass: intervals per step, for sizing chunks */
     int64_t by_corr, by_time;
+    int64_t max_wait;      /* longest launch-to-start wait (first pass) */
     size_t hint;           /* last launch found */
     size_t start_hint;     /* step of the previous event's start (time join) */
     size_t end_hint;       /* steps started before the previous event's end */
@@ -136,22 +148,26 @@ static int category(bd_ctx *c, const xpv_event *ev)
     return is_collective(c, ev->kind, ev->name) ? C_COLLECTIVE : C_COMPUTE;
 }
 
-/* Adds device event ev, of category cat, to its step. */
-static void assign_event(bd_ctx *c, const xpv_event *ev, int cat)
+/* When the launch of ev is known, its time (ps of the steps' clock), else
+ * INT64_MIN. */
+static int64_t launch_ps(bd_ctx *c, const xpv_event *ev)
+{
+    if (ev->corr < 0 || !c->o->launches) return INT64_MIN;
+    const xpv_launch_rec *l = xpv_launches_find(c->o->launches, ev->corr, &c->hint);
+    return l ? xpv_ps_since(c->o->steps->base_ns, l->ts_ns) : INT64_MIN;
+}
+
+/* The first pass counts how events join a launch, per device slot. */
+static void count_join(bd_ctx *c, const xpv_event *ev, int64_t launched)
 {
     int64_t base = c->o->steps->base_ns;
-    long k =
-        ev->corr >= 0 ? xpv_launches_step(c->o->launches, c->o->steps, ev->corr, &c->hint) : -2;
-    int by_corr = k != -2;
-    if (!by_corr) k = xpv_step_at(c->o->steps, xpv_ps_since(base, ev->ts_ns), &c->start_hint);
-    if (k < 0) return;
-    if (by_corr)
-        c->by_corr++;
-    else
+    if (xpv_step_at(c->o->steps, xpv_ps_since(base, ev->ts_ns), &c->start_hint) < 0) return;
+    if (launched == INT64_MIN) {
         c->by_time++;
-    acc *row = &c->per_step[(size_t)k * (c->nslots + 1)];
-    row[c->track_slot[ev->track]].cat[cat] += ev->dur_ps;
-    row[c->nslots].cat[cat] += ev->dur_ps;
+        return;
+    }
+    c->by_corr++;
+    c->slot_launched[c->track_slot[ev->track]] = 1;
 }
 
 /* Steps [k0, k1) whose windows are scanned together, clipped to [w0, w1). */
@@ -160,13 +176,12 @@ typedef struct {
     int64_t w0, w1;
 } chunk;
 
-/* Adds the busy interval of device event ev (of some category) to each
- * step window of the chunk that it overlaps; 1 when that took the
- * intervals past interval_cap in a chunk that can be split. */
-static int window_event(bd_ctx *c, const xpv_event *ev)
+/* Adds [s, e) of the device slot of track to list of each step window of
+ * the chunk that it overlaps; 1 when that took the intervals past
+ * interval_cap in a chunk that can be split. */
+static int window_push(bd_ctx *c, uint32_t track, int list, int64_t s, int64_t e)
 {
     const xpv_step *st = c->o->steps->v;
-    int64_t s = xpv_ps_since(c->o->steps->base_ns, ev->ts_ns), e = xpv_sat_add_i64(s, ev->dur_ps);
     if (s < c->w0) s = c->w0;
     if (e > c->w1) e = c->w1;
     if (e <= s) return 0;
@@ -182,22 +197,35 @@ static int window_event(bd_ctx *c, const xpv_event *ev)
             c->step_ivals[k]++;
             if (!c->union_live) continue;
         }
-        xpv_ivals_push(&c->iv[(k - c->k0) * c->nslots + (size_t)c->track_slot[ev->track]], cs, ce);
+        size_t at = ((k - c->k0) * c->nslots + (size_t)c->track_slot[track]) * NLISTS;
+        xpv_ivals_push(&c->iv[at + (size_t)list], cs, ce);
         if (++c->nivals > c->o->interval_cap && c->splittable) return 1;
     }
     return 0;
+}
+
+/* Device event ev of category cat as busy time, and the wait between its
+ * launch (launched, INT64_MIN unknown) and its start as pending time. */
+static int window_event(bd_ctx *c, const xpv_event *ev, int cat, int64_t launched)
+{
+    int64_t s = xpv_ps_since(c->o->steps->base_ns, ev->ts_ns), e = xpv_sat_add_i64(s, ev->dur_ps);
+    if (window_push(c, ev->track, cat, s, e)) return 1;
+    if (launched != INT64_MIN && s - launched > c->max_wait) c->max_wait = s - launched;
+    return launched != INT64_MIN && launched < s &&
+           window_push(c, ev->track, C_PENDING, launched, s);
 }
 
 static int window_visit(void *ctx, const xpv_event *ev, int64_t block_id, uint32_t index)
 {
     (void)block_id, (void)index;
     bd_ctx *c = ctx;
-    return category(c, ev) < 0 ? 0 : window_event(c, ev);
+    int cat = category(c, ev);
+    return cat < 0 ? 0 : window_event(c, ev, cat, launch_ps(c, ev));
 }
 
 static int scan_chunk(bd_ctx *c, xpv_err *err)
 {
-    for (size_t i = 0; i < (c->k1 - c->k0) * c->nslots; i++)
+    for (size_t i = 0; i < (c->k1 - c->k0) * c->nslots * NLISTS; i++)
         c->iv[i].n = 0;
     c->nivals = 0;
     for (size_t t = 0; t < c->in->ntracks; t++) {
@@ -205,50 +233,62 @@ static int scan_chunk(bd_ctx *c, xpv_err *err)
         xpv_store_query q;
         device_work_query(c->in, t, &q);
         q.t0 = c->o->steps->base_ns + c->w0 / 1000 - 1;
-        q.t1 = c->o->steps->base_ns + c->w1 / 1000 + 1;
+        /* and work that starts later, launched inside the window */
+        q.t1 = c->o->steps->base_ns + xpv_sat_add_i64(c->w1, c->max_wait) / 1000 + 1;
         int rc = xpv_analysis_scan(c->in, &q, window_visit, c, err);
         if (rc != 0) return rc;
     }
     return 0;
 }
 
-/* Length of the union of nlists sorted, disjoint interval lists (one per
- * device): a merge by start that needs no copy of them. nlists is a device
- * count, so a linear pick of the next start beats a heap. */
-static int64_t union_of_unions(const xpv_ivals *lists, size_t nlists, size_t *pos)
+static void swap_ivals(xpv_ivals *a, xpv_ivals *b)
 {
-    memset(pos, 0, nlists * sizeof *pos);
-    int64_t total = 0, cur_s = 0, cur_e = 0;
-    int open = 0;
-    for (;;) {
-        size_t best = nlists;
-        for (size_t s = 0; s < nlists; s++)
-            if (pos[s] < lists[s].n &&
-                (best == nlists || lists[s].v[pos[s]].start < lists[best].v[pos[best]].start))
-                best = s;
-        if (best == nlists) break;
-        xpv_ival iv = lists[best].v[pos[best]++];
-        if (open && iv.start <= cur_e) {
-            if (iv.end > cur_e) cur_e = iv.end;
-            continue;
+    xpv_ivals t = *a;
+    *a = *b;
+    *b = t;
+}
+
+/* The partition of one step's (or part-window's) time on one device slot,
+ * from its lists: each list's union, then each category in PRIORITY order
+ * takes what the ones before it left. */
+static void partition(bd_ctx *c, xpv_ivals *lists, acc *a)
+{
+    for (int l = 0; l < NLISTS; l++)
+        xpv_ivals_union(&lists[l], &c->scratch);
+    c->covered.n = c->copies.n = 0;
+    for (int i = 0; i < C_COUNT; i++) {
+        const xpv_ivals *u = &lists[PRIORITY[i]];
+        int64_t len = 0;
+        for (size_t j = 0; j < u->n; j++)
+            len += u->v[j].end - u->v[j].start;
+        int64_t part = len - xpv_ivals_overlap(u, &c->covered);
+        a->cat[PRIORITY[i]] += part;
+        a->busy += part;
+        if (PRIORITY[i] == C_COMPUTE) a->ov_cc += xpv_ivals_overlap(u, &lists[C_COLLECTIVE]);
+        if (PRIORITY[i] >= C_H2D && PRIORITY[i] <= C_OTHER) {
+            xpv_ivals_merge(&c->merged, &c->copies, u);
+            swap_ivals(&c->merged, &c->copies);
         }
-        if (open) total += cur_e - cur_s;
-        cur_s = iv.start, cur_e = iv.end, open = 1;
+        xpv_ivals_merge(&c->merged, &c->covered, u);
+        swap_ivals(&c->merged, &c->covered);
     }
-    return open ? total + cur_e - cur_s : total;
+    /* copies under compute or collectives: merge those two first */
+    xpv_ivals_merge(&c->merged, &lists[C_COMPUTE], &lists[C_COLLECTIVE]);
+    a->ov_copy += xpv_ivals_overlap(&c->copies, &c->merged);
+    int64_t pend = 0;
+    for (size_t j = 0; j < lists[C_PENDING].n; j++)
+        pend += lists[C_PENDING].v[j].end - lists[C_PENDING].v[j].start;
+    a->kernel_wait += pend - xpv_ivals_overlap(&lists[C_PENDING], &c->covered);
 }
 
 static void commit_chunk(bd_ctx *c)
 {
-    size_t *pos = xpv_xmalloc((c->nslots ? c->nslots : 1) * sizeof *pos);
     for (size_t k = c->k0; k < c->k1; k++) {
         acc *row = &c->per_step[k * (c->nslots + 1)];
-        xpv_ivals *iv = &c->iv[(k - c->k0) * c->nslots];
+        xpv_ivals *iv = &c->iv[(k - c->k0) * c->nslots * NLISTS];
         for (size_t s = 0; s < c->nslots; s++)
-            row[s].busy += xpv_ivals_union(&iv[s], &c->scratch);
-        row[c->nslots].busy += union_of_unions(iv, c->nslots, pos);
+            partition(c, &iv[s * NLISTS], &row[s]);
     }
-    free(pos);
 }
 
 /* Unions of the busy intervals of steps [ch.k0, ch.k1) within [ch.w0, ch.w1):
@@ -286,8 +326,9 @@ static int assign_and_union_visit(void *ctx, const xpv_event *ev, int64_t block_
     bd_ctx *c = ctx;
     int cat = category(c, ev);
     if (cat < 0) return 0;
-    assign_event(c, ev, cat);
-    if (window_event(c, ev)) c->union_live = 0;
+    int64_t launched = launch_ps(c, ev);
+    count_join(c, ev, launched);
+    if (window_event(c, ev, cat, launched)) c->union_live = 0;
     return 0;
 }
 
@@ -356,12 +397,71 @@ static void assign_slots(bd_ctx *c)
     }
 }
 
-static int write_row(bd_ctx *c, sqlite3_stmt *st, const xpv_step *s, int device, const acc *a,
-                     const int64_t host_compile[2], xpv_err *err)
+/* One row of the table: the busy categories and idle partition dur. */
+typedef struct {
+    int64_t cat[C_COUNT];
+    int64_t idle, host_wait, kernel_wait, other, ov_cc, ov_copy;
+} out_row;
+
+/* A device slot's row: idle splits into kernel and host wait where the
+ * slot's launches are known, else it is all "other". */
+static out_row slot_row(const acc *a, int64_t dur, int launched)
+{
+    out_row r = {.idle = dur - a->busy, .ov_cc = a->ov_cc, .ov_copy = a->ov_copy};
+    memcpy(r.cat, a->cat, sizeof r.cat);
+    if (r.idle < 0) r.idle = 0; /* assert-worthy; never seen: clipped to the window */
+    r.kernel_wait = a->kernel_wait < r.idle ? a->kernel_wait : r.idle;
+    if (launched)
+        r.host_wait = r.idle - r.kernel_wait;
+    else
+        r.other = r.idle - r.kernel_wait;
+    return r;
+}
+
+/* The combined row: the mean of the rows of the slots that ran work in the
+ * step (so it partitions dur too); rounding's few ps go to the largest
+ * part of idle. Without any, the step is idle, waiting on the host when
+ * some slot's launches are known. */
+static out_row combined_row(bd_ctx *c, const acc *row, int64_t dur)
+{
+    out_row sum, r;
+    memset(&sum, 0, sizeof sum);
+    memset(&r, 0, sizeof r);
+    int64_t n = 0, launched = 0;
+    for (size_t s = 0; s < c->nslots; s++) {
+        launched |= c->slot_launched[s];
+        if (row[s].busy <= 0) continue;
+        out_row o = slot_row(&row[s], dur, c->slot_launched[s]);
+        for (int i = 0; i < C_COUNT; i++)
+            sum.cat[i] += o.cat[i];
+        sum.host_wait += o.host_wait, sum.kernel_wait += o.kernel_wait, sum.other += o.other;
+        sum.ov_cc += o.ov_cc, sum.ov_copy += o.ov_copy;
+        n++;
+    }
+    if (!n) {
+        r.idle = dur;
+        *(launched ? &r.host_wait : &r.other) = dur;
+        return r;
+    }
+    int64_t busy = 0;
+    for (int i = 0; i < C_COUNT; i++)
+        busy += r.cat[i] = sum.cat[i] / n;
+    r.idle = dur - busy;
+    r.kernel_wait = sum.kernel_wait / n, r.other = sum.other / n;
+    r.ov_cc = sum.ov_cc / n, r.ov_copy = sum.ov_copy / n;
+    r.host_wait = r.idle - r.kernel_wait - r.other;
+    if (sum.host_wait == 0 && r.host_wait != 0) { /* rounding: to the largest part */
+        *(r.kernel_wait >= r.other ? &r.kernel_wait : &r.other) += r.host_wait;
+        r.host_wait = 0;
+    }
+    return r;
+}
+
+static int write_row(bd_ctx *c, sqlite3_stmt *st, const xpv_step *s, int device, const out_row *r,
+                     int64_t compile_ps, xpv_err *err)
 {
     size_t len;
     const char *name = c->in->string(c->in->string_ctx, s->name, &len);
-    int64_t dur = s->end_ps - s->start_ps;
     sqlite3_bind_int64(st, 1, c->in->profile_id);
     sqlite3_bind_int64(st, 2, s->number);
     sqlite3_bind_text(st, 3, name, (int)len, SQLITE_TRANSIENT);
@@ -369,13 +469,17 @@ static int write_row(bd_ctx *c, sqlite3_stmt *st, const xpv_step *s, int device,
     const xpv_step_list *steps = c->o->steps;
     sqlite3_bind_int64(
         st, 5, xpv_sat_add_i64(s->start_ps, xpv_ps_since(steps->profile_base_ns, steps->base_ns)));
-    sqlite3_bind_int64(st, 6, dur);
+    sqlite3_bind_int64(st, 6, s->end_ps - s->start_ps);
     for (int i = 0; i < C_COMPILE; i++)
-        sqlite3_bind_int64(st, 7 + i, a->cat[i]);
-    sqlite3_bind_int64(st, 14, dur - a->busy);
-    sqlite3_bind_int64(st, 15, host_compile[0]);
-    sqlite3_bind_int64(st, 16, host_compile[1]);
-    sqlite3_bind_int64(st, 17, a->cat[C_COMPILE]);
+        sqlite3_bind_int64(st, 7 + i, r->cat[i]);
+    sqlite3_bind_int64(st, 14, r->idle);
+    sqlite3_bind_int64(st, 15, r->host_wait);
+    sqlite3_bind_int64(st, 16, compile_ps);
+    sqlite3_bind_int64(st, 17, r->cat[C_COMPILE]);
+    sqlite3_bind_int64(st, 18, r->kernel_wait);
+    sqlite3_bind_int64(st, 19, r->other);
+    sqlite3_bind_int64(st, 20, r->ov_cc);
+    sqlite3_bind_int64(st, 21, r->ov_copy);
     int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : xpv_db_error(err, c->in->db);
     sqlite3_reset(st);
     return rc;
@@ -387,23 +491,27 @@ static int write_rows(bd_ctx *c, xpv_err *err)
     if (sqlite3_prepare_v2(c->in->db,
                            "INSERT INTO steps(profile_id, step, name, device, start_ps,"
                            " duration_ps, compute_ps, collective_ps, memcpy_h2d_ps, memcpy_d2h_ps,"
-                           " memcpy_d2d_ps, memcpy_other_ps, memset_ps, idle_ps, host_ps,"
-                           " compile_ps, autotune_ps)"
-                           " VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17)",
+                           " memcpy_d2d_ps, memcpy_other_ps, memset_ps, idle_ps, host_wait_ps,"
+                           " compile_ps, autotune_ps, kernel_wait_ps, idle_other_ps,"
+                           " overlap_compute_collective_ps, overlap_copy_ps) VALUES(?1,?2,?3,?4,"
+                           "?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21)",
                            -1, &st, NULL) != SQLITE_OK)
         return xpv_db_error(err, c->in->db);
     int rc = 0;
     for (size_t k = 0; k < c->o->steps->n && rc == 0; k++) {
         const xpv_step *s = &c->o->steps->v[k];
         const acc *row = &c->per_step[k * (c->nslots + 1)];
-        int64_t hc[2] = {(s->end_ps - s->start_ps) - row[c->nslots].busy, 0};
+        int64_t dur = s->end_ps - s->start_ps, compile_ps = 0;
         if (c->o->compile)
-            hc[1] =
+            compile_ps =
                 xpv_compile_overlap_ps(c->o->compile, c->o->steps->base_ns, s->start_ps, s->end_ps);
-        for (size_t slot = 0; slot < c->nslots && rc == 0; slot++)
-            if (c->slot_device[slot] >= 0)
-                rc = write_row(c, st, s, c->slot_device[slot], &row[slot], hc, err);
-        if (rc == 0) rc = write_row(c, st, s, -1, &row[c->nslots], hc, err);
+        for (size_t slot = 0; slot < c->nslots && rc == 0; slot++) {
+            if (c->slot_device[slot] < 0) continue;
+            out_row r = slot_row(&row[slot], dur, c->slot_launched[slot]);
+            rc = write_row(c, st, s, c->slot_device[slot], &r, compile_ps, err);
+        }
+        out_row all = combined_row(c, row, dur);
+        if (rc == 0) rc = write_row(c, st, s, -1, &all, compile_ps, err);
     }
     sqlite3_finalize(st);
     return rc;
@@ -422,7 +530,8 @@ xpv_breakdown *xpv_breakdown_new(const xpv_analysis_input *in, xpv_breakdown_opt
     assign_slots(c);
     size_t n = o->steps->n;
     c->per_step = xpv_xcalloc((n ? n : 1) * (c->nslots + 1), sizeof *c->per_step);
-    c->iv = xpv_xcalloc((n ? n : 1) * (c->nslots + 1), sizeof *c->iv);
+    c->iv = xpv_xcalloc((n ? n : 1) * (c->nslots + 1) * NLISTS, sizeof *c->iv);
+    c->slot_launched = xpv_xcalloc(c->nslots + 1, 1);
     c->max_end = xpv_xmalloc((n ? n : 1) * sizeof *c->max_end);
     for (size_t k = 0; k < n; k++)
         c->max_end[k] = k && c->max_end[k - 1] > o->steps->v[k].end_ps ? c->max_end[k - 1]
@@ -451,8 +560,12 @@ void xpv_breakdown_free(xpv_breakdown *b)
     if (!b) return;
     bd_ctx *c = &b->c;
     size_t n = c->o->steps->n;
-    for (size_t i = 0; i < (n ? n : 1) * (c->nslots + 1); i++)
+    for (size_t i = 0; i < (n ? n : 1) * (c->nslots + 1) * NLISTS; i++)
         xpv_ivals_free(&c->iv[i]);
+    xpv_ivals_free(&c->covered);
+    xpv_ivals_free(&c->merged);
+    xpv_ivals_free(&c->copies);
+    free(c->slot_launched);
     free(c->max_end);
     free(c->step_ivals);
     xpv_ivals_free(&c->scratch);

@@ -15,9 +15,9 @@ export const CATEGORIES = [
   { key: 'memcpy', label: 'Memcpy', color: '--c-memcpy' },
   { key: 'memset', label: 'Memset', color: '--c-memset' },
   { key: 'autotune', label: 'Autotuning', color: '--c-autotune' },
-  { key: 'idle', label: 'Idle', color: '--c-idle' },
+  { key: 'idle', label: 'Idle (kernel wait, other)', color: '--c-idle' },
   { key: 'compile', label: 'Compile', color: '--c-compile' },
-  { key: 'host', label: 'Host', color: '--c-host' },
+  { key: 'host', label: 'Host wait', color: '--c-host' },
 ];
 const DEVICE_KEYS = ['compute', 'collective', 'memcpy', 'memset', 'autotune'];
 
@@ -48,7 +48,9 @@ export function stepParts(st) {
     autotune: st.autotune_us ?? null,
     idle: st.idle_us ?? null,
     compile: st.compile_us ?? null,
-    host: st.host_us ?? null,
+    host: st.host_wait_us ?? null,
+    kernelWait: st.kernel_wait_us ?? null,
+    idleOther: st.idle_other_us ?? null,
   };
 }
 
@@ -57,35 +59,24 @@ function sumKnown(vals) {
   return known.length ? known.reduce((a, b) => a + b, 0) : null;
 }
 
-// How a step's bar is divided, in µs summing to the step's duration. The API
-// sums device categories over streams and devices (overlap adds up), while
-// idle = duration - union of busy time and host = time with no device busy.
-// So the busy part (duration - idle) is split in proportion to compute,
-// collectives, memcpy and memset; the rest is host time (no device busy)
-// and idle (this device waits while another runs). Compilation inside the
-// step (host compile spans, while the device mostly waits) is shown as the
-// part of host time it covers; autotuning is device work. The tooltip shows
-// the API's own numbers.
+// How a step's bar is divided, in µs: exactly the API's numbers, which
+// partition the step (each instant of a device in one category; the combined
+// row is the mean over the devices that ran work). Idle is drawn as its parts:
+// host wait (nothing launched; the part host compile spans cover is shown as
+// compile) and the rest of idle (kernel wait: launched, not started; other).
 export function stepSegments(st) {
   const p = stepParts(st);
   const dur = st.duration_us || 0;
-  const device = DEVICE_KEYS.reduce((a, k) => a + (p[k] || 0), 0);
   const seg = { compute: 0, collective: 0, memcpy: 0, memset: 0, autotune: 0, idle: 0, compile: 0, host: 0, other: 0 };
-  if (p.idle === null && p.host === null) {
-    // No idle figure: stack what is known, capped at the duration.
-    const scale = device > dur && device > 0 ? dur / device : 1;
-    for (const k of DEVICE_KEYS) seg[k] = (p[k] || 0) * scale;
-    seg.other = Math.max(0, dur - device * scale);
+  for (const k of DEVICE_KEYS) seg[k] = p[k] || 0;
+  if (p.idle === null) {
+    seg.other = Math.max(0, dur - DEVICE_KEYS.reduce((a, k) => a + seg[k], 0));
     return seg;
   }
-  const idle = Math.min(dur, Math.max(0, p.idle ?? p.host ?? 0));
-  const busy = dur - idle;
-  if (device > 0) for (const k of DEVICE_KEYS) seg[k] = ((p[k] || 0) / device) * busy;
-  else seg.other = busy;
-  const host = Math.min(idle, Math.max(0, p.host ?? idle));
+  const host = Math.min(p.idle, p.host ?? 0);
   seg.compile = Math.min(host, Math.max(0, p.compile || 0));
   seg.host = host - seg.compile;
-  seg.idle = idle - host;
+  seg.idle = p.idle - host;
   return seg;
 }
 
@@ -199,8 +190,9 @@ export function stepChart(container, steps, { onSelect, height = 260, maxUs = 0 
       h(
         'div.muted',
         { style: { marginTop: '4px', maxWidth: '260px', whiteSpace: 'normal' } },
-        'Device categories add up over streams and devices; host = no device busy; compile = host' +
-          ' compile spans (the bar shows the part of host time they cover).',
+        'Each instant counts once (collectives > compute > copies > memset); all devices: the mean' +
+          ' of the devices that ran work. Host wait = idle with nothing launched; compile = host' +
+          ' compile spans (the part of host wait they cover).',
       ),
       onSelect ? h('div.muted', { style: { marginTop: '2px' } }, 'Click to open this step in the timeline') : null,
     );

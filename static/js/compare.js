@@ -31,7 +31,9 @@ const PARTS = [
   ['memcpy_us', 'Memcpy'],
   ['memset_us', 'Memset'],
   ['idle_us', 'Idle'],
-  ['host_us', 'Host'],
+  ['host_wait_us', 'Idle: host wait'],
+  ['kernel_wait_us', 'Idle: kernel wait'],
+  ['idle_other_us', 'Idle: other'],
 ];
 
 function label(p) {

@@ -152,7 +152,7 @@ function axisTitles(svg, { width, height, pad, x, y }) {
 
 function overviewChart(table) {
   const sec = getter(table, 'section');
-  const cols = ['step', 'value', 'compute_us', 'collective_us', 'memcpy_us', 'memset_us', 'idle_us', 'host_us'].map((c) =>
+  const cols = ['step', 'value', 'compute_us', 'collective_us', 'memcpy_us', 'memset_us', 'idle_us', 'host_wait_us'].map((c) =>
     getter(table, c),
   );
   if (!sec || cols.some((g) => !g)) return null;
@@ -167,7 +167,7 @@ function overviewChart(table) {
       memcpy_us: num(memcpy(r)),
       memset_us: num(memset(r)),
       idle_us: num(idle(r)),
-      host_us: num(host(r)),
+      host_wait_us: num(host(r)),
     }));
   if (!steps.length) return null;
   return figure(

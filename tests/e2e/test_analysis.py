@@ -185,12 +185,19 @@ def test_pytorch_resnet50_kernels_and_steps():
                 return k
         return None
 
+    # one device: compute and collectives together are the union of the
+    # kernels clipped to the window (the partition counts each instant once)
     compute = defaultdict(int)
-    for e in pytorch_kernels(events):
-        c = e.get("args", {}).get("correlation")
-        k = step_of(launch[c] if c in launch else ns(e["ts"]))
-        if k is not None:
-            compute[k] += ns(e["dur"]) * 1000
+    for k, (s, d) in markers.items():
+        end = None
+        for a, b in sorted((max(ns(e["ts"]), s), min(ns(e["ts"]) + ns(e["dur"]), s + d))
+                           for e in pytorch_kernels(events)):
+            if b <= a:
+                continue
+            if end is None or a > end:
+                compute[k], end = compute[k] + (b - a) * 1000, b
+            elif b > end:
+                compute[k], end = compute[k] + (b - end) * 1000, b
     for k, (s, d) in markers.items():
         got = steps[k]
         assert got["start_ps"] == (s - base) * 1000 and got["duration_ps"] == d * 1000, (k, got)
@@ -206,7 +213,9 @@ def test_pytorch_resnet50_kernels_and_steps():
             elif b > end:
                 union, end = union + (b - end), b
         assert got["idle_ps"] == (d - union) * 1000, (k, got["idle_ps"], (d - union) * 1000)
-        assert got["host_ps"] == got["idle_ps"]
+        # idle's parts partition it (launches known: no "other")
+        assert got["host_wait_ps"] + got["kernel_wait_ps"] == got["idle_ps"], (k, got)
+        assert got["idle_other_ps"] == 0, (k, got)
     # the kernels joined by correlation: the warning says which join was used
     assert "through the correlation id" in (row["warnings"] or ""), row["warnings"]
 

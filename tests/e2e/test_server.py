@@ -285,7 +285,8 @@ def test_steps_equal_index_rows():
             [None if r[1] is None else r[1] / 1e6 for r in rows]
         for x in s["steps"]:
             for key in ("step", "name", "start_us", "duration_us", "compute_us", "collective_us",
-                        "memcpy_us", "memset_us", "idle_us", "host_us"):
+                        "memcpy_us", "memset_us", "idle_us", "host_wait_us",
+                        "kernel_wait_us", "idle_other_us"):
                 assert key in x
             assert p["start_us"] <= x["start_us"] <= p["start_us"] + p["duration_us"], x
             assert abs(x["start_us"] - (s["profile_start_us"] + x["offset_us"])) < 0.002, x

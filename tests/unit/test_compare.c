@@ -127,7 +127,7 @@ static void test_unknown_is_null(void)
     CU_ASSERT_TRUE(is_null(c, "breakdown.idle_us.direction"));
     CU_ASSERT_TRUE(is_null(c, "device_busy_fraction.b"));
     CU_ASSERT_TRUE(is_null(c, "device_busy_fraction.sign"));
-    CU_ASSERT_TRUE(is_null(c, "breakdown.host_us.a")); /* no step has it */
+    CU_ASSERT_TRUE(is_null(c, "breakdown.host_wait_us.a")); /* no step has it */
     CU_ASSERT_TRUE(is_null(c, "device_time_us.b"));
     CU_ASSERT_TRUE(is_null(c, "kernels.total_us.delta"));
     const cJSON *added = row(c, "added");

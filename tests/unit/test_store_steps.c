@@ -20,7 +20,7 @@ static const char *const ROWS =
     "INSERT INTO profiles(id, path, host) VALUES(2, 'q', 'b');"
     "INSERT INTO steps(profile_id, step, name, device, start_ps, duration_ps, compute_ps,"
     " collective_ps, memcpy_h2d_ps, memcpy_d2h_ps, memcpy_d2d_ps, memcpy_other_ps, memset_ps,"
-    " idle_ps, host_ps) VALUES"
+    " idle_ps, host_wait_ps) VALUES"
     " (1, 1, 's1', -1, 1000, 500, 300, 50, 10, NULL, 5, NULL, 1, 100, 40),"
     " (1, 0, 's0', -1, 0, 1000, 600, NULL, NULL, NULL, NULL, NULL, NULL, 400, NULL),"
     " (1, 2, NULL, -1, NULL, 700, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL),"
@@ -65,7 +65,7 @@ static void test_rows_of_a_device(void)
     CU_ASSERT_EQUAL(first.ps[XPV_STORE_STEP_IDLE], 400);
     CU_ASSERT_TRUE(xpv_store_step_known(&first, XPV_STORE_STEP_START));
     CU_ASSERT_FALSE(xpv_store_step_known(&first, XPV_STORE_STEP_COLLECTIVE));
-    CU_ASSERT_FALSE(xpv_store_step_known(&first, XPV_STORE_STEP_HOST));
+    CU_ASSERT_FALSE(xpv_store_step_known(&first, XPV_STORE_STEP_HOST_WAIT));
     int64_t ps = -1;
     CU_ASSERT_FALSE(xpv_store_step_memcpy(&first, &ps));
     CU_ASSERT_EQUAL(ps, 0);
@@ -76,7 +76,7 @@ static void test_rows_of_a_device(void)
     CU_ASSERT_EQUAL(v[0].ps[XPV_STORE_STEP_COMPUTE], 300);
     CU_ASSERT_EQUAL(v[0].ps[XPV_STORE_STEP_COLLECTIVE], 50);
     CU_ASSERT_EQUAL(v[0].ps[XPV_STORE_STEP_MEMSET], 1);
-    CU_ASSERT_EQUAL(v[0].ps[XPV_STORE_STEP_HOST], 40);
+    CU_ASSERT_EQUAL(v[0].ps[XPV_STORE_STEP_HOST_WAIT], 40);
     CU_ASSERT_TRUE(xpv_store_step_memcpy(&v[0], &ps));
     CU_ASSERT_EQUAL(ps, 15); /* 10 + 5, two directions unknown */
     CU_ASSERT_EQUAL(v[1].step, 2);
@@ -158,7 +158,7 @@ static void test_over_hosts(void)
     CU_ASSERT_EQUAL(a.rows, 2);
     CU_ASSERT_DOUBLE_EQUAL(a.avg_ps[XPV_STORE_STEP_AVG_COMPUTE], 300, 1e-9);
     CU_ASSERT_DOUBLE_EQUAL(a.avg_ps[XPV_STORE_STEP_AVG_MEMCPY], 10, 1e-9); /* 10, then unknown */
-    CU_ASSERT_FALSE(a.known & (1u << XPV_STORE_STEP_AVG_HOST));
+    CU_ASSERT_FALSE(a.known & (1u << XPV_STORE_STEP_AVG_HOST_WAIT));
     CU_ASSERT_EQUAL(xpv_store_steps_averages_next(&c, &a, &err), 0);
     xpv_store_cursor_close(&c);
     /* profile 2 alone has none: its all-devices rows, by step */
