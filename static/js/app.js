@@ -18,7 +18,7 @@
 // reloads when its indexing ends.
 
 import { api, ApiError } from './api.js';
-import { h, fmtBytes } from './format.js';
+import { h, fmtBytes, fmtCount } from './format.js';
 import { openInPerfetto } from './perfetto.js';
 import { stateView, pendingView } from './states.js';
 import { onLive } from './live.js';
@@ -140,23 +140,128 @@ function setHeader(profile, page) {
   currentPage = profile ? page : null;
   tabs.hidden = !profile;
   actions.hidden = !profile;
+  document.getElementById('profile-bar').hidden = !profile;
+  setBanner(profile);
   title.replaceChildren();
+  title.removeAttribute('title');
+  titleText = null;
   if (!profile) return;
   for (const a of tabs.querySelectorAll('a')) {
     a.href = `#/p/${encodeURIComponent(profile.id)}/${a.dataset.page}`;
     if (a.dataset.page === page) a.setAttribute('aria-current', 'page');
     else a.removeAttribute('aria-current');
   }
-  title.append(
-    h('b', null, profileName(profile)),
-    '  ·  ',
-    [profile.format, profile.producer, fmtBytes(profile.size_bytes)].filter(Boolean).join(' · '),
-  );
+  showDataTabs(profile, page);
+  titleText = {
+    name: profileName(profile),
+    meta: [profile.format, profile.producer, fmtBytes(profile.size_bytes)].filter(Boolean).join(' · '),
+  };
+  fitTitle();
   title.title = profile.path || '';
   document.getElementById('compare-with').href = `#/compare/${encodeURIComponent(profile.id)}`;
   const dl = document.getElementById('download-trace');
   dl.href = api.traceUrl(profile.id);
   dl.setAttribute('download', traceFileName(profile));
+}
+
+// The Memory and HLO tabs appear only when the profile's tool list says
+// there is something to show (or when one is the page open).
+const toolsOf = new Map(); // profile id -> its tools, asked once
+async function showDataTabs(profile, page) {
+  const tabs = document.getElementById('tabs');
+  const set = (tools) => {
+    const has = { memory: tools.some((t) => t.startsWith('memory_')), hlo: tools.includes('hlo_stats') };
+    for (const name of ['memory', 'hlo']) tabs.querySelector(`a[data-page="${name}"]`).hidden = !(has[name] || page === name);
+  };
+  set(toolsOf.get(profile.id) || []);
+  if (toolsOf.has(profile.id) || !viewable(profile)) return;
+  try {
+    const tools = await api.tools(profile.id);
+    toolsOf.set(profile.id, tools);
+    if (currentProfile && currentProfile.id === profile.id) set(tools);
+  } catch {
+    /* no tool list: the tabs stay hidden */
+  }
+}
+
+// The header title: the profile's name, then its format and size, fitted to
+// the width it has: the details go first, then the middle of the name.
+let titleText = null;
+let measureCtx = null;
+function fitTitle() {
+  const title = document.getElementById('profile-title');
+  if (!titleText) return;
+  const room = title.clientWidth;
+  measureCtx = measureCtx || document.createElement('canvas').getContext('2d');
+  const style = getComputedStyle(title);
+  const width = (text, bold) => {
+    measureCtx.font = `${bold ? 600 : style.fontWeight} ${style.fontSize} ${style.fontFamily}`;
+    return measureCtx.measureText(text).width;
+  };
+  const { name, meta } = titleText;
+  const sep = '  ·  ';
+  let shown = name;
+  let tail = meta ? sep + meta : '';
+  if (width(name, true) + width(tail) > room) tail = '';
+  if (width(name, true) > room) shown = middleCut(name, (s) => width(s, true) <= room);
+  title.replaceChildren(h('b', null, shown), tail);
+}
+new ResizeObserver(() => fitTitle()).observe(document.getElementById('profile-title'));
+
+// The longest "start…end" of text that fits (by fits()), as even as can be.
+function middleCut(text, fits) {
+  let lo = 0,
+    hi = text.length;
+  const cut = (k) => text.slice(0, Math.ceil(k / 2)) + '…' + text.slice(text.length - Math.floor(k / 2));
+  while (lo < hi) {
+    const k = Math.ceil((lo + hi) / 2);
+    if (fits(cut(k))) lo = k;
+    else hi = k - 1;
+  }
+  return cut(lo);
+}
+
+// A profile whose pages show something: indexed, or read in part.
+function viewable(p) {
+  return p.status === 'ok' || (p.status === 'error' && p.partial && p.events > 0);
+}
+
+// The banner over a partly read profile's pages: what was read, and where
+// and why reading stopped.
+function setBanner(profile) {
+  const banner = document.getElementById('profile-banner');
+  const partial = profile && profile.status !== 'ok' && viewable(profile);
+  banner.hidden = !partial;
+  if (!partial) return banner.replaceChildren();
+  const steps = profile.step_count ? ` and ${fmtCount(profile.step_count)} steps` : '';
+  banner.replaceChildren(
+    h('strong', null, 'Partial profile. '),
+    `Read ${fmtCount(profile.events)} events${steps} before reading stopped: ${profile.error || 'the file ends early'}. `,
+    'Every page shows what was read.',
+  );
+}
+
+// An unreadable profile's page: why, and for an Nsight Systems report the
+// exact command that exports the SQLite file xprof-view reads.
+function unreadableView(profile) {
+  const msg = profile.error || 'Unknown error';
+  const cmd = msg.match(/(nsys export --type sqlite\b.*?)\s*(?:\(|$)/);
+  const back = h('a', { href: '#/profiles' }, 'Go to all profiles');
+  if (!cmd) return stateView('This profile could not be read', msg, 'error', back);
+  const copy = h('button.btn', { type: 'button' }, 'Copy command');
+  copy.addEventListener('click', () =>
+    navigator.clipboard?.writeText(cmd[1]).then(
+      () => notify('Command copied'),
+      () => notify('Select the command to copy it'),
+    ),
+  );
+  return stateView(
+    'Export this Nsight Systems report to SQLite',
+    'xprof-view reads the SQLite export of a .nsys-rep. Run this where nsys is installed, and the export appears in the list:',
+    'empty',
+    h('pre.command', { 'data-command': '' }, cmd[1]),
+    h('div', null, copy, ' ', back),
+  );
 }
 
 export function profileName(p) {
@@ -302,15 +407,8 @@ async function mountProfilePage(seq, id, pageName, params, sub) {
       timer = setTimeout(load, 5000); // in case the stream is down
       return;
     }
-    if (profile.status === 'error') {
-      view.replaceChildren(
-        stateView(
-          'This profile could not be read',
-          profile.error || 'Unknown error',
-          'error',
-          h('a', { href: '#/profiles' }, 'Go to all profiles'),
-        ),
-      );
+    if (!viewable(profile) && profile.status !== undefined) {
+      view.replaceChildren(unreadableView(profile));
       return;
     }
     if (pageName === 'timeline') view.classList.add('fill');

