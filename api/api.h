@@ -71,16 +71,16 @@ int xpv_api_kernel_kind_valid(const char *kind);
 /* How busy the devices that ran work were (device_busy.c): the devices the
  * profile lists, those with kernel, copy or memset time, and the mean over
  * the latter of their time over span_ps (each at most 1; has_fraction clear
- * when no device ran work or there is no span). extra_kind: a kernel_stats
- * kind counted as work too ("xla_op" where there are no kernels), or NULL.
- * Returns 0, or -1 with err. */
+ * when no device ran work or there is no span). XLA-op time is the work
+ * where no device has kernel, copy or memset time (TPU). Returns 0, or -1
+ * with err. */
 typedef struct {
     int64_t listed, with_work;
     int has_fraction;
     double fraction;
 } xpv_device_busy;
-int xpv_api_device_busy_get(sqlite3 *db, int64_t id, int64_t span_ps, const char *extra_kind,
-                            xpv_device_busy *out, xpv_err *err);
+int xpv_api_device_busy_get(sqlite3 *db, int64_t id, int64_t span_ps, xpv_device_busy *out,
+                            xpv_err *err);
 /* `{"devices_listed", "devices_with_work", "busy_fraction"}` (null: unknown). */
 void xpv_api_put_device_busy(xpv_buf *b, const xpv_device_busy *d);
 

@@ -13,7 +13,7 @@ import { h, fmtDur, fmtCount, fmtPct, isKnown, UNKNOWN } from './format.js';
 import { stepChart, resizeObserve, legend } from './chart.js';
 import { stateView, showAllButton } from './states.js';
 import { timelineHash, longestOccurrence, hashForMatch } from './timeline_link.js';
-import { shortName, shortNames } from './kernel_name.js';
+import { shortName, shortNames, nameNodes } from './kernel_name.js';
 
 const PAGE_ROWS = 200;
 const TABLES = [
@@ -334,7 +334,7 @@ function diffTable(rows, ids, signal, notify) {
       h(
         `tr.${r.status}`,
         { dataset: { name: r.name, status: r.status, direction: t.direction || 'unknown' } },
-        h('td.name.mono', { title: r.name }, shorts.get(r.name) ?? r.name),
+        h('td.name.mono', { title: r.name }, typeof r.name === 'string' ? nameNodes(shorts.get(r.name)) : r.name),
         h('td', null, r.status),
         h('td.num', null, fmtCount(r.count.a)),
         h('td.num', null, fmtCount(r.count.b)),

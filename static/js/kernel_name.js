@@ -109,3 +109,14 @@ export function shortNames(names) {
   }
   return out;
 }
+
+// The short text as nodes for a table cell: a line may break after each
+// "::" and ", ", so a long qualified name wraps between its parts.
+export function nameNodes(text) {
+  const out = [];
+  for (const part of String(text).split(/(?<=::|, )/)) {
+    if (out.length) out.push(document.createElement('wbr'));
+    out.push(document.createTextNode(part));
+  }
+  return out;
+}

@@ -12,7 +12,7 @@ import { h, fmtUs, fmtPct, fmtCount, fmtDims, fmtDur, deviceLabel, deviceId, isK
 import { barChart, resizeObserve } from './chart.js';
 import { stateView, showAllButton } from './states.js';
 import { timelineHash, longestOccurrence, hashForMatch } from './timeline_link.js';
-import { shortName, shortNames } from './kernel_name.js';
+import { shortName, shortNames, nameNodes } from './kernel_name.js';
 
 const COLUMNS = [
   { key: 'name', label: 'Name', type: 'text' },
@@ -316,7 +316,7 @@ export function mount(view, { id, profile, params, notify }) {
                       ? `Ran with ${k.shapes} different launch shapes: see the timeline for each launch`
                       : undefined,
               },
-              text,
+              c.key === 'name' ? nameNodes(text) : text,
             );
           }),
           h('td.go', null, timelineLink(k.name)),
