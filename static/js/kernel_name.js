@@ -8,7 +8,9 @@
 // read, or one that does not parse as balanced brackets, is left whole; and
 // shortNames gives distinct full names distinct short names, numbering the
 // ones that would shorten the same in the order of their full names, so the
-// numbers do not change with a table's sort.
+// numbers do not change with a table's sort. Where even a short name does
+// not fit, a table cell wraps it between its parts (nameNodes) and a chart
+// label drops leading qualifiers (fitName): neither cuts a token.
 
 // Names up to this many characters are shown whole.
 const SHORT_ENOUGH = 64;
@@ -119,4 +121,14 @@ export function nameNodes(text) {
     out.push(document.createTextNode(part));
   }
   return out;
+}
+
+// `text` in at most n characters for a chart label: leading qualifiers are
+// dropped at a "::" or a space ("…::kernel<…>(…)"), so what is left is
+// whole tokens; only a single token longer than n is cut at its end.
+export function fitName(text, n) {
+  if (typeof text !== 'string' || text.length <= n) return text;
+  const cuts = [...text.matchAll(/::| /g)].map((m) => m.index + m[0].length);
+  for (const at of cuts) if (text.length - at + 1 <= n) return '…' + text.slice(at);
+  return text.slice(0, Math.max(1, n - 1)) + '…';
 }

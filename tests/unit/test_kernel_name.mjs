@@ -4,7 +4,9 @@
 // distinct short names, numbered independently of their order.
 
 import assert from 'node:assert/strict';
-import { shortName, shortNames } from '../../static/js/kernel_name.js';
+
+const eq = assert.equal;
+import { shortName, shortNames, fitName } from '../../static/js/kernel_name.js';
 
 const EIGEN =
   'void Eigen::internal::EigenMetaKernel<Eigen::TensorEvaluator<Eigen::TensorAssignOp<Eigen::TensorMap<' +
@@ -66,6 +68,14 @@ const tests = {
     const m = shortNames([EIGEN, EIGEN.replace(/float/g, 'double'), base + ' #1']);
     assert.equal(new Set(m.values()).size, 3);
     assert.equal(m.get(base + ' #1'), base + ' #1');
+  },
+  chart_labels_drop_qualifiers_not_token_ends() {
+    const s = 'void at::native::batch_norm_collect_statistics_kernel<…>(…)';
+    eq(fitName(s, 80), s);
+    const two = '…native::batch_norm_collect_statistics_kernel<…>(…)';
+    eq(fitName(s, two.length), two);
+    eq(fitName(s, two.length - 1), '…batch_norm_collect_statistics_kernel<…>(…)');
+    eq(fitName('a_single_token_much_longer_than_the_room', 10), 'a_single_…');
   },
 };
 
