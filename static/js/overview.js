@@ -127,8 +127,6 @@ export function mount(view, { id, profile }) {
         });
       draw();
       resizeObserve(chartBox, draw, ctrl.signal);
-      const busy = busyFromSteps(steps);
-      if (busy !== null) setCard(cards, 3, fmtPct(busy), 'of step time, any device busy');
     }
     return kernelsP;
   });
@@ -173,17 +171,18 @@ export function mount(view, { id, profile }) {
       draw();
       resizeObserve(topBox, draw, ctrl.signal);
     }
-    const busyCard = cards.children[3];
-    const db = res.device_busy || null;
+  });
+
+  // Device busy: of step time where there are steps, else the mean of the
+  // devices that ran work; either way how many of the listed devices ran.
+  Promise.all([stepsP, kernelsP]).then(([st, ks]) => {
+    if (ctrl.signal.aborted) return;
+    const busy = st instanceof Error || !(st.steps || []).length ? null : busyFromSteps(st.steps);
+    const db = ks instanceof Error ? null : ks.device_busy || null;
     const ran = deviceCount(db);
-    if (busyCard.dataset.empty) {
-      // No step breakdown: the mean busy share of the devices that ran work.
-      if (db && isKnown(db.busy_fraction)) setCard(cards, 3, fmtPct(100 * db.busy_fraction), ran);
-      else setCard(cards, 3, UNKNOWN, ran || undefined);
-    } else if (ran && db.devices_listed > 1) {
-      const hint = busyCard.querySelector('.hint');
-      hint.replaceChildren(`${hint.textContent} · ${ran}`);
-    }
+    if (busy !== null) setCard(cards, 3, fmtPct(busy), ['of step time, any device busy', ran].filter(Boolean).join(' · '));
+    else if (db && isKnown(db.busy_fraction)) setCard(cards, 3, fmtPct(100 * db.busy_fraction), ran);
+    else setCard(cards, 3, UNKNOWN, ran || undefined);
   });
 
   return () => ctrl.abort();

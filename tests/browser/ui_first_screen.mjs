@@ -1,7 +1,8 @@
-// ui_long_names.mjs — kernels with C++ template names of a thousand bytes
-// and more: the kernel table shows them short (kernel_name.js) and whole,
-// never cut, with the full name as the title, and its "Show" link lands on a
-// selected occurrence in the timeline.
+// ui_first_screen.mjs — what the first screens say is true: the overview's
+// Device busy card says how many of the listed devices ran work; kernels with
+// C++ template names of a thousand bytes and more read short
+// (kernel_name.js) and whole in the kernel table, never cut, with the full
+// name as the title, and its "Show" link lands on a selected occurrence.
 
 import { BASE, test, assert, eq, api, newPage, shot, ready } from './harness.mjs';
 
@@ -60,6 +61,25 @@ if (longP)
     await page.waitForFunction((ref) => window.__xpvTimeline?.state.selected?.ev.ref === ref, sel, { timeout: 15000 });
     const ev = await api(`/api/profiles/${longP.id}/event?ref=${encodeURIComponent(sel)}`);
     eq(ev.name, k.name, 'the selected event is the kernel');
+    eq(page.errors.length, 0, `console errors: ${page.errors.join(' | ')}`);
+    await page.context().close();
+  });
+
+const eightP = ready.find((p) => p.path.endsWith('jax-rocm-mi300x-gemm.xplane.pb'));
+if (!eightP) console.log('skip device busy card test: no ROCm MI300X GEMM fixture (../shared/fixtures)');
+
+if (eightP)
+  await test('overview: Device busy says 1 of the 8 listed GPUs ran work', async () => {
+    const k = await api(`/api/profiles/${eightP.id}/kernels?limit=1`);
+    eq(k.device_busy.devices_listed, 8, 'the profile lists 8 GPUs');
+    eq(k.device_busy.devices_with_work, 1, 'one ran work');
+    const page = await newPage();
+    await page.goto(`${BASE}/#/p/${eightP.id}/overview`);
+    const card = page.locator('.cards .card').nth(3);
+    await page.waitForFunction(() => !document.querySelectorAll('.cards .card')[3].dataset.empty, null, { timeout: 15000 });
+    eq(await card.locator('.label').textContent(), 'Device busy', 'the fourth card');
+    const hint = await card.locator('.hint').textContent();
+    assert(hint.includes('1 of 8 devices ran work'), `the card says how many ran: ${hint}`);
     eq(page.errors.length, 0, `console errors: ${page.errors.join(' | ')}`);
     await page.context().close();
   });
