@@ -54,6 +54,7 @@ int xpv_api_profiles(sqlite3 *db, xpv_buf *out);
  * work of the kind (XLA autotuning inside the capture) there is; the rows
  * and kernel_time_us leave it out unless with_compile, which adds its rows
  * (each with "compile": true|false) and percents of the sum of both.
+ * "device_busy" (xpv_api_put_device_busy) is over all kinds and devices.
  * kind NULL: "kernel", or "xla_op" when the profile has no kernel rows. */
 typedef struct {
     const char *kind; /* kernel|memcpy|memset|xla_op|hlo_category, NULL: default */
@@ -66,6 +67,22 @@ typedef struct {
 } xpv_kernels_query;
 int xpv_api_kernels(sqlite3 *db, int64_t id, const xpv_kernels_query *q, xpv_buf *out);
 int xpv_api_kernel_kind_valid(const char *kind);
+
+/* How busy the devices that ran work were (device_busy.c): the devices the
+ * profile lists, those with kernel, copy or memset time, and the mean over
+ * the latter of their time over span_ps (each at most 1; has_fraction clear
+ * when no device ran work or there is no span). XLA-op time is the work
+ * where no device has kernel, copy or memset time (TPU). Returns 0, or -1
+ * with err. */
+typedef struct {
+    int64_t listed, with_work;
+    int has_fraction;
+    double fraction;
+} xpv_device_busy;
+int xpv_api_device_busy_get(sqlite3 *db, int64_t id, int64_t span_ps, xpv_device_busy *out,
+                            xpv_err *err);
+/* `{"devices_listed", "devices_with_work", "busy_fraction"}` (null: unknown). */
+void xpv_api_put_device_busy(xpv_buf *b, const xpv_device_busy *d);
 
 /* `{"profile", "status", "profile_start_us", "device", "source", "devices":
  * [..], "steps": [{step, name, start_us, offset_us, duration_us, compute_us,

@@ -223,6 +223,18 @@ static void put_devices(sqlite3 *db, int64_t id, const char *kind, xpv_buf *b)
     xpv_buf_putc(b, ']');
 }
 
+/* The device-busy summary, or null when the index cannot say. */
+static void put_device_busy(sqlite3 *db, int64_t id, const xpv_api_profile_state *ps, xpv_buf *b)
+{
+    xpv_device_busy d;
+    int64_t span = ps->has_span ? (ps->end_ns - ps->start_ns) * 1000 : 0;
+    xpv_buf_puts(b, ",\"device_busy\":");
+    if (xpv_api_device_busy_get(db, id, span, &d, NULL) == 0)
+        xpv_api_put_device_busy(b, &d);
+    else
+        xpv_buf_puts(b, "null");
+}
+
 static int write_rows(sqlite3 *db, int64_t id, const xpv_kernels_query *q, const char *kind,
                       int64_t kernel_ps, xpv_buf *out)
 {
@@ -319,6 +331,7 @@ int xpv_api_kernels(sqlite3 *db, int64_t id, const xpv_kernels_query *q, xpv_buf
     put_compile(out, &twin, q->with_compile);
     xpv_buf_printf(out, ",\"total_rows\":%lld", (long long)rows);
     put_devices(db, id, kind, out);
+    put_device_busy(db, id, &ps, out);
     xpv_buf_puts(out, ",\"kernels\":[");
     status = write_rows(db, id, q, kind, count.total_ps, out);
     if (status != 200) return status;

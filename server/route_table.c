@@ -98,7 +98,9 @@ static const xpv_route_param search_params[] = {
      .hi = XPV_SEARCH_MAX_OFFSET,
      .dflt = 0,
      .error = "offset must be a number from 0 to " STR(XPV_SEARCH_MAX_OFFSET)},
-    {.name = "q", .kind = XPV_PARAM_TEXT, .max = 256},
+    /* Any name the URL can carry: C++ template kernel names run to
+     * thousands of bytes, and the kernel tables' links search for them. */
+    {.name = "q", .kind = XPV_PARAM_TEXT, .max = XPV_HTTP_MAX_URL},
     END};
 /* The memory and HLO routes share one check of q and module, each
  * answer using the one it needs (if any). */

@@ -17,6 +17,7 @@
  * rows where no device row exists. A category no row carries is null.
  */
 #include "tools.h"
+#include "../api.h"
 #include "../../store/steps.h"
 #include "../../store/profiles.h"
 
@@ -77,6 +78,24 @@ int xpv_tool_overview_page_has_data(sqlite3 *db, const xpv_tool_scope *s, xpv_er
 
 /* ---- environment ---- */
 
+/* How many of the listed devices ran work: one busy GPU of eight says so
+ * here, as on the overview's Device busy card (device_busy.c). */
+static int devices_with_work(sqlite3 *db, const xpv_tool_scope *s, xpv_table *t, xpv_err *err)
+{
+    int64_t listed = 0, ran = 0;
+    for (size_t i = 0; i < s->n; i++) {
+        xpv_device_busy d;
+        if (xpv_api_device_busy_get(db, s->ids[i], 0, &d, err) != 0) return -1;
+        listed += d.listed, ran += d.with_work;
+    }
+    if (listed == 0) return 0;
+    char detail[96];
+    snprintf(detail, sizeof detail, "%lld of %lld device%s ran work", (long long)ran,
+             (long long)listed, listed == 1 ? "" : "s");
+    xpv_table_set_int(t, add(t, "environment", "devices with work", NULL, detail), C_VALUE, ran);
+    return 0;
+}
+
 static int environment(sqlite3 *db, const xpv_tool_scope *s, xpv_table *t, xpv_err *err)
 {
     xpv_store_cursor c;
@@ -88,7 +107,7 @@ static int environment(sqlite3 *db, const xpv_tool_scope *s, xpv_table *t, xpv_e
     r = add(t, "environment", "devices", NULL, e.device.s);
     if (e.devices_known) xpv_table_set_int(t, r, C_VALUE, e.devices);
     xpv_store_cursor_close(&c);
-    return 0;
+    return devices_with_work(db, s, t, err);
 }
 
 /* The units of the device planes' figures, as the profilers write them. */

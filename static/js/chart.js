@@ -6,6 +6,7 @@
 // pages redraw them with resizeObserve when that width changes.
 
 import { h, fmtDur } from './format.js';
+import { fitName } from './kernel_name.js';
 
 const SVG = 'http://www.w3.org/2000/svg';
 
@@ -262,7 +263,7 @@ export function barChart(container, items, { format = fmtDur, rowH = 22, onSelec
     const title = s('title');
     title.textContent = it.title || it.label;
     const label = s('text', { x: labelW - 8, y: yy + rowH / 2 + 4, 'text-anchor': 'end' });
-    label.textContent = ellipsize(it.label, Math.floor(labelW / 6.6));
+    label.textContent = fitName(it.label, Math.floor(labelW / 6.6));
     const val = s('text', { x: labelW + w + 6, y: yy + rowH / 2 + 4 });
     val.textContent = format(it.value);
     g.append(title, label, s('rect', { x: labelW, y: yy + 3, width: w, height: rowH - 6, rx: 2, fill: color }), val);
@@ -276,10 +277,6 @@ export function barChart(container, items, { format = fmtDur, rowH = 22, onSelec
     svg.append(g);
   });
   container.replaceChildren(svg);
-}
-
-function ellipsize(str, n) {
-  return str.length > n ? str.slice(0, Math.max(1, n - 1)) + '…' : str;
 }
 
 // Redraws a chart when its box changes width (charts are drawn at the

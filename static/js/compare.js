@@ -17,6 +17,7 @@ import { h, fmtDur, fmtCount, fmtPct, isKnown, UNKNOWN } from './format.js';
 import { stepChart, resizeObserve, legend } from './chart.js';
 import { stateView, showAllButton } from './states.js';
 import { timelineHash, longestOccurrence, hashForMatch } from './timeline_link.js';
+import { shortName, shortNames, nameNodes } from './kernel_name.js';
 
 const PAGE_ROWS = 200;
 const TABLES = [
@@ -355,6 +356,7 @@ function diffHead(perStep) {
 function diffTable(rows, ids, perStep, signal, notify) {
   const tbody = h('tbody');
   const key = perStep ? 'per_step_delta' : 'total_delta';
+  const shorts = shortNames(rows.map((r) => r.name).filter((n) => typeof n === 'string'));
   for (const r of rows) {
     const t = perStep ? r.per_step_us : r.total_us,
       avg = r.avg_us;
@@ -362,7 +364,7 @@ function diffTable(rows, ids, perStep, signal, notify) {
       h(
         `tr.${r.status}`,
         { dataset: { name: r.name, status: r.status, direction: t.direction || 'unknown' } },
-        h('td.name.mono', { title: r.name }, r.name),
+        h('td.name.mono', { title: r.name }, typeof r.name === 'string' ? nameNodes(shorts.get(r.name)) : r.name),
         h('td', null, r.status),
         h('td.num', null, fmtCount(r.count.a)),
         h('td.num', null, fmtCount(r.count.b)),
@@ -410,12 +412,17 @@ function timelineLink(id, name, side, signal, notify) {
       if (err.name === 'AbortError') return;
     }
     if (signal.aborted) return;
-    if (!m && notify) notify(`No occurrence of ${name} found in ${side}'s timeline.`);
+    if (!m && notify) notify(`No occurrence of ${shortName(name)} found in ${side}'s timeline.`);
     location.hash = m ? hashForMatch(id, m) : timelineHash(id);
   };
   return h(
     'a.tl-link',
-    { href: timelineHash(id), dataset: { side }, title: `Show the longest ${name} in ${side}'s timeline`, onclick: go },
+    {
+      href: timelineHash(id),
+      dataset: { side },
+      title: `Show the longest ${shortName(name)} in ${side}'s timeline`,
+      onclick: go,
+    },
     side,
   );
 }

@@ -12,6 +12,7 @@ import { h, fmtUs, fmtPct, fmtCount, fmtDims, fmtDur, deviceLabel, deviceId, isK
 import { barChart, resizeObserve } from './chart.js';
 import { stateView, showAllButton } from './states.js';
 import { timelineHash, longestOccurrence, hashForMatch } from './timeline_link.js';
+import { shortName, shortNames, nameNodes } from './kernel_name.js';
 
 const COLUMNS = [
   { key: 'name', label: 'Name', type: 'text' },
@@ -61,6 +62,7 @@ export function cellText(col, v) {
 export function mount(view, { id, profile, params, notify }) {
   let ctrl = null;
   let kernels = null;
+  let shorts = new Map(); // full name -> the name the table and chart show
   let kernelTime = null;
   let compileInfo = null;
   let sortKey = params.get('sort') || 'total_us';
@@ -159,6 +161,7 @@ export function mount(view, { id, profile, params, notify }) {
     try {
       const res = await api.kernels(id, { device, kind, compile }, { signal: ctrl.signal });
       kernels = res.kernels || [];
+      shorts = shortNames(kernels.map((k) => k.name).filter((n) => typeof n === 'string'));
       kernelTime = res.kernel_time_us;
       compileInfo = res.compile || null;
       if (!kind && res.kind) kindSel.options[0].textContent = `Default (${res.kind.replace('_', ' ')})`;
@@ -193,14 +196,15 @@ export function mount(view, { id, profile, params, notify }) {
       return;
     }
     const items = top.map((k) => ({
-      label: k.name,
+      label: shorts.get(k.name) ?? k.name,
+      name: k.name,
       value: k.total_us,
       title: `${k.name}\n${fmtDur(k.total_us)} in ${fmtCount(k.count)} calls`,
     }));
     barChart(chartBox, items, {
       rowH: 19,
       onSelect: (it) => {
-        filter.value = it.label;
+        filter.value = it.name;
         renderTable();
       },
     });
@@ -294,7 +298,7 @@ export function mount(view, { id, profile, params, notify }) {
           },
           COLUMNS.map((c) => {
             const v = k[c.key];
-            const text = kernelCellText(c, k);
+            const text = c.key === 'name' && shorts.has(k.name) ? shorts.get(k.name) : kernelCellText(c, k);
             const several = !isKnown(v) && SHAPE_KEYS.has(c.key) && k.shapes > 1;
             const cls =
               c.key === 'name' ? 'td.name.mono' : c.type === 'text' ? 'td.mono' : c.type === 'dims' ? 'td.mono' : 'td.num';
@@ -305,12 +309,14 @@ export function mount(view, { id, profile, params, notify }) {
                 'data-value': isKnown(v) ? (typeof v === 'object' ? JSON.stringify(v) : String(v)) : 'null',
                 title:
                   c.key === 'name' || c.key === 'op'
-                    ? text
+                    ? isKnown(v)
+                      ? String(v)
+                      : text
                     : several
                       ? `Ran with ${k.shapes} different launch shapes: see the timeline for each launch`
                       : undefined,
               },
-              text,
+              c.key === 'name' ? nameNodes(text) : text,
             );
           }),
           h('td.go', null, timelineLink(k.name)),
@@ -342,10 +348,14 @@ export function mount(view, { id, profile, params, notify }) {
         if (err.name === 'AbortError') return;
       }
       if (life.signal.aborted) return;
-      if (!m && notify) notify(`No occurrence of ${name} found in the timeline.`);
+      if (!m && notify) notify(`No occurrence of ${shortName(name)} found in the timeline.`);
       location.hash = m ? hashForMatch(id, m) : timelineHash(id);
     };
-    return h('a.tl-link', { href: timelineHash(id), title: `Show the longest ${name} in the timeline`, onclick: go }, 'Show');
+    return h(
+      'a.tl-link',
+      { href: timelineHash(id), title: `Show the longest ${shortName(name)} in the timeline`, onclick: go },
+      'Show',
+    );
   }
 
   const life = new AbortController();

@@ -10,6 +10,7 @@ import { stepChart, barChart, legend, stepParts, resizeObserve } from './chart.j
 import { stateView } from './states.js';
 import { timelineHash } from './timeline_link.js';
 import { findingsPanel } from './findings.js';
+import { shortNames } from './kernel_name.js';
 
 const SOURCE_TEXT = {
   annotation: 'JAX step annotations (StepTraceAnnotation)',
@@ -126,8 +127,6 @@ export function mount(view, { id, profile }) {
         });
       draw();
       resizeObserve(chartBox, draw, ctrl.signal);
-      const busy = busyFromSteps(steps);
-      if (busy !== null) setCard(cards, 3, fmtPct(busy), 'of step time, any device busy');
     }
     return kernelsP;
   });
@@ -147,10 +146,11 @@ export function mount(view, { id, profile }) {
       setCard(cards, 5, '0');
     } else {
       const top = ks[0];
+      const shorts = shortNames(ks.map((k) => k.name).filter((n) => typeof n === 'string'));
       setCard(
         cards,
         4,
-        h('span', { title: top.name }, top.name),
+        h('span', { title: top.name }, shorts.get(top.name) ?? top.name),
         `${fmtDur(top.total_us)} · ${fmtPct(top.percent)} of kernel time`,
         true,
       );
@@ -158,7 +158,7 @@ export function mount(view, { id, profile }) {
       const left = res.compile && res.compile.us > 0 ? ` · ${fmtDur(res.compile.us)} of compile-time kernels left out` : '';
       setCard(cards, 5, fmtCount(ks.length), `${fmtCount(launches)} launches · ${fmtDur(res.kernel_time_us)} total${left}`);
       const items = ks.slice(0, 10).map((k) => ({
-        label: k.name,
+        label: shorts.get(k.name) ?? k.name,
         value: k.total_us,
         title: `${k.name}\n${fmtDur(k.total_us)} total, ${fmtCount(k.count)} calls`,
       }));
@@ -171,22 +171,29 @@ export function mount(view, { id, profile }) {
       draw();
       resizeObserve(topBox, draw, ctrl.signal);
     }
-    const busyCard = cards.children[3];
-    if (busyCard.dataset.empty) {
-      // No step breakdown: device busy from kernel time over the profile's span.
-      const ndev = Array.isArray(profile.devices) && profile.devices.length ? profile.devices.length : 1;
-      if (isKnown(res.kernel_time_us) && profile.duration_us) {
-        setCard(
-          cards,
-          3,
-          fmtPct(Math.min(100, (100 * res.kernel_time_us) / (profile.duration_us * ndev))),
-          `kernel time over the profile span × ${ndev} device${ndev === 1 ? '' : 's'}`,
-        );
-      } else setCard(cards, 3, UNKNOWN);
-    }
+  });
+
+  // Device busy: of step time where there are steps, else the mean of the
+  // devices that ran work; either way how many of the listed devices ran.
+  Promise.all([stepsP, kernelsP]).then(([st, ks]) => {
+    if (ctrl.signal.aborted) return;
+    const busy = st instanceof Error || !(st.steps || []).length ? null : busyFromSteps(st.steps);
+    const db = ks instanceof Error ? null : ks.device_busy || null;
+    const ran = deviceCount(db);
+    if (busy !== null) setCard(cards, 3, fmtPct(busy), ['of step time, any device busy', ran].filter(Boolean).join(' · '));
+    else if (db && isKnown(db.busy_fraction)) setCard(cards, 3, fmtPct(100 * db.busy_fraction), ran);
+    else setCard(cards, 3, UNKNOWN, ran || undefined);
   });
 
   return () => ctrl.abort();
+}
+
+// "1 of 4 GPUs ran work" from the kernels answer's device_busy, or '' when
+// it says nothing.
+function deviceCount(db) {
+  if (!db || !isKnown(db.devices_listed) || db.devices_listed < 1) return '';
+  const n = db.devices_listed;
+  return `${db.devices_with_work} of ${n} device${n === 1 ? '' : 's'} ran work`;
 }
 
 // Share of step time in which at least one device was busy: the API's idle

@@ -42,8 +42,11 @@ export function parseTimelineLink(params) {
 
 // The longest occurrence of the event named exactly `name` among the first
 // 1000 the search finds ({ref, start_us, dur_us, track, name}), or null.
+// Names of any length: the search holds its text, so a name too long for a
+// URL is searched by its longest prefix that fits, and matched exactly here.
 export async function longestOccurrence(id, name, opts) {
-  const res = await getJSON(`/api/profiles/${encodeURIComponent(id)}/search${query({ q: name, limit: 1000 })}`, opts);
+  const q = searchText(name);
+  const res = await getJSON(`/api/profiles/${encodeURIComponent(id)}/search${query({ q, limit: 1000 })}`, opts);
   let best = null;
   for (const m of res.matches || []) {
     if (m.name !== name || !isNum(m.start_us)) continue;
@@ -57,6 +60,23 @@ export async function longestOccurrence(id, name, opts) {
 export function hashForMatch(id, m) {
   const d = Math.max(m.dur_us || 0, 0.01);
   return timelineHash(id, { start_us: m.start_us - d, end_us: m.start_us + 2 * d, sel: m.ref });
+}
+
+// The server takes URLs of up to 8192 bytes (server/http.h): leave room for
+// the path and the other parameters.
+const QUERY_BYTES = 7000;
+
+// `name`, or its longest prefix (whole code points) whose URL form fits.
+export function searchText(name) {
+  if (encodeURIComponent(name).length <= QUERY_BYTES) return name;
+  let n = 0,
+    end = 0;
+  for (const ch of name) {
+    n += encodeURIComponent(ch).length;
+    if (n > QUERY_BYTES) break;
+    end += ch.length;
+  }
+  return name.slice(0, end);
 }
 
 function isNum(v) {
