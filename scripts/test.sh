@@ -30,4 +30,4 @@ cmake --build build-asan -j"$jobs"
 # The server's lifecycle tests once more on the sanitized binary: a leak at
 # shutdown or a memory error while serving, faulting or limiting fails them.
 (cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-  ctest --output-on-failure -j"$jobs" -R 'e2e\.(test_leaks|test_server|test_faults|test_limits|test_live|test_block_damage)$')
+  ctest --output-on-failure -j"$jobs" -R 'e2e\.(test_leaks|test_server|test_faults|test_limits|test_live|test_block_damage|test_security|test_attribution)$')
