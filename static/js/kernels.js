@@ -14,20 +14,24 @@ import { stateView, showAllButton } from './states.js';
 import { timelineHash, longestOccurrence, hashForMatch } from './timeline_link.js';
 import { shortName, shortNames, nameNodes } from './kernel_name.js';
 
+// "secondary" columns fold into the name cell's detail line below 1300 px,
+// "tertiary" ones below 1700 px (app.css), so the table fits its box at
+// 1024 px and up without scrolling sideways; `short` is how the detail
+// line names the value.
 const COLUMNS = [
   { key: 'name', label: 'Name', type: 'text' },
   { key: 'count', label: 'Count', type: 'int' },
   { key: 'total_us', label: 'Total (µs)', type: 'us' },
   { key: 'avg_us', label: 'Avg (µs)', type: 'us' },
-  { key: 'median_us', label: 'Median (µs)', type: 'us' },
-  { key: 'min_us', label: 'Min (µs)', type: 'us' },
-  { key: 'max_us', label: 'Max (µs)', type: 'us' },
+  { key: 'median_us', label: 'Median (µs)', type: 'us', cls: 'secondary', short: 'median' },
+  { key: 'min_us', label: 'Min (µs)', type: 'us', cls: 'secondary', short: 'min' },
+  { key: 'max_us', label: 'Max (µs)', type: 'us', cls: 'secondary', short: 'max' },
   { key: 'percent', label: 'Percent', type: 'pct' },
-  { key: 'grid', label: 'Grid', type: 'dims' },
-  { key: 'block', label: 'Block', type: 'dims' },
-  { key: 'registers_per_thread', label: 'Registers', type: 'int' },
-  { key: 'occupancy_pct', label: 'Occupancy', type: 'pct' },
-  { key: 'op', label: 'Op', type: 'text' },
+  { key: 'grid', label: 'Grid', type: 'dims', cls: 'tertiary', short: 'grid' },
+  { key: 'block', label: 'Block', type: 'dims', cls: 'tertiary', short: 'block' },
+  { key: 'registers_per_thread', label: 'Registers', type: 'int', cls: 'secondary', short: 'registers' },
+  { key: 'occupancy_pct', label: 'Occupancy', type: 'pct', cls: 'secondary', short: 'occupancy' },
+  { key: 'op', label: 'Op', type: 'text', cls: 'tertiary', short: 'op' },
 ];
 const PAGE_ROWS = 500;
 const TOP_N = 10;
@@ -111,6 +115,20 @@ export function mount(view, { id, profile, params, notify }) {
     checked: params.get('compile') === 'include',
     onchange: () => load(),
   });
+  // Sorts by any column, those folded away on narrow screens too.
+  const sortSel = h(
+    'select',
+    {
+      'aria-label': 'Sort by',
+      onchange: () => {
+        const c = COLUMNS.find((x) => x.key === sortSel.value);
+        sortKey = c.key;
+        sortDesc = c.type !== 'text' && c.type !== 'dims';
+        renderTable();
+      },
+    },
+    COLUMNS.map((c) => h('option', { value: c.key }, c.label)),
+  );
   const csv = h('a.btn', { href: api.kernelsCsvUrl(id, {}), download: 'kernels.csv' }, 'Download CSV');
   const summary = h('span.sub', { 'aria-live': 'polite' }, '\u00a0');
   const chartBox = h('div.chart', { style: { minHeight: `${TOP_N * 19 + 4}px` } });
@@ -132,6 +150,7 @@ export function mount(view, { id, profile, params, notify }) {
           compileBox,
           'Include compile-time kernels',
         ),
+        h('label.inline.sort-by', null, 'Sort', sortSel),
         filter,
         csv,
       ),
@@ -259,7 +278,7 @@ export function mount(view, { id, profile, params, notify }) {
         COLUMNS.map((c) => {
           const sortedHere = c.key === sortKey;
           return h(
-            `th${c.type === 'text' || c.type === 'dims' ? '' : '.num'}`,
+            `th.c-${c.key}${c.type === 'text' || c.type === 'dims' ? '' : '.num'}${c.cls ? '.' + c.cls : ''}`,
             {
               scope: 'col',
               'aria-sort': sortedHere ? (sortDesc ? 'descending' : 'ascending') : 'none',
@@ -284,7 +303,7 @@ export function mount(view, { id, profile, params, notify }) {
             ),
           );
         }),
-        h('th', { scope: 'col' }, 'Timeline'),
+        h('th.c-go', { scope: 'col' }, 'Timeline'),
       ),
     );
     const tbody = h('tbody');
@@ -303,7 +322,7 @@ export function mount(view, { id, profile, params, notify }) {
             const cls =
               c.key === 'name' ? 'td.name.mono' : c.type === 'text' ? 'td.mono' : c.type === 'dims' ? 'td.mono' : 'td.num';
             return h(
-              cls + (isKnown(v) ? '' : '.unknown'),
+              cls + (c.cls ? '.' + c.cls : '') + (isKnown(v) ? '' : '.unknown'),
               {
                 'data-key': c.key,
                 'data-value': isKnown(v) ? (typeof v === 'object' ? JSON.stringify(v) : String(v)) : 'null',
@@ -316,14 +335,22 @@ export function mount(view, { id, profile, params, notify }) {
                       ? `Ran with ${k.shapes} different launch shapes: see the timeline for each launch`
                       : undefined,
               },
-              c.key === 'name' ? nameNodes(text) : text,
+              c.key === 'name' ? [h('div.kname', null, nameNodes(text)), rowDetail(k)] : text,
             );
           }),
           h('td.go', null, timelineLink(k.name)),
         ),
       );
     }
-    const table = h('table.data', { 'aria-label': 'Kernel summary', 'aria-rowcount': rows.length + 1 }, thead, tbody);
+    const cols = h('colgroup', null, [...COLUMNS.map((c) => h(`col.c-${c.key}${c.cls ? '.' + c.cls : ''}`)), h('col.c-go')]);
+    const table = h(
+      'table.data.kernels',
+      { 'aria-label': 'Kernel summary', 'aria-rowcount': rows.length + 1 },
+      cols,
+      thead,
+      tbody,
+    );
+    sortSel.value = sortKey;
     tableBox.replaceChildren(table);
     more.replaceChildren();
     if (rows.length > limit) {
@@ -334,6 +361,20 @@ export function mount(view, { id, profile, params, notify }) {
         }),
       );
     }
+  }
+
+  // The name cell's second line: the folded columns' known values, each
+  // part shown by app.css only at the widths where its column is hidden.
+  function rowDetail(k) {
+    const part = (cls) =>
+      h(
+        `span.${cls}`,
+        null,
+        COLUMNS.filter((c) => c.cls === cls && kernelCellText(c, k) !== UNKNOWN)
+          .map((c) => `${c.short} ${kernelCellText(c, k)}`)
+          .join(' · '),
+      );
+    return h('div.row-detail', null, part('tertiary'), part('secondary'));
   }
 
   // "Show": the timeline at the longest occurrence of `name` (among the

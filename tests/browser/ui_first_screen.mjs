@@ -9,12 +9,12 @@ import { BASE, test, assert, eq, api, newPage, shot, ready } from './harness.mjs
 const longP = ready.find((p) => p.path.endsWith('pytorch-rocm-mi210-gpu-only.json.gz'));
 if (!longP) console.log('skip long kernel name tests: no ROCm MI210 fixture (../shared/fixtures)');
 
-// What every name cell of the page's tables shows: text, title, whether
-// anything of it is hidden.
+// What every name cell of the page's tables shows: the name (not the
+// detail line under it), title, whether anything of it is hidden.
 const nameCells = (page) =>
   page.$$eval('table.data td.name', (tds) =>
     tds.map((td) => ({
-      text: td.textContent,
+      text: (td.querySelector('.kname') || td).textContent,
       title: td.getAttribute('title') || '',
       clipped: td.scrollWidth > td.clientWidth + 1 || getComputedStyle(td).textOverflow === 'ellipsis',
     })),
@@ -50,7 +50,10 @@ if (longP)
     await page.fill('input[type="search"]', k.name);
     const link = page.locator('table.data tbody tr a.tl-link');
     await page.waitForFunction(() => document.querySelectorAll('table.data tbody tr').length === 1, null, { timeout: 5000 });
-    const row = await page.$eval('table.data tbody tr td.name', (td) => ({ text: td.textContent, title: td.title }));
+    const row = await page.$eval('table.data tbody tr td.name', (td) => ({
+      text: (td.querySelector('.kname') || td).textContent,
+      title: td.title,
+    }));
     eq(row.title, k.name, 'the title is the full name');
     assert(row.text.length < 200 && row.text.includes('<…>'), `shown short: ${row.text}`);
     await link.click();

@@ -65,14 +65,17 @@ for (const width of WIDTHS) {
       await page.goto(`${BASE}/#/p/${longNames.id}/${sub}`);
       await page.waitForSelector(sub === 'kernels' ? 'table.data tbody tr' : '.cards .card');
       await page.waitForTimeout(400);
-      const over = await overflow(page);
-      // The kernel table scrolls inside its box; its own width (long kernel
-      // names, many columns) is not yet fitted: only the header is checked.
+      eq((await overflow(page)).join('; '), '', `${sub} at ${width}`);
       if (sub === 'kernels') {
-        const head = over.filter((o) => !/^(table|a "Show"|button "(Registers|Occupancy|Op)")/.test(o) && !/scrollWidth/.test(o));
-        if (over.length) console.log(`     note: kernels at ${width} px overflows: ${over.slice(0, 3).join('; ')}`);
-        eq(head.join('; '), '', `${sub} header at ${width}`);
-      } else eq(over.join('; '), '', `${sub} at ${width}`);
+        // Fitted, not scrolled: the table is no wider than its box.
+        const w = await page.$eval('.kernels-layout .table-wrap', (e) => [e.scrollWidth, e.clientWidth]);
+        assert(w[0] <= w[1], `kernel table ${w[0]} px wide in a ${w[1]} px box at ${width}`);
+        // The folded columns' known values read in each row's detail line:
+        // all of them at 1024 px, grid, block and op at 1400 px.
+        const detail = await page.$eval('table.kernels tbody tr .row-detail', (e) => e.innerText);
+        assert(/\bop /.test(detail), `op in the detail at ${width}: ${detail}`);
+        eq(/median .*max /.test(detail), width < 1300, `median…max in the detail at ${width}: ${detail}`);
+      }
       await checkTitle(page, `${sub} at ${width}`);
       await noJunkText(page, sub);
       await shot(page, `layout-${width}-${sub}`);
