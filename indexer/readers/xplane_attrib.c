@@ -747,8 +747,9 @@ void xpv_attrib_run(xpv_attrib_module *am, const uint32_t *names, size_t n, xpv_
         am->gen = 1;
     }
     place_named(am, names, n);
-    for (size_t pass = 0; pass < 4 * n + 4;
-         pass++) /* each placement may let a neighbour be placed */
+    /* each placement may let a neighbour be placed: the rules run again
+     * until none places more (the bound only guards against a rule bug) */
+    for (size_t pass = 0; pass < 4 * n + 4; pass++)
         if (!place_by_dataflow(am, n) && !place_gaps(am, names, n) &&
             !place_by_elimination(am, n) && !place_by_name_order(am, n))
             break;
