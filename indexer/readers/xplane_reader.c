@@ -284,7 +284,18 @@ static void emit_event(reader *rd, const line_info *ln, raw_event *e, const xpv_
     xpv_sink_event(rd->sink, &ev);
 }
 
-static int decode_event(reader *rd, const xpv_pb_field *ef, raw_event *e, xpv_err *err)
+/* 1 for the stats that say which graph execution an event belongs to. */
+static int is_execution_role(uint8_t role)
+{
+    return role == XPL_ROLE_HLO_OP || role == XPL_ROLE_CORRELATION_ID ||
+           role == XPL_ROLE_PROGRAM_ID || role == XPL_ROLE_HLO_MODULE;
+}
+
+/* Decodes an XEvent into e, its stats into rd->args. With execution_only
+ * (the first pass over a graph execution), only the stats that say which
+ * execution it belongs to are decoded; the rest wait for the second. */
+static int decode_event(reader *rd, const xpv_pb_field *ef, raw_event *e, int execution_only,
+                        xpv_err *err)
 {
     xpl_plane *pl = &rd->pl;
     xpv_pb m = xpv_pb_sub(&pl->msg, ef);
@@ -296,6 +307,7 @@ static int decode_event(reader *rd, const xpv_pb_field *ef, raw_event *e, xpv_er
     while ((rc = xpv_pb_next(&m, &f, err)) == 1) {
         if (f.num == 4) {
             if (f.wire != XPV_PB_LEN) return xpv_pb_wrong_wire(&m, &f, "XEvent", 2, err);
+            if (execution_only && !is_execution_role(xpl_stat_role(pl, &f))) continue;
             uint32_t n = e->nargs;
             xpl_ensure_args(rd, (size_t)n + 1);
             rd->roles[n] = 0;
@@ -321,7 +333,7 @@ static int read_event(reader *rd, const line_info *ln, const xpv_pb_field *ef,
 {
     raw_event e;
     int failed = 0;
-    if (decode_event(rd, ef, &e, err) != 0) return -1;
+    if (decode_event(rd, ef, &e, 0, err) != 0) return -1;
     if (e.aggregated) {
         xpv_sink_skipped(rd->sink, "aggregated events");
         return 0;
@@ -388,32 +400,6 @@ static uint32_t peek_meta(reader *rd, raw_event *e)
     return m->name;
 }
 
-/* What the first pass over a graph execution needs of an event: its
- * metadata id and the stats that say which execution it belongs to. Other
- * stats are left undecoded (they are decoded when the event is emitted). */
-static int scan_event(reader *rd, const xpv_pb_field *ef, raw_event *e, xpv_err *err)
-{
-    xpl_plane *pl = &rd->pl;
-    xpv_pb m = xpv_pb_sub(&pl->msg, ef);
-    xpv_pb_field f;
-    int rc;
-    memset(e, 0, sizeof *e);
-    xpl_info_reset(&e->info);
-    pl->scratch.len = 0;
-    while ((rc = xpv_pb_next(&m, &f, err)) == 1) {
-        if (f.num == 1 && f.wire == XPV_PB_VARINT) e->meta_id = (int64_t)f.v;
-        if (f.num == 5) e->aggregated = 1;
-        if (f.num != 4 || f.wire != XPV_PB_LEN) continue;
-        uint8_t role = xpl_stat_role(pl, &f);
-        if (role != XPL_ROLE_HLO_OP && role != XPL_ROLE_CORRELATION_ID &&
-            role != XPL_ROLE_PROGRAM_ID && role != XPL_ROLE_HLO_MODULE)
-            continue;
-        xpv_arg arg;
-        if (xpl_stat_decode(pl, &f, &arg, &role, &e->info, err) != 0) return -1;
-    }
-    return rc < 0 ? -1 : 0;
-}
-
 /* The module whose graph execution this event belongs to, NULL when it is
  * not a command-buffer event that can be placed. */
 static xpv_attrib_module *execution_module(reader *rd, raw_event *e)
@@ -435,7 +421,7 @@ static int read_run(reader *rd, const line_info *ln, xpv_pb *line, xpv_attrib_mo
     size_t n = 0;
     while (xpv_pb_next(&cur, &f, err) == 1) {
         if (f.num != 4) continue;
-        if (scan_event(rd, &f, &e, err) != 0) return -1;
+        if (decode_event(rd, &f, &e, 1, err) != 0) return -1;
         uint32_t name = peek_meta(rd, &e);
         if (execution_module(rd, &e) != am || e.info.corr != corr) break;
         if (n == rd->run_cap) {
@@ -469,7 +455,7 @@ static int read_stream_line(reader *rd, const line_info *ln, xpv_pb line, xpv_er
         raw_event e;
         int failed = 0;
         int64_t missing = rd->pl.missing_stat_meta; /* read_run decodes the event again */
-        if (decode_event(rd, &f, &e, err) != 0) return -1;
+        if (decode_event(rd, &f, &e, 0, err) != 0) return -1;
         peek_meta(rd, &e);
         xpv_attrib_module *am = execution_module(rd, &e);
         if (am) {
