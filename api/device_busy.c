@@ -4,11 +4,12 @@
  * profile has no step breakdown.
  *
  * A device ran work when the kernel summary holds kernel, copy or memset
- * time on it (or XLA-op time where no device has any of those: TPU). Its busy share is that time
- * over the profile's span, at most 1 (time on concurrent streams adds up); the answer's share is
- * the mean over the devices that ran work, so one busy GPU among four idle ones reads as busy as it
- * is, and devices_with_work / devices_listed says how many idled. Devices listed: the most of what
- * the profile names and what its tracks name, never fewer than those with work.
+ * time on it, compilation's included as the step breakdown counts
+ * autotuning busy (or XLA-op time where no device has any of those: TPU). Its busy share is that
+ * time over the profile's span, at most 1 (time on concurrent streams adds up); the answer's share
+ * is the mean over the devices that ran work, so one busy GPU among four idle ones reads as busy as
+ * it is, and devices_with_work / devices_listed says how many idled. Devices listed: the most of
+ * what the profile names and what its tracks name, never fewer than those with work.
  */
 #include "api.h"
 #include "api_util.h"

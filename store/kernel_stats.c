@@ -299,7 +299,8 @@ int xpv_store_kernel_stats_open_device_busy(xpv_store_cursor *c, sqlite3 *db, in
     if (xpv_store_cursor_open(
             c, db,
             "SELECT d.device_id, (SELECT SUM(total_ps) FROM kernel_stats s WHERE s.profile_id=?1"
-            " AND s.device=d.device_id AND s.kind IN ('kernel','memcpy','memset', ?2)) FROM"
+            " AND s.device=d.device_id AND s.kind IN ('kernel','memcpy','memset','compile_kernel',"
+            " 'compile_memcpy','compile_memset', ?2)) FROM"
             " (SELECT DISTINCT device_id FROM tracks WHERE profile_id=?1 AND device_id IS NOT NULL"
             " AND events > 0) d ORDER BY d.device_id",
             err) != 0)

@@ -149,8 +149,9 @@ int xpv_store_kernel_stats_open_hot(xpv_store_cursor *c, sqlite3 *db, int64_t pr
 int xpv_store_kernel_stats_hot_next(xpv_store_cursor *c, xpv_store_kernel_hot *row, xpv_err *err);
 
 /* Per device that has a track with events (tracks.device_id), ascending:
- * the summed time of its kernel, memcpy and memset rows and those of
- * extra_kind (0 when it has none). */
+ * the summed time of its kernel, memcpy and memset rows (compile-time ones
+ * too: autotuning occupies the device) and those of extra_kind (0 when it
+ * has none). */
 int xpv_store_kernel_stats_open_device_busy(xpv_store_cursor *c, sqlite3 *db, int64_t profile_id,
                                             const char *extra_kind, xpv_err *err);
 int xpv_store_kernel_stats_device_busy_next(xpv_store_cursor *c, int64_t *device, int64_t *busy_ps,
