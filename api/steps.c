@@ -15,6 +15,12 @@
  * collective, the memcpy directions, memset, autotune) and idle_us add up
  * to duration_us; host_wait_us + kernel_wait_us + idle_other_us = idle_us;
  * the overlap_* fields are time the partition gave to a higher category.
+ *
+ * A device's rows are its own step windows. When devices mark their steps
+ * apart (per-device Steps lines or module executions), a combined row is
+ * the mean of its devices' rows (start_us: the earliest device's start) and
+ * carries slowest_device, the device whose window was longest; the field is
+ * absent when the devices share one window or all last as long.
  */
 #include "api.h"
 #include "api_util.h"
@@ -98,6 +104,7 @@ static void put_step(xpv_buf *b, const xpv_store_step *r, const xpv_api_profile_
         xpv_buf_printf(b, ",\"%s\":", STEP_FIELDS[i]);
         xpv_api_put_ps_opt(b, (known >> i) & 1u, (double)v[i]);
     }
+    if (r->slowest_device >= 0) xpv_buf_printf(b, ",\"slowest_device\":%d", r->slowest_device);
     xpv_buf_putc(b, '}');
 }
 

@@ -74,13 +74,18 @@ static const char *const SCHEMA_SQL =
      * duration_ps (indexer/analysis/step_breakdown.c); host_wait_ps,
      * kernel_wait_ps and idle_other_ps partition idle_ps; the overlap_*
      * columns say what the partition hid. compile_ps: the step's time under
-     * host compile spans (indexer/analysis/compile.c). */
+     * host compile spans (indexer/analysis/compile.c). A device row's start
+     * and duration are that device's window; when devices have their own
+     * windows, the combined row is their mean (start: the earliest) and
+     * slowest_device names the longest (NULL when all are as long or the
+     * devices share one window). */
     "CREATE TABLE steps(profile_id INTEGER NOT NULL, step INTEGER NOT NULL, name TEXT,"
     " device INTEGER NOT NULL, start_ps INTEGER, duration_ps INTEGER, compute_ps INTEGER,"
     " collective_ps INTEGER, memcpy_h2d_ps INTEGER, memcpy_d2h_ps INTEGER,"
     " memcpy_d2d_ps INTEGER, memcpy_other_ps INTEGER, memset_ps INTEGER, idle_ps INTEGER,"
     " host_wait_ps INTEGER, compile_ps INTEGER, autotune_ps INTEGER, kernel_wait_ps INTEGER,"
-    " idle_other_ps INTEGER, overlap_compute_collective_ps INTEGER, overlap_copy_ps INTEGER);"
+    " idle_other_ps INTEGER, overlap_compute_collective_ps INTEGER, overlap_copy_ps INTEGER,"
+    " slowest_device INTEGER);"
     "CREATE INDEX steps_by_profile ON steps(profile_id, device, step);";
 
 int xpv_db_error(xpv_err *err, sqlite3 *db)

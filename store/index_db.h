@@ -22,7 +22,7 @@
 #include <sqlite3.h>
 
 /* Bump when any table's meaning changes: older indexes are rebuilt. */
-#define XPV_SCHEMA_VERSION 12
+#define XPV_SCHEMA_VERSION 13
 
 /* kernel_stats.top_rank is set for this many names of each kind. */
 #define XPV_KSTATS_TOP_RANKS 32

@@ -15,7 +15,7 @@
     "SELECT step, name, device, start_ps, duration_ps, compute_ps, collective_ps, memcpy_h2d_ps,"  \
     " memcpy_d2h_ps, memcpy_d2d_ps, memcpy_other_ps, memset_ps, idle_ps, host_wait_ps,"            \
     " compile_ps, autotune_ps, kernel_wait_ps, idle_other_ps, overlap_compute_collective_ps,"      \
-    " overlap_copy_ps FROM steps"
+    " overlap_copy_ps, slowest_device FROM steps"
 
 /* The four memcpy directions of a row (prefix: its table's alias) summed,
  * NULL when none is known. */
@@ -68,6 +68,9 @@ int xpv_store_steps_next(xpv_store_cursor *c, xpv_store_step *row, xpv_err *err)
     row->name = xpv_store_column_text(st, 1);
     row->device = sqlite3_column_int(st, 2);
     row->known = xpv_store_columns(st, 3, XPV_STORE_STEP_NFIELDS, row->ps, NULL);
+    int col = 3 + XPV_STORE_STEP_NFIELDS;
+    row->slowest_device =
+        sqlite3_column_type(st, col) == SQLITE_NULL ? -1 : sqlite3_column_int(st, col);
     return 1;
 }
 

@@ -46,6 +46,7 @@ typedef struct {
     int device;
     int64_t ps[XPV_STORE_STEP_NFIELDS];
     unsigned known;
+    int slowest_device; /* combined row of devices with their own windows: the longest; else -1 */
 } xpv_store_step;
 
 static inline int xpv_store_step_known(const xpv_store_step *r, int field)

@@ -371,10 +371,21 @@ typedef struct {
     uint8_t src;
 } xpv_marker;
 
+/* One device's window of a step, when devices mark their steps apart. */
+typedef struct {
+    int device;
+    int64_t start_ps, end_ps;
+} xpv_step_window;
+
+/* A step: [start_ps, end_ps) covers the windows of every device that ran
+ * it (the hull, for finding the step of an instant); when the devices mark
+ * their own windows (nwin > 0), win[win_at .. win_at + nwin) of the list
+ * are those windows, by device; else every device shares the step's. */
 typedef struct {
     int64_t number;
     uint32_t name;
     int64_t start_ps, end_ps;
+    size_t win_at, nwin;
 } xpv_step;
 
 typedef struct {
@@ -391,6 +402,8 @@ void xpv_markers_free(xpv_step_markers *s);
 typedef struct xpv_step_list {
     xpv_step *v; /* sorted by start; times in ps from base_ns */
     size_t n;
+    xpv_step_window *win; /* per-device windows of the steps that have them */
+    size_t nwin;
     int64_t dropped;         /* steps past XPV_MAX_STEPS (the latest ones) */
     int64_t base_ns;         /* origin of the ps times above: near the steps */
     int64_t profile_base_ns; /* origin of the steps table's start_ps: profiles.start_ns */

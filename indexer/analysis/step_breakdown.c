@@ -3,30 +3,21 @@
  *
  * A step is the window [start, end) of its marker (steps.c); start_ps in the
  * table counts from the profile's start (profiles.start_ns), because ps since
- * the Unix epoch do not fit in int64. Per step and device, and combined over
- * devices (device -1):
- *   - compute / collective / memcpy_* / memset: plain sums of the full
- *     durations of the device events (kernels, copies, memsets; XLA ops on
- *     TPU) that belong to the step. An event belongs to the step whose window
- *     contains the host launch with its correlation id when that launch is
- *     known (launches.c), else to the step whose window contains its own
- *     start. Durations are not clipped to the window: a GPU runs behind its
- *     host, and the work a step launched is that step's work even when it
- *     finishes after the host has moved on (XProf groups device events into
- *     steps the same way). Overlapping streams add up here.
- *   - idle = duration - the union of the busy intervals of that device
- *     (combined row: of all devices), clipped to the step window, counting
- *     every device event in the window whatever step launched it: the time
- *     the device had nothing to do during the step. Overlap never counts
- *     twice.
- *   - host_ps = duration - the union over all devices: the part of the step
- *     in which no device is busy (host-side time: launch overhead, input,
- *     Python). The same value on every row of a step.
- *   - compile_ps: the part of the step window that host compile spans cover
- *     (compile.c; same on every row); autotune_ps: the device time of
- *     compile-time work (autotuning), counted there and in no other
- *     category (it still makes the device busy for idle and host_ps).
- * Tracks without a device id count in the combined row only.
+ * the Unix epoch do not fit in int64. Each device is measured in its own
+ * window of the step: the step's, or the device's own when the devices mark
+ * their steps apart (per-device Steps lines or module executions). Per step
+ * and device, every device event (kernels, copies, memsets; XLA ops on TPU)
+ * is clipped to the window and each instant counts in one category, by
+ * PRIORITY below; idle is what no event covers, split into kernel wait
+ * (launched, not started), host wait (nothing launched) and other (launches
+ * unknown). compile_ps: the part of the window under host compile spans
+ * (compile.c); autotune_ps: compile-time device work.
+ *
+ * The combined row (device -1) is the mean of the rows of the devices that
+ * ran the step, so it partitions too: with one shared window, the devices
+ * that ran work in it; with per-device windows, every device that has one,
+ * its duration being their mean and slowest_device the longest. Tracks
+ * without a device id count in a shared window's combined row only.
  *
  * One full scan of the device tracks of the event store assigns each event
  * to its step and gathers the busy intervals of all step windows at once
@@ -82,6 +73,7 @@ typedef struct {
     size_t end_hint;       /* steps started before the previous event's end */
     uint8_t *name_classes; /* name id -> is_collective()'s cached bits */
     size_t nname_classes;
+    int64_t *slot_win; /* [step][slot] start, end: the slot's own window (NULL: the step's) */
 } bd_ctx;
 
 /* The kinds category() can count: store scans read only blocks holding them. */
@@ -176,12 +168,24 @@ typedef struct {
     int64_t w0, w1;
 } chunk;
 
+/* Step k's window on a device slot: the device's own when the step has
+ * per-device windows (empty when the device has none), else the step's. */
+static void slot_window(const bd_ctx *c, size_t k, size_t slot, int64_t *ws, int64_t *we)
+{
+    const xpv_step *st = &c->o->steps->v[k];
+    if (!c->slot_win || !st->nwin) {
+        *ws = st->start_ps, *we = st->end_ps;
+        return;
+    }
+    *ws = c->slot_win[(k * c->nslots + slot) * 2];
+    *we = c->slot_win[(k * c->nslots + slot) * 2 + 1];
+}
+
 /* Adds [s, e) of the device slot of track to list of each step window of
  * the chunk that it overlaps; 1 when that took the intervals past
  * interval_cap in a chunk that can be split. */
 static int window_push(bd_ctx *c, uint32_t track, int list, int64_t s, int64_t e)
 {
-    const xpv_step *st = c->o->steps->v;
     if (s < c->w0) s = c->w0;
     if (e > c->w1) e = c->w1;
     if (e <= s) return 0;
@@ -189,15 +193,17 @@ static int window_push(bd_ctx *c, uint32_t track, int list, int64_t s, int64_t e
     size_t lo = xpv_steps_started_by(c->o->steps, e - 1, &c->end_hint);
     if (lo < c->k0) lo = c->k0;
     if (lo > c->k1) lo = c->k1;
+    size_t slot = (size_t)c->track_slot[track];
     for (size_t k = lo; k-- > c->k0 && c->max_end[k] > s;) {
-        int64_t cs = s > st[k].start_ps ? s : st[k].start_ps;
-        int64_t ce = e < st[k].end_ps ? e : st[k].end_ps;
+        int64_t ws, we;
+        slot_window(c, k, slot, &ws, &we);
+        int64_t cs = s > ws ? s : ws, ce = e < we ? e : we;
         if (ce <= cs) continue;
         if (c->step_ivals) {
             c->step_ivals[k]++;
             if (!c->union_live) continue;
         }
-        size_t at = ((k - c->k0) * c->nslots + (size_t)c->track_slot[track]) * NLISTS;
+        size_t at = ((k - c->k0) * c->nslots + slot) * NLISTS;
         xpv_ivals_push(&c->iv[at + (size_t)list], cs, ce);
         if (++c->nivals > c->o->interval_cap && c->splittable) return 1;
     }
@@ -397,17 +403,18 @@ static void assign_slots(bd_ctx *c)
     }
 }
 
-/* One row of the table: the busy categories and idle partition dur. */
+/* One row of the table: the busy categories and idle partition dur, the
+ * length of the row's window; compile: host compile time in it. */
 typedef struct {
     int64_t cat[C_COUNT];
-    int64_t idle, host_wait, kernel_wait, other, ov_cc, ov_copy;
+    int64_t dur, compile, idle, host_wait, kernel_wait, other, ov_cc, ov_copy;
 } out_row;
 
 /* A device slot's row: idle splits into kernel and host wait where the
  * slot's launches are known, else it is all "other". */
 static out_row slot_row(const acc *a, int64_t dur, int launched)
 {
-    out_row r = {.idle = dur - a->busy, .ov_cc = a->ov_cc, .ov_copy = a->ov_copy};
+    out_row r = {.dur = dur, .idle = dur - a->busy, .ov_cc = a->ov_cc, .ov_copy = a->ov_copy};
     memcpy(r.cat, a->cat, sizeof r.cat);
     if (r.idle < 0) r.idle = 0; /* assert-worthy; never seen: clipped to the window */
     r.kernel_wait = a->kernel_wait < r.idle ? a->kernel_wait : r.idle;
@@ -418,37 +425,35 @@ static out_row slot_row(const acc *a, int64_t dur, int launched)
     return r;
 }
 
-/* The combined row: the mean of the rows of the slots that ran work in the
- * step (so it partitions dur too); rounding's few ps go to the largest
- * part of idle. Without any, the step is idle, waiting on the host when
- * some slot's launches are known. */
-static out_row combined_row(bd_ctx *c, const acc *row, int64_t dur)
+/* The combined row: the mean of rows[0, n), the devices that ran the step
+ * (so it partitions its mean duration too); rounding's few ps go to the
+ * largest part of idle. With none, a step of dur, all idle, waiting on the
+ * host when some slot's launches are known. */
+static out_row mean_row(const out_row *rows, size_t n, int64_t dur, int launched)
 {
     out_row sum, r;
     memset(&sum, 0, sizeof sum);
     memset(&r, 0, sizeof r);
-    int64_t n = 0, launched = 0;
-    for (size_t s = 0; s < c->nslots; s++) {
-        launched |= c->slot_launched[s];
-        if (row[s].busy <= 0) continue;
-        out_row o = slot_row(&row[s], dur, c->slot_launched[s]);
-        for (int i = 0; i < C_COUNT; i++)
-            sum.cat[i] += o.cat[i];
-        sum.host_wait += o.host_wait, sum.kernel_wait += o.kernel_wait, sum.other += o.other;
-        sum.ov_cc += o.ov_cc, sum.ov_copy += o.ov_copy;
-        n++;
-    }
     if (!n) {
-        r.idle = dur;
+        r.dur = r.idle = dur;
         *(launched ? &r.host_wait : &r.other) = dur;
         return r;
     }
-    int64_t busy = 0;
+    for (size_t k = 0; k < n; k++) {
+        const out_row *o = &rows[k];
+        for (int i = 0; i < C_COUNT; i++)
+            sum.cat[i] += o->cat[i];
+        sum.dur += o->dur, sum.compile += o->compile;
+        sum.host_wait += o->host_wait, sum.kernel_wait += o->kernel_wait, sum.other += o->other;
+        sum.ov_cc += o->ov_cc, sum.ov_copy += o->ov_copy;
+    }
+    int64_t busy = 0, m = (int64_t)n;
     for (int i = 0; i < C_COUNT; i++)
-        busy += r.cat[i] = sum.cat[i] / n;
-    r.idle = dur - busy;
-    r.kernel_wait = sum.kernel_wait / n, r.other = sum.other / n;
-    r.ov_cc = sum.ov_cc / n, r.ov_copy = sum.ov_copy / n;
+        busy += r.cat[i] = sum.cat[i] / m;
+    r.dur = sum.dur / m, r.compile = sum.compile / m;
+    r.idle = r.dur - busy;
+    r.kernel_wait = sum.kernel_wait / m, r.other = sum.other / m;
+    r.ov_cc = sum.ov_cc / m, r.ov_copy = sum.ov_copy / m;
     r.host_wait = r.idle - r.kernel_wait - r.other;
     if (sum.host_wait == 0 && r.host_wait != 0) { /* rounding: to the largest part */
         *(r.kernel_wait >= r.other ? &r.kernel_wait : &r.other) += r.host_wait;
@@ -457,8 +462,10 @@ static out_row combined_row(bd_ctx *c, const acc *row, int64_t dur)
     return r;
 }
 
-static int write_row(bd_ctx *c, sqlite3_stmt *st, const xpv_step *s, int device, const out_row *r,
-                     int64_t compile_ps, xpv_err *err)
+/* One row: step s on device (-1 combined) from start_ps (the steps' clock);
+ * slowest: the combined row's slowest device, -1 none. */
+static int write_row(bd_ctx *c, sqlite3_stmt *st, const xpv_step *s, int device, int64_t start_ps,
+                     const out_row *r, int slowest, xpv_err *err)
 {
     size_t len;
     const char *name = c->in->string(c->in->string_ctx, s->name, &len);
@@ -468,20 +475,82 @@ static int write_row(bd_ctx *c, sqlite3_stmt *st, const xpv_step *s, int device,
     sqlite3_bind_int(st, 4, device);
     const xpv_step_list *steps = c->o->steps;
     sqlite3_bind_int64(
-        st, 5, xpv_sat_add_i64(s->start_ps, xpv_ps_since(steps->profile_base_ns, steps->base_ns)));
-    sqlite3_bind_int64(st, 6, s->end_ps - s->start_ps);
+        st, 5, xpv_sat_add_i64(start_ps, xpv_ps_since(steps->profile_base_ns, steps->base_ns)));
+    sqlite3_bind_int64(st, 6, r->dur);
     for (int i = 0; i < C_COMPILE; i++)
         sqlite3_bind_int64(st, 7 + i, r->cat[i]);
     sqlite3_bind_int64(st, 14, r->idle);
     sqlite3_bind_int64(st, 15, r->host_wait);
-    sqlite3_bind_int64(st, 16, compile_ps);
+    sqlite3_bind_int64(st, 16, r->compile);
     sqlite3_bind_int64(st, 17, r->cat[C_COMPILE]);
     sqlite3_bind_int64(st, 18, r->kernel_wait);
     sqlite3_bind_int64(st, 19, r->other);
     sqlite3_bind_int64(st, 20, r->ov_cc);
     sqlite3_bind_int64(st, 21, r->ov_copy);
+    if (slowest >= 0)
+        sqlite3_bind_int(st, 22, slowest);
+    else
+        sqlite3_bind_null(st, 22);
     int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : xpv_db_error(err, c->in->db);
     sqlite3_reset(st);
+    return rc;
+}
+
+static int64_t compile_in(bd_ctx *c, int64_t start_ps, int64_t end_ps)
+{
+    if (!c->o->compile) return 0;
+    return xpv_compile_overlap_ps(c->o->compile, c->o->steps->base_ns, start_ps, end_ps);
+}
+
+/* A step every device shares: a row per device slot in the step's window;
+ * the combined row averages the slots that ran work in it. */
+static int write_shared_step(bd_ctx *c, sqlite3_stmt *st, size_t k, out_row *rows, xpv_err *err)
+{
+    const xpv_step *s = &c->o->steps->v[k];
+    const acc *row = &c->per_step[k * (c->nslots + 1)];
+    int64_t dur = s->end_ps - s->start_ps, compile = compile_in(c, s->start_ps, s->end_ps);
+    size_t n = 0;
+    int rc = 0, launched = 0;
+    for (size_t slot = 0; slot < c->nslots && rc == 0; slot++) {
+        launched |= c->slot_launched[slot];
+        out_row r = slot_row(&row[slot], dur, c->slot_launched[slot]);
+        r.compile = compile;
+        if (row[slot].busy > 0) rows[n++] = r;
+        if (c->slot_device[slot] < 0) continue;
+        rc = write_row(c, st, s, c->slot_device[slot], s->start_ps, &r, -1, err);
+    }
+    out_row all = mean_row(rows, n, dur, launched);
+    all.compile = compile;
+    return rc == 0 ? write_row(c, st, s, -1, s->start_ps, &all, -1, err) : rc;
+}
+
+/* A step whose devices have their own windows: a row per device in its
+ * window (a device without work there is all idle); the combined row
+ * averages them all and names the slowest (none when all are as long). */
+static int write_device_step(bd_ctx *c, sqlite3_stmt *st, size_t k, out_row *rows, xpv_err *err)
+{
+    const xpv_step *s = &c->o->steps->v[k];
+    const acc *row = &c->per_step[k * (c->nslots + 1)];
+    const xpv_step_window *w = &c->o->steps->win[s->win_at];
+    int64_t longest = -1, shortest = INT64_MAX;
+    int rc = 0, slowest = -1;
+    for (size_t i = 0; i < s->nwin && rc == 0; i++) {
+        acc none;
+        memset(&none, 0, sizeof none);
+        size_t slot = 0;
+        while (slot < c->nslots && c->slot_device[slot] != w[i].device)
+            slot++;
+        int launched = slot < c->nslots && c->slot_launched[slot];
+        int64_t dur = w[i].end_ps - w[i].start_ps;
+        rows[i] = slot_row(slot < c->nslots ? &row[slot] : &none, dur, launched);
+        rows[i].compile = compile_in(c, w[i].start_ps, w[i].end_ps);
+        if (dur > longest) longest = dur, slowest = w[i].device;
+        if (dur < shortest) shortest = dur;
+        rc = write_row(c, st, s, w[i].device, w[i].start_ps, &rows[i], -1, err);
+    }
+    out_row all = mean_row(rows, s->nwin, 0, 0);
+    if (rc == 0)
+        rc = write_row(c, st, s, -1, s->start_ps, &all, longest > shortest ? slowest : -1, err);
     return rc;
 }
 
@@ -493,26 +562,20 @@ static int write_rows(bd_ctx *c, xpv_err *err)
                            " duration_ps, compute_ps, collective_ps, memcpy_h2d_ps, memcpy_d2h_ps,"
                            " memcpy_d2d_ps, memcpy_other_ps, memset_ps, idle_ps, host_wait_ps,"
                            " compile_ps, autotune_ps, kernel_wait_ps, idle_other_ps,"
-                           " overlap_compute_collective_ps, overlap_copy_ps) VALUES(?1,?2,?3,?4,"
-                           "?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21)",
+                           " overlap_compute_collective_ps, overlap_copy_ps, slowest_device)"
+                           " VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,"
+                           "?18,?19,?20,?21,?22)",
                            -1, &st, NULL) != SQLITE_OK)
         return xpv_db_error(err, c->in->db);
+    size_t most = c->nslots;
+    for (size_t k = 0; k < c->o->steps->n; k++)
+        if (c->o->steps->v[k].nwin > most) most = c->o->steps->v[k].nwin;
+    out_row *rows = xpv_xmalloc((most ? most : 1) * sizeof *rows);
     int rc = 0;
-    for (size_t k = 0; k < c->o->steps->n && rc == 0; k++) {
-        const xpv_step *s = &c->o->steps->v[k];
-        const acc *row = &c->per_step[k * (c->nslots + 1)];
-        int64_t dur = s->end_ps - s->start_ps, compile_ps = 0;
-        if (c->o->compile)
-            compile_ps =
-                xpv_compile_overlap_ps(c->o->compile, c->o->steps->base_ns, s->start_ps, s->end_ps);
-        for (size_t slot = 0; slot < c->nslots && rc == 0; slot++) {
-            if (c->slot_device[slot] < 0) continue;
-            out_row r = slot_row(&row[slot], dur, c->slot_launched[slot]);
-            rc = write_row(c, st, s, c->slot_device[slot], &r, compile_ps, err);
-        }
-        out_row all = combined_row(c, row, dur);
-        if (rc == 0) rc = write_row(c, st, s, -1, &all, compile_ps, err);
-    }
+    for (size_t k = 0; k < c->o->steps->n && rc == 0; k++)
+        rc = c->o->steps->v[k].nwin ? write_device_step(c, st, k, rows, err)
+                                    : write_shared_step(c, st, k, rows, err);
+    free(rows);
     sqlite3_finalize(st);
     return rc;
 }
@@ -520,6 +583,24 @@ static int write_rows(bd_ctx *c, xpv_err *err)
 struct xpv_breakdown {
     bd_ctx c;
 };
+
+/* [step][slot] start, end: each device slot's own window of each step that
+ * has per-device windows (empty, 0 and 0, for a slot with none). */
+static int64_t *slot_windows(const bd_ctx *c)
+{
+    const xpv_step_list *s = c->o->steps;
+    int64_t *w = xpv_xcalloc((s->n ? s->n : 1) * (c->nslots ? c->nslots : 1) * 2, sizeof *w);
+    for (size_t k = 0; k < s->n; k++)
+        for (size_t i = 0; i < s->v[k].nwin; i++) {
+            const xpv_step_window *win = &s->win[s->v[k].win_at + i];
+            for (size_t slot = 0; slot < c->nslots; slot++) {
+                if (c->slot_device[slot] != win->device) continue;
+                w[(k * c->nslots + slot) * 2] = win->start_ps;
+                w[(k * c->nslots + slot) * 2 + 1] = win->end_ps;
+            }
+        }
+    return w;
+}
 
 xpv_breakdown *xpv_breakdown_new(const xpv_analysis_input *in, xpv_breakdown_opts *o)
 {
@@ -533,6 +614,7 @@ xpv_breakdown *xpv_breakdown_new(const xpv_analysis_input *in, xpv_breakdown_opt
     c->iv = xpv_xcalloc((n ? n : 1) * (c->nslots + 1) * NLISTS, sizeof *c->iv);
     c->slot_launched = xpv_xcalloc(c->nslots + 1, 1);
     c->max_end = xpv_xmalloc((n ? n : 1) * sizeof *c->max_end);
+    if (o->steps->nwin) c->slot_win = slot_windows(c);
     for (size_t k = 0; k < n; k++)
         c->max_end[k] = k && c->max_end[k - 1] > o->steps->v[k].end_ps ? c->max_end[k - 1]
                                                                        : o->steps->v[k].end_ps;
@@ -574,5 +656,6 @@ void xpv_breakdown_free(xpv_breakdown *b)
     free(c->track_slot);
     free(c->slot_device);
     free(c->name_classes);
+    free(c->slot_win);
     free(b);
 }

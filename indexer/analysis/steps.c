@@ -6,7 +6,12 @@
  * (annotation, profiler_step, steps_line, nvtx, tf, training_step,
  * optimizer_step). Markers with the same
  * step number (several hosts or threads) merge into one step: the earliest
- * start, the latest end, the name of the earliest marker. Markers without a
+ * start, the latest end (the hull, which finds the step of an instant), the
+ * name of the earliest marker. When every piece of a step is on a device
+ * (per-device Steps lines, per-device module executions), each device also
+ * keeps its own window (the hull of its pieces) unless all of them equal
+ * the step's: step_breakdown.c measures each device in its own window and
+ * the combined step is their mean, never the hull. Markers without a
  * number are numbered 0, 1, ... in start order per thread, so the n-th
  * marker of each thread merges with the n-th of the others. Markers on
  * device tracks (PyTorch's GPU-side copies of ProfilerStep#N, which last
@@ -25,8 +30,8 @@
  *      its kernels (in start order) form one execution until a gap (start
  *      after the latest end so far) longer than max(50 us, 10 x the median
  *      gap) opens the next.
- * The n-th execution of every track/device merges into step n (earliest
- * start, latest end). Without either: source "none", no steps.
+ * The n-th execution of every track/device merges into step n, as markers
+ * do (device windows included). Without either: source "none", no steps.
  */
 #include "analysis_internal.h"
 
@@ -84,6 +89,7 @@ void xpv_markers_add(xpv_step_markers *s, const xpv_event *ev)
 typedef struct {
     int64_t number, start_ps, end_ps;
     uint32_t name, lane; /* lane: track or device, for numbering by order */
+    int device;          /* the device it marks, -1 a host's */
 } piece;
 
 static int piece_by_lane(const void *pa, const void *pb)
@@ -118,18 +124,58 @@ static void number_by_order(piece *p, size_t n)
     }
 }
 
+static int piece_by_device(const void *pa, const void *pb)
+{
+    const piece *a = pa, *b = pb;
+    if (a->device != b->device) return a->device < b->device ? -1 : 1;
+    return a->start_ps < b->start_ps ? -1 : a->start_ps > b->start_ps;
+}
+
+/* The per-device windows of one step's pieces p[0, n), all on devices:
+ * each device's hull, appended to out->win; kept only when some device's
+ * window differs from the step's (else every device shares it). */
+static void device_windows(piece *p, size_t n, xpv_step *st, xpv_step_list *out, size_t *cap)
+{
+    xpv_sort(p, n, sizeof *p, piece_by_device);
+    size_t at = out->nwin, differ = 0;
+    for (size_t i = 0; i < n; i++) {
+        xpv_step_window *w = out->nwin > at ? &out->win[out->nwin - 1] : NULL;
+        if (w && w->device == p[i].device) {
+            if (p[i].end_ps > w->end_ps) w->end_ps = p[i].end_ps;
+            continue;
+        }
+        if (w) differ |= w->start_ps != st->start_ps || w->end_ps != st->end_ps;
+        out->win = xpv_grow_to_index(out->win, cap, out->nwin, sizeof *out->win, 0);
+        out->win[out->nwin++] = (xpv_step_window){p[i].device, p[i].start_ps, p[i].end_ps};
+    }
+    const xpv_step_window *last = &out->win[out->nwin - 1];
+    differ |= last->start_ps != st->start_ps || last->end_ps != st->end_ps;
+    if (!differ) {
+        out->nwin = at;
+        return;
+    }
+    st->win_at = at;
+    st->nwin = out->nwin - at;
+}
+
+/* Pieces with the same number are one step: the hull of their windows,
+ * named after the earliest; pieces all on devices also give each device
+ * its own window. */
 static void merge_pieces(piece *p, size_t n, xpv_step_list *out)
 {
     xpv_sort(p, n, sizeof *p, piece_by_number);
     out->v = xpv_xmalloc((n ? n : 1) * sizeof *out->v);
     out->n = 0;
-    for (size_t i = 0; i < n; i++) {
-        xpv_step *last = out->n ? &out->v[out->n - 1] : NULL;
-        if (last && last->number == p[i].number) {
-            if (p[i].end_ps > last->end_ps) last->end_ps = p[i].end_ps;
-            continue; /* sorted by start within a number: the first is the earliest */
+    size_t wcap = 0;
+    for (size_t i = 0, j; i < n; i = j) {
+        xpv_step st = {p[i].number, p[i].name, p[i].start_ps, p[i].end_ps, 0, 0};
+        int on_devices = 1;
+        for (j = i; j < n && p[j].number == p[i].number; j++) {
+            if (p[j].end_ps > st.end_ps) st.end_ps = p[j].end_ps;
+            on_devices &= p[j].device >= 0;
         }
-        out->v[out->n++] = (xpv_step){p[i].number, p[i].name, p[i].start_ps, p[i].end_ps};
+        if (on_devices) device_windows(&p[i], j - i, &st, out, &wcap);
+        out->v[out->n++] = st;
     }
     xpv_sort(out->v, out->n, sizeof *out->v, step_by_start);
     if (out->n > XPV_MAX_STEPS) {
@@ -196,7 +242,8 @@ static void from_markers(const xpv_step_markers *s, const xpv_analysis_input *in
         const xpv_marker *m = &s->m[i];
         if (m->src != src || (host_markers && on_device(in, m->track))) continue;
         int64_t start = xpv_ps_since(base_ns, m->ts_ns);
-        p[n++] = (piece){m->step, start, xpv_sat_add_i64(start, m->dur_ps), m->name, m->track};
+        int dev = on_device(in, m->track) ? in->tracks[m->track].device_id : -1;
+        p[n++] = (piece){m->step, start, xpv_sat_add_i64(start, m->dur_ps), m->name, m->track, dev};
         unnumbered += m->step < 0;
     }
     if (src == XPV_STEP_OPTIMIZER) {
@@ -233,14 +280,14 @@ static uint32_t hlo_module_of(module_ctx *c, const xpv_event *ev)
     return 0;
 }
 
-static void push_piece(module_ctx *c, const xpv_event *ev, uint32_t lane)
+static void push_piece(module_ctx *c, const xpv_event *ev, uint32_t lane, int device)
 {
     if (c->n == c->cap) {
         c->cap = c->cap ? c->cap * 2 : 256;
         c->p = xpv_xrealloc(c->p, c->cap * sizeof *c->p);
     }
     int64_t start = xpv_ps_since(c->base_ns, ev->ts_ns);
-    c->p[c->n++] = (piece){-1, start, xpv_sat_add_i64(start, ev->dur_ps), c->want, lane};
+    c->p[c->n++] = (piece){-1, start, xpv_sat_add_i64(start, ev->dur_ps), c->want, lane, device};
 }
 
 static int module_visit(void *ctx, const xpv_event *ev, int64_t block_id, uint32_t index)
@@ -249,7 +296,8 @@ static int module_visit(void *ctx, const xpv_event *ev, int64_t block_id, uint32
     module_ctx *c = ctx;
     if (ev->dur_ps <= 0) return 0;
     if (!c->by_arg) {
-        if (ev->kind == XPV_KIND_XLA_MODULE && ev->name == c->want) push_piece(c, ev, ev->track);
+        if (ev->kind == XPV_KIND_XLA_MODULE && ev->name == c->want)
+            push_piece(c, ev, ev->track, c->in->tracks[ev->track].device_id);
         return 0;
     }
     if (ev->kind != XPV_KIND_KERNEL) return 0;
@@ -259,7 +307,7 @@ static int module_visit(void *ctx, const xpv_event *ev, int64_t block_id, uint32
         ++*xpv_hindex_put(&c->counts, module, 0);
     } else if (module == c->want) {
         int dev = c->in->tracks[ev->track].device_id;
-        push_piece(c, ev, dev >= 0 ? (uint32_t)dev : 0xFFFFFFFFu);
+        push_piece(c, ev, dev >= 0 ? (uint32_t)dev : 0xFFFFFFFFu, dev);
     }
     return 0;
 }
@@ -400,6 +448,8 @@ long xpv_step_at(const xpv_step_list *s, int64_t t, size_t *hint)
 void xpv_step_list_free(xpv_step_list *l)
 {
     free(l->v);
+    free(l->win);
     l->v = NULL;
-    l->n = 0;
+    l->win = NULL;
+    l->n = l->nwin = 0;
 }

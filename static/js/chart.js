@@ -178,6 +178,10 @@ export function stepChart(container, steps, { onSelect, height = 260, maxUs = 0 
           'tbody',
           null,
           h('tr', null, h('td', null, 'Duration'), h('td.num', null, fmtDur(st.duration_us))),
+          // devices with their own step windows: the combined step is their mean
+          st.slowest_device != null
+            ? h('tr', null, h('td', null, 'Slowest device'), h('td.num', null, `device ${st.slowest_device}`))
+            : null,
           ...CATEGORIES.map((c) =>
             h(
               'tr',

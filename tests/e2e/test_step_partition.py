@@ -3,7 +3,8 @@
 step rows that partition time (indexer/analysis/step_breakdown.c): per
 device and combined, the device categories (compute, collectives, the four
 copy directions, memset, autotune) plus idle make the step's duration, and
-host wait + kernel wait + other make idle, within 0.1%; overview_page's
+host wait + kernel wait + other make idle, within 0.1% (each device in its
+own step window, the combined row their mean); overview_page's
 step time shares add up to 100%. Skips (77) when ../shared/fixtures is
 absent."""
 import json
@@ -21,7 +22,9 @@ GPU = os.path.join(FIXTURES, "gpu")
 SOURCES = [os.path.join(CJ, f) for f in sorted(os.listdir(CJ))] if os.path.isdir(CJ) else []
 SOURCES += [os.path.join(GPU, "torch-train", "vm_454.1795707308737265467.pt.trace.json.gz"),
             os.path.join(GPU, "jax-perfetto", "plugins", "profile", "2026_11_26_15_34_52",
-                         "vm.xplane.pb")]
+                         "vm.xplane.pb"),
+            # per-device module executions: each TPU in its own step windows
+            os.path.join(FIXTURES, "xplane", "jax-tpu-v6e-inference.xplane.pb")]
 BUSY = ("compute_us", "collective_us", "memcpy_h2d_us", "memcpy_d2h_us", "memcpy_d2d_us",
         "memcpy_other_us", "memset_us", "autotune_us")
 IDLE = ("host_wait_us", "kernel_wait_us", "idle_other_us")

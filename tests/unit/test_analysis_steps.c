@@ -371,6 +371,53 @@ static void test_module_fallback(void)
     sqlite3_close(db);
 }
 
+/* A Steps-line marker of step `step` on device pid's track. */
+static void device_marker(xpv_sink *s, int64_t pid, int64_t step, int64_t ts_ns, int64_t dur_ns)
+{
+    xpv_event ev;
+    xpv_event_init(&ev);
+    ev.track = xpv_sink_track(s, pid, 1);
+    ev.kind = XPV_KIND_STEP;
+    ev.step_src = XPV_STEP_STEPS_LINE;
+    ev.step = step;
+    ev.name = xpv_sink_intern_cstr(s, "0");
+    ev.ts_ns = ts_ns;
+    ev.dur_ns = dur_ns;
+    ev.dur_ps = dur_ns * 1000;
+    xpv_sink_event(s, &ev);
+}
+
+/* Devices that mark their own step windows at different times: each row is
+ * the device's window; the combined step is their mean, never the hull, and
+ * names the slowest device. */
+static void test_device_windows(void)
+{
+    sqlite3 *db = fresh_index();
+    xpv_sink *s = open_sink(db);
+    xpv_sink_process_device(s, 100, 4);
+    xpv_sink_process_device(s, 200, 6);
+    device_marker(s, 100, 0, 0, 1000);
+    device_marker(s, 200, 0, 5000, 2000);
+    kernel(s, 100, 7, "k", 100, 300000);
+    kernel(s, 200, 7, "k", 5000, 1000000);
+    kernel(s, 200, 7, "k", 6500, 1000000); /* runs past the window: clipped */
+    finish(s);
+    CU_ASSERT_STRING_EQUAL(q_text(db, "SELECT step_source FROM profiles WHERE id=7"), "steps_line");
+    CU_ASSERT_EQUAL(q_int(db, step_col("start_ps", 0, 4)), 0);
+    CU_ASSERT_EQUAL(q_int(db, step_col("duration_ps", 0, 4)), 1000000);
+    CU_ASSERT_EQUAL(q_int(db, step_col("compute_ps", 0, 4)), 300000);
+    CU_ASSERT_EQUAL(q_int(db, step_col("start_ps", 0, 6)), 5000000);
+    CU_ASSERT_EQUAL(q_int(db, step_col("duration_ps", 0, 6)), 2000000);
+    CU_ASSERT_EQUAL(q_int(db, step_col("compute_ps", 0, 6)), 1500000);
+    CU_ASSERT_EQUAL(q_int(db, step_col("idle_ps", 0, 6)), 500000);
+    CU_ASSERT_EQUAL(q_int(db, step_col("start_ps", 0, -1)), 0);
+    CU_ASSERT_EQUAL(q_int(db, step_col("duration_ps", 0, -1)), 1500000);
+    CU_ASSERT_EQUAL(q_int(db, step_col("compute_ps", 0, -1)), 900000);
+    CU_ASSERT_EQUAL(q_int(db, step_col("idle_ps", 0, -1)), 600000);
+    CU_ASSERT_EQUAL(q_int(db, step_col("slowest_device", 0, -1)), 6);
+    sqlite3_close(db);
+}
+
 /* Without ProfilerStep#N: training_step annotations, then Optimizer.step
  * markers, whose steps run from one optimizer step's end to the next's. */
 static void test_weaker_pytorch_markers(void)
@@ -466,9 +513,13 @@ static void test_split_windows(void)
  * the numbers must not change (the kernel tests: test_analysis.c). */
 static void test_store_path(void)
 {
-    static void (*const tests[])(void) = {test_correlation_vs_time_join, test_interval_union,
-                                          test_interleaved_ids,          test_launch_segments,
-                                          test_epoch_timestamps,         test_module_fallback};
+    static void (*const tests[])(void) = {test_correlation_vs_time_join,
+                                          test_interval_union,
+                                          test_interleaved_ids,
+                                          test_launch_segments,
+                                          test_epoch_timestamps,
+                                          test_module_fallback,
+                                          test_device_windows};
     run_on_store_paths(tests, sizeof tests / sizeof tests[0]);
 }
 
@@ -483,6 +534,7 @@ int main(void)
         {"epoch timestamps", test_epoch_timestamps},
         {"a stray event at time zero", test_stray_event_at_time_zero},
         {"module fallback", test_module_fallback},
+        {"per-device step windows", test_device_windows},
         {"training_step and Optimizer.step markers", test_weaker_pytorch_markers},
         {"no markers: none", test_no_markers},
         {"split step windows stay exact", test_split_windows},
