@@ -5,7 +5,7 @@
 // and tests can read them. Charts are drawn at their box's pixel width, so
 // pages redraw them with resizeObserve when that width changes.
 
-import { h, fmtDur } from './format.js';
+import { h, fmtDur, fmtN } from './format.js';
 import { fitName } from './kernel_name.js';
 
 const SVG = 'http://www.w3.org/2000/svg';
@@ -100,7 +100,7 @@ export function stepChart(container, steps, { onSelect, height = 260, maxUs = 0 
     width,
     height,
     role: 'group',
-    'aria-label': `Step time chart: ${steps.length} steps, stacked by category`,
+    'aria-label': `Step time chart: ${fmtN(steps.length, 'step')}, stacked by category`,
   });
   const grid = s('g', { class: 'grid' });
   const axis = s('g', { class: 'axis' });
