@@ -31,7 +31,7 @@ def dur(ps):
         return "%.2f s" % (us / 1e6)
     if us >= 1e3:
         return "%.2f ms" % (us / 1e3)
-    return "%.1f us" % us
+    return "%.1f µs" % us
 
 
 def latency_text(v):
