@@ -8,6 +8,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "api.h"
 #include "api_util.h"
+#include "profile_warnings.h"
 #include "../store/profiles.h"
 
 #include <stdio.h>
@@ -72,7 +73,7 @@ static void put_profile_object(xpv_buf *b, const xpv_store_profile *r)
     put_text(b, "step_source", r->step_source);
     put_int(b, "step_count", r, XPV_STORE_PROFILE_STEP_COUNT);
     put_int(b, "kernel_count", r, XPV_STORE_PROFILE_KERNEL_COUNT);
-    put_json(b, "warnings", r->warnings, "[]");
+    xpv_api_put_profile_warnings(b, r->warnings.s, r->warnings.s ? r->warnings.n : 0);
     put_key(b, "companion_of");
     if (!xpv_store_profile_known(r, XPV_STORE_PROFILE_COMPANION_OF)) {
         xpv_buf_puts(b, "null");

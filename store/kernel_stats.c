@@ -121,6 +121,8 @@ int xpv_store_kernel_stats_next(xpv_store_cursor *c, xpv_store_kernel_stat *r, x
     r->registers_per_thread = int_col(st, 11, XPV_STORE_KSTAT_REGS, k);
     r->shared_memory_bytes = int_col(st, 12, XPV_STORE_KSTAT_SHMEM, k);
     r->occupancy_pct = real_col(st, 13, XPV_STORE_KSTAT_OCCUPANCY, k);
+    /* an index built before 0 meant "not measured" (kernel_stats.c) may hold it */
+    if (r->occupancy_pct <= 0) *k &= ~(unsigned)XPV_STORE_KSTAT_OCCUPANCY;
     r->op = xpv_store_column_text(st, 14);
     r->shapes = int_col(st, 15, XPV_STORE_KSTAT_SHAPES, k);
     r->device = sqlite3_column_int(st, 16);

@@ -64,6 +64,6 @@ const char *xpv_findings_dur(int64_t ps, char *buf, size_t n)
     else if (us >= 1e3)
         snprintf(buf, n, "%.2f ms", us / 1e3);
     else
-        snprintf(buf, n, "%.1f us", us);
+        snprintf(buf, n, "%.1f µs", us);
     return buf;
 }

@@ -42,7 +42,7 @@ static const setting SETTINGS[] = {
         "share of device step time in host-device copies (H2D + D2H): critical"),
     ROW(sync_copies_per_step_warn, 1.0, "synchronous copies per step: warning"),
     ROW(launch_min_kernels, 20, "fewest kernels for launch overhead to be judged"),
-    ROW(launch_short_kernel_us, 10.0, "a kernel shorter than this (us) is short"),
+    ROW(launch_short_kernel_us, 10.0, "a kernel shorter than this (µs) is short"),
     ROW(launch_short_share, 0.50, "share of kernels that are short before launch overhead counts"),
     ROW(launch_idle_share_warn, 0.30,
         "share of the devices' active time spent idle between kernels: warning"),

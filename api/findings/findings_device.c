@@ -88,10 +88,11 @@ static void sync_copies(const xpv_fctx *c, xpv_findings *out)
         xpv_findings_add(out, "sync_copies", sev, per, c->has_steps ? "per step" : "copies",
                          c->cfg->sync_copies_per_step_warn);
     if (c->has_steps)
-        xpv_finding_title(f, "%lld synchronous copies in %zu steps (%.2f per step)", (long long)n,
-                          c->nwin, per);
+        xpv_finding_title(f, "%lld synchronous cop%s in %zu step%s (%.2f per step)", (long long)n,
+                          n == 1 ? "y" : "ies", c->nwin, c->nwin == 1 ? "" : "s", per);
     else
-        xpv_finding_title(f, "%lld synchronous copies (cudaMemcpy and the like)", (long long)n);
+        xpv_finding_title(f, "%lld synchronous cop%s (cudaMemcpy and the like)", (long long)n,
+                          n == 1 ? "y" : "ies");
     xpv_finding_explain(f, "A synchronous copy blocks the host until the device has finished"
                            " everything queued before it, so the next launches wait; use the"
                            " Async copy from pinned memory.");
@@ -117,9 +118,10 @@ static void pageable(const xpv_fctx *c, xpv_findings *out)
     unsigned used = c->pageable_used;
     int one = used && !(used & (used - 1)) && c->pageable_longest >= 0;
     const char *name = c->pageable_longest >= 0 ? c->pageable_text[c->pageable_longest] : "";
-    xpv_finding_title(f, "%lld copies from or to pageable memory (%s)%s%s",
-                      (long long)c->pageable_n, xpv_findings_dur(c->pageable_time, d, sizeof d),
-                      one ? ": " : "", one ? name : "");
+    xpv_finding_title(f, "%lld cop%s from or to pageable memory (%s)%s%s", (long long)c->pageable_n,
+                      c->pageable_n == 1 ? "y" : "ies",
+                      xpv_findings_dur(c->pageable_time, d, sizeof d), one ? ": " : "",
+                      one ? name : "");
     xpv_finding_explain(f, "A copy from pageable host memory is staged through a pinned buffer"
                            " and cannot overlap compute; pin the memory (pin_memory=True).");
     xpv_finding_evidence(f, c->pageable_ev.start, c->pageable_ev.end, &c->pageable_ev,
@@ -169,8 +171,8 @@ static void launch_evidence(const xpv_fctx *c, xpv_finding *f)
         snprintf(lab, sizeof lab, w->step >= 0 ? "step %lld" : "slice", (long long)w->step);
         int64_t gap = w->idle_ev.end - w->idle_ev.start;
         xpv_finding_evidence(f, w->start, w->end, NULL,
-                             "%s: %lld kernels, devices idle %s between them; the longest gap %s",
-                             lab, (long long)w->kernels,
+                             "%s: %lld kernel%s, devices idle %s between them; the longest gap %s",
+                             lab, (long long)w->kernels, w->kernels == 1 ? "" : "s",
                              xpv_findings_dur(w->idle_in_active, d, sizeof d),
                              xpv_findings_dur(gap, g, sizeof g));
     }
@@ -215,7 +217,7 @@ static void launch_text(xpv_fctx *c, xpv_finding *f, const launch_totals *t, dou
                  " as one launch each)",
                  (long long)t->graphs, (long long)t->graph_kernels);
     xpv_finding_title(f,
-                      "Launch-bound: %.0f%% of %lld %s are shorter than %g us, and the"
+                      "Launch-bound: %.0f%% of %lld %s are shorter than %g µs, and the"
                       " devices idle %.1f%% of their active time between %s",
                       short_share * 100, (long long)t->units, t->graphs ? "launches" : "kernels",
                       g->launch_short_kernel_us, idle_share * 100,

@@ -58,12 +58,12 @@ static const xpv_table_col COLS[] = {
     {"type", "Type", XPV_COL_STRING},
     {"operation", "Operation", XPV_COL_STRING},
     {"occurrences", "#Occurrences", XPV_COL_NUMBER},
-    {"total_time_in_us", "Total time (us)", XPV_COL_NUMBER},
-    {"avg_time_in_us", "Avg. time (us)", XPV_COL_NUMBER},
-    {"total_self_time_in_us", "Total self-time (us)", XPV_COL_NUMBER},
-    {"avg_self_time_in_us", "Avg. self-time (us)", XPV_COL_NUMBER},
-    {"total_self_time_as_fraction", "Total self-time (fraction of its side)", XPV_COL_NUMBER},
-    {"cumulative_total_self_time_as_fraction", "Cumulative total self-time (fraction)",
+    {"total_time_in_us", "Total time (µs)", XPV_COL_NUMBER},
+    {"avg_time_in_us", "Avg. time (µs)", XPV_COL_NUMBER},
+    {"total_self_time_in_us", "Total self-time (µs)", XPV_COL_NUMBER},
+    {"avg_self_time_in_us", "Avg. self-time (µs)", XPV_COL_NUMBER},
+    {"total_self_time_as_fraction", "Total self-time (share of its side)", XPV_COL_NUMBER},
+    {"cumulative_total_self_time_as_fraction", "Cumulative total self-time (share)",
      XPV_COL_NUMBER},
 };
 #define NCOLS (sizeof COLS / sizeof COLS[0])

@@ -38,12 +38,12 @@
 
 static const xpv_table_col COLS[] = {
     {"stepnum", "Step", XPV_COL_NUMBER},
-    {"step_time_us", "Step time (us)", XPV_COL_NUMBER},
-    {"input_time_us", "Waiting for input (us)", XPV_COL_NUMBER},
-    {"input_fraction", "Waiting for input (fraction of step)", XPV_COL_NUMBER},
-    {"host_input_us", "Host input work (us)", XPV_COL_NUMBER},
-    {"infeed_us", "Device infeed/outfeed (us)", XPV_COL_NUMBER},
-    {"idle_us", "Device idle (us)", XPV_COL_NUMBER},
+    {"step_time_us", "Step time (µs)", XPV_COL_NUMBER},
+    {"input_time_us", "Waiting for input (µs)", XPV_COL_NUMBER},
+    {"input_fraction", "Waiting for input (share of step)", XPV_COL_NUMBER},
+    {"host_input_us", "Host input work (µs)", XPV_COL_NUMBER},
+    {"infeed_us", "Device infeed/outfeed (µs)", XPV_COL_NUMBER},
+    {"idle_us", "Device idle (µs)", XPV_COL_NUMBER},
 };
 #define NCOLS (sizeof COLS / sizeof COLS[0])
 

@@ -16,10 +16,10 @@ static const xpv_table_col COLS[] = {
     {"occupancy_pct", "Occupancy %", XPV_COL_NUMBER},
     {"op_name", "Op Name", XPV_COL_STRING},
     {"occurrences", "Occurrences", XPV_COL_NUMBER},
-    {"total_duration_us", "Total Duration (us)", XPV_COL_NUMBER},
-    {"avg_duration_us", "Avg Duration (us)", XPV_COL_NUMBER},
-    {"min_duration_us", "Min Duration (us)", XPV_COL_NUMBER},
-    {"max_duration_us", "Max Duration (us)", XPV_COL_NUMBER},
+    {"total_duration_us", "Total Duration (µs)", XPV_COL_NUMBER},
+    {"avg_duration_us", "Avg Duration (µs)", XPV_COL_NUMBER},
+    {"min_duration_us", "Min Duration (µs)", XPV_COL_NUMBER},
+    {"max_duration_us", "Max Duration (µs)", XPV_COL_NUMBER},
 };
 
 int xpv_tool_kernel_stats_has_data(sqlite3 *db, const xpv_tool_scope *s, xpv_err *err)

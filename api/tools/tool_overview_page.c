@@ -52,12 +52,12 @@ static const xpv_table_col COLS[NCOLS] = {
     {"unit", "Unit", XPV_COL_STRING},
     {"detail", "Detail", XPV_COL_STRING},
     {"step", "Step", XPV_COL_NUMBER},
-    {"compute_us", "Compute (us)", XPV_COL_NUMBER},
-    {"collective_us", "Collectives (us)", XPV_COL_NUMBER},
-    {"memcpy_us", "Memcpy (us)", XPV_COL_NUMBER},
-    {"memset_us", "Memset (us)", XPV_COL_NUMBER},
-    {"idle_us", "Idle (us)", XPV_COL_NUMBER},
-    {"host_wait_us", "Host wait (us)", XPV_COL_NUMBER},
+    {"compute_us", "Compute (µs)", XPV_COL_NUMBER},
+    {"collective_us", "Collectives (µs)", XPV_COL_NUMBER},
+    {"memcpy_us", "Memcpy (µs)", XPV_COL_NUMBER},
+    {"memset_us", "Memset (µs)", XPV_COL_NUMBER},
+    {"idle_us", "Idle (µs)", XPV_COL_NUMBER},
+    {"host_wait_us", "Host wait (µs)", XPV_COL_NUMBER},
 };
 
 static size_t add(xpv_table *t, const char *section, const char *metric, const char *unit,
@@ -174,7 +174,7 @@ static int step_times(sqlite3 *db, const xpv_tool_scope *s, xpv_table *t, xpv_er
         static const char *const names[] = {"average step time", "fastest step", "slowest step"};
         const double v[] = {st.avg_ps, st.min_ps, st.max_ps};
         for (int i = 0; i < 3; i++) {
-            r = add(t, "steps", names[i], "us", NULL);
+            r = add(t, "steps", names[i], "µs", NULL);
             xpv_table_set_ps_us(t, r, C_VALUE, v[i]);
         }
     }
@@ -214,7 +214,7 @@ static int step_graph(sqlite3 *db, const xpv_tool_scope *s, xpv_table *t, xpv_er
         snprintf(metric, sizeof metric, "step %lld", (long long)a.step);
         snprintf(detail, sizeof detail, "average of %lld step row%s", (long long)a.rows,
                  a.rows == 1 ? "" : "s");
-        size_t r = add(t, "step time graph", metric, "us", detail);
+        size_t r = add(t, "step time graph", metric, "µs", detail);
         xpv_table_set_int(t, r, C_STEP, a.step);
         for (int c = 0; c < XPV_STORE_STEP_AVG_NFIELDS; c++)
             if ((a.known >> c) & 1u)
@@ -244,7 +244,7 @@ static int top_ops(sqlite3 *db, const xpv_tool_scope *s, xpv_table *t, char *top
         char detail[96];
         snprintf(detail, sizeof detail, "%s, %.1f%% of all %s time", KIND[r->kind], 100.0 * share,
                  KIND[r->kind]);
-        size_t row = add(t, "top ops", r->name, "us", detail);
+        size_t row = add(t, "top ops", r->name, "µs", detail);
         xpv_table_set_ps_us(t, row, C_VALUE, (double)r->ps);
     }
     xpv_top_ops_free(&ops);

@@ -31,13 +31,13 @@ enum {
 static const xpv_table_col COLS[NCOLS] = {
     {"step", "Step", XPV_COL_NUMBER},
     {"host", "Host", XPV_COL_STRING},
-    {"step_time_us", "Step time (us)", XPV_COL_NUMBER},
-    {"compute_us", "Compute (us)", XPV_COL_NUMBER},
-    {"collective_us", "Collectives (us)", XPV_COL_NUMBER},
-    {"memcpy_us", "Memcpy (us)", XPV_COL_NUMBER},
-    {"idle_us", "Idle (us)", XPV_COL_NUMBER},
+    {"step_time_us", "Step time (µs)", XPV_COL_NUMBER},
+    {"compute_us", "Compute (µs)", XPV_COL_NUMBER},
+    {"collective_us", "Collectives (µs)", XPV_COL_NUMBER},
+    {"memcpy_us", "Memcpy (µs)", XPV_COL_NUMBER},
+    {"idle_us", "Idle (µs)", XPV_COL_NUMBER},
     {"slowest", "Slowest host of the step", XPV_COL_BOOLEAN},
-    {"behind_fastest_us", "Behind the fastest host (us)", XPV_COL_NUMBER},
+    {"behind_fastest_us", "Behind the fastest host (µs)", XPV_COL_NUMBER},
 };
 
 int xpv_tool_pod_viewer_has_data(sqlite3 *db, const xpv_tool_scope *s, xpv_err *err)

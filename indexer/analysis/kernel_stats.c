@@ -16,7 +16,8 @@
  *   - launch shape (grid, block, registers, static + dynamic shared memory)
  *     only when exactly one distinct shape was seen: otherwise `shapes` says
  *     how many (saturating at XPV_KS_MAX_SHAPES) and the shape columns are
- *     NULL; occupancy_pct is the mean over instances that report one;
+ *     NULL; occupancy_pct is the mean over instances that report one (a 0
+ *     is none);
  *   - op = the most frequent launching op (the reader's hlo_op/tf_op, else the
  *     CPU op found through correlation, see launches.c);
  *   - category: collective|compute for kernels and XLA ops (by name or op),
@@ -204,7 +205,9 @@ static void note_launch(xpv_kstats *k, uint32_t gi, const xpv_launch *l)
     xpv_kgroup *g = &k->g[gi];
     uint32_t id = launch_shape(k, l, g->last_shape);
     if (id != UINT32_MAX && id != g->last_shape) note_shape(k, gi, id);
-    if (l->occupancy_pct >= 0) {
+    /* 0 is no measurement: ROCm tracers and Kineto write 0 where they computed none,
+     * and a kernel that ran had a warp resident */
+    if (l->occupancy_pct > 0) {
         g->occ_sum += l->occupancy_pct;
         g->occ_n++;
     }

@@ -18,7 +18,7 @@
 // reloads when its indexing ends.
 
 import { api, ApiError } from './api.js';
-import { h, fmtBytes, fmtCount } from './format.js';
+import { h, fmtBytes, fmtCount, fmtN } from './format.js';
 import { openInPerfetto } from './perfetto.js';
 import { stateView, pendingView } from './states.js';
 import { onLive } from './live.js';
@@ -233,10 +233,10 @@ function setBanner(profile) {
   const partial = profile && profile.status !== 'ok' && viewable(profile);
   banner.hidden = !partial;
   if (!partial) return banner.replaceChildren();
-  const steps = profile.step_count ? ` and ${fmtCount(profile.step_count)} steps` : '';
+  const steps = profile.step_count ? ` and ${fmtN(profile.step_count, 'step')}` : '';
   banner.replaceChildren(
     h('strong', null, 'Partial profile. '),
-    `Read ${fmtCount(profile.events)} events${steps} before reading stopped: ${profile.error || 'the file ends early'}. `,
+    `Read ${fmtN(profile.events, 'event')}${steps} before reading stopped: ${profile.error || 'the file ends early'}. `,
     'Every page shows what was read.',
   );
 }

@@ -5,7 +5,7 @@
 // and tests can read them. Charts are drawn at their box's pixel width, so
 // pages redraw them with resizeObserve when that width changes.
 
-import { h, fmtDur } from './format.js';
+import { h, fmtDur, fmtN } from './format.js';
 import { fitName } from './kernel_name.js';
 
 const SVG = 'http://www.w3.org/2000/svg';
@@ -100,7 +100,7 @@ export function stepChart(container, steps, { onSelect, height = 260, maxUs = 0 
     width,
     height,
     role: 'group',
-    'aria-label': `Step time chart: ${steps.length} steps, stacked by category`,
+    'aria-label': `Step time chart: ${fmtN(steps.length, 'step')}, stacked by category`,
   });
   const grid = s('g', { class: 'grid' });
   const axis = s('g', { class: 'axis' });
@@ -129,8 +129,8 @@ export function stepChart(container, steps, { onSelect, height = 260, maxUs = 0 
       'data-duration-us': st.duration_us,
       'aria-label':
         `Step ${st.step}: ${fmtDur(st.duration_us)}` +
-        CATEGORIES.filter((c) => p[c.key])
-          .map((c) => `, ${c.label} ${fmtDur(p[c.key])}`)
+        CATEGORIES.filter((c) => seg[c.key])
+          .map((c) => `, ${c.label} ${fmtDur(seg[c.key])}`)
           .join(''),
     });
     let acc = 0;
@@ -145,6 +145,7 @@ export function stepChart(container, steps, { onSelect, height = 260, maxUs = 0 
           height: Math.max(0, y(acc) - y(acc + v)),
           fill: c.key === 'other' ? cssVar('--c-summary') : colors[c.key],
           'data-category': c.key,
+          'data-us': v,
         }),
       );
       acc += v;
@@ -163,7 +164,9 @@ export function stepChart(container, steps, { onSelect, height = 260, maxUs = 0 
   const showTip = (g, clientX, clientY) => {
     const st = steps.find((x) => String(x.step) === g.getAttribute('data-step'));
     if (!st) return;
+    // The rows state what the bar draws: idle less host wait, host wait less compile.
     const p = stepParts(st);
+    const seg = stepSegments(st);
     tip.replaceChildren(
       h(
         'div',
@@ -185,11 +188,19 @@ export function stepChart(container, steps, { onSelect, height = 260, maxUs = 0 
           ...CATEGORIES.map((c) =>
             h(
               'tr',
-              null,
+              { dataset: { category: c.key } },
               h('td', null, h('span.sw', { style: { background: colors[c.key] } }), c.label),
-              h('td.num', null, p[c.key] === null ? '—' : fmtDur(p[c.key])),
+              h('td.num', null, p[c.key] === null ? '—' : fmtDur(seg[c.key])),
             ),
           ),
+          seg.other > 0
+            ? h(
+                'tr',
+                { dataset: { category: 'other' } },
+                h('td', null, h('span.sw', { style: { background: cssVar('--c-summary') } }), 'Not broken down'),
+                h('td.num', null, fmtDur(seg.other)),
+              )
+            : null,
         ),
       ),
       h(

@@ -13,7 +13,7 @@
 // read, not empty, with device work; the rest are greyed out with why.
 
 import { api, getJSON, query } from './api.js';
-import { h, fmtDur, fmtCount, fmtPct, isKnown, UNKNOWN } from './format.js';
+import { h, fmtDur, fmtCount, fmtPct, fmtFrac, isKnown, UNKNOWN } from './format.js';
 import { stepChart, resizeObserve, legend } from './chart.js';
 import { stateView, showAllButton } from './states.js';
 import { timelineHash, longestOccurrence, hashForMatch } from './timeline_link.js';
@@ -167,7 +167,7 @@ function card(title, d, fmt = fmtDur, fmtD = fmtDelta) {
 }
 
 function cards(cmp) {
-  const pct = (v) => (isKnown(v) ? fmtPct(100 * v) : UNKNOWN);
+  const pct = (v) => fmtFrac(v);
   const pts = (v) => (v > 0 ? '+' : v < 0 ? '−' : '') + Math.abs(100 * v).toFixed(1) + ' pt';
   const k = cmp.kernels || {};
   const names = h(

@@ -1,7 +1,13 @@
 // format.js — how numbers, times and sizes are written on screen, and a tiny
-// DOM builder. Unknown values (null/undefined) always render as "—", never 0.
+// DOM builder. Every page writes durations (fmtDur: ns, µs, ms, s; never
+// "us"), percentages (fmtPct of a percent, fmtFrac of a fraction: a raw
+// fraction is never shown) and counts with their noun (fmtN: "1 step",
+// "2 steps") through these functions. Unknown values (null/undefined/NaN)
+// always render as "—" (UNKNOWN, with UNKNOWN_TITLE as its title), never 0.
 
 export const UNKNOWN = '—';
+// The title of an UNKNOWN cell: the figure is missing, not zero.
+export const UNKNOWN_TITLE = 'unknown: the profile does not record this';
 
 export function isKnown(v) {
   return v !== null && v !== undefined && !(typeof v === 'number' && Number.isNaN(v));
@@ -34,8 +40,21 @@ export function fmtCount(n) {
 }
 
 export function fmtPct(p, decimals = 1) {
-  if (!isKnown(p)) return UNKNOWN;
-  return p.toFixed(decimals) + '%';
+  if (!isKnown(p) || !Number.isFinite(Number(p))) return UNKNOWN;
+  return Number(p).toFixed(decimals) + '%';
+}
+
+// A fraction (0.734) as a percentage ("73.4%").
+export function fmtFrac(f, decimals = 1) {
+  if (!isKnown(f) || !Number.isFinite(Number(f))) return UNKNOWN;
+  return fmtPct(Number(f) * 100, decimals);
+}
+
+// A count with its noun, singular for exactly 1: fmtN(1, 'step') is
+// "1 step", fmtN(1200, 'copy', 'copies') is "1,200 copies".
+export function fmtN(n, one, many = one + 's') {
+  if (!isKnown(n)) return `${UNKNOWN} ${many}`;
+  return `${fmtCount(n)} ${Number(n) === 1 ? one : many}`;
 }
 
 export function fmtBytes(b) {

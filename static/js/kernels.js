@@ -8,7 +8,20 @@
 // there is either way, and with it checked those rows are marked.
 
 import { api } from './api.js';
-import { h, fmtUs, fmtPct, fmtCount, fmtDims, fmtDur, deviceLabel, deviceId, isKnown, UNKNOWN } from './format.js';
+import {
+  h,
+  fmtUs,
+  fmtPct,
+  fmtCount,
+  fmtN,
+  fmtDims,
+  fmtDur,
+  deviceLabel,
+  deviceId,
+  isKnown,
+  UNKNOWN,
+  UNKNOWN_TITLE,
+} from './format.js';
 import { barChart, resizeObserve } from './chart.js';
 import { stateView, showAllButton } from './states.js';
 import { timelineHash, longestOccurrence, hashForMatch } from './timeline_link.js';
@@ -218,7 +231,7 @@ export function mount(view, { id, profile, params, notify }) {
       label: shorts.get(k.name) ?? k.name,
       name: k.name,
       value: k.total_us,
-      title: `${k.name}\n${fmtDur(k.total_us)} in ${fmtCount(k.count)} calls`,
+      title: `${k.name}\n${fmtDur(k.total_us)} in ${fmtN(k.count, 'call')}`,
     }));
     barChart(chartBox, items, {
       rowH: 19,
@@ -262,11 +275,11 @@ export function mount(view, { id, profile, params, notify }) {
     const compileText =
       c && c.rows > 0
         ? c.included
-          ? ` · ${fmtDur(c.us)} of it compile-time (${fmtCount(c.count)} launches, marked)`
-          : ` · ${fmtDur(c.us)} of compile-time kernels (${fmtCount(c.count)} launches) left out`
+          ? ` · ${fmtDur(c.us)} of it compile-time (${fmtN(c.count, 'launch', 'launches')}, marked)`
+          : ` · ${fmtDur(c.us)} of compile-time kernels (${fmtN(c.count, 'launch', 'launches')}) left out`
         : '';
     summary.textContent =
-      `${fmtCount(kernels.length)} kernels · ${fmtCount(launches)} launches · ${fmtDur(kernelTime)} kernel time` +
+      `${fmtN(kernels.length, 'kernel')} · ${fmtN(launches, 'launch', 'launches')} · ${fmtDur(kernelTime)} kernel time` +
       compileText +
       (rows.length !== kernels.length ? ` · ${fmtCount(rows.length)} match the filter` : '');
     const thead = h(
@@ -333,7 +346,9 @@ export function mount(view, { id, profile, params, notify }) {
                       : text
                     : several
                       ? `Ran with ${k.shapes} different launch shapes: see the timeline for each launch`
-                      : undefined,
+                      : isKnown(v)
+                        ? undefined
+                        : UNKNOWN_TITLE,
               },
               c.key === 'name' ? [h('div.kname', null, nameNodes(text)), rowDetail(k)] : text,
             );

@@ -5,7 +5,7 @@
 // the profile's facts. Cards and chart have reserved sizes so nothing jumps.
 
 import { api } from './api.js';
-import { h, fmtDur, fmtPct, fmtCount, fmtBytes, fmtDate, deviceLabel, isKnown, UNKNOWN } from './format.js';
+import { h, fmtDur, fmtPct, fmtCount, fmtN, fmtBytes, fmtDate, deviceLabel, isKnown, UNKNOWN } from './format.js';
 import { stepChart, barChart, legend, stepParts, resizeObserve } from './chart.js';
 import { stateView } from './states.js';
 import { timelineHash } from './timeline_link.js';
@@ -107,10 +107,10 @@ export function mount(view, { id, profile }) {
         0,
         fmtDur(avg),
         compiled.length
-          ? `${steps.length} steps · ${fmtDur(compileUs)} compiling in step${compiled.length === 1 ? '' : 's'} ${compiled
+          ? `${fmtN(steps.length, 'step')} · ${fmtDur(compileUs)} compiling in step${compiled.length === 1 ? '' : 's'} ${compiled
               .map((st) => st.step)
               .join(', ')}`
-          : `${steps.length} steps`,
+          : fmtN(steps.length, 'step'),
       );
       setCard(cards, 1, fmtDur(median(durs)), `min ${fmtDur(Math.min(...durs))} · max ${fmtDur(Math.max(...durs))}`);
       setCard(
@@ -156,11 +156,16 @@ export function mount(view, { id, profile }) {
       );
       const launches = ks.reduce((a, k) => a + (k.count || 0), 0);
       const left = res.compile && res.compile.us > 0 ? ` · ${fmtDur(res.compile.us)} of compile-time kernels left out` : '';
-      setCard(cards, 5, fmtCount(ks.length), `${fmtCount(launches)} launches · ${fmtDur(res.kernel_time_us)} total${left}`);
+      setCard(
+        cards,
+        5,
+        fmtCount(ks.length),
+        `${fmtN(launches, 'launch', 'launches')} · ${fmtDur(res.kernel_time_us)} total${left}`,
+      );
       const items = ks.slice(0, 10).map((k) => ({
         label: shorts.get(k.name) ?? k.name,
         value: k.total_us,
-        title: `${k.name}\n${fmtDur(k.total_us)} total, ${fmtCount(k.count)} calls`,
+        title: `${k.name}\n${fmtDur(k.total_us)} total, ${fmtN(k.count, 'call')}`,
       }));
       const draw = () =>
         barChart(topBox, items, {
@@ -248,8 +253,14 @@ function fillFacts(dl, p) {
     ['Devices', devices.length ? devices.map(deviceLabel).join(', ') : UNKNOWN],
     ['Indexed in', isKnown(p.index_seconds) ? `${p.index_seconds.toFixed(2)} s` : UNKNOWN],
   ];
-  if (Array.isArray(p.warnings) && p.warnings.length)
-    rows.push(['Warnings', p.warnings.map((w) => (typeof w === 'string' ? w : JSON.stringify(w))).join('; ')]);
+  const text = (w) => (typeof w === 'string' ? w : JSON.stringify(w));
+  if (Array.isArray(p.warnings) && p.warnings.length) rows.push(['Warnings', p.warnings.map(text).join('; ')]);
+  // Reader bookkeeping a user cannot act on: there, but folded away.
+  if (Array.isArray(p.diagnostics) && p.diagnostics.length)
+    rows.push([
+      'Reader notes',
+      h('details.diagnostics', null, h('summary', null, 'details'), ...p.diagnostics.map((w) => h('div', null, text(w)))),
+    ]);
   if (p.partial) rows.push(['Note', 'The file was partly unreadable; what could be read is shown.']);
   dl.replaceChildren(...rows.flatMap(([k, v]) => [h('dt', null, k), h('dd', null, v)]));
 }

@@ -2,7 +2,7 @@
 // so they look and read the same everywhere.
 
 import { api } from './api.js';
-import { h, fmtCount } from './format.js';
+import { h, fmtCount, fmtN } from './format.js';
 
 export function stateView(title, message, kind = 'empty', ...extra) {
   const el = h('div.state.' + kind, { role: kind === 'error' ? 'alert' : 'status' }, h('h2', null, title));
@@ -54,5 +54,5 @@ export async function pendingView(profile) {
 
 // The button under a long table that shows the rows held back.
 export function showAllButton(total, shown, onShow) {
-  return h('button.btn', { type: 'button', onclick: onShow }, `Show all ${fmtCount(total)} rows (${fmtCount(shown)} shown)`);
+  return h('button.btn', { type: 'button', onclick: onShow }, `Show all ${fmtN(total, 'row')} (${fmtCount(shown)} shown)`);
 }

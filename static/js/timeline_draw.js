@@ -11,7 +11,7 @@
 // data-events-drawn, data-summaries-drawn and data-first-paint-ms for the
 // tests and the performance figures.
 
-import { h, fmtDur, fmtCount, nameHue } from './format.js';
+import { h, fmtDur, fmtCount, fmtN, nameHue } from './format.js';
 import { niceStep, cssVar } from './chart.js';
 import { pinnedTracks, shownTracks } from './timeline_tracks.js';
 import { drawCounterRow, seriesLabel, COUNTER_H } from './timeline_counters.js';
@@ -97,7 +97,7 @@ export function createDrawing(tl) {
       {
         type: 'button',
         'aria-expanded': String(!g.collapsed),
-        'aria-label': `${g.name}: ${n} tracks, ${g.collapsed ? 'collapsed' : 'expanded'}`,
+        'aria-label': `${g.name}: ${fmtN(n, 'track')}, ${g.collapsed ? 'collapsed' : 'expanded'}`,
         onclick: toggle,
       },
       h('span', null, g.name),

@@ -13,7 +13,7 @@
 // needs, draws none. Every mark carries data-mark (and the values it
 // shows), is focusable and tells its numbers on hover and focus.
 
-import { h, fmtDur, fmtPct, fmtCount, isKnown, nameHue } from './format.js';
+import { h, fmtDur, fmtPct, fmtCount, fmtN, isKnown, nameHue } from './format.js';
 import { stepChart, legend, cssVar, niceStep } from './chart.js';
 
 const SVG = 'http://www.w3.org/2000/svg';
@@ -173,7 +173,7 @@ function overviewChart(table) {
   return figure(
     'step-time',
     'Step-time graph',
-    `${fmtCount(steps.length)} steps; each bar is a step's time averaged over the devices (hosts aligned by step number), stacked by where it goes. Hover a bar for its numbers.`,
+    `${fmtN(steps.length, 'step')}; each bar is a step's time averaged over the devices (hosts aligned by step number), stacked by where it goes. Hover a bar for its numbers.`,
     (box) => {
       stepChart(box, steps, { height: 240 });
       const svg = box.querySelector('svg');
@@ -254,7 +254,7 @@ function rooflineChart(table, { onPick }) {
   return figure(
     'roofline',
     'Roofline',
-    `${fmtCount(pts.length)} ops by operational intensity (FLOP/byte) against achieved GFLOP/s, both on log scales. Hover a point for the op; click it to filter the table to it.`,
+    `${fmtN(pts.length, 'op')} by operational intensity (FLOP/byte) against achieved GFLOP/s, both on log scales. Hover a point for the op; click it to filter the table to it.`,
     (box) => drawRoofline(box, pts, roof, onPick),
     ...notes,
   );
@@ -280,7 +280,11 @@ function drawRoofline(box, pts, roof, onPick) {
   const [y0, y1] = decades([...pts.map((p) => p.y), roof.peak, roof.bw && roof.bw * 10 ** x0].filter(Boolean));
   const X = (v) => pad.l + ((log10(v) - x0) / (x1 - x0)) * plotW;
   const Y = (v) => pad.t + plotH - ((log10(v) - y0) / (y1 - y0)) * plotH;
-  const svg = svgOf(width, height, `Roofline: ${pts.length} ops, operational intensity against achieved GFLOP/s, log scales`);
+  const svg = svgOf(
+    width,
+    height,
+    `Roofline: ${fmtN(pts.length, 'op')}, operational intensity against achieved GFLOP/s, log scales`,
+  );
   const grid = s('g', { class: 'grid' });
   const axis = s('g', { class: 'axis' });
   for (let k = x0; k <= x1; k++) {
@@ -421,7 +425,7 @@ function podChart(table) {
   const fig = figure(
     'pod-heatmap',
     'Step time by host and step',
-    `${fmtCount(hosts.length)} hosts × ${fmtCount(steps.length)} steps; darker is longer. The slowest host of each step is outlined. Hover a cell for its numbers.`,
+    `${fmtN(hosts.length, 'host')} × ${fmtN(steps.length, 'step')}; darker is longer. The slowest host of each step is outlined. Hover a cell for its numbers.`,
     (box) => drawHeat(box, cells, hosts, steps, comp, comps),
     h('label.inline.sub.chart-controls', null, 'Colour by ', select),
   );
@@ -524,7 +528,7 @@ function inputChart(table) {
   return figure(
     'input-bars',
     'Input wait per step',
-    `${fmtCount(bars.length)} steps: the time the device waits for input, stacked under the rest of the step (compute and everything else). Hover a bar for its numbers.`,
+    `${fmtN(bars.length, 'step')}: the time the device waits for input, stacked under the rest of the step (compute and everything else). Hover a bar for its numbers.`,
     (box) => drawInputBars(box, bars, colors),
     h(
       'div.legend',
@@ -541,7 +545,7 @@ function drawInputBars(box, bars, colors) {
   const pad = { l: 72, r: 12, t: 10, b: 44 };
   const plotW = width - pad.l - pad.r,
     plotH = height - pad.t - pad.b;
-  const svg = svgOf(width, height, `Input wait per step: ${bars.length} steps`);
+  const svg = svgOf(width, height, `Input wait per step: ${fmtN(bars.length, 'step')}`);
   const y = linearY(svg, { pad, width, plotH, maxV: Math.max(...bars.map((b) => b.total), 1e-9), fmt: fmtDur });
   axisTitles(svg, { width, height, pad, x: 'Step', y: 'Time (µs, ms or s as marked)' });
   const slot = plotW / bars.length;

@@ -14,7 +14,7 @@
 // Every cell keeps the answer's raw value in data-value ("null" when
 // unknown), so what is shown can be checked against the API.
 
-import { h, fmtUs, fmtPct, fmtCount, fmtBytes, fmtDims, fmtDur, isKnown, UNKNOWN } from './format.js';
+import { h, fmtUs, fmtPct, fmtFrac, fmtCount, fmtBytes, fmtDims, fmtDur, isKnown, UNKNOWN } from './format.js';
 import { stateView, showAllButton } from './states.js';
 import { toolCharts } from './tool_charts.js';
 
@@ -100,7 +100,7 @@ export function cellText(kind, v) {
     case 'us':
       return fmtUs(v);
     case 'fraction':
-      return fmtPct(v * 100, 2);
+      return fmtFrac(v, 2);
     case 'pct':
       return fmtPct(v, 2);
     case 'bytes':

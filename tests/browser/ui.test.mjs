@@ -8,7 +8,7 @@
 // Prints "N passed, N failed" and exits non-zero when anything failed.
 //
 // The tests are in parts, run in this order (later ones see what earlier
-// ones did, e.g. live captures): ui_pages.mjs, ui_first_screen.mjs,
+// ones did, e.g. live captures): ui_pages.mjs, ui_first_screen.mjs, ui_wording.mjs,
 // ui_tensorboard.mjs, ui_links_live.mjs, ui_memory_compare.mjs, ui_layout.mjs
 // (widths, partial and unreadable profiles); harness.mjs holds what they share.
 
@@ -17,6 +17,7 @@ import { finish } from './harness.mjs';
 for (const part of [
   './ui_pages.mjs',
   './ui_first_screen.mjs',
+  './ui_wording.mjs',
   './ui_tensorboard.mjs',
   './ui_links_live.mjs',
   './ui_memory_compare.mjs',

@@ -31,7 +31,7 @@ def dur(ps):
         return "%.2f s" % (us / 1e6)
     if us >= 1e3:
         return "%.2f ms" % (us / 1e3)
-    return "%.1f us" % us
+    return "%.1f µs" % us
 
 
 def latency_text(v):
@@ -239,7 +239,7 @@ def test_pytorch_graph_replay():
     f = check_graph_finding(answer, prof, steps, "replay", ("data_loading", "log_metrics"))
     assert abs(f["value"] - 87.8) < 1e-9
     # latencies 40, 25 and 61 us: the launch to each graph's first kernel
-    assert "median 40.0 us, 90th percentile 61.0 us, max 61.0 us" in f["explanation"]
+    assert "median 40.0 µs, 90th percentile 61.0 µs, max 61.0 µs" in f["explanation"]
     # data_loading is input work: 300 us of each 1 ms step, the device idle
     close = abs(kinds["input_bound"]["value"] - 30.0)
     assert close < 1e-9, kinds["input_bound"]

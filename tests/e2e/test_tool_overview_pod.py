@@ -191,7 +191,7 @@ def test_overview_step_time_graph():
     g = graph("/api/profiles/%s/tools/overview_page" % S.profiles["host-b"]["id"])
     assert sorted(g) == [0, 1, 2], g
     for n, (dur, kern) in enumerate(HOSTS["host-b"]):
-        assert g[n]["metric"] == "step %d" % n and g[n]["unit"] == "us", g[n]
+        assert g[n]["metric"] == "step %d" % n and g[n]["unit"] == "µs", g[n]
         assert abs(g[n]["value"] - dur) < 1e-9 and abs(g[n]["compute_us"] - kern) < 1e-9, g[n]
         assert abs(g[n]["idle_us"] - (dur - kern)) < 1e-9, g[n]
         assert g[n]["collective_us"] == 0 and g[n]["memset_us"] == 0, g[n]
