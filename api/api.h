@@ -28,10 +28,11 @@
 
 /* One profile object (see README "REST API") for the profiles row `id`. */
 int xpv_api_profile(sqlite3 *db, int64_t id, xpv_buf *out);
-/* The "latest" profile: the newest that indexed ok, else the newest partial
- * one, else the newest of all (pending, failed), so a half-written capture
- * never hides the last good one. Companion files are never it. Returns 1
- * with *id set, 0 when there are no profiles, -1 on an index error. */
+/* The "latest" profile: the newest readable one (indexed ok, or partial
+ * with events: the pages show it with a banner), else the newest of all
+ * (pending, failed), so a broken or unsupported capture never hides the
+ * last readable one. Companion files are never it. Returns 1 with *id set,
+ * 0 when there are no profiles, -1 on an index error. */
 int xpv_api_latest_id(sqlite3 *db, int64_t *id, xpv_err *err);
 /* `"profiles":N,"status_counts":{"ok":N,...}` (members, no braces) over
  * the profiles that are not companions. Returns 0 (out appended to), or -1

@@ -183,7 +183,7 @@ static const xpv_route table[] = {
      "Server-Sent Events: profiles added, updated, removed; indexing progress"},
     {"GET", "/api/profiles", xpv_routes_profiles, NULL, 1, API, "every profile, newest first"},
     {"GET", "/api/profiles/latest", xpv_routes_latest, NULL, 1, API,
-     "the newest profile that indexed best"},
+     "the newest readable profile (ok, or partial)"},
     {"GET", P, xpv_routes_profile, NULL, 1, API, "one profile"},
     {"GET", P "/kernels", xpv_routes_kernels, kernels_params, 1, API,
      "time by kernel, copy, memset, XLA op or HLO category (JSON or CSV)"},

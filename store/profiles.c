@@ -22,6 +22,10 @@
     " step_count, kernel_count, companion_of, index_seconds, indexed_at FROM profiles"
 #define NEWEST_ORDER " mtime_ns DESC, run DESC, path"
 #define BEST_INDEXED "CASE WHEN status='ok' THEN 0 WHEN partial THEN 1 ELSE 2 END"
+/* A profile the pages can show: indexed whole, or cut short after some
+ * events were read; a capture with no event or in a format this tool does
+ * not read is not. */
+#define READABLE "(events > 0 AND (status='ok' OR partial))"
 #define TOP_LEVEL " companion_of IS NULL"
 /* The runs, newest first (by their newest profile). */
 #define RUNS_NEWEST_FIRST                                                                          \
@@ -146,7 +150,7 @@ static int first_int(sqlite3 *db, const char *sql, const int64_t *ids, size_t n,
 int xpv_store_profiles_latest(sqlite3 *db, int64_t *id, xpv_err *err)
 {
     return first_int(db,
-                     "SELECT id FROM profiles WHERE" TOP_LEVEL " ORDER BY " BEST_INDEXED
+                     "SELECT id FROM profiles WHERE" TOP_LEVEL " ORDER BY NOT " READABLE
                      "," NEWEST_ORDER " LIMIT 1",
                      NULL, 0, id, err);
 }

@@ -103,8 +103,9 @@ typedef struct {
 int xpv_store_profiles_xplane_file(xpv_store_cursor *c, sqlite3 *db, int64_t id,
                                    xpv_store_profile_file *row, xpv_err *err);
 
-/* The best indexed, newest top-level profile: 1 with *id, 0 when there
- * is none, -1 with err. */
+/* The newest readable top-level profile (indexed ok, or partial, with
+ * events), else the newest of all: 1 with *id, 0 when there is none, -1
+ * with err. */
 int xpv_store_profiles_latest(sqlite3 *db, int64_t *id, xpv_err *err);
 /* The top-level profiles by status, one row per status in its order:
  * text the status, n how many. */

@@ -334,6 +334,9 @@ function diffTables(cmp, ids, signal, notify) {
   return panel;
 }
 
+// Columns (of diffHead) folded into the name cell's detail line at 1024 px.
+const FOLDED = [2, 3, 8, 9, 10];
+
 // The time columns are per step when both sides have steps, else totals.
 function diffHead(perStep) {
   const t = perStep ? 'Per step' : 'Total';
@@ -364,17 +367,27 @@ function diffTable(rows, ids, perStep, signal, notify) {
       h(
         `tr.${r.status}`,
         { dataset: { name: r.name, status: r.status, direction: t.direction || 'unknown' } },
-        h('td.name.mono', { title: r.name }, typeof r.name === 'string' ? nameNodes(shorts.get(r.name)) : r.name),
+        h(
+          'td.name.mono',
+          { title: r.name },
+          typeof r.name === 'string' ? nameNodes(shorts.get(r.name)) : r.name,
+          // the folded columns, read here below 1300 px (app.css)
+          h(
+            'div.row-detail',
+            null,
+            `calls ${fmtCount(r.count.a)} → ${fmtCount(r.count.b)} · avg ${fmtDur(avg.a)} → ${fmtDur(avg.b)} (${fmtDelta(avg.delta)})`,
+          ),
+        ),
         h('td', null, r.status),
-        h('td.num', null, fmtCount(r.count.a)),
-        h('td.num', null, fmtCount(r.count.b)),
+        h('td.num.secondary', null, fmtCount(r.count.a)),
+        h('td.num.secondary', null, fmtCount(r.count.b)),
         h('td.num', null, fmtDur(t.a)),
         h('td.num', null, fmtDur(t.b)),
         h(`td.num.delta${dirClass(t)}`, { dataset: { key, value: String(t.delta) } }, fmtDelta(t.delta)),
         h(`td.num${dirClass(t)}`, null, fmtRel(t)),
-        h('td.num', null, fmtDur(avg.a)),
-        h('td.num', null, fmtDur(avg.b)),
-        h(`td.num${dirClass(avg)}`, null, fmtDelta(avg.delta)),
+        h('td.num.secondary', null, fmtDur(avg.a)),
+        h('td.num.secondary', null, fmtDur(avg.b)),
+        h(`td.num.secondary${dirClass(avg)}`, null, fmtDelta(avg.delta)),
         h(
           'td.go',
           null,
@@ -394,7 +407,9 @@ function diffTable(rows, ids, perStep, signal, notify) {
       h(
         'tr',
         null,
-        diffHead(perStep).map((t, i) => h(i > 1 && i < 11 ? 'th.num' : 'th', { scope: 'col' }, t)),
+        diffHead(perStep).map((t, i) =>
+          h(`${i > 1 && i < 11 ? 'th.num' : 'th'}${FOLDED.includes(i) ? '.secondary' : ''}`, { scope: 'col' }, t),
+        ),
       ),
     ),
     tbody,

@@ -101,14 +101,17 @@ export function mount(view, { id, profile, params, notify }) {
         load();
       },
     },
+    // No "Default" entry: it named the very kind of another entry ("GPU
+    // kernels" twice). The server picks the kind (kernels, else XLA ops
+    // on TPU) and its first answer selects that entry.
     [
-      ['', 'Default'],
       ['kernel', 'GPU kernels'],
       ['xla_op', 'XLA ops'],
       ['memcpy', 'Memcpy'],
       ['memset', 'Memset'],
     ].map(([v, t]) => h('option', { value: v }, t)),
   );
+  kindSel.selectedIndex = -1; // until the server says which kind it shows
   const nameOfDevice = (ord) => {
     const d = devices[ord];
     return typeof d === 'string' && d ? `${ord}: ${d}` : d && typeof d === 'object' ? deviceLabel(d) : `Device ${ord}`;
@@ -196,7 +199,7 @@ export function mount(view, { id, profile, params, notify }) {
       shorts = shortNames(kernels.map((k) => k.name).filter((n) => typeof n === 'string'));
       kernelTime = res.kernel_time_us;
       compileInfo = res.compile || null;
-      if (!kind && res.kind) kindSel.options[0].textContent = `Default (${res.kind.replace('_', ' ')})`;
+      if (!kind && res.kind) kindSel.value = res.kind;
       if (!devicesListed && Array.isArray(res.devices)) {
         devicesListed = true;
         deviceSel.replaceChildren(

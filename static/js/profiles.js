@@ -192,8 +192,8 @@ export function mount(view) {
     count.textContent = q
       ? `${shown.length} of ${profiles.length} profiles`
       : `${profiles.length} profile${profiles.length === 1 ? '' : 's'}${sortKey ? '' : ', newest first'}`;
-    // As the server picks /api/profiles/latest: a broken newer capture never hides a good one.
-    const latestId = (profiles.find((p) => p.status === 'ok') ?? profiles.find((p) => p.partial) ?? profiles[0]).id;
+    // As the server picks /api/profiles/latest: a broken newer capture never hides a readable one.
+    const latestId = (profiles.find(readableProfile) ?? profiles[0]).id;
     const wrap = body.querySelector('.table-wrap');
     const scroll = wrap ? wrap.scrollTop : 0;
     const focusedId = document.activeElement && document.activeElement.closest('tbody tr')?.dataset.id;
@@ -306,6 +306,12 @@ export function mount(view) {
     clearTimeout(timer);
     ctrl.abort();
   };
+}
+
+// What `latest` may be (store/profiles.c READABLE): events read, whole or
+// in part (tensorboard.js lands on the newest run holding one alike).
+function readableProfile(p) {
+  return p.events > 0 && (p.status === 'ok' || p.partial === true);
 }
 
 // A profile whose pages have something to show: indexed, or partly read.

@@ -24,7 +24,6 @@ import { renderToolTable, fromDataTable, toolLabel, hostLabel, dedicatedPage, AL
 // Asking each host's profile for its tools costs a request per host; past
 // this many hosts every host is offered and a host without data says so.
 const MAX_HOST_PROBES = 128;
-const LANDING_PROBES = 10; // runs asked for their tools when the address names none
 
 export function mount(view, { parts, notify, toolPages, ui }) {
   const life = new AbortController();
@@ -141,21 +140,20 @@ export function mount(view, { parts, notify, toolPages, ui }) {
       run = null;
     }
     if (!run) {
-      run = await newestRunWithTools(s.runs, signal);
+      run = await newestReadableRun(s.runs, signal);
       if (stale(my)) return;
     }
     options(runSel, s.runs, (r) => r, run);
     await openRun(run, parts[1], parts[2], { link: true });
   }
 
-  // Where to land without a run in the address: the newest run with a tool
-  // (a newer run holding only a broken capture has none), among the first few.
-  async function newestRunWithTools(runs, signal) {
-    for (const r of runs.slice(0, LANDING_PROBES)) {
-      const tools = await tb.tools(r, { signal }).catch(() => []);
-      if (tools.length) return r;
-    }
-    return runs[0];
+  // Where to land without a run in the address: the newest run holding a
+  // readable profile (whole or partial, as `latest` picks), so a newer run of
+  // broken or unsupported captures is passed over.
+  async function newestReadableRun(runs, signal) {
+    const list = (await api.profiles({ signal }).catch(() => ({}))).profiles || [];
+    const readable = new Set(list.filter((p) => p.events > 0 && (p.status === 'ok' || p.partial === true)).map((p) => p.run));
+    return runs.find((r) => readable.has(r)) ?? runs[0];
   }
 
   // The profile a host name stands for, as the data route picks it: the one

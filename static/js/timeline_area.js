@@ -1,26 +1,31 @@
 // timeline_area.js — area selection: Shift+drag over the tracks marks a
 // time range on the tracks it crosses; the server sums the slices there by
 // name (/aggregate: clipped to the range, self time from nesting) and the
-// details panel shows the table, sortable, with the range's duration.
+// bottom panel (timeline_area_panel.js, full width and resizable, as
+// Perfetto's) shows the table, sortable by every column, with the range's
+// duration. Names stay on one line, cut with an ellipsis, whole on hover.
 // Clicking a row outlines that name's events in the view.
 //
 // Invariants: st.area is {s, e, tracks, y0, y1} (times in µs, content y)
-// or null, set only here; a newer selection aborts the older request, so a
-// slow answer never fills the table of another area. Esc or a plain click
+// or null, set only here; the panel shows exactly while st.area is set; a
+// newer selection aborts the older request, so a slow answer never fills
+// the table of another area. Esc, a plain click or the panel's close button
 // clears it (timeline_input.js).
 
 import { api } from './api.js';
 import { h, fmtDur, fmtCount } from './format.js';
+import { createAreaPanel } from './timeline_area_panel.js';
 
+// [key, label, cell text, numeric]
 const COLUMNS = [
-  ['name', 'Name', (r) => r.name],
-  ['count', 'Count', (r) => fmtCount(r.count)],
-  ['total_us', 'Total', (r) => fmtDur(r.total_us)],
-  ['self_us', 'Self', (r) => fmtDur(r.self_us)],
-  ['avg_us', 'Avg', (r) => fmtDur(r.avg_us)],
-  ['min_us', 'Min', (r) => fmtDur(r.min_us)],
-  ['max_us', 'Max', (r) => fmtDur(r.max_us)],
-  ['percent', 'Share', (r) => (r.percent === null ? '—' : `${r.percent.toFixed(1)}%`)],
+  ['name', 'Name', (r) => r.name, false],
+  ['count', 'Count', (r) => fmtCount(r.count), true],
+  ['total_us', 'Total', (r) => fmtDur(r.total_us), true],
+  ['self_us', 'Self', (r) => fmtDur(r.self_us), true],
+  ['avg_us', 'Avg', (r) => fmtDur(r.avg_us), true],
+  ['min_us', 'Min', (r) => fmtDur(r.min_us), true],
+  ['max_us', 'Max', (r) => fmtDur(r.max_us), true],
+  ['percent', 'Share', (r) => (r.percent === null ? '—' : `${r.percent.toFixed(1)}%`), true],
 ];
 const MAX_ROWS = 500;
 
@@ -32,6 +37,10 @@ export function createArea(tl) {
   let ctrl = null;
   let answer = null;
   let sort = { key: 'total_us', desc: true };
+  const panel = createAreaPanel(tl.dom.details.closest('.tl'), () => {
+    clear();
+    tl.dom.canvas.focus();
+  });
 
   // Drag from (x, y) canvas points; y in content coordinates.
   function begin(cx, cy) {
@@ -78,15 +87,14 @@ export function createArea(tl) {
   async function query(a) {
     if (ctrl) ctrl.abort();
     ctrl = new AbortController();
-    const panel = tl.dom.details;
-    panel.replaceChildren(h('h2', null, 'Area selection'), h('div.skeleton', { style: { height: '60px' } }));
+    panel.show('Summing…', h('div.skeleton', { style: { height: '60px', margin: '8px 12px' } }));
     tl.dom.canvas.dataset.areaState = 'loading';
     try {
       const params = { start_us: a.s, end_us: a.e, tracks: a.tracks.join(',') };
       answer = await api.aggregate(tl.id, params, { signal: ctrl.signal });
     } catch (e) {
       if (e.name === 'AbortError') return;
-      panel.replaceChildren(h('h2', null, 'Area selection'), h('p.hint', null, `Cannot sum this area: ${e.message}`));
+      panel.show('', h('p.hint', null, `Cannot sum this area: ${e.message}`));
       tl.dom.canvas.dataset.areaState = 'error';
       return;
     }
@@ -101,11 +109,19 @@ export function createArea(tl) {
     const head = h(
       'tr',
       null,
-      COLUMNS.map(([key, label]) =>
+      COLUMNS.map(([key, label, , num]) =>
         h(
           'th',
-          { scope: 'col', 'aria-sort': sort.key === key ? (sort.desc ? 'descending' : 'ascending') : 'none' },
-          h('button.linklike', { type: 'button', dataset: { key }, onclick: () => resort(key) }, label),
+          {
+            scope: 'col',
+            class: num ? 'num' : 'name',
+            'aria-sort': sort.key === key ? (sort.desc ? 'descending' : 'ascending') : 'none',
+          },
+          h(
+            'button.linklike',
+            { type: 'button', dataset: { key }, title: `Sort by ${label.toLowerCase()}`, onclick: () => resort(key) },
+            label,
+          ),
         ),
       ),
     );
@@ -117,19 +133,17 @@ export function createArea(tl) {
           dataset: { name: r.name },
           onclick: () => highlight(r.name),
         },
-        COLUMNS.map(([, , fmt]) => h('td', null, fmt(r))),
+        COLUMNS.map(([, , fmt, num]) => (num ? h('td.num', null, fmt(r)) : h('td.name', { title: r.name }, fmt(r)))),
       ),
     );
-    tl.dom.details.replaceChildren(
-      h('h2', null, 'Area selection'),
-      h(
-        'p.tl-area-summary',
-        null,
-        `${fmtDur(answer.duration_us)} on ${answer.tracks} track${answer.tracks === 1 ? '' : 's'} · ${fmtCount(answer.rows.length)} names`,
-      ),
+    const names = `${fmtCount(answer.rows.length)} name${answer.rows.length === 1 ? '' : 's'}`;
+    const scroll = panel.body.scrollTop;
+    panel.show(
+      `${fmtDur(answer.duration_us)} on ${answer.tracks} track${answer.tracks === 1 ? '' : 's'} · ${names}`,
       h('table.tl-area-table', null, h('thead', null, head), h('tbody', null, body)),
       rows.length > MAX_ROWS ? h('p.hint', null, `The first ${MAX_ROWS} rows are shown.`) : null,
     );
+    panel.body.scrollTop = scroll;
   }
 
   function resort(key) {
@@ -150,6 +164,7 @@ export function createArea(tl) {
     const had = st.area !== null;
     st.area = null;
     st.highlightName = null;
+    panel.hide();
     delete tl.dom.canvas.dataset.areaState;
     if (had) tl.draw.request();
     return had;
@@ -174,5 +189,5 @@ export function createArea(tl) {
     if (ctrl) ctrl.abort();
   }
 
-  return { begin, move, end, selectRange, clear, draw, stop, dragging: () => drag !== null };
+  return { begin, move, end, selectRange, clear, draw, stop, panel, dragging: () => drag !== null };
 }

@@ -55,7 +55,7 @@ export function createDetails(tl) {
   let argsRequest = null;
 
   // `hit` is {ev, track} or null; resolves once the panel is filled.
-  // keepArea: the area selection is taking the panel (timeline_area.js).
+  // keepArea: an area selection is being made (timeline_area.js), so keep it.
   async function select(hit, { keepArea = false } = {}) {
     st.selected = hit;
     tl.flows.clear();
@@ -64,7 +64,7 @@ export function createDetails(tl) {
     tl.url.schedule();
     if (argsRequest) argsRequest.abort();
     if (!hit) {
-      if (!keepArea) showHelp();
+      showHelp();
       return;
     }
     const rows = timeRows(hit);

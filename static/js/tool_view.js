@@ -17,6 +17,7 @@
 import { h, fmtUs, fmtPct, fmtFrac, fmtCount, fmtBytes, fmtDims, fmtDur, isKnown, UNKNOWN } from './format.js';
 import { stateView, showAllButton } from './states.js';
 import { toolCharts } from './tool_charts.js';
+import { shortName, nameNodes } from './kernel_name.js';
 
 const PAGE_ROWS = 500;
 
@@ -282,11 +283,14 @@ export function renderToolTable(box, table, opts) {
 
   function cell(c, v, r) {
     const href = opts.cellLink && isKnown(v) ? opts.cellLink(c.id, (id) => r[cols.find((x) => x.id === id)?.i]) : null;
-    const text = href ? h('a', { href }, cellText(c.kind, v)) : cellText(c.kind, v);
     const known = isKnown(v);
+    // A long name (a C++ kernel's) reads short, whole on hover (kernel_name.js).
+    const long = c.kind === 'text' && known && String(v).length > 40;
+    const shown = long ? nameNodes(shortName(String(v))) : cellText(c.kind, v);
+    const text = href ? h('a', { href }, shown) : shown;
     const f = share(c.kind, v);
     let cls = isText(c) ? 'td.mono' : 'td.num';
-    if (c.kind === 'text' && known && String(v).length > 40) cls += '.name';
+    if (long) cls += '.name';
     if (!known) cls += '.unknown';
     if (f !== null) cls += '.share';
     const derived = known && derivedCell(c.id, (id) => r[cols.find((x) => x.id === id)?.i]);
@@ -299,7 +303,7 @@ export function renderToolTable(box, table, opts) {
         title: derived
           ? "derived from the HLO module's shapes, not carried by the profile"
           : c.kind === 'text'
-            ? text
+            ? cellText(c.kind, v)
             : c.kind === 'us' && known
               ? fmtDur(v)
               : c.kind === 'bytes' && known

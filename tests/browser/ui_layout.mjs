@@ -1,15 +1,20 @@
 // ui_layout.mjs — the pages at the widths people read them (1024 and 1400
-// px): nothing runs past the right edge, the header title is shortened to
-// fit rather than clipped, no "NaN" or "undefined" shows; the profile list's
-// rows, sort and filter; a partly read profile (a gzip trace cut short,
-// written here into the server's temporary profile dir) viewable on every
-// page with its banner; an unreadable profile's page. Runs last: it adds a
-// profile. Screenshots go to XPV_ARTIFACTS (the build dir under ctest).
+// px): on the profile list, a profile's overview and kernels (the TF GPU
+// fixture's long C++ names), compare (two fixtures) and the TensorBoard view,
+// nothing runs past the right edge, the header title is shortened to fit
+// rather than clipped (and any text cut with an ellipsis says itself whole in
+// title=), no "NaN" or "undefined" shows; the profile list's rows, sort and
+// filter; the timeline's area panel; a partly read profile (a gzip trace cut
+// short, written here into the server's temporary profile dir) viewable on
+// every page with its banner and its data; an unreadable profile's page; the
+// TensorBoard view landing on the newest readable run past a newer broken
+// one. Runs last: it adds profiles. Screenshots go to XPV_ARTIFACTS (the
+// build dir under ctest), README's among them (readme-*.png).
 
 import fs from 'node:fs';
 import path from 'node:path';
 import zlib from 'node:zlib';
-import { BASE, test, assert, eq, api, newPage, shot, profiles, ready } from './harness.mjs';
+import { BASE, test, assert, eq, api, newPage, shot, profiles, ready, waitDrawn } from './harness.mjs';
 
 const WIDTHS = [1024, 1400];
 // The TF GPU fixture has the longest C++ kernel names; else any with kernels.
@@ -50,6 +55,28 @@ async function checkTitle(page, where) {
   assert(t.title.length > 0, `${where}: no full path on hover`);
 }
 
+// Text cut with an ellipsis (or clipped headings) that do not say themselves
+// whole on hover: the element or one of its close ancestors needs title=.
+async function clippedWithoutTitle(page) {
+  return page.evaluate(() => {
+    const out = [];
+    for (const el of document.querySelectorAll('h1, h2, h3, th, td, a, button, label, span, b, option, .card *')) {
+      const r = el.getBoundingClientRect();
+      if (r.width === 0 || r.height === 0 || el.scrollWidth <= el.clientWidth + 1) continue;
+      const cs = getComputedStyle(el);
+      if (cs.overflowX === 'visible' && cs.textOverflow !== 'ellipsis') continue;
+      const titled = [el, el.parentElement, el.parentElement?.parentElement].some((x) => x && x.title);
+      if (!titled) out.push(`${el.tagName.toLowerCase()} "${el.textContent.trim().slice(0, 40)}"`);
+    }
+    return out;
+  });
+}
+
+const named = (s) => ready.find((p) => p.path.endsWith(s));
+const withSteps = ready.filter((p) => p.step_count > 0 && p.kernel_count > 0);
+const cmpA = named('pytorch-gp100-user-annotations.json.gz') || withSteps[0] || ready[0];
+const cmpB = named('pytorch-v100-resnet50.pt.trace.json.gz') || withSteps.find((p) => p !== cmpA) || ready[ready.length - 1];
+
 for (const width of WIDTHS) {
   await test(`layout ${width} px: profile list, overview and kernels fit, title whole, no NaN`, async () => {
     const page = await newPage({ viewport: { width, height: 900 } });
@@ -77,6 +104,7 @@ for (const width of WIDTHS) {
         eq(/median .*max /.test(detail), width < 1300, `median…max in the detail at ${width}: ${detail}`);
       }
       await checkTitle(page, `${sub} at ${width}`);
+      eq((await clippedWithoutTitle(page)).join('; '), '', `${sub} at ${width}: cut text without its whole in title=`);
       await noJunkText(page, sub);
       await shot(page, `layout-${width}-${sub}`);
     }
@@ -87,6 +115,155 @@ for (const width of WIDTHS) {
     await page.context().close();
   });
 }
+
+for (const width of WIDTHS) {
+  await test(`layout ${width} px: compare of two fixtures fits, no NaN`, async () => {
+    assert(cmpA && cmpB && cmpA !== cmpB, 'two ready profiles');
+    const page = await newPage({ viewport: { width, height: 900 } });
+    await page.goto(`${BASE}/#/compare/${cmpA.id}/${cmpB.id}`);
+    await page.waitForSelector('table.compare-diff tbody tr');
+    await page.waitForTimeout(400);
+    await shot(page, `layout-${width}-compare`);
+    eq((await overflow(page)).join('; '), '', `compare at ${width}`);
+    eq((await clippedWithoutTitle(page)).join('; '), '', `compare at ${width}: cut text without title=`);
+    await noJunkText(page, 'compare');
+    eq(page.errors.length, 0, `console errors: ${page.errors.join(' | ')}`);
+    await page.context().close();
+  });
+
+  await test(`layout ${width} px: the TensorBoard view's landing and tools fit, no NaN`, async () => {
+    const runs = await api('/data/plugin/profile/runs');
+    assert(runs.length > 0, 'no run');
+    const page = await newPage({ viewport: { width, height: 900 } });
+    await page.goto(`${BASE}/#/tb`);
+    await page.waitForFunction(() => (document.querySelector('.tb-main')?.dataset.ready || '').split('|')[1], null, {
+      timeout: 20000,
+    });
+    const run = await page.inputValue('#tb-run');
+    const tools = await api(`/data/plugin/profile/run_tools?run=${encodeURIComponent(run)}`);
+    // the landing tool, then the tables people read first
+    // overview_page's one DataTable mixes 13 columns of environment and step
+    // rows: it fits from 1400 px (its summary cards are the 1024 px screen).
+    const wanted = [width >= 1400 ? 'overview_page' : null, 'framework_op_stats', 'kernel_stats'];
+    for (const tool of [null, ...wanted.filter((t) => t && tools.includes(t))]) {
+      if (tool) {
+        await page.selectOption('#tb-tool', tool);
+        await page.waitForFunction(
+          (t) =>
+            (document.querySelector('.tb-main')?.dataset.ready || '').split('|')[2] &&
+            document.querySelector('.tb-main').dataset.ready.split('|')[1] === t,
+          tool,
+          { timeout: 20000 },
+        );
+      }
+      await page.waitForTimeout(300);
+      await shot(page, `layout-${width}-tb-${tool || 'landing'}`);
+      const what = `TensorBoard ${tool || 'landing'} at ${width}`;
+      eq((await overflow(page)).join('; '), '', what);
+      eq((await clippedWithoutTitle(page)).join('; '), '', `${what}: cut text without title=`);
+      await noJunkText(page, what);
+    }
+    eq(page.errors.length, 0, `console errors: ${page.errors.join(' | ')}`);
+    await page.context().close();
+  });
+}
+
+await test('kernels: "Show" lists each kind once and selects the one shown', async () => {
+  const torch = ready.find((p) => p.producer === 'PyTorch' && p.kernel_count > 0) || longNames;
+  const page = await newPage({ viewport: { width: 1024, height: 800 } });
+  await page.goto(`${BASE}/#/p/${torch.id}/kernels`);
+  await page.waitForSelector('table.data tbody tr');
+  const res = await api(`/api/profiles/${torch.id}/kernels`);
+  const opts = await page.$$eval('select[aria-label="What to summarize"] option', (os) => os.map((o) => o.textContent));
+  eq(new Set(opts).size, opts.length, `no label twice: ${opts.join(', ')}`);
+  assert(!opts.some((o) => /^Default/.test(o)), `no "Default" beside the kind it stands for: ${opts.join(', ')}`);
+  eq(await page.inputValue('select[aria-label="What to summarize"]'), res.kind, 'the kind the server chose is selected');
+  await page.context().close();
+});
+
+await test('overview at 1024 px: "Step time by category" keeps its title on one line', async () => {
+  const p = withSteps[0] || longNames;
+  const page = await newPage({ viewport: { width: 1024, height: 800 } });
+  await page.goto(`${BASE}/#/p/${p.id}/overview`);
+  await page.waitForSelector('#steps-h');
+  const t = await page.$eval('#steps-h', (e) => ({
+    h: e.getBoundingClientRect().height,
+    lh: parseFloat(getComputedStyle(e).fontSize),
+  }));
+  assert(t.h < t.lh * 2, `title ${t.h} px high for a ${t.lh} px font: wrapped`);
+  await page.context().close();
+});
+
+await test('timeline area selection: a full-width bottom panel, resizable, sortable, names on one line', async () => {
+  const page = await newPage({ viewport: { width: 1024, height: 800 } });
+  await page.goto(`${BASE}/#/p/${longNames.id}/timeline`);
+  await waitDrawn(page);
+  await page.evaluate(async () => {
+    const t = window.__xpvTimeline;
+    const st = t.state;
+    await t.area.selectRange(st.t0, st.t1, [...st.byId.keys()]);
+  });
+  await page.waitForFunction(() => document.querySelector('canvas.tl-canvas').dataset.areaState === 'done');
+  const box = await page.$eval('.tl-area-panel', (e) => e.getBoundingClientRect().toJSON());
+  assert(box.width >= 1024 - 1 && box.x <= 0.5, `panel ${box.width} px wide at x=${box.x}`);
+  eq((await overflow(page)).join('; '), '', 'timeline with the area panel at 1024');
+  // one line per name, the whole name on hover
+  const cells = await page.$$eval('.tl-area-table td.name', (tds) =>
+    tds
+      .slice(0, 50)
+      .map((td) => ({ h: td.getBoundingClientRect().height, title: td.title, name: td.parentElement.dataset.name })),
+  );
+  assert(cells.length > 0, 'the area has rows');
+  const rowH = cells[0].h;
+  for (const c of cells) {
+    assert(c.h <= rowH + 1 && c.h < 40, `row for ${c.name.slice(0, 40)} is ${c.h} px high: wrapped`);
+    eq(c.title, c.name, 'whole name on hover');
+  }
+  // drag the top edge up: the panel grows, the tracks shrink
+  const edge = await page.$eval('.tl-area-edge', (e) => e.getBoundingClientRect().toJSON());
+  const before = await page.$eval('canvas.tl-canvas', (c) => c.getBoundingClientRect().height);
+  await page.mouse.move(edge.x + 300, edge.y + edge.height / 2);
+  await page.mouse.down();
+  await page.mouse.move(edge.x + 300, edge.y - 100, { steps: 4 });
+  await page.mouse.up();
+  const after = await page.$eval('.tl-area-panel', (e) => e.getBoundingClientRect().height);
+  assert(Math.abs(after - box.height - 100) <= 6, `panel ${box.height} -> ${after} px after a 100 px drag`);
+  await page.waitForFunction((b) => document.querySelector('canvas.tl-canvas').getBoundingClientRect().height < b - 50, before);
+  // every column sorts; by name ascending first
+  for (const key of ['name', 'count', 'total_us', 'self_us', 'avg_us', 'max_us']) {
+    await page.click(`.tl-area-table thead button[data-key="${key}"]`);
+    const sort = await page.$eval(`.tl-area-table thead button[data-key="${key}"]`, (b) =>
+      b.parentElement.getAttribute('aria-sort'),
+    );
+    assert(sort === 'ascending' || sort === 'descending', `${key}: aria-sort ${sort}`);
+  }
+  await page.click('.tl-area-table thead button[data-key="name"]');
+  const names = await page.$$eval('.tl-area-table tbody tr', (trs) => trs.map((t) => t.dataset.name));
+  const sorted = names.slice().sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  const desc = sorted.slice().reverse();
+  assert(names.join('\n') === sorted.join('\n') || names.join('\n') === desc.join('\n'), 'sorted by name');
+  await shot(page, 'layout-1024-timeline-area');
+  await page.click('.tl-area-close');
+  await page.waitForSelector('.tl-area-panel', { state: 'hidden' });
+  eq(await page.evaluate(() => window.__xpvTimeline.state.area), null, 'the close button clears the area');
+  eq(page.errors.length, 0, `console errors: ${page.errors.join(' | ')}`);
+  await page.context().close();
+});
+
+await test('README screenshots: the profile list and an overview', async () => {
+  // docs/screenshots/ holds copies of these (small: 1200 x 860, scale 1).
+  const p = named('pytorch-v100-resnet50.pt.trace.json.gz') || withSteps[0] || ready[0];
+  const page = await newPage({ viewport: { width: 1200, height: 860 } });
+  await page.goto(`${BASE}/#/profiles`);
+  await page.waitForSelector('table.data tbody tr');
+  await page.waitForTimeout(800);
+  await shot(page, 'readme-profiles');
+  await page.goto(`${BASE}/#/p/${p.id}/overview`);
+  await page.waitForSelector('[data-step-bar]');
+  await page.waitForTimeout(600);
+  await shot(page, 'readme-overview');
+  await page.context().close();
+});
 
 await test('header title shortens a long name in the middle, full path on hover', async () => {
   const p = ready
@@ -209,9 +386,23 @@ await test('a partly read profile: overview, timeline and kernels with a banner'
     const banner = await page.textContent('#profile-banner');
     assert(/Partial profile/.test(banner) && banner.includes(p.error), `banner: ${banner}`);
     assert(!(await page.isVisible('text=This profile could not be read')), `${sub}: says unreadable`);
-    if (sub === 'overview') await page.waitForSelector('.cards .card');
-    if (sub === 'timeline') await page.waitForSelector('canvas.tl-canvas');
-    if (sub === 'kernels') await page.waitForSelector('.kernels-layout, table.data');
+    // and what was read: step bars, drawn events, kernel rows
+    if (sub === 'overview') {
+      await page.waitForSelector('.cards .card');
+      await page.waitForSelector('[data-step-bar]');
+      const steps = (await api(`/api/profiles/${p.id}/steps`)).steps.length;
+      assert(steps > 0, 'steps were read');
+      eq(await page.$$eval('[data-step-bar]', (b) => b.length), steps, 'a bar per step read');
+    }
+    if (sub === 'timeline') await waitDrawn(page);
+    if (sub === 'kernels') {
+      await page.waitForSelector('table.data tbody tr');
+      const names = await page.$$eval('table.data tbody tr', (trs) => trs.map((t) => t.textContent));
+      assert(
+        names.some((n) => /kernel_\d/.test(n)),
+        `kernel rows: ${names.slice(0, 3).join(' | ')}`,
+      );
+    }
     await noJunkText(page, `partial ${sub}`);
     await shot(page, `partial-${sub}`);
   }
@@ -256,5 +447,41 @@ await test('an Nsight Systems report shows its nsys export command', async () =>
   eq(await page.$$eval('.cards .card', (c) => c.length), 0, 'no empty cards');
   eq((await overflow(page)).join('; '), '', 'nsys page at 1024');
   await shot(page, 'nsys-rep-overview');
+  await page.context().close();
+});
+
+await test('the TensorBoard view lands on the newest readable run, past a newer broken one', async () => {
+  const dir = process.env.XPV_PROFILE_DIR;
+  assert(dir, 'XPV_PROFILE_DIR not set');
+  // A run newer than every other, holding only a capture that cannot be read.
+  const run = '2099_01_01_00_00_00';
+  const file = path.join(dir, 'plugins', 'profile', run, 'vm.xplane.pb');
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  fs.writeFileSync(file, Buffer.from('not an xplane'));
+  let list = [];
+  const deadline = Date.now() + 30000;
+  while (Date.now() < deadline) {
+    list = (await api('/api/profiles')).profiles;
+    const p = list.find((x) => x.run === run);
+    if (p && p.status !== 'pending' && p.status !== 'indexing') break;
+    await new Promise((r) => setTimeout(r, 300));
+  }
+  const broken = list.find((x) => x.run === run);
+  assert(broken && broken.status === 'error' && !broken.events, `broken capture: ${JSON.stringify(broken)}`);
+  const runs = await api('/data/plugin/profile/runs');
+  eq(runs[0], run, 'the broken run is the newest');
+  const readable = (p) => p.events > 0 && (p.status === 'ok' || p.partial === true);
+  const want = runs.find((r) => list.some((p) => p.run === r && readable(p)));
+  assert(want && want !== run, 'a readable run');
+  const latest = await api('/api/profiles/latest');
+  assert(readable(latest), `latest is readable: ${latest.path}`);
+  const page = await newPage({ viewport: { width: 1400, height: 900 } });
+  await page.goto(`${BASE}/#/tb`);
+  await page.waitForFunction(() => (document.querySelector('.tb-main')?.dataset.ready || '').split('|')[1], null, {
+    timeout: 20000,
+  });
+  eq(await page.inputValue('#tb-run'), want, 'landing run');
+  eq((await overflow(page)).join('; '), '', 'TensorBoard landing at 1400');
+  await noJunkText(page, 'TensorBoard landing');
   await page.context().close();
 });

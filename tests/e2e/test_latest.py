@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """test_latest.py: `latest` (GET /api/profiles/latest, the Perfetto
-listener's /latest.json and the start-up link) is the newest profile that
-indexed ok, then the newest partial one, and the newest of all only when
-none did: a half-written or broken capture never hides the last good one.
+listener's /latest.json and the start-up link) is the newest readable
+profile (indexed ok, or partial with events: the pages show what was read,
+with a banner), and the newest of all only when none is: a broken capture
+(no event) or one in a format this tool does not read never hides the last
+readable one.
 The real server on free ports, over profile dirs this test writes itself.
 Needs no fixtures."""
 import gzip
@@ -113,9 +115,32 @@ def test_broken_newer_does_not_hide_good():
                  "good.pt.trace.json", "error")
 
 
-def test_half_written_newer_does_not_hide_good():
+def test_half_written_newer_is_readable():
+    # Issue rule: a partial profile with events is readable, so the newer one
+    # is latest (this test once expected the older good one).
     check_latest([("good.pt.trace.json", GOOD(), 300), ("half.pt.trace.json.gz", HALF(), 10)],
-                 "good.pt.trace.json", "error")
+                 "half.pt.trace.json.gz", "error")
+
+
+def test_newest_broken_and_unsupported_skipped():
+    # Newest first: an Nsight report (unsupported), a broken trace, an empty
+    # one (0 events), then a partial one, then a good old one.
+    files = [("good.pt.trace.json", GOOD(), 400), ("half.pt.trace.json.gz", HALF(), 300),
+             ("empty.pt.trace.json", trace(0), 200), ("bad.pt.trace.json", BROKEN(), 100),
+             ("run.nsys-rep", b"not a report this tool reads", 10)]
+    s = Server(files)
+    try:
+        p = s.profiles
+        assert p["run.nsys-rep"]["status"] == "unsupported", p["run.nsys-rep"]
+        assert p["bad.pt.trace.json"]["status"] == "error", p["bad.pt.trace.json"]
+        assert p["empty.pt.trace.json"]["events"] == 0, p["empty.pt.trace.json"]
+        assert p["half.pt.trace.json.gz"]["partial"] is True, p["half.pt.trace.json.gz"]
+        assert p["half.pt.trace.json.gz"]["events"] > 0, p["half.pt.trace.json.gz"]
+        assert s.latest() == "half.pt.trace.json.gz", s.latest()
+        st, body = get(s.port, "/api/profiles/latest/steps")
+        assert st == 200, (st, body[:200])
+    finally:
+        s.stop()
 
 
 def test_partial_before_broken():
@@ -144,5 +169,6 @@ if __name__ == "__main__":
     if not e2e.BIN or not os.path.exists(e2e.BIN):
         print("SKIP: XPV_BIN not set")
         sys.exit(e2e.SKIP)
-    e2e.main([test_broken_newer_does_not_hide_good, test_half_written_newer_does_not_hide_good,
+    e2e.main([test_broken_newer_does_not_hide_good, test_half_written_newer_is_readable,
+              test_newest_broken_and_unsupported_skipped,
               test_partial_before_broken, test_newest_when_none_indexed, test_newest_good_wins])

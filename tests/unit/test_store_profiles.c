@@ -113,6 +113,17 @@ static void test_lists(void)
 
     CU_ASSERT_EQUAL(xpv_store_profiles_latest(db, &id, &err), 1);
     CU_ASSERT_EQUAL(id, 1); /* ok before the newer failed one, companions aside */
+    /* A newer partial profile with events is readable, so it is the latest;
+     * partial with no event (2) never is. */
+    CU_ASSERT_EQUAL(sqlite3_exec(db, "UPDATE profiles SET partial=1 WHERE id=6", 0, 0, 0), 0);
+    CU_ASSERT_TRUE(xpv_store_profiles_latest(db, &id, &err) == 1 && id == 6);
+    CU_ASSERT_EQUAL(sqlite3_exec(db,
+                                 "UPDATE profiles SET partial=0 WHERE id=6;"
+                                 "UPDATE profiles SET mtime_ns=9000 WHERE id=2",
+                                 0, 0, 0),
+                    0);
+    CU_ASSERT_TRUE(xpv_store_profiles_latest(db, &id, &err) == 1 && id == 1);
+    CU_ASSERT_EQUAL(sqlite3_exec(db, "UPDATE profiles SET mtime_ns=2000 WHERE id=2", 0, 0, 0), 0);
     CU_ASSERT_EQUAL_FATAL(xpv_store_profiles_open_status_counts(&c, db, &err), 0);
     static const char *const status[] = {"failed", "ok", "pending"};
     static const int64_t counts[] = {2, 2, 1};
