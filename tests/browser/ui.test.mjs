@@ -9,7 +9,7 @@
 //
 // The tests are in parts, run in this order (later ones see what earlier
 // ones did, e.g. live captures): ui_pages.mjs, ui_first_screen.mjs,
-// ui_tensorboard.mjs, ui_links_live.mjs, ui_memory_compare.mjs, ui_layout.mjs
+// ui_tensorboard.mjs, ui_xprof_screens.mjs (XProf's first screens), ui_links_live.mjs, ui_memory_compare.mjs, ui_layout.mjs
 // (widths, partial and unreadable profiles); harness.mjs holds what they share.
 
 import { finish } from './harness.mjs';
@@ -18,6 +18,7 @@ for (const part of [
   './ui_pages.mjs',
   './ui_first_screen.mjs',
   './ui_tensorboard.mjs',
+  './ui_xprof_screens.mjs',
   './ui_links_live.mjs',
   './ui_memory_compare.mjs',
   './ui_layout.mjs',
