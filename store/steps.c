@@ -7,6 +7,7 @@
  */
 #include "steps.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -114,18 +115,41 @@ int xpv_store_steps_times(sqlite3 *db, const int64_t *ids, size_t n, xpv_store_s
                           xpv_err *err)
 {
     xpv_store_cursor c;
-    *out = (xpv_store_step_times){0, 0, 0, 0};
-    if (xpv_store_cursor_open_ids(
-            &c, db,
-            "WITH per AS (SELECT max(duration_ps) AS d FROM steps WHERE device=-1 AND" IN_IDS
-            " GROUP BY step) SELECT count(*), avg(d), min(d), max(d) FROM per",
-            ids, n, err) != 0)
+    *out = (xpv_store_step_times){0, 0, 0, 0, 0};
+    if (xpv_store_cursor_open_ids(&c, db,
+                                  "WITH per AS (SELECT max(duration_ps) AS d FROM steps WHERE"
+                                  " device=-1 AND" IN_IDS " GROUP BY step) SELECT count(*), avg(d),"
+                                  " min(d), max(d), avg(CAST(d AS REAL) * d) FROM per",
+                                  ids, n, err) != 0)
+        return -1;
+    int rc = xpv_store_cursor_step(&c, err);
+    if (rc == 1) {
+        double avg = sqlite3_column_double(c.st, 1), sq = sqlite3_column_double(c.st, 4);
+        double var = sq - avg * avg; /* rounding can take a constant series below 0 */
+        *out = (xpv_store_step_times){sqlite3_column_int64(c.st, 0), avg,
+                                      sqlite3_column_double(c.st, 2),
+                                      sqlite3_column_double(c.st, 3), var > 0 ? sqrt(var) : 0};
+    }
+    xpv_store_cursor_close(&c);
+    return rc < 0 ? -1 : 0;
+}
+
+int xpv_store_steps_compile(sqlite3 *db, const int64_t *ids, size_t n, xpv_store_step_compile *out,
+                            xpv_err *err)
+{
+    xpv_store_cursor c;
+    memset(out, 0, sizeof *out);
+    if (xpv_store_cursor_open_ids(&c, db,
+                                  "SELECT sum(duration_ps), sum(min(ifnull(compile_ps, 0),"
+                                  " ifnull(host_wait_ps, compile_ps))), sum(autotune_ps) FROM steps"
+                                  " WHERE device = -1 AND" IN_IDS,
+                                  ids, n, err) != 0)
         return -1;
     int rc = xpv_store_cursor_step(&c, err);
     if (rc == 1)
         *out =
-            (xpv_store_step_times){sqlite3_column_int64(c.st, 0), sqlite3_column_double(c.st, 1),
-                                   sqlite3_column_double(c.st, 2), sqlite3_column_double(c.st, 3)};
+            (xpv_store_step_compile){sqlite3_column_double(c.st, 0), sqlite3_column_double(c.st, 1),
+                                     sqlite3_column_double(c.st, 2)};
     xpv_store_cursor_close(&c);
     return rc < 0 ? -1 : 0;
 }

@@ -78,13 +78,23 @@ int64_t xpv_store_steps_profiles_with_steps(sqlite3 *db, const int64_t *ids, siz
                                             xpv_err *err);
 
 /* Step time across hosts, a step lasting as long as its slowest host (all-
- * devices rows): how many steps, and their mean, shortest and longest. */
+ * devices rows): how many steps, and their mean, shortest, longest and
+ * standard deviation (over the steps, not a sample estimate). */
 typedef struct {
     int64_t steps;
-    double avg_ps, min_ps, max_ps;
+    double avg_ps, min_ps, max_ps, sd_ps;
 } xpv_store_step_times;
 int xpv_store_steps_times(sqlite3 *db, const int64_t *ids, size_t n, xpv_store_step_times *out,
                           xpv_err *err);
+
+/* The all-devices rows (device = -1) summed: step time, the host compile
+ * spans that kept the devices waiting (compile within host wait) and the
+ * devices' compile-time work (autotuning), each unknown as 0. */
+typedef struct {
+    double duration_ps, compile_ps, autotune_ps;
+} xpv_store_step_compile;
+int xpv_store_steps_compile(sqlite3 *db, const int64_t *ids, size_t n, xpv_store_step_compile *out,
+                            xpv_err *err);
 
 /* The per-device rows (device >= 0) summed: distinct steps, distinct
  * (profile, device) pairs, and each time column's sum (unknown as 0). */

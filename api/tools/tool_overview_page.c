@@ -11,6 +11,13 @@
  * thresholds that turn shares into words are named below; a share under
  * every threshold leaves the top op as the advice.
  *
+ * The summary figures XProf's cards show are rows too: "steps" /
+ * "step time standard deviation" (over the steps, each as long as its
+ * slowest host), "steps" / "compilation" (the share of step time in host
+ * compile spans the devices waited on plus autotuning, all-devices rows) and
+ * "environment" / "device busy" (device_busy.c's mean over the devices that
+ * ran work, weighted by how many ran on each host).
+ *
  * The step-time graph is one row per step (section "step time graph",
  * `step` set): the step's time and each category's, averaged over the
  * scope's devices (hosts aligned by step number), or over its hosts' step
@@ -18,6 +25,7 @@
  */
 #include "tools.h"
 #include "../api.h"
+#include "../api_util.h"
 #include "../../store/steps.h"
 #include "../../store/profiles.h"
 
@@ -78,21 +86,33 @@ int xpv_tool_overview_page_has_data(sqlite3 *db, const xpv_tool_scope *s, xpv_er
 
 /* ---- environment ---- */
 
-/* How many of the listed devices ran work: one busy GPU of eight says so
- * here, as on the overview's Device busy card (device_busy.c). */
+/* How many of the listed devices ran work, and how busy those were (the
+ * mean over them of busy time over the profile's span, device_busy.c): one
+ * busy GPU of eight says so here, as on the overview's Device busy card. */
 static int devices_with_work(sqlite3 *db, const xpv_tool_scope *s, xpv_table *t, xpv_err *err)
 {
-    int64_t listed = 0, ran = 0;
+    int64_t listed = 0, ran = 0, measured = 0;
+    double busy = 0;
     for (size_t i = 0; i < s->n; i++) {
         xpv_device_busy d;
-        if (xpv_api_device_busy_get(db, s->ids[i], 0, &d, err) != 0) return -1;
+        xpv_api_profile_state ps;
+        xpv_buf tmp = {0}; /* the state's error answer, not wanted here */
+        int has = xpv_api_profile_state_get(db, s->ids[i], &ps, &tmp) == 200 && ps.has_span;
+        xpv_buf_free(&tmp);
+        int64_t span_ps = has ? (ps.end_ns - ps.start_ns) * 1000 : 0;
+        if (xpv_api_device_busy_get(db, s->ids[i], span_ps, &d, err) != 0) return -1;
         listed += d.listed, ran += d.with_work;
+        if (d.has_fraction) busy += d.fraction * (double)d.with_work, measured += d.with_work;
     }
     if (listed == 0) return 0;
     char detail[96];
     snprintf(detail, sizeof detail, "%lld of %lld device%s ran work", (long long)ran,
              (long long)listed, listed == 1 ? "" : "s");
     xpv_table_set_int(t, add(t, "environment", "devices with work", NULL, detail), C_VALUE, ran);
+    if (measured > 0) {
+        size_t r = add(t, "environment", "device busy", "%", detail);
+        xpv_table_set_double(t, r, C_VALUE, 100.0 * busy / (double)measured);
+    }
     return 0;
 }
 
@@ -164,6 +184,22 @@ static int device_figures(sqlite3 *db, const xpv_tool_scope *s, xpv_table *t, xp
 
 typedef xpv_store_step_sums breakdown;
 
+/* The share of step time spent compiling: host compile spans the devices
+ * waited on, plus the devices' autotuning. */
+static int compile_share(sqlite3 *db, const xpv_tool_scope *s, xpv_table *t, xpv_err *err)
+{
+    xpv_store_step_compile c;
+    if (xpv_store_steps_compile(db, s->ids, s->n, &c, err) != 0) return -1;
+    if (c.duration_ps <= 0) return 0;
+    char detail[160];
+    snprintf(detail, sizeof detail,
+             "%.1f ms host compile, %.1f ms autotuning, of %.1f ms of step time",
+             c.compile_ps / 1e9, c.autotune_ps / 1e9, c.duration_ps / 1e9);
+    size_t r = add(t, "steps", "compilation", "%", detail);
+    xpv_table_set_double(t, r, C_VALUE, 100.0 * (c.compile_ps + c.autotune_ps) / c.duration_ps);
+    return 0;
+}
+
 static int step_times(sqlite3 *db, const xpv_tool_scope *s, xpv_table *t, xpv_err *err)
 {
     xpv_store_step_times st;
@@ -171,12 +207,14 @@ static int step_times(sqlite3 *db, const xpv_tool_scope *s, xpv_table *t, xpv_er
     if (st.steps > 0) {
         size_t r = add(t, "steps", "steps", NULL, NULL);
         xpv_table_set_int(t, r, C_VALUE, st.steps);
-        static const char *const names[] = {"average step time", "fastest step", "slowest step"};
-        const double v[] = {st.avg_ps, st.min_ps, st.max_ps};
-        for (int i = 0; i < 3; i++) {
+        static const char *const names[] = {"average step time", "fastest step", "slowest step",
+                                            "step time standard deviation"};
+        const double v[] = {st.avg_ps, st.min_ps, st.max_ps, st.sd_ps};
+        for (int i = 0; i < 4; i++) {
             r = add(t, "steps", names[i], "µs", NULL);
             xpv_table_set_ps_us(t, r, C_VALUE, v[i]);
         }
+        return compile_share(db, s, t, err);
     }
     return 0;
 }

@@ -7,6 +7,7 @@
 
 import { h, fmtDur, fmtN } from './format.js';
 import { fitName } from './kernel_name.js';
+import { niceStep, xAxis, yAxis } from './axes.js';
 
 const SVG = 'http://www.w3.org/2000/svg';
 
@@ -29,13 +30,7 @@ function s(tag, attrs, ...kids) {
   return el;
 }
 
-// A "nice" axis step (1, 2 or 5 times a power of ten) giving about n ticks.
-export function niceStep(range, n) {
-  const raw = range / Math.max(1, n);
-  const pow = Math.pow(10, Math.floor(Math.log10(raw)));
-  const m = raw / pow;
-  return (m <= 1 ? 1 : m <= 2 ? 2 : m <= 5 ? 5 : 10) * pow;
-}
+export { niceStep };
 
 // The category times of one step, from the steps API. Memcpy may come as one
 // field or split by direction.
@@ -86,15 +81,11 @@ export function stepSegments(st) {
 // maxUs: the top of the scale at least (the compare view draws two charts on one).
 export function stepChart(container, steps, { onSelect, height = 260, maxUs = 0 } = {}) {
   const width = Math.max(320, container.clientWidth || 800);
-  const pad = { l: 64, r: 12, t: 10, b: 30 };
-  const plotW = width - pad.l - pad.r,
-    plotH = height - pad.t - pad.b;
+  const pad = { l: 64, r: 12, t: 10, b: 40 };
+  const plotW = width - pad.l - pad.r;
   const segs = steps.map(stepSegments);
   const totals = steps.map((st) => st.duration_us || 0);
   const maxV = Math.max(...totals, maxUs, 1e-9);
-  const step = niceStep(maxV, 5);
-  const top = Math.ceil(maxV / step) * step;
-  const y = (v) => pad.t + plotH - (v / top) * plotH;
   const svg = s('svg', {
     viewBox: `0 0 ${width} ${height}`,
     width,
@@ -102,15 +93,12 @@ export function stepChart(container, steps, { onSelect, height = 260, maxUs = 0 
     role: 'group',
     'aria-label': `Step time chart: ${fmtN(steps.length, 'step')}, stacked by category`,
   });
-  const grid = s('g', { class: 'grid' });
-  const axis = s('g', { class: 'axis' });
-  for (let v = 0; v <= top + step / 2; v += step) {
-    grid.append(s('line', { x1: pad.l, x2: width - pad.r, y1: y(v), y2: y(v) }));
-    const t = s('text', { x: pad.l - 8, y: y(v) + 4, 'text-anchor': 'end' });
-    t.textContent = fmtDur(v);
-    axis.append(t);
-  }
-  svg.append(grid, axis);
+  const y = yAxis(svg, { pad, width, height, max: maxV, kind: 'time', title: 'Step time' });
+  const plotH = height - pad.t - pad.b;
+  const axis = svg.querySelector('g.axis');
+  svg.append(
+    s('text', { class: 'axis-title', 'data-axis': 'x', x: pad.l + plotW / 2, y: height - 4, 'text-anchor': 'middle' }, 'Step'),
+  );
   const slot = plotW / steps.length;
   const barW = Math.max(1, Math.min(48, slot * 0.72));
   const colors = Object.fromEntries(CATEGORIES.map((c) => [c.key, cssVar(c.color)]));
@@ -255,7 +243,9 @@ export function barChart(container, items, { format = fmtDur, rowH = 22, onSelec
   const width = Math.max(320, container.clientWidth || 600);
   const labelW = Math.min(360, Math.floor(width * 0.42));
   const valueW = 90;
-  const height = items.length * rowH + 4;
+  // Durations get a time axis under the bars, its unit in its title.
+  const timeAxis = format === fmtDur && items.length > 0;
+  const height = items.length * rowH + 4 + (timeAxis ? 38 : 0);
   const maxV = Math.max(...items.map((i) => i.value || 0), 1e-9);
   const svg = s('svg', {
     viewBox: `0 0 ${width} ${height}`,
@@ -264,6 +254,10 @@ export function barChart(container, items, { format = fmtDur, rowH = 22, onSelec
     role: 'list',
     'aria-label': 'Top kernels by total time',
   });
+  if (timeAxis) {
+    const pad = { l: labelW, r: valueW + 8, t: 0, b: 38 };
+    xAxis(svg, { pad, width, height, min: 0, max: maxV, kind: 'time', title: 'Total time', n: 4 });
+  }
   const color = cssVar('--c-compute');
   items.forEach((it, i) => {
     const yy = i * rowH + 2;

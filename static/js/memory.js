@@ -125,7 +125,7 @@ function allocatorPanel(a, t0, signal) {
   requestAnimationFrame(() =>
     lineChart(chart, a.timeline, {
       mark: peak,
-      xLabel: (x) => `${when(x)} µs`,
+      xOrigin: t0,
       label: `${a.name}: bytes in use over time`,
       signal,
     }),
@@ -228,7 +228,14 @@ function showModule(body, ans, signal) {
     const pts = ans.heap.points;
     const peak = pts.findIndex((p) => p[1] === m.peak_heap_bytes);
     requestAnimationFrame(() =>
-      lineChart(chart, pts, { mark: peak, xLabel: (x) => `#${x}`, label: 'heap bytes over program order', signal }),
+      lineChart(chart, pts, {
+        mark: peak,
+        xKind: 'count',
+        xTitle: 'Heap event (program order)',
+        yTitle: 'Heap in use',
+        label: 'heap bytes over program order',
+        signal,
+      }),
     );
   }
   const cols = [

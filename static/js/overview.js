@@ -1,6 +1,7 @@
-// overview.js — one profile at a glance: its findings (findings.js), summary cards (step time average and
-// median, slowest step, device busy %, top kernel, kernel count; compilation inside steps and the
-// compile-time kernels the kernel figures leave out are named on them), the step
+// overview.js — one profile at a glance: its findings (findings.js), summary cards (step time average
+// ± standard deviation and median, slowest step, device busy % of the devices that ran work, top
+// kernel, kernel count, the share of step time compiling and the top recommendation, as XProf's
+// overview draws them; summary_cards.js computes them as the overview_page tool does), the step
 // chart stacked by category with the step-marker source, the top kernels and
 // the profile's facts. Cards and chart have reserved sizes so nothing jumps.
 
@@ -9,7 +10,8 @@ import { h, fmtDur, fmtPct, fmtCount, fmtN, fmtBytes, fmtDate, deviceLabel, isKn
 import { stepChart, barChart, legend, stepParts, resizeObserve } from './chart.js';
 import { stateView } from './states.js';
 import { timelineHash } from './timeline_link.js';
-import { findingsPanel } from './findings.js';
+import { findingsPanel, fetchFindings, topFinding } from './findings.js';
+import { stepFigures, stepTimeText, compileHint } from './summary_cards.js';
 import { shortNames } from './kernel_name.js';
 
 const SOURCE_TEXT = {
@@ -24,14 +26,16 @@ const SOURCE_TEXT = {
   none: 'none: this profile has no step markers',
 };
 
+const CARD_LABELS = ['Step time · average', 'Step time · median', 'Slowest step', 'Device busy', 'Top kernel', 'Kernels'];
+const COMPILE_CARD = 6,
+  REC_CARD = 7;
+
 export function mount(view, { id, profile }) {
   const ctrl = new AbortController();
   const cards = h(
-    'div.cards',
+    'div.cards.cards-8',
     null,
-    ['Step time · average', 'Step time · median', 'Slowest step', 'Device busy', 'Top kernel', 'Kernels'].map((label) =>
-      card(label, null),
-    ),
+    [...CARD_LABELS, 'Compilation', 'Top recommendation'].map((label) => card(label, null)),
   );
   const chartBox = h('div.chart', { style: { minHeight: '260px' } }, h('div.skeleton', { style: { height: '240px' } }));
   const sourceLine = h('span.sub', null, '\u00a0');
@@ -80,6 +84,7 @@ export function mount(view, { id, profile }) {
       setCard(cards, 0, UNKNOWN);
       setCard(cards, 1, UNKNOWN);
       setCard(cards, 2, UNKNOWN);
+      setCard(cards, COMPILE_CARD, UNKNOWN, 'no step breakdown');
       return;
     }
     const steps = res.steps || [];
@@ -96,21 +101,26 @@ export function mount(view, { id, profile }) {
       setCard(cards, 0, UNKNOWN);
       setCard(cards, 1, UNKNOWN);
       setCard(cards, 2, UNKNOWN);
+      setCard(cards, COMPILE_CARD, UNKNOWN, 'no step breakdown');
     } else {
       const durs = steps.map((s) => s.duration_us).filter(isKnown);
       const avg = durs.reduce((a, b) => a + b, 0) / durs.length;
       const slowest = steps.reduce((a, b) => ((b.duration_us || 0) > (a.duration_us || 0) ? b : a));
       const compiled = steps.filter((st) => (st.compile_us || 0) > 0);
       const compileUs = compiled.reduce((a, st) => a + st.compile_us, 0);
+      const f = stepFigures(steps);
+      setCard(cards, COMPILE_CARD, fmtPct(f.compile_pct), `of step time · ${compileHint(f)}`, false, f.compile_pct);
       setCard(
         cards,
         0,
-        fmtDur(avg),
+        stepTimeText(f),
         compiled.length
           ? `${fmtN(steps.length, 'step')} · ${fmtDur(compileUs)} compiling in step${compiled.length === 1 ? '' : 's'} ${compiled
               .map((st) => st.step)
               .join(', ')}`
-          : fmtN(steps.length, 'step'),
+          : `${fmtN(steps.length, 'step')} · ± standard deviation`,
+        false,
+        avg,
       );
       setCard(cards, 1, fmtDur(median(durs)), `min ${fmtDur(Math.min(...durs))} · max ${fmtDur(Math.max(...durs))}`);
       setCard(
@@ -185,10 +195,33 @@ export function mount(view, { id, profile }) {
     const busy = st instanceof Error || !(st.steps || []).length ? null : busyFromSteps(st.steps);
     const db = ks instanceof Error ? null : ks.device_busy || null;
     const ran = deviceCount(db);
-    if (busy !== null) setCard(cards, 3, fmtPct(busy), ['of step time, any device busy', ran].filter(Boolean).join(' · '));
-    else if (db && isKnown(db.busy_fraction)) setCard(cards, 3, fmtPct(100 * db.busy_fraction), ran);
+    // As XProf and the overview_page tool: the mean over the devices that
+    // ran work (device_busy.c); the step-time share where there is no such figure.
+    const steps = busy !== null ? `${fmtPct(busy)} of step time any device busy` : '';
+    if (db && isKnown(db.busy_fraction))
+      setCard(cards, 3, fmtPct(100 * db.busy_fraction), [ran, steps].filter(Boolean).join(' · '), false, 100 * db.busy_fraction);
+    else if (busy !== null) setCard(cards, 3, fmtPct(busy), ['of step time, any device busy', ran].filter(Boolean).join(' · '));
     else setCard(cards, 3, UNKNOWN, ran || undefined);
   });
+
+  // The top recommendation: the first finding (most severe first).
+  fetchFindings(id, { signal: ctrl.signal })
+    .catch(() => null)
+    .then((ans) => {
+      if (ctrl.signal.aborted) return;
+      const f = topFinding(ans);
+      if (f)
+        setCard(
+          cards,
+          REC_CARD,
+          h('span', { title: f.explanation || f.title }, f.title),
+          `the first finding · ${f.severity}`,
+          true,
+          f.title,
+        );
+      else
+        setCard(cards, REC_CARD, 'None', ans && ans.findings ? 'no finding crossed its threshold' : 'findings unavailable', true);
+    });
 
   return () => ctrl.abort();
 }
@@ -232,9 +265,10 @@ function card(label) {
   );
 }
 
-function setCard(cards, i, value, hint, small) {
+function setCard(cards, i, value, hint, small, raw) {
   const c = cards.children[i];
   delete c.dataset.empty;
+  c.dataset.value = isKnown(raw) ? String(raw) : 'null';
   const v = c.querySelector('.value');
   v.classList.toggle('small', !!small);
   v.replaceChildren(value);

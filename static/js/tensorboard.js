@@ -19,6 +19,9 @@
 import { api, tb, ApiError } from './api.js';
 import { h, fmtCount } from './format.js';
 import { stateView } from './states.js';
+import { fetchFindings, topFinding } from './findings.js';
+import { setTopFinding } from './summary_cards.js';
+import { memoryProfileFigure } from './memory_profile_chart.js';
 import { renderToolTable, fromDataTable, toolLabel, hostLabel, dedicatedPage, ALL_HOSTS } from './tool_view.js';
 
 // Asking each host's profile for its tools costs a request per host; past
@@ -319,7 +322,29 @@ export function mount(view, { parts, notify, toolPages, ui }) {
       csvUrl: tb.csvUrl(run, tool, host),
       csvName: `${tool}-${String(host).replace(/[^\w.-]+/g, '_')}.csv`,
     });
+    if (tool === 'overview_page') await firstFinding(host, signal);
+    if (tool === 'memory_profile') await memoryChart(host, signal);
+    if (stale(my)) return;
     main.dataset.ready = key;
+  }
+
+  // The overview's top recommendation is the host's first finding, as on
+  // the profile's own Overview; All hosts keep the tool's own advice.
+  async function firstFinding(host, signal) {
+    const p = host !== ALL_HOSTS ? s.byHost.get(host) : null;
+    if (!p) return;
+    const ans = await fetchFindings(p.id, { signal }).catch(() => null);
+    if (ans && !signal.aborted) setTopFinding(main, topFinding(ans));
+  }
+
+  // memory_profile's table has one row per allocator; the chart of memory
+  // over time comes from the host's profile's memory_profile answer.
+  async function memoryChart(host, signal) {
+    const p = host !== ALL_HOSTS ? s.byHost.get(host) : null;
+    const table = main.querySelector('.tool-view .tool-table');
+    if (!p || !table) return;
+    const fig = await memoryProfileFigure(p, signal);
+    if (fig && !signal.aborted) table.before(fig);
   }
 
   start(parts);

@@ -8,13 +8,16 @@
 //   pod_viewer               host × step heat map of a chosen component,
 //                            the slowest host of each step outlined
 //   input_pipeline_analyzer  per step, input wait stacked on the rest
-//   op_profile, hlo_stats    self time by HLO category
+//   op_profile               the category → module → op tree (op_tree.js)
+//   hlo_stats                self time by HLO category
 // A tool without a chart here, or an answer without the columns a chart
 // needs, draws none. Every mark carries data-mark (and the values it
 // shows), is focusable and tells its numbers on hover and focus.
 
 import { h, fmtDur, fmtPct, fmtCount, fmtN, isKnown, nameHue } from './format.js';
-import { stepChart, legend, cssVar, niceStep } from './chart.js';
+import { stepChart, legend, cssVar } from './chart.js';
+import { xAxis, yAxis } from './axes.js';
+import { opTree } from './op_tree.js';
 
 const SVG = 'http://www.w3.org/2000/svg';
 
@@ -127,21 +130,6 @@ function svgOf(width, height, label) {
   return svg;
 }
 
-// A linear y axis from 0 to the top of `maxV` with grid lines and labels.
-function linearY(svg, { pad, width, plotH, maxV, fmt }) {
-  const step = niceStep(maxV, 5);
-  const top = Math.ceil(maxV / step) * step || 1;
-  const y = (v) => pad.t + plotH - (v / top) * plotH;
-  const grid = s('g', { class: 'grid' });
-  const axis = s('g', { class: 'axis' });
-  for (let v = 0; v <= top + step / 2; v += step) {
-    grid.append(s('line', { x1: pad.l, x2: width - pad.r, y1: y(v), y2: y(v) }));
-    axis.append(text(pad.l - 8, y(v) + 4, fmt(v), { 'text-anchor': 'end' }));
-  }
-  svg.append(grid, axis);
-  return y;
-}
-
 function axisTitles(svg, { width, height, pad, x, y }) {
   const mid = pad.t + (height - pad.t - pad.b) / 2;
   if (x) svg.append(text(pad.l + (width - pad.l - pad.r) / 2, height - 4, x, { class: 'axis-title', 'text-anchor': 'middle' }));
@@ -181,7 +169,6 @@ function overviewChart(table) {
       box.querySelectorAll('[data-step-bar]').forEach((g) => g.setAttribute('data-mark', ''));
     },
     legend(),
-    h('p.sub.axis-note', null, 'x: step number · y: step time (µs, ms or s as marked)'),
   );
 }
 
@@ -546,8 +533,8 @@ function drawInputBars(box, bars, colors) {
   const plotW = width - pad.l - pad.r,
     plotH = height - pad.t - pad.b;
   const svg = svgOf(width, height, `Input wait per step: ${fmtN(bars.length, 'step')}`);
-  const y = linearY(svg, { pad, width, plotH, maxV: Math.max(...bars.map((b) => b.total), 1e-9), fmt: fmtDur });
-  axisTitles(svg, { width, height, pad, x: 'Step', y: 'Time (µs, ms or s as marked)' });
+  const y = yAxis(svg, { pad, width, height, max: Math.max(...bars.map((b) => b.total), 1e-9), kind: 'time', title: 'Time' });
+  axisTitles(svg, { width, height, pad, x: 'Step' });
   const slot = plotW / bars.length;
   const bw = Math.max(1, Math.min(48, slot * 0.72));
   const every = Math.ceil(bars.length / Math.max(1, Math.floor(plotW / 44)));
@@ -634,7 +621,7 @@ function drawCategoryBars(box, items, total) {
   const rowH = 24;
   const labelW = Math.min(240, Math.floor(width * 0.3));
   const valueW = 150;
-  const pad = { t: 4, b: 34 };
+  const pad = { t: 4, b: 40 };
   const height = pad.t + items.length * rowH + pad.b;
   const plotW = width - labelW - valueW;
   const max = Math.max(...items.map((i) => i.value), 1e-9);
@@ -662,12 +649,15 @@ function drawCategoryBars(box, items, total) {
     layer.append(g);
   });
   svg.append(layer);
-  axisTitles(svg, {
+  xAxis(svg, {
+    pad: { l: labelW, r: valueW, t: pad.t, b: pad.b },
     width,
     height,
-    pad: { l: labelW, r: valueW, t: pad.t, b: pad.b },
-    x: 'Total self time (µs, ms or s as marked)',
-    y: '',
+    min: 0,
+    max,
+    kind: 'time',
+    title: 'Total self time',
+    n: 4,
   });
   box.replaceChildren(svg);
   const tip = tooltip(box);
@@ -691,6 +681,7 @@ export function toolCharts(tag, table, opts = {}) {
     case 'input_pipeline_analyzer':
       return inputChart(table);
     case 'op_profile':
+      return opTree(table) || categoryChart(tag0, table);
     case 'hlo_stats':
       return categoryChart(tag0, table);
     default:

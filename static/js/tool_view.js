@@ -18,8 +18,10 @@ import { h, fmtUs, fmtPct, fmtFrac, fmtCount, fmtBytes, fmtDims, fmtDur, isKnown
 import { stateView, showAllButton } from './states.js';
 import { toolCharts } from './tool_charts.js';
 import { shortName, nameNodes } from './kernel_name.js';
+import { summaryCards, figuresFromTool } from './summary_cards.js';
 
 const PAGE_ROWS = 500;
+const FOLDED = { op_profile: 'The same rows as a flat table', overview_page: 'All the figures as a table' };
 
 // XProf's names for its tools; a tool not named here shows its tag in words.
 const TOOL_LABELS = {
@@ -216,10 +218,13 @@ export function renderToolTable(box, table, opts) {
         opts.links || null,
         csv,
       ),
+      opts.tag === 'overview_page' ? summaryCards(figuresFromTool(table), null) : null,
       propertiesPanel(table.properties),
       charts ? charts.el : null,
-      tableBox,
-      more,
+      // The tree and the cards show these tools' rows; the table stays, folded, for filter, sort and CSV.
+      FOLDED[opts.tag] && charts
+        ? h('details.op-flat', null, h('summary', null, FOLDED[opts.tag]), tableBox, more)
+        : [tableBox, more],
     ),
   );
   if (charts) {

@@ -29,14 +29,14 @@ if (tpuProfile && gemmProfile) {
       Number(e.dataset.value),
     );
     eq(first, a0.live_at_peak.allocations[0].bytes, 'largest live allocation first');
-    await page.waitForSelector('section.allocator canvas.line-chart');
-    const ink = await page.$eval('section.allocator canvas.line-chart', (c) => {
-      const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
-      let n = 0;
-      for (let i = 3; i < d.length; i += 4) n += d[i] > 0;
-      return n;
-    });
-    assert(ink > 100, `the bytes-in-use chart is drawn (${ink} pixels)`);
+    await page.waitForSelector('section.allocator svg.line-chart path[data-line]');
+    const drawn = await page.$eval('section.allocator svg.line-chart', (svg) => ({
+      len: svg.querySelector('path[data-line]').getTotalLength(),
+      yTicks: svg.querySelectorAll('g.axis[data-axis="y"] text').length,
+      yTitle: svg.querySelector('text.axis-title[data-axis="y"]')?.textContent || '',
+    }));
+    assert(drawn.len > 100, `the bytes-in-use line is drawn (${drawn.len} px long)`);
+    assert(drawn.yTicks >= 2 && /\((B|KB|MB|GB|TB)\)/.test(drawn.yTitle), `a y axis in bytes: ${JSON.stringify(drawn)}`);
     await shot(page, 'memory-profile');
     const other = want.allocators[want.allocators.length - 1].name;
     await page.selectOption('#memory-allocator', other);

@@ -63,6 +63,7 @@ await test('overview: cards, one bar per step, step source shown', async () => {
     eq(bars.map((b) => b[0]).join(','), steps.steps.map((s) => String(s.step)).join(','), 'bar step numbers');
     bars.forEach((b, i) => eq(b[1], steps.steps[i].duration_us, `duration of step ${b[0]}`));
     // Hover shows the details of that step.
+    await page.locator('[data-step-bar] .hit').first().scrollIntoViewIfNeeded(); // below two rows of cards
     const box = await page.locator('[data-step-bar] .hit').first().boundingBox();
     await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
     await page.waitForSelector('.tooltip:not([hidden])');

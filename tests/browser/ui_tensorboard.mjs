@@ -310,7 +310,8 @@ await test('profile Tools tab: every tool of the profile, drawn from our JSON', 
     // A fresh document each time: a hash change would leave the last tool on screen until the next one draws.
     await page.goto('about:blank');
     await page.goto(`${BASE}/#/p/${p.id}/tools/${tool}`);
-    await page.waitForSelector(`.tool-main[data-tool="${tool}"] table.data`, { timeout: 15000 });
+    // attached: overview_page's and op_profile's tables are folded under their cards and tree
+    await page.waitForSelector(`.tool-main[data-tool="${tool}"] table.data`, { timeout: 15000, state: 'attached' });
     const want = await api(`/api/profiles/${p.id}/tools/${tool}`);
     const t = await shownTable(page);
     eq(t.rows, want.rows.length, `${tool}: rows`);
@@ -372,7 +373,11 @@ function expectedChart(tool, dt) {
       const n = dt.rows.filter((r) => isNum(v(r, 'stepnum')) && isNum(v(r, 'step_time_us'))).length;
       return n ? { chart: 'input-bars', marks: n } : null;
     }
-    case 'op_profile':
+    case 'op_profile': {
+      // the tree (op_tree.js; ui_xprof_screens.mjs checks its rows): one top row per category
+      const n = dt.rows.filter((r) => v(r, 'level') === 1).length;
+      return n ? { chart: 'op-tree', marks: 0, rows: n } : null;
+    }
     case 'hlo_stats': {
       const rows = dt.rows.filter((r) => isNum(v(r, 'total_self_time')) && (tool === 'hlo_stats' || v(r, 'level') === 1));
       const n = new Set(rows.map((r) => String(v(r, tool === 'op_profile' ? 'name' : 'category') ?? '(no category)'))).size;
@@ -395,6 +400,7 @@ const shownChart = (page) =>
       focusable: f.querySelectorAll('[data-mark][tabindex="0"]').length,
       roof: [...f.querySelectorAll('[data-roof]:not(p)')].map((e) => e.dataset.roof),
       slowest: f.querySelectorAll('[data-mark][data-slowest]').length,
+      treeRows: f.querySelectorAll('.op-tree-rows > .op-row').length,
     })),
   );
 
@@ -427,8 +433,9 @@ await test('tool charts: every chart tool, run and host draws the marks its tabl
         eq(c.chart, want.chart, `${what}: chart`);
         eq(c.marks, want.marks, `${what}: marks`);
         eq(c.focusable, want.marks, `${what}: every mark focusable`);
-        assert(c.title && c.svgTitle && c.label, `${what}: titled (${JSON.stringify(c)})`);
-        if (want.chart !== 'step-time' && want.chart !== 'categories')
+        if (want.chart === 'op-tree') eq(c.treeRows, want.rows, `${what}: one top row per category`);
+        else assert(c.title && c.svgTitle && c.label, `${what}: titled (${JSON.stringify(c)})`);
+        if (!['step-time', 'categories', 'op-tree'].includes(want.chart))
           assert(c.axes.length === 2, `${what}: two axis titles ${c.axes}`);
         if (want.roof) {
           eq(c.roof.sort().join(','), want.roof.sort().join(','), `${what}: roof drawn only from the peaks the answer gives`);

@@ -9,6 +9,7 @@
 #include "store/index_db.h"
 #include "store/steps.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -124,6 +125,26 @@ static void test_timed_and_lookups(void)
     CU_ASSERT_EQUAL(xpv_store_steps_at(db, 1, 1500, &step, &err), 0); /* the end is outside */
 }
 
+/* Compile time counts only where the devices waited on it (within host
+ * wait), autotuning in full; both over the all-devices rows' step time. */
+static void test_compile_share(void)
+{
+    setup();
+    const int64_t both[] = {1, 2};
+    xpv_err err = {{0}};
+    CU_ASSERT_EQUAL_FATAL(sqlite3_exec(db,
+                                       "UPDATE steps SET compile_ps = 60, autotune_ps = 20 WHERE"
+                                       " profile_id = 1 AND step = 1 AND device = -1",
+                                       NULL, NULL, NULL),
+                          SQLITE_OK);
+    xpv_store_step_compile c;
+    CU_ASSERT_EQUAL_FATAL(xpv_store_steps_compile(db, both, 2, &c, &err), 0);
+    CU_ASSERT_DOUBLE_EQUAL(c.duration_ps, 500 + 1000 + 700 + 3000 + 200, 1e-9);
+    CU_ASSERT_DOUBLE_EQUAL(c.compile_ps, 40, 1e-9); /* host wait was 40 */
+    CU_ASSERT_DOUBLE_EQUAL(c.autotune_ps, 20, 1e-9);
+    sqlite3_exec(db, "UPDATE steps SET compile_ps = NULL, autotune_ps = NULL", NULL, NULL, NULL);
+}
+
 static void test_over_hosts(void)
 {
     setup();
@@ -139,6 +160,7 @@ static void test_over_hosts(void)
     CU_ASSERT_DOUBLE_EQUAL(t.avg_ps, 1400, 1e-9);
     CU_ASSERT_DOUBLE_EQUAL(t.min_ps, 500, 1e-9);
     CU_ASSERT_DOUBLE_EQUAL(t.max_ps, 3000, 1e-9);
+    CU_ASSERT_DOUBLE_EQUAL(t.sd_ps, sqrt((1600.0 * 1600 + 900 * 900 + 700 * 700) / 3), 1e-6);
 
     xpv_store_step_sums s;
     CU_ASSERT_EQUAL_FATAL(xpv_store_steps_device_sums(db, both, 2, &s, &err), 0);
@@ -238,6 +260,7 @@ int main(void)
         {"timed rows, devices, the step at a time", test_timed_and_lookups},
         {"aggregates over hosts", test_over_hosts},
         {"the per-host view and its slowest host", test_hosts_view},
+        {"the share of step time compiling", test_compile_share},
         {"a broken query is an error", test_errors},
         {NULL, NULL},
     };
