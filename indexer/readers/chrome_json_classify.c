@@ -370,6 +370,60 @@ static void pytorch_device(xpv_cj_reader *r, xpv_cj_proc *p, const xpv_cj_known_
     xpv_sink_process_device(r->sink, p->pid, (int)dev);
 }
 
+/* "Memset 0" on "Stream #14(Memset,Compute)": a memset, as the xplane
+ * reader names it (its arg is Memset_details, not memcpy_details). */
+static int names_memset(const xpv_cj_str *name)
+{
+    return find_text(name->s, name->len, "Memset") || find_text(name->s, name->len, "memset");
+}
+
+/* Kineto categories that are never device work, though some of them sit
+ * on device rows or carry args.device (cuda_sync: a wait, not work). */
+static int kineto_not_work(const xpv_cj_str *cat)
+{
+    static const char *const cats[] = {"cpu_op",
+                                       "Operator",
+                                       "user_annotation",
+                                       "python_function",
+                                       "cuda_sync",
+                                       "ac2g",
+                                       "async",
+                                       "Trace",
+                                       "overhead",
+                                       "cpu_instant_event",
+                                       "collective_comm",
+                                       "external_correlation",
+                                       NULL};
+    for (const char *const *c = cats; *c; c++)
+        if (xpv_cj_str_is(cat, *c)) return 1;
+    return 0;
+}
+
+/* Device work of an accelerator whose Kineto category is not `kernel`
+ * (MTIA's mtia_ccp_events, ...): a timed event with args.device in a
+ * category that is neither a launch nor host-side. A copy or memset when
+ * its name or category says so, else a kernel. */
+static int pytorch_other_device_work(xpv_cj_reader *r, xpv_event *ev, const xpv_cj_str *cat,
+                                     const xpv_cj_str *name, const xpv_cj_known_args *k,
+                                     xpv_cj_proc *p, xpv_launch *l)
+{
+    if (ev->ph != 'X' || ev->dur_ps <= 0 || !k->device || !cat->len || kineto_not_work(cat))
+        return 0;
+    int mk = memcpy_kind_of(name->s, name->len);
+    if (names_memset(name) || find_text(cat->s, cat->len, "memset"))
+        ev->kind = XPV_KIND_MEMSET;
+    else if (mk >= 0 || find_text(name->s, name->len, "Memcpy") ||
+             find_text(name->s, name->len, "memcpy") || find_text(cat->s, cat->len, "memcpy"))
+        ev->kind = (uint8_t)(mk >= 0 ? mk : XPV_KIND_MEMCPY_OTHER);
+    else {
+        ev->kind = XPV_KIND_KERNEL;
+        pytorch_launch(k, l);
+        ev->launch = l;
+    }
+    pytorch_device(r, p, k);
+    return 1;
+}
+
 /* PyTorch/Kineto categories; returns 1 when the category decided. */
 static int classify_pytorch(xpv_cj_reader *r, xpv_event *ev, const xpv_cj_str *cat,
                             const xpv_cj_str *name, const xpv_cj_known_args *k, xpv_cj_proc *p,
@@ -389,14 +443,15 @@ static int classify_pytorch(xpv_cj_reader *r, xpv_event *ev, const xpv_cj_str *c
     } else if (xpv_cj_str_is(cat, "gpu_memset") || xpv_cj_str_is(cat, "Memset")) {
         ev->kind = XPV_KIND_MEMSET;
         pytorch_device(r, p, k);
-    } else if (xpv_cj_str_is(cat, "cuda_runtime") || xpv_cj_str_is(cat, "Runtime") ||
-               xpv_cj_str_is(cat, "cuda_driver")) {
+    } else if (xpv_cj_str_is(cat, "Runtime") || xpv_cj_ends_with(cat, "_runtime") ||
+               xpv_cj_ends_with(cat, "_driver")) {
+        /* cuda_runtime, cuda_driver, and other accelerators' (mtia_runtime) */
         if (!has_corr) return 1;
         ev->kind = XPV_KIND_LAUNCH;
     } else if (xpv_cj_str_is(cat, "gpu_user_annotation")) {
         ev->kind = XPV_KIND_DEVICE_OTHER;
         return 1;
-    } else {
+    } else if (!pytorch_other_device_work(r, ev, cat, name, k, p, l)) {
         return 0;
     }
     if (has_corr) ev->corr = corr;
@@ -413,13 +468,6 @@ static void jax_kernel(xpv_cj_reader *r, xpv_event *ev, const xpv_cj_known_args 
     l->op = text_id(r, k->hlo_op);
     if (!l->op) l->op = text_id(r, k->tf_op);
     ev->launch = l;
-}
-
-/* "Memset 0" on "Stream #14(Memset,Compute)": a memset, as the xplane
- * reader names it (its arg is Memset_details, not memcpy_details). */
-static int names_memset(const xpv_cj_str *name)
-{
-    return find_text(name->s, name->len, "Memset") || find_text(name->s, name->len, "memset");
 }
 
 /* A JAX device row: the thread's name says what its events are. */

@@ -1,0 +1,552 @@
+#!/usr/bin/env python3
+"""test_step_raw_partition.py: the step breakdown of docs/STEPS.md recomputed
+from the raw events of every fixture that has steps, apart from the indexer:
+xplane.pb through the test's own wire-format walk (hlo_protos._fields),
+Chrome/Kineto JSON through json, with interval unions in the test
+(intervals.py). Each device's step window is read from the steps answer
+(`start_us`, `duration_us` of its row); what happens inside it is counted
+here: per device, each category (autotune > collectives > compute > copies
+> memset), the overlap columns and idle split into kernel wait, host wait
+and other, within 0.1% of the step or 1 µs; the combined row is the mean of
+the devices that ran work; the parts partition each step per device and
+combined; overview_page's shares add up to 100%. A hand-written Kineto
+trace whose device work is `mtia_ccp_events` (an accelerator that is not a
+GPU) checks that such work counts as device time and lists as kernels.
+Skips (77) when ../shared/fixtures is absent."""
+import gzip
+import json
+import os
+import shutil
+import struct
+import subprocess
+import sys
+from collections import defaultdict
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import intervals as iv  # noqa: E402
+from hlo_protos import _fields  # noqa: E402
+from xpv_e2e import BIN, FIXTURES, free_port, http_get, main, need_fixtures, tmpdir  # noqa
+from xpv_e2e import wait_indexed  # noqa: E402
+
+CATS = ("autotune", "collective", "compute", "memcpy_h2d", "memcpy_d2h", "memcpy_d2d",
+        "memcpy_other", "memset")  # the priority order of docs/STEPS.md
+COPIES = CATS[3:7]
+IDLE = ("host_wait", "kernel_wait", "idle_other")
+KINDS = {"H2D": "memcpy_h2d", "HtoD": "memcpy_h2d", "HostToDevice": "memcpy_h2d",
+         "D2H": "memcpy_d2h", "DtoH": "memcpy_d2h", "DeviceToHost": "memcpy_d2h",
+         "D2D": "memcpy_d2d", "DtoD": "memcpy_d2d", "DeviceToDevice": "memcpy_d2d",
+         "P2P": "memcpy_other", "PtoP": "memcpy_other", "Peer": "memcpy_other"}
+COLLECTIVE_WORDS = ("nccl", "rccl", "allreduce", "allgather", "reducescatter", "alltoall",
+                    "collectivepermute", "collectivebroadcast", "c10d::", "sendrecv")
+COMPILE_SPANS = ("backend_compile", "backend_compile_and_load", "PJRT_Client_Compile",
+                 "CompileToBackendResult", "CompileSingleModule", "CompileModuleToLlvmIr")
+COMPILE_PREFIXES = ("PjRtCApiClient::Compile", "PjRtStreamExecutorClient::Compile")
+TUNER_KERNELS = ("RedzoneAllocatorKernel", "xla_fp_comparison", "DelayKernel",
+                 "RepeatBufferKernel")
+KINETO_NOT_WORK = {"cpu_op", "Operator", "user_annotation", "python_function", "cuda_sync", "ac2g",
+                   "async", "Trace", "overhead", "cpu_instant_event", "collective_comm",
+                   "external_correlation", "gpu_user_annotation"}
+
+
+class Raw:
+    """What one file says: device events (device, category-to-be, name, op,
+    start ps, end ps, correlation id or None, has program_id), host launches
+    {correlation id: ps}, host compile spans [(ps, ps)]."""
+
+    def __init__(self):
+        self.dev = []
+        self.launch = {}
+        self.compile = []
+        self.tpu = False
+
+
+def copy_kind(text):
+    for part, kind in KINDS.items():
+        if part in text:
+            return kind
+    return None
+
+
+def is_collective(name):
+    folded = "".join(c for c in name.lower() if c not in "-_ ")
+    return any(w in folded for w in COLLECTIVE_WORDS)
+
+
+def is_compile_span(name, dur_ps):
+    return dur_ps >= 100_000_000 and (name in COMPILE_SPANS or name.startswith(COMPILE_PREFIXES))
+
+
+def stream_kinds(line):
+    """The kinds a `Stream #N(Kernel,MemcpyH2D,...)` line lists."""
+    if "(" not in line:
+        return []
+    return [k.strip() for k in line[line.index("(") + 1:].rstrip(")").split(",")]
+
+
+def jax_kind(line, name, args):
+    """What a JAX device-line event is (docs/STEPS.md, 'Which events are
+    device work'): None for events that are not device work."""
+    if line in ("XLA Ops",):
+        return "xla_op"
+    if not line.startswith("Stream #"):
+        return None
+    kinds = stream_kinds(line)
+    if "kernel_details" in args:
+        return "kernel"
+    if "memcpy_details" in args:
+        by_name = copy_kind(name)
+        if by_name:
+            return by_name
+        one = copy_kind("".join(kinds)) if len(kinds) == 1 else None
+        return one or "memcpy_other"
+    if kinds == ["Kernel"]:
+        return "kernel"
+    if "Memset" in name or "memset" in name:
+        return "memset"
+    if "Memcpy" in name or "memcpy" in name or copy_kind(name):
+        return copy_kind(name) or "memcpy_other"
+    if len(kinds) == 1 and kinds[0].startswith("Memcpy"):
+        return copy_kind(kinds[0]) or "memcpy_other"
+    if len(kinds) == 1 and kinds[0] == "Memset":
+        return "memset"
+    return "kernel" if "Kernel" in kinds else None
+
+
+def device_ordinal(plane):
+    for p in ("/device:GPU:", "/device:TPU:"):
+        if plane.startswith(p) and plane[len(p):].split()[0].isdigit():
+            return int(plane[len(p):].split()[0])
+    return None
+
+
+# ---- xplane.pb ----
+
+def _int64(v):
+    return v - (1 << 64) if v >= 1 << 63 else v
+
+
+def _stat(b, span, stat_names):
+    """(name, value) of one XStat: text for strings and refs, else a number."""
+    mid, val = 0, None
+    for n, w, v in _fields(b, *span):
+        if n == 1:
+            mid = v
+        elif n in (3, 4):
+            val = _int64(v)
+        elif n in (5, 6):
+            val = b[v[0]:v[1]].decode("utf-8", "replace")
+        elif n == 7:
+            val = stat_names.get(v, "")
+        elif n == 2:
+            val = 0.0
+    return stat_names.get(mid, ""), val
+
+
+def read_xplane(path):
+    b = open(path, "rb").read()
+    raw = Raw()
+    for num, wire, plane in _fields(b, 0, len(b)):
+        if num == 1 and wire == 2:
+            _xplane_plane(b, plane, raw)
+    return raw
+
+
+def _plane_tables(b, plane):
+    name, meta, stat_names, lines = "", {}, {}, []
+    for n, w, v in _fields(b, *plane):
+        if n == 2 and w == 2:
+            name = b[v[0]:v[1]].decode()
+        elif n == 3 and w == 2:
+            lines.append(v)
+        elif n in (4, 5) and w == 2:
+            for en, ew, ev in _fields(b, *v):
+                if en != 2 or ew != 2:
+                    continue
+                f = {}
+                for mn, mw, mv in _fields(b, *ev):
+                    f.setdefault(mn, []).append(mv)
+                if n == 5:
+                    s = f.get(2, [(0, 0)])[0]
+                    stat_names[f.get(1, [0])[0]] = b[s[0]:s[1]].decode("utf-8", "replace")
+                else:
+                    meta[f.get(1, [0])[0]] = f
+    return name, meta, stat_names, lines
+
+
+def _xplane_plane(b, plane, raw):
+    name, meta, stat_names, lines = _plane_tables(b, plane)
+    dev = device_ordinal(name)
+    if dev is None and not name.startswith("/host:"):
+        return
+    raw.tpu |= name.startswith("/device:TPU:")
+    names, mstats = {}, {}
+    for mid, f in meta.items():
+        s = (f.get(4) or f.get(2) or [(0, 0)])[0]
+        names[mid] = b[s[0]:s[1]].decode("utf-8", "replace")
+        mstats[mid] = dict(_stat(b, sp, stat_names) for sp in f.get(5, []))
+    for line in lines:
+        lf = {}
+        for n, w, v in _fields(b, *line):
+            if n == 4:
+                lf.setdefault(4, []).append(v)
+            else:
+                lf[n] = v
+        lname = lf.get(11) or lf.get(2) or (0, 0)
+        lname = b[lname[0]:lname[1]].decode("utf-8", "replace")
+        t0_ps = _int64(lf.get(3, 0)) * 1000
+        for evspan in lf.get(4, []):
+            _xplane_event(b, evspan, t0_ps, dev, lname, names, mstats, stat_names, raw)
+
+
+def _xplane_event(b, span, t0_ps, dev, lname, names, mstats, stat_names, raw):
+    mid = off = dur = 0
+    stats = []
+    for n, w, v in _fields(b, *span):
+        if n == 1:
+            mid = v
+        elif n == 2:
+            off = _int64(v)
+        elif n == 3:
+            dur = _int64(v)
+        elif n == 5:
+            return  # an aggregate, no time
+        elif n == 4:
+            stats.append(v)
+    # the reader starts events at whole ns: line ns + floor(offset ps / 1000)
+    s = t0_ps + (off // 1000) * 1000
+    name = names.get(mid, "")
+    if dev is None:
+        if is_compile_span(name, dur):
+            raw.compile.append((s, s + dur))
+        if not stats:
+            return
+        args = dict(_stat(b, sp, stat_names) for sp in stats)
+        if "correlation_id" in args:
+            raw.launch.setdefault(args["correlation_id"], s)
+        return
+    args = dict(mstats.get(mid, {}))
+    args.update(_stat(b, sp, stat_names) for sp in stats)
+    kind = jax_kind(lname, name, args)
+    if kind:
+        raw.dev.append((dev, kind, name, args.get("hlo_op") or args.get("tf_op") or "", s,
+                        s + dur, args.get("correlation_id"), "program_id" in args))
+
+
+# ---- Chrome trace JSON (Kineto, JAX's converter) ----
+
+def load_json(path):
+    opener = gzip.open if path.endswith(".gz") else open
+    with opener(path, "rt") as f:
+        d = json.load(f)
+    return d.get("traceEvents", []) if isinstance(d, dict) else d
+
+
+def _ps(us):
+    return int(round(float(us) * 1000)) * 1000
+
+
+def read_json(path):
+    events = load_json(path)
+    raw = Raw()
+    procs, threads = {}, {}
+    for e in events:
+        if e.get("ph") == "M" and e.get("name") == "process_name":
+            procs[e.get("pid")] = str(e.get("args", {}).get("name", ""))
+        elif e.get("ph") == "M" and e.get("name") == "thread_name":
+            threads[(e.get("pid"), e.get("tid"))] = str(e.get("args", {}).get("name", ""))
+    kineto = any(str(e.get("name", "")).startswith("ProfilerStep#") or "cat" in e for e in events
+                 if e.get("ph") == "X")
+    for e in events:
+        if e.get("ph") != "X":
+            continue
+        s, dur = _ps(e.get("ts", 0)), _ps(e.get("dur", 0))
+        name, args = str(e.get("name", "")), e.get("args") or {}
+        corr = args.get("correlation", args.get("correlation_id"))
+        corr = int(corr) if corr is not None and str(corr).lstrip("-").isdigit() else None
+        if kineto:
+            kind = kineto_kind(e.get("cat", ""), name, args)
+            if kind == "launch" and corr is not None:
+                raw.launch.setdefault(corr, s)
+            elif kind and kind != "launch":
+                raw.dev.append((int(args.get("device", e.get("pid", 0))), kind, name, "", s,
+                                s + dur, corr, False))
+            continue
+        dev = device_ordinal(procs.get(e.get("pid"), ""))
+        if dev is None:
+            if is_compile_span(name, dur):
+                raw.compile.append((s, s + dur))
+            if corr is not None:
+                raw.launch.setdefault(corr, s)
+            continue
+        kind = jax_kind(threads.get((e.get("pid"), e.get("tid")), ""), name, args)
+        if kind:
+            raw.dev.append((dev, kind, name, args.get("hlo_op") or args.get("tf_op") or "",
+                            s, s + dur, corr, "program_id" in args))
+    return raw
+
+
+def kineto_kind(cat, name, args):
+    """A Kineto event: 'launch', a device kind, or None (docs/STEPS.md)."""
+    if cat in ("kernel", "Kernel"):
+        return "kernel"
+    if cat in ("gpu_memcpy", "Memcpy"):
+        return copy_kind(name) or "memcpy_other"
+    if cat in ("gpu_memset", "Memset"):
+        return "memset"
+    if cat in ("cuda_runtime", "Runtime") or cat.endswith(("_runtime", "_driver")):
+        return "launch"
+    if not cat or cat in KINETO_NOT_WORK or "device" not in args:
+        return None
+    # device work of another accelerator (MTIA's mtia_ccp_events, ...)
+    if "Memset" in name or "memset" in name or "memset" in cat:
+        return "memset"
+    if copy_kind(name) or "Memcpy" in name or "memcpy" in name or "memcpy" in cat:
+        return copy_kind(name) or "memcpy_other"
+    return "kernel"
+
+
+# ---- the breakdown, recomputed ----
+
+def categorize(raw):
+    """{device: [(category, start, end, launch ps or None)]} of the events
+    that count: kernels, copies, memsets (XLA ops where the profile has no
+    kernels, as on TPU)."""
+    kernels = any(k == "kernel" for _, k, *_ in raw.dev)
+    compile_iv = iv.union(raw.compile)
+    out = defaultdict(list)
+    for dev, kind, name, op, s, e, corr, program in raw.dev:
+        if e <= s:
+            continue
+        if kind == "xla_op":
+            if kernels:
+                continue
+            kind = "kernel"
+        if ("stream_executor::gpu::" in name and any(k in name for k in TUNER_KERNELS)) or \
+                (not program and any(cs <= s and e <= ce for cs, ce in compile_iv)):
+            cat = "autotune"
+        elif kind == "kernel":
+            cat = "collective" if is_collective(name) or is_collective(op) else "compute"
+        else:
+            cat = kind
+        out[dev].append((cat, s, e, raw.launch.get(corr) if corr is not None else None))
+    return out
+
+
+def overlap(a, b):
+    return iv.length(a) - iv.minus(a, b)
+
+
+def expected_row(events, w0, w1, launched):
+    """The row of one device in [w0, w1) (ps): docs/STEPS.md's definitions."""
+    lists = defaultdict(list)
+    for cat, s, e, launch in events:
+        lists[cat].extend(iv.clip([(s, e)], w0, w1))
+        if launch is not None and launch < s:
+            lists["pending"].extend(iv.clip([(launch, s)], w0, w1))
+    u = {k: iv.union(v) for k, v in lists.items()}
+    row, covered = {}, []
+    for cat in CATS:
+        mine = u.get(cat, [])
+        row[cat] = iv.minus(mine, covered)
+        covered = iv.union(covered + mine)
+    busy = sum(row.values())
+    dur = w1 - w0
+    row["idle"] = dur - busy
+    row["overlap_compute_collective"] = overlap(u.get("compute", []), u.get("collective", []))
+    copies = iv.union([x for c in COPIES for x in u.get(c, [])])
+    row["overlap_copy"] = overlap(copies, iv.union(u.get("compute", []) + u.get("collective", [])))
+    row["kernel_wait"] = min(iv.minus(u.get("pending", []), covered), row["idle"])
+    rest = row["idle"] - row["kernel_wait"]
+    row["host_wait"], row["idle_other"] = (rest, 0) if launched else (0, rest)
+    row["busy"] = busy
+    return row
+
+
+# ---- the test ----
+
+TALLY = defaultdict(int)  # rows where each part is not zero, to show what was checked
+
+
+def get(port, path):
+    status, _, body = http_get(port, path, timeout=300)
+    assert status == 200, (path, status, body[:200])
+    return json.loads(body)
+
+
+def close(got_us, want_ps, dur_ps):
+    return abs(got_us * 1e6 - want_ps) <= max(1e-3 * dur_ps, 1e6)
+
+
+def reader_for(path):
+    if path.endswith(".xplane.pb"):
+        return read_xplane
+    if path.endswith((".json", ".json.gz")):
+        return read_json
+    return None
+
+
+def launched_devices(cat_events, windows):
+    """Devices with an event that starts inside some step window and whose
+    launch is known: their idle splits into host and kernel wait."""
+    out = set()
+    for dev, evs in cat_events.items():
+        spans = [w for (d, _), w in windows.items() if d == dev]
+        if any(l is not None and any(w0 <= s < w1 for w0, w1 in spans)
+               for _, s, _, l in evs):
+            out.add(dev)
+    return out
+
+
+def check_profile(port, p, src):
+    base = "/api/profiles/%s" % p["id"]
+    steps = get(port, base + "/steps")
+    if not steps["steps"]:
+        return 0
+    raw = reader_for(src)(src)
+    cats = categorize(raw)
+    rows = {}  # (device, step) -> API row
+    for dev in steps["devices"]:
+        for st in get(port, base + "/steps?device=%d" % dev)["steps"]:
+            rows[(dev, st["step"])] = st
+    windows = {k: (_ps(st["start_us"]), _ps(st["start_us"]) + _ps(st["duration_us"]))
+               for k, st in rows.items()}
+    launched = launched_devices(cats, windows)
+    mine = {}
+    checked = 0
+    for (dev, step), st in sorted(rows.items()):
+        w0, w1 = windows[(dev, step)]
+        want = expected_row(cats.get(dev, []), w0, w1, dev in launched)
+        mine[(dev, step)] = want
+        for k in CATS + IDLE:
+            TALLY[k] += want[k] > 0
+        where = (p["path"], "device", dev, "step", step)
+        for k in CATS + ("idle",) + IDLE + ("overlap_compute_collective", "overlap_copy"):
+            assert close(st[k + "_us"] or 0, want[k], w1 - w0), (where, k, st[k + "_us"],
+                                                                   want[k] / 1e6)
+        check_partition(where, st)
+        checked += 1
+    for st in get(port, base + "/steps?device=-1")["steps"]:
+        ran = [mine[(d, st["step"])] for d in steps["devices"]
+               if (d, st["step"]) in mine and mine[(d, st["step"])]["busy"] > 0]
+        check_partition((p["path"], "combined", st["step"]), st)
+        for k in CATS:
+            want = sum(r[k] for r in ran) / len(ran) if ran else 0
+            assert close(st[k + "_us"] or 0, want, _ps(st["duration_us"])), \
+                (p["path"], "combined", st["step"], k, st[k + "_us"], want / 1e6)
+        checked += 1
+    ov = get(port, base + "/tools/overview_page")
+    shares = [r["value"] for r in ov["rows"] if r["section"] == "step time breakdown"]
+    if shares:
+        assert abs(sum(shares) - 100) < 0.1, (p["path"], shares)
+    return checked
+
+
+def check_partition(where, st):
+    dur = st["duration_us"]
+    tol = max(1e-3 * dur, 0.002)
+    busy = sum(st[k + "_us"] or 0 for k in CATS)
+    assert abs(busy + st["idle_us"] - dur) <= tol, (where, "parts", busy, st["idle_us"], dur)
+    assert abs(sum(st[k + "_us"] or 0 for k in IDLE) - st["idle_us"]) <= tol, (where, "idle", st)
+
+
+def fixture_files():
+    out = []
+    for d, _, files in os.walk(FIXTURES):
+        for f in sorted(files):
+            if reader_for(f):
+                out.append(os.path.join(d, f))
+    return sorted(out)
+
+
+class Server:
+    def __init__(self, root, n):
+        self.port = free_port()
+        self.proc = subprocess.Popen(
+            [BIN, "--profile-dir=" + root, "--port=%d" % self.port, "--perfetto-port=0",
+             "--db=" + os.path.join(tmpdir(), "i.sqlite"), "--quiet"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        wait_indexed(self.port, min_profiles=n, timeout=600)
+
+    def close(self):
+        self.proc.terminate()
+        self.proc.wait(timeout=10)
+
+
+def test_fixtures_recomputed():
+    need_fixtures()
+    root, srcs = tmpdir(), {}
+    for i, src in enumerate(fixture_files()):
+        d = os.path.join(root, "r%02d" % i)
+        os.makedirs(d)
+        shutil.copyfile(src, os.path.join(d, os.path.basename(src)))
+        srcs["r%02d/%s" % (i, os.path.basename(src))] = src
+    s = Server(root, 1)
+    try:
+        checked, profiles = 0, 0
+        for p in get(s.port, "/api/profiles")["profiles"]:
+            if p["path"] in srcs and p.get("status") == "ok":
+                n = check_profile(s.port, p, srcs[p["path"]])
+                checked += n
+                profiles += n > 0
+        print("%d step rows of %d profiles with steps recomputed; rows with each part: %s"
+              % (checked, profiles, dict(TALLY)))
+        assert profiles >= 10 and checked > 0, (profiles, checked)
+    finally:
+        s.close()
+
+
+# ---- device work under other categories than kernel ----
+
+def mtia_trace():
+    """A Kineto trace of two steps on an MTIA-like device: its work is in
+    `mtia_ccp_events` on the device's process, launched by `mtia_runtime`."""
+    ev = [{"ph": "M", "name": "process_name", "pid": 0, "args": {"name": "MTIA 0"}},
+          {"ph": "M", "name": "process_name", "pid": 100, "args": {"name": "python"}}]
+    for k in range(2):
+        t = 1000.0 + k * 1000
+        ev.append({"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#%d" % k,
+                   "pid": 100, "tid": 100, "ts": t, "dur": 900})
+        for j, (name, dur) in enumerate((("fc1_fwd", 200), ("relu_fwd", 100))):
+            corr = 10 * k + j
+            ev.append({"ph": "X", "cat": "mtia_runtime", "name": "launchKernel", "pid": 100,
+                       "tid": 100, "ts": t + 10 + j * 20, "dur": 5,
+                       "args": {"correlation": corr}})
+            ev.append({"ph": "X", "cat": "mtia_ccp_events", "name": name, "pid": 0, "tid": 1,
+                       "ts": t + 100 + j * 300, "dur": dur,
+                       "args": {"device": 0, "stream": 1, "correlation": corr}})
+    # step 1 also runs a collective over both kernels' ends and a copy under fc1
+    for name, ts, dur in (("ncclDevKernel_AllReduce_Sum_f32", 2250, 200), ("Memcpy HtoD", 2150, 20)):
+        ev.append({"ph": "X", "cat": "mtia_ccp_events", "name": name, "pid": 0, "tid": 2,
+                   "ts": ts, "dur": dur, "args": {"device": 0, "stream": 2}})
+    return {"schemaVersion": 1, "traceEvents": ev}
+
+
+def test_mtia_device_work():
+    root = tmpdir()
+    path = os.path.join(root, "mtia.pt.trace.json")
+    with open(path, "w") as f:
+        json.dump(mtia_trace(), f)
+    s = Server(root, 1)
+    try:
+        p = get(s.port, "/api/profiles")["profiles"][0]
+        base = "/api/profiles/%s" % p["id"]
+        steps = get(s.port, base + "/steps")
+        assert steps["devices"] == [0], steps
+        want = ({"compute": 300, "idle": 600, "collective": 0},
+                {"compute": 200, "idle": 500, "collective": 200, "memcpy_h2d": 0,
+                 "overlap_compute_collective": 100, "overlap_copy": 20})
+        for st, w in zip(get(s.port, base + "/steps?device=0")["steps"], want):
+            for k, v in w.items():
+                assert abs(st[k + "_us"] - v) < 1e-3, (k, st)
+        rows = get(s.port, base + "/kernels")["kernels"]
+        names = {r["name"]: r["category"] for r in rows}
+        assert names.get("fc1_fwd") == "compute" and names.get("relu_fwd") == "compute", rows
+        assert names.get("ncclDevKernel_AllReduce_Sum_f32") == "collective", rows
+        assert check_profile(s.port, p, path) == 4
+    finally:
+        s.close()
+
+
+if __name__ == "__main__":
+    main([t for t in (test_mtia_device_work, test_fixtures_recomputed)
+          if len(sys.argv) < 2 or t.__name__ in sys.argv[1:]])
