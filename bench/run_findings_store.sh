@@ -43,7 +43,7 @@ for dir in "$trace_dir" "$xplane_dir"; do
   echo "== $(basename "$dir") ($(du -sh "$dir" | cut -f1) on disk)"
   xpv_bench_index "$bin" "$dir" "$db"
   python3 - "$bin" "$dir" "$db" "$runs" <<'PY'
-import json, os, socket, sqlite3, statistics, subprocess, sys, time, urllib.request
+import json, os, resource, socket, sqlite3, statistics, subprocess, sys, time, urllib.request
 bin_, root, db, runs = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
 OFF = dict(os.environ, XPV_FINDINGS_STORE="off")
 ON = dict(os.environ)
@@ -55,10 +55,14 @@ def forget():
     c.commit()
     c.close()
 
+CPU = []  # the CPU seconds of each listing, as (env is ON, seconds)
+
 def listing(env):
-    t = time.perf_counter()
+    t, r0 = time.perf_counter(), resource.getrusage(resource.RUSAGE_CHILDREN)
     out = subprocess.run([bin_, "--profile-dir=" + root, "--db=" + db, "--list-only", "--json",
                           "--quiet"], env=env, check=True, capture_output=True).stdout
+    r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    CPU.append(r1.ru_utime + r1.ru_stime - r0.ru_utime - r0.ru_stime)
     return out, time.perf_counter() - t
 
 def get(base, path):
@@ -105,9 +109,13 @@ on = [listing(ON)[1] for _ in range(runs)]
 off_outs = [listing(OFF) for _ in range(runs)]
 off = [t for _, t in off_outs]
 assert all(o == first_out for o, _ in off_outs), "kept and fresh answers differ"
-print("--list-only --json  store off (computes each time): %s" % stat(off))
-print("--list-only --json  store on, first (computes, keeps): %7.3f s" % first)
-print("--list-only --json  store on, again (reads):    %s  -> %s faster" % (stat(on), ratio(off, on)))
+cpu_first, cpu_on, cpu_off = CPU[0], CPU[1:1 + runs], CPU[1 + runs:]
+print("--list-only --json  store off (computes each time): %s, CPU median %.3f s" %
+      (stat(off), statistics.median(cpu_off)))
+print("--list-only --json  store on, first (computes, keeps): %7.3f s, CPU %.3f s" %
+      (first, cpu_first))
+print("--list-only --json  store on, again (reads):    %s, CPU median %.3f s  -> %s faster" %
+      (stat(on), statistics.median(cpu_on), ratio(off, on)))
 
 # a fresh server's first /findings (after indexing is reported done) and again
 res = {"off": ([], [], []), "on": ([], [], [])}

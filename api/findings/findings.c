@@ -1,13 +1,13 @@
 /*
- * findings.c — /api/profiles/{id}/findings: loads what the detectors need
- * (tracks' devices, the step windows), runs the scans and the detectors,
- * and writes the findings most severe first.
+ * findings.c — computing the findings answer (findings_keep.c answers
+ * /api/profiles/{id}/findings with it, or with the one kept): loads what
+ * the detectors need (tracks' devices, the step windows), runs the scans
+ * and the detectors, and writes the findings most severe first.
  *
  * Invariant: a finding is only made from numbers the profile carries; a
  * detector whose data is missing (no steps, no kernels, no copies) makes
  * none rather than guessing.
  */
-#include "findings.h"
 #include "findings_internal.h"
 #include "../api.h"
 #include "../api_util.h"
@@ -191,20 +191,4 @@ int xpv_findings_body(sqlite3 *db, int64_t id, const xpv_findings_config *cfg,
     ctx_free(&c);
     free(l.v);
     return rc;
-}
-
-int xpv_api_findings(sqlite3 *db, int64_t id, const xpv_findings_config *cfg, xpv_buf *out)
-{
-    xpv_api_profile_state ps;
-    int status = xpv_api_profile_state_get(db, id, &ps, out);
-    if (status != 200) return status;
-    xpv_api_put_profile_head(out, id, &ps);
-    if (!xpv_findings_indexed(&ps)) { /* pending, unsupported or unreadable */
-        xpv_buf_puts(out, ",\"complete\":null,\"steps\":null,\"findings\":null}");
-        return 200;
-    }
-    xpv_err err = {{0}};
-    int rc = xpv_findings_stored(db, id, cfg, &ps, out, &err);
-    if (rc == 0) rc = xpv_findings_body(db, id, cfg, &ps, out, &err);
-    return rc >= 0 ? 200 : xpv_api_error(out, 500, "%s", err.msg);
 }

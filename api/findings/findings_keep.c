@@ -1,8 +1,8 @@
 /*
- * findings_keep.c — the findings answer computed once and kept in the
- * index (store/findings.h): the key it is kept under, the stamp of the
- * profile it was computed from, and the writer's step that computes and
- * keeps it.
+ * findings_keep.c — /api/profiles/{id}/findings, computed once and kept
+ * in the index (store/findings.h): the answer (the kept one, or computed
+ * by findings.c), the key it is kept under, the stamp of the profile it
+ * was computed from, and the writer's step that computes and keeps it.
  *
  * The key hashes everything besides the profile that changes the answer:
  * the thresholds (findings_config.h), the program (its GNU build id, so a
@@ -159,4 +159,20 @@ int xpv_api_findings_keep(sqlite3 *db, int64_t id, const xpv_findings_config *cf
         if (rc <= 0) xpv_db_exec(db, "ROLLBACK", NULL);
     }
     return rc;
+}
+
+int xpv_api_findings(sqlite3 *db, int64_t id, const xpv_findings_config *cfg, xpv_buf *out)
+{
+    xpv_api_profile_state ps;
+    int status = xpv_api_profile_state_get(db, id, &ps, out);
+    if (status != 200) return status;
+    xpv_api_put_profile_head(out, id, &ps);
+    if (!xpv_findings_indexed(&ps)) { /* pending, unsupported or unreadable */
+        xpv_buf_puts(out, ",\"complete\":null,\"steps\":null,\"findings\":null}");
+        return 200;
+    }
+    xpv_err err = {{0}};
+    int rc = xpv_findings_stored(db, id, cfg, &ps, out, &err);
+    if (rc == 0) rc = xpv_findings_body(db, id, cfg, &ps, out, &err);
+    return rc >= 0 ? 200 : xpv_api_error(out, 500, "%s", err.msg);
 }
