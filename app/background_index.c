@@ -22,6 +22,7 @@
 #include "../server/live_events.h"
 #include "../api/api.h"
 #include "../api/block_marks.h"
+#include "../api/findings/findings.h"
 #include "../store/event_store.h"
 #include "../api/hlo/hlo_warm.h"
 #include "../store/index_db.h"
@@ -196,6 +197,31 @@ static void warm_hlo(xpv_server *s, int first_run)
         fprintf(stderr, "xprof-view: warming the HLO tools: %s\n", err.msg);
 }
 
+static void keep_findings(xpv_server *s, int64_t id)
+{
+    xpv_err err = {{0}};
+    char hex[17];
+    if (xpv_api_findings_keep(bg.db, id, &s->opts.findings, &err) >= 0 || stopping(s) ||
+        bg.opts->quiet)
+        return;
+    xpv_profile_id_hex(id, hex); /* /findings still answers, computing */
+    fprintf(stderr, "xprof-view: profile %s: keeping the findings: %s\n", hex, err.msg);
+}
+
+/* Computes and keeps the findings of the profiles just indexed, and on the
+ * first run those of every listed profile that has none kept (an index
+ * built before this server started), so that a profile page's first
+ * /findings reads them. Before indexing is reported done, like the HLO
+ * ops; a request that comes sooner computes them itself. */
+static void warm_findings(xpv_server *s, const xpv_found_list *found, int first_run)
+{
+    for (size_t i = 0; i < bg.indexed.n && !stopping(s); i++)
+        keep_findings(s, bg.indexed.ids[i]);
+    for (size_t i = 0; first_run && i < found->n && !stopping(s); i++)
+        if (found->items[i].companion_of < 0)
+            keep_findings(s, xpv_profile_id_for(found->items[i].rel_path));
+}
+
 static int run_once(xpv_server *s, const xpv_found_list *found)
 {
     xpv_err err = {{0}};
@@ -205,6 +231,7 @@ static int run_once(xpv_server *s, const xpv_found_list *found)
     int rc = xpv_indexer_run(bg.db, found, &run, &err);
     if (rc == 0) warm_marks(s);
     if (rc == 0) warm_hlo(s, found == bg.initial);
+    if (rc == 0) warm_findings(s, found, found == bg.initial);
     if (rc == 0) xpv_index_trim_wal(bg.db); /* the index keeps its size on disk */
     if (rc != 0 && !stopping(s)) fprintf(stderr, "xprof-view: indexing: %s\n", err.msg);
     set_active(s, 0, rc != 0 && !stopping(s) ? err.msg : NULL);

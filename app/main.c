@@ -107,6 +107,11 @@ static void print_table(cJSON *list)
 static void put_with_findings(sqlite3 *db, const xpv_options *o, int64_t id, xpv_buf *out)
 {
     xpv_buf p = {0}, f = {0};
+    xpv_err err = {{0}};
+    /* Computed once and kept: the next listing reads it. Failing to keep
+     * it (a read-only index) only costs the next listing the time. */
+    if (xpv_api_findings_keep(db, id, &o->findings, &err) < 0 && !o->quiet)
+        fprintf(stderr, "xprof-view: keeping the findings: %s\n", err.msg);
     if (xpv_api_profile(db, id, &p) != 200 || p.len < 2) {
         xpv_buf_puts(out, "null");
         goto done;

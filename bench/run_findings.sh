@@ -16,6 +16,9 @@ if [ ! -d "$data/profiles" ]; then
   "$build/xpv-gen" --out "$data/profiles/jax" --kind jax --size "$size" --devices 8 --no-json
   "$build/xpv-gen" --out "$data/profiles/pytorch" --kind pytorch --size "$size"
 fi
+# What computing them takes, not reading the answer the server keeps
+# (bench/run_findings_store.sh times that against this).
+export XPV_FINDINGS_STORE=off
 xpv_bench_index "$bin" "$data/profiles" "$data/index.sqlite"
 xpv_bench_serve "$bin" "$data/profiles" "$data/index.sqlite" "$data/server.log"
 

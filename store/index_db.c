@@ -86,7 +86,11 @@ static const char *const SCHEMA_SQL =
     " host_wait_ps INTEGER, compile_ps INTEGER, autotune_ps INTEGER, kernel_wait_ps INTEGER,"
     " idle_other_ps INTEGER, overlap_compute_collective_ps INTEGER, overlap_copy_ps INTEGER,"
     " slowest_device INTEGER);"
-    "CREATE INDEX steps_by_profile ON steps(profile_id, device, step);";
+    "CREATE INDEX steps_by_profile ON steps(profile_id, device, step);"
+    /* The findings answer, computed once (store/findings.h): key hashes the
+     * thresholds and the build, stamp the profile row it was computed from. */
+    "CREATE TABLE findings(profile_id INTEGER PRIMARY KEY, key INTEGER NOT NULL,"
+    " stamp INTEGER NOT NULL, answer TEXT NOT NULL);";
 
 int xpv_db_error(xpv_err *err, sqlite3 *db)
 {
@@ -359,7 +363,8 @@ int64_t xpv_index_data_version(sqlite3 *db, sqlite3_stmt **stmt)
 
 int xpv_index_clear_profile(sqlite3 *db, int64_t profile_id, xpv_err *err)
 {
-    static const char *const tables[] = {"strings", "tracks", "blocks", "kernel_stats", "steps"};
+    static const char *const tables[] = {"strings",      "tracks", "blocks",
+                                         "kernel_stats", "steps",  "findings"};
     for (size_t i = 0; i < sizeof tables / sizeof tables[0]; i++) {
         char sql[128];
         sqlite3_stmt *st;

@@ -11,9 +11,11 @@
  *   blocks        events, packed in blocks per (track, duration class)
  *   kernel_stats  per-name kernel / memcpy / memset / XLA-op summaries
  *   steps         step timelines with per-category device time
+ *   findings      each profile's findings answer, computed once
  * The index is a cache: deleting the file loses nothing. The tables named
  * in scripts/checksrc.sh's STORE_TABLES are read only through their module,
- * store/<table>.c (steps.c, kernel_stats.c, profiles.c, tracks.c).
+ * store/<table>.c (steps.c, kernel_stats.c, profiles.c, tracks.c,
+ * findings.c).
  */
 #ifndef XPV_INDEX_DB_H
 #define XPV_INDEX_DB_H
@@ -22,7 +24,7 @@
 #include <sqlite3.h>
 
 /* Bump when any table's meaning changes: older indexes are rebuilt. */
-#define XPV_SCHEMA_VERSION 13
+#define XPV_SCHEMA_VERSION 14
 
 /* kernel_stats.top_rank is set for this many names of each kind. */
 #define XPV_KSTATS_TOP_RANKS 32

@@ -1,13 +1,13 @@
 /*
- * findings.c — /api/profiles/{id}/findings: loads what the detectors need
- * (tracks' devices, the step windows), runs the scans and the detectors,
- * and writes the findings most severe first.
+ * findings.c — computing the findings answer (findings_keep.c answers
+ * /api/profiles/{id}/findings with it, or with the one kept): loads what
+ * the detectors need (tracks' devices, the step windows), runs the scans
+ * and the detectors, and writes the findings most severe first.
  *
  * Invariant: a finding is only made from numbers the profile carries; a
  * detector whose data is missing (no steps, no kernels, no copies) makes
  * none rather than guessing.
  */
-#include "findings.h"
 #include "findings_internal.h"
 #include "../api.h"
 #include "../api_util.h"
@@ -141,11 +141,10 @@ static void put_finding(xpv_buf *b, const xpv_fctx *c, const xpv_finding *f)
     xpv_buf_puts(b, "]}");
 }
 
-/* Most severe first; within a severity, in the detectors' order. */
-static void put_answer(xpv_buf *out, const xpv_fctx *c, const xpv_api_profile_state *ps,
-                       const xpv_findings *l)
+/* The answer after its head. Most severe first; within a severity, in the
+ * detectors' order. */
+static void put_body(xpv_buf *out, const xpv_fctx *c, const xpv_findings *l)
 {
-    xpv_api_put_profile_head(out, c->id, ps);
     xpv_buf_printf(out, ",\"complete\":%s,\"steps\":%zu,\"findings\":[",
                    c->truncated ? "false" : "true", c->has_steps ? c->nwin : (size_t)0);
     int first = 1;
@@ -176,30 +175,20 @@ static int run(xpv_fctx *c, xpv_findings *l, xpv_err *err)
     return xpv_findings_idle_devices(c, l, err);
 }
 
-int xpv_api_findings(sqlite3 *db, int64_t id, const xpv_findings_config *cfg, xpv_buf *out)
+int xpv_findings_body(sqlite3 *db, int64_t id, const xpv_findings_config *cfg,
+                      const xpv_api_profile_state *ps, xpv_buf *out, xpv_err *err)
 {
-    xpv_api_profile_state ps;
-    int status = xpv_api_profile_state_get(db, id, &ps, out);
-    if (status != 200) return status;
-    int indexed =
-        strcmp(ps.status, "ok") == 0 || (strcmp(ps.status, "error") == 0 && ps.events > 0);
-    if (!indexed) { /* pending, unsupported or unreadable: nothing to judge yet */
-        xpv_api_put_profile_head(out, id, &ps);
-        xpv_buf_puts(out, ",\"complete\":null,\"steps\":null,\"findings\":null}");
-        return 200;
-    }
     xpv_fctx c = {.db = db, .id = id, .cfg = cfg};
     xpv_findings l = {0};
-    xpv_err err = {{0}};
-    int rc = xpv_tool_profile_load(db, id, &c.prof, &err);
-    if (rc == 0 && ps.has_span && c.prof.has_span) {
-        c.span = (ps.end_ns - ps.start_ns) * 1000;
-        rc = load_tracks(&c, &err);
-        if (rc == 0) rc = load_windows(&c, ps.events, &err);
-        if (rc == 0) rc = run(&c, &l, &err);
+    int rc = xpv_tool_profile_load(db, id, &c.prof, err);
+    if (rc == 0 && ps->has_span && c.prof.has_span) {
+        c.span = (ps->end_ns - ps->start_ns) * 1000;
+        rc = load_tracks(&c, err);
+        if (rc == 0) rc = load_windows(&c, ps->events, err);
+        if (rc == 0) rc = run(&c, &l, err);
     }
-    if (rc == 0) put_answer(out, &c, &ps, &l);
+    if (rc == 0) put_body(out, &c, &l);
     ctx_free(&c);
     free(l.v);
-    return rc == 0 ? 200 : xpv_api_error(out, 500, "%s", err.msg);
+    return rc;
 }

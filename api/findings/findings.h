@@ -5,9 +5,10 @@
  * the threshold it crossed and evidence (time windows and event refs that
  * open the timeline there).
  *
- * Computed on request from what the index holds (steps, kernel_stats, the
- * event blocks); thresholds come from one table of defaults
- * (findings_config.h) that a key=value file can override.
+ * Computed from what the index holds (steps, kernel_stats, the event
+ * blocks) once per profile and thresholds, and kept in the index
+ * (findings_keep.c, store/findings.h); thresholds come from one table of
+ * defaults (findings_config.h) that a key=value file can override.
  */
 #ifndef XPV_FINDINGS_H
 #define XPV_FINDINGS_H
@@ -25,5 +26,13 @@
  * read in part (an error after some events) is judged on what was read.
  * 200, 404 or 500. */
 int xpv_api_findings(sqlite3 *db, int64_t id, const xpv_findings_config *cfg, xpv_buf *out);
+
+/* The writer's step: computes profile id's answer for cfg and keeps it in
+ * the index, unless one is kept already, the profile is not read whole
+ * (pending, read in part, unsupported) or XPV_FINDINGS_STORE=off. Until
+ * then xpv_api_findings computes it on each ask. Returns 1 when it kept
+ * one, 0 when there was nothing to keep (or another connection indexed
+ * the profile again meanwhile), -1 with err. */
+int xpv_api_findings_keep(sqlite3 *db, int64_t id, const xpv_findings_config *cfg, xpv_err *err);
 
 #endif

@@ -14,6 +14,7 @@
 #include "findings_config.h"
 #include "../tools/tool_ops.h"
 #include "../tools/tools.h"
+#include "../api_util.h"
 #include <sqlite3.h>
 
 /* Name classes (a bit set per interned string id). */
@@ -269,5 +270,18 @@ size_t xpv_findings_top_windows(const xpv_fctx *c, int64_t (*key)(const xpv_fwin
 
 /* "12.3 ms" style text of a ps duration, into buf. */
 const char *xpv_findings_dur(int64_t ps, char *buf, size_t n);
+
+/* ---- the answer, and the one kept in the index (findings_keep.c) ---- */
+
+/* Whether a profile in state ps has events to judge (ok, or read in part). */
+int xpv_findings_indexed(const xpv_api_profile_state *ps);
+/* Computes profile id's answer after its head (`,"complete":...}`) into
+ * out: 0, or -1 with err. */
+int xpv_findings_body(sqlite3 *db, int64_t id, const xpv_findings_config *cfg,
+                      const xpv_api_profile_state *ps, xpv_buf *out, xpv_err *err);
+/* Appends the answer after its head as kept for cfg and the profile as ps
+ * describes it: 1, 0 when none is kept (or the store is off), -1 with err. */
+int xpv_findings_stored(sqlite3 *db, int64_t id, const xpv_findings_config *cfg,
+                        const xpv_api_profile_state *ps, xpv_buf *out, xpv_err *err);
 
 #endif
