@@ -9,7 +9,11 @@
 // fetched, at about one event per device pixel (the server merges shorter
 // events into summary spans); no request goes out while the loaded window
 // still covers the view finely enough, requests are debounced, and a newer
-// one aborts the older (EventFetcher, which also keeps the small LRU).
+// one aborts the older (EventFetcher, which also keeps the small LRU), as
+// does a view that the loaded window covers again. The widest window loaded
+// so far stays as st.backdrop, drawn where the view reaches past st.data, so
+// a gesture redraws in its own frame from what the page has and the
+// server's answer only refines it.
 
 export const MIN_SPAN_US = 0.001;
 const FETCH_DEBOUNCE_MS = 60;
@@ -75,7 +79,15 @@ export function createView(tl) {
   function scheduleFetch(now) {
     clearTimeout(fetchTimer);
     if (!st.groups.length) return;
-    if (dataCovers()) return;
+    if (dataCovers()) {
+      // Back inside the loaded window: a request still out is for a view left behind.
+      if (st.loading) {
+        fetcher.abort();
+        st.loading = false;
+        tl.draw.setStatus();
+      }
+      return;
+    }
     fetchTimer = setTimeout(fetchWindow, now ? 0 : FETCH_DEBOUNCE_MS);
   }
 
@@ -108,6 +120,8 @@ export function createView(tl) {
 
   function windowLoaded(data) {
     st.data = data;
+    const wide = (d) => d.params.end_us - d.params.start_us;
+    if (!st.backdrop || wide(data) >= wide(st.backdrop)) st.backdrop = data;
     st.error = null;
     st.loading = false;
     tl.draw.growRows(data);
