@@ -179,7 +179,9 @@ async function runOne(base, prof) {
     out[kind].settled.push(t.settled);
     await page.waitForTimeout(30);
   }
-  for (let k = 0; k < 3; k++) {
+  const fa = await (await fetch(`${base}/api/profiles/${encodeURIComponent(prof.id)}/findings`)).json().catch(() => ({}));
+  const linked = (fa.findings || []).some((x) => (x.evidence || []).some((e) => e.ref));
+  for (let k = 0; linked && k < 3; k++) {
     const ms = await evidence(page, base, prof.id, k);
     if (ms !== null) out.evidence.settled.push(ms);
   }
