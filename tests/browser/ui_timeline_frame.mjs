@@ -16,13 +16,14 @@ function holdEvents(page) {
   const held = [];
   page.route('**/events?**', async (route) => {
     if (!open) held.push(route);
-    else await route.continue();
+    else await route.continue().catch(() => {});
   });
   return {
     count: () => held.length,
     release: async () => {
       open = true;
-      for (const r of held.splice(0)) await r.continue();
+      // A request the page aborted meanwhile cannot be continued; the others must be.
+      for (const r of held.splice(0)) await r.continue().catch(() => {});
     },
     hold: () => {
       open = null;
