@@ -59,7 +59,8 @@ export function createView(tl) {
     const d = st.data;
     if (!d) return false;
     const p = d.params;
-    if (p.start_us > Math.max(st.viewStart, st.t0) || p.end_us < Math.min(st.viewEnd, st.t1)) return false;
+    // The window's ends are rounded to the ns (round6): at the profile's edges they may sit within 1 ns inside.
+    if (p.start_us > Math.max(st.viewStart, st.t0) + 1e-3 || p.end_us < Math.min(st.viewEnd, st.t1) - 1e-3) return false;
     const need = canvas.width / span();
     const have = p.resolution / (p.end_us - p.start_us);
     return have >= need * 0.9 && p.tracks === trackParam();

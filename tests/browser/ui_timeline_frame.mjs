@@ -111,7 +111,10 @@ await test('timeline: a wheel zoom redraws the loaded events at once, and the an
       const st = window.__xpvTimeline.state;
       const d = st.data;
       return (
-        !st.loading && d && d.params.start_us <= Math.max(st.viewStart, st.t0) && d.params.end_us >= Math.min(st.viewEnd, st.t1)
+        !st.loading &&
+        d &&
+        d.params.start_us <= Math.max(st.viewStart, st.t0) + 1e-3 &&
+        d.params.end_us >= Math.min(st.viewEnd, st.t1) - 1e-3
       );
     },
     null,
