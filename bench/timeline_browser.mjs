@@ -1,24 +1,35 @@
 // timeline_browser.mjs — the timeline's interaction figures in headless
 // Chromium (driven by bench/run_timeline_browser.sh, which starts the
-// server): first paint, then 100 scripted interactions (zoom, pan, select an
-// event, Shift+drag an area), each timed in the page from the input event to
+// servers): for every profile a server lists, first paint, then scripted
+// interactions, each timed in the page from the input event to
 //   frame:   the next painted frame (what the user sees move), and
 //   settled: the frame after everything the input asked for has arrived
-//            (the view's events, the selection's details and links, the
-//            area's table),
-// and the JS heap at the end. Prints figures; asserts nothing.
-//   XPV_URL (required), XPV_PROFILE (id, default latest), XPV_CHROMIUM.
+//            (the view's events, the selection's details, the area's table);
+// kinds: zoom (wheel at the pointer), drag (drag-to-pan: every mousemove of
+// a drag is one input), pan (A/D keys), select (click an event), area
+// (Shift+drag), and evidence (a findings evidence link on the overview
+// clicked, to the frame that shows its event selected in the timeline).
+// With XPV_REF_URL (the same profiles served by a reference binary, e.g.
+// main's static files) each profile runs on both, interleaved, and the
+// report gives the ratio reference/new of each p95. Prints figures (and the
+// load average, since the machine may be shared); asserts nothing.
+//   XPV_URL (required), XPV_REF_URL, XPV_ROUNDS (default 2), XPV_N
+//   (interactions per round and server, default 40), XPV_CHROMIUM.
 
 import { createRequire } from 'node:module';
+import os from 'node:os';
 import path from 'node:path';
 
 const here = path.dirname(new URL(import.meta.url).pathname);
 const require = createRequire(path.join(here, '..', 'tests', 'browser', 'package.json'));
 const { chromium } = require('playwright-core');
 
-const BASE = process.env.XPV_URL;
-const N = 100;
-if (!BASE) {
+const NEW = process.env.XPV_URL;
+const REF = process.env.XPV_REF_URL || null;
+const ROUNDS = Number(process.env.XPV_ROUNDS || 2);
+const N = Number(process.env.XPV_N || 40);
+const KINDS = ['zoom', 'drag', 'pan', 'select', 'area'];
+if (!NEW) {
   console.error('XPV_URL is not set (run bench/run_timeline_browser.sh)');
   process.exit(2);
 }
@@ -27,23 +38,10 @@ const browser = await chromium.launch({
   executablePath: process.env.XPV_CHROMIUM || '/usr/bin/chromium',
   args: ['--headless', '--no-sandbox', '--disable-gpu', '--enable-precise-memory-info', '--disable-background-networking'],
 });
-const ctx = await browser.newContext({ viewport: { width: 1600, height: 900 } });
-const page = await ctx.newPage();
 const errors = [];
-page.on('pageerror', (e) => errors.push(String(e)));
-const cdp = await ctx.newCDPSession(page);
-await cdp.send('Performance.enable');
 
-const prof = await (await fetch(`${BASE}/api/profiles/${process.env.XPV_PROFILE || 'latest'}`)).json();
-const t0 = Date.now();
-await page.goto(`${BASE}/#/p/${prof.id}/timeline`);
-await page.waitForFunction(() => document.querySelector('canvas.tl-canvas')?.dataset.firstPaintMs, null, { timeout: 120000 });
-const wall = Date.now() - t0;
-const nav = await page.evaluate(() => performance.getEntriesByName('xpv-timeline-first-paint')[0]?.startTime);
-const mounted = await page.$eval('canvas.tl-canvas', (c) => Number(c.dataset.firstPaintMs));
-
-// One interaction, run in the page: returns {frame, settled} in ms.
-const interact = (kind, i) =>
+// One interaction, run in the page: returns {frames: [ms], settled: ms} or null.
+const interact = (page, kind, i) =>
   page.evaluate(
     async ({ kind, i }) => {
       const tl = window.__xpvTimeline;
@@ -75,80 +73,175 @@ const interact = (kind, i) =>
       };
       const mouse = (target, type, x, y, shift) =>
         target.dispatchEvent(new MouseEvent(type, { bubbles: true, clientX: x, clientY: y, button: 0, shiftKey: shift }));
+      const frames = [];
+      // Dispatches one input and times it to the next frame.
+      const timed = async (fire) => {
+        const t = performance.now();
+        fire();
+        await frame();
+        frames.push(performance.now() - t);
+      };
       let done;
       const start = performance.now();
       if (kind === 'zoom') {
+        // Out now and then (every third), so zooming also reveals what was outside the loaded window.
         const x = r.left + r.width * (0.3 + (0.4 * ((i * 37) % 10)) / 10);
         const deltaY = i % 3 === 2 ? 250 : -300;
-        canvas.dispatchEvent(
-          new WheelEvent('wheel', { bubbles: true, cancelable: true, clientX: x, clientY: r.top + 50, deltaY }),
+        await timed(() =>
+          canvas.dispatchEvent(
+            new WheelEvent('wheel', { bubbles: true, cancelable: true, clientX: x, clientY: r.top + 50, deltaY }),
+          ),
         );
         done = covers;
+      } else if (kind === 'drag') {
+        const dir = i % 2 ? 1 : -1;
+        const x0 = r.left + r.width / 2,
+          y0 = r.top + 30;
+        mouse(canvas, 'mousedown', x0, y0, false);
+        for (let k = 1; k <= 6; k++) await timed(() => mouse(window, 'mousemove', x0 + dir * 60 * k, y0, false));
+        mouse(window, 'mouseup', x0 + dir * 360, y0, false);
+        done = covers;
       } else if (kind === 'pan') {
-        window.dispatchEvent(new KeyboardEvent('keydown', { key: i % 2 ? 'd' : 'a', bubbles: true }));
+        await timed(() => window.dispatchEvent(new KeyboardEvent('keydown', { key: i % 2 ? 'd' : 'a', bubbles: true })));
         done = covers;
       } else if (kind === 'select') {
         const p = visibleEvent();
         if (!p) return null;
-        mouse(canvas, 'mousedown', p[0], p[1], false);
-        mouse(window, 'mouseup', p[0], p[1], false);
+        await timed(() => {
+          mouse(canvas, 'mousedown', p[0], p[1], false);
+          mouse(window, 'mouseup', p[0], p[1], false);
+        });
         done = () => st.selected && !document.querySelector('.tl-details .skeleton');
       } else {
         const x0 = r.left + r.width * 0.3,
           x1 = r.left + r.width * 0.6;
-        mouse(canvas, 'mousedown', x0, r.top + 20, true);
-        mouse(window, 'mousemove', x1, r.top + r.height * 0.6, true);
-        mouse(window, 'mouseup', x1, r.top + r.height * 0.6, true);
+        await timed(() => {
+          mouse(canvas, 'mousedown', x0, r.top + 20, true);
+          mouse(window, 'mousemove', x1, r.top + r.height * 0.6, true);
+          mouse(window, 'mouseup', x1, r.top + r.height * 0.6, true);
+        });
         done = () => canvas.dataset.areaState === 'done' || canvas.dataset.areaState === 'error';
       }
-      await frame();
-      const first = performance.now() - start;
       while (!done()) {
         await frame();
         if (performance.now() - start > 30000) break;
       }
       await frame();
-      return { frame: first, settled: performance.now() - start };
+      return { frames, settled: performance.now() - start };
     },
     { kind, i },
   );
 
-const kinds = ['zoom', 'pan', 'select', 'area'];
-const times = { all: [], frame: [] };
-for (const k of kinds) times[k] = [];
-for (let i = 0; i < N; i++) {
-  const kind = kinds[i % 4];
-  const t = await interact(kind, i);
-  if (!t) continue;
-  times[kind].push(t.settled);
-  times.all.push(t.settled);
-  times.frame.push(t.frame);
-  await page.waitForTimeout(30);
+// Clicks evidence link `k` of the overview's findings: ms from the click to
+// the frame that shows the linked event selected, or null.
+async function evidence(page, base, id, k) {
+  await page.goto(`${base}/#/p/${encodeURIComponent(id)}/overview`);
+  try {
+    await page.waitForSelector('a.evidence[href*="sel="]', { timeout: 60000 });
+  } catch {
+    return null;
+  }
+  return page.evaluate(async (k) => {
+    const links = [...document.querySelectorAll('a.evidence[href*="sel="]')];
+    const a = links[k % links.length];
+    const ref = new URLSearchParams(a.getAttribute('href').split('?')[1]).get('sel');
+    const frame = () => new Promise((res) => requestAnimationFrame(() => res()));
+    const t = performance.now();
+    a.click();
+    for (;;) {
+      await frame();
+      const tl = window.__xpvTimeline;
+      const sel = tl && tl.state.selected;
+      if (sel && sel.ev.ref === ref && tl.state.rows.length) break;
+      if (performance.now() - t > 30000) return null;
+    }
+    return performance.now() - t;
+  }, k);
 }
-const m = Object.fromEntries((await cdp.send('Performance.getMetrics')).metrics.map((x) => [x.name, x.value]));
+
+// One round of one profile on one server: {kind: {frame: [], settled: []}, paint}.
+async function runOne(base, prof) {
+  const ctx = await browser.newContext({ viewport: { width: 1600, height: 900 } });
+  const page = await ctx.newPage();
+  page.on('pageerror', (e) => errors.push(String(e)));
+  const out = { paint: null };
+  for (const k of [...KINDS, 'evidence']) out[k] = { frame: [], settled: [] };
+  await page.goto(`${base}/#/p/${encodeURIComponent(prof.id)}/timeline`);
+  await page.waitForFunction(() => document.querySelector('canvas.tl-canvas')?.dataset.firstPaintMs, null, {
+    timeout: 120000,
+  });
+  out.paint = await page.$eval('canvas.tl-canvas', (c) => Number(c.dataset.firstPaintMs));
+  for (let i = 0; i < N; i++) {
+    const kind = KINDS[i % KINDS.length];
+    const t = await interact(page, kind, i);
+    if (!t) continue;
+    out[kind].frame.push(...t.frames);
+    out[kind].settled.push(t.settled);
+    await page.waitForTimeout(30);
+  }
+  const fa = await (await fetch(`${base}/api/profiles/${encodeURIComponent(prof.id)}/findings`)).json().catch(() => ({}));
+  const linked = (fa.findings || []).some((x) => (x.evidence || []).some((e) => e.ref));
+  for (let k = 0; linked && k < 3; k++) {
+    const ms = await evidence(page, base, prof.id, k);
+    if (ms !== null) out.evidence.settled.push(ms);
+  }
+  await ctx.close();
+  return out;
+}
 
 const pct = (a, p) => {
   const s = [...a].sort((x, y) => x - y);
   return s.length ? s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)] : NaN;
 };
-const f = (x) => x.toFixed(1);
-console.log(`profile: ${prof.path}, ${prof.events} events, ${(prof.size_bytes / 1e6).toFixed(0)} MB`);
+const f = (x) => (Number.isFinite(x) ? x.toFixed(1) : '-');
+const merge = (acc, one) => {
+  for (const k of Object.keys(one)) {
+    if (k === 'paint') acc.paint.push(one.paint);
+    else for (const m of ['frame', 'settled']) acc[k][m].push(...one[k][m]);
+  }
+};
+const empty = () => {
+  const o = { paint: [] };
+  for (const k of [...KINDS, 'evidence']) o[k] = { frame: [], settled: [] };
+  return o;
+};
+
+const profiles = (await (await fetch(`${NEW}/api/profiles`)).json()).profiles || [];
+const refProfiles = REF ? (await (await fetch(`${REF}/api/profiles`)).json()).profiles || [] : [];
 console.log(
-  `first paint: ${f(nav)} ms from navigation start (${f(mounted)} ms after the page mounted; ${wall} ms wall incl. browser start of the page)`,
+  `load average at start: ${os
+    .loadavg()
+    .map((x) => x.toFixed(2))
+    .join(' ')} (${os.cpus().length} CPUs)`,
 );
-console.log(`interactions: ${times.all.length} (target p95 < 100 ms)`);
-console.log(
-  `  input -> next frame:       p50 ${f(pct(times.frame, 50))} ms, p95 ${f(pct(times.frame, 95))} ms, max ${f(Math.max(...times.frame))} ms`,
-);
-console.log(
-  `  input -> settled (all):    p50 ${f(pct(times.all, 50))} ms, p95 ${f(pct(times.all, 95))} ms, max ${f(Math.max(...times.all))} ms`,
-);
-for (const k of kinds)
+for (const prof of profiles) {
+  const refProf = refProfiles.find((p) => p.path === prof.path);
+  const res = { new: empty(), ref: empty() };
+  for (let r = 0; r < ROUNDS; r++) {
+    // Interleaved, and in alternating order, so load changes hit both alike.
+    const order = refProf ? (r % 2 ? ['new', 'ref'] : ['ref', 'new']) : ['new'];
+    for (const which of order) merge(res[which], await runOne(which === 'new' ? NEW : REF, which === 'new' ? prof : refProf));
+  }
+  console.log(`\nprofile: ${prof.path}, ${prof.events} events, ${(prof.size_bytes / 1e6).toFixed(1)} MB`);
   console.log(
-    `    ${k.padEnd(7)} n=${String(times[k].length).padStart(3)}  p50 ${f(pct(times[k], 50))} ms, p95 ${f(pct(times[k], 95))} ms`,
+    `  load average now: ${os
+      .loadavg()
+      .map((x) => x.toFixed(2))
+      .join(' ')}`,
   );
-console.log(
-  `JS heap used at the end: ${(m.JSHeapUsedSize / 1e6).toFixed(1)} MB (total ${(m.JSHeapTotalSize / 1e6).toFixed(1)} MB; target < 300 MB)`,
-);
-if (errors.length) console.log(`page errors: ${errors.slice(0, 3).join(' | ')}`);
+  const line = (label, a, b) =>
+    `  ${label.padEnd(26)} new p50 ${f(pct(a, 50)).padStart(7)} p95 ${f(pct(a, 95)).padStart(7)} ms (n=${a.length})` +
+    (refProf
+      ? `   ref p50 ${f(pct(b, 50)).padStart(7)} p95 ${f(pct(b, 95)).padStart(7)} ms   ref/new p95 ${f(pct(b, 95) / pct(a, 95))}x`
+      : '');
+  console.log(line('first paint', res.new.paint, res.ref.paint));
+  for (const k of KINDS) {
+    console.log(line(`${k} input -> next frame`, res.new[k].frame, res.ref[k].frame));
+    console.log(line(`${k} input -> settled`, res.new[k].settled, res.ref[k].settled));
+  }
+  console.log(line('evidence link -> selected', res.new.evidence.settled, res.ref.evidence.settled));
+  const all = (o) => KINDS.flatMap((k) => o[k].frame);
+  console.log(line('ALL input -> next frame', all(res.new), all(res.ref)) + '   (target p95 < 50 ms)');
+}
+if (errors.length) console.log(`page errors: ${[...new Set(errors)].slice(0, 3).join(' | ')}`);
 await browser.close();

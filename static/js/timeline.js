@@ -98,6 +98,7 @@ function newState(profile) {
     viewStart: 0,
     viewEnd: 1,
     data: null,
+    backdrop: null, // the widest window loaded so far (timeline_view.js)
     loading: false,
     error: null,
     selected: null,
@@ -198,6 +199,12 @@ function buildPage(view) {
 async function load(tl, params) {
   const { st } = tl;
   const stepsP = api.steps(tl.id, { signal: tl.signal }).catch(() => null);
+  const link = parseTimelineLink(params);
+  // The linked event is asked for now, beside the tracks, not after them
+  // and the steps: an evidence link shows its event when the slower of the
+  // two answers arrives.
+  const linked = link.sel ? api.event(tl.id, link.sel, { signal: tl.signal }) : null;
+  if (linked) linked.catch(() => {}); // handled where it is awaited
   let tracksRes;
   try {
     tracksRes = await api.tracks(tl.id, { signal: tl.signal });
@@ -210,20 +217,21 @@ async function load(tl, params) {
     showEmpty(tl, stateView('No tracks', 'This profile has no events to draw.', 'empty'));
     return;
   }
-  const link = parseTimelineLink(params);
   tl.tracks.setPins(link.pins);
   tl.draw.layout();
   tl.tracks.updateCollapseButton();
+  if (link.start_us !== null) tl.view.set(link.start_us, link.end_us, { fetchNow: true });
+  const restored = linked ? tl.url.restoreSelection(link.sel, link.start_us === null, linked) : false;
   const stepsRes = await stepsP;
   if (tl.signal.aborted) return;
   st.steps = (stepsRes && stepsRes.steps) || [];
   if (st.steps.length) fillStepMenu(tl);
   const want = link.step;
-  if (want !== null && st.steps.length) selectStep(tl, want);
-  if (link.start_us !== null) tl.view.set(link.start_us, link.end_us, { fetchNow: true });
-  else if (!st.stepSel) tl.view.set(st.t0, st.t1, { fetchNow: true });
+  // The link's window, or its event, wins over the step's window.
+  if (want !== null && st.steps.length) selectStep(tl, want, { keepView: link.start_us !== null || !!linked });
+  if (link.start_us === null && !st.stepSel && !(await restored)) tl.view.set(st.t0, st.t1, { fetchNow: true });
+  if (tl.signal.aborted) return;
   tl.url.start();
-  if (link.sel) tl.url.restoreSelection(link.sel, link.start_us === null);
 }
 
 function showEmpty(tl, panel) {
@@ -262,8 +270,8 @@ function fillStepMenu(tl) {
 }
 
 // Highlights step `n` (a number or its text; anything else clears it) and
-// zooms to it with a 5% margin.
-function selectStep(tl, n) {
+// zooms to it with a 5% margin (unless keepView).
+function selectStep(tl, n, { keepView = false } = {}) {
   const { st } = tl;
   const step = st.steps.find((s) => String(s.step) === String(n)) || null;
   const start = step ? stepStartUs(step, tl.profile) : null;
@@ -272,7 +280,9 @@ function selectStep(tl, n) {
   if (step && start === null) {
     tl.notify(`Step ${step.step} starts at ${step.start_us} µs, outside this profile's time range, so it cannot be shown.`);
   }
-  if (st.stepSel) {
+  if (keepView) {
+    // highlighted only
+  } else if (st.stepSel) {
     const d = st.stepSel.duration_us || tl.view.span();
     tl.view.set(start - d * 0.05, start + d * 1.05, { fetchNow: true });
   } else if (!st.data) {

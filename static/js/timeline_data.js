@@ -209,3 +209,25 @@ export class EventFetcher {
     this.lru.clear();
   }
 }
+
+// The index of the first span of `list` (sorted by start) that ends at or
+// after `t`: a binary search over the running maximum of the ends, kept on
+// the list (lists are never changed once loaded), so a frame skips what lies
+// before the view without a pass over it.
+export function firstEndingAfter(list, t) {
+  let ends = list.endMax;
+  if (!ends || ends.length !== list.length) {
+    ends = new Float64Array(list.length);
+    let m = -Infinity;
+    for (let i = 0; i < list.length; i++) ends[i] = m = Math.max(m, list[i].e);
+    list.endMax = ends;
+  }
+  let lo = 0,
+    hi = list.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (ends[mid] < t) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}

@@ -15,6 +15,7 @@ import { h, fmtDur, fmtCount, fmtN, nameHue } from './format.js';
 import { niceStep, cssVar } from './chart.js';
 import { pinnedTracks, shownTracks } from './timeline_tracks.js';
 import { drawCounterRow, seriesLabel, COUNTER_H } from './timeline_counters.js';
+import { firstEndingAfter } from './timeline_data.js';
 
 export const LABEL_W = 240;
 const PROC_H = 24;
@@ -24,6 +25,7 @@ const MAX_LEVELS = 24;
 const AXIS_H = 28;
 const MIN_EVENT_PX = 2; // instants and zero-length slices are drawn at least this wide
 const MIN_LABEL_PX = 28; // narrower events get no name written in them
+const RUN_PX = 1.5; // narrower events merge with those starting in the same pixel column
 
 export function createDrawing(tl) {
   const { st } = tl;
@@ -216,9 +218,10 @@ export function createDrawing(tl) {
     const tol = tl.view.span() * (3 / tl.view.cssWidth());
     const t = tl.view.tOf(cx);
     let best = null;
-    for (const ev of list) {
+    for (let i = firstEndingAfter(list, t - tol); i < list.length && list[i].s <= t + tol; i++) {
+      const ev = list[i];
       if (Math.min(ev.depth, MAX_LEVELS - 1) !== lvl) continue;
-      if (t < ev.s - tol || t > ev.e + tol) continue;
+      if (t > ev.e + tol) continue;
       if (!best || ev.e - ev.s < best.e - best.s) best = ev;
     }
     return best ? { ev: best, track: row.track.id } : null;
@@ -242,6 +245,12 @@ export function createDrawing(tl) {
       drawn: 0,
       summaries: 0,
       counters: 0,
+      counted: true,
+      // the run of narrow spans being merged, per nesting level (drawSpans)
+      runX0: new Float64Array(MAX_LEVELS),
+      runX1: new Float64Array(MAX_LEVELS),
+      runY: new Float64Array(MAX_LEVELS),
+      runFill: new Array(MAX_LEVELS),
     };
     ctx.setTransform(st.dpr, 0, 0, st.dpr, 0, 0);
     ctx.fillStyle = c.surface;
@@ -385,30 +394,91 @@ function drawRow(f, row) {
     f.counters += drawCounterRow(f, row, y);
     return;
   }
-  const list = st.data && st.data.byTrack.get(row.track.id);
-  if (!list) return;
-  for (const ev of list) {
-    if (ev.e < st.viewStart || ev.s > st.viewEnd) continue;
-    drawEvent(f, ev, y + TRACK_PAD + Math.min(ev.depth, MAX_LEVELS - 1) * LEVEL_H);
+  const data = st.data;
+  if (!data) return;
+  const base = y + TRACK_PAD;
+  // Where the view reaches past the loaded window (zoomed or panned out of
+  // it, its answer not in yet), the widest window loaded so far fills in,
+  // coarser: the frame never waits for the server.
+  const back = st.backdrop !== data ? st.backdrop : null;
+  const under = back && back.byTrack.get(row.track.id);
+  if (under) {
+    const a = data.params.start_us,
+      b = data.params.end_us;
+    if (st.viewStart < a) drawClipped(f, under, base, y, row.h, st.viewStart, a);
+    if (st.viewEnd > b) drawClipped(f, under, base, y, row.h, b, st.viewEnd);
   }
+  const list = data.byTrack.get(row.track.id);
+  if (list) drawSpans(f, list, base, st.viewStart, st.viewEnd, true);
 }
 
-function drawEvent(f, ev, ey) {
+// The backdrop's spans in [t0, t1] only, uncounted.
+function drawClipped(f, list, base, y, h, t0, t1) {
+  const { ctx, view } = f;
+  const x0 = Math.max(0, view.xOf(t0)),
+    x1 = Math.min(f.W, view.xOf(t1));
+  if (!(x1 > x0)) return;
+  ctx.save();
+  ctx.beginPath();
+  ctx.rect(x0, y, x1 - x0, h);
+  ctx.clip();
+  drawSpans(f, list, base, t0, t1, false);
+  ctx.restore();
+}
+
+// The spans of `list` (sorted by start) that overlap [t0, t1]: found by a
+// binary search, not a pass over the list, and at most one fill per pixel
+// column and level for the narrow ones (a run of them takes its first one's
+// colour), so a frame costs the pixels shown, not the events loaded.
+function drawSpans(f, list, base, t0, t1, counted) {
+  f.counted = counted;
+  f.runX1.fill(-Infinity);
+  for (let i = firstEndingAfter(list, t0); i < list.length; i++) {
+    const ev = list[i];
+    if (ev.s > t1) break;
+    if (ev.e < t0) continue;
+    const lvl = Math.min(ev.depth, MAX_LEVELS - 1);
+    drawEvent(f, ev, base + lvl * LEVEL_H, lvl);
+  }
+  for (let lvl = 0; lvl < MAX_LEVELS; lvl++) flushRun(f, lvl);
+}
+
+function flushRun(f, lvl) {
+  if (f.runX1[lvl] === -Infinity) return;
+  f.ctx.fillStyle = f.runFill[lvl];
+  f.ctx.fillRect(f.runX0[lvl], f.runY[lvl] + 1, f.runX1[lvl] - f.runX0[lvl], LEVEL_H - 2);
+  f.runX1[lvl] = -Infinity;
+}
+
+function drawEvent(f, ev, ey, lvl) {
   const { ctx, c, view, palette } = f;
   if (ey + LEVEL_H < 0 || ey > f.H) return;
   const x0 = Math.max(view.xOf(ev.s), -2);
   const x1 = Math.min(view.xOf(ev.e), f.W + 2);
   // Instants and zero-length slices (Kineto's sub-µs kernels) stay visible.
   const w = Math.max(ev.instant || ev.e === ev.s ? MIN_EVENT_PX : 1, x1 - x0);
-  if (ev.summary) {
-    ctx.fillStyle = palette.hatch(ctx);
-    ctx.fillRect(x0, ey + 1, w, LEVEL_H - 2);
-    f.summaries++;
+  if (f.counted) {
+    if (ev.summary) f.summaries++;
+    else f.drawn++;
+  }
+  const marked = (f.hitSet && f.hitSet.has(ev)) || (f.highlight !== null && ev.name === f.highlight);
+  const fill = ev.summary ? palette.hatch(ctx) : palette.eventColor(ev.name);
+  if (w < RUN_PX && !marked) {
+    if (x0 < f.runX0[lvl] + 1 && f.runX1[lvl] !== -Infinity) {
+      f.runX1[lvl] = Math.max(f.runX1[lvl], x0 + w);
+      return;
+    }
+    flushRun(f, lvl);
+    f.runX0[lvl] = x0;
+    f.runX1[lvl] = x0 + w;
+    f.runY[lvl] = ey;
+    f.runFill[lvl] = fill;
     return;
   }
-  ctx.fillStyle = palette.eventColor(ev.name);
+  flushRun(f, lvl);
+  ctx.fillStyle = fill;
   ctx.fillRect(x0, ey + 1, w, LEVEL_H - 2);
-  f.drawn++;
+  if (ev.summary) return;
   if (w > MIN_LABEL_PX) {
     ctx.save();
     ctx.beginPath();
@@ -418,7 +488,7 @@ function drawEvent(f, ev, ey) {
     ctx.fillText(ev.name, Math.max(x0, 0) + 4, ey + LEVEL_H / 2);
     ctx.restore();
   }
-  if ((f.hitSet && f.hitSet.has(ev)) || (f.highlight !== null && ev.name === f.highlight)) {
+  if (marked) {
     ctx.strokeStyle = c.search;
     ctx.lineWidth = 2;
     ctx.strokeRect(x0 + 1, ey + 2, Math.max(1, w - 2), LEVEL_H - 4);

@@ -64,17 +64,19 @@ export function createUrl(tl) {
   }
 
   // Selects the event `ref` names (asked of the server: it may be outside
-  // the loaded window); `focus` also moves the view to it.
-  async function restoreSelection(ref, focus) {
+  // the loaded window; `pending` is that answer when already asked for);
+  // `focus` also moves the view to it. Resolves true once it is selected
+  // (its details may still be on their way), false when it cannot be.
+  async function restoreSelection(ref, focus, pending = null) {
     let r;
     try {
-      const res = await api.event(tl.id, ref, { signal: tl.signal });
+      const res = await (pending || api.event(tl.id, ref, { signal: tl.signal }));
       r = res.event || res;
     } catch (e) {
       if (e.name !== 'AbortError') tl.notify(`The linked event ${ref} is not in this profile: ${e.message}`);
-      return;
+      return false;
     }
-    if (tl.signal.aborted || typeof r.track !== 'number' || typeof r.start_us !== 'number') return;
+    if (tl.signal.aborted || typeof r.track !== 'number' || typeof r.start_us !== 'number') return false;
     const hasDur = typeof r.dur_us === 'number';
     const ev = {
       s: r.start_us,
@@ -94,9 +96,9 @@ export function createUrl(tl) {
     }
     if (focus) tl.view.focusEvent(ev);
     else tl.view.scheduleFetch(true);
-    const shown = tl.details.select({ ev, track: r.track });
+    tl.details.select({ ev, track: r.track });
     if (st.data) tl.search.adoptSelected(st.data);
-    await shown;
+    return true;
   }
 
   windowPerfetto.addEventListener('click', () => {

@@ -9,7 +9,11 @@
 // fetched, at about one event per device pixel (the server merges shorter
 // events into summary spans); no request goes out while the loaded window
 // still covers the view finely enough, requests are debounced, and a newer
-// one aborts the older (EventFetcher, which also keeps the small LRU).
+// one aborts the older (EventFetcher, which also keeps the small LRU), as
+// does a view that the loaded window covers again. The widest window loaded
+// so far stays as st.backdrop, drawn where the view reaches past st.data, so
+// a gesture redraws in its own frame from what the page has and the
+// server's answer only refines it.
 
 export const MIN_SPAN_US = 0.001;
 const FETCH_DEBOUNCE_MS = 60;
@@ -55,7 +59,8 @@ export function createView(tl) {
     const d = st.data;
     if (!d) return false;
     const p = d.params;
-    if (p.start_us > Math.max(st.viewStart, st.t0) || p.end_us < Math.min(st.viewEnd, st.t1)) return false;
+    // The window's ends are rounded to the ns (round6): at the profile's edges they may sit within 1 ns inside.
+    if (p.start_us > Math.max(st.viewStart, st.t0) + 1e-3 || p.end_us < Math.min(st.viewEnd, st.t1) - 1e-3) return false;
     const need = canvas.width / span();
     const have = p.resolution / (p.end_us - p.start_us);
     return have >= need * 0.9 && p.tracks === trackParam();
@@ -75,7 +80,15 @@ export function createView(tl) {
   function scheduleFetch(now) {
     clearTimeout(fetchTimer);
     if (!st.groups.length) return;
-    if (dataCovers()) return;
+    if (dataCovers()) {
+      // Back inside the loaded window: a request still out is for a view left behind.
+      if (st.loading) {
+        fetcher.abort();
+        st.loading = false;
+        tl.draw.setStatus();
+      }
+      return;
+    }
     fetchTimer = setTimeout(fetchWindow, now ? 0 : FETCH_DEBOUNCE_MS);
   }
 
@@ -108,6 +121,8 @@ export function createView(tl) {
 
   function windowLoaded(data) {
     st.data = data;
+    const wide = (d) => d.params.end_us - d.params.start_us;
+    if (!st.backdrop || wide(data) >= wide(st.backdrop)) st.backdrop = data;
     st.error = null;
     st.loading = false;
     tl.draw.growRows(data);

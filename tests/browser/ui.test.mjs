@@ -10,8 +10,9 @@
 // The tests are in parts, run in this order (later ones see what earlier
 // ones did, e.g. live captures): ui_pages.mjs, ui_first_screen.mjs, ui_wording.mjs,
 // ui_tensorboard.mjs, ui_xprof_screens.mjs (XProf's first screens), ui_links_live.mjs,
-// ui_memory_compare.mjs, ui_layout.mjs
-// (widths, partial and unreadable profiles); harness.mjs holds what they share.
+// ui_memory_compare.mjs, ui_layout.mjs (widths, partial and unreadable profiles),
+// ui_timeline_frame.mjs (redraw before the server answers, evidence links);
+// harness.mjs holds what they share.
 
 import { finish } from './harness.mjs';
 
@@ -24,6 +25,7 @@ for (const part of [
   './ui_links_live.mjs',
   './ui_memory_compare.mjs',
   './ui_layout.mjs',
+  './ui_timeline_frame.mjs',
 ])
   await import(part);
 await finish();
