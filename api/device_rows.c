@@ -8,9 +8,11 @@
  *  - XLA Modules: the same over hlo_module and program_id, one span per
  *    module execution, named `module(program_id)` as XProf names them;
  *  - Steps: per step, from the first to the last device activity (kernels,
- *    copies, memsets) that belongs to it, by the step breakdown's rule: the
- *    step whose window holds the event's host launch (same correlation id),
- *    else the one whose window holds the event's own start.
+ *    copies, memsets) that belongs to it: the step whose window holds the
+ *    event's host launch (same correlation id), else the one whose window
+ *    holds the event's own start. A step that the devices ran at different
+ *    times (their own windows, docs/STEPS.md) is found on each device in
+ *    that device's own window, by the event's own start.
  * Events without hlo_op neither join nor break a run. The rows follow
  * hlo_op whatever the reader put there (a command buffer's name, or the
  * instruction the reader attributed to a command-buffer kernel).
@@ -98,6 +100,7 @@ typedef struct {
 
 typedef struct {
     int64_t start, end, step;
+    int own; /* the device's own window of a step the devices ran apart */
 } window;
 
 typedef struct {
@@ -115,8 +118,12 @@ typedef struct {
     dev_track *tracks;
     size_t ntracks;
     unsigned char *excluded; /* per device: has stored derived-style lines */
-    window *steps;
+    window *steps;           /* all devices': the steps table's combined rows */
     size_t nsteps;
+    window *dev_steps; /* one device's: steps[] with its own windows in place */
+    size_t ndev_steps;
+    int64_t start_ns;    /* the profile's start: the steps table's origin */
+    int split;           /* some step has per-device windows */
     xpv_hindex launches; /* correlation id -> launch start */
     rec *recs;
     size_t nrecs, recs_cap;
@@ -175,9 +182,57 @@ static int load_steps(build *b, xpv_err *err)
             b->steps = xpv_xrealloc(b->steps, cap * sizeof *b->steps);
         }
         int64_t a = start_ns + s.ps[XPV_STORE_STEP_START] / 1000;
-        b->steps[b->nsteps++] = (window){a, a + s.ps[XPV_STORE_STEP_DURATION] / 1000, s.step};
+        int split = s.span_end_ps > s.ps[XPV_STORE_STEP_START] + s.ps[XPV_STORE_STEP_DURATION];
+        b->steps[b->nsteps++] =
+            (window){a, a + s.ps[XPV_STORE_STEP_DURATION] / 1000, s.step, split};
+        b->split |= split;
     }
     xpv_store_cursor_close(&c);
+    b->start_ns = start_ns;
+    return rc;
+}
+
+static int window_by_start(const void *pa, const void *pb)
+{
+    const window *x = pa, *y = pb;
+    if (x->start != y->start) return x->start < y->start ? -1 : 1;
+    return x->step < y->step ? -1 : x->step > y->step;
+}
+
+/* device's windows into dev_steps: the combined ones, and for each step the
+ * devices ran apart, the device's own row (none when it has no row). */
+static int load_device_steps(build *b, int device, xpv_err *err)
+{
+    b->ndev_steps = 0;
+    if (!b->split) return 0;
+    xpv_hindex own = {0};
+    xpv_store_cursor c;
+    xpv_store_step s;
+    int64_t *win = NULL;
+    size_t n = 0, cap = 0;
+    int rc;
+    if (xpv_store_steps_open(&c, b->db, b->id, device, err) != 0) return -1;
+    while ((rc = xpv_store_steps_next(&c, &s, err)) == 1) {
+        if (s.ps[XPV_STORE_STEP_DURATION] <= 0 || !xpv_store_step_known(&s, XPV_STORE_STEP_START))
+            continue;
+        win = xpv_grow_to_index(win, &cap, 2 * n + 1, sizeof *win, 0);
+        win[2 * n] = b->start_ns + s.ps[XPV_STORE_STEP_START] / 1000;
+        win[2 * n + 1] = win[2 * n] + s.ps[XPV_STORE_STEP_DURATION] / 1000;
+        *xpv_hindex_put(&own, (uint64_t)s.step, n) = n;
+        n++;
+    }
+    xpv_store_cursor_close(&c);
+    b->dev_steps = xpv_xrealloc(b->dev_steps, (b->nsteps ? b->nsteps : 1) * sizeof *b->dev_steps);
+    for (size_t i = 0; rc == 0 && i < b->nsteps; i++) {
+        window w = b->steps[i];
+        uint64_t *at = w.own ? xpv_hindex_get(&own, (uint64_t)w.step) : NULL;
+        if (w.own && !at) continue;
+        if (at) w.start = win[2 * *at], w.end = win[2 * *at + 1];
+        b->dev_steps[b->ndev_steps++] = w;
+    }
+    xpv_sort(b->dev_steps, b->ndev_steps, sizeof *b->dev_steps, window_by_start);
+    xpv_hindex_free(&own);
+    free(win);
     return rc;
 }
 
@@ -198,18 +253,30 @@ static int load_launches(build *b, xpv_err *err)
     return xpv_store_scan(b->db, &q, note_launch, b, err) < 0 ? -1 : 0;
 }
 
-/* The step whose window holds t (windows in start order), -1 none. */
-static int64_t step_at(const build *b, int64_t t)
+/* The window of w[0, n) (in start order) that holds t, NULL none. */
+static const window *window_at(const window *w, size_t n, int64_t t)
 {
-    size_t lo = 0, hi = b->nsteps;
+    size_t lo = 0, hi = n;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (b->steps[mid].start <= t)
+        if (w[mid].start <= t)
             lo = mid + 1;
         else
             hi = mid;
     }
-    return lo && t < b->steps[lo - 1].end ? b->steps[lo - 1].step : -1;
+    return lo && t < w[lo - 1].end ? &w[lo - 1] : NULL;
+}
+
+/* The step of a device event starting at ts, launched at *launch (NULL:
+ * unknown): by the launch, unless that finds a step the devices ran apart,
+ * whose windows are the device's own, found by the event's own start. */
+static int64_t step_at(const build *b, int64_t ts, const uint64_t *launch)
+{
+    const window *v = b->split ? b->dev_steps : b->steps;
+    size_t n = b->split ? b->ndev_steps : b->nsteps;
+    const window *w = window_at(v, n, launch ? (int64_t)*launch : ts);
+    if (launch && (!w || w->own) && b->split) w = window_at(v, n, ts);
+    return w ? w->step : -1;
 }
 
 static uint32_t arg_name(build *b, const xpv_arg *a)
@@ -250,7 +317,7 @@ static int note_activity(void *ctx, const xpv_event *ev, int64_t block, uint32_t
     r->end = ev->ts_ns + (ev->dur_ns > 0 ? ev->dur_ns : 0);
     r->block = block, r->index = index;
     uint64_t *launch = ev->corr >= 0 ? xpv_hindex_get(&b->launches, (uint64_t)ev->corr) : NULL;
-    r->step = b->nsteps ? step_at(b, launch ? (int64_t)*launch : ev->ts_ns) : -1;
+    r->step = b->nsteps ? step_at(b, ev->ts_ns, launch) : -1;
     for (int k = 0; k < XPV_DEVROW_NARGS; k++)
         r->arg[k] = XPV_DEVROW_NONE;
     for (uint32_t i = 0; i < ev->nargs; i++)
@@ -376,6 +443,7 @@ static int build_device(build *b, int device, xpv_err *err)
 {
     int64_t device_track = -1;
     b->nrecs = 0;
+    if (load_device_steps(b, device, err) != 0) return -1;
     for (size_t i = 0; i < b->ntracks; i++) {
         if (b->tracks[i].device != device) continue;
         if (device_track < 0) device_track = b->tracks[i].track;
@@ -423,6 +491,7 @@ int xpv_devrows_build(sqlite3 *db, int64_t id, xpv_devrows *r, xpv_err *err)
     free(b.tracks);
     free(b.excluded);
     free(b.steps);
+    free(b.dev_steps);
     free(b.recs);
     return rc;
 }

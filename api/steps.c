@@ -20,7 +20,10 @@
  * apart (per-device Steps lines or module executions), a combined row is
  * the mean of its devices' rows (start_us: the earliest device's start) and
  * carries slowest_device, the device whose window was longest; the field is
- * absent when the devices share one window or all last as long.
+ * absent when the devices share one window or all last as long. Such a
+ * combined row also carries span_us, from its start to the latest device's
+ * end: the step on the timeline (duration_us, the mean, is how long a step
+ * takes); absent when no longer than duration_us.
  */
 #include "api.h"
 #include "api_util.h"
@@ -105,6 +108,11 @@ static void put_step(xpv_buf *b, const xpv_store_step *r, const xpv_api_profile_
         xpv_api_put_ps_opt(b, (known >> i) & 1u, (double)v[i]);
     }
     if (r->slowest_device >= 0) xpv_buf_printf(b, ",\"slowest_device\":%d", r->slowest_device);
+    int64_t span = r->span_end_ps - r->ps[XPV_STORE_STEP_START];
+    if ((known & 3u) == 3u && span > r->ps[XPV_STORE_STEP_DURATION]) {
+        xpv_buf_puts(b, ",\"span_us\":");
+        xpv_api_put_ps_opt(b, 1, (double)span);
+    }
     xpv_buf_putc(b, '}');
 }
 

@@ -16,7 +16,13 @@
     "SELECT step, name, device, start_ps, duration_ps, compute_ps, collective_ps, memcpy_h2d_ps,"  \
     " memcpy_d2h_ps, memcpy_d2d_ps, memcpy_other_ps, memset_ps, idle_ps, host_wait_ps,"            \
     " compile_ps, autotune_ps, kernel_wait_ps, idle_other_ps, overlap_compute_collective_ps,"      \
-    " overlap_copy_ps, slowest_device FROM steps"
+    " overlap_copy_ps, slowest_device, span_end FROM steps LEFT JOIN spans ON span_step = step"
+
+/* Per step of profile ?1, the latest end of its device rows' windows: with
+ * per-device windows, where the step ends on the timeline. */
+#define SPANS                                                                                      \
+    "WITH spans(span_step, span_end) AS (SELECT step, max(start_ps + duration_ps) FROM steps"      \
+    " WHERE profile_id=?1 AND device >= 0 GROUP BY step) "
 
 /* The four memcpy directions of a row (prefix: its table's alias) summed,
  * NULL when none is known. */
@@ -44,7 +50,7 @@ int xpv_store_steps_open(xpv_store_cursor *c, sqlite3 *db, int64_t profile_id, i
                          xpv_err *err)
 {
     if (xpv_store_cursor_open_id(
-            c, db, STEP_COLUMNS " WHERE profile_id=?1 AND device=?2 ORDER BY step, start_ps",
+            c, db, SPANS STEP_COLUMNS " WHERE profile_id=?1 AND device=?2 ORDER BY step, start_ps",
             profile_id, err) != 0)
         return -1;
     sqlite3_bind_int(c->st, 2, device);
@@ -55,8 +61,8 @@ int xpv_store_steps_open_timed(xpv_store_cursor *c, sqlite3 *db, int64_t profile
 {
     return xpv_store_cursor_open_id(
         c, db,
-        STEP_COLUMNS " WHERE profile_id=?1 AND device=-1 AND start_ps IS NOT NULL AND"
-                     " duration_ps > 0 ORDER BY start_ps, step",
+        SPANS STEP_COLUMNS " WHERE profile_id=?1 AND device=-1 AND start_ps IS NOT NULL AND"
+                           " duration_ps > 0 ORDER BY start_ps, step",
         profile_id, err);
 }
 
@@ -72,6 +78,11 @@ int xpv_store_steps_next(xpv_store_cursor *c, xpv_store_step *row, xpv_err *err)
     int col = 3 + XPV_STORE_STEP_NFIELDS;
     row->slowest_device =
         sqlite3_column_type(st, col) == SQLITE_NULL ? -1 : sqlite3_column_int(st, col);
+    int64_t end = row->ps[XPV_STORE_STEP_START] + row->ps[XPV_STORE_STEP_DURATION];
+    int64_t latest = sqlite3_column_int64(st, col + 1);
+    row->span_end_ps =
+        row->device < 0 && sqlite3_column_type(st, col + 1) != SQLITE_NULL && latest > end ? latest
+                                                                                           : end;
     return 1;
 }
 
@@ -92,8 +103,10 @@ int xpv_store_steps_at(sqlite3 *db, int64_t profile_id, int64_t ps, int64_t *ste
     xpv_store_cursor c;
     if (xpv_store_cursor_open_id(
             &c, db,
-            "SELECT step FROM steps WHERE profile_id=?1 AND device=-1 AND"
-            " start_ps <= ?2 AND start_ps + duration_ps > ?2 ORDER BY start_ps LIMIT 1",
+            SPANS
+            "SELECT step FROM steps LEFT JOIN spans ON span_step = step WHERE"
+            " profile_id=?1 AND device=-1 AND start_ps <= ?2 AND"
+            " max(start_ps + duration_ps, ifnull(span_end, 0)) > ?2 ORDER BY start_ps LIMIT 1",
             profile_id, err) != 0)
         return -1;
     sqlite3_bind_int64(c.st, 2, ps);

@@ -47,6 +47,12 @@ typedef struct {
     int64_t ps[XPV_STORE_STEP_NFIELDS];
     unsigned known;
     int slowest_device; /* combined row of devices with their own windows: the longest; else -1 */
+    /* Where the step ends on the timeline: a combined row's latest end over
+     * its devices' windows (past start + duration when the devices ran the
+     * step at different times: the combined duration is their mean); a
+     * device row's own end. The step's span is [start, span_end): the
+     * combined start is the earliest device's. */
+    int64_t span_end_ps;
 } xpv_store_step;
 
 static inline int xpv_store_step_known(const xpv_store_step *r, int field)
@@ -67,8 +73,8 @@ int xpv_store_steps_next(xpv_store_cursor *c, xpv_store_step *row, xpv_err *err)
 
 /* The devices (>= 0) with rows, ascending; *devs malloc'ed. 0 or -1. */
 int xpv_store_steps_devices(sqlite3 *db, int64_t profile_id, int **devs, size_t *n, xpv_err *err);
-/* The first all-devices step (by start) whose span holds ps: 1 with *step,
- * 0 when none, -1 with err. */
+/* The first all-devices step (by start) whose span [start, span_end) holds
+ * ps: 1 with *step, 0 when none, -1 with err. */
 int xpv_store_steps_at(sqlite3 *db, int64_t profile_id, int64_t ps, int64_t *step, xpv_err *err);
 
 /* ---- over several profiles (the hosts of a run) ---- */

@@ -52,7 +52,7 @@ static void add_window(xpv_fctx *c, size_t *cap, int64_t step, int64_t start, in
     }
     xpv_fwindow *w = &c->win[c->nwin++];
     memset(w, 0, sizeof *w);
-    w->step = step, w->start = start, w->end = end;
+    w->step = step, w->start = start, w->end = w->span_end = end;
 }
 
 static int load_windows(xpv_fctx *c, int64_t events, xpv_err *err)
@@ -66,6 +66,7 @@ static int load_windows(xpv_fctx *c, int64_t events, xpv_err *err)
         int64_t s = r.ps[XPV_STORE_STEP_START];
         add_window(c, &cap, r.step, s, s + r.ps[XPV_STORE_STEP_DURATION]);
         xpv_fwindow *w = &c->win[c->nwin - 1];
+        if (r.span_end_ps > w->end) w->span_end = r.span_end_ps;
         /* compute, collective, memcpy (summed), memset, idle, host wait */
         static const int8_t CAT[6] = {
             XPV_STORE_STEP_COMPUTE, XPV_STORE_STEP_COLLECTIVE, -1,
@@ -80,7 +81,7 @@ static int load_windows(xpv_fctx *c, int64_t events, xpv_err *err)
         w->autotune = r.ps[XPV_STORE_STEP_AUTOTUNE];
     }
     xpv_store_cursor_close(&cur);
-    if (rc != 0) return -1;
+    if (rc != 0 || xpv_findings_load_device_windows(c, err) != 0) return -1;
     c->has_steps = c->nwin > 0;
     if (c->has_steps || c->span <= 0) return 0;
     int64_t n = events / EVENTS_PER_SLICE;
@@ -93,7 +94,8 @@ static int load_windows(xpv_fctx *c, int64_t events, xpv_err *err)
 static void ctx_free(xpv_fctx *c)
 {
     xpv_tool_profile_free(&c->prof);
-    free(c->track_device), free(c->cls), free(c->win), free(c->compiles), free(c->input);
+    free(c->track_device), free(c->cls), free(c->win), free(c->dw), free(c->compiles);
+    free(c->input);
     free(c->compile_ivals), free(c->sync_t), free(c->sync_ref), free(c->latency);
     free(c->dev_last), free(c->graph_latency), free(c->host_gaps), free(c->blame);
 }

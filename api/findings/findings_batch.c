@@ -15,14 +15,20 @@
  * index, not in the order the blocks were read (the evidence keeps the
  * first of equally long events).
  *
+ * A step the devices ran at different times is read over its span (to
+ * span_end, the latest device's end) and each device measured in its own
+ * window, so a later device's work counts in its step.
+ *
  * Memory: one batch's device events (at most MAX_BATCH_ITEMS; beyond, the
  * answer says it is truncated) and its launches. A profile without steps
  * is cut into slices (findings.c) so that no batch holds the whole of it.
  */
 #define _GNU_SOURCE
 #include "findings_internal.h"
+#include "../../common/xpv_hindex.h"
 #include "../../common/xpv_lower_bound.h"
 #include "../../store/event_store.h"
+#include "../../store/steps.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -175,6 +181,20 @@ static size_t first_launch(const xpv_flaunch *l, size_t n, int64_t t)
     return lo;
 }
 
+/* Device dev's part of window w into [*w0, *w1): its own window when the
+ * devices ran the step apart (0 when it has none), else w's. */
+static int device_part(const xpv_fctx *c, const xpv_fwindow *w, int dev, int64_t *w0, int64_t *w1)
+{
+    *w0 = w->start, *w1 = w->end;
+    if (!w->ndw) return 1;
+    for (size_t i = w->dw_at; i < w->dw_at + w->ndw; i++)
+        if (c->dw[i].dev == dev) {
+            *w0 = c->dw[i].start, *w1 = c->dw[i].end;
+            return 1;
+        }
+    return 0;
+}
+
 /* Hands window w each device's events of the batch that may overlap it,
  * with the launches in l[0..nl) (w's own, sorted by correlation id). */
 static void measure(xpv_fscan *ws, xpv_fwindow *w, int several, xpv_flaunch *l, size_t nl)
@@ -185,11 +205,13 @@ static void measure(xpv_fscan *ws, xpv_fwindow *w, int several, xpv_flaunch *l, 
     for (size_t g = 0; g < ws->ngrp; g++) {
         const xpv_fitem *v = ws->by_dev + ws->grp[g];
         size_t n = ws->grp[g + 1] - ws->grp[g], lo = 0, hi = n;
-        if (several) {
-            lo = first_from(v, n, w->start - ws->grp_long[g]);
-            hi = first_from(v, n, w->end);
+        int64_t w0, w1;
+        if (!n || !device_part(ws->c, w, v[0].dev, &w0, &w1)) continue;
+        if (several || w->ndw) {
+            lo = first_from(v, n, w0 - ws->grp_long[g]);
+            hi = first_from(v, n, w1);
         }
-        if (lo < hi) xpv_findings_window_device(ws, w, v + lo, hi - lo);
+        if (lo < hi) xpv_findings_window_device(ws, w, w0, w1, v + lo, hi - lo);
     }
     xpv_findings_window_end(ws, w);
     ws->l = batch_l, ws->nl = batch_nl;
@@ -228,7 +250,7 @@ static int bytes_visit(void *ctx, const xpv_event *ev, int64_t block, uint32_t i
     if (ev->dur_ps < 0 || ev->track >= b->c->ntracks || b->c->track_device[ev->track] < 0) return 0;
     /* the last window starting at or before s */
     size_t lo = xpv_upper_bound_i64(b->w, b->nw, sizeof *b->w, offsetof(xpv_fwindow, start), s);
-    if (!lo || s >= b->w[lo - 1].end) return 0;
+    if (!lo || s >= b->w[lo - 1].span_end) return 0;
     xpv_fwindow *w = &b->w[lo - 1];
     int64_t n = copy_bytes(b->c, ev);
     if (n < 0) return 0;
@@ -242,9 +264,9 @@ static int bytes_visit(void *ctx, const xpv_event *ev, int64_t block, uint32_t i
 
 static int read_batch(xpv_fctx *c, xpv_fscan *ws, xpv_fwindow *w, size_t nw, xpv_err *err)
 {
-    ws->b0 = w[0].start, ws->b1 = w[0].end;
+    ws->b0 = w[0].start, ws->b1 = w[0].span_end;
     for (size_t i = 1; i < nw; i++)
-        if (w[i].end > ws->b1) ws->b1 = w[i].end;
+        if (w[i].span_end > ws->b1) ws->b1 = w[i].span_end;
     ws->n = ws->nl = 0;
     xpv_store_query q;
     xpv_store_query_all(&q, c->id);
@@ -267,7 +289,7 @@ static int read_batch(xpv_fctx *c, xpv_fscan *ws, xpv_fwindow *w, size_t nw, xpv
     xpv_sort(ws->l, ws->nl, sizeof *ws->l, by_time);
     for (size_t i = 0, done = 0; i < nw; i++) {
         size_t a = done + first_launch(ws->l + done, ws->nl - done, w[i].start);
-        size_t b = a + first_launch(ws->l + a, ws->nl - a, w[i].end);
+        size_t b = a + first_launch(ws->l + a, ws->nl - a, w[i].span_end);
         xpv_sort(ws->l + a, b - a, sizeof *ws->l, by_corr);
         measure(ws, &w[i], nw > 1, ws->l + a, b - a);
         done = b;
@@ -306,9 +328,9 @@ int xpv_findings_scan_windows(xpv_fctx *c, xpv_err *err)
     int64_t span = batch && strcmp(batch, "off") == 0 ? 0 : block_span(c);
     int rc = 0;
     for (size_t i = 0, j; i < c->nwin && rc == 0; i = j) {
-        for (j = i + 1;
-             j < c->nwin && j - i < MAX_BATCH_WINDOWS && c->win[j].end - c->win[i].start <= span &&
-             c->win[j].start >= c->win[j - 1].end;
+        for (j = i + 1; j < c->nwin && j - i < MAX_BATCH_WINDOWS &&
+                        c->win[j].span_end - c->win[i].start <= span &&
+                        c->win[j].start >= c->win[j - 1].span_end;
              j++)
             ;
         rc = read_batch(c, &ws, &c->win[i], j - i, err);
@@ -316,5 +338,61 @@ int xpv_findings_scan_windows(xpv_fctx *c, xpv_err *err)
     free(ws.items), free(ws.by_dev), free(ws.l), free(ws.grp), free(ws.grp_long);
     free(ws.comp.v), free(ws.coll.v), free(ws.busy.v), free(ws.all.v), free(ws.feed.v);
     free(ws.graph.v), free(ws.gall.v), free(ws.cg);
+    return rc;
+}
+
+/* ---- steps the devices ran at different times ---- */
+
+static int dw_cmp(const void *a, const void *b)
+{
+    const int64_t *x = a, *y = b; /* window, device, start, end */
+    for (int i = 0; i < 2; i++)
+        if (x[i] != y[i]) return x[i] < y[i] ? -1 : 1;
+    return 0;
+}
+
+/* One device's rows, as (window, device, start, end) of the windows that
+ * have device windows (at: step -> window index + 1). */
+static int device_rows(xpv_fctx *c, xpv_hindex *at, int dev, int64_t **v, size_t *n, size_t *cap,
+                       xpv_err *err)
+{
+    xpv_store_cursor cur;
+    xpv_store_step r;
+    int rc;
+    if (xpv_store_steps_open(&cur, c->db, c->id, dev, err) != 0) return -1;
+    while ((rc = xpv_store_steps_next(&cur, &r, err)) == 1) {
+        uint64_t *w = xpv_hindex_get(at, (uint64_t)r.step);
+        if (!w || !xpv_store_step_known(&r, XPV_STORE_STEP_START)) continue;
+        *v = xpv_grow_to_index(*v, cap, 4 * *n + 3, sizeof **v, 0);
+        int64_t s = r.ps[XPV_STORE_STEP_START], *row = *v + 4 * (*n)++;
+        row[0] = (int64_t)*w, row[1] = dev, row[2] = s, row[3] = s + r.ps[XPV_STORE_STEP_DURATION];
+    }
+    xpv_store_cursor_close(&cur);
+    return rc;
+}
+
+int xpv_findings_load_device_windows(xpv_fctx *c, xpv_err *err)
+{
+    xpv_hindex at = {0};
+    size_t apart = 0;
+    for (size_t i = 0; i < c->nwin; i++)
+        if (c->win[i].span_end > c->win[i].end)
+            *xpv_hindex_put(&at, (uint64_t)c->win[i].step, i) = i, apart++;
+    int *devs = NULL, rc = 0;
+    size_t ndev = 0, n = 0, cap = 0;
+    int64_t *v = NULL;
+    if (apart && (rc = xpv_store_steps_devices(c->db, c->id, &devs, &ndev, err)) == 0)
+        for (size_t d = 0; d < ndev && rc == 0; d++)
+            rc = device_rows(c, &at, devs[d], &v, &n, &cap, err);
+    xpv_sort(v, n, 4 * sizeof *v, dw_cmp);
+    c->dw = xpv_xmalloc((n ? n : 1) * sizeof *c->dw);
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        xpv_fwindow *w = &c->win[v[4 * i]];
+        if (!w->ndw) w->dw_at = i;
+        w->ndw++;
+        c->dw[c->ndw++] = (xpv_fdevwin){(int)v[4 * i + 1], v[4 * i + 2], v[4 * i + 3]};
+    }
+    xpv_hindex_free(&at);
+    free(devs), free(v);
     return rc;
 }

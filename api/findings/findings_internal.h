@@ -43,11 +43,23 @@ typedef struct {
 /* Keeps r if [start, end) is longer than what it holds. */
 void xpv_fref_longest(xpv_fref *r, int64_t start, int64_t end, int64_t block, uint32_t index);
 
+/* One device's own window of a step the devices ran at different times. */
+typedef struct {
+    int dev;
+    int64_t start, end;
+} xpv_fdevwin;
+
 /* A step (or, without steps, a slice of the profile) and what happened
- * in it. Sums over devices are of each device's own union of intervals. */
+ * in it. Sums over devices are of each device's own union of intervals.
+ * [start, end) is the steps table's combined row (with per-device windows:
+ * the earliest start and the mean duration); each device is measured in
+ * its own window, c->dw[dw_at, dw_at + ndw) when the devices ran the step
+ * at different times (ndw 0: every device in [start, end)), and its events
+ * are read up to span_end, the latest device's end (>= end). */
 typedef struct {
     int64_t step; /* -1: a slice of a profile without steps */
-    int64_t start, end;
+    int64_t start, end, span_end;
+    size_t dw_at, ndw;
     int64_t dev_window; /* (end - start) x the devices with work in it */
     int64_t busy;       /* sum over devices of their busy time */
     int64_t collective; /* sum over devices of their collective time */
@@ -96,6 +108,8 @@ typedef struct {
     int has_steps;
     xpv_fwindow *win;
     size_t nwin;
+    xpv_fdevwin *dw; /* the windows' own device windows, by window then device */
+    size_t ndw;
     int truncated;     /* a window had more device events than kept */
     int64_t *dev_last; /* by device: the end of its last work in the windows so far, -1 none */
     size_t ndev;
@@ -189,9 +203,11 @@ typedef struct {
     size_t ncg, cg_cap;
 } xpv_fscan;
 
-/* Adds one device's work to window w: v[0..n) all start before w's end
- * (those that end before its start are skipped). */
-void xpv_findings_window_device(xpv_fscan *ws, xpv_fwindow *w, const xpv_fitem *v, size_t n);
+/* Adds one device's work to window w, the device's part of it being
+ * [w0, w1): v[0..n) all start before w1 (those that end before w0 are
+ * skipped). */
+void xpv_findings_window_device(xpv_fscan *ws, xpv_fwindow *w, int64_t w0, int64_t w1,
+                                const xpv_fitem *v, size_t n);
 /* After every device: the wait for input, compilation and sync copies. */
 void xpv_findings_window_end(xpv_fscan *ws, xpv_fwindow *w);
 
@@ -199,6 +215,8 @@ void xpv_findings_window_end(xpv_fscan *ws, xpv_fwindow *w);
 int xpv_findings_classify_names(xpv_fctx *c, xpv_err *err);
 int xpv_findings_scan_host(xpv_fctx *c, xpv_err *err);
 int xpv_findings_scan_windows(xpv_fctx *c, xpv_err *err);
+/* The device windows of the steps whose span_end passes their end. */
+int xpv_findings_load_device_windows(xpv_fctx *c, xpv_err *err);
 /* Adds a gap between graph launches that the host spent (findings_host.c). */
 void xpv_findings_host_gap(xpv_fctx *c, int64_t start, int64_t end);
 /* Blames the host gaps on the outermost host work in them (findings_host.c). */

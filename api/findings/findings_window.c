@@ -178,12 +178,12 @@ static void between_slices(xpv_fctx *c, xpv_fwindow *w, int dev, const xpv_fival
 
 /* The device's idle between its first and last work, less what falls
  * inside graph executions (the device's own scheduling, not launches). */
-static void launch_idle(xpv_fscan *ws, xpv_fwindow *w, int64_t idle)
+static void launch_idle(xpv_fscan *ws, xpv_fwindow *w, int64_t w0, int64_t w1, int64_t idle)
 {
     xpv_fivals *g = &ws->graph, *b = &ws->busy;
     for (size_t i = 0; i < g->n; i++) {
-        if (g->v[i].start < w->start) g->v[i].start = w->start;
-        if (g->v[i].end > w->end) g->v[i].end = w->end;
+        if (g->v[i].start < w0) g->v[i].start = w0;
+        if (g->v[i].end > w1) g->v[i].end = w1;
     }
     g->n = xpv_tool_ivals_normalize(g->v, g->n);
     int64_t in_graph = 0, gaps_in_graph = 0;
@@ -199,9 +199,9 @@ static void launch_idle(xpv_fscan *ws, xpv_fwindow *w, int64_t idle)
         push(&ws->gall, g->v[i].start, g->v[i].end);
 }
 
-void xpv_findings_window_device(xpv_fscan *ws, xpv_fwindow *w, const xpv_fitem *v, size_t n)
+void xpv_findings_window_device(xpv_fscan *ws, xpv_fwindow *w, int64_t w0, int64_t w1,
+                                const xpv_fitem *v, size_t n)
 {
-    int64_t w0 = w->start, w1 = w->end;
     int any = 0;
     ws->comp.n = ws->coll.n = ws->busy.n = ws->graph.n = ws->ncg = 0;
     for (size_t i = 0; i < n; i++) {
@@ -239,7 +239,7 @@ void xpv_findings_window_device(xpv_fscan *ws, xpv_fwindow *w, const xpv_fitem *
         w->active += span;
         w->idle_in_active += span - busy;
         w->gaps += (int64_t)ws->busy.n - 1;
-        launch_idle(ws, w, span - busy);
+        launch_idle(ws, w, w0, w1, span - busy);
         note_gap(w, &ws->busy);
     }
 }

@@ -270,7 +270,9 @@ function fillStepMenu(tl) {
 }
 
 // Highlights step `n` (a number or its text; anything else clears it) and
-// zooms to it with a 5% margin (unless keepView).
+// zooms to it with a 5% margin (unless keepView). A step the devices ran at
+// different times spans span_us (to the latest device's end); duration_us is
+// their mean.
 function selectStep(tl, n, { keepView = false } = {}) {
   const { st } = tl;
   const step = st.steps.find((s) => String(s.step) === String(n)) || null;
@@ -283,7 +285,7 @@ function selectStep(tl, n, { keepView = false } = {}) {
   if (keepView) {
     // highlighted only
   } else if (st.stepSel) {
-    const d = st.stepSel.duration_us || tl.view.span();
+    const d = st.stepSel.span_us || st.stepSel.duration_us || tl.view.span();
     tl.view.set(start - d * 0.05, start + d * 1.05, { fetchNow: true });
   } else if (!st.data) {
     tl.view.set(st.t0, st.t1, { fetchNow: true });

@@ -518,7 +518,7 @@ function outlineSelected(f, r) {
 function stepBand(st, view) {
   if (!st.stepSel) return null;
   const x0 = view.xOf(st.stepSel.start_us);
-  const x1 = view.xOf(st.stepSel.start_us + (st.stepSel.duration_us || 0));
+  const x1 = view.xOf(st.stepSel.start_us + (st.stepSel.span_us || st.stepSel.duration_us || 0));
   return { x: x0, w: Math.max(1, x1 - x0) };
 }
 

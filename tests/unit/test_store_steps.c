@@ -28,7 +28,11 @@ static const char *const ROWS =
     " (1, 1, 's1', 3, 1000, 500, 200, 0, 1, 2, 3, 4, 0, 300, NULL),"
     " (1, 1, 's1', 0, 1000, 500, 400, 0, NULL, NULL, NULL, NULL, 0, 100, NULL),"
     " (2, 0, 's0', -1, 0, 3000, 900, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL),"
-    " (2, 1, 's1', -1, 3000, 200, 100, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL);";
+    " (2, 1, 's1', -1, 3000, 200, 100, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL);"
+    /* profile 3: step 0 ran on device 0 in [0, 200), on device 1 in [1000, 1400) */
+    "INSERT INTO profiles(id, path, host) VALUES(3, 'r', 'c');"
+    "INSERT INTO steps(profile_id, step, name, device, start_ps, duration_ps) VALUES"
+    " (3, 0, 's0', -1, 0, 300), (3, 0, 's0', 0, 0, 200), (3, 0, 's0', 1, 1000, 400);";
 
 static void setup(void)
 {
@@ -145,6 +149,29 @@ static void test_compile_share(void)
     sqlite3_exec(db, "UPDATE steps SET compile_ps = NULL, autotune_ps = NULL", NULL, NULL, NULL);
 }
 
+/* A step the devices ran apart spans to the latest device's end. */
+static void test_span_of_devices_apart(void)
+{
+    setup();
+    xpv_store_cursor c;
+    xpv_store_step v[8];
+    xpv_err err = {{0}};
+    CU_ASSERT_EQUAL_FATAL(xpv_store_steps_open_timed(&c, db, 3, &err), 0);
+    CU_ASSERT_EQUAL_FATAL(rows_of(&c, v), 1);
+    CU_ASSERT_EQUAL(v[0].ps[XPV_STORE_STEP_DURATION], 300);
+    CU_ASSERT_EQUAL(v[0].span_end_ps, 1400);
+    CU_ASSERT_EQUAL_FATAL(xpv_store_steps_open(&c, db, 3, 1, &err), 0);
+    CU_ASSERT_EQUAL_FATAL(rows_of(&c, v), 1);
+    CU_ASSERT_EQUAL(v[0].span_end_ps, 1400); /* a device row: its own end */
+    CU_ASSERT_EQUAL_FATAL(xpv_store_steps_open_timed(&c, db, 1, &err), 0);
+    CU_ASSERT_EQUAL_FATAL(rows_of(&c, v), 2);
+    CU_ASSERT_EQUAL(v[1].span_end_ps, 1500); /* devices sharing the window: its end */
+    int64_t step = -1;
+    CU_ASSERT_EQUAL(xpv_store_steps_at(db, 3, 1200, &step, &err), 1);
+    CU_ASSERT_EQUAL(step, 0);
+    CU_ASSERT_EQUAL(xpv_store_steps_at(db, 3, 1400, &step, &err), 0);
+}
+
 static void test_over_hosts(void)
 {
     setup();
@@ -258,6 +285,7 @@ int main(void)
     static const xpv_test_case tests[] = {
         {"a device's rows, unknown values flagged", test_rows_of_a_device},
         {"timed rows, devices, the step at a time", test_timed_and_lookups},
+        {"a step the devices ran apart spans them", test_span_of_devices_apart},
         {"aggregates over hosts", test_over_hosts},
         {"the per-host view and its slowest host", test_hosts_view},
         {"the share of step time compiling", test_compile_share},
