@@ -2,7 +2,16 @@
  * bench_json_inflate.c — the decompression floor: the least any reader of
  * a gzipped trace must spend. Inflates FILE with zlib (gzip mode, CRC
  * checked) into one reused buffer and prints the uncompressed size, the
- * time and MB/s of output.
+ * time and MB/s of output (the first line, which the bench scripts read).
+ *
+ * Built with libdeflate (its headers installed), it then weighs the two
+ * ways that library could replace zlib, on the same file in the same run:
+ *   raw+crc     zlib inflating the member raw (no checksum of its own),
+ *               streamed as the reader does, with libdeflate's CRC-32
+ *               checked against the trailer;
+ *   libdeflate  libdeflate's gzip decompressor, which takes whole buffers
+ *               only: the file and its whole output in memory at once.
+ * The crc32 lines time the two checksums alone over the output.
  *
  *   bench_json_inflate FILE
  */
@@ -11,6 +20,112 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <zlib.h>
+
+#ifdef XPV_BENCH_LIBDEFLATE
+#include <libdeflate.h>
+#include <string.h>
+
+static unsigned char *slurp(const char *path, size_t *n)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    *n = (size_t)ftell(f);
+    fseek(f, 0, SEEK_SET);
+    unsigned char *p = malloc(*n ? *n : 1);
+    if (p && fread(p, 1, *n, f) != *n) {
+        free(p);
+        p = NULL;
+    }
+    fclose(f);
+    return p;
+}
+
+/* The deflate data's offset after a gzip member's header, or 0. */
+static size_t gzip_header(const unsigned char *p, size_t n)
+{
+    if (n < 18 || p[0] != 0x1f || p[1] != 0x8b || p[2] != 8) return 0;
+    size_t at = 10;
+    int flg = p[3];
+    if (flg & 4) at += 2 + (size_t)(p[10] | p[11] << 8);
+    for (int bit = 8; bit <= 16; bit <<= 1)
+        if (flg & bit)
+            while (at < n && p[at++] != 0)
+                continue;
+    if (flg & 2) at += 2;
+    return at < n ? at : 0;
+}
+
+static void report(const char *what, long long bytes, double secs)
+{
+    printf("%s: %lld bytes in %.3f s = %.0f MB/s\n", what, bytes, secs, bytes / secs / 1e6);
+}
+
+/* zlib raw inflate of the first member, streamed, libdeflate's CRC-32. */
+static int raw_plus_crc(const unsigned char *gz, size_t n)
+{
+    enum { OUT = 4 << 20 };
+    unsigned char *out = malloc(OUT);
+    size_t at = gzip_header(gz, n);
+    z_stream zs = {0};
+    if (!out || !at || inflateInit2(&zs, -MAX_WBITS) != Z_OK) return 1;
+    double t0 = xpv_now_mono();
+    zs.next_in = (unsigned char *)gz + at;
+    zs.avail_in = (uInt)(n - at);
+    uint32_t crc = 0;
+    long long total = 0;
+    int rc = Z_OK;
+    while (rc == Z_OK) {
+        zs.next_out = out;
+        zs.avail_out = OUT;
+        rc = inflate(&zs, Z_NO_FLUSH);
+        crc = libdeflate_crc32(crc, out, OUT - zs.avail_out);
+        total += OUT - zs.avail_out;
+    }
+    const unsigned char *t = zs.next_in;
+    int ok = rc == Z_STREAM_END && zs.avail_in >= 8 &&
+             crc == (uint32_t)(t[0] | t[1] << 8 | t[2] << 16 | (uint32_t)t[3] << 24);
+    report(ok ? "raw+crc" : "raw+crc (CRC MISMATCH)", total, xpv_now_mono() - t0);
+    inflateEnd(&zs);
+    free(out);
+    return !ok;
+}
+
+/* libdeflate's whole-buffer gzip decompressor, then each CRC alone. */
+static int whole_buffer(const unsigned char *gz, size_t n)
+{
+    size_t size = (size_t)(gz[n - 4] | gz[n - 3] << 8 | gz[n - 2] << 16) |
+                  (size_t)gz[n - 1] << 24; /* ISIZE: right below 4 GB */
+    unsigned char *out = malloc(size ? size : 1);
+    struct libdeflate_decompressor *d = libdeflate_alloc_decompressor();
+    if (!out || !d) return 1;
+    size_t got = 0;
+    double t0 = xpv_now_mono();
+    enum libdeflate_result r = libdeflate_gzip_decompress(d, gz, n, out, size, &got);
+    report(r == LIBDEFLATE_SUCCESS ? "libdeflate" : "libdeflate (FAILED)", (long long)got,
+           xpv_now_mono() - t0);
+    t0 = xpv_now_mono();
+    volatile uLong z = crc32(0, out, (uInt)0) + crc32_z(0, out, got);
+    report("crc32 zlib", (long long)got, xpv_now_mono() - t0);
+    t0 = xpv_now_mono();
+    volatile uint32_t l = libdeflate_crc32(0, out, got);
+    report("crc32 libdeflate", (long long)got, xpv_now_mono() - t0);
+    (void)z, (void)l;
+    libdeflate_free_decompressor(d);
+    free(out);
+    return r != LIBDEFLATE_SUCCESS;
+}
+
+static int weigh_libdeflate(const char *path)
+{
+    size_t n = 0;
+    unsigned char *gz = slurp(path, &n);
+    if (!gz || n < 18) return 1;
+    int rc = raw_plus_crc(gz, n) | whole_buffer(gz, n);
+    free(gz);
+    return rc;
+}
+#endif
 
 int main(int argc, char **argv)
 {
@@ -51,5 +166,8 @@ int main(int argc, char **argv)
     fclose(f);
     free(in);
     free(out);
+#ifdef XPV_BENCH_LIBDEFLATE
+    if (rc == Z_STREAM_END && weigh_libdeflate(argv[1]) != 0) return 1;
+#endif
     return rc == Z_STREAM_END ? 0 : 1;
 }

@@ -11,6 +11,8 @@
 #include "discover.h"
 #include <sqlite3.h>
 
+struct xpv_store_kernel_rows;
+
 typedef struct {
     int total; /* profiles pending when the run started */
     int done;
@@ -34,9 +36,11 @@ typedef struct {
 } xpv_index_job;
 
 /* Indexes one file into the profile row `id` (already registered) in one
- * transaction. */
+ * transaction; its kernel_stats rows into kernel_rows when not NULL (a
+ * part's, which the index's writer inserts), else into db. */
 int xpv_indexer_index_file(sqlite3 *db, const xpv_found *f, int64_t id,
-                           const xpv_input_limits *limits, xpv_err *err);
+                           const xpv_input_limits *limits,
+                           struct xpv_store_kernel_rows *kernel_rows, xpv_err *err);
 
 /* Calls o's progress callback: `next` is about to be indexed (or waited
  * for), NULL at the end of the run; `committed`, when not NULL, was just

@@ -2,7 +2,10 @@
  * index_jobs.c — indexing several files at once (--jobs). Worker threads
  * each take the next queued file and index it, reader, event store and
  * analysis, into a part: a private database beside the index with the same
- * schema (index_db.h). The calling thread is the index's only writer: it
+ * schema (index_db.h), but for the kernel_stats rows, which the worker
+ * keeps in memory so that each is inserted once, into the index (its
+ * costliest table to copy: ~9 k instructions a row, each time it is
+ * inserted). The calling thread is the index's only writer: it
  * moves each finished part in, one short transaction each, and reports
  * progress, so serving threads wait on the index no longer than for one
  * copy of rows.
@@ -16,6 +19,7 @@
  */
 #define _GNU_SOURCE
 #include "../store/index_db.h"
+#include "../store/kernel_stats.h"
 #include "index_jobs.h"
 
 #include <assert.h>
@@ -32,6 +36,7 @@ typedef struct {
     char path[4200];
     int state;
     xpv_err err;
+    xpv_store_kernel_rows kernel_rows; /* the part's, inserted by the writer */
 } part_slot;
 
 typedef struct {
@@ -54,7 +59,9 @@ static int index_part(job_pool *pool, size_t i)
     sqlite3 *part = NULL;
     if (xpv_index_open_part(slot->path, &part, &slot->err) != 0) return -1;
     int rc = xpv_indexer_seed_part(part, job->f, job->id, &slot->err);
-    if (rc == 0) rc = xpv_indexer_index_file(part, job->f, job->id, pool->limits, &slot->err);
+    if (rc == 0)
+        rc = xpv_indexer_index_file(part, job->f, job->id, pool->limits, &slot->kernel_rows,
+                                    &slot->err);
     if (sqlite3_close(part) != SQLITE_OK && rc == 0)
         rc = xpv_err_set(&slot->err, "cannot close %s", slot->path);
     return rc;
@@ -126,8 +133,10 @@ static int move_parts_in(sqlite3 *db, job_pool *pool, const xpv_index_options *o
             return xpv_err_prefix(err, "indexing %s", f->rel_path);
         }
         double cpu0 = thread_cpu_seconds();
-        if (xpv_index_move_part(db, pool->slots[i].path, pool->queue[i].id, err) != 0)
-            return xpv_err_prefix(err, "indexing %s", f->rel_path);
+        int rc = xpv_index_move_part(db, pool->slots[i].path, pool->queue[i].id,
+                                     &pool->slots[i].kernel_rows, err);
+        xpv_store_kernel_rows_free(&pool->slots[i].kernel_rows);
+        if (rc != 0) return xpv_err_prefix(err, "indexing %s", f->rel_path);
         pool->move_cpu_s += thread_cpu_seconds() - cpu0;
         unlink(pool->slots[i].path);
         mark_moved(pool, i + 1);
@@ -180,8 +189,10 @@ int xpv_indexer_run_parallel(sqlite3 *db, const xpv_found_list *found, const xpv
     pthread_mutex_unlock(&pool.mu);
     for (int i = 0; i < started; i++)
         pthread_join(threads[i], NULL);
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++) {
         if (pool.slots[i].state != PART_QUEUED) unlink(pool.slots[i].path);
+        xpv_store_kernel_rows_free(&pool.slots[i].kernel_rows);
+    }
     free(threads);
     free(pool.slots);
     pthread_mutex_destroy(&pool.mu);

@@ -234,3 +234,8 @@ const xpv_input_limits *xpv_sink_limits(const xpv_sink *s)
 {
     return &s->limits;
 }
+
+void xpv_sink_defer_kernel_rows(xpv_sink *s, struct xpv_store_kernel_rows *rows)
+{
+    s->kernel_rows = rows;
+}

@@ -29,6 +29,8 @@
 
 #include <sqlite3.h>
 
+struct xpv_store_kernel_rows;
+
 typedef struct xpv_sink xpv_sink;
 
 uint32_t xpv_sink_intern(xpv_sink *s, const char *str, size_t len);
@@ -97,5 +99,8 @@ void xpv_sink_free(xpv_sink *s);
 /* How far the reader may inflate its input (defaults until set). */
 void xpv_sink_set_limits(xpv_sink *s, const xpv_input_limits *limits);
 const xpv_input_limits *xpv_sink_limits(const xpv_sink *s);
+/* Gathers the kernel_stats rows into `rows` instead of inserting them (a
+ * part's, for the index's writer: kernel_stats.h). */
+void xpv_sink_defer_kernel_rows(xpv_sink *s, struct xpv_store_kernel_rows *rows);
 
 #endif

@@ -172,6 +172,7 @@ int xpv_rows_names_and_analysis(xpv_sink *s, xpv_analysis_result *res, xpv_err *
         .tracks = infos,
         .ntracks = s->ntracks,
         .producer = s->producer,
+        .kernel_rows = s->kernel_rows,
     };
     int rc = xpv_analysis_finish_begin(s->analysis, &in, err);
     if (rc == 0) {

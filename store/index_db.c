@@ -9,6 +9,7 @@
  */
 #define _GNU_SOURCE
 #include "index_db.h"
+#include "kernel_stats.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -464,7 +465,6 @@ static int move_rows(sqlite3 *db, int64_t id, xpv_err *err)
         "INSERT INTO main.blocks(profile_id, track, lod, t_min, t_max, n, busy_ns, kinds, data)"
         " SELECT profile_id, track, lod, t_min, t_max, n, busy_ns, kinds, data FROM part.blocks"
         " ORDER BY id",
-        "INSERT INTO main.kernel_stats SELECT * FROM part.kernel_stats",
         "INSERT INTO main.steps SELECT * FROM part.steps ORDER BY rowid",
         "UPDATE main.profiles SET (" INDEXED_COLUMNS ") = (SELECT " INDEXED_COLUMNS
         " FROM part.profiles WHERE id=?1) WHERE id=?1"};
@@ -480,7 +480,8 @@ static int move_rows(sqlite3 *db, int64_t id, xpv_err *err)
     return 0;
 }
 
-int xpv_index_move_part(sqlite3 *db, const char *part_path, int64_t id, xpv_err *err)
+int xpv_index_move_part(sqlite3 *db, const char *part_path, int64_t id,
+                        const xpv_store_kernel_rows *kernel_rows, xpv_err *err)
 {
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(db, "ATTACH ?1 AS part", -1, &st, NULL) != SQLITE_OK)
@@ -492,6 +493,7 @@ int xpv_index_move_part(sqlite3 *db, const char *part_path, int64_t id, xpv_err 
     rc = xpv_db_exec(db, "BEGIN IMMEDIATE", err);
     if (rc == 0) rc = xpv_index_clear_profile(db, id, err);
     if (rc == 0) rc = move_rows(db, id, err);
+    if (rc == 0) rc = xpv_store_kernel_stats_write(db, id, kernel_rows, err);
     if (rc == 0) rc = xpv_db_exec(db, "COMMIT", err);
     if (rc != 0) xpv_db_exec(db, "ROLLBACK", NULL);
     xpv_db_exec(db, "DETACH part", rc == 0 ? err : NULL);

@@ -23,6 +23,8 @@
 #include "../common/xpv_common.h"
 #include <sqlite3.h>
 
+struct xpv_store_kernel_rows;
+
 /* Bump when any table's meaning changes: older indexes are rebuilt. */
 #define XPV_SCHEMA_VERSION 14
 
@@ -74,12 +76,15 @@ int xpv_index_mark_pending(sqlite3 *db, int64_t profile_id, xpv_err *err);
  * that one profile is indexed into by a worker thread, then moved into
  * the index by its one writer. part_path names the seq-th part of this
  * process beside db_path. open_part creates it afresh. move_part replaces
- * profile id's rows in db with the part's, in one transaction; the part is
- * left for the caller to remove. remove_stale_parts deletes the parts of
+ * profile id's rows in db with the part's and the kernel_stats rows the
+ * worker gathered in memory (the part's own kernel_stats table stays
+ * empty: each row is inserted once, here), in one transaction; the part
+ * is left for the caller to remove. remove_stale_parts deletes the parts of
  * processes that are gone. */
 int xpv_index_part_path(const char *db_path, size_t seq, char *out, size_t outsz, xpv_err *err);
 int xpv_index_open_part(const char *path, sqlite3 **out, xpv_err *err);
-int xpv_index_move_part(sqlite3 *db, const char *part_path, int64_t id, xpv_err *err);
+int xpv_index_move_part(sqlite3 *db, const char *part_path, int64_t id,
+                        const struct xpv_store_kernel_rows *kernel_rows, xpv_err *err);
 void xpv_index_remove_stale_parts(const char *db_path);
 
 /* Sets err from the connection's last error, with the system's reason

@@ -1,6 +1,6 @@
 /*
  * kernel_stats.c — every read of the `kernel_stats` table and of
- * profiles.kernel_totals (see kernel_stats.h).
+ * profiles.kernel_totals, and the insert of its rows (see kernel_stats.h).
  *
  * The row queries select the same columns in the same order, so one
  * reader fills a row for each; the op's name is looked up in `strings` by
@@ -8,6 +8,8 @@
  */
 #include "kernel_stats.h"
 
+#include <assert.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -320,4 +322,106 @@ int xpv_store_kernel_stats_device_busy_next(xpv_store_cursor *c, int64_t *device
     *device = sqlite3_column_int64(c->st, 0);
     *busy_ps = sqlite3_column_int64(c->st, 1); /* NULL: 0, no work */
     return 1;
+}
+
+/* ---- writing: rows gathered in memory, inserted once ---- */
+
+xpv_store_kernel_row *xpv_store_kernel_rows_add(xpv_store_kernel_rows *rows)
+{
+    if (rows->n == rows->cap) {
+        rows->cap = rows->cap ? 2 * rows->cap : 256;
+        rows->v = xpv_xrealloc(rows->v, rows->cap * sizeof *rows->v);
+    }
+    xpv_store_kernel_row *r = &rows->v[rows->n++];
+    memset(r, 0, sizeof *r);
+    for (int c = 0; c < XPV_STORE_KCOL_TEXTS; c++)
+        r->text[c].off = SIZE_MAX;
+    return r;
+}
+
+void xpv_store_kernel_rows_text(xpv_store_kernel_rows *rows, int col, const char *s, size_t n)
+{
+    assert(rows->n > 0 && col >= 0 && col < XPV_STORE_KCOL_TEXTS);
+    rows->v[rows->n - 1].text[col] = (xpv_store_kernel_text){rows->text.len, n};
+    xpv_buf_append(&rows->text, s, n);
+}
+
+void xpv_store_kernel_rows_free(xpv_store_kernel_rows *rows)
+{
+    free(rows->v);
+    xpv_buf_free(&rows->text);
+    memset(rows, 0, sizeof *rows);
+}
+
+static void bind_text(sqlite3_stmt *st, int col, const xpv_store_kernel_rows *rows,
+                      xpv_store_kernel_text t)
+{
+    if (t.off == SIZE_MAX)
+        sqlite3_bind_null(st, col);
+    else
+        sqlite3_bind_text(st, col, t.len ? rows->text.data + t.off : "", (int)t.len, SQLITE_STATIC);
+}
+
+static void bind_int(sqlite3_stmt *st, int col, int64_t v, unsigned known, unsigned bit)
+{
+    if (known & bit)
+        sqlite3_bind_int64(st, col, v);
+    else
+        sqlite3_bind_null(st, col);
+}
+
+static void bind_real(sqlite3_stmt *st, int col, double v, unsigned known, unsigned bit)
+{
+    if (known & bit)
+        sqlite3_bind_double(st, col, v);
+    else
+        sqlite3_bind_null(st, col);
+}
+
+static int insert_row(sqlite3_stmt *st, const xpv_store_kernel_rows *rows,
+                      const xpv_store_kernel_row *r, xpv_err *err)
+{
+    for (int c = 0; c < XPV_STORE_KCOL_TEXTS; c++)
+        bind_text(st, 2 + c, rows, r->text[c]);
+    sqlite3_bind_int(st, 7, r->device);
+    sqlite3_bind_int64(st, 8, r->seq);
+    sqlite3_bind_int64(st, 9, r->count);
+    sqlite3_bind_int64(st, 10, r->total_ps);
+    sqlite3_bind_int64(st, 11, r->min_ps);
+    sqlite3_bind_int64(st, 12, r->max_ps);
+    sqlite3_bind_double(st, 13, r->median_ps);
+    sqlite3_bind_double(st, 14, r->stddev_ps);
+    bind_real(st, 15, r->percent, r->known, XPV_STORE_KSTAT_PERCENT);
+    bind_int(st, 16, r->registers_per_thread, r->known, XPV_STORE_KSTAT_REGS);
+    bind_int(st, 17, r->shared_memory_bytes, r->known, XPV_STORE_KSTAT_SHMEM);
+    bind_real(st, 18, r->occupancy_pct, r->known, XPV_STORE_KSTAT_OCCUPANCY);
+    bind_int(st, 19, r->op_id, r->known, XPV_STORE_KSTAT_OP);
+    bind_int(st, 20, r->shapes, r->known, XPV_STORE_KSTAT_SHAPES);
+    bind_int(st, 21, r->top_rank, r->known, XPV_STORE_KSTAT_RANK);
+    int rc = sqlite3_step(st) == SQLITE_DONE
+                 ? 0
+                 : xpv_err_set(err, "index: %s", sqlite3_errmsg(sqlite3_db_handle(st)));
+    sqlite3_reset(st);
+    return rc;
+}
+
+int xpv_store_kernel_stats_write(sqlite3 *db, int64_t profile_id, const xpv_store_kernel_rows *rows,
+                                 xpv_err *err)
+{
+    if (rows->n == 0) return 0;
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db,
+                           "INSERT INTO kernel_stats(profile_id, kind, name, category, grid, block,"
+                           " device, seq, count, total_ps, min_ps, max_ps, median_ps, stddev_ps,"
+                           " percent, registers_per_thread, shared_memory_bytes, occupancy_pct,"
+                           " op_id, shapes, top_rank) VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,"
+                           "?12,?13,?14,?15,?16,?17,?18,?19,?20,?21)",
+                           -1, &st, NULL) != SQLITE_OK)
+        return xpv_err_set(err, "index: %s", sqlite3_errmsg(db));
+    sqlite3_bind_int64(st, 1, profile_id);
+    int rc = 0;
+    for (size_t i = 0; i < rows->n && rc == 0; i++)
+        rc = insert_row(st, rows, &rows->v[i], err);
+    sqlite3_finalize(st);
+    return rc;
 }

@@ -9,9 +9,11 @@
  * the few aggregates the answers need; nothing outside store/ names the
  * table in SQL (scripts/checksrc.sh).
  *
- * The rows and kernel_totals are written by indexer/analysis/kernel_rows.c,
- * which binds its groups' names and sums straight from the analysis'
- * memory into one statement per profile; that writer stays there.
+ * The rows' values are computed by indexer/analysis/kernel_rows.c, which
+ * gathers them in memory (xpv_store_kernel_rows) and writes them here with
+ * one statement: at once when indexing into the index, or, for a worker's
+ * part, handed to the index's writer, which inserts them once
+ * (xpv_index_move_part) instead of into the part and again out of it.
  *
  * Invariant: durations are integer picoseconds (median and stddev real); a
  * NULL column is unknown (its bit in `known` clear, its text NULL), never 0.
@@ -48,6 +50,51 @@ typedef struct {
     int compile; /* a row of compile-time work (kind compile_<kind>) */
     unsigned known;
 } xpv_store_kernel_stat;
+
+/* Rows gathered in memory for xpv_store_kernel_stats_write. Texts (the
+ * columns below) are copied into `text`; a numeric column marked in
+ * `known` by the bits above or below is written, else NULL (count, total,
+ * min, max, median, stddev and seq are always written). */
+enum { XPV_STORE_KSTAT_OP = 1u << 11, XPV_STORE_KSTAT_RANK = 1u << 12 };
+enum {
+    XPV_STORE_KCOL_KIND,
+    XPV_STORE_KCOL_NAME,
+    XPV_STORE_KCOL_CATEGORY,
+    XPV_STORE_KCOL_GRID,
+    XPV_STORE_KCOL_BLOCK,
+    XPV_STORE_KCOL_TEXTS
+};
+
+typedef struct {
+    size_t off, len; /* in the rows' text; off SIZE_MAX: NULL */
+} xpv_store_kernel_text;
+
+typedef struct {
+    xpv_store_kernel_text text[XPV_STORE_KCOL_TEXTS];
+    int device;
+    int64_t seq, count, total_ps, min_ps, max_ps;
+    double median_ps, stddev_ps, percent;
+    int64_t registers_per_thread, shared_memory_bytes;
+    double occupancy_pct;
+    int64_t op_id, shapes, top_rank;
+    unsigned known;
+} xpv_store_kernel_row;
+
+typedef struct xpv_store_kernel_rows {
+    xpv_store_kernel_row *v;
+    size_t n, cap;
+    xpv_buf text;
+} xpv_store_kernel_rows;
+
+/* A new row at the end, its texts NULL and nothing known. */
+xpv_store_kernel_row *xpv_store_kernel_rows_add(xpv_store_kernel_rows *rows);
+/* Sets text column col (XPV_STORE_KCOL_*) of the last row added. */
+void xpv_store_kernel_rows_text(xpv_store_kernel_rows *rows, int col, const char *s, size_t n);
+void xpv_store_kernel_rows_free(xpv_store_kernel_rows *rows);
+/* Inserts the rows as profile_id's with one statement. (Sorting them into
+ * the key's order first cost more than it saved the b-tree.) */
+int xpv_store_kernel_stats_write(sqlite3 *db, int64_t profile_id, const xpv_store_kernel_rows *rows,
+                                 xpv_err *err);
 
 /* Row orders: by key (name, seq), or by a column (then name, seq), unknown
  * values last. */

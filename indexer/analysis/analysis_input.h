@@ -11,6 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct xpv_store_kernel_rows;
+
 typedef struct {
     uint32_t id;
     int64_t pid, tid;
@@ -31,6 +33,9 @@ typedef struct {
     size_t ntracks;
     const char *producer; /* "JAX/XLA", "PyTorch", "TensorFlow", "Nsight Systems", "unknown" */
     const struct xpv_capture *capture; /* callers leave NULL; finish sets its own */
+    /* NULL: kernel_stats rows are inserted into db; else gathered here for
+     * the index's writer (a worker's part, index_jobs.c). */
+    struct xpv_store_kernel_rows *kernel_rows;
 } xpv_analysis_input;
 
 #endif

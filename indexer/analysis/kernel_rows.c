@@ -5,7 +5,8 @@
  *     (no names, no SQLite), so it may run on whichever thread owns the
  *     analysis, as soon as the reader says no device work is left to come;
  *   - xpv_kstats_insert gives them their names and categories and writes
- *     them, on the thread that owns the database.
+ *     them, on the thread that owns the database; or, for a worker's part,
+ *     gathers them into in->kernel_rows for the index's writer to insert.
  *
  * Groups are ordered by (kind, name, device, track), so the groups of one
  * "unit" (kind + name) are adjacent and, inside it, those of one device.
@@ -19,6 +20,7 @@
 #include "analysis_internal.h"
 #include "collectives.h"
 #include "../../store/index_db.h"
+#include "../../store/kernel_stats.h"
 
 #include <assert.h>
 #include <math.h>
@@ -416,30 +418,32 @@ static char *put_decimal(char *p, int32_t v)
 
 /* "x,y,z" of a grid or block, as the shape columns show them (snprintf
  * cost a tenth of the whole insert). */
-static void bind_triple(sqlite3_stmt *st, int col, const int32_t v[3])
+static void put_triple(xpv_store_kernel_rows *out, int col, const int32_t v[3])
 {
     char buf[48], *p = buf;
     for (int i = 0; i < 3; i++) {
         if (i) *p++ = ',';
         p = put_decimal(p, v[i]);
     }
-    sqlite3_bind_text(st, col, buf, (int)(p - buf), SQLITE_TRANSIENT);
+    xpv_store_kernel_rows_text(out, col, buf, (size_t)(p - buf));
 }
 
-static void bind_shape(sqlite3_stmt *st, const xpv_kstats *k, const xpv_krow *r, int kernel)
+static void put_shape(xpv_store_kernel_rows *out, xpv_store_kernel_row *o, const xpv_kstats *k,
+                      const xpv_krow *r, int kernel)
 {
-    for (int c = 13; c <= 17; c++)
-        sqlite3_bind_null(st, c);
-    sqlite3_bind_null(st, 19);
     if (!kernel) return;
-    sqlite3_bind_int64(st, 19, r->nshapes);
+    o->shapes = r->nshapes;
+    o->known |= XPV_STORE_KSTAT_SHAPES;
     if (r->nshapes != 1) return;
     const xpv_shape *s = &k->shapes[r->shape];
-    if (s->grid[0] >= 0) bind_triple(st, 13, s->grid);
-    if (s->block[0] >= 0) bind_triple(st, 14, s->block);
-    if (s->registers >= 0) sqlite3_bind_int64(st, 15, s->registers);
-    if (s->shared_bytes >= 0) sqlite3_bind_int64(st, 16, s->shared_bytes);
-    if (r->occupancy >= 0) sqlite3_bind_double(st, 17, r->occupancy);
+    if (s->grid[0] >= 0) put_triple(out, XPV_STORE_KCOL_GRID, s->grid);
+    if (s->block[0] >= 0) put_triple(out, XPV_STORE_KCOL_BLOCK, s->block);
+    o->registers_per_thread = s->registers;
+    o->shared_memory_bytes = s->shared_bytes;
+    o->occupancy_pct = r->occupancy;
+    o->known |= (s->registers >= 0 ? XPV_STORE_KSTAT_REGS : 0) |
+                (s->shared_bytes >= 0 ? XPV_STORE_KSTAT_SHMEM : 0) |
+                (r->occupancy >= 0 ? XPV_STORE_KSTAT_OCCUPANCY : 0);
 }
 
 /* ---- top ranks ---- */
@@ -546,61 +550,46 @@ static int write_totals(const xpv_analysis_input *in, const int64_t total[FAM_CO
     return rc == SQLITE_OK ? 0 : xpv_db_error(err, in->db);
 }
 
-static int insert_row(sqlite3_stmt *st, const xpv_kstats *k, const xpv_krow *r, size_t seq,
-                      int32_t rank, const xpv_analysis_input *in, xpv_err *err)
+static void put_row(xpv_store_kernel_rows *out, const xpv_kstats *k, const xpv_krow *r, size_t seq,
+                    int32_t rank, const xpv_analysis_input *in)
 {
     const xpv_kgroup *g = &k->g[r->gi];
     size_t len;
     const char *name = unit_name(k, in, g, &len);
-    sqlite3_bind_int64(st, 1, in->profile_id);
-    sqlite3_bind_text(st, 2, FAMILY_NAME[family_of(g->kind)], -1, SQLITE_STATIC);
-    sqlite3_bind_int(st, 3, r->device);
-    sqlite3_bind_text(st, 4, name, (int)len, SQLITE_STATIC);
-    sqlite3_bind_text(st, 5, category_of(g), -1, SQLITE_STATIC);
-    sqlite3_bind_int64(st, 6, r->count);
-    sqlite3_bind_int64(st, 7, r->total);
-    sqlite3_bind_int64(st, 8, r->min);
-    sqlite3_bind_int64(st, 9, r->max);
-    sqlite3_bind_double(st, 10, r->median);
-    sqlite3_bind_double(st, 11, r->stddev);
-    if (r->percent >= 0)
-        sqlite3_bind_double(st, 12, r->percent);
-    else
-        sqlite3_bind_null(st, 12);
-    bind_shape(st, k, r, (g->kind & ~XPV_KS_COMPILE) == XPV_KIND_KERNEL);
-    if (r->op)
-        sqlite3_bind_int64(st, 18, r->op);
-    else
-        sqlite3_bind_null(st, 18);
-    sqlite3_bind_int64(st, 20, (int64_t)seq);
-    if (rank)
-        sqlite3_bind_int(st, 21, rank);
-    else
-        sqlite3_bind_null(st, 21);
-    int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : xpv_db_error(err, in->db);
-    sqlite3_reset(st);
-    return rc;
+    xpv_store_kernel_row *o = xpv_store_kernel_rows_add(out);
+    o->device = r->device;
+    o->seq = (int64_t)seq;
+    o->count = r->count;
+    o->total_ps = r->total;
+    o->min_ps = r->min;
+    o->max_ps = r->max;
+    o->median_ps = r->median;
+    o->stddev_ps = r->stddev;
+    o->percent = r->percent;
+    o->op_id = r->op;
+    o->top_rank = rank;
+    o->known = (r->percent >= 0 ? XPV_STORE_KSTAT_PERCENT : 0) | (r->op ? XPV_STORE_KSTAT_OP : 0) |
+               (rank ? XPV_STORE_KSTAT_RANK : 0);
+    put_shape(out, o, k, r, (g->kind & ~XPV_KS_COMPILE) == XPV_KIND_KERNEL);
+    const char *kind = FAMILY_NAME[family_of(g->kind)], *cat = category_of(g);
+    xpv_store_kernel_rows_text(out, XPV_STORE_KCOL_KIND, kind, strlen(kind));
+    xpv_store_kernel_rows_text(out, XPV_STORE_KCOL_NAME, name, len);
+    xpv_store_kernel_rows_text(out, XPV_STORE_KCOL_CATEGORY, cat, strlen(cat));
 }
 
 int xpv_kstats_insert(const xpv_kstats *k, const xpv_krows *rows, const xpv_analysis_input *in,
                       xpv_err *err)
 {
     assert(rows->version == k->version);
-    sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(in->db,
-                           "INSERT INTO kernel_stats(profile_id, kind, device, name, category,"
-                           " count, total_ps, min_ps, max_ps, median_ps, stddev_ps, percent, grid,"
-                           " block, registers_per_thread, shared_memory_bytes, occupancy_pct,"
-                           " op_id, shapes, seq, top_rank) VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,"
-                           "?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21)",
-                           -1, &st, NULL) != SQLITE_OK)
-        return xpv_db_error(err, in->db);
     int64_t total[FAM_COUNT] = {0}, names[FAM_COUNT] = {0};
     int32_t *rank = rank_rows(k, rows, in, total, names);
-    int rc = 0;
-    for (size_t i = 0; i < rows->n && rc == 0; i++)
-        rc = insert_row(st, k, &rows->v[i], i, rank[i], in, err);
-    sqlite3_finalize(st);
+    xpv_store_kernel_rows own = {0}, *out = in->kernel_rows ? in->kernel_rows : &own;
+    out->n = 0;
+    xpv_buf_reset(&out->text);
+    for (size_t i = 0; i < rows->n; i++)
+        put_row(out, k, &rows->v[i], i, rank[i], in);
     free(rank);
+    int rc = in->kernel_rows ? 0 : xpv_store_kernel_stats_write(in->db, in->profile_id, out, err);
+    xpv_store_kernel_rows_free(&own);
     return rc == 0 ? write_totals(in, total, names, err) : rc;
 }

@@ -162,6 +162,18 @@ static uint8_t *fused_computations(const xpv_hlo_module *m)
  * some instructions of a group and not others (backend config, frontend
  * attributes: seen on one of four identical concatenations): opcode,
  * shape, slice bounds, dimensions, literals. */
+/* v in decimal, as "%llu" writes it: signatures are built for every
+ * instruction of every module, and printf was most of their cost. */
+static void put_uint(xpv_buf *b, uint64_t v)
+{
+    char d[20];
+    size_t n = 0;
+    do
+        d[sizeof d - ++n] = (char)('0' + v % 10);
+    while ((v /= 10) != 0);
+    xpv_buf_append(b, d + sizeof d - n, n);
+}
+
 static void put_fields(const xpv_hlo_instr *in, xpv_buf *b)
 {
     xpv_pb msg = xpv_pb_open(in->raw.p, in->raw.n);
@@ -171,11 +183,12 @@ static void put_fields(const xpv_hlo_instr *in, xpv_buf *b)
         if (f.num == 1 || f.num == 7 || f.num == 35 || f.num == 36 || f.num == 37 || f.num == 38)
             continue; /* name, metadata, id, operand, control-predecessor and callee ids */
         if (f.num == 43 || f.num == 68) continue; /* backend config, frontend attributes */
-        xpv_buf_printf(b, "%u:", f.num);
+        put_uint(b, f.num);
+        xpv_buf_putc(b, ':');
         if (f.wire == XPV_PB_LEN)
             xpv_buf_append(b, f.data, f.len);
         else
-            xpv_buf_printf(b, "%llu", (unsigned long long)f.v);
+            put_uint(b, f.v);
         xpv_buf_putc(b, '|');
     }
 }
@@ -190,7 +203,10 @@ static void put_computation(const xpv_hlo_module *m, uint32_t c, xpv_buf *b, int
         put_fields(in, b);
         for (uint32_t k = 0; k < in->operands.n; k++) {
             const xpv_hlo_instr *op = xpv_hlo_instr_by_id(m, in->operands.v[k]);
-            xpv_buf_printf(b, "%lld,", op ? (long long)(op - m->instrs) - comp->first : -1LL);
+            int64_t at = op ? (int64_t)(op - m->instrs) - comp->first : -1;
+            if (at < 0) xpv_buf_putc(b, '-'); /* an operand of another computation, or none */
+            put_uint(b, at < 0 ? (uint64_t)-at : (uint64_t)at);
+            xpv_buf_putc(b, ',');
         }
         for (uint32_t k = 0; k < in->called.n && depth < SIG_DEPTH; k++) {
             uint32_t callee;

@@ -518,8 +518,10 @@ static uint8_t kind_by_name(const char *s, size_t n)
     };
     for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++) {
         size_t k = strlen(parts[i].part);
+        /* The first byte first: a kernel's long name has few candidates. */
         for (size_t j = 0; j + k <= n; j++)
-            if (memcmp(s + j, parts[i].part, k) == 0) return parts[i].kind;
+            if (s[j] == parts[i].part[0] && memcmp(s + j, parts[i].part, k) == 0)
+                return parts[i].kind;
     }
     return 0;
 }
