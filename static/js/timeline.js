@@ -194,8 +194,9 @@ function buildPage(view) {
 }
 
 // Tracks first (the page is useless without them), then the steps, then the
-// first window: the one the address asks for (start_us/end_us), else the
-// step in ?step=N, else the whole profile; then the linked selection.
+// first window: the one the address asks for (start_us/end_us), else its
+// selected event's (sel=) when the server finds it, else the step in
+// ?step=N, else the whole profile.
 async function load(tl, params) {
   const { st } = tl;
   const stepsP = api.steps(tl.id, { signal: tl.signal }).catch(() => null);
@@ -226,11 +227,14 @@ async function load(tl, params) {
   if (tl.signal.aborted) return;
   st.steps = (stepsRes && stepsRes.steps) || [];
   if (st.steps.length) fillStepMenu(tl);
-  const want = link.step;
-  // The link's window, or its event, wins over the step's window.
-  if (want !== null && st.steps.length) selectStep(tl, want, { keepView: link.start_us !== null || !!linked });
-  if (link.start_us === null && !st.stepSel && !(await restored)) tl.view.set(st.t0, st.t1, { fetchNow: true });
+  // The link's window, or its event once found, wins over the step's
+  // window; a linked event that is not found leaves the view to the step,
+  // else to the whole profile.
+  const found = await restored;
   if (tl.signal.aborted) return;
+  const keepView = link.start_us !== null || found;
+  if (link.step !== null && st.steps.length) selectStep(tl, link.step, { keepView });
+  if (!keepView && !st.stepSel) tl.view.set(st.t0, st.t1, { fetchNow: true });
   tl.url.start();
 }
 

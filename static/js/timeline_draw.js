@@ -207,23 +207,22 @@ export function createDrawing(tl) {
     return ids;
   }
 
-  // The loaded event at canvas point (cx, cy) as {ev, track}, or null; the
-  // shortest one within 3 pixels, so tiny events can be clicked.
+  // The drawn event at canvas point (cx, cy) as {ev, track}, or null; the
+  // shortest one within 3 pixels, so tiny events can be clicked. As drawn
+  // (drawRow): the loaded window's events, and outside that window the
+  // backdrop's under them.
   function eventAt(cx, cy) {
     const y = cy + scroller.scrollTop;
     const row = st.rows.find((r) => y >= r.y && y < r.y + r.h);
-    if (!row || row.type !== 'thread' || !st.data) return null;
+    const data = st.data;
+    if (!row || row.type !== 'thread' || !data) return null;
     const lvl = Math.floor((y - row.y - TRACK_PAD) / LEVEL_H);
-    const list = st.data.byTrack.get(row.track.id) || [];
     const tol = tl.view.span() * (3 / tl.view.cssWidth());
     const t = tl.view.tOf(cx);
-    let best = null;
-    for (let i = firstEndingAfter(list, t - tol); i < list.length && list[i].s <= t + tol; i++) {
-      const ev = list[i];
-      if (Math.min(ev.depth, MAX_LEVELS - 1) !== lvl) continue;
-      if (t > ev.e + tol) continue;
-      if (!best || ev.e - ev.s < best.e - best.s) best = ev;
-    }
+    let best = nearest(data.byTrack.get(row.track.id), lvl, t, tol);
+    const back = st.backdrop !== data ? st.backdrop : null;
+    if (!best && back && (t < data.params.start_us || t > data.params.end_us))
+      best = nearest(back.byTrack.get(row.track.id), lvl, t, tol);
     return best ? { ev: best, track: row.track.id } : null;
   }
 
@@ -251,6 +250,7 @@ export function createDrawing(tl) {
       runX1: new Float64Array(MAX_LEVELS),
       runY: new Float64Array(MAX_LEVELS),
       runFill: new Array(MAX_LEVELS),
+      runSummary: new Uint8Array(MAX_LEVELS),
     };
     ctx.setTransform(st.dpr, 0, 0, st.dpr, 0, 0);
     ctx.fillStyle = c.surface;
@@ -429,7 +429,9 @@ function drawClipped(f, list, base, y, h, t0, t1) {
 // The spans of `list` (sorted by start) that overlap [t0, t1]: found by a
 // binary search, not a pass over the list, and at most one fill per pixel
 // column and level for the narrow ones (a run of them takes its first one's
-// colour), so a frame costs the pixels shown, not the events loaded.
+// colour), so a frame costs the pixels shown, not the events loaded. A run
+// holds merged spans only or events only: a hatched summary never paints a
+// real event's pixels, nor an event's colour a summary's.
 function drawSpans(f, list, base, t0, t1, counted) {
   f.counted = counted;
   f.runX1.fill(-Infinity);
@@ -464,7 +466,8 @@ function drawEvent(f, ev, ey, lvl) {
   const marked = (f.hitSet && f.hitSet.has(ev)) || (f.highlight !== null && ev.name === f.highlight);
   const fill = ev.summary ? palette.hatch(ctx) : palette.eventColor(ev.name);
   if (w < RUN_PX && !marked) {
-    if (x0 < f.runX0[lvl] + 1 && f.runX1[lvl] !== -Infinity) {
+    const kind = ev.summary ? 1 : 0;
+    if (x0 < f.runX0[lvl] + 1 && f.runX1[lvl] !== -Infinity && f.runSummary[lvl] === kind) {
       f.runX1[lvl] = Math.max(f.runX1[lvl], x0 + w);
       return;
     }
@@ -473,6 +476,7 @@ function drawEvent(f, ev, ey, lvl) {
     f.runX1[lvl] = x0 + w;
     f.runY[lvl] = ey;
     f.runFill[lvl] = fill;
+    f.runSummary[lvl] = kind;
     return;
   }
   flushRun(f, lvl);
@@ -493,6 +497,20 @@ function drawEvent(f, ev, ey, lvl) {
     ctx.lineWidth = 2;
     ctx.strokeRect(x0 + 1, ey + 2, Math.max(1, w - 2), LEVEL_H - 4);
   }
+}
+
+// The shortest span of `list` at nesting level `lvl` within `tol` of time
+// `t`, or null.
+function nearest(list, lvl, t, tol) {
+  if (!list) return null;
+  let best = null;
+  for (let i = firstEndingAfter(list, t - tol); i < list.length && list[i].s <= t + tol; i++) {
+    const ev = list[i];
+    if (Math.min(ev.depth, MAX_LEVELS - 1) !== lvl) continue;
+    if (t > ev.e + tol) continue;
+    if (!best || ev.e - ev.s < best.e - best.s) best = ev;
+  }
+  return best;
 }
 
 // The middle of nesting level `depth` of a track row, in content y.
