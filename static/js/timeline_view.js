@@ -59,8 +59,10 @@ export function createView(tl) {
     const d = st.data;
     if (!d) return false;
     const p = d.params;
-    // The window's ends are rounded to the ns (round6): at the profile's edges they may sit within 1 ns inside.
-    if (p.start_us > Math.max(st.viewStart, st.t0) + 1e-3 || p.end_us < Math.min(st.viewEnd, st.t1) - 1e-3) return false;
+    // The window's ends are rounded to the ns (round6): at the profile's edges they may sit within 1 ns
+    // inside, or within a double's resolution where times count µs since the epoch (0.25 µs at 1.7e15).
+    const tol = edgeTolerance(st.t1);
+    if (p.start_us > Math.max(st.viewStart, st.t0) + tol || p.end_us < Math.min(st.viewEnd, st.t1) - tol) return false;
     const need = canvas.width / span();
     const have = p.resolution / (p.end_us - p.start_us);
     return have >= need * 0.9 && p.tracks === trackParam();
@@ -136,6 +138,12 @@ export function createView(tl) {
   }
 
   return { span, cssWidth, xOf, tOf, set, focusEvent, scheduleFetch, stop };
+}
+
+// How far apart two times near `t` may be and still be the same instant:
+// 1 ns, or a few units in the last place of a double that large.
+function edgeTolerance(t) {
+  return Math.max(1e-3, Math.abs(t) * Number.EPSILON * 4);
 }
 
 function round6(x) {

@@ -116,8 +116,8 @@ await test('timeline: a wheel zoom redraws the loaded events at once, and the an
       return (
         !st.loading &&
         d &&
-        d.params.start_us <= Math.max(st.viewStart, st.t0) + 1e-3 &&
-        d.params.end_us >= Math.min(st.viewEnd, st.t1) - 1e-3
+        d.params.start_us <= Math.max(st.viewStart, st.t0) + Math.max(1e-3, Math.abs(st.t1) * Number.EPSILON * 4) &&
+        d.params.end_us >= Math.min(st.viewEnd, st.t1) - Math.max(1e-3, Math.abs(st.t1) * Number.EPSILON * 4)
       );
     },
     null,
