@@ -182,15 +182,13 @@ void xpv_api_strings_free(xpv_api_strings *s)
     free(s);
 }
 
-int xpv_api_profile_state_get(sqlite3 *db, int64_t id, xpv_api_profile_state *ps, xpv_buf *out)
+int xpv_api_profile_state_find(sqlite3 *db, int64_t id, xpv_api_profile_state *ps, xpv_err *err)
 {
     xpv_store_cursor c;
     xpv_store_profile_state row;
-    xpv_err err = {{0}};
     memset(ps, 0, sizeof *ps);
-    int found = xpv_store_profiles_state(&c, db, id, &row, &err);
-    if (found < 0) return xpv_api_error(out, 500, "%s", err.msg);
-    if (!found) return xpv_api_error(out, 404, "no such profile");
+    int found = xpv_store_profiles_state(&c, db, id, &row, err);
+    if (found <= 0) return found;
     snprintf(ps->status, sizeof ps->status, "%s", row.status.s ? row.status.s : "");
     ps->events = row.num[XPV_STORE_PROFILE_STATE_EVENTS];
     ps->has_span = (row.known >> XPV_STORE_PROFILE_STATE_START_NS) & 1u;
@@ -201,6 +199,15 @@ int xpv_api_profile_state_get(sqlite3 *db, int64_t id, xpv_api_profile_state *ps
     const char *path = row.path.s, *slash = path ? strrchr(path, '/') : NULL;
     snprintf(ps->file_name, sizeof ps->file_name, "%s", slash ? slash + 1 : path ? path : "");
     xpv_store_cursor_close(&c);
+    return 1;
+}
+
+int xpv_api_profile_state_get(sqlite3 *db, int64_t id, xpv_api_profile_state *ps, xpv_buf *out)
+{
+    xpv_err err = {{0}};
+    int found = xpv_api_profile_state_find(db, id, ps, &err);
+    if (found < 0) return xpv_api_error(out, 500, "%s", err.msg);
+    if (!found) return xpv_api_error(out, 404, "no such profile");
     return 200;
 }
 

@@ -58,6 +58,9 @@ typedef struct {
     char file_name[256]; /* the profile file's name, no folder (cut to fit) */
 } xpv_api_profile_state;
 int xpv_api_profile_state_get(sqlite3 *db, int64_t id, xpv_api_profile_state *ps, xpv_buf *out);
+/* The same for callers that are not answers: 1 found, 0 no such profile,
+ * -1 with err (the index cannot be read). */
+int xpv_api_profile_state_find(sqlite3 *db, int64_t id, xpv_api_profile_state *ps, xpv_err *err);
 
 /* The window [*a, *b) in ns that q asks of an indexed profile (its span by
  * default; [0, 1) when it has none), the profile's state in *ps and, when

@@ -65,6 +65,7 @@ static struct {
     const xpv_found_list *cur; /* the last walk: initial, then own */
     xpv_idset announced;       /* profiles clients know of */
     xpv_idset indexed;         /* profiles indexed in the current run */
+    xpv_idset to_warm;         /* profiles whose findings are still to keep */
     double last_progress_event;
 } bg = {.done_mu = PTHREAD_MUTEX_INITIALIZER, .done_cv = PTHREAD_COND_INITIALIZER};
 
@@ -208,18 +209,30 @@ static void keep_findings(xpv_server *s, int64_t id)
     fprintf(stderr, "xprof-view: profile %s: keeping the findings: %s\n", hex, err.msg);
 }
 
-/* Computes and keeps the findings of the profiles just indexed, and on the
- * first run those of every listed profile that has none kept (an index
- * built before this server started), so that a profile page's first
- * /findings reads them. Before indexing is reported done, like the HLO
- * ops; a request that comes sooner computes them itself. */
-static void warm_findings(xpv_server *s, const xpv_found_list *found, int first_run)
+/* Queues the findings of the profiles just indexed, and on the first run
+ * those of every listed profile (an index built before this server
+ * started: those kept already cost a read), so that a profile page's
+ * first /findings reads them. They are computed after indexing is
+ * reported done, a profile at a time while no file waits (follow): a
+ * pod's hundreds of profiles never hold back a new capture. A request
+ * that comes sooner computes its answer itself. */
+static void queue_findings(const xpv_found_list *found, int first_run)
 {
-    for (size_t i = 0; i < bg.indexed.n && !stopping(s); i++)
-        keep_findings(s, bg.indexed.ids[i]);
-    for (size_t i = 0; first_run && i < found->n && !stopping(s); i++)
+    for (size_t i = 0; i < bg.indexed.n; i++)
+        xpv_idset_add(&bg.to_warm, bg.indexed.ids[i]);
+    for (size_t i = 0; first_run && i < found->n; i++)
         if (found->items[i].companion_of < 0)
-            keep_findings(s, xpv_profile_id_for(found->items[i].rel_path));
+            xpv_idset_add(&bg.to_warm, xpv_profile_id_for(found->items[i].rel_path));
+}
+
+/* Keeps one queued profile's findings; the index keeps its size on disk
+ * once the queue is empty. */
+static void warm_one_findings(xpv_server *s)
+{
+    int64_t id = bg.to_warm.ids[0];
+    xpv_idset_del(&bg.to_warm, id);
+    keep_findings(s, id);
+    if (!bg.to_warm.n) xpv_index_trim_wal(bg.db);
 }
 
 static int run_once(xpv_server *s, const xpv_found_list *found)
@@ -231,7 +244,7 @@ static int run_once(xpv_server *s, const xpv_found_list *found)
     int rc = xpv_indexer_run(bg.db, found, &run, &err);
     if (rc == 0) warm_marks(s);
     if (rc == 0) warm_hlo(s, found == bg.initial);
-    if (rc == 0) warm_findings(s, found, found == bg.initial);
+    if (rc == 0) queue_findings(found, found == bg.initial);
     if (rc == 0) xpv_index_trim_wal(bg.db); /* the index keeps its size on disk */
     if (rc != 0 && !stopping(s)) fprintf(stderr, "xprof-view: indexing: %s\n", err.msg);
     set_active(s, 0, rc != 0 && !stopping(s) ? err.msg : NULL);
@@ -418,7 +431,10 @@ static void follow(xpv_server *s, uint64_t last)
 {
     double last_walk = xpv_now_mono();
     while (!stopping(s)) {
-        int changed = xpv_watch_wait(bg.watch, next_wait_ms());
+        /* Findings are warmed only while no file waits: a file settling or
+         * a change seen first walks and indexes, then warming resumes. */
+        int warm = bg.to_warm.n > 0 && xpv_settle_count(bg.settle) == 0;
+        int changed = xpv_watch_wait(bg.watch, warm ? 0 : next_wait_ms());
         if (stopping(s)) break;
         const char *damage = index_damage(s);
         if (damage) {
@@ -433,7 +449,10 @@ static void follow(xpv_server *s, uint64_t last)
             ;
         int due = xpv_settle_count(bg.settle) > 0 ||
                   xpv_now_mono() - last_walk >= XPV_SAFETY_RESCAN_SECONDS;
-        if (!changed && !due) continue;
+        if (!changed && !due) {
+            if (warm) warm_one_findings(s);
+            continue;
+        }
         last_walk = xpv_now_mono();
         rescan(s, &last);
     }
@@ -527,10 +546,12 @@ static void release(void)
     xpv_found_list_free(&bg.own);
     xpv_idset_free(&bg.announced);
     xpv_idset_free(&bg.indexed);
+    xpv_idset_free(&bg.to_warm);
     xpv_idset_free(&bg.suspects);
     memset(&bg.suspects, 0, sizeof bg.suspects);
     memset(&bg.announced, 0, sizeof bg.announced);
     memset(&bg.indexed, 0, sizeof bg.indexed);
+    memset(&bg.to_warm, 0, sizeof bg.to_warm);
     bg.started = 0;
 }
 

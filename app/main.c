@@ -104,14 +104,21 @@ static void print_table(cJSON *list)
 /* Writes one profile's object with its findings added ("findings": [...],
  * null when they cannot be computed), its other numbers as the API writes
  * them (no round trip through doubles). */
-static void put_with_findings(sqlite3 *db, const xpv_options *o, int64_t id, xpv_buf *out)
+static void put_with_findings(sqlite3 *db, const xpv_options *o, int64_t id, int *keep,
+                              xpv_buf *out)
 {
     xpv_buf p = {0}, f = {0};
     xpv_err err = {{0}};
-    /* Computed once and kept: the next listing reads it. Failing to keep
-     * it (a read-only index) only costs the next listing the time. */
-    if (xpv_api_findings_keep(db, id, &o->findings, &err) < 0 && !o->quiet)
-        fprintf(stderr, "xprof-view: keeping the findings: %s\n", err.msg);
+    /* Computed once and kept: the next listing reads it. An index that
+     * cannot be written (found read-only at open, or refusing this first
+     * write) is not asked again: each listing computes them, and says
+     * nothing, since that is all it can do. */
+    if (*keep && xpv_api_findings_keep(db, id, &o->findings, &err) < 0) {
+        if ((sqlite3_extended_errcode(db) & 0xff) == SQLITE_READONLY)
+            *keep = 0;
+        else if (!o->quiet)
+            fprintf(stderr, "xprof-view: keeping the findings: %s\n", err.msg);
+    }
     if (xpv_api_profile(db, id, &p) != 200 || p.len < 2) {
         xpv_buf_puts(out, "null");
         goto done;
@@ -131,6 +138,7 @@ done:
 
 static void print_json_with_findings(sqlite3 *db, const xpv_options *o, cJSON *list)
 {
+    int keep = sqlite3_db_readonly(db, "main") != 1;
     xpv_buf out = {0};
     xpv_buf_putc(&out, '[');
     cJSON *p;
@@ -141,7 +149,7 @@ static void print_json_with_findings(sqlite3 *db, const xpv_options *o, cJSON *l
         if (!hex) continue;
         if (!first) xpv_buf_putc(&out, ',');
         first = 0;
-        put_with_findings(db, o, (int64_t)strtoull(hex, NULL, 16), &out);
+        put_with_findings(db, o, (int64_t)strtoull(hex, NULL, 16), &keep, &out);
     }
     xpv_buf_putc(&out, ']');
     printf("%s\n", out.data);
@@ -261,6 +269,15 @@ int main(int argc, char **argv)
     int rc = 1;
     if (open_index(&o, found.root_abs, db_path, sizeof db_path, &db) != 0) goto out;
     enforce_cache_cap(&o, db_path);
+    if (o.list_only && sqlite3_db_readonly(db, "main") == 1) {
+        /* Another user's index, or one on a read-only mount: nothing can
+         * be registered, indexed or kept in it, so it is listed as it is. */
+        if (!o.quiet)
+            fprintf(stderr, "xprof-view: the index %s is read-only: listing it as indexed\n",
+                    db_path);
+        rc = list_profiles(db, &o) > 0 ? 0 : 1;
+        goto out;
+    }
     if (xpv_indexer_register(db, &found, &err) < 0) {
         fprintf(stderr, "xprof-view: index: %s\n", err.msg);
         goto out;

@@ -297,8 +297,14 @@ int xpv_findings_indexed(const xpv_api_profile_state *ps);
  * out: 0, or -1 with err. */
 int xpv_findings_body(sqlite3 *db, int64_t id, const xpv_findings_config *cfg,
                       const xpv_api_profile_state *ps, xpv_buf *out, xpv_err *err);
+/* The key an answer for cfg is kept under by a program with this build id
+ * (build_n bytes): 1 with *key, or 0 when build_n is 0 (no build id: two
+ * builds could not be told apart, so nothing is kept or read). */
+int xpv_findings_key(const xpv_findings_config *cfg, const unsigned char *build, size_t build_n,
+                     uint64_t *key);
 /* Appends the answer after its head as kept for cfg and the profile as ps
- * describes it: 1, 0 when none is kept (or the store is off), -1 with err. */
+ * describes it: 1, 0 when none is kept (or the store is off, or the
+ * program has no build id), -1 with err. */
 int xpv_findings_stored(sqlite3 *db, int64_t id, const xpv_findings_config *cfg,
                         const xpv_api_profile_state *ps, xpv_buf *out, xpv_err *err);
 

@@ -7,7 +7,9 @@
  * The key hashes everything besides the profile that changes the answer:
  * the thresholds (findings_config.h), the program (its GNU build id, so a
  * rebuilt binary never reads what another build computed) and
- * XPV_FINDINGS_BATCH. The stamp hashes the profile row's indexing outcome
+ * XPV_FINDINGS_BATCH. A program linked without a build id (CMakeLists.txt
+ * asks for one) has no key: it neither keeps nor reads answers, since two
+ * builds of it could not be told apart. The stamp hashes the profile row's indexing outcome
  * (status, events, span, file mtime, time indexed). Only a profile read
  * whole ("ok") is kept: one read in part may be a capture still being
  * written (docs/LIVE.md) and is judged afresh on each ask.
@@ -73,19 +75,32 @@ static int store_on(void)
     return !s || strcmp(s, "off") != 0;
 }
 
-static uint64_t key_of(const xpv_findings_config *cfg)
+int xpv_findings_key(const xpv_findings_config *cfg, const unsigned char *build, size_t build_n,
+                     uint64_t *key)
 {
     struct {
         xpv_findings_config cfg;
         build_id build;
         int batch_off;
     } k;
+    if (build_n == 0 || build_n > sizeof k.build.id) return 0;
     memset(&k, 0, sizeof k);
     k.cfg = *cfg;
-    dl_iterate_phdr(read_build_id, &k.build);
+    memcpy(k.build.id, build, build_n);
+    k.build.n = build_n;
     const char *batch = getenv("XPV_FINDINGS_BATCH");
     k.batch_off = batch && strcmp(batch, "off") == 0;
-    return xpv_hash64(&k, sizeof k);
+    *key = xpv_hash64(&k, sizeof k);
+    return 1;
+}
+
+/* The key under this program's build id: 1, or 0 when it has none. */
+static int key_of(const xpv_findings_config *cfg, uint64_t *key)
+{
+    build_id b;
+    memset(&b, 0, sizeof b);
+    dl_iterate_phdr(read_build_id, &b);
+    return xpv_findings_key(cfg, b.id, b.n, key);
 }
 
 static uint64_t stamp_of(const xpv_api_profile_state *ps)
@@ -116,20 +131,21 @@ static int keepable(const xpv_api_profile_state *ps)
 int xpv_findings_stored(sqlite3 *db, int64_t id, const xpv_findings_config *cfg,
                         const xpv_api_profile_state *ps, xpv_buf *out, xpv_err *err)
 {
-    if (!keepable(ps)) return 0;
-    return xpv_store_findings_get(db, id, key_of(cfg), stamp_of(ps), out, err);
+    uint64_t key;
+    if (!keepable(ps) || !key_of(cfg, &key)) return 0;
+    return xpv_store_findings_get(db, id, key, stamp_of(ps), out, err);
 }
 
 /* The part of keeping that runs inside the transaction. */
 static int keep_in(sqlite3 *db, int64_t id, const xpv_findings_config *cfg, xpv_err *err)
 {
-    xpv_buf b = {0};
     xpv_api_profile_state ps;
-    if (xpv_api_profile_state_get(db, id, &ps, &b) != 200 || !keepable(&ps)) {
-        xpv_buf_free(&b); /* gone, or not to be kept: nothing to do */
-        return 0;
-    }
-    uint64_t key = key_of(cfg), stamp = stamp_of(&ps);
+    uint64_t key;
+    int found = xpv_api_profile_state_find(db, id, &ps, err);
+    if (found <= 0) return found; /* gone (0), or the index cannot be read (-1) */
+    if (!keepable(&ps) || !key_of(cfg, &key)) return 0;
+    xpv_buf b = {0};
+    uint64_t stamp = stamp_of(&ps);
     int rc = xpv_store_findings_get(db, id, key, stamp, &b, err);
     if (rc == 0) {
         xpv_buf_reset(&b);
@@ -161,7 +177,9 @@ int xpv_api_findings_keep(sqlite3 *db, int64_t id, const xpv_findings_config *cf
     return rc;
 }
 
-int xpv_api_findings(sqlite3 *db, int64_t id, const xpv_findings_config *cfg, xpv_buf *out)
+/* The answer from one snapshot of the index: the head, the kept answer
+ * and the one computed instead all describe the same indexing. */
+static int findings_in(sqlite3 *db, int64_t id, const xpv_findings_config *cfg, xpv_buf *out)
 {
     xpv_api_profile_state ps;
     int status = xpv_api_profile_state_get(db, id, &ps, out);
@@ -175,4 +193,17 @@ int xpv_api_findings(sqlite3 *db, int64_t id, const xpv_findings_config *cfg, xp
     int rc = xpv_findings_stored(db, id, cfg, &ps, out, &err);
     if (rc == 0) rc = xpv_findings_body(db, id, cfg, &ps, out, &err);
     return rc >= 0 ? 200 : xpv_api_error(out, 500, "%s", err.msg);
+}
+
+int xpv_api_findings(sqlite3 *db, int64_t id, const xpv_findings_config *cfg, xpv_buf *out)
+{
+    /* One read transaction (deferred: the first read fixes the snapshot),
+     * so a re-index committed between the reads cannot pair an old head
+     * with a new answer. */
+    int own = sqlite3_get_autocommit(db);
+    xpv_err err = {{0}};
+    if (own && xpv_db_exec(db, "BEGIN", &err) != 0) return xpv_api_error(out, 500, "%s", err.msg);
+    int status = findings_in(db, id, cfg, out);
+    if (own) xpv_db_exec(db, "COMMIT", NULL); /* a read only: nothing to lose */
+    return status;
 }

@@ -96,9 +96,9 @@ static int devices_with_work(sqlite3 *db, const xpv_tool_scope *s, xpv_table *t,
     for (size_t i = 0; i < s->n; i++) {
         xpv_device_busy d;
         xpv_api_profile_state ps;
-        xpv_buf tmp = {0}; /* the state's error answer, not wanted here */
-        int has = xpv_api_profile_state_get(db, s->ids[i], &ps, &tmp) == 200 && ps.has_span;
-        xpv_buf_free(&tmp);
+        int found = xpv_api_profile_state_find(db, s->ids[i], &ps, err);
+        if (found < 0) return -1; /* an index error, not "no span" */
+        int has = found && ps.has_span;
         int64_t span_ps = has ? (ps.end_ns - ps.start_ns) * 1000 : 0;
         if (xpv_api_device_busy_get(db, s->ids[i], span_ps, &d, err) != 0) return -1;
         listed += d.listed, ran += d.with_work;

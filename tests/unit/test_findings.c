@@ -2,7 +2,8 @@
  * test_findings.c — the findings' pure parts: the threshold file format
  * (api/findings/findings_config.c: defaults, overrides, comments, errors with line
  * numbers) and which event names are compilation, input work, collectives,
- * synchronous or pageable copies (api/findings/findings_scan.c).
+ * synchronous or pageable copies (api/findings/findings_scan.c), and the
+ * key answers are kept under (findings_keep.c): none without a build id.
  */
 #include "testutil.h"
 #include "api/findings/findings_internal.h"
@@ -101,12 +102,33 @@ static void test_name_classes(void)
     CU_ASSERT_EQUAL(cls("volta_sgemm_128x64_nn"), 0);
 }
 
+static void test_key_needs_a_build_id(void)
+{
+    xpv_findings_config c, strict;
+    xpv_findings_config_defaults(&c);
+    xpv_findings_config_defaults(&strict);
+    CU_ASSERT_EQUAL(xpv_findings_config_parse(&strict, "input_share_warn = 0.5\n", NULL), 0);
+    static const unsigned char a[20] = {1, 2, 3}, b[20] = {1, 2, 4};
+    uint64_t ka = 0, ka2 = 0, kb = 0, ks = 0, none = 42;
+    /* without a build id, two builds would share a key: there is none */
+    CU_ASSERT_EQUAL(xpv_findings_key(&c, a, 0, &none), 0);
+    CU_ASSERT_EQUAL(none, 42);
+    CU_ASSERT_EQUAL(xpv_findings_key(&c, a, sizeof a, &ka), 1);
+    CU_ASSERT_EQUAL(xpv_findings_key(&c, a, sizeof a, &ka2), 1);
+    CU_ASSERT_EQUAL(xpv_findings_key(&c, b, sizeof b, &kb), 1);
+    CU_ASSERT_EQUAL(xpv_findings_key(&strict, a, sizeof a, &ks), 1);
+    CU_ASSERT_EQUAL(ka, ka2);
+    CU_ASSERT_NOT_EQUAL(ka, kb); /* another build */
+    CU_ASSERT_NOT_EQUAL(ka, ks); /* other thresholds */
+}
+
 int main(void)
 {
     static const xpv_test_case tests[] = {
         {"defaults and overrides", test_defaults_and_overrides},
         {"config errors name the line", test_config_errors},
         {"name classes", test_name_classes},
+        {"the key needs a build id", test_key_needs_a_build_id},
         {NULL, NULL},
     };
     return xpv_test_run("findings", tests, 0);
