@@ -9,6 +9,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 
 export const BASE = process.env.XPV_URL;
+// Whether run.sh copied ../shared/fixtures in (its own test): checks that
+// need data the fixtures are known to have fail, not skip, when it did.
+export const FIXTURES = !!process.env.XPV_FIXTURES && fs.existsSync(path.join(process.env.XPV_FIXTURES, 'chrome-json'));
 if (!BASE) {
   console.error('XPV_URL is not set (run tests/browser/run.sh)');
   process.exit(2);

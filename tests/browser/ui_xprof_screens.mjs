@@ -4,7 +4,7 @@
 // widths against the shares), memory_profile's chart with its axes, and
 // nothing past the viewport on these pages at 1024 and 1400 px.
 
-import { BASE, test, assert, eq, api, newPage, shot, profiles } from './harness.mjs';
+import { BASE, FIXTURES, test, assert, eq, api, newPage, shot, profiles } from './harness.mjs';
 
 const tbq = (route, params) => `/data/plugin/profile/${route}?${new URLSearchParams(params)}`;
 const tbHash = (...parts) => `#/tb/${parts.map(encodeURIComponent).join('/')}`;
@@ -131,7 +131,8 @@ await test('profile overview: step time ± deviation and compilation as overview
 const opT = await findTool('op_profile', (dt) => cells(dt).filter((c) => c[0] === 3).length > 1);
 
 await test('op_profile: a tree that expands and collapses, bars as wide as the shares', async () => {
-  if (!opT) return console.log('  skip: no op_profile with ops');
+  if (!opT && !FIXTURES) return console.log('  skip: no op_profile with ops (no ../shared/fixtures)');
+  assert(opT, 'the fixtures have XLA ops, yet no op_profile has any');
   const { run, host, dt } = opT;
   const rows = cells(dt);
   const ids = dt.cols.map((c) => c.id);
@@ -204,7 +205,8 @@ await test('op_profile: a tree that expands and collapses, bars as wide as the s
 const memT = await findTool('memory_profile', (dt) => dt.rows.length > 0);
 
 await test('memory_profile: a chart of memory over time with a y axis in bytes and a time axis', async () => {
-  if (!memT) return console.log('  skip: no memory_profile');
+  if (!memT && !FIXTURES) return console.log('  skip: no memory_profile (no ../shared/fixtures)');
+  assert(memT, 'the fixtures have memory events, yet no memory_profile has rows');
   const { run, host, dt } = memT;
   const page = await newPage({ viewport: { width: 1400, height: 900 } });
   await page.goto(`${BASE}/${tbHash(run, 'memory_profile', host)}`);

@@ -3,20 +3,27 @@
 from the raw events of every fixture that has steps, apart from the indexer:
 xplane.pb through the test's own wire-format walk (hlo_protos._fields),
 Chrome/Kineto JSON through json, with interval unions in the test
-(intervals.py). Each device's step window is read from the steps answer
-(`start_us`, `duration_us` of its row); what happens inside it is counted
-here: per device, each category (autotune > collectives > compute > copies
+(intervals.py). Each device's step windows are derived here from the raw
+markers (raw_windows: StepTraceAnnotation's step_num, ProfilerStep#N,
+per-device Steps lines, Optimizer.step#, TPU `XLA Modules` executions) and
+must match the API's rows within 1 us; steps made of kernels' hlo_module
+executions (ROCm) match in count and combined duration only. Then what
+happens inside the raw windows is counted here: per device, each category (autotune > collectives > compute > copies
 > memset), the overlap columns and idle split into kernel wait, host wait
 and other, within 0.1% of the step or 1 µs; the combined row is the mean of
 the devices that ran work; the parts partition each step per device and
-combined; overview_page's shares add up to 100%. A hand-written Kineto
+combined; overview_page's shares exist and add up to 100%. Profiles
+without steps (the nsys exports) must have no step markers either. A
+hand-written Kineto
 trace whose device work is `mtia_ccp_events` (an accelerator that is not a
 GPU) checks that such work counts as device time and lists as kernels.
 Skips (77) when ../shared/fixtures is absent."""
 import gzip
 import json
 import os
+import re
 import shutil
+import sqlite3
 import struct
 import subprocess
 import sys
@@ -58,6 +65,9 @@ class Raw:
         self.launch = {}
         self.compile = []
         self.tpu = False
+        self.markers = []  # (source, number or -1, start ps, end ps, lane, device or -1)
+        self.modules = []  # XLA Modules executions: (name, lane, device, start ps, end ps)
+        self.kernel_modules = []  # kernels' hlo_module: (module, device, start ps, end ps)
 
 
 def copy_kind(text):
@@ -177,6 +187,7 @@ def _xplane_plane(b, plane, raw):
     name, meta, stat_names, lines = _plane_tables(b, plane)
     dev = device_ordinal(name)
     if dev is None and not name.startswith("/host:"):
+        _markers_only(b, name, meta, stat_names, lines, raw)
         return
     raw.tpu |= name.startswith("/device:TPU:")
     names, mstats = {}, {}
@@ -184,6 +195,13 @@ def _xplane_plane(b, plane, raw):
         s = (f.get(4) or f.get(2) or [(0, 0)])[0]
         names[mid] = b[s[0]:s[1]].decode("utf-8", "replace")
         mstats[mid] = dict(_stat(b, sp, stat_names) for sp in f.get(5, []))
+    for i, (lname, t0_ps, evspans) in enumerate(_lines(b, lines)):
+        for evspan in evspans:
+            _xplane_event(b, evspan, t0_ps, dev, (name, i, lname), names, mstats, stat_names, raw)
+
+
+def _lines(b, lines):
+    """(name, start ps, event spans) of each XLine."""
     for line in lines:
         lf = {}
         for n, w, v in _fields(b, *line):
@@ -192,13 +210,38 @@ def _xplane_plane(b, plane, raw):
             else:
                 lf[n] = v
         lname = lf.get(11) or lf.get(2) or (0, 0)
-        lname = b[lname[0]:lname[1]].decode("utf-8", "replace")
-        t0_ps = _int64(lf.get(3, 0)) * 1000
-        for evspan in lf.get(4, []):
-            _xplane_event(b, evspan, t0_ps, dev, lname, names, mstats, stat_names, raw)
+        yield (b[lname[0]:lname[1]].decode("utf-8", "replace"), _int64(lf.get(3, 0)) * 1000,
+               lf.get(4, []))
 
 
-def _xplane_event(b, span, t0_ps, dev, lname, names, mstats, stat_names, raw):
+def _markers_only(b, name, meta, stat_names, lines, raw):
+    """Planes that are neither a device's nor /host:...: the indexer reads
+    their lines as host lines, so their step markers count (nothing else
+    of theirs is read here)."""
+    mstats = {mid: dict(_stat(b, sp, stat_names) for sp in f.get(5, []))
+              for mid, f in meta.items()}
+    for i, (lname, t0_ps, evspans) in enumerate(_lines(b, lines)):
+        for span in evspans:
+            mid = off = dur = 0
+            stats = []
+            for n, w, v in _fields(b, *span):
+                if n == 1:
+                    mid = v
+                elif n == 2:
+                    off = _int64(v)
+                elif n == 3:
+                    dur = _int64(v)
+                elif n == 4:
+                    stats.append(v)
+            args = dict(mstats.get(mid, {}))
+            args.update(_stat(b, sp, stat_names) for sp in stats)
+            s = t0_ps + (off // 1000) * 1000
+            if isinstance(args.get("step_num"), int) and dur > 0:
+                raw.markers.append(("annotation", args["step_num"], s, s + dur, (name, i), -1))
+
+
+def _xplane_event(b, span, t0_ps, dev, line, names, mstats, stat_names, raw):
+    lane, lname = line[:2], line[2]
     mid = off = dur = 0
     stats = []
     for n, w, v in _fields(b, *span):
@@ -218,18 +261,29 @@ def _xplane_event(b, span, t0_ps, dev, lname, names, mstats, stat_names, raw):
     if dev is None:
         if is_compile_span(name, dur):
             raw.compile.append((s, s + dur))
-        if not stats:
-            return
         args = dict(_stat(b, sp, stat_names) for sp in stats)
+        step = dict(mstats.get(mid, {}), **args).get("step_num")
+        if isinstance(step, int) and dur > 0:  # StepTraceAnnotation
+            raw.markers.append(("annotation", step, s, s + dur, lane, -1))
+            return
         if "correlation_id" in args:
             raw.launch.setdefault(args["correlation_id"], s)
         return
     args = dict(mstats.get(mid, {}))
     args.update(_stat(b, sp, stat_names) for sp in stats)
+    if dur > 0 and lname == "XLA Modules":
+        raw.modules.append((name, lane, dev, s, s + dur))
+    elif dur > 0 and lname == "Steps":
+        num = args.get("step_num", args.get("group_id"))
+        if not isinstance(num, int):
+            num = int(name) if name.strip().isdigit() else -1
+        raw.markers.append(("steps_line", num, s, s + dur, lane, dev))
     kind = jax_kind(lname, name, args)
     if kind:
         raw.dev.append((dev, kind, name, args.get("hlo_op") or args.get("tf_op") or "", s,
                         s + dur, args.get("correlation_id"), "program_id" in args))
+        if kind == "kernel" and dur > 0 and isinstance(args.get("hlo_module"), str):
+            raw.kernel_modules.append((args["hlo_module"], dev, s, s + dur))
 
 
 # ---- Chrome trace JSON (Kineto, JAX's converter) ----
@@ -263,6 +317,7 @@ def read_json(path):
         name, args = str(e.get("name", "")), e.get("args") or {}
         corr = args.get("correlation", args.get("correlation_id"))
         corr = int(corr) if corr is not None and str(corr).lstrip("-").isdigit() else None
+        json_marker(e, name, args, s, dur, procs, threads, raw)
         if kineto:
             kind = kineto_kind(e.get("cat", ""), name, args)
             if kind == "launch" and corr is not None:
@@ -285,6 +340,31 @@ def read_json(path):
     return raw
 
 
+def _number(v):
+    return int(v) if v is not None and str(v).strip().isdigit() else None
+
+
+def json_marker(e, name, args, s, dur, procs, threads, raw):
+    """The step marker an event of a Chrome trace is, if any: ProfilerStep#N
+    (a GPU-side copy when its category is gpu_user_annotation), a host
+    event with a step_num arg (JAX's StepTraceAnnotation), a `Steps` thread
+    event of a /device:GPU:N process, Optimizer.step#..."""
+    if dur <= 0:
+        return
+    lane = (e.get("pid"), e.get("tid"))
+    dev = device_ordinal(procs.get(e.get("pid"), ""))
+    on_dev = int(args.get("device", 0)) if e.get("cat") == "gpu_user_annotation" else -1
+    if name.startswith("ProfilerStep#") and _number(name[13:]) is not None:
+        raw.markers.append(("profiler_step", _number(name[13:]), s, s + dur, lane, on_dev))
+    elif dev is not None and threads.get(lane) == "Steps":
+        num = _number(name)
+        raw.markers.append(("steps_line", -1 if num is None else num, s, s + dur, lane, dev))
+    elif dev is None and _number(args.get("step_num")) is not None:
+        raw.markers.append(("annotation", _number(args["step_num"]), s, s + dur, lane, -1))
+    elif name.startswith("Optimizer.step#"):
+        raw.markers.append(("optimizer_step", -1, s, s + dur, lane, on_dev))
+
+
 def kineto_kind(cat, name, args):
     """A Kineto event: 'launch', a device kind, or None (docs/STEPS.md)."""
     if cat in ("kernel", "Kernel"):
@@ -303,6 +383,125 @@ def kineto_kind(cat, name, args):
     if copy_kind(name) or "Memcpy" in name or "memcpy" in name or "memcpy" in cat:
         return copy_kind(name) or "memcpy_other"
     return "kernel"
+
+
+# ---- the step windows, from the raw markers ----
+#
+# Derived independently here: annotation (StepTraceAnnotation / step_num),
+# profiler_step (ProfilerStep#N), steps_line (per-device Steps lines),
+# optimizer_step (between Optimizer.step# markers) and module from `XLA
+# Modules` executions (TPU): every window is compared with the API's.
+# Module steps from kernels' hlo_module (executions split at gaps, ROCm)
+# are checked by step count and combined duration only (module_by_kernels).
+
+def merge(pieces):
+    """docs/STEPS.md 'Step windows per device': pieces (number, start, end,
+    device or -1) with one number are one step. {number: (hull, {device:
+    window} or None)}: per-device windows only when every piece is on a
+    device and some device's window is not the hull."""
+    by = defaultdict(list)
+    for p in pieces:
+        by[p[0]].append(p)
+    out = {}
+    for num, ps in by.items():
+        hull = (min(p[1] for p in ps), max(p[2] for p in ps))
+        per = None
+        if all(p[3] >= 0 for p in ps):
+            per = {}
+            for _, a, b, d in ps:
+                w = per.get(d)
+                per[d] = (min(a, w[0]), max(b, w[1])) if w else (a, b)
+            if all(w == hull for w in per.values()):
+                per = None
+        out[num] = (hull, per)
+    return out
+
+
+def by_lane(pieces):
+    lanes = defaultdict(list)
+    for p in pieces:
+        lanes[p[4]].append(p)
+    return [sorted(ps, key=lambda p: p[2]) for _, ps in sorted(lanes.items(), key=str)]
+
+
+def marker_windows(raw, source):
+    ms = [m for m in raw.markers if m[0] == source]
+    if any(m[5] < 0 for m in ms):
+        ms = [m for m in ms if m[5] < 0]  # the host's markers, not the GPU's copies
+    pieces = []
+    if source == "optimizer_step":
+        for ps in by_lane(ms):
+            pieces += [(k, ps[k][3], ps[k + 1][3], ps[k + 1][5]) for k in range(len(ps) - 1)]
+    elif any(m[1] < 0 for m in ms):
+        for ps in by_lane(ms):
+            kept = []
+            for m in ps:
+                if not (kept and kept[-1][2] <= m[2] and m[3] <= kept[-1][3]):
+                    kept.append(m)
+            rank = iter(range(len(kept)))  # the unnumbered, in start order
+            pieces += [(m[1] if m[1] >= 0 else next(rank), m[2], m[3], m[5]) for m in kept]
+    else:
+        pieces = [(m[1], m[2], m[3], m[5]) for m in ms]
+    return merge(pieces)
+
+
+def module_windows(raw):
+    names = defaultdict(int)
+    for m in raw.modules:
+        names[m[0]] += 1
+    want = max(sorted(names), key=lambda n: names[n])
+    pieces = []
+    for ps in by_lane([(None, None, s, e, lane, dev) for n, lane, dev, s, e in raw.modules
+                       if n == want]):
+        pieces += [(k, p[2], p[3], p[5]) for k, p in enumerate(ps)]
+    return merge(pieces)
+
+
+def module_by_kernels(raw):
+    """Executions of the most frequent hlo_module, per device: its kernels
+    in start order, a new execution after a gap over max(50 us, 10 x the
+    median gap). {number: (hull, per-device or None)}."""
+    count = defaultdict(int)
+    for m, *_ in raw.kernel_modules:
+        count[m] += 1
+    want = max(sorted(count), key=lambda m: count[m])
+    lanes = defaultdict(list)
+    for m, dev, s, e in raw.kernel_modules:
+        if m == want:
+            lanes[dev].append((s, e))
+    gaps = []
+    for ks in lanes.values():
+        ks.sort()
+        end = ks[0][1]
+        for s, e in ks[1:]:
+            if s > end:
+                gaps.append(s - end)
+            end = max(end, e)
+    gaps.sort()
+    threshold = max(50_000_000, 10 * gaps[len(gaps) // 2] if gaps else 0)
+    pieces = []
+    for dev, ks in lanes.items():
+        runs = []
+        for s, e in ks:
+            if runs and s <= runs[-1][1] + threshold:
+                runs[-1][1] = max(runs[-1][1], e)
+            else:
+                runs.append([s, e])
+        pieces += [(k, s, e, dev) for k, (s, e) in enumerate(runs)]
+    return merge(pieces)
+
+
+def raw_windows(raw, source):
+    """(windows, exact): the steps the raw markers make for source, and
+    whether every window is to match the API's (module steps from kernels
+    match in count and combined duration only)."""
+    if source == "module" and raw.modules:
+        return module_windows(raw), True
+    if source == "module":
+        return module_by_kernels(raw), False
+    assert source in ("annotation", "profiler_step", "steps_line", "optimizer_step"), \
+        ("no rule here for the step source", source)
+    return marker_windows(raw, source), True
 
 
 # ---- the breakdown, recomputed ----
@@ -365,6 +564,7 @@ def expected_row(events, w0, w1, launched):
 # ---- the test ----
 
 TALLY = defaultdict(int)  # rows where each part is not zero, to show what was checked
+WINDOWS = defaultdict(int)  # steps whose windows came from the raw markers, per source
 
 
 def get(port, path):
@@ -382,7 +582,35 @@ def reader_for(path):
         return read_xplane
     if path.endswith((".json", ".json.gz")):
         return read_json
+    if path.endswith(".sqlite"):
+        return read_nsys_markers
     return None
+
+
+NVTX_STEP = re.compile(r"(?:^|(?<=[^A-Za-z])|(?<=[a-z])(?=[A-Z]))(?:step|iteration|iter)"
+                       r"(?:[ _]?num(?:ber)?)?[ _#:=-]{0,3}[0-9]", re.I)
+
+
+def read_nsys_markers(path):
+    """Only whether an nsys export could have steps: NVTX ranges (with an
+    end) of at most 96 bytes whose name has a step keyword and a number, a
+    superset of nsys_step_name.h's rule. The breakdown of such steps is not
+    recomputed here: a fixture with them fails check_profile until it is."""
+    raw = Raw()
+    db = sqlite3.connect("file:%s?mode=ro" % path, uri=True)
+    try:
+        have = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        if "NVTX_EVENTS" not in have:
+            return raw
+        q = "SELECT e.start, e.end, coalesce(e.text, %s) FROM NVTX_EVENTS e %s WHERE e.end IS NOT NULL"
+        q = q % (("s.value", "LEFT JOIN StringIds s ON s.id = e.textId") if "StringIds" in have
+                 else ("NULL", ""))
+        for start, end, text in db.execute(q):
+            if text and len(text.encode()) <= 96 and NVTX_STEP.search(text):
+                raw.markers.append(("nvtx", -1, start * 1000, end * 1000, 0, -1))
+    finally:
+        db.close()
+    return raw
 
 
 def launched_devices(cat_events, windows):
@@ -397,19 +625,58 @@ def launched_devices(cat_events, windows):
     return out
 
 
+def check_windows(where, steps, rows, want, exact):
+    """The API's windows (rows: (device, step) -> row) against those of the
+    raw markers (want: step -> (hull, per-device or None)), within 1 us;
+    returns {(device, step): (start ps, end ps)} from the raw markers."""
+    combined = {st["step"]: st for st in steps["steps"]}
+    if not exact:
+        assert len(combined) == len(want), (where, "steps", sorted(combined), sorted(want))
+        api = sum(st["duration_us"] for st in combined.values())
+        mine = sum(sum(w[1] - w[0] for w in per.values()) / len(per) if per else
+                   hull[1] - hull[0] for hull, per in want.values())
+        assert abs(api * 1e6 - mine) <= max(1e6 * len(want), 1e-3 * mine), (where, api, mine / 1e6)
+        return {k: (_ps(st["start_us"]), _ps(st["start_us"]) + _ps(st["duration_us"]))
+                for k, st in rows.items()}
+    assert sorted(combined) == sorted(want), (where, "steps", sorted(combined), sorted(want))
+    windows = {}
+    for (dev, step), st in rows.items():
+        hull, per = want[step]
+        assert per is None or dev in per, (where, "device without a marker has a row", dev, step)
+        w0, w1 = per[dev] if per else hull
+        assert abs(st["start_us"] * 1e6 - w0) <= 1e6 and \
+            abs(st["duration_us"] * 1e6 - (w1 - w0)) <= 1e6, \
+            (where, dev, step, st["start_us"], st["duration_us"], w0 / 1e6, (w1 - w0) / 1e6)
+        windows[(dev, step)] = (w0, w1)
+    for step, (hull, per) in want.items():
+        c = combined[step]
+        durs = [w1 - w0 for w0, w1 in per.values()] if per else [hull[1] - hull[0]]
+        starts = [w[0] for w in per.values()] if per else [hull[0]]
+        assert abs(c["duration_us"] * 1e6 - sum(durs) / len(durs)) <= 1e6, (where, step, c, durs)
+        assert abs(c["start_us"] * 1e6 - min(starts)) <= 1e6, (where, step, c, starts)
+        for dev in per or ():
+            assert (dev, step) in rows, (where, "device with a marker has no row", dev, step)
+    return windows
+
+
 def check_profile(port, p, src):
     base = "/api/profiles/%s" % p["id"]
     steps = get(port, base + "/steps")
-    if not steps["steps"]:
-        return 0
+    where = p["path"]
     raw = reader_for(src)(src)
+    if not steps["steps"]:
+        assert steps["source"] == "none", (where, steps["source"])
+        assert not raw.markers and not raw.modules and not raw.kernel_modules, \
+            (where, "markers but no steps", len(raw.markers), len(raw.modules))
+        return 0
     cats = categorize(raw)
     rows = {}  # (device, step) -> API row
     for dev in steps["devices"]:
         for st in get(port, base + "/steps?device=%d" % dev)["steps"]:
             rows[(dev, st["step"])] = st
-    windows = {k: (_ps(st["start_us"]), _ps(st["start_us"]) + _ps(st["duration_us"]))
-               for k, st in rows.items()}
+    want, exact = raw_windows(raw, steps["source"])
+    windows = check_windows(where, steps, rows, want, exact)
+    WINDOWS[steps["source"] + ("" if exact else " (count, duration)")] += len(want)
     launched = launched_devices(cats, windows)
     mine = {}
     checked = 0
@@ -419,25 +686,26 @@ def check_profile(port, p, src):
         mine[(dev, step)] = want
         for k in CATS + IDLE:
             TALLY[k] += want[k] > 0
-        where = (p["path"], "device", dev, "step", step)
+        at = (where, "device", dev, "step", step)
         for k in CATS + ("idle",) + IDLE + ("overlap_compute_collective", "overlap_copy"):
-            assert close(st[k + "_us"] or 0, want[k], w1 - w0), (where, k, st[k + "_us"],
-                                                                   want[k] / 1e6)
-        check_partition(where, st)
+            assert close(st[k + "_us"] or 0, want[k], w1 - w0), (at, k, st[k + "_us"],
+                                                                want[k] / 1e6)
+        check_partition(at, st)
         checked += 1
     for st in get(port, base + "/steps?device=-1")["steps"]:
         ran = [mine[(d, st["step"])] for d in steps["devices"]
                if (d, st["step"]) in mine and mine[(d, st["step"])]["busy"] > 0]
-        check_partition((p["path"], "combined", st["step"]), st)
+        check_partition((where, "combined", st["step"]), st)
         for k in CATS:
             want = sum(r[k] for r in ran) / len(ran) if ran else 0
             assert close(st[k + "_us"] or 0, want, _ps(st["duration_us"])), \
-                (p["path"], "combined", st["step"], k, st[k + "_us"], want / 1e6)
+                (where, "combined", st["step"], k, st[k + "_us"], want / 1e6)
         checked += 1
     ov = get(port, base + "/tools/overview_page")
     shares = [r["value"] for r in ov["rows"] if r["section"] == "step time breakdown"]
-    if shares:
-        assert abs(sum(shares) - 100) < 0.1, (p["path"], shares)
+    assert shares, (where, "overview_page has no step time breakdown",
+                    sorted({r["section"] for r in ov["rows"]}))
+    assert abs(sum(shares) - 100) < 0.1, (where, shares)
     return checked
 
 
@@ -482,15 +750,21 @@ def test_fixtures_recomputed():
         srcs["r%02d/%s" % (i, os.path.basename(src))] = src
     s = Server(root, 1)
     try:
-        checked, profiles = 0, 0
+        checked, profiles, stepless = 0, 0, []
         for p in get(s.port, "/api/profiles")["profiles"]:
             if p["path"] in srcs and p.get("status") == "ok":
                 n = check_profile(s.port, p, srcs[p["path"]])
                 checked += n
                 profiles += n > 0
+                if n == 0:
+                    stepless.append(os.path.basename(p["path"]))
         print("%d step rows of %d profiles with steps recomputed; rows with each part: %s"
               % (checked, profiles, dict(TALLY)))
+        print("steps whose windows were derived from raw markers, per source: %s; "
+              "without steps in the API nor step markers in the file: %s"
+              % (dict(WINDOWS), stepless))
         assert profiles >= 10 and checked > 0, (profiles, checked)
+        assert any(n.endswith(".sqlite") for n in stepless), stepless
     finally:
         s.close()
 
