@@ -55,6 +55,7 @@ export const api = {
   // Memory and compiled modules (docs/MEMORY.md).
   memoryProfile: (id, o) => getJSON(`/api/profiles/${enc(id)}/memory_profile`, o),
   memoryViewer: (id, module, o) => getJSON(`/api/profiles/${enc(id)}/memory_viewer${query({ module })}`, o),
+  modules: (id, o) => getJSON(`/api/profiles/${enc(id)}/modules`, o),
   hlo: (id, module, o) => getJSON(module ? `/api/profiles/${enc(id)}/hlo/${enc(module)}` : `/api/profiles/${enc(id)}/hlo`, o),
 };
 

@@ -26,10 +26,27 @@ export function mount(view, { id, params }) {
   return () => ctrl.abort();
 }
 
+// With no module asked for, the tab opens on the compiled module that ran
+// the most device time (/modules), else on the first by name.
+async function busiestModule(id, mods, signal) {
+  let ran = [];
+  try {
+    ran = (await api.modules(id, { signal })).modules;
+  } catch (e) {
+    if (e.name === 'AbortError') throw e;
+  }
+  const known = (r) =>
+    mods.find((m) => (r.program_id != null ? m.program_id === r.program_id : m.hlo_name === r.name || m.name === r.name));
+  const best = ran
+    .filter((r) => isKnown(r.total_time_us) && r.total_time_us > 0 && known(r))
+    .sort((a, b) => b.total_time_us - a.total_time_us)[0];
+  return best ? known(best).name : mods[0].name;
+}
+
 async function show(main, id, params, signal) {
   const list = await api.hlo(id, null, { signal });
   const mods = list.modules;
-  const name = params.get('module') || mods[0].name;
+  const name = params.get('module') || (await busiestModule(id, mods, signal));
   const pick = h(
     'select',
     {

@@ -89,6 +89,21 @@ if (tpuProfile && gemmProfile) {
     await page.context().close();
   });
 
+  await test('HLO tab: opens on the module that ran the most device time', async () => {
+    const [list, ran] = await Promise.all([
+      api(`/api/profiles/${tpuProfile.id}/hlo`),
+      api(`/api/profiles/${tpuProfile.id}/modules`),
+    ]);
+    const busiest = ran.modules.filter((m) => m.program_id).sort((a, b) => b.total_time_us - a.total_time_us)[0];
+    const want = list.modules.find((m) => m.program_id === busiest.program_id);
+    assert(want && want.name !== list.modules[0].name, "the TPU capture's busiest module is not the first by name");
+    const page = await newPage();
+    await page.goto(`${BASE}/#/p/${tpuProfile.id}/hlo`);
+    await page.waitForSelector('.hlo-line');
+    eq(await page.$eval('select[aria-label="Module"]', (e) => e.value), want.name, 'module shown first');
+    await page.context().close();
+  });
+
   await test('Roofline on GPU: derived FLOPs marked in the table, peaks labelled', async () => {
     const want = await api(`/api/profiles/${gemmProfile.id}/tools/roofline_model`);
     const page = await newPage();
