@@ -110,12 +110,11 @@ await test('timeline: a wheel zoom redraws the loaded events at once, and the an
     () => {
       const st = window.__xpvTimeline.state;
       const d = st.data;
-      return (
-        !st.loading &&
-        d &&
-        d.params.start_us <= Math.max(st.viewStart, st.t0) + 1e-3 &&
-        d.params.end_us >= Math.min(st.viewEnd, st.t1) - 1e-3
-      );
+      // 1 ns, or 4 ulps where times are epoch µs (timeline_view.js's edgeSlack)
+      const slack = (t) => Math.max(1e-3, Math.abs(t) * 4 * Number.EPSILON);
+      const lo = Math.max(st.viewStart, st.t0);
+      const hi = Math.min(st.viewEnd, st.t1);
+      return !st.loading && d && d.params.start_us <= lo + slack(lo) && d.params.end_us >= hi - slack(hi);
     },
     null,
     { timeout: 20000 },
