@@ -122,12 +122,14 @@ async function fillPickers(pickA, pickB, a, b, signal) {
     const opts = list.map((p) => {
       const why = whyNotComparable(p);
       const text = `${label(p)} · ${p.format || ''} · ${p.id.slice(0, 6)}${why ? ` (${why})` : ''}`;
-      return h('option', { value: p.id, disabled: !!why && p.id !== want, title: why || null }, text);
+      // the picker cuts a long name: the whole path (and why not) on hover
+      return h('option', { value: p.id, disabled: !!why && p.id !== want, title: why ? `${p.path} (${why})` : p.path }, text);
     });
     if (!want) opts.unshift(h('option', { value: '' }, 'Choose a profile…'));
     else if (!list.some((p) => p.id === want)) opts.unshift(h('option', { value: want }, want));
     sel.replaceChildren(...opts);
     sel.value = want || '';
+    sel.title = sel.selectedOptions[0]?.title || '';
   }
 }
 

@@ -88,7 +88,10 @@ export function mount(view, { id, profile }) {
       return;
     }
     const steps = res.steps || [];
-    sourceLine.textContent = `Step markers from ${SOURCE_TEXT[res.source] || res.source || 'unknown source'} · ${steps.length} step${steps.length === 1 ? '' : 's'}`;
+    sourceLine.textContent =
+      res.source === 'none'
+        ? 'This profile has no step markers'
+        : `Step markers from ${SOURCE_TEXT[res.source] || res.source || 'unknown source'} · ${steps.length} step${steps.length === 1 ? '' : 's'}`;
     sourceLine.dataset.source = res.source || '';
     if (!steps.length) {
       chartBox.replaceChildren(

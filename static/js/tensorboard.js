@@ -41,6 +41,7 @@ export function mount(view, { parts, notify, toolPages, ui }) {
   const toolSel = select('tb-tool', 'Tool', () => openTool(toolSel.value, s.host, { push: true }));
   const hostSel = select('tb-host', 'Host', () => {
     s.host = hostSel.value;
+    titled(hostSel);
     setUrl(true);
     show();
   });
@@ -103,6 +104,12 @@ export function mount(view, { parts, notify, toolPages, ui }) {
     sel.replaceChildren(...values.map((v) => h('option', { value: v, disabled: disabled(v) }, label(v))));
     sel.disabled = values.length === 0;
     sel.value = values.includes(value) ? value : '';
+    titled(sel);
+  }
+
+  // A long run or host name is cut by its box: whole on hover.
+  function titled(sel) {
+    sel.title = sel.selectedOptions[0]?.text || '';
   }
 
   // parts: [run, tool, host] from the address, each optional.
@@ -178,6 +185,7 @@ export function mount(view, { parts, notify, toolPages, ui }) {
     const { my, signal } = begin();
     s.run = run;
     runSel.value = run;
+    titled(runSel);
     stopChild();
     main.replaceChildren(stateView('Loading the tools of this run…', '', 'loading'));
     try {
@@ -208,6 +216,7 @@ export function mount(view, { parts, notify, toolPages, ui }) {
       s.host = wantHost || null;
       toolSel.prepend(h('option', { value: '', disabled: true }, `${toolLabel(tool)} (no data)`));
       toolSel.value = '';
+      titled(toolSel);
       options(hostSel, [], hostLabel, null);
       setUrl(how.push);
       links.replaceChildren();
@@ -235,6 +244,7 @@ export function mount(view, { parts, notify, toolPages, ui }) {
     const { my, signal } = begin();
     s.tool = tool;
     toolSel.value = tool;
+    titled(toolSel);
     stopChild();
     let hosts;
     try {

@@ -271,6 +271,7 @@ function fillStepMenu(tl) {
     h('option', { value: '' }, `Steps: ${tl.st.steps.length} (none selected)`),
     ...tl.st.steps.map((s) => h('option', { value: String(s.step) }, `Step ${s.step} · ${fmtDur(s.duration_us)}`)),
   );
+  stepSel.title = stepSel.selectedOptions[0]?.text || ''; // the box is narrower than its text
 }
 
 // Highlights step `n` (a number or its text; anything else clears it) and
@@ -282,6 +283,7 @@ function selectStep(tl, n, { keepView = false } = {}) {
   const step = st.steps.find((s) => String(s.step) === String(n)) || null;
   const start = step ? stepStartUs(step, tl.profile) : null;
   tl.dom.stepSel.value = step ? String(step.step) : '';
+  tl.dom.stepSel.title = tl.dom.stepSel.selectedOptions[0]?.text || '';
   st.stepSel = step && start !== null ? { ...step, start_us: start } : null;
   if (step && start === null) {
     tl.notify(`Step ${step.step} starts at ${step.start_us} µs, outside this profile's time range, so it cannot be shown.`);

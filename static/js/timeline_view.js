@@ -21,6 +21,12 @@ const WINDOW_MARGIN = 0.25; // fetch 25% beyond each edge so small pans need no 
 const MAX_RESOLUTION = 20000; // the events API's limit
 const MAX_TRACKS_PARAM = 6000; // characters: the server caps URLs at 8 KB
 
+// How far a loaded window's end may sit inside the view's and still cover
+// it: 1 ns, or 4 ulps of the time where that is coarser.
+function edgeSlack(t) {
+  return Math.max(1e-3, Math.abs(t) * 4 * Number.EPSILON);
+}
+
 export function createView(tl) {
   const { st, fetcher, signal } = tl;
   const { canvas } = tl.dom;
@@ -59,10 +65,11 @@ export function createView(tl) {
     const d = st.data;
     if (!d) return false;
     const p = d.params;
-    // The window's ends are rounded to the ns (round6): at the profile's edges they may sit within 1 ns
-    // inside, or within a double's resolution where times count µs since the epoch (0.25 µs at 1.7e15).
-    const tol = edgeTolerance(st.t1);
-    if (p.start_us > Math.max(st.viewStart, st.t0) + tol || p.end_us < Math.min(st.viewEnd, st.t1) - tol) return false;
+    // The window's ends are rounded to the ns (round6): at the profile's edges they may sit within 1 ns inside,
+    // or within a few ulps where times are epoch µs (1.7e15: a double holds them to 0.25 µs).
+    const lo = Math.max(st.viewStart, st.t0);
+    const hi = Math.min(st.viewEnd, st.t1);
+    if (p.start_us > lo + edgeSlack(lo) || p.end_us < hi - edgeSlack(hi)) return false;
     const need = canvas.width / span();
     const have = p.resolution / (p.end_us - p.start_us);
     return have >= need * 0.9 && p.tracks === trackParam();
@@ -138,12 +145,6 @@ export function createView(tl) {
   }
 
   return { span, cssWidth, xOf, tOf, set, focusEvent, scheduleFetch, stop };
-}
-
-// How far apart two times near `t` may be and still be the same instant:
-// 1 ns, or a few units in the last place of a double that large.
-function edgeTolerance(t) {
-  return Math.max(1e-3, Math.abs(t) * Number.EPSILON * 4);
 }
 
 function round6(x) {

@@ -8,7 +8,9 @@
 // short, written here into the server's temporary profile dir) viewable on
 // every page with its banner and its data; an unreadable profile's page; the
 // TensorBoard view landing on the newest readable run past a newer broken
-// one. Runs last: it adds profiles. Screenshots go to XPV_ARTIFACTS (the
+// one. The TensorBoard view is checked at both widths on every tool it lists
+// (each on the first run that has it, folded tables open and closed). Runs
+// after the other parts but the timeline's: it adds profiles. Screenshots go to XPV_ARTIFACTS (the
 // build dir under ctest), README's among them (readme-*.png).
 
 import fs from 'node:fs';
@@ -21,18 +23,32 @@ const WIDTHS = [1024, 1400];
 const longNames =
   ready.find((p) => /tf1-xla-gpu/.test(p.path)) || ready.slice().sort((a, b) => b.kernel_count - a.kernel_count)[0];
 
-// Everything that can be clicked or read as a block, past the viewport's right.
+// Everything that can be clicked or read as a block, past the viewport's
+// right. The rule: nothing may extend past the viewport, except that a table
+// may scroll sideways inside its own box (.table-wrap, overflow auto) when
+// that box itself fits; what such a box hides is judged at its right edge.
+// The page and its main scroll boxes (main, the TensorBoard view's .tb-main)
+// must not scroll sideways either.
 async function overflow(page) {
   return page.evaluate(() => {
     const out = [];
     const W = window.innerWidth;
-    for (const el of document.querySelectorAll('table, a, button, input, select, .btn')) {
+    const sel = 'table, a, button, input, select, .btn, .table-wrap, .panel, figure, svg, canvas';
+    for (const el of document.querySelectorAll(sel)) {
       const r = el.getBoundingClientRect();
       if (r.width === 0 || r.height === 0) continue; // not shown
-      if (r.right > W + 0.5)
-        out.push(`${el.tagName.toLowerCase()} "${(el.textContent || '').trim().slice(0, 30)}" right=${Math.round(r.right)}`);
+      const box = el.parentElement?.closest('.table-wrap');
+      const scrolls = box && /auto|scroll/.test(getComputedStyle(box).overflowX);
+      const right = scrolls ? Math.min(r.right, box.getBoundingClientRect().right) : r.right;
+      if (right > W + 0.5) {
+        const text = (el.textContent || '').trim().slice(0, 30);
+        out.push(`${el.tagName.toLowerCase()} "${text}" right=${Math.round(right)}`);
+      }
     }
     if (document.documentElement.scrollWidth > W) out.push(`page scrollWidth=${document.documentElement.scrollWidth}`);
+    for (const el of document.querySelectorAll('main, .tb-main'))
+      if (el.scrollWidth > el.clientWidth + 1)
+        out.push(`${el.className || el.tagName} scrolls sideways (${el.scrollWidth} > ${el.clientWidth})`);
     return out;
   });
 }
@@ -55,8 +71,9 @@ async function checkTitle(page, where) {
   assert(t.title.length > 0, `${where}: no full path on hover`);
 }
 
-// Text cut with an ellipsis (or clipped headings) that do not say themselves
-// whole on hover: the element or one of its close ancestors needs title=.
+// Text cut with an ellipsis (or clipped headings), and select boxes too
+// narrow for their chosen option, that do not say themselves whole on
+// hover: the element or one of its close ancestors needs title=.
 async function clippedWithoutTitle(page) {
   return page.evaluate(() => {
     const out = [];
@@ -67,6 +84,22 @@ async function clippedWithoutTitle(page) {
       if (cs.overflowX === 'visible' && cs.textOverflow !== 'ellipsis') continue;
       const titled = [el, el.parentElement, el.parentElement?.parentElement].some((x) => x && x.title);
       if (!titled) out.push(`${el.tagName.toLowerCase()} "${el.textContent.trim().slice(0, 40)}"`);
+    }
+    // A select box cuts its chosen option's text without any scrollWidth to
+    // show for it: measure that text in the box's font against the room
+    // left of the arrow.
+    const ctx = document.createElement('canvas').getContext('2d');
+    for (const sel of document.querySelectorAll('select')) {
+      const r = sel.getBoundingClientRect();
+      const text = sel.selectedOptions[0]?.text || '';
+      if (r.width === 0 || r.height === 0 || !text) continue;
+      const cs = getComputedStyle(sel);
+      ctx.font = `${cs.fontWeight} ${cs.fontSize} ${cs.fontFamily}`;
+      const room = sel.clientWidth - parseFloat(cs.paddingLeft) - parseFloat(cs.paddingRight) - 16;
+      if (ctx.measureText(text).width > room && !sel.title)
+        out.push(
+          `select#${sel.id} "${text.slice(0, 40)}" (${Math.round(ctx.measureText(text).width)} px in ${Math.round(room)})`,
+        );
     }
     return out;
   });
@@ -131,38 +164,51 @@ for (const width of WIDTHS) {
     await page.context().close();
   });
 
-  await test(`layout ${width} px: the TensorBoard view's landing and tools fit, no NaN`, async () => {
+  await test(`layout ${width} px: the TensorBoard view's landing and every tool fit, no NaN`, async () => {
     const runs = await api('/data/plugin/profile/runs');
     assert(runs.length > 0, 'no run');
     const page = await newPage({ viewport: { width, height: 900 } });
-    await page.goto(`${BASE}/#/tb`);
-    await page.waitForFunction(() => (document.querySelector('.tb-main')?.dataset.ready || '').split('|')[1], null, {
-      timeout: 20000,
-    });
-    const run = await page.inputValue('#tb-run');
-    const tools = await api(`/data/plugin/profile/run_tools?run=${encodeURIComponent(run)}`);
-    // the landing tool, then the tables people read first
-    // overview_page's one DataTable mixes 13 columns of environment and step
-    // rows: it fits from 1400 px (its summary cards are the 1024 px screen).
-    const wanted = [width >= 1400 ? 'overview_page' : null, 'framework_op_stats', 'kernel_stats'];
-    for (const tool of [null, ...wanted.filter((t) => t && tools.includes(t))]) {
-      if (tool) {
-        await page.selectOption('#tb-tool', tool);
-        await page.waitForFunction(
-          (t) =>
-            (document.querySelector('.tb-main')?.dataset.ready || '').split('|')[2] &&
-            document.querySelector('.tb-main').dataset.ready.split('|')[1] === t,
-          tool,
-          { timeout: 20000 },
-        );
-      }
-      await page.waitForTimeout(300);
-      await shot(page, `layout-${width}-tb-${tool || 'landing'}`);
-      const what = `TensorBoard ${tool || 'landing'} at ${width}`;
+    const ready = (want) =>
+      page.waitForFunction(
+        (t) => {
+          const r = (document.querySelector('.tb-main')?.dataset.ready || '').split('|');
+          return r[1] && (t === null || (r[1] === t && r[2]));
+        },
+        want,
+        { timeout: 20000 },
+      );
+    const check = async (what, name) => {
+      await shot(page, `layout-${width}-tb-${name}`);
       eq((await overflow(page)).join('; '), '', what);
       eq((await clippedWithoutTitle(page)).join('; '), '', `${what}: cut text without title=`);
       await noJunkText(page, what);
+    };
+    await page.goto(`${BASE}/#/tb`);
+    await ready(null);
+    await page.waitForTimeout(300);
+    await check(`TensorBoard landing at ${width}`, 'landing');
+    // Every tool the view lists on the fixtures, each on the first run that
+    // has it: the tables and charts, and the trace viewer's timeline.
+    const seen = [];
+    for (const run of runs) {
+      const tools = await api(`/data/plugin/profile/run_tools?run=${encodeURIComponent(run)}`);
+      for (const tool of tools.filter((t) => !seen.includes(t))) {
+        seen.push(tool);
+        await page.goto(`${BASE}/#/tb/${encodeURIComponent(run)}/${encodeURIComponent(tool)}`);
+        await ready(tool);
+        await page.waitForTimeout(300);
+        const what = `TensorBoard ${tool} (${run}) at ${width}`;
+        await check(what, tool);
+        // a table folded under a toggle fits open as well
+        const folded = await page.$$eval('.tb-main details:not([open])', (ds) => ds.map((d) => (d.open = true)).length);
+        if (folded) {
+          await page.waitForTimeout(200);
+          await check(`${what}, details open`, `${tool}-open`);
+        }
+      }
     }
+    for (const t of ['overview_page', 'framework_op_stats', 'kernel_stats', 'trace_viewer'])
+      assert(seen.includes(t), `${t} not listed by any run: ${seen.join(', ')}`);
     eq(page.errors.length, 0, `console errors: ${page.errors.join(' | ')}`);
     await page.context().close();
   });

@@ -27,12 +27,21 @@ if (!jaxP && !FIXTURES) console.log('skip the JAX step chart check: no ../shared
 async function barsAndTips(page, most) {
   const scale = await page.$eval('svg[aria-label^="Step time chart"]', (svg) => {
     const ys = [...svg.querySelectorAll('g.grid line')].map((l) => Number(l.getAttribute('y1')));
-    const labels = [...svg.querySelectorAll('g.axis text[text-anchor="end"]')].map((t) => t.textContent);
-    return { ys, labels };
+    const ticks = [...svg.querySelectorAll('g.axis[data-axis="y"] text[text-anchor="end"]')];
+    const unit = svg.querySelector('g.axis[data-axis="y"]')?.dataset.unit || '';
+    return { ys, labels: ticks.map((t) => t.textContent), raw: ticks.map((t) => Number(t.dataset.value)), unit };
   });
-  const vs = scale.labels.map(parseDur);
+  // Tick labels are bare numbers in the unit the axis title names (axes.js);
+  // each reads back as its tick's raw value in µs.
+  const vs = scale.labels.map((l) => parseDur(`${l} ${scale.unit}`));
   const last = vs.length - 1;
-  assert(last > 0 && vs.every((v) => v !== null), `axis labels read as durations: ${scale.labels.join(', ')}`);
+  assert(last > 0 && vs.every((v) => v !== null), `axis labels read as ${scale.unit}: ${scale.labels.join(', ')}`);
+  vs.forEach((v, i) =>
+    assert(
+      Math.abs(v - scale.raw[i]) <= 1e-6 * Math.max(1, scale.raw[i]),
+      `tick ${scale.labels[i]} ${scale.unit} is ${scale.raw[i]} µs`,
+    ),
+  );
   const pxPerUs = (scale.ys[0] - scale.ys[last]) / (vs[last] - vs[0]);
   const n = Math.min(most, await page.locator('[data-step-bar]').count());
   const out = [];
