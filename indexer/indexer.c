@@ -61,8 +61,8 @@ static int drop_vanished(sqlite3 *db, const xpv_found_list *found, xpv_err *err)
         sqlite3_reset(st);
     }
     sqlite3_finalize(st);
-    static const char *const tables[] = {"strings",      "tracks", "blocks",
-                                         "kernel_stats", "steps",  "findings"};
+    static const char *const tables[] = {"strings", "tracks",   "blocks",       "kernel_stats",
+                                         "steps",   "findings", "compile_marks"};
     for (size_t t = 0; t < sizeof tables / sizeof tables[0]; t++) {
         char sql[160];
         snprintf(sql, sizeof sql,

@@ -91,7 +91,12 @@ static const char *const SCHEMA_SQL =
     /* The findings answer, computed once (store/findings.h): key hashes the
      * thresholds and the build, stamp the profile row it was computed from. */
     "CREATE TABLE findings(profile_id INTEGER PRIMARY KEY, key INTEGER NOT NULL,"
-    " stamp INTEGER NOT NULL, answer TEXT NOT NULL);";
+    " stamp INTEGER NOT NULL, answer TEXT NOT NULL);"
+    /* A compile window (start_ns, end_ns) or an autotuner kernel's name
+     * (string id), for readers that leave compile-time device work out as
+     * kernel_stats does (store/compile_marks.h). */
+    "CREATE TABLE compile_marks(profile_id INTEGER NOT NULL, start_ns INTEGER,"
+    " end_ns INTEGER, name INTEGER);";
 
 int xpv_db_error(xpv_err *err, sqlite3 *db)
 {
@@ -364,8 +369,8 @@ int64_t xpv_index_data_version(sqlite3 *db, sqlite3_stmt **stmt)
 
 int xpv_index_clear_profile(sqlite3 *db, int64_t profile_id, xpv_err *err)
 {
-    static const char *const tables[] = {"strings",      "tracks", "blocks",
-                                         "kernel_stats", "steps",  "findings"};
+    static const char *const tables[] = {"strings", "tracks",   "blocks",       "kernel_stats",
+                                         "steps",   "findings", "compile_marks"};
     for (size_t i = 0; i < sizeof tables / sizeof tables[0]; i++) {
         char sql[128];
         sqlite3_stmt *st;
@@ -466,6 +471,7 @@ static int move_rows(sqlite3 *db, int64_t id, xpv_err *err)
         " SELECT profile_id, track, lod, t_min, t_max, n, busy_ns, kinds, data FROM part.blocks"
         " ORDER BY id",
         "INSERT INTO main.steps SELECT * FROM part.steps ORDER BY rowid",
+        "INSERT INTO main.compile_marks SELECT * FROM part.compile_marks",
         "UPDATE main.profiles SET (" INDEXED_COLUMNS ") = (SELECT " INDEXED_COLUMNS
         " FROM part.profiles WHERE id=?1) WHERE id=?1"};
     for (size_t i = 0; i < sizeof copies / sizeof copies[0]; i++) {

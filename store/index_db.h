@@ -12,10 +12,11 @@
  *   kernel_stats  per-name kernel / memcpy / memset / XLA-op summaries
  *   steps         step timelines with per-category device time
  *   findings      each profile's findings answer, computed once
+ *   compile_marks compile windows and autotuner kernel names (compile-time work)
  * The index is a cache: deleting the file loses nothing. The tables named
  * in scripts/checksrc.sh's STORE_TABLES are read only through their module,
  * store/<table>.c (steps.c, kernel_stats.c, profiles.c, tracks.c,
- * findings.c).
+ * findings.c, compile_marks.c).
  */
 #ifndef XPV_INDEX_DB_H
 #define XPV_INDEX_DB_H
@@ -26,7 +27,7 @@
 struct xpv_store_kernel_rows;
 
 /* Bump when any table's meaning changes: older indexes are rebuilt. */
-#define XPV_SCHEMA_VERSION 14
+#define XPV_SCHEMA_VERSION 15
 
 /* kernel_stats.top_rank is set for this many names of each kind. */
 #define XPV_KSTATS_TOP_RANKS 32

@@ -14,6 +14,7 @@
 #include "hlo_cache.h"
 #include "hlo_derive.h"
 #include "../../common/xpv_hindex.h"
+#include "../../common/xpv_lower_bound.h"
 #include "../../store/event_store.h"
 #include "../../store/profiles.h"
 
@@ -26,6 +27,7 @@
 
 typedef struct {
     uint32_t hlo_op, module, category, tf_op, source;
+    int has_prog_key; /* a program_id arg, whatever its value (compile.c's test) */
     int has_prog, has_flops, has_model_flops, has_bytes;
     uint64_t prog;
     long double flops, model_flops, bytes;
@@ -104,7 +106,7 @@ static void read_args(profile_ctx *p, const xpv_event *ev, op_args *o)
     /* field by field: this runs once per event, where a memset of the
      * whole struct (its padding too) showed in profiles */
     o->hlo_op = o->module = o->category = o->tf_op = o->source = 0;
-    o->has_prog = o->has_flops = o->has_model_flops = o->has_bytes = 0;
+    o->has_prog_key = o->has_prog = o->has_flops = o->has_model_flops = o->has_bytes = 0;
     o->prog = 0;
     o->flops = o->model_flops = o->bytes = 0;
     for (uint32_t i = 0; i < ev->nargs; i++) {
@@ -119,6 +121,7 @@ static void read_args(profile_ctx *p, const xpv_event *ev, op_args *o)
         if (k == K_TF_OP) o->tf_op = arg_ref(p, a);
         if (k == K_JAX_OP) jax_op = arg_ref(p, a);
         if (k == K_SOURCE) o->source = arg_ref(p, a);
+        if (k == K_PROGRAM_ID) o->has_prog_key = 1;
         if (k == K_PROGRAM_ID && arg_number(p, a, &v, &u)) o->prog = u, o->has_prog = 1;
         if (k == K_FLOPS && arg_number(p, a, &v, &u)) o->flops = v, o->has_flops = 1;
         if (k == K_MODEL_FLOPS && arg_number(p, a, &v, &u))
@@ -185,6 +188,30 @@ static void count_launch(profile_ctx *p, uint32_t op, uint32_t name)
     xpv_hindex_insert_at(&p->launchidx, &pr, p->nlaunches++);
 }
 
+static int name_cmp(const void *key, const void *elem)
+{
+    uint32_t x = *(const uint32_t *)key, y = *(const uint32_t *)elem;
+    return x < y ? -1 : x > y;
+}
+
+/* xpv_compile_is (indexer/analysis/compile.c) over the marks the index
+ * keeps: an autotuner kernel, or device work that lies within a compile
+ * window and carries no program_id. */
+static int is_compile_work(const profile_ctx *p, const xpv_event *ev, const op_args *a)
+{
+    const xpv_store_compile_marks *m = &p->compile;
+    if (ev->kind == XPV_KIND_KERNEL && m->nnames) {
+        size_t i = xpv_lower_bound(&ev->name, m->names, m->nnames, sizeof *m->names, name_cmp);
+        if (i < m->nnames && m->names[i] == ev->name) return 1;
+    }
+    if (!m->nwindows || a->has_prog_key || ev->dur_ps < 0) return 0;
+    /* the windows are disjoint and sorted: the first that ends no earlier
+     * than the event is the one that can hold it */
+    int64_t end = xpv_sat_add_i64(ev->ts_ns, ev->dur_ns);
+    size_t i = xpv_lower_bound_i64(m->end, m->nwindows, sizeof *m->end, 0, end);
+    return i < m->nwindows && m->start[i] <= ev->ts_ns;
+}
+
 static int visit_op(void *ctx, const xpv_event *ev, int64_t block, uint32_t index)
 {
     (void)block, (void)index;
@@ -192,6 +219,11 @@ static int visit_op(void *ctx, const xpv_event *ev, int64_t block, uint32_t inde
     if (ev->dur_ns < 0) return 0; /* an instant is no device time */
     op_args a;
     read_args(p, ev, &a);
+    if (p->mode == MODE_KERNELS && !xpv_store_compile_marks_none(&p->compile) &&
+        is_compile_work(p, ev, &a)) {
+        p->compile_n++, p->compile_ps += ev->dur_ps;
+        return 0;
+    }
     uint32_t name = p->mode == MODE_XLA_OPS ? ev->name : a.hlo_op, at;
     if (!name) {
         p->unattributed_n++, p->unattributed_ps += ev->dur_ps;
@@ -395,6 +427,8 @@ static void merge_profile(scope_ctx *g, profile_ctx *p)
         g->out->derive_error = xpv_xstrdup(p->derive_error);
     g->out->unattributed_n += p->unattributed_n;
     g->out->unattributed_ps += p->unattributed_ps;
+    g->out->compile_n += p->compile_n;
+    g->out->compile_ps += p->compile_ps;
 }
 
 typedef struct {
@@ -501,6 +535,8 @@ static int collect_profile(sqlite3 *db, scope_ctx *g, int64_t id, xpv_err *err)
     int rc = xpv_hlo_profile_keys(db, &p, err);
     if (rc == 0) rc = (p.mode = xpv_hlo_profile_mode(db, &p, err)) < 0 ? -1 : 0;
     if (rc == 0 && p.mode == MODE_XLA_OPS) rc = read_modules(db, g, &p, err);
+    if (rc == 0 && p.mode == MODE_KERNELS)
+        rc = xpv_store_compile_marks_get(db, id, &p.compile, err);
     size_t n = 0;
     int64_t *tracks = NULL;
     if (rc == 0 && p.mode != MODE_NONE) {
@@ -601,6 +637,8 @@ static void merge_result(void *ctx, const void *value)
         add_module(g, r->modules[i].prog, r->modules[i].name, strlen(r->modules[i].name));
     g->out->unattributed_n += r->ops.unattributed_n;
     g->out->unattributed_ps += r->ops.unattributed_ps;
+    g->out->compile_n += r->ops.compile_n;
+    g->out->compile_ps += r->ops.compile_ps;
     g->out->from_xla_ops += r->ops.from_xla_ops;
     g->out->from_kernels += r->ops.from_kernels;
 }

@@ -14,6 +14,10 @@
  *    Device events without `hlo_op` are counted apart, never guessed. Only
  *    xplane and JAX trace JSON profiles are read so: other readers may
  *    know the arg name without any event carrying it.
+ *    Compile-time device work (XLA's autotuning inside the capture) is
+ *    left out by the rule kernel_stats keeps it apart by
+ *    (indexer/analysis/compile.c, applied to each event with the windows
+ *    and names the index keeps, store/compile_marks.h) and counted apart.
  * Ops are keyed by (program, op name) and merged over the scope's hosts.
  *
  * Derived FLOPs and bytes (hlo_derive.h), where an op carries none: one
@@ -62,6 +66,8 @@ typedef struct {
     int64_t total_self_ps;  /* the sum of every op's self time */
     int64_t unattributed_n; /* device events without an hlo_op ("kernels" profiles) */
     int64_t unattributed_ps;
+    int64_t compile_n; /* compile-time device events left out ("kernels" profiles) */
+    int64_t compile_ps;
     int from_xla_ops, from_kernels; /* how many of the scope's profiles gave ops from each */
     char *derive_error; /* why a profile's modules could not be read for derived FLOPs */
 } xpv_hlo_ops;

@@ -14,6 +14,7 @@
 #include "hlo_ops.h"
 #include "../api_util.h"
 #include "../../common/xpv_hindex.h"
+#include "../../store/compile_marks.h"
 
 /* The args an op may carry, by index into profile_ctx.keys. */
 enum {
@@ -77,6 +78,8 @@ typedef struct {
     xpv_hindex launchidx; /* op_hash_of(op, 1, name) -> index in launches */
     int64_t *least;       /* scratch: by op, its least-launched kernel's count on a track */
     int64_t unattributed_n, unattributed_ps;
+    xpv_store_compile_marks compile; /* "kernels" profiles: what is compile-time work */
+    int64_t compile_n, compile_ps;   /* the device events left out as such */
     char *derive_error;
 } profile_ctx;
 

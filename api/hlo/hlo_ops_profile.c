@@ -54,6 +54,7 @@ void xpv_hlo_profile_free(profile_ctx *p)
     free(p->launches);
     xpv_hindex_free(&p->launchidx);
     free(p->least);
+    xpv_store_compile_marks_free(&p->compile);
     free(p->derive_error);
 }
 

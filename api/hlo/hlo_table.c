@@ -104,4 +104,10 @@ void xpv_hlo_table_set_properties(xpv_table *t, const xpv_hlo_ops *ops)
         xpv_table_set_property(t, "unattributed_events", n);
         set_us_property(t, "unattributed_time_us", ops->unattributed_ps);
     }
+    if (ops->compile_n) { /* as /kernels keeps it apart: compile=include shows it there */
+        char n[24];
+        snprintf(n, sizeof n, "%" PRId64, ops->compile_n);
+        xpv_table_set_property(t, "compile_excluded_events", n);
+        set_us_property(t, "compile_excluded_us", ops->compile_ps);
+    }
 }

@@ -457,6 +457,7 @@ static int split_compile(xpv_analysis *a, xpv_finishing *f, xpv_err *err)
 {
     if (!a->kinds[XPV_KIND_KERNEL]) return 0;
     if (xpv_compile_find(&f->compile, &f->in, &a->ks, f->ts.device, err) != 0) return -1;
+    if (xpv_compile_write(&f->compile, &f->in, err) != 0) return -1;
     return xpv_kstats_split_compile(&a->ks, &f->in, &f->compile, err);
 }
 

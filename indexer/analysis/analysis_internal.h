@@ -274,6 +274,9 @@ int xpv_compile_is(const xpv_compile *c, const xpv_event *ev);
 int64_t xpv_compile_overlap_ps(const xpv_compile *c, int64_t base_ns, int64_t start_ps,
                                int64_t end_ps);
 void xpv_compile_free(xpv_compile *c);
+/* Keeps c's windows and autotuner kernel names in the index (when in has
+ * one) for the readers that apply the same rule later. 0, or -1 with err. */
+int xpv_compile_write(const xpv_compile *c, const xpv_analysis_input *in, xpv_err *err);
 /* Moves compile-time instances out of k's groups into groups of kind
  * XPV_KS_COMPILE | kind: whole groups when all their instances are, else
  * the group is rebuilt from a store scan of its track (launch shapes from

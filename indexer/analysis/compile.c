@@ -22,12 +22,17 @@
  *     `hlo_op` of their own one-fusion module, not a program id).
  * Everything else is the program's.
  *
+ * The windows and the autotuner kernel names are kept in the index
+ * (store/compile_marks.h), so that the HLO tools apply the same rule to
+ * the events they scan (api/hlo/hlo_ops.c).
+ *
  * Memory: the windows (16 bytes each, a few per compile), and 24 bytes per
  * compile-time event found inside them, at most EVENT_LIMIT (then the rest
  * count as the program's, with a warning).
  */
 #define _GNU_SOURCE /* memmem */
 #include "analysis_internal.h"
+#include "../../store/compile_marks.h"
 
 #include <stddef.h>
 #include <stdlib.h>
@@ -238,4 +243,29 @@ int64_t xpv_compile_overlap_ps(const xpv_compile *c, int64_t base_ns, int64_t st
         if (e > s) sum += e - s;
     }
     return sum;
+}
+
+static int u32_cmp(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+int xpv_compile_write(const xpv_compile *c, const xpv_analysis_input *in, xpv_err *err)
+{
+    if (!in->db) return 0;
+    size_t nw = c->windows.n, nn = xpv_hindex_count(&c->tuner), pos = 0, i = 0;
+    int64_t *start = xpv_xmalloc((nw ? nw : 1) * sizeof *start);
+    int64_t *end = xpv_xmalloc((nw ? nw : 1) * sizeof *end);
+    uint32_t *names = xpv_xmalloc((nn ? nn : 1) * sizeof *names);
+    for (size_t w = 0; w < nw; w++)
+        start[w] = c->windows.v[w].start, end[w] = c->windows.v[w].end;
+    for (uint64_t key, val; i < nn && xpv_hindex_next_entry(&c->tuner, &pos, &key, &val);)
+        names[i++] = (uint32_t)key;
+    xpv_sort(names, i, sizeof *names, u32_cmp);
+    int rc = xpv_store_compile_marks_put(in->db, in->profile_id, start, end, nw, names, i, err);
+    free(start);
+    free(end);
+    free(names);
+    return rc;
 }

@@ -148,6 +148,17 @@ function propLabel(key) {
   return s[0].toUpperCase() + s.slice(1);
 }
 
+// The HLO tools leave compile-time device work (XLA autotuning) out, as
+// /kernels does by default: say how much, and where it is.
+function compileNote(props) {
+  if (!isKnown(props.compile_excluded_us)) return null;
+  return h(
+    'p.sub',
+    { 'data-prop': 'compile_excluded' },
+    `${props.compile_excluded_us} µs of compile-time work left out; /kernels?compile=include shows it.`,
+  );
+}
+
 function propertiesPanel(props) {
   const keys = Object.keys(props).filter((k) => isKnown(props[k]) && props[k] !== '');
   if (!keys.length) return null;
@@ -157,6 +168,7 @@ function propertiesPanel(props) {
   return h(
     'section.panel.tool-props',
     { 'aria-label': 'Summary' },
+    compileNote(props),
     lead.map((k) =>
       k === 'verdict'
         ? h('p.verdict', { 'data-prop': k }, text(props[k]))

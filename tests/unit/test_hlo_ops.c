@@ -5,6 +5,7 @@
  * span, zero-length ops, args summed, module names from `XLA Modules`,
  * `Async XLA Ops` left out), GPU kernels grouped by (program_id, hlo_op)
  * with inline and interned names, kernels without an op counted apart,
+ * compile-time work (autotuning) left out by the indexer's marks,
  * profiles without HLO ops (or not of JAX's formats), two hosts merged,
  * has_data agreeing with what is collected, and the per-profile cache
  * giving what a scan gives (reused, refreshed on a new indexing, bounded).
@@ -286,6 +287,57 @@ static void test_gpu_kernels(void)
     sqlite3_close(db);
 }
 
+/* A kernel of stream 16 named `name` that carries hlo_op `op` (when not
+ * NULL) and no program_id, as the GEMMs autotuning times do. */
+static void tuning_kernel(xpv_sink *s, const char *name, const char *op, int64_t ts, int64_t dur_ps)
+{
+    xpv_arg arg = {.key = xpv_sink_intern_cstr(s, "hlo_op"), .type = XPV_ARG_STR};
+    if (op) arg.v.str = xpv_sink_intern_cstr(s, op);
+    xpv_event ev;
+    xpv_event_init(&ev);
+    ev.track = xpv_sink_track(s, 100, 16);
+    ev.kind = XPV_KIND_KERNEL;
+    ev.name = xpv_sink_intern_cstr(s, name);
+    ev.ts_ns = ts, ev.dur_ps = dur_ps, ev.dur_ns = dur_ps / 1000;
+    ev.args = op ? &arg : NULL, ev.nargs = op ? 1 : 0;
+    xpv_sink_event(s, &ev);
+}
+
+/* Compile-time device work is left out by the indexer's rule, from the
+ * marks it keeps: an autotuner kernel wherever it runs, and device work
+ * without program_id wholly inside a compile span; the rest is the
+ * program's. */
+static void test_gpu_compile_apart(void)
+{
+    sqlite3 *db = xpv_test_fresh_index(xpv_test_tmpdir(), TPU);
+    xpv_sink *s = open_profile(db, GPU);
+    xpv_sink_process_device(s, 100, 0);
+    xpv_event span;
+    xpv_event_init(&span);
+    span.track = xpv_sink_track(s, 1, 1);
+    span.name = xpv_sink_intern_cstr(s, "backend_compile");
+    span.ts_ns = 0, span.dur_ns = 200000, span.dur_ps = 200000000;
+    xpv_sink_event(s, &span);
+    gpu_kernel(s, XPV_KIND_KERNEL, "custom-call.1", 0, 1000, 4000000); /* has a program */
+    tuning_kernel(s, "gemm_candidate", "fusion.9", 5000, 3000000);     /* timed: apart */
+    tuning_kernel(s, "stream_executor::gpu::RedzoneAllocatorKernelImpl", NULL, 300000, 1000000);
+    tuning_kernel(s, "gemm_candidate", "fusion.9", 199000, 2000000); /* past the span's end */
+    finish(s);
+    xpv_hlo_ops o;
+    collect(db, (int64_t[]){GPU}, 1, &o);
+    CU_ASSERT_EQUAL(o.compile_n, 2);
+    CU_ASSERT_EQUAL(o.compile_ps, 4000000);
+    CU_ASSERT_EQUAL(o.unattributed_n, 0);
+    const xpv_hlo_op *cc = find(&o, "custom-call.1"), *f = find(&o, "fusion.9");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(cc);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    CU_ASSERT_EQUAL(cc->total_ps, 4000000);
+    CU_ASSERT_EQUAL(f->occurrences, 1);
+    CU_ASSERT_EQUAL(f->total_ps, 2000000);
+    xpv_hlo_ops_free(&o);
+    sqlite3_close(db);
+}
+
 /* A profile whose kernels carry no hlo_op, though the arg name is known
  * (the JSON reader interns it up front); and a PyTorch one whose kernels
  * carry one: only JAX's formats are read for HLO ops. */
@@ -335,6 +387,7 @@ int main(void)
     static const xpv_test_case tests[] = {
         {"XLA Ops: self time, args, modules", test_xla_ops_self_time},
         {"GPU kernels by hlo_op", test_gpu_kernels},
+        {"GPU compile-time work apart", test_gpu_compile_apart},
         {"no HLO ops", test_no_hlo_ops},
         {"hosts merged", test_hosts_merge},
         {"cached per profile", test_cache},
