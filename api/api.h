@@ -101,6 +101,10 @@ int xpv_api_steps(sqlite3 *db, int64_t id, int device, xpv_buf *out);
  * start_us, end_us}]}]}` in display order. `id` is the track id used by
  * the events answer. */
 int xpv_api_tracks(sqlite3 *db, int64_t id, xpv_buf *out);
+/* The same, the derived device rows taken from cache (device_rows.h; NULL:
+ * built for this answer). */
+struct xpv_devrows_cache;
+int xpv_api_tracks_cached(sqlite3 *db, int64_t id, struct xpv_devrows_cache *cache, xpv_buf *out);
 
 /* The timeline window (see events.c):
  * `{"profile", "start_us", "end_us", "resolution", "pixel_us", "truncated",
@@ -118,7 +122,8 @@ typedef struct {
     int resolution;        /* pixels, <= 0: 1000 */
     const int64_t *tracks; /* NULL: every track */
     size_t ntracks;
-    struct xpv_block_marks *marks; /* optional cache (block_marks.h): long blocks decode less */
+    struct xpv_block_marks *marks;     /* optional cache (block_marks.h): long blocks decode less */
+    struct xpv_devrows_cache *devrows; /* optional cache (device_rows.h) of the derived rows */
 } xpv_events_query;
 
 int xpv_api_events(sqlite3 *db, int64_t id, const xpv_events_query *q, xpv_buf *out);

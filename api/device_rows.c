@@ -27,7 +27,9 @@
  * `hlo_op` costs one lookup and gets no row, so no answer of any other
  * profile changes; a device with stored XLA Ops, XLA Modules or Steps
  * lines (TPU) gets none either. The cost is one scan of the device events
- * (and, with steps, of the host launches) per answer that shows the rows.
+ * (and, with steps, of the host launches) per build: seconds on ten million
+ * events, hence the server builds them once per profile and lends them to
+ * every request (device_rows_cache.c).
  */
 #include "device_rows.h"
 #include "api_util.h"

@@ -78,4 +78,36 @@ void xpv_devrows_put_args(xpv_buf *b, const xpv_devrows *r, const xpv_devrow *ro
                           const xpv_devrow_span *s);
 void xpv_devrows_free(xpv_devrows *r);
 
+/* ---- built rows shared across requests (device_rows_cache.c) ----
+ * A profile's rows cost one scan of its device events (seconds on ten
+ * million), and the timeline asks for them in its tracks answer and in
+ * each window that shows a derived row: the cache builds them once per
+ * profile and generation (hlo_cache.h's: status, event count, file mtime,
+ * time of indexing, so a profile indexed again never matches) and lends
+ * the set, read-only, to every thread at once. Whoever makes it owns it
+ * (the server keeps one); it is safe to use from several threads. */
+typedef struct xpv_devrows_cache xpv_devrows_cache;
+
+/* A cache that holds at most max_bytes of rows, emptied when a new set
+ * would take it past that (sets in use are freed when given back). */
+xpv_devrows_cache *xpv_devrows_cache_new(size_t max_bytes);
+void xpv_devrows_cache_free(xpv_devrows_cache *c);
+/* Profile id's rows, read-only until xpv_devrows_release: from c, or built
+ * (and kept in c when the profile is indexed for good); a second thread
+ * that asks while they are being built waits for them. c may be NULL (the
+ * rows are built for this caller alone). NULL with err on failure. */
+const xpv_devrows *xpv_devrows_acquire(sqlite3 *db, int64_t id, xpv_devrows_cache *c, xpv_err *err);
+/* Gives back what xpv_devrows_acquire lent (NULL: nothing). */
+void xpv_devrows_release(xpv_devrows_cache *c, const xpv_devrows *r);
+/* Builds into c the rows of each profile of ids, and with latest_run those
+ * of the newest run's too (a server started on an index built before it),
+ * so that the timeline's first tracks answer finds them; stops at *stop or
+ * at half the budget (one more set could empty the cache). The caller's
+ * thread and connection (the indexing thread's). Returns 0, or -1 with err. */
+int xpv_devrows_warm(sqlite3 *db, xpv_devrows_cache *c, const int64_t *ids, size_t n,
+                     int latest_run, volatile int *stop, xpv_err *err);
+/* Sets built and bytes held, for tests and health. */
+size_t xpv_devrows_cache_builds(xpv_devrows_cache *c);
+size_t xpv_devrows_cache_bytes(xpv_devrows_cache *c);
+
 #endif

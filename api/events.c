@@ -81,7 +81,8 @@ typedef struct {
     int current_long;
     int stop_past_end; /* the block is sorted: nothing after b can overlap */
     xpv_block_marks *marks;
-    xpv_devrows dev; /* the derived device rows, when asked for */
+    const xpv_devrows *dev;              /* the derived device rows, when asked for (lent) */
+    struct xpv_devrows_cache *dev_cache; /* whence dev was lent, NULL: none */
 } window;
 
 #define STOP_DECODING 2
@@ -176,6 +177,9 @@ static void spread_header(window *w, track_acc *t, int64_t t_min, int64_t t_max,
     }
 }
 
+/* The rows of a window that asks for no derived row. */
+static const xpv_devrows NO_ROWS;
+
 /* Whether q asks for a track beyond the stored ones (a derived row). */
 static int wants_derived(const xpv_events_query *q, int64_t max_id)
 {
@@ -191,18 +195,23 @@ static int load_tracks(sqlite3 *db, int64_t id, const xpv_events_query *q, windo
     if (xpv_store_tracks_max_id(db, id, &max_id, &err) < 0)
         return xpv_api_error(out, 500, "%s", err.msg);
     if (max_id >= (1 << 24)) return xpv_api_error(out, 500, "index: implausible track id");
-    if (wants_derived(q, max_id) && xpv_devrows_build(db, id, &w->dev, &err) != 0)
-        return xpv_api_error(out, 500, "%s", err.msg);
+    if (wants_derived(q, max_id)) {
+        w->dev_cache = q->devrows;
+        if (!(w->dev = xpv_devrows_acquire(db, id, q->devrows, &err)))
+            return xpv_api_error(out, 500, "%s", err.msg);
+    } else {
+        w->dev = &NO_ROWS;
+    }
     w->ntracks = (size_t)(max_id + 1);
-    for (size_t i = 0; i < w->dev.nrows; i++)
-        if ((size_t)w->dev.rows[i].track >= w->ntracks)
-            w->ntracks = (size_t)w->dev.rows[i].track + 1;
+    for (size_t i = 0; i < w->dev->nrows; i++)
+        if ((size_t)w->dev->rows[i].track >= w->ntracks)
+            w->ntracks = (size_t)w->dev->rows[i].track + 1;
     w->tracks = xpv_xcalloc(w->ntracks ? w->ntracks : 1, sizeof *w->tracks);
     for (size_t i = 0; i < w->ntracks; i++)
         w->tracks[i].wanted = q->tracks == NULL;
     for (size_t i = 0; q->tracks && i < q->ntracks; i++) {
         int64_t t = q->tracks[i];
-        if (t < 0 || (size_t)t >= w->ntracks || (t > max_id && !xpv_devrows_row(&w->dev, t)))
+        if (t < 0 || (size_t)t >= w->ntracks || (t > max_id && !xpv_devrows_row(w->dev, t)))
             return xpv_api_error(out, 400, "no track %lld in this profile", (long long)t);
         w->tracks[t].wanted = 1;
     }
@@ -276,8 +285,8 @@ static int scan_track(sqlite3 *db, sqlite3_stmt *st, int64_t track, window *w, i
  * when they can reach a pixel, else into the pixels' buckets. */
 static void collect_derived(window *w, int long_lod)
 {
-    for (size_t r = 0; r < w->dev.nrows; r++) {
-        const xpv_devrow *row = &w->dev.rows[r];
+    for (size_t r = 0; r < w->dev->nrows; r++) {
+        const xpv_devrow *row = &w->dev->rows[r];
         track_acc *t = &w->tracks[row->track];
         for (size_t i = 0; t->wanted && i < row->n; i++) {
             const xpv_devrow_span *s = &row->spans[i];
@@ -469,7 +478,7 @@ static void put_answer(sqlite3 *db, int64_t id, window *w, xpv_buf *out)
     for (size_t i = 0; i < nt.n; i++) {
         size_t len;
         const char *s = nt.ids[i] >= DERIVED_NAME
-                            ? xpv_devrows_name(&w->dev, (uint32_t)(nt.ids[i] - DERIVED_NAME), &len)
+                            ? xpv_devrows_name(w->dev, (uint32_t)(nt.ids[i] - DERIVED_NAME), &len)
                             : xpv_api_string(strings, (uint32_t)nt.ids[i], &len);
         if (i) xpv_buf_putc(out, ',');
         xpv_buf_json_str(out, s, len);
@@ -515,6 +524,6 @@ int xpv_api_events(sqlite3 *db, int64_t id, const xpv_events_query *q, xpv_buf *
         free(w.tracks[i].buckets);
     }
     free(w.tracks);
-    xpv_devrows_free(&w.dev);
+    if (w.dev != &NO_ROWS) xpv_devrows_release(w.dev_cache, w.dev);
     return status;
 }

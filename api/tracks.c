@@ -19,6 +19,7 @@
 #include "../store/tracks.h"
 #include "device_rows.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 /* s when it is a non-empty text, else NULL. */
@@ -101,19 +102,25 @@ static void put_derived(xpv_buf *b, const xpv_devrow *row)
 }
 
 /* The derived rows of r's device not listed yet, ahead of r: the first
- * track of the device in display order. */
-static void put_derived_before(xpv_buf *b, xpv_devrows *d, const xpv_store_track *r)
+ * track of the device in display order. listed[i]: row i was. */
+static void put_derived_before(xpv_buf *b, const xpv_devrows *d, unsigned char *listed,
+                               const xpv_store_track *r)
 {
     if (!xpv_store_track_known(r, XPV_STORE_TRACK_DEVICE)) return;
     for (size_t i = 0; i < d->nrows; i++) {
-        xpv_devrow *row = &d->rows[i];
-        if (row->device != r->num[XPV_STORE_TRACK_DEVICE] || !row->n) continue;
+        const xpv_devrow *row = &d->rows[i];
+        if (row->device != r->num[XPV_STORE_TRACK_DEVICE] || !row->n || listed[i]) continue;
         put_derived(b, row);
-        row->n = 0; /* listed: the spans are not read again */
+        listed[i] = 1;
     }
 }
 
 int xpv_api_tracks(sqlite3 *db, int64_t id, xpv_buf *out)
+{
+    return xpv_api_tracks_cached(db, id, NULL, out);
+}
+
+int xpv_api_tracks_cached(sqlite3 *db, int64_t id, xpv_devrows_cache *cache, xpv_buf *out)
 {
     xpv_api_profile_state ps;
     int status = xpv_api_profile_state_get(db, id, &ps, out);
@@ -121,15 +128,13 @@ int xpv_api_tracks(sqlite3 *db, int64_t id, xpv_buf *out)
     xpv_store_cursor c;
     xpv_store_track r;
     xpv_err err = {{0}};
-    xpv_devrows d;
-    if (xpv_devrows_build(db, id, &d, &err) != 0) {
-        xpv_devrows_free(&d);
-        return xpv_api_error(out, 500, "%s", err.msg);
-    }
+    const xpv_devrows *d = xpv_devrows_acquire(db, id, cache, &err);
+    if (!d) return xpv_api_error(out, 500, "%s", err.msg);
     if (xpv_store_tracks_open_list(&c, db, id, &err) != 0) {
-        xpv_devrows_free(&d);
+        xpv_devrows_release(cache, d);
         return xpv_api_error(out, 500, "%s", err.msg);
     }
+    unsigned char *listed = xpv_xcalloc(d->nrows ? d->nrows : 1, 1);
     xpv_api_put_profile_head(out, id, &ps);
     xpv_buf_puts(out, ",\"start_us\":");
     if (ps.has_span)
@@ -153,11 +158,12 @@ int xpv_api_tracks(sqlite3 *db, int64_t id, xpv_buf *out)
             nthreads = 0;
         }
         if (nthreads++) xpv_buf_putc(out, ',');
-        put_derived_before(out, &d, &r);
+        put_derived_before(out, d, listed, &r);
         put_thread(out, &r);
     }
     xpv_store_cursor_close(&c);
-    xpv_devrows_free(&d);
+    xpv_devrows_release(cache, d);
+    free(listed);
     if (rc != 0) return xpv_api_error(out, 500, "%s", err.msg);
     xpv_buf_puts(out, nproc ? "]}]}" : "]}");
     return 200;

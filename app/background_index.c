@@ -25,6 +25,7 @@
 #include "../api/findings/findings.h"
 #include "../store/event_store.h"
 #include "../api/hlo/hlo_warm.h"
+#include "../api/device_rows.h"
 #include "../store/index_db.h"
 #include "../indexer/indexer.h"
 #include "../indexer/settle.h"
@@ -198,6 +199,21 @@ static void warm_hlo(xpv_server *s, int first_run)
         fprintf(stderr, "xprof-view: warming the HLO tools: %s\n", err.msg);
 }
 
+/* Builds the derived device rows (Steps, XLA Modules, XLA Ops) of the
+ * profiles just indexed, and on the first run those of the newest run, so
+ * that the timeline's first tracks answer and an evidence link's window
+ * read them instead of scanning every device event. Before indexing is
+ * reported done, like the HLO ops. */
+static void warm_devrows(xpv_server *s, int first_run)
+{
+    xpv_err err = {{0}};
+    if (s->devrows &&
+        xpv_devrows_warm(bg.db, s->devrows, bg.indexed.ids, bg.indexed.n, first_run, &s->stop,
+                         &err) < 0 &&
+        !bg.opts->quiet) /* the timeline still answers, building them on request */
+        fprintf(stderr, "xprof-view: warming the device rows: %s\n", err.msg);
+}
+
 static void keep_findings(xpv_server *s, int64_t id)
 {
     xpv_err err = {{0}};
@@ -244,6 +260,7 @@ static int run_once(xpv_server *s, const xpv_found_list *found)
     int rc = xpv_indexer_run(bg.db, found, &run, &err);
     if (rc == 0) warm_marks(s);
     if (rc == 0) warm_hlo(s, found == bg.initial);
+    if (rc == 0) warm_devrows(s, found == bg.initial);
     if (rc == 0) queue_findings(found, found == bg.initial);
     if (rc == 0) xpv_index_trim_wal(bg.db); /* the index keeps its size on disk */
     if (rc != 0 && !stopping(s)) fprintf(stderr, "xprof-view: indexing: %s\n", err.msg);

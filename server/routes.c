@@ -164,7 +164,7 @@ void xpv_routes_steps(xpv_route_req *q, xpv_reply *r)
 
 void xpv_routes_tracks(xpv_route_req *q, xpv_reply *r)
 {
-    xpv_reply_json(r, xpv_api_tracks(q->db, q->id, &r->body));
+    xpv_reply_json(r, xpv_api_tracks_cached(q->db, q->id, q->s->devrows, &r->body));
 }
 
 /* The window answers (events, counters, aggregate): the window, resolution
@@ -176,6 +176,7 @@ static void window(xpv_route_req *q, xpv_reply *r,
                           *b = xpv_route_value_of(q, "end_us"),
                           *tracks = xpv_route_value_of(q, "tracks");
     xpv_events_query w = {.marks = q->s->marks,
+                          .devrows = q->s->devrows,
                           .has_start = a->present,
                           .start_us = a->d,
                           .has_end = b->present,

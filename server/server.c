@@ -25,6 +25,7 @@
 #include "static_files.h"
 #include "../api/block_marks.h"
 #include "../api/hlo/hlo_cache.h"
+#include "../api/device_rows.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,6 +37,9 @@
 #define XPV_MARKS_BUDGET ((size_t)256 << 20)
 /* A profile's HLO op sums take about 100 bytes and the op's names per op. */
 #define XPV_HLO_CACHE_BUDGET ((size_t)64 << 20)
+/* The derived device rows of the profiles open in the timeline: about 64
+ * bytes per XLA op run, so a 10 M-event GPU profile's fit several times. */
+#define XPV_DEVROWS_BUDGET ((size_t)512 << 20)
 /* A browser sends a request's headers at once; a client that has not
  * within this is not a browser. */
 #define XPV_HEADER_DEADLINE_S 5
@@ -105,8 +109,10 @@ static void free_shared(xpv_server *s)
     s->listen_fd = -1;
     xpv_block_marks_free(s->marks);
     xpv_hlo_cache_free(s->hlo_cache);
+    xpv_devrows_cache_free(s->devrows);
     s->marks = NULL;
     s->hlo_cache = NULL;
+    s->devrows = NULL;
 }
 
 int xpv_server_start(xpv_server *s, int *ipv6, int *busy, xpv_err *err)
@@ -118,6 +124,7 @@ int xpv_server_start(xpv_server *s, int *ipv6, int *busy, xpv_err *err)
     xpv_static_init();
     s->marks = xpv_block_marks_new(XPV_MARKS_BUDGET);
     s->hlo_cache = xpv_hlo_ops_cache_new(XPV_HLO_CACHE_BUDGET);
+    s->devrows = xpv_devrows_cache_new(XPV_DEVROWS_BUDGET);
     xpv_err live_err = {{0}};
     if (xpv_live_start(&live_err) != 0)
         fprintf(stderr, "xprof-view: /api/stream is off: %s\n", live_err.msg);

@@ -44,6 +44,7 @@ typedef struct xpv_server {
     volatile int stop;
     struct xpv_block_marks *marks;          /* resume marks for long event blocks (thread-safe) */
     struct xpv_hlo_cache *hlo_cache;        /* the HLO tools' per-profile op sums (thread-safe) */
+    struct xpv_devrows_cache *devrows;      /* the timeline's derived device rows (thread-safe) */
     struct xpv_slow_clients *slow_clients;  /* cuts off requests that arrive too slowly */
     xpv_http_site main_site, perfetto_site; /* what each listener answers with */
     /* Set by whoever runs the indexer before xpv_server_start, and only
