@@ -337,7 +337,7 @@ int xpv_findings_scan_windows(xpv_fctx *c, xpv_err *err)
     }
     free(ws.items), free(ws.by_dev), free(ws.l), free(ws.grp), free(ws.grp_long);
     free(ws.comp.v), free(ws.coll.v), free(ws.busy.v), free(ws.all.v), free(ws.feed.v);
-    free(ws.graph.v), free(ws.gall.v), free(ws.cg);
+    free(ws.graph.v), free(ws.gall.v), free(ws.parts.v), free(ws.cg);
     return rc;
 }
 
