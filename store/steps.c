@@ -98,18 +98,23 @@ int xpv_store_steps_devices(sqlite3 *db, int64_t profile_id, int **devs, size_t 
     return -1;
 }
 
-int xpv_store_steps_at(sqlite3 *db, int64_t profile_id, int64_t ps, int64_t *step, xpv_err *err)
+int xpv_store_steps_at(sqlite3 *db, int64_t profile_id, int device, int64_t ps, int64_t *step,
+                       xpv_err *err)
 {
     xpv_store_cursor c;
-    if (xpv_store_cursor_open_id(
-            &c, db,
-            SPANS
-            "SELECT step FROM steps LEFT JOIN spans ON span_step = step WHERE"
-            " profile_id=?1 AND device=-1 AND start_ps <= ?2 AND"
-            " max(start_ps + duration_ps, ifnull(span_end, 0)) > ?2 ORDER BY start_ps LIMIT 1",
-            profile_id, err) != 0)
+    /* the device's own row first: a combined row's span covers every
+     * device's window, and spans overlap when the devices run apart */
+    if (xpv_store_cursor_open_id(&c, db,
+                                 SPANS
+                                 "SELECT step FROM steps LEFT JOIN spans ON span_step = step WHERE"
+                                 " profile_id=?1 AND device IN (?3, -1) AND start_ps <= ?2 AND"
+                                 " CASE WHEN device >= 0 THEN start_ps + duration_ps"
+                                 " ELSE max(start_ps + duration_ps, ifnull(span_end, 0)) END > ?2"
+                                 " ORDER BY device = -1, start_ps LIMIT 1",
+                                 profile_id, err) != 0)
         return -1;
     sqlite3_bind_int64(c.st, 2, ps);
+    sqlite3_bind_int(c.st, 3, device);
     return xpv_store_cursor_first_int(&c, step, err); /* step is NOT NULL */
 }
 

@@ -73,9 +73,11 @@ int xpv_store_steps_next(xpv_store_cursor *c, xpv_store_step *row, xpv_err *err)
 
 /* The devices (>= 0) with rows, ascending; *devs malloc'ed. 0 or -1. */
 int xpv_store_steps_devices(sqlite3 *db, int64_t profile_id, int **devs, size_t *n, xpv_err *err);
-/* The first all-devices step (by start) whose span [start, span_end) holds
- * ps: 1 with *step, 0 when none, -1 with err. */
-int xpv_store_steps_at(sqlite3 *db, int64_t profile_id, int64_t ps, int64_t *step, xpv_err *err);
+/* The step of device (-1: any) at ps: the first of the device's rows (by
+ * start) whose window holds ps, else the first all-devices step whose span
+ * [start, span_end) holds it. 1 with *step, 0 when none, -1 with err. */
+int xpv_store_steps_at(sqlite3 *db, int64_t profile_id, int device, int64_t ps, int64_t *step,
+                       xpv_err *err);
 
 /* ---- over several profiles (the hosts of a run) ---- */
 

@@ -248,10 +248,21 @@ static int bytes_visit(void *ctx, const xpv_event *ev, int64_t block, uint32_t i
     bytes_scan *b = ctx;
     int64_t s = (ev->ts_ns - b->c->prof.base_ns) * 1000;
     if (ev->dur_ps < 0 || ev->track >= b->c->ntracks || b->c->track_device[ev->track] < 0) return 0;
-    /* the last window starting at or before s */
+    /* the last window starting at or before s; of a step the devices ran
+     * apart, the one whose window of this device holds s (the spans of
+     * neighbouring steps overlap: the last to start is often another step) */
+    int dev = b->c->track_device[ev->track];
     size_t lo = xpv_upper_bound_i64(b->w, b->nw, sizeof *b->w, offsetof(xpv_fwindow, start), s);
-    if (!lo || s >= b->w[lo - 1].span_end) return 0;
-    xpv_fwindow *w = &b->w[lo - 1];
+    xpv_fwindow *w = NULL;
+    for (size_t i = lo; i-- > 0 && !w;) {
+        int64_t w0, w1;
+        if (!b->w[i].ndw) {
+            if (s < b->w[i].span_end) w = &b->w[i];
+            break;
+        }
+        if (device_part(b->c, &b->w[i], dev, &w0, &w1) && s >= w0 && s < w1) w = &b->w[i];
+    }
+    if (!w) return 0;
     int64_t n = copy_bytes(b->c, ev);
     if (n < 0) return 0;
     w->has_bytes = 1;
@@ -337,7 +348,7 @@ int xpv_findings_scan_windows(xpv_fctx *c, xpv_err *err)
     }
     free(ws.items), free(ws.by_dev), free(ws.l), free(ws.grp), free(ws.grp_long);
     free(ws.comp.v), free(ws.coll.v), free(ws.busy.v), free(ws.all.v), free(ws.feed.v);
-    free(ws.graph.v), free(ws.gall.v), free(ws.cg);
+    free(ws.graph.v), free(ws.gall.v), free(ws.parts.v), free(ws.cg);
     return rc;
 }
 

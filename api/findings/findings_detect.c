@@ -177,7 +177,7 @@ void xpv_findings_input(const xpv_fctx *c, xpv_findings *out)
     if (!c->has_steps) return;
     int64_t wait = 0, step = 0;
     for (size_t i = 0; i < c->nwin; i++)
-        wait += c->win[i].input_wait, step += c->win[i].end - c->win[i].start;
+        wait += c->win[i].input_wait, step += c->win[i].host_len;
     double share = step ? (double)wait / (double)step : 0;
     if (share < c->cfg->input_share_warn) return;
     char d[32];
@@ -192,9 +192,9 @@ void xpv_findings_input(const xpv_fctx *c, xpv_findings *out)
     size_t top[5], n = xpv_findings_top_windows(c, key_input, top, 5);
     for (size_t i = 0; i < n; i++) {
         const xpv_fwindow *w = &c->win[top[i]];
-        xpv_finding_evidence(f, w->start, w->end, NULL, "step %lld: waited %s (%.1f%%)",
+        xpv_finding_evidence(f, w->start, w->span_end, NULL, "step %lld: waited %s (%.1f%%)",
                              (long long)w->step, xpv_findings_dur(w->input_wait, d, sizeof d),
-                             100.0 * (double)w->input_wait / (double)(w->end - w->start));
+                             100.0 * (double)w->input_wait / (double)w->host_len);
     }
 }
 

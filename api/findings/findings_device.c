@@ -102,8 +102,8 @@ static void sync_copies(const xpv_fctx *c, xpv_findings *out)
         if (!w->sync_copies) continue;
         char lab[32] = "slice";
         if (w->step >= 0) snprintf(lab, sizeof lab, "step %lld", (long long)w->step);
-        xpv_finding_evidence(f, w->start, w->end, &w->sync_ev, "%s: %lld synchronous cop%s", lab,
-                             (long long)w->sync_copies, w->sync_copies == 1 ? "y" : "ies");
+        xpv_finding_evidence(f, w->start, w->span_end, &w->sync_ev, "%s: %lld synchronous cop%s",
+                             lab, (long long)w->sync_copies, w->sync_copies == 1 ? "y" : "ies");
         k++;
     }
 }

@@ -262,7 +262,7 @@ void xpv_findings_host(xpv_fctx *c, xpv_findings *out)
     size_t steps = 0;
     for (size_t i = 0; i < c->nwin; i++) {
         if (!xpv_findings_graph_run(&c->win[i])) continue;
-        wait += c->win[i].host_wait, step += c->win[i].end - c->win[i].start, steps++;
+        wait += c->win[i].host_wait, step += c->win[i].host_len, steps++;
     }
     if (!steps) return;
     double share = step ? (double)wait / (double)step : 0;
@@ -276,8 +276,8 @@ void xpv_findings_host(xpv_fctx *c, xpv_findings *out)
     size_t top[3], n = xpv_findings_top_windows(c, key_host, top, 3);
     for (size_t i = 0; i < n && f->nev < XPV_FMAX_EVIDENCE; i++) {
         const xpv_fwindow *w = &c->win[top[i]];
-        xpv_finding_evidence(f, w->start, w->end, NULL, "step %lld: waited %s (%.1f%%)",
+        xpv_finding_evidence(f, w->start, w->span_end, NULL, "step %lld: waited %s (%.1f%%)",
                              (long long)w->step, xpv_findings_dur(w->host_wait, d, sizeof d),
-                             100.0 * (double)w->host_wait / (double)(w->end - w->start));
+                             100.0 * (double)w->host_wait / (double)w->host_len);
     }
 }

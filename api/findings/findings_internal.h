@@ -55,7 +55,12 @@ typedef struct {
  * the earliest start and the mean duration); each device is measured in
  * its own window, c->dw[dw_at, dw_at + ndw) when the devices ran the step
  * at different times (ndw 0: every device in [start, end)), and its events
- * are read up to span_end, the latest device's end (>= end). */
+ * are read up to span_end, the latest device's end (>= end). The host's
+ * figures (input wait, compile, synchronous copies, host wait) cover the
+ * time some device ran the step, host_len long: [start, end), or the union
+ * of the device windows, never [start, end) of a step the devices ran
+ * apart, which no device need have run; their evidence spans
+ * [start, span_end). */
 typedef struct {
     int64_t step; /* -1: a slice of a profile without steps */
     int64_t start, end, span_end;
@@ -70,6 +75,7 @@ typedef struct {
     int64_t kernels, short_kernels, kernel_time;
     int64_t active, idle_in_active, gaps; /* from each device's first to last work; without
                                              steps, with the gaps between slices */
+    int64_t host_len;                     /* the time the host figures cover (host_parts) */
     int64_t input_wait;                   /* the devices wait for host input work */
     int64_t compile;                      /* compilation (host) inside the window */
     /* CUDA graphs (a launch whose id several kernels share, or named a
@@ -198,7 +204,7 @@ typedef struct {
     size_t *grp;       /* by_dev[grp[i], grp[i + 1]) is one device's */
     int64_t *grp_long; /* the longest event of each device group */
     size_t ngrp, grp_cap;
-    xpv_fivals comp, coll, busy, all, feed, graph, gall; /* scratch */
+    xpv_fivals comp, coll, busy, all, feed, graph, gall, parts; /* scratch */
     xpv_fcorr *cg; /* one device's events with an id, grouped */
     size_t ncg, cg_cap;
 } xpv_fscan;

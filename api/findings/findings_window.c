@@ -245,23 +245,43 @@ void xpv_findings_window_device(xpv_fscan *ws, xpv_fwindow *w, int64_t w0, int64
 }
 
 /* With graphs, and steps: the window's time in which no device works and
- * no graph runs is the host's (findings_host.c says on what). */
+ * no graph runs is the host's (findings_host.c says on what), in the parts
+ * of the step the host figures cover (host_parts). */
 static void host_wait(xpv_fscan *ws, xpv_fwindow *w)
 {
     xpv_fivals *a = &ws->all;
     for (size_t i = 0; i < ws->gall.n; i++)
         push(a, ws->gall.v[i].start, ws->gall.v[i].end);
     a->n = xpv_tool_ivals_normalize(a->v, a->n);
-    int64_t t = w->start;
-    for (size_t i = 0; i <= a->n; i++) {
-        int64_t next = i < a->n ? a->v[i].start : w->end;
-        if (next > w->end) next = w->end;
-        if (next > t) {
-            w->host_wait += next - t;
-            xpv_findings_host_gap(ws->c, t, next);
+    for (size_t p = 0; p < ws->parts.n; p++) {
+        int64_t t = ws->parts.v[p].start, end = ws->parts.v[p].end;
+        for (size_t i = 0; i <= a->n; i++) {
+            int64_t next = i < a->n ? a->v[i].start : end;
+            if (next > end) next = end;
+            if (next > t) {
+                w->host_wait += next - t;
+                xpv_findings_host_gap(ws->c, t, next);
+            }
+            if (i < a->n && a->v[i].end > t) t = a->v[i].end;
         }
-        if (i < a->n && a->v[i].end > t) t = a->v[i].end;
     }
+}
+
+/* The parts of w the host figures cover, into ws->parts: [start, end), or
+ * for a step the devices ran apart the union of their windows (spans of
+ * neighbouring steps overlap then, and [start, end) is a mean no device
+ * ran); w->host_len their length. */
+static void host_parts(xpv_fscan *ws, xpv_fwindow *w)
+{
+    xpv_fivals *p = &ws->parts;
+    p->n = 0;
+    if (!w->ndw) push(p, w->start, w->end);
+    for (size_t i = w->dw_at; i < w->dw_at + w->ndw; i++)
+        push(p, ws->c->dw[i].start, ws->c->dw[i].end);
+    p->n = xpv_tool_ivals_normalize(p->v, p->n);
+    w->host_len = 0;
+    for (size_t i = 0; i < p->n; i++)
+        w->host_len += p->v[i].end - p->v[i].start;
 }
 
 void xpv_findings_window_end(xpv_fscan *ws, xpv_fwindow *w)
@@ -269,14 +289,19 @@ void xpv_findings_window_end(xpv_fscan *ws, xpv_fwindow *w)
     xpv_fctx *c = ws->c;
     ws->all.n = xpv_tool_ivals_normalize(ws->all.v, ws->all.n);
     ws->feed.n = xpv_tool_ivals_normalize(ws->feed.v, ws->feed.n);
-    if (c->ninput || ws->feed.n)
-        w->input_wait = xpv_tool_wait_len(c->input, c->ninput, ws->all.v, ws->all.n, ws->feed.v,
-                                          ws->feed.n, w->start, w->end);
-    w->compile = xpv_tool_ivals_len_in(c->compile_ivals, c->ncompile_ivals, w->start, w->end);
-    size_t lo = xpv_lower_bound_i64(c->sync_t, c->nsync, sizeof *c->sync_t, 0, w->start);
-    if (lo < c->nsync && c->sync_t[lo] < w->end) w->sync_ev = c->sync_ref[lo];
-    for (size_t i = lo; i < c->nsync && c->sync_t[i] < w->end; i++)
-        w->sync_copies++;
+    host_parts(ws, w);
+    w->sync_ev.set = 0;
+    for (size_t p = 0; p < ws->parts.n; p++) {
+        int64_t p0 = ws->parts.v[p].start, p1 = ws->parts.v[p].end;
+        if (c->ninput || ws->feed.n)
+            w->input_wait += xpv_tool_wait_len(c->input, c->ninput, ws->all.v, ws->all.n,
+                                               ws->feed.v, ws->feed.n, p0, p1);
+        w->compile += xpv_tool_ivals_len_in(c->compile_ivals, c->ncompile_ivals, p0, p1);
+        size_t lo = xpv_lower_bound_i64(c->sync_t, c->nsync, sizeof *c->sync_t, 0, p0);
+        if (!w->sync_ev.set && lo < c->nsync && c->sync_t[lo] < p1) w->sync_ev = c->sync_ref[lo];
+        for (size_t i = lo; i < c->nsync && c->sync_t[i] < p1; i++)
+            w->sync_copies++;
+    }
     if (c->has_steps && xpv_findings_graph_run(w)) host_wait(ws, w);
     ws->all.n = ws->feed.n = ws->gall.n = 0;
 }

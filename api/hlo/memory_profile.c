@@ -96,6 +96,7 @@ typedef struct {
 typedef struct {
     char *name;
     const char *source;
+    int device; /* the device id its name gives (GPU_0_bfc, CUDA:0), -1 none */
 } allocator;
 
 typedef struct {
@@ -152,6 +153,18 @@ static uint32_t pool_add(scan *s, const char *p, size_t n)
     return at;
 }
 
+/* The device an allocator's name is for: the first number after "_" or
+ * ":" (GPU_0_bfc, CUDA:1, TPU:2); -1 when there is none (CPU). */
+static int device_of(const char *name)
+{
+    for (const char *p = name; *p; p++)
+        if ((*p == '_' || *p == ':') && p[1] >= '0' && p[1] <= '9') {
+            long d = strtol(p + 1, NULL, 10);
+            return d <= 65535 ? (int)d : -1;
+        }
+    return -1;
+}
+
 static uint32_t allocator_of(scan *s, const char *name, const char *source)
 {
     for (size_t i = 0; i < s->nal; i++)
@@ -159,6 +172,7 @@ static uint32_t allocator_of(scan *s, const char *name, const char *source)
     s->al = xpv_xrealloc(s->al, (s->nal + 1) * sizeof *s->al);
     s->al[s->nal].name = xpv_xstrndup(name, strlen(name));
     s->al[s->nal].source = source;
+    s->al[s->nal].device = device_of(name);
     return (uint32_t)s->nal++;
 }
 
@@ -342,11 +356,13 @@ static void series_init(series *a, const rec *r, size_t n)
     }
 }
 
-/* The step whose span holds ts (absolute ns), -1 when none. */
-static int64_t step_at(sqlite3 *db, int64_t id, int64_t ts_ns)
+/* The step of the allocator's device (-1: any) at ts (ns from the
+ * profile's start): the device's own window when the devices ran the step
+ * apart; -1 when none. */
+static int64_t step_at(sqlite3 *db, int64_t id, int device, int64_t ts_ns)
 {
     int64_t step = -1;
-    xpv_store_steps_at(db, id, ts_ns * 1000, &step, NULL);
+    xpv_store_steps_at(db, id, device, ts_ns * 1000, &step, NULL);
     return step;
 }
 
@@ -366,7 +382,8 @@ static void put_frag(xpv_buf *b, double f)
         xpv_buf_json_double(b, f);
 }
 
-static void put_summary(sqlite3 *db, int64_t id, int64_t base_ns, xpv_buf *b, const series *a)
+static void put_summary(sqlite3 *db, int64_t id, int64_t base_ns, xpv_buf *b, const allocator *al,
+                        const series *a)
 {
     const rec *p = &a->r[a->peak];
     xpv_buf_puts(b, "\"summary\":{\"peak_bytes_in_use\":");
@@ -376,7 +393,7 @@ static void put_summary(sqlite3 *db, int64_t id, int64_t base_ns, xpv_buf *b, co
     xpv_buf_puts(b, ",\"peak_offset_us\":");
     xpv_api_put_us(b, p->ts_ns - base_ns);
     xpv_buf_puts(b, ",\"peak_step\":");
-    put_num(b, step_at(db, id, p->ts_ns - base_ns));
+    put_num(b, step_at(db, id, al->device, p->ts_ns - base_ns));
     xpv_buf_puts(b, ",\"peak_reserved_bytes\":");
     put_num(b, p->reserved);
     xpv_buf_puts(b, ",\"peak_fragmentation\":");
@@ -570,7 +587,7 @@ static void put_allocator(void *ctx, const allocator *al, const series *a)
     xpv_buf_json_str(b, al->name, strlen(al->name));
     xpv_buf_printf(b, ",\"source\":\"%s\",\"in_use_source\":\"%s\",\"events\":%zu,", al->source,
                    a->replayed ? "replay" : "stat", a->n);
-    put_summary(w->db, w->id, w->base_ns, b, a);
+    put_summary(w->db, w->id, w->base_ns, b, al, a);
     xpv_buf_putc(b, ',');
     put_timeline(b, a);
     xpv_buf_putc(b, ',');
@@ -638,7 +655,7 @@ static void tool_row(void *ctx, const allocator *al, const series *a)
     xpv_table_set_text(c->t, r, 1, al->source, strlen(al->source));
     xpv_table_set_int(c->t, r, 2, a->in_use[a->peak]);
     xpv_table_set_double(c->t, r, 3, (double)(p->ts_ns - c->base_ns) / 1000.0);
-    int64_t step = step_at(c->db, c->id, p->ts_ns - c->base_ns);
+    int64_t step = step_at(c->db, c->id, al->device, p->ts_ns - c->base_ns);
     if (step >= 0) xpv_table_set_int(c->t, r, 4, step);
     if (a->lifetime >= 0) xpv_table_set_int(c->t, r, 5, a->lifetime);
     free(live_at_peak(a, &n, &known));

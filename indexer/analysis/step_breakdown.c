@@ -16,7 +16,11 @@
  * The combined row (device -1) is the mean of the rows of the devices that
  * ran the step, so it partitions too: with one shared window, the devices
  * that ran work in it; with per-device windows, every device that has one,
- * its duration being their mean and slowest_device the longest. Tracks
+ * and each device that ran work in the step without one, measured over the
+ * step's hull, its duration being their mean and slowest_device the longest
+ * marked window. Each event finds its device's windows in an interval index
+ * (xpv_winidx): a device's windows are disjoint, so however far apart the
+ * devices run a step, one lookup per event. Tracks
  * without a device id count in a shared window's combined row only.
  *
  * One full scan of the device tracks of the event store assigns each event
@@ -27,6 +31,7 @@
  * memory stays bounded.
  */
 #include "analysis_internal.h"
+#include "../../common/xpv_winidx.h"
 #include "../../store/index_db.h"
 
 #include <stdlib.h>
@@ -70,10 +75,9 @@ typedef struct {
     int64_t max_wait;      /* longest launch-to-start wait (first pass) */
     size_t hint;           /* last launch found */
     size_t start_hint;     /* step of the previous event's start (time join) */
-    size_t end_hint;       /* steps started before the previous event's end */
     uint8_t *name_classes; /* name id -> is_collective()'s cached bits */
     size_t nname_classes;
-    int64_t *slot_win; /* [step][slot] start, end: the slot's own window (NULL: the step's) */
+    xpv_winidx wins; /* per device slot, its window of each step (index_windows) */
 } bd_ctx;
 
 /* The kinds category() can count: store scans read only blocks holding them. */
@@ -168,19 +172,6 @@ typedef struct {
     int64_t w0, w1;
 } chunk;
 
-/* Step k's window on a device slot: the device's own when the step has
- * per-device windows (empty when the device has none), else the step's. */
-static void slot_window(const bd_ctx *c, size_t k, size_t slot, int64_t *ws, int64_t *we)
-{
-    const xpv_step *st = &c->o->steps->v[k];
-    if (!c->slot_win || !st->nwin) {
-        *ws = st->start_ps, *we = st->end_ps;
-        return;
-    }
-    *ws = c->slot_win[(k * c->nslots + slot) * 2];
-    *we = c->slot_win[(k * c->nslots + slot) * 2 + 1];
-}
-
 /* Adds [s, e) of the device slot of track to list of each step window of
  * the chunk that it overlaps; 1 when that took the intervals past
  * interval_cap in a chunk that can be split. */
@@ -189,16 +180,16 @@ static int window_push(bd_ctx *c, uint32_t track, int list, int64_t s, int64_t e
     if (s < c->w0) s = c->w0;
     if (e > c->w1) e = c->w1;
     if (e <= s) return 0;
-    /* steps of the chunk that start before e, newest first, while one may still reach s */
-    size_t lo = xpv_steps_started_by(c->o->steps, e - 1, &c->end_hint);
-    if (lo < c->k0) lo = c->k0;
-    if (lo > c->k1) lo = c->k1;
+    /* the slot's own windows that overlap [s, e): a device's windows are
+     * disjoint, so however far apart the devices run a step this finds the
+     * device's step without walking past the other devices' windows */
     size_t slot = (size_t)c->track_slot[track];
-    for (size_t k = lo; k-- > c->k0 && c->max_end[k] > s;) {
-        int64_t ws, we;
-        slot_window(c, k, slot, &ws, &we);
-        int64_t cs = s > ws ? s : ws, ce = e < we ? e : we;
-        if (ce <= cs) continue;
+    xpv_winidx_iter it;
+    xpv_winidx_query(&c->wins, slot, s, e, &it);
+    for (const xpv_winidx_entry *w; (w = xpv_winidx_next(&it));) {
+        size_t k = w->key;
+        if (k < c->k0 || k >= c->k1) continue;
+        int64_t cs = s > w->start ? s : w->start, ce = e < w->end ? e : w->end;
         if (c->step_ivals) {
             c->step_ivals[k]++;
             if (!c->union_live) continue;
@@ -524,17 +515,31 @@ static int write_shared_step(bd_ctx *c, sqlite3_stmt *st, size_t k, out_row *row
     return rc == 0 ? write_row(c, st, s, -1, s->start_ps, &all, -1, err) : rc;
 }
 
+/* Device dev's own window of step st, 1; 0 when it has none. */
+static int own_window(const xpv_step_list *s, const xpv_step *st, int dev, int64_t *ws, int64_t *we)
+{
+    for (size_t i = 0; i < st->nwin; i++)
+        if (s->win[st->win_at + i].device == dev) {
+            *ws = s->win[st->win_at + i].start_ps, *we = s->win[st->win_at + i].end_ps;
+            return 1;
+        }
+    return 0;
+}
+
 /* A step whose devices have their own windows: a row per device in its
- * window (a device without work there is all idle); the combined row
- * averages them all and names the slowest (none when all are as long). */
+ * window (a device without work there is all idle), and one in the step's
+ * hull for a device that ran work in the step without a window of its own
+ * (a GPU with no Steps line); the combined row averages them all and names
+ * the slowest of the marked windows (none when all are as long). */
 static int write_device_step(bd_ctx *c, sqlite3_stmt *st, size_t k, out_row *rows, xpv_err *err)
 {
     const xpv_step *s = &c->o->steps->v[k];
     const acc *row = &c->per_step[k * (c->nslots + 1)];
     const xpv_step_window *w = &c->o->steps->win[s->win_at];
-    int64_t longest = -1, shortest = INT64_MAX;
+    int64_t longest = -1, shortest = INT64_MAX, ws, we;
     int rc = 0, slowest = -1;
-    for (size_t i = 0; i < s->nwin && rc == 0; i++) {
+    size_t n = 0;
+    for (size_t i = 0; i < s->nwin && rc == 0; i++, n++) {
         acc none;
         memset(&none, 0, sizeof none);
         size_t slot = 0;
@@ -542,13 +547,20 @@ static int write_device_step(bd_ctx *c, sqlite3_stmt *st, size_t k, out_row *row
             slot++;
         int launched = slot < c->nslots && c->slot_launched[slot];
         int64_t dur = w[i].end_ps - w[i].start_ps;
-        rows[i] = slot_row(slot < c->nslots ? &row[slot] : &none, dur, launched);
-        rows[i].compile = compile_in(c, w[i].start_ps, w[i].end_ps);
+        rows[n] = slot_row(slot < c->nslots ? &row[slot] : &none, dur, launched);
+        rows[n].compile = compile_in(c, w[i].start_ps, w[i].end_ps);
         if (dur > longest) longest = dur, slowest = w[i].device;
         if (dur < shortest) shortest = dur;
-        rc = write_row(c, st, s, w[i].device, w[i].start_ps, &rows[i], -1, err);
+        rc = write_row(c, st, s, w[i].device, w[i].start_ps, &rows[n], -1, err);
     }
-    out_row all = mean_row(rows, s->nwin, 0, 0);
+    for (size_t slot = 0; slot < c->nslots && rc == 0; slot++) {
+        int dev = c->slot_device[slot];
+        if (dev < 0 || !row[slot].busy || own_window(c->o->steps, s, dev, &ws, &we)) continue;
+        rows[n] = slot_row(&row[slot], s->end_ps - s->start_ps, c->slot_launched[slot]);
+        rows[n].compile = compile_in(c, s->start_ps, s->end_ps);
+        rc = write_row(c, st, s, dev, s->start_ps, &rows[n++], -1, err);
+    }
+    out_row all = mean_row(rows, n, 0, 0);
     if (rc == 0)
         rc = write_row(c, st, s, -1, s->start_ps, &all, longest > shortest ? slowest : -1, err);
     return rc;
@@ -567,10 +579,10 @@ static int write_rows(bd_ctx *c, xpv_err *err)
                            "?18,?19,?20,?21,?22)",
                            -1, &st, NULL) != SQLITE_OK)
         return xpv_db_error(err, c->in->db);
-    size_t most = c->nslots;
+    size_t most = 0;
     for (size_t k = 0; k < c->o->steps->n; k++)
         if (c->o->steps->v[k].nwin > most) most = c->o->steps->v[k].nwin;
-    out_row *rows = xpv_xmalloc((most ? most : 1) * sizeof *rows);
+    out_row *rows = xpv_xmalloc((c->nslots + most + 1) * sizeof *rows);
     int rc = 0;
     for (size_t k = 0; k < c->o->steps->n && rc == 0; k++)
         rc = c->o->steps->v[k].nwin ? write_device_step(c, st, k, rows, err)
@@ -584,22 +596,22 @@ struct xpv_breakdown {
     bd_ctx c;
 };
 
-/* [step][slot] start, end: each device slot's own window of each step that
- * has per-device windows (empty, 0 and 0, for a slot with none). */
-static int64_t *slot_windows(const bd_ctx *c)
+/* Each device slot's window of each step: the step's when the devices share
+ * it; else the device's own, or the step's hull for a device that ran the
+ * step's work without marking a window (write_device_step), and none for
+ * tracks without a device id. */
+static void index_windows(bd_ctx *c)
 {
     const xpv_step_list *s = c->o->steps;
-    int64_t *w = xpv_xcalloc((s->n ? s->n : 1) * (c->nslots ? c->nslots : 1) * 2, sizeof *w);
     for (size_t k = 0; k < s->n; k++)
-        for (size_t i = 0; i < s->v[k].nwin; i++) {
-            const xpv_step_window *win = &s->win[s->v[k].win_at + i];
-            for (size_t slot = 0; slot < c->nslots; slot++) {
-                if (c->slot_device[slot] != win->device) continue;
-                w[(k * c->nslots + slot) * 2] = win->start_ps;
-                w[(k * c->nslots + slot) * 2 + 1] = win->end_ps;
-            }
+        for (size_t slot = 0; slot < c->nslots; slot++) {
+            const xpv_step *st = &s->v[k];
+            int64_t ws = st->start_ps, we = st->end_ps;
+            if (st->nwin && c->slot_device[slot] < 0) continue;
+            if (st->nwin) own_window(s, st, c->slot_device[slot], &ws, &we);
+            xpv_winidx_add(&c->wins, slot, ws, we, k);
         }
-    return w;
+    xpv_winidx_finish(&c->wins, c->nslots);
 }
 
 xpv_breakdown *xpv_breakdown_new(const xpv_analysis_input *in, xpv_breakdown_opts *o)
@@ -614,7 +626,7 @@ xpv_breakdown *xpv_breakdown_new(const xpv_analysis_input *in, xpv_breakdown_opt
     c->iv = xpv_xcalloc((n ? n : 1) * (c->nslots + 1) * NLISTS, sizeof *c->iv);
     c->slot_launched = xpv_xcalloc(c->nslots + 1, 1);
     c->max_end = xpv_xmalloc((n ? n : 1) * sizeof *c->max_end);
-    if (o->steps->nwin) c->slot_win = slot_windows(c);
+    index_windows(c);
     for (size_t k = 0; k < n; k++)
         c->max_end[k] = k && c->max_end[k - 1] > o->steps->v[k].end_ps ? c->max_end[k - 1]
                                                                        : o->steps->v[k].end_ps;
@@ -656,6 +668,6 @@ void xpv_breakdown_free(xpv_breakdown *b)
     free(c->track_slot);
     free(c->slot_device);
     free(c->name_classes);
-    free(c->slot_win);
+    xpv_winidx_free(&c->wins);
     free(b);
 }

@@ -125,6 +125,26 @@ def test_built_trace():
         proc.wait(timeout=10)
 
 
+def test_host_figures_in_device_windows():
+    """A synchronous copy on the host while only GPU:1 runs step 0 counts in
+    step 0: the host figures cover the devices' own windows, not the combined
+    start plus mean duration (1000 .. ~1210 us), which no device ran."""
+    trace = built_trace()
+    trace["traceEvents"].append({"ph": "X", "pid": 1, "tid": 1, "name": "cudaMemcpy",
+                                 "ts": 9100, "dur": 20})
+    proc, port = serve([("vm.trace.json", json.dumps(trace).encode())])
+    try:
+        (p,) = get(port, "/api/profiles")["profiles"]
+        f = get(port, "/api/profiles/%s/findings" % p["id"])
+        sync = [x for x in f["findings"] if x["kind"] == "sync_copies"]
+        assert sync and sync[0]["title"].startswith("1 synchronous copy"), f["findings"]
+        ev = sync[0]["evidence"]
+        assert ev and ev[0]["label"].startswith("step 0:"), ev
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
 def test_tpu_fixture():
     path = os.path.join(FIXTURES or "", "xplane", "jax-tpu-v6e-inference.xplane.pb")
     if not FIXTURES or not os.path.isfile(path):
@@ -154,4 +174,4 @@ def test_tpu_fixture():
 
 
 if __name__ == "__main__":
-    main([test_built_trace, test_tpu_fixture])
+    main([test_built_trace, test_host_figures_in_device_windows, test_tpu_fixture])

@@ -418,6 +418,33 @@ static void test_device_windows(void)
     sqlite3_close(db);
 }
 
+/* A device that runs the step's work without a Steps line of its own is
+ * measured over the step's hull and counts in the combined mean; its hull
+ * is never the slowest marked window. */
+static void test_unmarked_device(void)
+{
+    sqlite3 *db = fresh_index();
+    xpv_sink *s = open_sink(db);
+    xpv_sink_process_device(s, 100, 4);
+    xpv_sink_process_device(s, 200, 6);
+    xpv_sink_process_device(s, 300, 8);
+    device_marker(s, 100, 0, 0, 1000);
+    device_marker(s, 200, 0, 5000, 2000);
+    kernel(s, 100, 7, "k", 100, 300000);
+    kernel(s, 200, 7, "k", 5000, 1000000);
+    kernel(s, 300, 7, "k", 3000, 700000); /* device 8: no Steps line */
+    finish(s);
+    CU_ASSERT_EQUAL(q_int(db, step_col("start_ps", 0, 8)), 0);
+    CU_ASSERT_EQUAL(q_int(db, step_col("duration_ps", 0, 8)), 7000000);
+    CU_ASSERT_EQUAL(q_int(db, step_col("compute_ps", 0, 8)), 700000);
+    CU_ASSERT_EQUAL(q_int(db, step_col("count(*)", 0, 8)), 1);
+    /* (1 + 2 + 7) ms / 3, (0.3 + 1 + 0.7) ms / 3 */
+    CU_ASSERT_EQUAL(q_int(db, step_col("duration_ps", 0, -1)), 10000000 / 3);
+    CU_ASSERT_EQUAL(q_int(db, step_col("compute_ps", 0, -1)), 2000000 / 3);
+    CU_ASSERT_EQUAL(q_int(db, step_col("slowest_device", 0, -1)), 6);
+    sqlite3_close(db);
+}
+
 /* Without ProfilerStep#N: training_step annotations, then Optimizer.step
  * markers, whose steps run from one optimizer step's end to the next's. */
 static void test_weaker_pytorch_markers(void)
@@ -513,13 +540,10 @@ static void test_split_windows(void)
  * the numbers must not change (the kernel tests: test_analysis.c). */
 static void test_store_path(void)
 {
-    static void (*const tests[])(void) = {test_correlation_vs_time_join,
-                                          test_interval_union,
-                                          test_interleaved_ids,
-                                          test_launch_segments,
-                                          test_epoch_timestamps,
-                                          test_module_fallback,
-                                          test_device_windows};
+    static void (*const tests[])(void) = {test_correlation_vs_time_join, test_interval_union,
+                                          test_interleaved_ids,          test_launch_segments,
+                                          test_epoch_timestamps,         test_module_fallback,
+                                          test_device_windows,           test_unmarked_device};
     run_on_store_paths(tests, sizeof tests / sizeof tests[0]);
 }
 
@@ -535,6 +559,7 @@ int main(void)
         {"a stray event at time zero", test_stray_event_at_time_zero},
         {"module fallback", test_module_fallback},
         {"per-device step windows", test_device_windows},
+        {"a device without a Steps line of its own", test_unmarked_device},
         {"training_step and Optimizer.step markers", test_weaker_pytorch_markers},
         {"no markers: none", test_no_markers},
         {"split step windows stay exact", test_split_windows},

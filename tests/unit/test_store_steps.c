@@ -122,11 +122,11 @@ static void test_timed_and_lookups(void)
     free(devs);
 
     int64_t step = -1;
-    CU_ASSERT_EQUAL(xpv_store_steps_at(db, 1, 1200, &step, &err), 1);
+    CU_ASSERT_EQUAL(xpv_store_steps_at(db, 1, -1, 1200, &step, &err), 1);
     CU_ASSERT_EQUAL(step, 1);
-    CU_ASSERT_EQUAL(xpv_store_steps_at(db, 1, 999, &step, &err), 1);
+    CU_ASSERT_EQUAL(xpv_store_steps_at(db, 1, -1, 999, &step, &err), 1);
     CU_ASSERT_EQUAL(step, 0);
-    CU_ASSERT_EQUAL(xpv_store_steps_at(db, 1, 1500, &step, &err), 0); /* the end is outside */
+    CU_ASSERT_EQUAL(xpv_store_steps_at(db, 1, -1, 1500, &step, &err), 0); /* the end is outside */
 }
 
 /* Compile time counts only where the devices waited on it (within host
@@ -167,9 +167,37 @@ static void test_span_of_devices_apart(void)
     CU_ASSERT_EQUAL_FATAL(rows_of(&c, v), 2);
     CU_ASSERT_EQUAL(v[1].span_end_ps, 1500); /* devices sharing the window: its end */
     int64_t step = -1;
-    CU_ASSERT_EQUAL(xpv_store_steps_at(db, 3, 1200, &step, &err), 1);
+    CU_ASSERT_EQUAL(xpv_store_steps_at(db, 3, -1, 1200, &step, &err), 1);
     CU_ASSERT_EQUAL(step, 0);
-    CU_ASSERT_EQUAL(xpv_store_steps_at(db, 3, 1400, &step, &err), 0);
+    CU_ASSERT_EQUAL(xpv_store_steps_at(db, 3, -1, 1400, &step, &err), 0);
+    CU_ASSERT_EQUAL(xpv_store_steps_at(db, 3, 1, 1200, &step, &err), 1); /* its own window */
+    CU_ASSERT_EQUAL(step, 0);
+    CU_ASSERT_EQUAL(xpv_store_steps_at(db, 3, 0, 250, &step, &err), 1); /* past it: the span */
+    CU_ASSERT_EQUAL(step, 0);
+}
+
+/* Steps the devices ran apart overlap: an instant on a device is in the
+ * device's own step, not the earliest-starting one whose span holds it. */
+static void test_at_on_device(void)
+{
+    setup();
+    xpv_err err = {{0}};
+    CU_ASSERT_EQUAL_FATAL(sqlite3_exec(db,
+                                       "INSERT INTO steps(profile_id, step, name, device, start_ps,"
+                                       " duration_ps) VALUES (3, 1, 's1', -1, 300, 300),"
+                                       " (3, 1, 's1', 0, 300, 200), (3, 1, 's1', 1, 1400, 400)",
+                                       NULL, NULL, NULL),
+                          SQLITE_OK);
+    int64_t step = -1;
+    CU_ASSERT_EQUAL(xpv_store_steps_at(db, 3, -1, 1100, &step, &err), 1);
+    CU_ASSERT_EQUAL(step, 0); /* the combined spans: the earliest start */
+    CU_ASSERT_EQUAL(xpv_store_steps_at(db, 3, 0, 1100, &step, &err), 1);
+    CU_ASSERT_EQUAL(step, 0); /* device 0 ran neither then: the combined span */
+    CU_ASSERT_EQUAL(xpv_store_steps_at(db, 3, 1, 1500, &step, &err), 1);
+    CU_ASSERT_EQUAL(step, 1); /* device 1's own step 1 */
+    CU_ASSERT_EQUAL(xpv_store_steps_at(db, 3, 0, 350, &step, &err), 1);
+    CU_ASSERT_EQUAL(step, 1);
+    sqlite3_exec(db, "DELETE FROM steps WHERE profile_id = 3 AND step = 1", NULL, NULL, NULL);
 }
 
 static void test_over_hosts(void)
@@ -286,6 +314,7 @@ int main(void)
         {"a device's rows, unknown values flagged", test_rows_of_a_device},
         {"timed rows, devices, the step at a time", test_timed_and_lookups},
         {"a step the devices ran apart spans them", test_span_of_devices_apart},
+        {"the step at a time on a device", test_at_on_device},
         {"aggregates over hosts", test_over_hosts},
         {"the per-host view and its slowest host", test_hosts_view},
         {"the share of step time compiling", test_compile_share},
