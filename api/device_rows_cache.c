@@ -81,25 +81,6 @@ static size_t rows_bytes(const xpv_devrows *r)
     return b;
 }
 
-/* The profile's generation: 1 with *gen, 0 when it is not indexed for good
- * (its rows are not kept), -1 with err. */
-static int generation(sqlite3 *db, int64_t id, uint64_t *gen, xpv_err *err)
-{
-    xpv_store_cursor c;
-    xpv_store_profile_state row;
-    int found = xpv_store_profiles_state(&c, db, id, &row, err);
-    if (found != 1) return found;
-    found = row.status.s && strcmp(row.status.s, "ok") == 0;
-    if (found) {
-        int64_t v[3] = {row.num[XPV_STORE_PROFILE_STATE_EVENTS],
-                        row.num[XPV_STORE_PROFILE_STATE_MTIME_NS], row.partial};
-        double at = row.indexed_at;
-        *gen = xpv_hash64(v, sizeof v) ^ xpv_hash64(&at, sizeof at) * 0x9e3779b97f4a7c15ull;
-    }
-    xpv_store_cursor_close(&c);
-    return found;
-}
-
 /* Builds a set lent to the caller alone (refs 1, not listed). */
 static holder *build_own(sqlite3 *db, int64_t id, xpv_err *err)
 {
@@ -149,7 +130,7 @@ static void list_built(xpv_devrows_cache *c, holder *h)
 const xpv_devrows *xpv_devrows_acquire(sqlite3 *db, int64_t id, xpv_devrows_cache *c, xpv_err *err)
 {
     uint64_t gen = 0;
-    int keyed = c ? generation(db, id, &gen, err) : 0;
+    int keyed = c ? xpv_store_profiles_generation(db, id, &gen, err) : 0;
     if (keyed < 0) return NULL;
     if (!keyed) {
         holder *h = build_own(db, id, err);

@@ -112,6 +112,23 @@ int xpv_store_profiles_state(xpv_store_cursor *c, sqlite3 *db, int64_t id,
     return first_row(c, state_next, row, err);
 }
 
+int xpv_store_profiles_generation(sqlite3 *db, int64_t id, uint64_t *gen, xpv_err *err)
+{
+    xpv_store_cursor c;
+    xpv_store_profile_state row;
+    int found = xpv_store_profiles_state(&c, db, id, &row, err);
+    if (found != 1) return found;
+    found = row.status.s && strcmp(row.status.s, "ok") == 0;
+    if (found) {
+        int64_t v[3] = {row.num[XPV_STORE_PROFILE_STATE_EVENTS],
+                        row.num[XPV_STORE_PROFILE_STATE_MTIME_NS], row.partial};
+        double at = row.indexed_at;
+        *gen = xpv_hash64(v, sizeof v) ^ xpv_hash64(&at, sizeof at) * 0x9e3779b97f4a7c15ull;
+    }
+    xpv_store_cursor_close(&c);
+    return found;
+}
+
 static int file_next(xpv_store_cursor *c, void *out, xpv_err *err)
 {
     xpv_store_profile_file *row = out;

@@ -92,6 +92,13 @@ typedef struct {
 int xpv_store_profiles_state(xpv_store_cursor *c, sqlite3 *db, int64_t id,
                              xpv_store_profile_state *row, xpv_err *err);
 
+/* The profile's generation for per-profile caches: a hash of what changes
+ * when the profile is indexed again (events, mtime, partial, time indexed),
+ * so a cache entry keyed on it never outlives its profile. 1 with *gen, 0
+ * when the profile is not indexed for good ("ok": not to be cached), -1 with
+ * err. */
+int xpv_store_profiles_generation(sqlite3 *db, int64_t id, uint64_t *gen, xpv_err *err);
+
 /* An xplane profile's file as the index knows it: the profile folder
  * (meta profile_dir; a file when the index is of one file), the path in
  * it, its size and modification time. As xpv_store_profiles_get; 0 also

@@ -672,31 +672,12 @@ static profile_result *profile_result_of(sqlite3 *db, int64_t id, xpv_err *err)
     return r;
 }
 
-/* The profile's generation for the cache (see hlo_cache.h): 1 with *gen,
- * 0 when the profile is not indexed for good yet (not cached), -1 with err. */
-static int generation(sqlite3 *db, int64_t id, uint64_t *gen, xpv_err *err)
-{
-    xpv_store_cursor c;
-    xpv_store_profile_state row;
-    int found = xpv_store_profiles_state(&c, db, id, &row, err);
-    if (found != 1) return found;
-    found = row.status.s && strcmp(row.status.s, "ok") == 0;
-    if (found) {
-        int64_t v[3] = {row.num[XPV_STORE_PROFILE_STATE_EVENTS],
-                        row.num[XPV_STORE_PROFILE_STATE_MTIME_NS], row.partial};
-        double at = row.indexed_at;
-        *gen = xpv_hash64(v, sizeof v) ^ xpv_hash64(&at, sizeof at) * 0x9e3779b97f4a7c15ull;
-    }
-    xpv_store_cursor_close(&c);
-    return found;
-}
-
 /* Adds one profile's ops into the scope: from the cache when it holds
  * them, else scanned (and cached when there is a cache). */
 static int add_profile(sqlite3 *db, scope_ctx *g, xpv_hlo_cache *cache, int64_t id, xpv_err *err)
 {
     xpv_hlo_cache_key k = {id, 0};
-    int keyed = cache ? generation(db, id, &k.generation, err) : 0;
+    int keyed = cache ? xpv_store_profiles_generation(db, id, &k.generation, err) : 0;
     if (keyed < 0) return -1;
     if (keyed && xpv_hlo_cache_use(cache, &k, merge_result, g)) return 0;
     profile_result *r = profile_result_of(db, id, err);
@@ -750,7 +731,7 @@ static void hold_nothing(void *ctx, const void *value)
 int xpv_hlo_ops_warm(sqlite3 *db, xpv_hlo_cache *cache, int64_t id, xpv_err *err)
 {
     xpv_hlo_cache_key k = {id, 0};
-    int keyed = generation(db, id, &k.generation, err);
+    int keyed = xpv_store_profiles_generation(db, id, &k.generation, err);
     if (keyed <= 0) return keyed;
     if (xpv_hlo_cache_use(cache, &k, hold_nothing, NULL)) return 1;
     int has = xpv_hlo_profile_has_ops(db, id, 0, err);
