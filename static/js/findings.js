@@ -5,7 +5,7 @@
 // finding of a profile, for the profile list.
 
 import { getJSON } from './api.js';
-import { h } from './format.js';
+import { h, fmtN } from './format.js';
 import { stateView } from './states.js';
 import { timelineHash } from './timeline_link.js';
 
@@ -27,7 +27,21 @@ export function severityBadge(severity) {
 
 function fmtNumber(v) {
   if (typeof v !== 'number') return String(v);
+  if (Number.isInteger(v)) return String(v);
   return Math.abs(v) >= 100 ? v.toFixed(0) : Math.abs(v) >= 10 ? v.toFixed(1) : v.toFixed(2);
+}
+
+// A finding's figure with its unit: "33.9% of step time", "3.10x median",
+// "12 copies" ("1 copy"), "250 µs".
+function withUnit(v, unit) {
+  if (!unit) return fmtNumber(v);
+  if (unit === 'copies' && typeof v === 'number' && Number.isInteger(v)) return fmtN(v, 'copy', 'copies');
+  return unit.startsWith('%') || unit.startsWith('x ') ? `${fmtNumber(v)}${unit}` : `${fmtNumber(v)} ${unit}`;
+}
+
+// The threshold is in the value's unit, said without its "of ..." tail.
+function thresholdText(f) {
+  return withUnit(f.threshold, (f.unit || '').replace(/ of .*$/, ''));
 }
 
 function evidenceLink(id, ev) {
@@ -41,7 +55,7 @@ function findingItem(id, f) {
     { dataset: { kind: f.kind } },
     h('div.finding-head', null, severityBadge(f.severity), ' ', h('strong', null, f.title)),
     h('p.finding-why', null, f.explanation),
-    h('p.finding-num', null, `${fmtNumber(f.value)} ${f.unit} · threshold ${fmtNumber(f.threshold)} · `, h('code', null, f.kind)),
+    h('p.finding-num', null, `${withUnit(f.value, f.unit)} · threshold ${thresholdText(f)} · `, h('code', null, f.kind)),
     f.evidence && f.evidence.length
       ? h(
           'ul.finding-evidence',

@@ -163,6 +163,15 @@ await test('findings: the overview lists them; a click on evidence opens its tim
   const kinds = await page.$$eval('section.findings li.finding', (li) => li.map((x) => x.dataset.kind));
   eq(kinds.join(','), best.findings.map((f) => f.kind).join(','), 'one item per finding, most severe first');
   eq(await page.$eval('section.findings li.finding strong', (x) => x.textContent), best.findings[0].title, 'the first title');
+  // Each figure and its threshold carry the finding's unit ("33.9% of step time · threshold 5%").
+  const nums = await page.$$eval('section.findings p.finding-num', (ps) => ps.map((x) => x.textContent));
+  best.findings.forEach((f, i) => {
+    const short = (f.unit || '').replace(/ of .*$/, '');
+    if (!short || f.unit === 'copies') return;
+    const [value, threshold] = nums[i].split(' · ');
+    assert(value.endsWith(f.unit), `value with its unit: ${nums[i]}`);
+    assert(threshold.startsWith('threshold ') && threshold.endsWith(short), `threshold with its unit: ${nums[i]}`);
+  });
   // The panel comes before the summary cards.
   assert(
     await page.evaluate(() => {
