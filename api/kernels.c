@@ -315,6 +315,7 @@ int xpv_api_kernels(sqlite3 *db, int64_t id, const xpv_kernels_query *q, xpv_buf
         return xpv_api_error(out, 500, "index: %s", sqlite3_errmsg(db));
     if (q->with_compile) {
         rows += twin.rows;
+        count.instances += twin.instances;
         count.total_ps += twin.total_ps;
         count.total_known |= twin.total_known;
     }
@@ -329,7 +330,9 @@ int xpv_api_kernels(sqlite3 *db, int64_t id, const xpv_kernels_query *q, xpv_buf
     else
         xpv_buf_puts(out, "null");
     put_compile(out, &twin, q->with_compile);
-    xpv_buf_printf(out, ",\"total_rows\":%lld", (long long)rows);
+    /* with a limit, what the rows left out add up to too (a summary's cards) */
+    xpv_buf_printf(out, ",\"total_rows\":%lld,\"total_count\":%lld", (long long)rows,
+                   (long long)count.instances);
     put_devices(db, id, kind, out);
     put_device_busy(db, id, &ps, out);
     xpv_buf_puts(out, ",\"kernels\":[");

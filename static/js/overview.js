@@ -75,7 +75,7 @@ export function mount(view, { id, profile }) {
   fillFacts(factsBox, profile);
 
   const stepsP = api.steps(id, { signal: ctrl.signal }).catch((e) => e);
-  const kernelsP = api.kernels(id, { sort: 'total', order: 'desc' }, { signal: ctrl.signal }).catch((e) => e);
+  const kernelsP = api.kernels(id, { sort: 'total', order: 'desc', limit: 10 }, { signal: ctrl.signal }).catch((e) => e);
 
   stepsP.then((res) => {
     if (ctrl.signal.aborted) return;
@@ -167,12 +167,13 @@ export function mount(view, { id, profile }) {
         `${fmtDur(top.total_us)} · ${fmtPct(top.percent)} of kernel time`,
         true,
       );
-      const launches = ks.reduce((a, k) => a + (k.count || 0), 0);
+      // The answer holds the top 10 rows; its totals count every row.
+      const launches = res.total_count ?? ks.reduce((a, k) => a + (k.count || 0), 0);
       const left = res.compile && res.compile.us > 0 ? ` · ${fmtDur(res.compile.us)} of compile-time kernels left out` : '';
       setCard(
         cards,
         5,
-        fmtCount(ks.length),
+        fmtCount(res.total_rows ?? ks.length),
         `${fmtN(launches, 'launch', 'launches')} · ${fmtDur(res.kernel_time_us)} total${left}`,
       );
       const items = ks.slice(0, 10).map((k) => ({

@@ -200,6 +200,10 @@ def test_kernels_equal_index_rows():
         got = collections.Counter((x["name"], x["count"], round(x["total_us"] * 1e6))
                                   for x in k["kernels"])
         assert by_key == got, p["path"]
+        assert k["total_count"] == sum(r[1] for r in rows), p["path"]
+        top = S.json("/api/profiles/%s/kernels?limit=2" % p["id"])
+        assert len(top["kernels"]) == min(2, len(rows)), p["path"]
+        assert (top["total_rows"], top["total_count"]) == (k["total_rows"], k["total_count"])
         totals = [x["total_us"] for x in k["kernels"]]
         assert totals == sorted(totals, reverse=True)
         if rows:
