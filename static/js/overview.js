@@ -276,7 +276,10 @@ function setCard(cards, i, value, hint, small, raw) {
   const v = c.querySelector('.value');
   v.classList.toggle('small', !!small);
   v.replaceChildren(value);
-  c.querySelector('.hint').replaceChildren(hint || '\u00a0');
+  const hintBox = c.querySelector('.hint');
+  hintBox.replaceChildren(hint || '\u00a0');
+  // A card's hint is cut to one line at narrow widths: its whole text on hover.
+  hintBox.title = hintBox.textContent.trim();
 }
 
 function fillFacts(dl, p) {

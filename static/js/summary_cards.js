@@ -138,5 +138,7 @@ export function setTopFinding(box, finding) {
   const v = c.querySelector('.value');
   v.textContent = finding.title;
   v.title = finding.explanation || finding.title;
-  c.querySelector('.hint').textContent = `the first finding · ${finding.severity || 'info'}`;
+  const hintBox = c.querySelector('.hint');
+  hintBox.textContent = `the first finding · ${finding.severity || 'info'}`;
+  hintBox.title = hintBox.textContent;
 }
