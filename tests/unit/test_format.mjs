@@ -5,6 +5,7 @@
 
 import assert from 'node:assert/strict';
 import { fmtDur, fmtPct, fmtFrac, fmtN, fmtCount, fmtUs, UNKNOWN, UNKNOWN_TITLE } from '../../static/js/format.js';
+import { runTests } from './js_test_runner.mjs';
 
 const eq = assert.equal;
 
@@ -51,15 +52,4 @@ const tests = {
   },
 };
 
-let failed = 0;
-for (const [name, fn] of Object.entries(tests)) {
-  try {
-    fn();
-    console.log(`ok   ${name}`);
-  } catch (e) {
-    failed++;
-    console.log(`FAIL ${name}\n${e.stack}`);
-  }
-}
-console.log(`${Object.keys(tests).length - failed} passed, ${failed} failed`);
-process.exit(failed ? 1 : 0);
+runTests(tests);

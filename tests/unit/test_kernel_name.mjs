@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 
 const eq = assert.equal;
 import { shortName, shortNames, fitName } from '../../static/js/kernel_name.js';
+import { runTests } from './js_test_runner.mjs';
 
 const EIGEN =
   'void Eigen::internal::EigenMetaKernel<Eigen::TensorEvaluator<Eigen::TensorAssignOp<Eigen::TensorMap<' +
@@ -79,15 +80,4 @@ const tests = {
   },
 };
 
-let failed = 0;
-for (const [name, fn] of Object.entries(tests)) {
-  try {
-    fn();
-    console.log(`ok   ${name}`);
-  } catch (e) {
-    failed++;
-    console.log(`FAIL ${name}\n${e.stack}`);
-  }
-}
-console.log(`${Object.keys(tests).length - failed} passed, ${failed} failed`);
-process.exit(failed ? 1 : 0);
+runTests(tests);
