@@ -222,17 +222,7 @@ def _markers_only(b, name, meta, stat_names, lines, raw):
               for mid, f in meta.items()}
     for i, (lname, t0_ps, evspans) in enumerate(_lines(b, lines)):
         for span in evspans:
-            mid = off = dur = 0
-            stats = []
-            for n, w, v in _fields(b, *span):
-                if n == 1:
-                    mid = v
-                elif n == 2:
-                    off = _int64(v)
-                elif n == 3:
-                    dur = _int64(v)
-                elif n == 4:
-                    stats.append(v)
+            mid, off, dur, stats, _ = _event_fields(b, span)
             args = dict(mstats.get(mid, {}))
             args.update(_stat(b, sp, stat_names) for sp in stats)
             s = t0_ps + (off // 1000) * 1000
@@ -240,10 +230,11 @@ def _markers_only(b, name, meta, stat_names, lines, raw):
                 raw.markers.append(("annotation", args["step_num"], s, s + dur, (name, i), -1))
 
 
-def _xplane_event(b, span, t0_ps, dev, line, names, mstats, stat_names, raw):
-    lane, lname = line[:2], line[2]
+def _event_fields(b, span):
+    """An XEvent's metadata id, offset and duration (ps), stat spans, and
+    whether it is an aggregate (field 5: num_occurrences, no time)."""
     mid = off = dur = 0
-    stats = []
+    stats, aggregate = [], False
     for n, w, v in _fields(b, *span):
         if n == 1:
             mid = v
@@ -251,10 +242,18 @@ def _xplane_event(b, span, t0_ps, dev, line, names, mstats, stat_names, raw):
             off = _int64(v)
         elif n == 3:
             dur = _int64(v)
-        elif n == 5:
-            return  # an aggregate, no time
         elif n == 4:
             stats.append(v)
+        elif n == 5:
+            aggregate = True
+    return mid, off, dur, stats, aggregate
+
+
+def _xplane_event(b, span, t0_ps, dev, line, names, mstats, stat_names, raw):
+    lane, lname = line[:2], line[2]
+    mid, off, dur, stats, aggregate = _event_fields(b, span)
+    if aggregate:
+        return  # an aggregate, no time
     # the reader starts events at whole ns: line ns + floor(offset ps / 1000)
     s = t0_ps + (off // 1000) * 1000
     name = names.get(mid, "")
