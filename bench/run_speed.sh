@@ -13,10 +13,15 @@
 # peak RSS and the index's size per binary, the ratios new/old, the load
 # average before and after, and for JSON the zlib inflate floor measured
 # between the runs (bench_json_inflate) and each binary's ratio to it.
-# Last, bench/index_tables.py compares the two indexes table by table, and
-# the new index with one made by BASE (an xprof-view, e.g. main's before a
-# change) when BASE is set: the old binary's index format may have changed
-# since, the base's should not have.
+# `--list-only` alone is timed: `--json` would add the findings, which the
+# new binary computes and keeps and the old one never had
+# (bench/run_findings_store.sh measures them).
+# Last, bench/index_tables.py compares the two indexes table by table, the
+# old against the new across versions (the columns both schemas have, block
+# metadata without the encoded data), and the new index exactly with one
+# made by BASE (an xprof-view, e.g. main's before a change) when BASE is
+# set: the old binary's index format has changed since, the base's should
+# not have.
 # Prints figures; asserts nothing.
 # usage: bench/run_speed.sh [BUILD_DIR=build-rel]
 #   env: OLD, BASE, WORK (/tmp/xpv-speed), RUNS (3), INPUTS ("pod json"),
@@ -73,10 +78,11 @@ input() { # NAME: the input's path, made once
 
 index_once() { # WHO BINARY ARGS INPUT DB LOG
     rm -f "$5" "$5-wal" "$5-shm"
+    # the counts come from the index, outside the timing
     # shellcheck disable=SC2086
     /usr/bin/time -f "%e %U %S %M" -o "$WORK/time.one" \
-        "$2" "--profile-dir=$4" --list-only --json "--db=$5" $3 >"$WORK/list.json"
-    echo "$1 $(cat "$WORK/time.one") $(stat -c %s "$5") $(python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print(sum(p.get("events") or 0 for p in r), sum(p.get("status")=="ok" for p in r), len(r))' "$WORK/list.json")" >>"$6"
+        "$2" "--profile-dir=$4" --list-only "--db=$5" $3 >/dev/null
+    echo "$1 $(cat "$WORK/time.one") $(stat -c %s "$5") $(python3 -c 'import sqlite3,sys; print(*sqlite3.connect(sys.argv[1]).execute("SELECT sum(events), sum(status=\x27ok\x27), count(*) FROM profiles").fetchone())' "$5")" >>"$6"
 }
 
 echo "machine: $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg); runs: $RUNS each, alternated"
@@ -133,7 +139,7 @@ if "floor" in stat:
           % (n[0] / fl[0], n[1] / fl[1], o[0] / fl[0], o[1] / fl[1]))
 PY
     echo "tables, old index vs new:"
-    python3 "$SRC/bench/index_tables.py" "$WORK/$name-old.db" "$WORK/$name-new.db" || true
+    python3 "$SRC/bench/index_tables.py" --across-versions "$WORK/$name-old.db" "$WORK/$name-new.db" || true
     if [ -n "${BASE:-}" ]; then
         index_once base "$BASE" "" "$in" "$WORK/$name-base.db" "$WORK/$name.base.log"
         echo "tables, base index ($BASE) vs new:"
