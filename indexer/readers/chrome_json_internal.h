@@ -226,6 +226,19 @@ static inline uint64_t xpv_cj_hash(const char *s, size_t n)
     return h ^ (h >> 29);
 }
 
+/* memcmp(a, b, n) == 0 for n <= XPV_CJ_ICACHE_INLINE without a call: the
+ * arg keys of every event are checked against the cache this way. Two
+ * overlapping loads cover 8..16 bytes. */
+static inline int xpv_cj_same_short(const char *a, const char *b, size_t n)
+{
+    if (n >= 8)
+        return xpv_cj_load8(a) == xpv_cj_load8(b) &&
+               xpv_cj_load8(a + n - 8) == xpv_cj_load8(b + n - 8);
+    for (size_t i = 0; i < n; i++)
+        if (a[i] != b[i]) return 0;
+    return 1;
+}
+
 /* Interned id through a direct-mapped cache in front of the sink's table,
  * which hashes every byte; `value` uses the sink's bounded value table. */
 static inline uint32_t xpv_cj_intern(xpv_cj_reader *r, const char *s, size_t n, int value)
@@ -234,8 +247,9 @@ static inline uint32_t xpv_cj_intern(xpv_cj_reader *r, const char *s, size_t n, 
     uint64_t h = xpv_cj_hash(s, n);
     xpv_cj_icache_ent *e = &r->icache[h & (XPV_CJ_ICACHE_SIZE - 1)];
     if (e->id && e->h == h && e->len == n) {
-        const char *t = n <= XPV_CJ_ICACHE_INLINE ? e->text : xpv_sink_string(r->sink, e->id, NULL);
-        if (memcmp(t, s, n) == 0) return e->id;
+        if (n <= XPV_CJ_ICACHE_INLINE ? xpv_cj_same_short(e->text, s, n)
+                                      : memcmp(xpv_sink_string(r->sink, e->id, NULL), s, n) == 0)
+            return e->id;
     }
     uint32_t id = value ? xpv_sink_intern_value(r->sink, s, n) : xpv_sink_intern(r->sink, s, n);
     if (id) {

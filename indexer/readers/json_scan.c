@@ -689,7 +689,7 @@ static int skip_fast(const char *p, const char *end, const char **after)
         if (want_key) {
             p = js_skip_ws(p, end);
             if (p >= end || *p != '"') return 0;
-            if (js_scan_string(p + 1, end, &p, &esc, NULL) != JS_OK) return 0;
+            if (js_scan_string_fast(p + 1, end, &p, &esc, NULL) != JS_OK) return 0;
             p = js_skip_ws(p, end);
             if (p >= end || *p != ':') return 0;
             p++;
@@ -709,7 +709,7 @@ static int skip_fast(const char *p, const char *end, const char **after)
             }
             p++;
         } else if (c == '"') {
-            if (js_scan_string(p + 1, end, &p, &esc, NULL) != JS_OK) return 0;
+            if (js_scan_string_fast(p + 1, end, &p, &esc, NULL) != JS_OK) return 0;
         } else if (c == '-' && end - p >= 2 && p[1] == 'I') {
             if (js_scan_literal(p, end, 0, &p, NULL) != JS_OK) return 0;
         } else if (c == '-' || is_digit(c)) {

@@ -174,6 +174,14 @@ static void test_string_scan_all_positions(void)
                 int esc = 0;
                 js_error e = {NULL, NULL};
                 int rc = js_scan_string(buf, buf + n + 1 + 20, &after, &esc, &e);
+                const char *fast_after = NULL;
+                int fast_esc = 0;
+                js_error fast_e = {NULL, NULL};
+                if (js_scan_string_fast(buf, buf + n + 1 + 20, &fast_after, &fast_esc, &fast_e) !=
+                        rc ||
+                    (rc == JS_OK && (fast_after != after || fast_esc != esc)) ||
+                    (rc == JS_ERR && fast_e.at != e.at))
+                    bad++;
                 int want_rc = (k == 3 || k == 4) ? JS_ERR : JS_OK;
                 const char *want_after = k == 0 ? buf + at + 1 : buf + n + 1;
                 if (rc != want_rc || (rc == JS_OK && after != want_after) ||
