@@ -32,8 +32,8 @@
  *
  * Invariants: an xpv_cj_proc pointer holds until the array of processes
  * next grows (it moves), so the last-track cache remembers which table its
- * pointer is into; an xpv_cj_track pointer holds until track_get() grows
- * the tracks.
+ * pointer is into, and so do the recent tracks; an xpv_cj_track pointer
+ * holds until track_get() grows the tracks.
  */
 #include "chrome_json_internal.h"
 #include "kernel_details.h"
@@ -208,6 +208,10 @@ uint32_t xpv_cj_track_of(xpv_cj_reader *r, const xpv_cj_event *pe, xpv_cj_proc *
     r->last.track = track;
     r->last.proc = p;
     r->last.procs = r->procs;
+    if (r->last.valid) {
+        r->recent[xpv_cj_recent_slot(pid, tid)] =
+            (xpv_cj_recent_track){pid, tid, track, p, r->procs};
+    }
     if (plabel.len && !p->named) {
         xpv_sink_process_name(r->sink, pid, plabel.s, plabel.len);
         p->named = 1;

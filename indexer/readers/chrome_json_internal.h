@@ -27,6 +27,10 @@
 
 #include <string.h>
 
+/* Tracks remembered by (pid, tid) besides the last one: a PyTorch trace
+ * interleaves a few host threads with its GPU streams. A power of two. */
+#define XPV_CJ_RECENT_TRACKS 64
+
 /* The intern cache: direct-mapped, a power of two. */
 #define XPV_CJ_ICACHE_SIZE 16384
 #define XPV_CJ_ICACHE_INLINE 16
@@ -84,6 +88,12 @@ typedef struct {
 } xpv_cj_track;
 
 typedef struct {
+    int64_t pid, tid;
+    uint32_t track;
+    xpv_cj_proc *proc, *procs; /* procs: the table the pointer is into */
+} xpv_cj_recent_track;
+
+typedef struct {
     uint64_t h;
     uint32_t id, len;
     char text[XPV_CJ_ICACHE_INLINE]; /* the string itself when it is this short */
@@ -134,6 +144,7 @@ typedef struct {
         uint32_t track;
         xpv_cj_proc *proc, *procs; /* procs: the table the pointer is into */
     } last;                        /* the previous event's track, which the next one often shares */
+    xpv_cj_recent_track recent[XPV_CJ_RECENT_TRACKS]; /* unlabelled tracks seen lately */
     int tf_stream_devices[64];
     /* producer hints (the walk sets some from top-level keys) */
     int pytorch_hint, tf_hint, jax_hint, ns_unit, highres;
@@ -215,6 +226,19 @@ static inline uint64_t xpv_cj_hash(const char *s, size_t n)
     return h ^ (h >> 29);
 }
 
+/* memcmp(a, b, n) == 0 for n <= XPV_CJ_ICACHE_INLINE without a call: the
+ * arg keys of every event are checked against the cache this way. Two
+ * overlapping loads cover 8..16 bytes. */
+static inline int xpv_cj_same_short(const char *a, const char *b, size_t n)
+{
+    if (n >= 8)
+        return xpv_cj_load8(a) == xpv_cj_load8(b) &&
+               xpv_cj_load8(a + n - 8) == xpv_cj_load8(b + n - 8);
+    for (size_t i = 0; i < n; i++)
+        if (a[i] != b[i]) return 0;
+    return 1;
+}
+
 /* Interned id through a direct-mapped cache in front of the sink's table,
  * which hashes every byte; `value` uses the sink's bounded value table. */
 static inline uint32_t xpv_cj_intern(xpv_cj_reader *r, const char *s, size_t n, int value)
@@ -223,8 +247,9 @@ static inline uint32_t xpv_cj_intern(xpv_cj_reader *r, const char *s, size_t n, 
     uint64_t h = xpv_cj_hash(s, n);
     xpv_cj_icache_ent *e = &r->icache[h & (XPV_CJ_ICACHE_SIZE - 1)];
     if (e->id && e->h == h && e->len == n) {
-        const char *t = n <= XPV_CJ_ICACHE_INLINE ? e->text : xpv_sink_string(r->sink, e->id, NULL);
-        if (memcmp(t, s, n) == 0) return e->id;
+        if (n <= XPV_CJ_ICACHE_INLINE ? xpv_cj_same_short(e->text, s, n)
+                                      : memcmp(xpv_sink_string(r->sink, e->id, NULL), s, n) == 0)
+            return e->id;
     }
     uint32_t id = value ? xpv_sink_intern_value(r->sink, s, n) : xpv_sink_intern(r->sink, s, n);
     if (id) {
@@ -265,33 +290,61 @@ void xpv_cj_metadata(xpv_cj_reader *r, xpv_cj_event *pe);
 uint32_t xpv_cj_track_of(xpv_cj_reader *r, const xpv_cj_event *pe, xpv_cj_proc **pp,
                          xpv_cj_track **tp);
 
-/* A pid/tid that is its own id without a lookup: missing (0) or an integer
- * of at most 18 characters, so inside the plain-id range. Anything else
- * is left to xpv_cj_track_of(). */
+/* A pid/tid that is its own id without a lookup: missing (0), an integer
+ * of at most 18 characters, or a string spelling one canonically (Kineto
+ * writes "tid": "25738"), so inside the plain-id range and mapped as
+ * xpv_cj_track_of() maps it. Anything else is left to that function. */
 static inline int xpv_cj_plain_id(const xpv_cj_member *m, int64_t *v)
 {
     if (m->type == JV_NONE) {
         *v = 0;
         return 1;
     }
-    if (m->type != JV_INT || m->val.len > 18) return 0;
+    if (m->val.len > 18 || m->val.len == 0) return 0;
+    if (m->type == JV_STR) {
+        const char *s = m->val.s, *end = s + m->val.len;
+        s += *s == '-';
+        if (m->val.esc || s == end || (*s == '0' && (end - s > 1 || s > m->val.s))) return 0;
+        for (; s < end; s++)
+            if (*s < '0' || *s > '9') return 0;
+    } else if (m->type != JV_INT) {
+        return 0;
+    }
     *v = js_small_int(m->val.s, m->val.len);
     return 1;
 }
 
-/* xpv_cj_track_of(), answering from the previous event's track when the
- * event shares it, as most do, without a call. */
+static inline uint32_t xpv_cj_recent_slot(int64_t pid, int64_t tid)
+{
+    return (uint32_t)(xpv_cj_mix((uint64_t)pid, (uint64_t)tid) & (XPV_CJ_RECENT_TRACKS - 1));
+}
+
+/* xpv_cj_track_of(), answering without a call from the previous event's
+ * track when the event shares it, as most do, or else from the recent
+ * tracks. Plain ids carry no label, so nothing is left to name. */
 static inline uint32_t xpv_cj_event_track(xpv_cj_reader *r, const xpv_cj_event *pe,
                                           xpv_cj_proc **pp, xpv_cj_track **tp)
 {
     int64_t pid, tid;
-    if (r->last.valid && r->last.procs == r->procs && xpv_cj_plain_id(&pe->pid, &pid) &&
-        xpv_cj_plain_id(&pe->tid, &tid) && r->last.pid == pid && r->last.tid == tid) {
+    if (!xpv_cj_plain_id(&pe->pid, &pid) || !xpv_cj_plain_id(&pe->tid, &tid))
+        return xpv_cj_track_of(r, pe, pp, tp);
+    if (r->last.valid && r->last.procs == r->procs && r->last.pid == pid && r->last.tid == tid) {
         *pp = r->last.proc;
         *tp = &r->tracks[r->last.track];
         return r->last.track;
     }
-    return xpv_cj_track_of(r, pe, pp, tp);
+    const xpv_cj_recent_track *e = &r->recent[xpv_cj_recent_slot(pid, tid)];
+    if (e->procs != r->procs || !e->procs || e->pid != pid || e->tid != tid)
+        return xpv_cj_track_of(r, pe, pp, tp);
+    r->last.valid = 1;
+    r->last.pid = pid;
+    r->last.tid = tid;
+    r->last.track = e->track;
+    r->last.proc = e->proc;
+    r->last.procs = r->procs;
+    *pp = r->last.proc;
+    *tp = &r->tracks[e->track];
+    return e->track;
 }
 
 /* Sets ev's kind, step, step source and corr, and points ev->launch at l

@@ -155,7 +155,7 @@ static int scan_str(const char **pp, cursor *c, xpv_cj_str *out)
 {
     const char *after;
     int esc;
-    int rc = js_scan_string(*pp, c->end, &after, &esc, &c->e);
+    int rc = js_scan_string_fast(*pp, c->end, &after, &esc, &c->e);
     if (rc == JS_MORE && c->final) {
         c->e.at = c->end;
         c->e.reason = "unexpected end of input in a string";

@@ -263,6 +263,48 @@ static int is_digit(char c)
     return c >= '0' && c <= '9';
 }
 
+/* Eight bytes as a little-endian word, whatever the host's order. */
+static uint64_t load_le8(const char *p)
+{
+    uint64_t v = 0;
+    for (int i = 0; i < 8; i++)
+        v |= (uint64_t)(unsigned char)p[i] << (8 * i);
+    return v;
+}
+
+/* How many of the 8 bytes at p are digits before the first that is not:
+ * a digit's high nibble is 3 and its low nibble + 6 stays below 16. */
+static int digits8(const char *p)
+{
+    uint64_t v = load_le8(p);
+    const uint64_t hi = 0xF0F0F0F0F0F0F0F0ull, three = 0x3030303030303030ull;
+    uint64_t bad = ((v & hi) ^ three) | (((v + 0x0606060606060606ull) & hi) ^ three);
+    return bad ? __builtin_ctzll(bad) / 8 : 8;
+}
+
+/* The value of 8 digits at p (digits8(p) == 8), combining neighbours
+ * pairwise in one word: 8 -> 4 two-digit -> 2 four-digit -> 1. */
+static uint64_t value8(const char *p)
+{
+    uint64_t v = load_le8(p) & 0x0F0F0F0F0F0F0F0Full;
+    v = (v * (10 * 256 + 1)) >> 8 & 0x00FF00FF00FF00FFull;
+    v = (v * (100 * 65536 + 1)) >> 16 & 0x0000FFFF0000FFFFull;
+    return (v * (10000 * 4294967296ull + 1)) >> 32;
+}
+
+/* Skips a run of digits, 8 at a time while the window allows. */
+static const char *skip_digits(const char *p, const char *end)
+{
+    while (end - p >= 8) {
+        int n = digits8(p);
+        p += n;
+        if (n < 8) return p;
+    }
+    while (p < end && is_digit(*p))
+        p++;
+    return p;
+}
+
 int js_scan_number(const char *p, const char *end, int final, const char **after, int *is_int,
                    js_error *e)
 {
@@ -273,8 +315,7 @@ int js_scan_number(const char *p, const char *end, int final, const char **after
     if (*p == '0') {
         p++;
     } else if (*p >= '1' && *p <= '9') {
-        while (p < end && is_digit(*p))
-            p++;
+        p = skip_digits(p, end);
     } else {
         return fail(e, p, "invalid number");
     }
@@ -283,8 +324,7 @@ int js_scan_number(const char *p, const char *end, int final, const char **after
         p++;
         if (p >= end) goto more;
         if (!is_digit(*p)) return fail(e, p, "invalid number: no digit after '.'");
-        while (p < end && is_digit(*p))
-            p++;
+        p = skip_digits(p, end);
     }
     if (p < end && (*p == 'e' || *p == 'E')) {
         integral = 0;
@@ -375,8 +415,9 @@ static int digit_at(const number_parts *np, int64_t i)
     return 0;
 }
 
-/* The common case, "-123.456" with no exponent and at most 18 digits kept:
- * 1 when done, 0 when the general path is needed. */
+/* The common case, "-123.456" with no exponent and at most 19 digits kept
+ * (microsecond epoch stamps scaled to ns take 19): 1 when done, 0 when the
+ * general path is needed, which also answers an out-of-range value. */
 static int scaled_simple(const char *s, size_t n, int scale, int64_t *out)
 {
     const char *p = s, *end = s + n;
@@ -384,6 +425,11 @@ static int scaled_simple(const char *s, size_t n, int scale, int64_t *out)
     p += neg;
     uint64_t v = 0;
     int digits = 0;
+    while (end - p >= 8 && digits <= 8 && digits8(p) == 8) {
+        v = v * 100000000 + value8(p);
+        p += 8;
+        digits += 8;
+    }
     while (p < end && is_digit(*p))
         v = v * 10 + (uint64_t)(*p++ - '0'), digits++;
     if (p < end && *p == '.') p++;
@@ -394,8 +440,10 @@ static int scaled_simple(const char *s, size_t n, int scale, int64_t *out)
     }
     while (p < end && is_digit(*p))
         p++;
-    if (p != end || digits > 18) return 0;
-    *out = neg ? -(int64_t)v : (int64_t)v;
+    /* 19 digits cannot wrap a uint64_t (< 10^19 < 2^64); the sign decides
+     * what fits in an int64_t. */
+    if (p != end || digits > 19 || v > (uint64_t)INT64_MAX + (uint64_t)neg) return 0;
+    *out = !neg ? (int64_t)v : v > (uint64_t)INT64_MAX ? INT64_MIN : -(int64_t)v;
     return 1;
 }
 
@@ -627,8 +675,75 @@ int js_skipper_feed(js_skipper *s, const char *p, const char *end, int final, co
     }
 }
 
+/* js_skip_value() for a well-formed value lying whole in [p, end), walked
+ * as straight code rather than the skipper's resumable state machine (the
+ * short arrays of PyTorch's "Input Dims" and "Input type" args are most of
+ * what it skips). 1 with *after on success; 0 for anything else, errors
+ * and values cut by the window included, which the skipper then walks
+ * again to give the answer and the reason. */
+static int skip_fast(const char *p, const char *end, const char **after)
+{
+    uint64_t is_object = 0; /* bit d: the container at depth d+1 is an object */
+    int depth = 0, want_key = 0, is_int, esc;
+    for (;;) {
+        if (want_key) {
+            p = js_skip_ws(p, end);
+            if (p >= end || *p != '"') return 0;
+            if (js_scan_string_fast(p + 1, end, &p, &esc, NULL) != JS_OK) return 0;
+            p = js_skip_ws(p, end);
+            if (p >= end || *p != ':') return 0;
+            p++;
+        }
+        p = js_skip_ws(p, end);
+        if (p >= end) return 0;
+        char c = *p;
+        if (c == '{' || c == '[') {
+            if (depth >= JS_MAX_DEPTH - 1) return 0;
+            p = js_skip_ws(p + 1, end);
+            if (p >= end) return 0;
+            if (*p != (c == '{' ? '}' : ']')) {
+                is_object = (is_object & ~(1ull << depth)) | ((uint64_t)(c == '{') << depth);
+                depth++;
+                want_key = c == '{';
+                continue;
+            }
+            p++;
+        } else if (c == '"') {
+            if (js_scan_string_fast(p + 1, end, &p, &esc, NULL) != JS_OK) return 0;
+        } else if (c == '-' && end - p >= 2 && p[1] == 'I') {
+            if (js_scan_literal(p, end, 0, &p, NULL) != JS_OK) return 0;
+        } else if (c == '-' || is_digit(c)) {
+            if (js_scan_number(p, end, 0, &p, &is_int, NULL) != JS_OK) return 0;
+        } else if (c == 't' || c == 'f' || c == 'n' || c == 'N' || c == 'I') {
+            if (js_scan_literal(p, end, 0, &p, NULL) != JS_OK) return 0;
+        } else {
+            return 0;
+        }
+        /* After a value: close what ends here, then a comma or the end. */
+        for (;;) {
+            if (depth == 0) {
+                *after = p;
+                return 1;
+            }
+            p = js_skip_ws(p, end);
+            if (p >= end) return 0;
+            int in_object = (int)((is_object >> (depth - 1)) & 1);
+            if (*p == (in_object ? '}' : ']')) {
+                p++;
+                depth--;
+                continue;
+            }
+            if (*p != ',') return 0;
+            p++;
+            want_key = in_object;
+            break;
+        }
+    }
+}
+
 int js_skip_value(const char *p, const char *end, int final, const char **after, js_error *e)
 {
+    if (skip_fast(p, end, after)) return JS_OK;
     js_skipper s;
     js_skipper_init(&s);
     const char *stop;

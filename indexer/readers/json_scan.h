@@ -23,6 +23,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
+
 enum { JS_OK = 0, JS_MORE = 1, JS_ERR = -1 };
 
 #define JS_MAX_DEPTH 64
@@ -37,9 +41,13 @@ static inline int js_is_ws(unsigned char c)
     return c == ' ' || c == '\n' || c == '\r' || c == '\t';
 }
 
+/* One compare rejects every byte above ' ' (nearly all that are not
+ * whitespace); a mask picks the four whitespace bytes out of the rest. */
+#define JS_WS_MASK ((1ull << ' ') | (1ull << '\n') | (1ull << '\r') | (1ull << '\t'))
+
 static inline const char *js_skip_ws(const char *p, const char *end)
 {
-    while (p < end && js_is_ws((unsigned char)*p))
+    while (p < end && (unsigned char)*p <= ' ' && ((JS_WS_MASK >> (unsigned char)*p) & 1))
         p++;
     return p;
 }
@@ -47,6 +55,31 @@ static inline const char *js_skip_ws(const char *p, const char *end)
 /* p is just past the opening quote. On JS_OK *after is just past the
  * closing quote and *escaped says whether the body holds backslashes. */
 int js_scan_string(const char *p, const char *end, const char **after, int *escaped, js_error *e);
+
+/* js_scan_string() with the commonest case inline: a string (a key, a
+ * name) that ends within 16 bytes, with no escape, control or non-ASCII
+ * byte before its closing quote. */
+static inline int js_scan_string_fast(const char *p, const char *end, const char **after,
+                                      int *escaped, js_error *e)
+{
+#ifdef __SSE2__
+    if (end - p >= 16) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
+        __m128i quote = _mm_cmpeq_epi8(v, _mm_set1_epi8('"'));
+        /* signed: below 0x20 takes in the bytes from 0x80 up */
+        __m128i other = _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('\\')),
+                                     _mm_cmplt_epi8(v, _mm_set1_epi8(0x20)));
+        unsigned q = (unsigned)_mm_movemask_epi8(quote), o = (unsigned)_mm_movemask_epi8(other);
+        /* the first quote comes before anything else that needs a look */
+        if (q && (o == 0 || (q & -q) < (o & -o))) {
+            *after = p + __builtin_ctz(q) + 1;
+            *escaped = 0;
+            return JS_OK;
+        }
+    }
+#endif
+    return js_scan_string(p, end, after, escaped, e);
+}
 
 /* Decodes a string body (validated by js_scan_string) into dst, which needs
  * len bytes at most. Lone surrogate escapes become U+FFFD. Returns the

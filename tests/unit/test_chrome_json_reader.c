@@ -174,6 +174,14 @@ static void test_string_scan_all_positions(void)
                 int esc = 0;
                 js_error e = {NULL, NULL};
                 int rc = js_scan_string(buf, buf + n + 1 + 20, &after, &esc, &e);
+                const char *fast_after = NULL;
+                int fast_esc = 0;
+                js_error fast_e = {NULL, NULL};
+                if (js_scan_string_fast(buf, buf + n + 1 + 20, &fast_after, &fast_esc, &fast_e) !=
+                        rc ||
+                    (rc == JS_OK && (fast_after != after || fast_esc != esc)) ||
+                    (rc == JS_ERR && fast_e.at != e.at))
+                    bad++;
                 int want_rc = (k == 3 || k == 4) ? JS_ERR : JS_OK;
                 const char *want_after = k == 0 ? buf + at + 1 : buf + n + 1;
                 if (rc != want_rc || (rc == JS_OK && after != want_after) ||
@@ -188,6 +196,35 @@ static void test_string_scan_all_positions(void)
         }
     }
     CU_ASSERT_EQUAL(bad, 0);
+}
+
+/* Scaled conversion at the int64 edges, where the 19-digit fast path and
+ * the general path meet: both must agree on every value and on overflow. */
+static void test_scaled_edges(void)
+{
+    static const struct {
+        const char *text;
+        int scale, rc;
+        int64_t want;
+    } cases[] = {
+        {"9223372036854775.807", 3, 0, INT64_MAX},
+        {"9223372036854775.808", 3, -1, 0},
+        {"-9223372036854775.808", 3, 0, INT64_MIN},
+        {"-9223372036854775.809", 3, -1, 0},
+        {"9999999999999999.999", 3, -1, 0},
+        {"1623142624502746", 3, 0, 1623142624502746000},
+        {"-1623142624502746.5", 3, 0, -1623142624502746500},
+        {"1623142624502746.12345", 3, 0, 1623142624502746123},
+        {"0000000000000000001", 0, 0, 1},
+        {"00000000000000000001", 0, 0, 1},
+        {"12", 6, 0, 12000000},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        int64_t v = 0;
+        int rc = js_to_scaled_int64(cases[i].text, strlen(cases[i].text), cases[i].scale, &v);
+        CU_ASSERT_EQUAL(rc, cases[i].rc);
+        if (rc == 0) CU_ASSERT_EQUAL(v, cases[i].want);
+    }
 }
 
 /* ---- bad input ---- */
@@ -424,6 +461,7 @@ int main(void)
         {"arg types", test_arg_types},
         {"NaN and Infinity", test_non_finite_numbers},
         {"string scan at every length and position", test_string_scan_all_positions},
+        {"scaled times at the int64 edges", test_scaled_edges},
         {"bad input of every kind", test_bad_input_kinds},
         {"truncated gzip", test_truncated_gzip},
         {"cut or damaged at every byte", test_every_byte},
