@@ -81,6 +81,8 @@ void xpl_plane_free(xpl_plane *pl)
     free(pl->stats.items);
     xpv_buf_free(&pl->scratch);
     xpv_buf_free(&pl->inflated);
+    xpv_hindex_free(&pl->launch_of);
+    free(pl->launches);
 }
 
 /* ---- tables ---- */
@@ -493,37 +495,49 @@ void xpl_fix_texts(xpl_plane *pl, xpv_arg *args, uint32_t n)
 
 /* ---- event metadata ---- */
 
+/* The name parts that say an event copies or sets memory, the first listed
+ * winning wherever it stands in the name. */
+static const struct {
+    const char *part;
+    size_t len;
+    uint8_t kind;
+} KIND_PARTS[] = {
+    {"H2D", 3, XPV_KIND_MEMCPY_H2D},
+    {"HtoD", 4, XPV_KIND_MEMCPY_H2D},
+    {"HostToDevice", 12, XPV_KIND_MEMCPY_H2D},
+    {"D2H", 3, XPV_KIND_MEMCPY_D2H},
+    {"DtoH", 4, XPV_KIND_MEMCPY_D2H},
+    {"DeviceToHost", 12, XPV_KIND_MEMCPY_D2H},
+    {"D2D", 3, XPV_KIND_MEMCPY_D2D},
+    {"DtoD", 4, XPV_KIND_MEMCPY_D2D},
+    {"DeviceToDevice", 14, XPV_KIND_MEMCPY_D2D},
+    {"P2P", 3, XPV_KIND_MEMCPY_OTHER},
+    {"PtoP", 4, XPV_KIND_MEMCPY_OTHER},
+    {"Peer", 4, XPV_KIND_MEMCPY_OTHER},
+    {"Memset", 6, XPV_KIND_MEMSET},
+    {"memset", 6, XPV_KIND_MEMSET},
+    {"Memcpy", 6, XPV_KIND_MEMCPY_OTHER},
+    {"memcpy", 6, XPV_KIND_MEMCPY_OTHER},
+};
+#define NKIND_PARTS (sizeof KIND_PARTS / sizeof KIND_PARTS[0])
+
+/* One pass over the name (kernel names are long, and most bytes start no
+ * part): at each byte, the earliest-listed part found so far that starts
+ * there. */
 static uint8_t kind_by_name(const char *s, size_t n)
 {
-    static const struct {
-        const char *part;
-        uint8_t kind;
-    } parts[] = {
-        {"H2D", XPV_KIND_MEMCPY_H2D},
-        {"HtoD", XPV_KIND_MEMCPY_H2D},
-        {"HostToDevice", XPV_KIND_MEMCPY_H2D},
-        {"D2H", XPV_KIND_MEMCPY_D2H},
-        {"DtoH", XPV_KIND_MEMCPY_D2H},
-        {"DeviceToHost", XPV_KIND_MEMCPY_D2H},
-        {"D2D", XPV_KIND_MEMCPY_D2D},
-        {"DtoD", XPV_KIND_MEMCPY_D2D},
-        {"DeviceToDevice", XPV_KIND_MEMCPY_D2D},
-        {"P2P", XPV_KIND_MEMCPY_OTHER},
-        {"PtoP", XPV_KIND_MEMCPY_OTHER},
-        {"Peer", XPV_KIND_MEMCPY_OTHER},
-        {"Memset", XPV_KIND_MEMSET},
-        {"memset", XPV_KIND_MEMSET},
-        {"Memcpy", XPV_KIND_MEMCPY_OTHER},
-        {"memcpy", XPV_KIND_MEMCPY_OTHER},
-    };
-    for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++) {
-        size_t k = strlen(parts[i].part);
-        /* The first byte first: a kernel's long name has few candidates. */
-        for (size_t j = 0; j + k <= n; j++)
-            if (s[j] == parts[i].part[0] && memcmp(s + j, parts[i].part, k) == 0)
-                return parts[i].kind;
+    size_t best = NKIND_PARTS;
+    for (size_t j = 0; j < n; j++) {
+        char c = s[j];
+        if (c != 'H' && c != 'D' && c != 'P' && c != 'M' && c != 'm') continue;
+        for (size_t i = 0; i < best; i++)
+            if (KIND_PARTS[i].part[0] == c && KIND_PARTS[i].len <= n - j &&
+                memcmp(s + j, KIND_PARTS[i].part, KIND_PARTS[i].len) == 0) {
+                best = i;
+                break;
+            }
     }
-    return 0;
+    return best < NKIND_PARTS ? KIND_PARTS[best].kind : 0;
 }
 
 static int64_t trailing_number(const char *s, size_t n)
@@ -653,15 +667,31 @@ xpl_meta *xpl_event_meta(xpl_plane *pl, int64_t id, xpv_err *err, int *failed)
     return m;
 }
 
+/* The launch shape a kernel_details text gives, parsed on its first use in
+ * the file: the planes of one host repeat the same texts. */
+static const xpv_launch *launch_of_text(xpl_plane *pl, uint32_t text)
+{
+    uint64_t *at = xpv_hindex_put(&pl->launch_of, text, UINT64_MAX);
+    if (*at != UINT64_MAX) return &pl->launches[*at];
+    if (pl->nlaunches == pl->cap_launches) {
+        pl->cap_launches = pl->cap_launches ? pl->cap_launches * 2 : 256;
+        pl->launches = xpv_xrealloc(pl->launches, pl->cap_launches * sizeof *pl->launches);
+    }
+    xpv_launch *l = &pl->launches[pl->nlaunches];
+    *at = pl->nlaunches++;
+    size_t len;
+    const char *s = xpv_sink_string(pl->sink, text, &len);
+    xpv_launch_init(l);
+    xpv_kernel_details_parse(s, len, l);
+    l->shape_key = text; /* one text, one shape */
+    return l;
+}
+
 const xpv_launch *xpl_ref_launch(xpl_plane *pl, xpl_meta *ref)
 {
     if (!ref->launch) {
-        size_t len;
-        const char *s = xpv_sink_string(pl->sink, ref->name, &len);
         ref->launch = arena_alloc(pl, sizeof *ref->launch);
-        xpv_launch_init(ref->launch);
-        xpv_kernel_details_parse(s, len, ref->launch);
-        ref->launch->shape_key = ref->name; /* one text, one shape */
+        *ref->launch = *launch_of_text(pl, ref->name);
     }
     return ref->launch;
 }

@@ -9,7 +9,9 @@
  * nobody refers to (the `Hlo Proto` blobs on /host:metadata) is never read.
  *
  * Invariants: pointers into the mapped file stay valid for the whole read;
- * everything decoded for a plane lives in its arena until the plane is done.
+ * everything decoded for a plane lives in its arena until the plane is done,
+ * except what depends on an interned text alone (launch shapes), which is
+ * kept for the whole read.
  * A stat is identified by its metadata's name (ids are per plane).
  */
 #ifndef XPV_XPLANE_META_H
@@ -17,6 +19,7 @@
 
 #include "protobuf.h"
 #include "../ingest.h"
+#include "../../common/xpv_hindex.h"
 
 /* What a stat means to the reader (decided once per stat metadata name). */
 enum xpl_role {
@@ -83,6 +86,11 @@ typedef struct {
     xpv_buf inflated; /* zlib output buffer */
     int64_t missing_event_meta, missing_stat_meta, bad_map_entries;
     size_t first_bad_map_offset;
+    /* Kept across planes, since a host's GPUs run the same kernels: each
+     * kernel_details text parsed once per file, not once per plane. */
+    xpv_hindex launch_of; /* interned kernel_details text -> index in launches */
+    xpv_launch *launches;
+    size_t nlaunches, cap_launches;
 } xpl_plane;
 
 void xpl_plane_init(xpl_plane *pl, xpv_sink *sink);
