@@ -234,7 +234,12 @@ static int decode_stat_meta(xpl_plane *pl, xpl_meta *m, xpv_err *err)
 
 xpl_meta *xpl_stat_meta(xpl_plane *pl, int64_t id, xpv_err *err, int *failed)
 {
-    xpl_meta *m = table_find(&pl->stats, id);
+    xpl_table *t = &pl->stats;
+    if (t->dense && id >= 0 && (uint64_t)id < t->ndense && t->dense[id]) {
+        xpl_meta *m = &t->items[t->dense[id] - 1];
+        if (m->decoded) return m;
+    }
+    xpl_meta *m = table_find(t, id);
     if (m && !m->decoded && decode_stat_meta(pl, m, err) != 0) {
         *failed = 1;
         return NULL;
@@ -450,15 +455,63 @@ uint8_t xpl_stat_role(xpl_plane *pl, const xpv_pb_field *sf)
     return XPL_ROLE_OTHER;
 }
 
+/* The shape nearly every XStat has: its metadata id, then one number or
+ * reference (fields 2, 3, 4 or 7), and nothing else. 1 with the two read
+ * as the general loop would read them; 0 for any other shape, damage
+ * included, which the general loop then reads and reports. */
+static int stat_usual(const xpv_pb_field *sf, int64_t *meta_id, xpv_pb_field *f)
+{
+    const uint8_t *p = sf->data, *end = p + sf->len;
+    uint64_t id;
+    if (p == end || p[0] != (1 << 3 | XPV_PB_VARINT)) return 0;
+    p = xpv_pb_varint_in(p + 1, end, &id);
+    if (!p || p == end) return 0;
+    f->at = p;
+    f->num = *p >> 3;
+    if (*p == (2 << 3 | XPV_PB_FIXED64) && end - p == 9) {
+        f->wire = XPV_PB_FIXED64;
+        f->v = 0;
+        for (int i = 0; i < 8; i++)
+            f->v |= (uint64_t)p[1 + i] << (8 * i);
+    } else if (*p == (3 << 3 | XPV_PB_VARINT) || *p == (4 << 3 | XPV_PB_VARINT) ||
+               *p == (7 << 3 | XPV_PB_VARINT)) {
+        f->wire = XPV_PB_VARINT;
+        if (xpv_pb_varint_in(p + 1, end, &f->v) != end) return 0;
+    } else {
+        return 0;
+    }
+    *meta_id = (int64_t)id;
+    return 1;
+}
+
+/* A number read by stat_usual, as stat_value sets it. */
+static inline void usual_value(const xpv_pb_field *f, xpv_arg *arg)
+{
+    if (f->num == 2)
+        arg->type = XPV_ARG_DOUBLE, arg->v.d = xpv_pb_double(f->v);
+    else if (f->num == 3)
+        arg->type = XPV_ARG_UINT, arg->v.u = f->v;
+    else
+        arg->type = XPV_ARG_INT, arg->v.i = (int64_t)f->v;
+}
+
 int xpl_stat_decode(xpl_plane *pl, const xpv_pb_field *sf, xpv_arg *arg, uint8_t *role,
                     xpl_info *info, xpv_err *err)
 {
     xpv_pb r = xpv_pb_sub(&pl->msg, sf);
     xpv_pb_field f;
-    int rc, has_value = 0;
+    int rc = 0, has_value = 0;
     int64_t meta_id = 0;
     xpl_meta *ref = NULL;
     memset(arg, 0, sizeof *arg);
+    if (stat_usual(sf, &meta_id, &f)) {
+        if (f.num != 7)
+            usual_value(&f, arg);
+        else if (stat_value(pl, &r, &f, arg, &ref, err) != 0)
+            return -1;
+        has_value = 1;
+        r.p = r.end;
+    }
     while ((rc = xpv_pb_next(&r, &f, err)) == 1) {
         if (f.num == 1) {
             if (f.wire != XPV_PB_VARINT) return xpv_pb_wrong_wire(&r, &f, "XStat", 0, err);
