@@ -205,6 +205,7 @@ uint8_t xpl_role_for(const char *name, size_t len)
         {"program_id", XPL_ROLE_PROGRAM_ID},
         {"hlo_module", XPL_ROLE_HLO_MODULE},
     };
+    if (len < 4 || len > 25) return XPL_ROLE_OTHER; /* "flow" .. "theoretical_occupancy_pct" */
     for (size_t i = 0; i < sizeof roles / sizeof roles[0]; i++)
         if (strlen(roles[i].name) == len && memcmp(roles[i].name, name, len) == 0)
             return roles[i].role;
