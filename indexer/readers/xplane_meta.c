@@ -233,14 +233,9 @@ static int decode_stat_meta(xpl_plane *pl, xpl_meta *m, xpv_err *err)
     return 0;
 }
 
-xpl_meta *xpl_stat_meta(xpl_plane *pl, int64_t id, xpv_err *err, int *failed)
+xpl_meta *xpl_stat_meta_slow(xpl_plane *pl, int64_t id, xpv_err *err, int *failed)
 {
-    xpl_table *t = &pl->stats;
-    if (t->dense && id >= 0 && (uint64_t)id < t->ndense && t->dense[id]) {
-        xpl_meta *m = &t->items[t->dense[id] - 1];
-        if (m->decoded) return m;
-    }
-    xpl_meta *m = table_find(t, id);
+    xpl_meta *m = table_find(&pl->stats, id);
     if (m && !m->decoded && decode_stat_meta(pl, m, err) != 0) {
         *failed = 1;
         return NULL;
@@ -402,6 +397,20 @@ void xpl_info_note(xpl_plane *pl, xpl_info *info, const xpv_arg *arg, uint8_t ro
     }
 }
 
+/* A ref_value: the name of the stat metadata it refers to. */
+static int ref_value(xpl_plane *pl, uint64_t id, xpv_arg *arg, xpl_meta **ref, xpv_err *err)
+{
+    int failed = 0;
+    *ref = xpl_stat_meta(pl, (int64_t)id, err, &failed);
+    if (failed) return -1;
+    arg->type = XPV_ARG_STR;
+    if (*ref)
+        arg->v.str = (*ref)->name;
+    else
+        arg->v.str = intern_id_name(pl, (int64_t)id), pl->missing_stat_meta++;
+    return 0;
+}
+
 /* Sets arg's value from one value field of an XStat; ref is set for ref_value. */
 static int stat_value(xpl_plane *pl, const xpv_pb *r, const xpv_pb_field *f, xpv_arg *arg,
                       xpl_meta **ref, xpv_err *err)
@@ -409,7 +418,6 @@ static int stat_value(xpl_plane *pl, const xpv_pb *r, const xpv_pb_field *f, xpv
     static const uint8_t wire_of[9] = {0,          0, XPV_PB_FIXED64, 0, 0, XPV_PB_LEN,
                                        XPV_PB_LEN, 0, XPV_PB_LEN};
     if (f->wire != wire_of[f->num]) return xpv_pb_wrong_wire(r, f, "XStat", wire_of[f->num], err);
-    int failed = 0;
     switch (f->num) {
     case 2:
         arg->type = XPV_ARG_DOUBLE, arg->v.d = xpv_pb_double(f->v);
@@ -427,14 +435,7 @@ static int stat_value(xpl_plane *pl, const xpv_pb *r, const xpv_pb_field *f, xpv
         bytes_value(pl, arg, f->data, f->len);
         break;
     case 7:
-        *ref = xpl_stat_meta(pl, (int64_t)f->v, err, &failed);
-        if (failed) return -1;
-        arg->type = XPV_ARG_STR;
-        if (*ref)
-            arg->v.str = (*ref)->name;
-        else
-            arg->v.str = intern_id_name(pl, (int64_t)f->v), pl->missing_stat_meta++;
-        break;
+        return ref_value(pl, f->v, arg, ref, err);
     case 8:
         compressed_value(pl, arg, f->data, f->len);
         break;
@@ -508,7 +509,7 @@ int xpl_stat_decode(xpl_plane *pl, const xpv_pb_field *sf, xpv_arg *arg, uint8_t
     if (stat_usual(sf, &meta_id, &f)) {
         if (f.num != 7)
             usual_value(&f, arg);
-        else if (stat_value(pl, &r, &f, arg, &ref, err) != 0)
+        else if (ref_value(pl, f.v, arg, &ref, err) != 0)
             return -1;
         has_value = 1;
         r.p = r.end;
@@ -711,7 +712,7 @@ static int decode_event_meta(xpl_plane *pl, xpl_meta *m, xpv_err *err)
     return rc < 0 ? -1 : 0;
 }
 
-xpl_meta *xpl_event_meta(xpl_plane *pl, int64_t id, xpv_err *err, int *failed)
+xpl_meta *xpl_event_meta_slow(xpl_plane *pl, int64_t id, xpv_err *err, int *failed)
 {
     xpl_meta *m = table_find(&pl->events, id);
     if (m && !m->decoded && decode_event_meta(pl, m, err) != 0) {

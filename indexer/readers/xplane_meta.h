@@ -103,9 +103,31 @@ int xpl_table_add_entry(xpl_plane *pl, xpl_table *t, const xpv_pb *plane, const 
                         xpv_err *err);
 /* Sorts a table after its last entry. */
 void xpl_table_finish(xpl_table *t);
-/* The metadata with this id, decoded; NULL when the plane has none. */
-xpl_meta *xpl_event_meta(xpl_plane *pl, int64_t id, xpv_err *err, int *failed);
-xpl_meta *xpl_stat_meta(xpl_plane *pl, int64_t id, xpv_err *err, int *failed);
+/* The metadata with this id in t when it is decoded already, else NULL. */
+static inline xpl_meta *xpl_meta_ready(const xpl_table *t, int64_t id)
+{
+    if (!t->dense || id < 0 || (uint64_t)id >= t->ndense || !t->dense[id]) return NULL;
+    xpl_meta *m = &t->items[t->dense[id] - 1];
+    return m->decoded ? m : NULL;
+}
+
+/* The first lookup of an id, which decodes it, and lookups in sparse tables. */
+xpl_meta *xpl_event_meta_slow(xpl_plane *pl, int64_t id, xpv_err *err, int *failed);
+xpl_meta *xpl_stat_meta_slow(xpl_plane *pl, int64_t id, xpv_err *err, int *failed);
+
+/* The metadata with this id, decoded; NULL when the plane has none. Inline:
+ * a large XSpace asks it for every event and every stat. */
+static inline xpl_meta *xpl_event_meta(xpl_plane *pl, int64_t id, xpv_err *err, int *failed)
+{
+    xpl_meta *m = xpl_meta_ready(&pl->events, id);
+    return m ? m : xpl_event_meta_slow(pl, id, err, failed);
+}
+
+static inline xpl_meta *xpl_stat_meta(xpl_plane *pl, int64_t id, xpv_err *err, int *failed)
+{
+    xpl_meta *m = xpl_meta_ready(&pl->stats, id);
+    return m ? m : xpl_stat_meta_slow(pl, id, err, failed);
+}
 
 /* Decodes one XStat message into *arg (+ its role), noting what it says in
  * info (may be NULL). TEXT values made here are appended to pl->scratch and
