@@ -90,23 +90,6 @@ static size_t varint_len(uint64_t v)
     return n;
 }
 
-static size_t arg_size(const xpv_arg *a)
-{
-    size_t n = varint_len(a->key) + 1;
-    switch (a->type) {
-    case XPV_ARG_INT:
-        return n + varint_len(((uint64_t)a->v.i << 1) ^ (uint64_t)(a->v.i >> 63));
-    case XPV_ARG_UINT:
-        return n + varint_len(a->v.u);
-    case XPV_ARG_DOUBLE:
-        return n + 8;
-    case XPV_ARG_STR:
-        return n + varint_len(a->v.str);
-    default:
-        return n + varint_len(a->len) + a->len;
-    }
-}
-
 /* The most bytes encode_event can write for ev. */
 static size_t event_bound(const xpv_event *ev)
 {
@@ -148,7 +131,8 @@ static void encode_event(xpv_buf *b, const xpv_event *ev, int64_t prev_ts)
     unsigned flags = (ev->cat ? F_CAT : 0) | (ev->corr >= 0 ? F_CORR : 0) |
                      (ev->step >= 0 || ev->step_src ? F_STEP : 0) |
                      (psrem > 0 && psrem < 1000 ? F_PSREM : 0) | (ev->nargs ? F_ARGS : 0);
-    xpv_buf_reserve(b, event_bound(ev));
+    size_t bound = event_bound(ev);
+    if (b->len + bound + 1 > b->cap) xpv_buf_reserve(b, bound);
     unsigned char *start = (unsigned char *)b->data + b->len, *p = start;
     *p++ = (unsigned char)flags;
     *p++ = (unsigned char)ev->ph;
@@ -164,18 +148,19 @@ static void encode_event(xpv_buf *b, const xpv_event *ev, int64_t prev_ts)
     }
     if (flags & F_PSREM) p = xpv_varint_put(p, (uint64_t)psrem);
     if (flags & F_ARGS) {
-        size_t bytes = 0;
-        for (uint32_t i = 0; i < ev->nargs; i++)
-            bytes += arg_size(&ev->args[i]);
+        /* The args are written where the longest byte count would leave
+         * them, then moved down behind the count they turned out to take:
+         * one pass over them, not one to size them and one to write. */
         p = xpv_varint_put(p, ev->nargs);
-        p = xpv_varint_put(p, bytes);
-        const unsigned char *args_start = p;
+        unsigned char *args_at = p + XPV_VARINT_MAX, *q = args_at;
         for (uint32_t i = 0; i < ev->nargs; i++)
-            p = encode_arg(p, &ev->args[i]);
-        assert((size_t)(p - args_start) == bytes);
-        (void)args_start; /* read only by the assert */
+            q = encode_arg(q, &ev->args[i]);
+        size_t bytes = (size_t)(q - args_at);
+        p = xpv_varint_put(p, bytes);
+        memmove(p, args_at, bytes);
+        p += bytes;
     }
-    assert((size_t)(p - start) <= event_bound(ev));
+    assert((size_t)(p - start) <= bound);
     b->len += (size_t)(p - start);
     b->data[b->len] = 0;
 }

@@ -75,6 +75,23 @@ int xpv_pb_wrong_wire(const xpv_pb *r, const xpv_pb_field *f, const char *messag
  * is cut off or malformed (the slow path then says which). */
 static inline const uint8_t *xpv_pb_varint_in(const uint8_t *p, const uint8_t *end, uint64_t *out)
 {
+    if (p < end && *p < 0x80) {
+        *out = *p;
+        return p + 1;
+    }
+    if (end - p >= 10) { /* every byte a varint may take is there: no bound checks */
+        uint64_t w = 0;
+        for (int i = 0; i < 10; i++) {
+            uint8_t c = p[i];
+            if (i == 9 && c > 1) return NULL;
+            w |= (uint64_t)(c & 0x7F) << (7 * i);
+            if (!(c & 0x80)) {
+                *out = w;
+                return p + i + 1;
+            }
+        }
+        return NULL;
+    }
     uint64_t v = 0;
     for (int shift = 0; shift < 70 && p < end; shift += 7) {
         uint8_t c = *p++;

@@ -46,6 +46,7 @@ struct xpv_attrib_module {
     xpv_hindex by_name;          /* hash of the exact name -> instruction index */
     xpv_hindex by_kernel;        /* hash of the kernel spelling -> launcher */
     xpv_hindex kernel_of;        /* interned kernel name -> launcher + 1 (0: none) */
+    xpv_hindex instr_of;         /* interned hlo_op -> instruction + 1 (0: none) */
     xpv_attrib_op *ops;          /* by instruction, interned on first use */
     uint8_t *op_ready;
     /* run scratch, by launcher: generation stamps and counts */
@@ -428,7 +429,7 @@ static void module_free(xpv_attrib_module *am)
     free(am->is_fusion), free(am->ambiguous), free(am->ops), free(am->op_ready), free(am->at),
         free(am->place);
     xpv_hindex_free(&am->by_name), xpv_hindex_free(&am->by_kernel);
-    xpv_hindex_free(&am->kernel_of);
+    xpv_hindex_free(&am->kernel_of), xpv_hindex_free(&am->instr_of);
 }
 
 void xpv_attrib_free(xpv_attrib *a)
@@ -511,19 +512,32 @@ static const xpv_attrib_op *op_of(xpv_attrib_module *am, uint32_t instr)
     return op;
 }
 
-int xpv_attrib_named(xpv_attrib_module *am, uint32_t hlo_op, xpv_attrib_op *op)
+/* The instruction an interned name names, -1 none; cached by the name, as
+ * every kernel of a plain (not command-buffer) launch asks it. */
+static int64_t instr_named(xpv_attrib_module *am, uint32_t hlo_op)
 {
+    uint64_t *v = xpv_hindex_put(&am->instr_of, hlo_op, UINT64_MAX);
+    if (*v != UINT64_MAX) return (int64_t)*v - 1;
+    *v = 0;
     size_t len;
     const char *s = xpv_sink_string(am->owner->sink, hlo_op, &len);
-    if (!s) return 0;
+    if (!s) return -1;
     xpv_hprobe p = xpv_hindex_probe(&am->by_name, xpv_hash64(s, len));
-    uint64_t v;
-    while (xpv_hindex_next(&am->by_name, &p, &v))
-        if (text_is(am->m.instrs[v].name, s, len)) {
-            *op = *op_of(am, (uint32_t)v);
-            return 1;
+    uint64_t i;
+    while (xpv_hindex_next(&am->by_name, &p, &i))
+        if (text_is(am->m.instrs[i].name, s, len)) {
+            *v = i + 1;
+            break;
         }
-    return 0;
+    return (int64_t)*v - 1;
+}
+
+int xpv_attrib_named(xpv_attrib_module *am, uint32_t hlo_op, xpv_attrib_op *op)
+{
+    int64_t i = instr_named(am, hlo_op);
+    if (i < 0) return 0;
+    *op = *op_of(am, (uint32_t)i);
+    return 1;
 }
 
 /* ---- one graph execution ---- */

@@ -81,6 +81,8 @@ void xpl_plane_free(xpl_plane *pl)
     free(pl->stats.items);
     xpv_buf_free(&pl->scratch);
     xpv_buf_free(&pl->inflated);
+    xpv_hindex_free(&pl->launch_of);
+    free(pl->launches);
 }
 
 /* ---- tables ---- */
@@ -203,6 +205,7 @@ uint8_t xpl_role_for(const char *name, size_t len)
         {"program_id", XPL_ROLE_PROGRAM_ID},
         {"hlo_module", XPL_ROLE_HLO_MODULE},
     };
+    if (len < 4 || len > 25) return XPL_ROLE_OTHER; /* "flow" .. "theoretical_occupancy_pct" */
     for (size_t i = 0; i < sizeof roles / sizeof roles[0]; i++)
         if (strlen(roles[i].name) == len && memcmp(roles[i].name, name, len) == 0)
             return roles[i].role;
@@ -230,7 +233,7 @@ static int decode_stat_meta(xpl_plane *pl, xpl_meta *m, xpv_err *err)
     return 0;
 }
 
-xpl_meta *xpl_stat_meta(xpl_plane *pl, int64_t id, xpv_err *err, int *failed)
+xpl_meta *xpl_stat_meta_slow(xpl_plane *pl, int64_t id, xpv_err *err, int *failed)
 {
     xpl_meta *m = table_find(&pl->stats, id);
     if (m && !m->decoded && decode_stat_meta(pl, m, err) != 0) {
@@ -394,6 +397,20 @@ void xpl_info_note(xpl_plane *pl, xpl_info *info, const xpv_arg *arg, uint8_t ro
     }
 }
 
+/* A ref_value: the name of the stat metadata it refers to. */
+static int ref_value(xpl_plane *pl, uint64_t id, xpv_arg *arg, xpl_meta **ref, xpv_err *err)
+{
+    int failed = 0;
+    *ref = xpl_stat_meta(pl, (int64_t)id, err, &failed);
+    if (failed) return -1;
+    arg->type = XPV_ARG_STR;
+    if (*ref)
+        arg->v.str = (*ref)->name;
+    else
+        arg->v.str = intern_id_name(pl, (int64_t)id), pl->missing_stat_meta++;
+    return 0;
+}
+
 /* Sets arg's value from one value field of an XStat; ref is set for ref_value. */
 static int stat_value(xpl_plane *pl, const xpv_pb *r, const xpv_pb_field *f, xpv_arg *arg,
                       xpl_meta **ref, xpv_err *err)
@@ -401,7 +418,6 @@ static int stat_value(xpl_plane *pl, const xpv_pb *r, const xpv_pb_field *f, xpv
     static const uint8_t wire_of[9] = {0,          0, XPV_PB_FIXED64, 0, 0, XPV_PB_LEN,
                                        XPV_PB_LEN, 0, XPV_PB_LEN};
     if (f->wire != wire_of[f->num]) return xpv_pb_wrong_wire(r, f, "XStat", wire_of[f->num], err);
-    int failed = 0;
     switch (f->num) {
     case 2:
         arg->type = XPV_ARG_DOUBLE, arg->v.d = xpv_pb_double(f->v);
@@ -419,14 +435,7 @@ static int stat_value(xpl_plane *pl, const xpv_pb *r, const xpv_pb_field *f, xpv
         bytes_value(pl, arg, f->data, f->len);
         break;
     case 7:
-        *ref = xpl_stat_meta(pl, (int64_t)f->v, err, &failed);
-        if (failed) return -1;
-        arg->type = XPV_ARG_STR;
-        if (*ref)
-            arg->v.str = (*ref)->name;
-        else
-            arg->v.str = intern_id_name(pl, (int64_t)f->v), pl->missing_stat_meta++;
-        break;
+        return ref_value(pl, f->v, arg, ref, err);
     case 8:
         compressed_value(pl, arg, f->data, f->len);
         break;
@@ -448,15 +457,63 @@ uint8_t xpl_stat_role(xpl_plane *pl, const xpv_pb_field *sf)
     return XPL_ROLE_OTHER;
 }
 
+/* The shape nearly every XStat has: its metadata id, then one number or
+ * reference (fields 2, 3, 4 or 7), and nothing else. 1 with the two read
+ * as the general loop would read them; 0 for any other shape, damage
+ * included, which the general loop then reads and reports. */
+static int stat_usual(const xpv_pb_field *sf, int64_t *meta_id, xpv_pb_field *f)
+{
+    const uint8_t *p = sf->data, *end = p + sf->len;
+    uint64_t id;
+    if (p == end || p[0] != (1 << 3 | XPV_PB_VARINT)) return 0;
+    p = xpv_pb_varint_in(p + 1, end, &id);
+    if (!p || p == end) return 0;
+    f->at = p;
+    f->num = *p >> 3;
+    if (*p == (2 << 3 | XPV_PB_FIXED64) && end - p == 9) {
+        f->wire = XPV_PB_FIXED64;
+        f->v = 0;
+        for (int i = 0; i < 8; i++)
+            f->v |= (uint64_t)p[1 + i] << (8 * i);
+    } else if (*p == (3 << 3 | XPV_PB_VARINT) || *p == (4 << 3 | XPV_PB_VARINT) ||
+               *p == (7 << 3 | XPV_PB_VARINT)) {
+        f->wire = XPV_PB_VARINT;
+        if (xpv_pb_varint_in(p + 1, end, &f->v) != end) return 0;
+    } else {
+        return 0;
+    }
+    *meta_id = (int64_t)id;
+    return 1;
+}
+
+/* A number read by stat_usual, as stat_value sets it. */
+static inline void usual_value(const xpv_pb_field *f, xpv_arg *arg)
+{
+    if (f->num == 2)
+        arg->type = XPV_ARG_DOUBLE, arg->v.d = xpv_pb_double(f->v);
+    else if (f->num == 3)
+        arg->type = XPV_ARG_UINT, arg->v.u = f->v;
+    else
+        arg->type = XPV_ARG_INT, arg->v.i = (int64_t)f->v;
+}
+
 int xpl_stat_decode(xpl_plane *pl, const xpv_pb_field *sf, xpv_arg *arg, uint8_t *role,
                     xpl_info *info, xpv_err *err)
 {
     xpv_pb r = xpv_pb_sub(&pl->msg, sf);
     xpv_pb_field f;
-    int rc, has_value = 0;
+    int rc = 0, has_value = 0;
     int64_t meta_id = 0;
     xpl_meta *ref = NULL;
     memset(arg, 0, sizeof *arg);
+    if (stat_usual(sf, &meta_id, &f)) {
+        if (f.num != 7)
+            usual_value(&f, arg);
+        else if (ref_value(pl, f.v, arg, &ref, err) != 0)
+            return -1;
+        has_value = 1;
+        r.p = r.end;
+    }
     while ((rc = xpv_pb_next(&r, &f, err)) == 1) {
         if (f.num == 1) {
             if (f.wire != XPV_PB_VARINT) return xpv_pb_wrong_wire(&r, &f, "XStat", 0, err);
@@ -493,37 +550,49 @@ void xpl_fix_texts(xpl_plane *pl, xpv_arg *args, uint32_t n)
 
 /* ---- event metadata ---- */
 
+/* The name parts that say an event copies or sets memory, the first listed
+ * winning wherever it stands in the name. */
+static const struct {
+    const char *part;
+    size_t len;
+    uint8_t kind;
+} KIND_PARTS[] = {
+    {"H2D", 3, XPV_KIND_MEMCPY_H2D},
+    {"HtoD", 4, XPV_KIND_MEMCPY_H2D},
+    {"HostToDevice", 12, XPV_KIND_MEMCPY_H2D},
+    {"D2H", 3, XPV_KIND_MEMCPY_D2H},
+    {"DtoH", 4, XPV_KIND_MEMCPY_D2H},
+    {"DeviceToHost", 12, XPV_KIND_MEMCPY_D2H},
+    {"D2D", 3, XPV_KIND_MEMCPY_D2D},
+    {"DtoD", 4, XPV_KIND_MEMCPY_D2D},
+    {"DeviceToDevice", 14, XPV_KIND_MEMCPY_D2D},
+    {"P2P", 3, XPV_KIND_MEMCPY_OTHER},
+    {"PtoP", 4, XPV_KIND_MEMCPY_OTHER},
+    {"Peer", 4, XPV_KIND_MEMCPY_OTHER},
+    {"Memset", 6, XPV_KIND_MEMSET},
+    {"memset", 6, XPV_KIND_MEMSET},
+    {"Memcpy", 6, XPV_KIND_MEMCPY_OTHER},
+    {"memcpy", 6, XPV_KIND_MEMCPY_OTHER},
+};
+#define NKIND_PARTS (sizeof KIND_PARTS / sizeof KIND_PARTS[0])
+
+/* One pass over the name (kernel names are long, and most bytes start no
+ * part): at each byte, the earliest-listed part found so far that starts
+ * there. */
 static uint8_t kind_by_name(const char *s, size_t n)
 {
-    static const struct {
-        const char *part;
-        uint8_t kind;
-    } parts[] = {
-        {"H2D", XPV_KIND_MEMCPY_H2D},
-        {"HtoD", XPV_KIND_MEMCPY_H2D},
-        {"HostToDevice", XPV_KIND_MEMCPY_H2D},
-        {"D2H", XPV_KIND_MEMCPY_D2H},
-        {"DtoH", XPV_KIND_MEMCPY_D2H},
-        {"DeviceToHost", XPV_KIND_MEMCPY_D2H},
-        {"D2D", XPV_KIND_MEMCPY_D2D},
-        {"DtoD", XPV_KIND_MEMCPY_D2D},
-        {"DeviceToDevice", XPV_KIND_MEMCPY_D2D},
-        {"P2P", XPV_KIND_MEMCPY_OTHER},
-        {"PtoP", XPV_KIND_MEMCPY_OTHER},
-        {"Peer", XPV_KIND_MEMCPY_OTHER},
-        {"Memset", XPV_KIND_MEMSET},
-        {"memset", XPV_KIND_MEMSET},
-        {"Memcpy", XPV_KIND_MEMCPY_OTHER},
-        {"memcpy", XPV_KIND_MEMCPY_OTHER},
-    };
-    for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++) {
-        size_t k = strlen(parts[i].part);
-        /* The first byte first: a kernel's long name has few candidates. */
-        for (size_t j = 0; j + k <= n; j++)
-            if (s[j] == parts[i].part[0] && memcmp(s + j, parts[i].part, k) == 0)
-                return parts[i].kind;
+    size_t best = NKIND_PARTS;
+    for (size_t j = 0; j < n; j++) {
+        char c = s[j];
+        if (c != 'H' && c != 'D' && c != 'P' && c != 'M' && c != 'm') continue;
+        for (size_t i = 0; i < best; i++)
+            if (KIND_PARTS[i].part[0] == c && KIND_PARTS[i].len <= n - j &&
+                memcmp(s + j, KIND_PARTS[i].part, KIND_PARTS[i].len) == 0) {
+                best = i;
+                break;
+            }
     }
-    return 0;
+    return best < NKIND_PARTS ? KIND_PARTS[best].kind : 0;
 }
 
 static int64_t trailing_number(const char *s, size_t n)
@@ -643,7 +712,7 @@ static int decode_event_meta(xpl_plane *pl, xpl_meta *m, xpv_err *err)
     return rc < 0 ? -1 : 0;
 }
 
-xpl_meta *xpl_event_meta(xpl_plane *pl, int64_t id, xpv_err *err, int *failed)
+xpl_meta *xpl_event_meta_slow(xpl_plane *pl, int64_t id, xpv_err *err, int *failed)
 {
     xpl_meta *m = table_find(&pl->events, id);
     if (m && !m->decoded && decode_event_meta(pl, m, err) != 0) {
@@ -653,15 +722,31 @@ xpl_meta *xpl_event_meta(xpl_plane *pl, int64_t id, xpv_err *err, int *failed)
     return m;
 }
 
+/* The launch shape a kernel_details text gives, parsed on its first use in
+ * the file: the planes of one host repeat the same texts. */
+static const xpv_launch *launch_of_text(xpl_plane *pl, uint32_t text)
+{
+    uint64_t *at = xpv_hindex_put(&pl->launch_of, text, UINT64_MAX);
+    if (*at != UINT64_MAX) return &pl->launches[*at];
+    if (pl->nlaunches == pl->cap_launches) {
+        pl->cap_launches = pl->cap_launches ? pl->cap_launches * 2 : 256;
+        pl->launches = xpv_xrealloc(pl->launches, pl->cap_launches * sizeof *pl->launches);
+    }
+    xpv_launch *l = &pl->launches[pl->nlaunches];
+    *at = pl->nlaunches++;
+    size_t len;
+    const char *s = xpv_sink_string(pl->sink, text, &len);
+    xpv_launch_init(l);
+    xpv_kernel_details_parse(s, len, l);
+    l->shape_key = text; /* one text, one shape */
+    return l;
+}
+
 const xpv_launch *xpl_ref_launch(xpl_plane *pl, xpl_meta *ref)
 {
     if (!ref->launch) {
-        size_t len;
-        const char *s = xpv_sink_string(pl->sink, ref->name, &len);
         ref->launch = arena_alloc(pl, sizeof *ref->launch);
-        xpv_launch_init(ref->launch);
-        xpv_kernel_details_parse(s, len, ref->launch);
-        ref->launch->shape_key = ref->name; /* one text, one shape */
+        *ref->launch = *launch_of_text(pl, ref->name);
     }
     return ref->launch;
 }

@@ -9,7 +9,9 @@
  * nobody refers to (the `Hlo Proto` blobs on /host:metadata) is never read.
  *
  * Invariants: pointers into the mapped file stay valid for the whole read;
- * everything decoded for a plane lives in its arena until the plane is done.
+ * everything decoded for a plane lives in its arena until the plane is done,
+ * except what depends on an interned text alone (launch shapes), which is
+ * kept for the whole read.
  * A stat is identified by its metadata's name (ids are per plane).
  */
 #ifndef XPV_XPLANE_META_H
@@ -17,6 +19,7 @@
 
 #include "protobuf.h"
 #include "../ingest.h"
+#include "../../common/xpv_hindex.h"
 
 /* What a stat means to the reader (decided once per stat metadata name). */
 enum xpl_role {
@@ -83,6 +86,11 @@ typedef struct {
     xpv_buf inflated; /* zlib output buffer */
     int64_t missing_event_meta, missing_stat_meta, bad_map_entries;
     size_t first_bad_map_offset;
+    /* Kept across planes, since a host's GPUs run the same kernels: each
+     * kernel_details text parsed once per file, not once per plane. */
+    xpv_hindex launch_of; /* interned kernel_details text -> index in launches */
+    xpv_launch *launches;
+    size_t nlaunches, cap_launches;
 } xpl_plane;
 
 void xpl_plane_init(xpl_plane *pl, xpv_sink *sink);
@@ -95,9 +103,31 @@ int xpl_table_add_entry(xpl_plane *pl, xpl_table *t, const xpv_pb *plane, const 
                         xpv_err *err);
 /* Sorts a table after its last entry. */
 void xpl_table_finish(xpl_table *t);
-/* The metadata with this id, decoded; NULL when the plane has none. */
-xpl_meta *xpl_event_meta(xpl_plane *pl, int64_t id, xpv_err *err, int *failed);
-xpl_meta *xpl_stat_meta(xpl_plane *pl, int64_t id, xpv_err *err, int *failed);
+/* The metadata with this id in t when it is decoded already, else NULL. */
+static inline xpl_meta *xpl_meta_ready(const xpl_table *t, int64_t id)
+{
+    if (!t->dense || id < 0 || (uint64_t)id >= t->ndense || !t->dense[id]) return NULL;
+    xpl_meta *m = &t->items[t->dense[id] - 1];
+    return m->decoded ? m : NULL;
+}
+
+/* The first lookup of an id, which decodes it, and lookups in sparse tables. */
+xpl_meta *xpl_event_meta_slow(xpl_plane *pl, int64_t id, xpv_err *err, int *failed);
+xpl_meta *xpl_stat_meta_slow(xpl_plane *pl, int64_t id, xpv_err *err, int *failed);
+
+/* The metadata with this id, decoded; NULL when the plane has none. Inline:
+ * a large XSpace asks it for every event and every stat. */
+static inline xpl_meta *xpl_event_meta(xpl_plane *pl, int64_t id, xpv_err *err, int *failed)
+{
+    xpl_meta *m = xpl_meta_ready(&pl->events, id);
+    return m ? m : xpl_event_meta_slow(pl, id, err, failed);
+}
+
+static inline xpl_meta *xpl_stat_meta(xpl_plane *pl, int64_t id, xpv_err *err, int *failed)
+{
+    xpl_meta *m = xpl_meta_ready(&pl->stats, id);
+    return m ? m : xpl_stat_meta_slow(pl, id, err, failed);
+}
 
 /* Decodes one XStat message into *arg (+ its role), noting what it says in
  * info (may be NULL). TEXT values made here are appended to pl->scratch and
