@@ -75,13 +75,43 @@ typedef struct {
     uint32_t track, gi;
 } order_rec;
 
-static int order_cmp(const void *pa, const void *pb)
+/* Groups in order of (kind, name, device, track), then group index: the
+ * keys are unique, so the order is the one any sort gives. */
+static int order_less(const order_rec *a, const order_rec *b)
 {
-    const order_rec *a = pa, *b = pb;
-    if (a->kind != b->kind) return a->kind < b->kind ? -1 : 1;
-    if (a->name != b->name) return a->name < b->name ? -1 : 1;
-    if (a->device != b->device) return a->device < b->device ? -1 : 1;
-    return a->track < b->track ? -1 : (a->track > b->track);
+    if (a->kind != b->kind) return a->kind < b->kind;
+    if (a->name != b->name) return a->name < b->name;
+    if (a->device != b->device) return a->device < b->device;
+    if (a->track != b->track) return a->track < b->track;
+    return a->gi < b->gi;
+}
+
+/* A merge sort with the comparison inlined (qsort's indirect call per
+ * comparison cost more than the rest of the rows' preparation); halves
+ * already in order, as the groups of a name often are, are not merged.
+ * tmp holds n / 2 records. */
+static void sort_order(order_rec *v, order_rec *tmp, size_t n)
+{
+    if (n <= 16) {
+        for (size_t i = 1; i < n; i++) {
+            order_rec x = v[i];
+            size_t j = i;
+            for (; j > 0 && order_less(&x, &v[j - 1]); j--)
+                v[j] = v[j - 1];
+            v[j] = x;
+        }
+        return;
+    }
+    size_t h = n / 2;
+    sort_order(v, tmp, h);
+    sort_order(v + h, tmp, n - h);
+    if (!order_less(&v[h], &v[h - 1])) return;
+    memcpy(tmp, v, h * sizeof *v);
+    size_t i = 0, j = h, o = 0; /* o <= j: the right half is read before it is overwritten */
+    while (i < h && j < n)
+        v[o++] = order_less(&v[j], &tmp[i]) ? v[j++] : tmp[i++];
+    while (i < h)
+        v[o++] = tmp[i++];
 }
 
 /* What computing the rows (and classifying the units) works from. */
@@ -345,7 +375,9 @@ static void prepare_order(builder *b)
             *xpv_hindex_put(&b->dev_totals, ((uint64_t)fam << 32) | (uint32_t)dev, 0) +=
                 (uint64_t)g->total_ps;
     }
-    xpv_sort(b->order, b->norder, sizeof *b->order, order_cmp);
+    order_rec *tmp = xpv_xmalloc((b->norder / 2 + 1) * sizeof *tmp);
+    sort_order(b->order, tmp, b->norder);
+    free(tmp);
 }
 
 static void builder_free(builder *b)

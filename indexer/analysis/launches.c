@@ -84,30 +84,85 @@ static int track_visit(void *ctx, const xpv_event *ev, int64_t block_id, uint32_
     return 0;
 }
 
-static int launch_by_ts(const void *pa, const void *pb)
+/* The sorts below are stable merge sorts with the comparison inlined
+ * (qsort's indirect call per comparison was most of their cost); equal
+ * keys keep their scan order, as they did under glibc's qsort, so that
+ * ops of one span and launches of one id resolve as before. Halves
+ * already in order are not merged. tmp holds n / 2 records. */
+
+static int launch_less(const xpv_launch_rec *a, const xpv_launch_rec *b, int by_corr)
 {
-    const xpv_launch_rec *a = pa, *b = pb;
-    return a->ts_ns < b->ts_ns ? -1 : a->ts_ns > b->ts_ns;
+    return by_corr ? a->corr < b->corr : a->ts_ns < b->ts_ns;
 }
 
-static int launch_by_corr(const void *pa, const void *pb)
+static void sort_launches(xpv_launch_rec *v, xpv_launch_rec *tmp, size_t n, int by_corr)
 {
-    const xpv_launch_rec *a = pa, *b = pb;
-    return a->corr < b->corr ? -1 : a->corr > b->corr;
+    if (n <= 16) {
+        for (size_t i = 1; i < n; i++) {
+            xpv_launch_rec x = v[i];
+            size_t j = i;
+            for (; j > 0 && launch_less(&x, &v[j - 1], by_corr); j--)
+                v[j] = v[j - 1];
+            v[j] = x;
+        }
+        return;
+    }
+    size_t h = n / 2;
+    sort_launches(v, tmp, h, by_corr);
+    sort_launches(v + h, tmp, n - h, by_corr);
+    if (!launch_less(&v[h], &v[h - 1], by_corr)) return;
+    memcpy(tmp, v, h * sizeof *v);
+    size_t i = 0, j = h, o = 0; /* o <= j: the right half is read before it is overwritten */
+    while (i < h && j < n)
+        v[o++] = launch_less(&v[j], &tmp[i], by_corr) ? v[j++] : tmp[i++];
+    while (i < h)
+        v[o++] = tmp[i++];
 }
 
 /* Outer ops first: by start, then longest first. */
-static int op_order(const void *pa, const void *pb)
+static int op_less(const cpu_op *a, const cpu_op *b)
 {
-    const cpu_op *a = pa, *b = pb;
-    if (a->start != b->start) return a->start < b->start ? -1 : 1;
-    return a->end > b->end ? -1 : a->end < b->end;
+    return a->start != b->start ? a->start < b->start : a->end > b->end;
+}
+
+static void sort_ops(cpu_op *v, cpu_op *tmp, size_t n)
+{
+    if (n <= 16) {
+        for (size_t i = 1; i < n; i++) {
+            cpu_op x = v[i];
+            size_t j = i;
+            for (; j > 0 && op_less(&x, &v[j - 1]); j--)
+                v[j] = v[j - 1];
+            v[j] = x;
+        }
+        return;
+    }
+    size_t h = n / 2;
+    sort_ops(v, tmp, h);
+    sort_ops(v + h, tmp, n - h);
+    if (!op_less(&v[h], &v[h - 1])) return;
+    memcpy(tmp, v, h * sizeof *v);
+    size_t i = 0, j = h, o = 0;
+    while (i < h && j < n)
+        v[o++] = op_less(&v[j], &tmp[i]) ? v[j++] : tmp[i++];
+    while (i < h)
+        v[o++] = tmp[i++];
+}
+
+/* Sorts the n launches at v by id (by_corr) or by time. */
+static void order_launches(xpv_launch_rec *v, size_t n, int by_corr)
+{
+    xpv_launch_rec *tmp = xpv_xmalloc((n / 2 + 1) * sizeof *tmp);
+    sort_launches(v, tmp, n, by_corr);
+    free(tmp);
 }
 
 static void link_track_ops(track_ctx *c)
 {
-    xpv_sort(c->launches, c->nl, sizeof *c->launches, launch_by_ts);
-    xpv_sort(c->ops, c->nops, sizeof *c->ops, op_order);
+    order_launches(c->launches, c->nl, 0);
+    cpu_op *tmp = xpv_xmalloc((c->nops / 2 + 1) * sizeof *tmp);
+    sort_ops(c->ops, tmp, c->nops);
+    free(tmp);
     size_t *stack = xpv_xmalloc((c->nops ? c->nops : 1) * sizeof *stack), depth = 0, next = 0;
     for (size_t i = 0; i < c->nl; i++) {
         int64_t ts = c->launches[i].ts_ns;
@@ -157,7 +212,7 @@ int xpv_launches_build(xpv_launches *l, const xpv_analysis_input *in, const uint
     free(c.launches);
     free(c.ops);
     xpv_hindex_free(&c.cat_is_op);
-    xpv_sort(l->r, l->n, sizeof *l->r, launch_by_corr);
+    order_launches(l->r, l->n, 1);
     return rc;
 }
 

@@ -77,7 +77,8 @@ typedef struct {
     size_t start_hint;     /* step of the previous event's start (time join) */
     uint8_t *name_classes; /* name id -> is_collective()'s cached bits */
     size_t nname_classes;
-    xpv_winidx wins; /* per device slot, its window of each step (index_windows) */
+    xpv_winidx wins;   /* per device slot, its window of each step (index_windows) */
+    size_t *slot_last; /* slot -> index in wins.v of the window it last hit, SIZE_MAX none */
 } bd_ctx;
 
 /* The kinds category() can count: store scans read only blocks holding them. */
@@ -172,6 +173,20 @@ typedef struct {
     int64_t w0, w1;
 } chunk;
 
+/* The window of slot that the slot's last event fell in, when [s, e) lies
+ * inside it and no other window of the slot reaches [s, e): then it is all
+ * that xpv_winidx_query would find. A device's events arrive in time order,
+ * so most of them land in the step of the one before; else NULL. */
+static const xpv_winidx_entry *same_window(const bd_ctx *c, size_t slot, int64_t s, int64_t e)
+{
+    const xpv_winidx *x = &c->wins;
+    size_t i = c->slot_last[slot];
+    if (i == SIZE_MAX || s < x->v[i].start || e > x->v[i].end) return NULL;
+    if (i + 1 < x->at[slot + 1] && x->v[i + 1].start < e) return NULL; /* sorted by start */
+    if (i > x->at[slot] && x->v[i - 1].max_end > s) return NULL;
+    return &x->v[i];
+}
+
 /* Adds [s, e) of the device slot of track to list of each step window of
  * the chunk that it overlaps; 1 when that took the intervals past
  * interval_cap in a chunk that can be split. */
@@ -184,9 +199,12 @@ static int window_push(bd_ctx *c, uint32_t track, int list, int64_t s, int64_t e
      * disjoint, so however far apart the devices run a step this finds the
      * device's step without walking past the other devices' windows */
     size_t slot = (size_t)c->track_slot[track];
-    xpv_winidx_iter it;
-    xpv_winidx_query(&c->wins, slot, s, e, &it);
-    for (const xpv_winidx_entry *w; (w = xpv_winidx_next(&it));) {
+    const xpv_winidx_entry *only = same_window(c, slot, s, e);
+    xpv_winidx_iter it = {0}; /* finds nothing more after `only` */
+    if (!only) xpv_winidx_query(&c->wins, slot, s, e, &it);
+    for (const xpv_winidx_entry *w = only ? only : xpv_winidx_next(&it); w;
+         w = xpv_winidx_next(&it)) {
+        c->slot_last[slot] = (size_t)(w - c->wins.v);
         size_t k = w->key;
         if (k < c->k0 || k >= c->k1) continue;
         int64_t cs = s > w->start ? s : w->start, ce = e < w->end ? e : w->end;
@@ -255,6 +273,7 @@ static void partition(bd_ctx *c, xpv_ivals *lists, acc *a)
     c->covered.n = c->copies.n = 0;
     for (int i = 0; i < C_COUNT; i++) {
         const xpv_ivals *u = &lists[PRIORITY[i]];
+        if (!u->n) continue; /* adds nothing; a merge would only copy covered */
         int64_t len = 0;
         for (size_t j = 0; j < u->n; j++)
             len += u->v[j].end - u->v[j].start;
@@ -270,8 +289,10 @@ static void partition(bd_ctx *c, xpv_ivals *lists, acc *a)
         swap_ivals(&c->merged, &c->covered);
     }
     /* copies under compute or collectives: merge those two first */
-    xpv_ivals_merge(&c->merged, &lists[C_COMPUTE], &lists[C_COLLECTIVE]);
-    a->ov_copy += xpv_ivals_overlap(&c->copies, &c->merged);
+    if (c->copies.n) {
+        xpv_ivals_merge(&c->merged, &lists[C_COMPUTE], &lists[C_COLLECTIVE]);
+        a->ov_copy += xpv_ivals_overlap(&c->copies, &c->merged);
+    }
     int64_t pend = 0;
     for (size_t j = 0; j < lists[C_PENDING].n; j++)
         pend += lists[C_PENDING].v[j].end - lists[C_PENDING].v[j].start;
@@ -626,6 +647,9 @@ xpv_breakdown *xpv_breakdown_new(const xpv_analysis_input *in, xpv_breakdown_opt
     c->iv = xpv_xcalloc((n ? n : 1) * (c->nslots + 1) * NLISTS, sizeof *c->iv);
     c->slot_launched = xpv_xcalloc(c->nslots + 1, 1);
     c->max_end = xpv_xmalloc((n ? n : 1) * sizeof *c->max_end);
+    c->slot_last = xpv_xmalloc((c->nslots + 1) * sizeof *c->slot_last);
+    for (size_t slot = 0; slot <= c->nslots; slot++)
+        c->slot_last[slot] = SIZE_MAX;
     index_windows(c);
     for (size_t k = 0; k < n; k++)
         c->max_end[k] = k && c->max_end[k - 1] > o->steps->v[k].end_ps ? c->max_end[k - 1]
@@ -661,6 +685,7 @@ void xpv_breakdown_free(xpv_breakdown *b)
     xpv_ivals_free(&c->copies);
     free(c->slot_launched);
     free(c->max_end);
+    free(c->slot_last);
     free(c->step_ivals);
     xpv_ivals_free(&c->scratch);
     free(c->iv);
