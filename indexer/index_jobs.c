@@ -62,6 +62,8 @@ static int index_part(job_pool *pool, size_t i)
     if (rc == 0)
         rc = xpv_indexer_index_file(part, job->f, job->id, pool->limits, &slot->kernel_rows,
                                     &slot->err);
+    /* the writer's insert wants them in key order: sorted here, in parallel */
+    if (rc == 0) xpv_store_kernel_rows_order(&slot->kernel_rows);
     if (sqlite3_close(part) != SQLITE_OK && rc == 0)
         rc = xpv_err_set(&slot->err, "cannot close %s", slot->path);
     return rc;

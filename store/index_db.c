@@ -487,7 +487,7 @@ static int move_rows(sqlite3 *db, int64_t id, xpv_err *err)
 }
 
 int xpv_index_move_part(sqlite3 *db, const char *part_path, int64_t id,
-                        const xpv_store_kernel_rows *kernel_rows, xpv_err *err)
+                        xpv_store_kernel_rows *kernel_rows, xpv_err *err)
 {
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(db, "ATTACH ?1 AS part", -1, &st, NULL) != SQLITE_OK)

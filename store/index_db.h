@@ -85,7 +85,7 @@ int xpv_index_mark_pending(sqlite3 *db, int64_t profile_id, xpv_err *err);
 int xpv_index_part_path(const char *db_path, size_t seq, char *out, size_t outsz, xpv_err *err);
 int xpv_index_open_part(const char *path, sqlite3 **out, xpv_err *err);
 int xpv_index_move_part(sqlite3 *db, const char *part_path, int64_t id,
-                        const struct xpv_store_kernel_rows *kernel_rows, xpv_err *err);
+                        struct xpv_store_kernel_rows *kernel_rows, xpv_err *err);
 void xpv_index_remove_stale_parts(const char *db_path);
 
 /* Sets err from the connection's last error, with the system's reason
