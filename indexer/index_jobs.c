@@ -2,18 +2,20 @@
  * index_jobs.c — indexing several files at once (--jobs). Worker threads
  * each take the next queued file and index it, reader, event store and
  * analysis, into a part: a private database in memory (for a large file,
- * beside the index) with the same schema (index_db.h), but for the kernel_stats rows, which the
- * worker keeps in memory so that each is inserted once, into the index (its costliest table to
- * copy: ~9 k instructions a row, each time it is inserted). The calling thread is the index's only
- * writer: it moves each finished part in, one short transaction each, and reports progress, so
- * serving threads wait on the index no longer than for one copy of rows.
+ * beside the index) with the same schema (index_db.h), but for the
+ * kernel_stats rows, which the worker keeps in memory, put in the table's
+ * key order, so that each is inserted once, into the index (its costliest
+ * table to copy: ~9 k instructions a row, each time it is inserted). The
+ * calling thread is the index's only writer: it moves each finished part
+ * in, one short transaction each, and reports progress, so serving threads
+ * wait on the index no longer than for one copy of rows.
  *
  * Invariants: the index connection is touched by the calling thread only;
  * parts are moved in in queue order, which is the order one job commits
  * in, so block ids, and so event ids, are the same whatever the number of
  * jobs; workers run at most `window` files ahead of the last part moved
- * in, which bounds the disk the parts take; every part is removed, moved
- * in or not.
+ * in, which bounds the disk and memory the parts take; every part is freed,
+ * moved in or not.
  */
 #define _GNU_SOURCE
 #include "../store/index_db.h"
