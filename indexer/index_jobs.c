@@ -1,21 +1,21 @@
 /*
  * index_jobs.c — indexing several files at once (--jobs). Worker threads
  * each take the next queued file and index it, reader, event store and
- * analysis, into a part: a private database beside the index with the same
- * schema (index_db.h), but for the kernel_stats rows, which the worker
- * keeps in memory so that each is inserted once, into the index (its
- * costliest table to copy: ~9 k instructions a row, each time it is
- * inserted). The calling thread is the index's only writer: it
- * moves each finished part in, one short transaction each, and reports
- * progress, so serving threads wait on the index no longer than for one
- * copy of rows.
+ * analysis, into a part: a private database in memory (for a large file,
+ * beside the index) with the same schema (index_db.h), but for the
+ * kernel_stats rows, which the worker keeps in memory, put in the table's
+ * key order, so that each is inserted once, into the index (its costliest
+ * table to copy: ~9 k instructions a row, each time it is inserted). The
+ * calling thread is the index's only writer: it moves each finished part
+ * in, one short transaction each, and reports progress, so serving threads
+ * wait on the index no longer than for one copy of rows.
  *
  * Invariants: the index connection is touched by the calling thread only;
  * parts are moved in in queue order, which is the order one job commits
  * in, so block ids, and so event ids, are the same whatever the number of
  * jobs; workers run at most `window` files ahead of the last part moved
- * in, which bounds the disk the parts take; every part is removed, moved
- * in or not.
+ * in, which bounds the disk and memory the parts take; every part is freed,
+ * moved in or not.
  */
 #define _GNU_SOURCE
 #include "../store/index_db.h"
@@ -37,7 +37,14 @@ typedef struct {
     int state;
     xpv_err err;
     xpv_store_kernel_rows kernel_rows; /* the part's, inserted by the writer */
+    xpv_index_part_image image;        /* an in-memory part's, else NULL */
 } part_slot;
+
+/* Files up to this size are indexed into a part in memory, which spares
+ * the part's file its writes and the writer its reads (system time); a
+ * larger one's part goes to disk: up to `window` parts wait at once, and a
+ * compressed trace's part can be ten times its file. */
+#define PART_IN_MEMORY_MAX (16 << 20)
 
 typedef struct {
     pthread_mutex_t mu;
@@ -56,14 +63,19 @@ static int index_part(job_pool *pool, size_t i)
 {
     const xpv_index_job *job = &pool->queue[i];
     part_slot *slot = &pool->slots[i];
+    int in_memory = job->f->size <= PART_IN_MEMORY_MAX;
     sqlite3 *part = NULL;
-    if (xpv_index_open_part(slot->path, &part, &slot->err) != 0) return -1;
+    if (xpv_index_open_part(in_memory ? NULL : slot->path, &part, &slot->err) != 0) return -1;
     int rc = xpv_indexer_seed_part(part, job->f, job->id, &slot->err);
     if (rc == 0)
         rc = xpv_indexer_index_file(part, job->f, job->id, pool->limits, &slot->kernel_rows,
                                     &slot->err);
-    if (sqlite3_close(part) != SQLITE_OK && rc == 0)
-        rc = xpv_err_set(&slot->err, "cannot close %s", slot->path);
+    /* the writer's insert wants them in key order: sorted here, in parallel */
+    if (rc == 0) xpv_store_kernel_rows_order(&slot->kernel_rows);
+    /* an error of indexing's own is the one to report */
+    xpv_err *close_err = rc == 0 ? &slot->err : NULL;
+    if (xpv_index_close_part(part, rc == 0 && in_memory ? &slot->image : NULL, close_err) != 0)
+        rc = -1;
     return rc;
 }
 
@@ -133,8 +145,8 @@ static int move_parts_in(sqlite3 *db, job_pool *pool, const xpv_index_options *o
             return xpv_err_prefix(err, "indexing %s", f->rel_path);
         }
         double cpu0 = thread_cpu_seconds();
-        int rc = xpv_index_move_part(db, pool->slots[i].path, pool->queue[i].id,
-                                     &pool->slots[i].kernel_rows, err);
+        int rc = xpv_index_move_part(db, pool->slots[i].path, &pool->slots[i].image,
+                                     pool->queue[i].id, &pool->slots[i].kernel_rows, err);
         xpv_store_kernel_rows_free(&pool->slots[i].kernel_rows);
         if (rc != 0) return xpv_err_prefix(err, "indexing %s", f->rel_path);
         pool->move_cpu_s += thread_cpu_seconds() - cpu0;
@@ -192,6 +204,7 @@ int xpv_indexer_run_parallel(sqlite3 *db, const xpv_found_list *found, const xpv
     for (size_t i = 0; i < n; i++) {
         if (pool.slots[i].state != PART_QUEUED) unlink(pool.slots[i].path);
         xpv_store_kernel_rows_free(&pool.slots[i].kernel_rows);
+        xpv_index_part_image_free(&pool.slots[i].image);
     }
     free(threads);
     free(pool.slots);

@@ -426,8 +426,9 @@ int xpv_index_part_path(const char *db_path, size_t seq, char *out, size_t outsz
 int xpv_index_open_part(const char *path, sqlite3 **out, xpv_err *err)
 {
     sqlite3 *db = NULL;
-    unlink(path);
-    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+    if (path) unlink(path);
+    if (sqlite3_open_v2(path ? path : ":memory:", &db,
+                        SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
                         NULL) != SQLITE_OK) {
         xpv_db_error(err, db);
         sqlite3_close(db);
@@ -446,11 +447,31 @@ int xpv_index_open_part(const char *path, sqlite3 **out, xpv_err *err)
                     " DROP INDEX steps_by_profile;",
                     err) != 0) {
         sqlite3_close(db);
-        unlink(path);
+        if (path) unlink(path);
         return -1;
     }
     *out = db;
     return 0;
+}
+
+int xpv_index_close_part(sqlite3 *part, xpv_index_part_image *image, xpv_err *err)
+{
+    int rc = 0;
+    if (image) {
+        sqlite3_int64 size = 0;
+        image->data = sqlite3_serialize(part, "main", &size, 0);
+        image->size = size;
+        if (!image->data) rc = xpv_err_set(err, "out of memory for a part of the index");
+    }
+    if (sqlite3_close(part) != SQLITE_OK && rc == 0)
+        rc = xpv_err_set(err, "cannot close a part of the index");
+    return rc;
+}
+
+void xpv_index_part_image_free(xpv_index_part_image *image)
+{
+    sqlite3_free(image->data);
+    *image = (xpv_index_part_image){NULL, 0};
 }
 
 /* The profiles columns that indexing a file fills; the rest come from
@@ -486,17 +507,35 @@ static int move_rows(sqlite3 *db, int64_t id, xpv_err *err)
     return 0;
 }
 
-int xpv_index_move_part(sqlite3 *db, const char *part_path, int64_t id,
-                        const xpv_store_kernel_rows *kernel_rows, xpv_err *err)
+/* Attaches the part as `part`: its file, or its image, which the schema
+ * then owns (freed on DETACH) and reads in place. Not read-only: BEGIN
+ * IMMEDIATE takes a write lock on every attached schema. */
+static int attach_part(sqlite3 *db, const char *part_path, xpv_index_part_image *image,
+                       xpv_err *err)
 {
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(db, "ATTACH ?1 AS part", -1, &st, NULL) != SQLITE_OK)
         return xpv_db_error(err, db);
-    sqlite3_bind_text(st, 1, part_path, -1, SQLITE_STATIC);
-    int rc = sqlite3_step(st);
+    sqlite3_bind_text(st, 1, image && image->data ? ":memory:" : part_path, -1, SQLITE_STATIC);
+    int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : xpv_db_error(err, db);
     sqlite3_finalize(st);
-    if (rc != SQLITE_DONE) return xpv_db_error(err, db);
-    rc = xpv_db_exec(db, "BEGIN IMMEDIATE", err);
+    if (!image || !image->data) return rc;
+    unsigned char *data = image->data;
+    image->data = NULL; /* deserialize frees it, even when it fails */
+    if (rc == 0 && sqlite3_deserialize(db, "part", data, image->size, image->size,
+                                       SQLITE_DESERIALIZE_FREEONCLOSE) != SQLITE_OK) {
+        rc = xpv_db_error(err, db);
+        xpv_db_exec(db, "DETACH part", NULL);
+    } else if (rc != 0)
+        sqlite3_free(data);
+    return rc;
+}
+
+int xpv_index_move_part(sqlite3 *db, const char *part_path, xpv_index_part_image *image, int64_t id,
+                        xpv_store_kernel_rows *kernel_rows, xpv_err *err)
+{
+    if (attach_part(db, part_path, image, err) != 0) return -1;
+    int rc = xpv_db_exec(db, "BEGIN IMMEDIATE", err);
     if (rc == 0) rc = xpv_index_clear_profile(db, id, err);
     if (rc == 0) rc = move_rows(db, id, err);
     if (rc == 0) rc = xpv_store_kernel_stats_write(db, id, kernel_rows, err);

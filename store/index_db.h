@@ -76,16 +76,25 @@ int xpv_index_mark_pending(sqlite3 *db, int64_t profile_id, xpv_err *err);
 /* Parts (see index_jobs.c): a private database with the index's schema
  * that one profile is indexed into by a worker thread, then moved into
  * the index by its one writer. part_path names the seq-th part of this
- * process beside db_path. open_part creates it afresh. move_part replaces
- * profile id's rows in db with the part's and the kernel_stats rows the
- * worker gathered in memory (the part's own kernel_stats table stays
- * empty: each row is inserted once, here), in one transaction; the part
- * is left for the caller to remove. remove_stale_parts deletes the parts of
- * processes that are gone. */
+ * process beside db_path. open_part creates it afresh: a file at path, or
+ * with path NULL a database in memory, which close_part hands over as an
+ * image (sqlite3_serialize; a file's image stays NULL). move_part replaces
+ * profile id's rows in db with the part's (its file, or its image, which
+ * it frees) and the kernel_stats rows the worker gathered in memory (the
+ * part's own kernel_stats table stays empty: each row is inserted once,
+ * here), in one transaction; a part's file is left for the caller to
+ * remove. remove_stale_parts deletes the parts of processes that are gone. */
+typedef struct {
+    unsigned char *data; /* sqlite3_malloc'ed */
+    int64_t size;
+} xpv_index_part_image;
 int xpv_index_part_path(const char *db_path, size_t seq, char *out, size_t outsz, xpv_err *err);
 int xpv_index_open_part(const char *path, sqlite3 **out, xpv_err *err);
-int xpv_index_move_part(sqlite3 *db, const char *part_path, int64_t id,
-                        const struct xpv_store_kernel_rows *kernel_rows, xpv_err *err);
+/* Closes the part; with image (in-memory parts only) keeps its image. */
+int xpv_index_close_part(sqlite3 *part, xpv_index_part_image *image, xpv_err *err);
+void xpv_index_part_image_free(xpv_index_part_image *image);
+int xpv_index_move_part(sqlite3 *db, const char *part_path, xpv_index_part_image *image, int64_t id,
+                        struct xpv_store_kernel_rows *kernel_rows, xpv_err *err);
 void xpv_index_remove_stale_parts(const char *db_path);
 
 /* Sets err from the connection's last error, with the system's reason

@@ -332,6 +332,7 @@ xpv_store_kernel_row *xpv_store_kernel_rows_add(xpv_store_kernel_rows *rows)
         rows->cap = rows->cap ? 2 * rows->cap : 256;
         rows->v = xpv_xrealloc(rows->v, rows->cap * sizeof *rows->v);
     }
+    rows->ordered = 0;
     xpv_store_kernel_row *r = &rows->v[rows->n++];
     memset(r, 0, sizeof *r);
     for (int c = 0; c < XPV_STORE_KCOL_TEXTS; c++)
@@ -349,9 +350,156 @@ void xpv_store_kernel_rows_text(xpv_store_kernel_rows *rows, int col, const char
 void xpv_store_kernel_rows_free(xpv_store_kernel_rows *rows)
 {
     free(rows->v);
+    free(rows->order);
     xpv_buf_free(&rows->text);
     memset(rows, 0, sizeof *rows);
 }
+
+/* ---- key order: texts compared once per run of rows of one name ---- */
+
+typedef struct {
+    const char *s;
+    size_t len;
+} text_ref;
+
+/* SQLite's BINARY collation: bytes, then the shorter first. */
+static int text_cmp(text_ref a, text_ref b)
+{
+    int c = memcmp(a.s, b.s, a.len < b.len ? a.len : b.len);
+    return c ? c : (a.len > b.len) - (a.len < b.len);
+}
+
+typedef struct {
+    text_ref kind, name;
+    size_t first, n; /* the run's rows in v */
+} name_run;
+
+static int by_kind_name(const void *pa, const void *pb)
+{
+    const name_run *a = pa, *b = pb;
+    int c = text_cmp(a->kind, b->kind);
+    return c ? c : text_cmp(a->name, b->name);
+}
+
+typedef struct {
+    uint32_t kind, name; /* ranks of the row's kind, and of its (kind, name) */
+    int32_t device;
+    uint32_t row;
+    int64_t seq;
+} row_key;
+
+static int by_key(const void *pa, const void *pb)
+{
+    const row_key *a = pa, *b = pb;
+    if (a->kind != b->kind) return a->kind < b->kind ? -1 : 1;
+    if (a->device != b->device) return a->device < b->device ? -1 : 1;
+    if (a->name != b->name) return a->name < b->name ? -1 : 1;
+    return (a->seq > b->seq) - (a->seq < b->seq);
+}
+
+static text_ref row_text(const xpv_store_kernel_rows *rows, const xpv_store_kernel_row *r, int col)
+{
+    xpv_store_kernel_text t = r->text[col];
+    assert(t.off != SIZE_MAX); /* kind and name are NOT NULL */
+    return (text_ref){t.len ? rows->text.data + t.off : "", t.len};
+}
+
+/* Rows arrive in runs of one name over its devices: the runs are sorted
+ * by their texts and ranked, equal texts equal ranks, and the rows then by
+ * integers only. Returns the runs in (kind, name) order; keys[i] is row i's. */
+static name_run *rank_runs(const xpv_store_kernel_rows *rows, row_key *keys, size_t *nruns_out)
+{
+    name_run *runs = xpv_xcalloc(rows->n ? rows->n : 1, sizeof *runs);
+    size_t nruns = 0;
+    for (size_t i = 0; i < rows->n; i++) {
+        text_ref kind = row_text(rows, &rows->v[i], XPV_STORE_KCOL_KIND);
+        text_ref name = row_text(rows, &rows->v[i], XPV_STORE_KCOL_NAME);
+        name_run *last = nruns ? &runs[nruns - 1] : NULL;
+        if (last && text_cmp(last->kind, kind) == 0 && text_cmp(last->name, name) == 0)
+            last->n++;
+        else
+            runs[nruns++] = (name_run){kind, name, i, 1};
+    }
+    xpv_sort(runs, nruns, sizeof *runs, by_kind_name);
+    uint32_t kind_rank = 0, name_rank = 0;
+    for (size_t r = 0; r < nruns; r++) {
+        if (r && text_cmp(runs[r - 1].kind, runs[r].kind) != 0)
+            kind_rank++, name_rank++;
+        else if (r && text_cmp(runs[r - 1].name, runs[r].name) != 0)
+            name_rank++;
+        for (size_t i = runs[r].first; i < runs[r].first + runs[r].n; i++)
+            keys[i] =
+                (row_key){kind_rank, name_rank, rows->v[i].device, (uint32_t)i, rows->v[i].seq};
+    }
+    *nruns_out = nruns;
+    return runs;
+}
+
+enum { FEW_DEVICES = 64 };
+
+/* The usual case without a comparison sort: the rows, taken run by run in
+ * (kind, name) order, counted into buckets of (kind, device), which keeps
+ * that order within each. 0 when there are too many devices, or a name's
+ * rows of one device are not in seq order (then a sort does it). */
+static int order_by_buckets(const row_key *keys, const name_run *runs, size_t nruns,
+                            uint32_t *order, size_t n)
+{
+    int32_t devs[FEW_DEVICES];
+    size_t ndev = 0;
+    for (size_t i = 0; i < n; i++) {
+        size_t d = 0;
+        while (d < ndev && devs[d] != keys[i].device)
+            d++;
+        if (d == ndev && ndev == FEW_DEVICES) return 0;
+        if (d == ndev) devs[ndev++] = keys[i].device;
+    }
+    for (size_t d = 1; d < ndev; d++) /* insertion sort: a handful */
+        for (size_t e = d; e > 0 && devs[e - 1] > devs[e]; e--) {
+            int32_t t = devs[e];
+            devs[e] = devs[e - 1], devs[e - 1] = t;
+        }
+    uint8_t *dev_of = xpv_xcalloc(n, 1);
+    for (size_t i = 0; i < n; i++)
+        while (devs[dev_of[i]] != keys[i].device)
+            dev_of[i]++;
+    size_t nb = ((size_t)keys[runs[nruns - 1].first].kind + 1) * ndev;
+    size_t *at = xpv_xcalloc(nb + 1, sizeof *at);
+    for (size_t i = 0; i < n; i++)
+        at[keys[i].kind * ndev + dev_of[i] + 1]++;
+    for (size_t b = 0; b < nb; b++)
+        at[b + 1] += at[b];
+    for (size_t r = 0; r < nruns; r++)
+        for (size_t i = runs[r].first; i < runs[r].first + runs[r].n; i++)
+            order[at[keys[i].kind * ndev + dev_of[i]]++] = (uint32_t)i;
+    free(at);
+    free(dev_of);
+    for (size_t k = 1; k < n; k++) {
+        const row_key *a = &keys[order[k - 1]], *b = &keys[order[k]];
+        if (by_key(a, b) >= 0) return 0;
+    }
+    return 1;
+}
+
+void xpv_store_kernel_rows_order(xpv_store_kernel_rows *rows)
+{
+    if (rows->ordered == rows->n && (rows->order || rows->n == 0)) return;
+    assert(rows->n <= UINT32_MAX);
+    size_t n = rows->n, nruns;
+    row_key *keys = xpv_xcalloc(n ? n : 1, sizeof *keys);
+    name_run *runs = rank_runs(rows, keys, &nruns);
+    free(rows->order);
+    rows->order = xpv_xcalloc(n ? n : 1, sizeof *rows->order);
+    if (n && !order_by_buckets(keys, runs, nruns, rows->order, n)) {
+        xpv_sort(keys, n, sizeof *keys, by_key);
+        for (size_t i = 0; i < n; i++)
+            rows->order[i] = keys[i].row;
+    }
+    rows->ordered = n;
+    free(runs);
+    free(keys);
+}
+
+/* ---- insert ---- */
 
 static void bind_text(sqlite3_stmt *st, int col, const xpv_store_kernel_rows *rows,
                       xpv_store_kernel_text t)
@@ -378,37 +526,35 @@ static void bind_real(sqlite3_stmt *st, int col, double v, unsigned known, unsig
         sqlite3_bind_null(st, col);
 }
 
-static int insert_row(sqlite3_stmt *st, const xpv_store_kernel_rows *rows,
-                      const xpv_store_kernel_row *r, xpv_err *err)
+/* A row's values but profile_id (?1), from parameter 2 on. */
+static void bind_row(sqlite3_stmt *st, const xpv_store_kernel_rows *rows,
+                     const xpv_store_kernel_row *r)
 {
+    enum { at = 2 };
     for (int c = 0; c < XPV_STORE_KCOL_TEXTS; c++)
-        bind_text(st, 2 + c, rows, r->text[c]);
-    sqlite3_bind_int(st, 7, r->device);
-    sqlite3_bind_int64(st, 8, r->seq);
-    sqlite3_bind_int64(st, 9, r->count);
-    sqlite3_bind_int64(st, 10, r->total_ps);
-    sqlite3_bind_int64(st, 11, r->min_ps);
-    sqlite3_bind_int64(st, 12, r->max_ps);
-    sqlite3_bind_double(st, 13, r->median_ps);
-    sqlite3_bind_double(st, 14, r->stddev_ps);
-    bind_real(st, 15, r->percent, r->known, XPV_STORE_KSTAT_PERCENT);
-    bind_int(st, 16, r->registers_per_thread, r->known, XPV_STORE_KSTAT_REGS);
-    bind_int(st, 17, r->shared_memory_bytes, r->known, XPV_STORE_KSTAT_SHMEM);
-    bind_real(st, 18, r->occupancy_pct, r->known, XPV_STORE_KSTAT_OCCUPANCY);
-    bind_int(st, 19, r->op_id, r->known, XPV_STORE_KSTAT_OP);
-    bind_int(st, 20, r->shapes, r->known, XPV_STORE_KSTAT_SHAPES);
-    bind_int(st, 21, r->top_rank, r->known, XPV_STORE_KSTAT_RANK);
-    int rc = sqlite3_step(st) == SQLITE_DONE
-                 ? 0
-                 : xpv_err_set(err, "index: %s", sqlite3_errmsg(sqlite3_db_handle(st)));
-    sqlite3_reset(st);
-    return rc;
+        bind_text(st, at + c, rows, r->text[c]);
+    sqlite3_bind_int(st, at + 5, r->device);
+    sqlite3_bind_int64(st, at + 6, r->seq);
+    sqlite3_bind_int64(st, at + 7, r->count);
+    sqlite3_bind_int64(st, at + 8, r->total_ps);
+    sqlite3_bind_int64(st, at + 9, r->min_ps);
+    sqlite3_bind_int64(st, at + 10, r->max_ps);
+    sqlite3_bind_double(st, at + 11, r->median_ps);
+    sqlite3_bind_double(st, at + 12, r->stddev_ps);
+    bind_real(st, at + 13, r->percent, r->known, XPV_STORE_KSTAT_PERCENT);
+    bind_int(st, at + 14, r->registers_per_thread, r->known, XPV_STORE_KSTAT_REGS);
+    bind_int(st, at + 15, r->shared_memory_bytes, r->known, XPV_STORE_KSTAT_SHMEM);
+    bind_real(st, at + 16, r->occupancy_pct, r->known, XPV_STORE_KSTAT_OCCUPANCY);
+    bind_int(st, at + 17, r->op_id, r->known, XPV_STORE_KSTAT_OP);
+    bind_int(st, at + 18, r->shapes, r->known, XPV_STORE_KSTAT_SHAPES);
+    bind_int(st, at + 19, r->top_rank, r->known, XPV_STORE_KSTAT_RANK);
 }
 
-int xpv_store_kernel_stats_write(sqlite3 *db, int64_t profile_id, const xpv_store_kernel_rows *rows,
+int xpv_store_kernel_stats_write(sqlite3 *db, int64_t profile_id, xpv_store_kernel_rows *rows,
                                  xpv_err *err)
 {
     if (rows->n == 0) return 0;
+    xpv_store_kernel_rows_order(rows);
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(db,
                            "INSERT INTO kernel_stats(profile_id, kind, name, category, grid, block,"
@@ -420,8 +566,11 @@ int xpv_store_kernel_stats_write(sqlite3 *db, int64_t profile_id, const xpv_stor
         return xpv_err_set(err, "index: %s", sqlite3_errmsg(db));
     sqlite3_bind_int64(st, 1, profile_id);
     int rc = 0;
-    for (size_t i = 0; i < rows->n && rc == 0; i++)
-        rc = insert_row(st, rows, &rows->v[i], err);
+    for (size_t i = 0; i < rows->n && rc == 0; i++) {
+        bind_row(st, rows, &rows->v[rows->order[i]]);
+        if (sqlite3_step(st) != SQLITE_DONE) rc = xpv_err_set(err, "index: %s", sqlite3_errmsg(db));
+        sqlite3_reset(st);
+    }
     sqlite3_finalize(st);
     return rc;
 }

@@ -84,6 +84,8 @@ typedef struct xpv_store_kernel_rows {
     xpv_store_kernel_row *v;
     size_t n, cap;
     xpv_buf text;
+    uint32_t *order; /* v's indexes in the table's key order, when made */
+    size_t ordered;  /* how many rows order covers; stale unless n */
 } xpv_store_kernel_rows;
 
 /* A new row at the end, its texts NULL and nothing known. */
@@ -91,9 +93,15 @@ xpv_store_kernel_row *xpv_store_kernel_rows_add(xpv_store_kernel_rows *rows);
 /* Sets text column col (XPV_STORE_KCOL_*) of the last row added. */
 void xpv_store_kernel_rows_text(xpv_store_kernel_rows *rows, int col, const char *s, size_t n);
 void xpv_store_kernel_rows_free(xpv_store_kernel_rows *rows);
-/* Inserts the rows as profile_id's with one statement. (Sorting them into
- * the key's order first cost more than it saved the b-tree.) */
-int xpv_store_kernel_stats_write(sqlite3 *db, int64_t profile_id, const xpv_store_kernel_rows *rows,
+/* Puts the rows in the table's key order (kind, device, name, seq) for
+ * xpv_store_kernel_stats_write, which does it itself when not done: a
+ * worker calls it so that the index's writer need not. */
+void xpv_store_kernel_rows_order(xpv_store_kernel_rows *rows);
+/* Inserts the rows as profile_id's with one statement, in key order: a
+ * run of rows then fills its b-tree pages one after another instead of
+ * touching a page per row (6% fewer instructions on the 32-host pod). A
+ * statement of many rows saved no more than its coroutine cost. */
+int xpv_store_kernel_stats_write(sqlite3 *db, int64_t profile_id, xpv_store_kernel_rows *rows,
                                  xpv_err *err);
 
 /* Row orders: by key (name, seq), or by a column (then name, seq), unknown

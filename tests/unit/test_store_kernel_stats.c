@@ -3,7 +3,8 @@
  * row comes back whole (its op's name looked up, unknown values flagged),
  * in each sort with its limit; the count, devices and kind checks; the top
  * ops' reads (all rows, the ranked ones, kernel_totals, one name's time);
- * the findings' hot names and per-device busy time; a broken query.
+ * the findings' hot names and per-device busy time; a broken query; the
+ * insert's key order.
  */
 #include "testutil.h"
 #include "store/index_db.h"
@@ -271,6 +272,57 @@ static void test_errors(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "no such table"));
 }
 
+/* kind, device, name, seq of the order's i-th row, as text */
+static void row_key_text(const xpv_store_kernel_rows *rows, size_t i, char *out, size_t n)
+{
+    const xpv_store_kernel_row *r = &rows->v[rows->order[i]];
+    const xpv_store_kernel_text *t = r->text;
+    snprintf(out, n, "%.*s/%d/%.*s/%lld", (int)t[0].len, rows->text.data + t[0].off, r->device,
+             (int)t[1].len, rows->text.data + t[1].off, (long long)r->seq);
+}
+
+static void add_row(xpv_store_kernel_rows *rows, const char *kind, int device, const char *name,
+                    int64_t seq)
+{
+    xpv_store_kernel_row *r = xpv_store_kernel_rows_add(rows);
+    r->device = device;
+    r->seq = seq;
+    xpv_store_kernel_rows_text(rows, XPV_STORE_KCOL_KIND, kind, strlen(kind));
+    xpv_store_kernel_rows_text(rows, XPV_STORE_KCOL_NAME, name, strlen(name));
+}
+
+/* Rows come out in the table's key order, texts compared as SQLite does
+ * (a prefix first), whether runs of one name come apart, and whether a
+ * name's rows of one device arrive in seq order or not (a sort then). */
+static void test_write_order(void)
+{
+    static const char *const want[] = {"kernel/-1/a/5", "kernel/-1/ab/3", "kernel/-1/b/0",
+                                       "kernel/-1/b/1", "kernel/0/a/6",   "kernel/0/ab/4",
+                                       "kernel/0/b/2",  "kernel/3/b/7",   "memcpy/-1/HtoD/8"};
+    for (int reversed = 0; reversed < 2; reversed++) {
+        xpv_store_kernel_rows rows = {0};
+        add_row(&rows, "memcpy", -1, "HtoD", 8);
+        add_row(&rows, "kernel", -1, "b", reversed ? 1 : 0);
+        add_row(&rows, "kernel", -1, "b", reversed ? 0 : 1);
+        add_row(&rows, "kernel", 0, "b", 2);
+        add_row(&rows, "kernel", -1, "ab", 3);
+        add_row(&rows, "kernel", 0, "ab", 4);
+        add_row(&rows, "kernel", -1, "a", 5);
+        add_row(&rows, "kernel", 0, "a", 6);
+        add_row(&rows, "kernel", 3, "b", 7); /* b again, in a run of its own */
+        xpv_store_kernel_rows_order(&rows);
+        CU_ASSERT_EQUAL_FATAL(rows.ordered, 9);
+        for (size_t i = 0; i < 9; i++) {
+            char got[64];
+            row_key_text(&rows, i, got, sizeof got);
+            CU_ASSERT_STRING_EQUAL(got, want[i]);
+        }
+        xpv_store_kernel_rows_add(&rows); /* a row more: the order is stale */
+        CU_ASSERT_EQUAL(rows.ordered, 0);
+        xpv_store_kernel_rows_free(&rows);
+    }
+}
+
 int main(void)
 {
     static const xpv_test_case tests[] = {
@@ -280,6 +332,7 @@ int main(void)
         {"the top ops' reads", test_top_ops_reads},
         {"the findings' reads", test_findings_reads},
         {"a broken query is an error", test_errors},
+        {"the insert's key order", test_write_order},
         {NULL, NULL},
     };
     return xpv_test_run("store_kernel_stats", tests, 0); /* the index goes with the process */
