@@ -28,6 +28,9 @@
 #include "server/router.h"
 #include "server/static_files.h"
 
+/* The answer checks below are the harness's: they hold in a Release build
+ * too. */
+#undef NDEBUG
 #include <assert.h>
 #include <microhttpd.h>
 #include <sqlite3.h>
