@@ -65,6 +65,7 @@
 #define LAUNCH_LIMIT (1u << 20)
 #define INTERVAL_CAP (1u << 22)
 #define CAPTURE_LIMIT (128u << 20)
+#define SPANS_LIMIT (64u << 20)
 
 typedef struct xpv_finishing xpv_finishing;
 
@@ -73,6 +74,7 @@ struct xpv_analysis {
     size_t interval_cap;
     xpv_kstats ks;
     xpv_capture capture;
+    xpv_spans spans;
     xpv_step_markers markers;
     int64_t (*track_kinds)[XPV_KIND_COUNT];
     size_t ntracks;
@@ -107,6 +109,7 @@ xpv_analysis *xpv_analysis_new(void)
     a->interval_cap = env_size("XPV_ANALYSIS_INTERVAL_CAP", INTERVAL_CAP);
     xpv_kstats_init(&a->ks, env_size("XPV_ANALYSIS_DURATION_CAP", DURATION_MEM_CAP));
     xpv_capture_init(&a->capture, env_size("XPV_ANALYSIS_CAPTURE_CAP", CAPTURE_LIMIT));
+    xpv_spans_init(&a->spans, env_size("XPV_ANALYSIS_CAPTURE_CAP", SPANS_LIMIT));
     xpv_markers_init(&a->markers);
     return a;
 }
@@ -128,6 +131,7 @@ void xpv_analysis_event(xpv_analysis *a, const xpv_event *ev)
     if (a->events++ == 0 || ev->ts_ns < a->base_ns) a->base_ns = ev->ts_ns;
     count_kind(a, ev);
     xpv_capture_add(&a->capture, ev);
+    if (xpv_spans_wants(ev)) xpv_spans_add(&a->spans, ev);
     switch (ev->kind) {
     case XPV_KIND_KERNEL:
     case XPV_KIND_MEMCPY_H2D:
@@ -192,6 +196,7 @@ void xpv_analysis_free(xpv_analysis *a)
     drop_rows(a);
     xpv_kstats_free(&a->ks);
     xpv_capture_free(&a->capture);
+    xpv_spans_free(&a->spans);
     xpv_markers_free(&a->markers);
     free(a->track_kinds);
     free(a);
@@ -478,6 +483,8 @@ static int begin_rows(xpv_analysis *a, xpv_finishing *f, xpv_err *err)
     int join = a->device_events_with_corr && a->kinds[XPV_KIND_LAUNCH];
     int link_ops = join && needs_link_ops(a, in);
     if (rc == 0 && link_ops) rc = build_launches(1, in, f->ts.launch, &f->steps, &f->launches, err);
+    xpv_spans_free(&a->spans); /* read by the op links only */
+    a->spans.overflowed = 1;
     f->t_steps = f->t_kernels = xpv_now_mono();
     f->spilled = a->ks.durs.nspilled;
     f->groups = a->ks.n;
@@ -510,6 +517,7 @@ int xpv_analysis_finish_begin(xpv_analysis *a, const xpv_analysis_input *in, xpv
     f->t0 = xpv_now_mono();
     f->in = *in;
     f->in.capture = &a->capture;
+    f->in.spans = &a->spans;
     early_join(a);
     f->kernel_count = a->kinds[XPV_KIND_KERNEL];
     if (a->disabled || begin_rows(a, f, err) == 0) return 0;

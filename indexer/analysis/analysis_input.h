@@ -33,6 +33,7 @@ typedef struct {
     size_t ntracks;
     const char *producer; /* "JAX/XLA", "PyTorch", "TensorFlow", "Nsight Systems", "unknown" */
     const struct xpv_capture *capture; /* callers leave NULL; finish sets its own */
+    const struct xpv_spans *spans;     /* the same: the CPU op candidates (capture.c) */
     /* NULL: kernel_stats rows are inserted into db; else gathered here for
      * the index's writer (a worker's part, index_jobs.c). */
     struct xpv_store_kernel_rows *kernel_rows;

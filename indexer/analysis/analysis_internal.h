@@ -98,6 +98,36 @@ typedef int (*xpv_capture_seg_fn)(void *ctx, const xpv_capture_seg *seg);
 /* xpv_capture_scan, asking `settled` first for each segment in q's window. */
 int xpv_capture_scan_unsettled(const xpv_capture *c, const xpv_store_query *q,
                                xpv_capture_seg_fn settled, xpv_store_visit fn, void *ctx);
+/* The spans of host events with a category and a duration (of kind OTHER,
+ * or LAUNCH without an id): what launches.c reads for the CPU ops around
+ * launches, kept per track in arrival order (zigzag(ts - previous ts),
+ * varint(dur_ns), varint(name), varint(cat), ~8 bytes each) so that the op
+ * links need no decode of the event store's host blocks. Like the capture,
+ * it holds all of them or, past its limit, none (overflowed). */
+typedef struct {
+    unsigned char *buf;
+    size_t len, cap;
+    int64_t prev_ts;
+} xpv_span_track;
+
+typedef struct xpv_spans {
+    xpv_span_track *t;
+    size_t ntracks;
+    size_t bytes, limit;
+    int overflowed;
+} xpv_spans;
+
+static inline int xpv_spans_wants(const xpv_event *ev)
+{
+    return ev->cat && ev->dur_ns > 0 &&
+           (ev->kind == XPV_KIND_OTHER || (ev->kind == XPV_KIND_LAUNCH && ev->corr < 0));
+}
+void xpv_spans_init(xpv_spans *s, size_t limit);
+void xpv_spans_add(xpv_spans *s, const xpv_event *ev);
+void xpv_spans_free(xpv_spans *s);
+/* Visits the spans of one track in arrival order (kind OTHER, block_id -1);
+ * needs !overflowed. */
+int xpv_spans_scan(const xpv_spans *s, uint32_t track, xpv_store_visit fn, void *ctx);
 /* The scan finish uses: the capture when it covers q, else the store. */
 int xpv_analysis_scan(const xpv_analysis_input *in, const xpv_store_query *q, xpv_store_visit fn,
                       void *ctx, xpv_err *err);

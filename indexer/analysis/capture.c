@@ -211,3 +211,72 @@ int xpv_analysis_string_is(const xpv_analysis_input *in, xpv_hindex *memo, uint3
     xpv_hindex_put(memo, id, (uint64_t)yes);
     return yes;
 }
+
+/* ---- spans: the CPU op candidates of launches.c ---- */
+
+void xpv_spans_init(xpv_spans *s, size_t limit)
+{
+    memset(s, 0, sizeof *s);
+    s->limit = limit;
+    s->overflowed = limit == 0;
+}
+
+void xpv_spans_free(xpv_spans *s)
+{
+    for (size_t t = 0; t < s->ntracks; t++)
+        free(s->t[t].buf);
+    free(s->t);
+    s->t = NULL;
+    s->ntracks = 0;
+    s->bytes = 0;
+}
+
+void xpv_spans_add(xpv_spans *s, const xpv_event *ev)
+{
+    if (s->overflowed || !xpv_spans_wants(ev)) return;
+    s->t = xpv_grow_to_index(s->t, &s->ntracks, ev->track, sizeof *s->t, 0);
+    xpv_span_track *t = &s->t[ev->track];
+    if (t->len + 4 * XPV_VARINT_MAX > t->cap) {
+        size_t n = t->cap ? t->cap * 2 : 4096;
+        if (s->bytes + (n - t->cap) > s->limit) {
+            xpv_spans_free(s);
+            s->overflowed = 1;
+            return;
+        }
+        t->buf = xpv_xrealloc(t->buf, n);
+        s->bytes += n - t->cap;
+        t->cap = n;
+    }
+    unsigned char *p = t->buf + t->len;
+    p = xpv_zigzag_put(p, ev->ts_ns - t->prev_ts);
+    p = xpv_varint_put(p, (uint64_t)ev->dur_ns);
+    p = xpv_varint_put(p, ev->name);
+    p = xpv_varint_put(p, ev->cat);
+    t->len = (size_t)(p - t->buf);
+    t->prev_ts = ev->ts_ns;
+}
+
+int xpv_spans_scan(const xpv_spans *s, uint32_t track, xpv_store_visit fn, void *ctx)
+{
+    assert(!s->overflowed);
+    if (track >= s->ntracks) return 0;
+    const xpv_span_track *t = &s->t[track];
+    xpv_varint_reader r = {t->buf, t->buf + t->len, 0};
+    int64_t ts = 0;
+    xpv_event ev;
+    xpv_event_init(&ev);
+    ev.track = track;
+    ev.kind = XPV_KIND_OTHER;
+    for (uint32_t i = 0; r.p < r.end; i++) {
+        ts += xpv_zigzag_get(&r);
+        ev.ts_ns = ts;
+        ev.dur_ns = (int64_t)xpv_varint_get(&r);
+        ev.dur_ps = ev.dur_ns * 1000;
+        ev.name = (uint32_t)xpv_varint_get(&r);
+        ev.cat = (uint32_t)xpv_varint_get(&r);
+        assert(!r.bad); /* written by xpv_spans_add in this process */
+        int rc = fn(ctx, &ev, -1, i);
+        if (rc) return rc;
+    }
+    return 0;
+}

@@ -157,12 +157,25 @@ static void order_launches(xpv_launch_rec *v, size_t n, int by_corr)
     free(tmp);
 }
 
-static void link_track_ops(track_ctx *c)
+/* 1 when two ops of one span have different names: their order, which
+ * the sort keeps from the scan, then decides the innermost. */
+static int ops_tied(const cpu_op *v, size_t n)
 {
-    order_launches(c->launches, c->nl, 0);
+    for (size_t i = 1; i < n; i++)
+        if (v[i].start == v[i - 1].start && v[i].end == v[i - 1].end && v[i].name != v[i - 1].name)
+            return 1;
+    return 0;
+}
+
+/* Links each launch of the track to its op; returns 1 (linking nothing)
+ * when strict and ops_tied, else 0. */
+static int link_track_ops(track_ctx *c, int strict)
+{
     cpu_op *tmp = xpv_xmalloc((c->nops / 2 + 1) * sizeof *tmp);
     sort_ops(c->ops, tmp, c->nops);
     free(tmp);
+    if (strict && ops_tied(c->ops, c->nops)) return 1;
+    order_launches(c->launches, c->nl, 0);
     size_t *stack = xpv_xmalloc((c->nops ? c->nops : 1) * sizeof *stack), depth = 0, next = 0;
     for (size_t i = 0; i < c->nl; i++) {
         int64_t ts = c->launches[i].ts_ns;
@@ -176,12 +189,60 @@ static void link_track_ops(track_ctx *c)
         if (depth) c->launches[i].op = c->ops[stack[depth - 1]].name;
     }
     free(stack);
+    return 0;
 }
 
 static void keep(xpv_launches *l, const track_ctx *c)
 {
     for (size_t i = 0; i < c->nl; i++)
         push_launch(l, c->launches[i]);
+}
+
+/* The launches and ops of track t: with `fast`, launches from the capture
+ * and ops from the spans (arrival order), else both from the store (scan
+ * order). 1 when the fast read cannot promise the store's answer: a launch
+ * past the limit (which ones are kept depends on the order), or ops of one
+ * span with different names. */
+static int read_track(track_ctx *c, size_t t, int fast, xpv_err *err)
+{
+    c->nl = c->nops = 0;
+    xpv_store_query q;
+    xpv_store_query_all(&q, c->in->profile_id);
+    q.track = (int64_t)t;
+    /* CPU ops (for linking) are of kind OTHER; without linking only
+     * launch blocks need reading. */
+    q.kinds =
+        XPV_KIND_BIT(XPV_KIND_LAUNCH) | (c->link_ops && !fast ? XPV_KIND_BIT(XPV_KIND_OTHER) : 0);
+    q.skip_args = 1;
+    int64_t dropped = c->l->dropped;
+    if (xpv_analysis_scan(c->in, &q, track_visit, c, err) < 0) return -1;
+    if (fast) xpv_spans_scan(c->in->spans, (uint32_t)t, track_visit, c);
+    if (fast && c->l->dropped != dropped) return 1;
+    return c->link_ops && link_track_ops(c, fast);
+}
+
+static int build(xpv_launches *l, track_ctx *c, const uint8_t *launch_tracks, int fast,
+                 xpv_err *err)
+{
+    for (size_t t = 0; t < c->in->ntracks; t++) {
+        if (!launch_tracks[t]) continue;
+        int rc = read_track(c, t, fast, err);
+        if (rc) return rc;
+        keep(l, c);
+    }
+    return 0;
+}
+
+/* With link_ops the fast read serves when the capture holds the launches
+ * and the spans hold the ops: no host block of the store is decoded. */
+static int can_read_fast(const xpv_analysis_input *in, int link_ops)
+{
+    xpv_store_query q;
+    xpv_store_query_all(&q, in->profile_id);
+    q.kinds = XPV_KIND_BIT(XPV_KIND_LAUNCH);
+    q.skip_args = 1;
+    return link_ops && in->capture && xpv_capture_covers(in->capture, &q) && in->spans &&
+           !in->spans->overflowed;
 }
 
 int xpv_launches_build(xpv_launches *l, const xpv_analysis_input *in, const uint8_t *launch_tracks,
@@ -191,23 +252,12 @@ int xpv_launches_build(xpv_launches *l, const xpv_analysis_input *in, const uint
     l->limit = limit;
     l->has_ops = link_ops;
     track_ctx c = {.in = in, .l = l, .steps = link_ops ? NULL : steps, .link_ops = link_ops};
-    int rc = 0;
-    for (size_t t = 0; t < in->ntracks && rc == 0; t++) {
-        if (!launch_tracks[t]) continue;
-        c.nl = c.nops = 0;
-        xpv_store_query q;
-        xpv_store_query_all(&q, in->profile_id);
-        q.track = (int64_t)t;
-        /* CPU ops (for linking) are of kind OTHER; without linking only
-         * launch blocks need reading. */
-        q.kinds = XPV_KIND_BIT(XPV_KIND_LAUNCH) | (link_ops ? XPV_KIND_BIT(XPV_KIND_OTHER) : 0);
-        q.skip_args = 1;
-        if (xpv_analysis_scan(in, &q, track_visit, &c, err) < 0) {
-            rc = -1;
-            break;
-        }
-        if (link_ops) link_track_ops(&c);
-        keep(l, &c);
+    int fast = can_read_fast(in, link_ops);
+    int rc = build(l, &c, launch_tracks, fast, err);
+    if (rc == 1) { /* the store's order decides: read it */
+        l->n = 0;
+        l->dropped = 0;
+        rc = build(l, &c, launch_tracks, 0, err);
     }
     free(c.launches);
     free(c.ops);

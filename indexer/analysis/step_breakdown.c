@@ -34,6 +34,7 @@
 #include "../../common/xpv_winidx.h"
 #include "../../store/index_db.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -54,16 +55,21 @@ typedef struct {
     int64_t kernel_wait;  /* idle with device work launched and not started */
 } acc;
 
+/* Working space of partition(): one per thread that partitions. */
+typedef struct {
+    xpv_ivals scratch; /* for xpv_ivals_union */
+    xpv_ivals covered, merged, copies;
+} part_space;
+
 typedef struct {
     const xpv_analysis_input *in;
     xpv_breakdown_opts *o;
     int *track_slot;  /* track -> slot, -1 not a device track */
     int *slot_device; /* slot -> device id (-1: tracks without one) */
     size_t nslots;
-    acc *per_step;     /* [step][nslots + 1]: last column = combined */
-    xpv_ivals *iv;     /* [step - k0][slot][list] of the chunk being scanned */
-    xpv_ivals scratch; /* for xpv_ivals_union */
-    xpv_ivals covered, merged, copies;
+    acc *per_step;          /* [step][nslots + 1]: last column = combined */
+    xpv_ivals *iv;          /* [step - k0][slot][list] of the chunk being scanned */
+    part_space ps[2];       /* the caller's, and the helper thread's of commit_chunk */
     uint8_t *slot_launched; /* slot -> some event of it has a known launch */
     int64_t *max_end;       /* max end of steps [0, k] */
     size_t k0, k1, nivals;
@@ -266,7 +272,7 @@ static void swap_ivals(xpv_ivals *a, xpv_ivals *b)
 /* The partition of one step's (or part-window's) time on one device slot,
  * from its lists: each list's union, then each category in PRIORITY order
  * takes what the ones before it left. */
-static void partition(bd_ctx *c, xpv_ivals *lists, acc *a)
+static void partition(part_space *c, xpv_ivals *lists, acc *a)
 {
     for (int l = 0; l < NLISTS; l++)
         xpv_ivals_union(&lists[l], &c->scratch);
@@ -299,14 +305,50 @@ static void partition(bd_ctx *c, xpv_ivals *lists, acc *a)
     a->kernel_wait += pend - xpv_ivals_overlap(&lists[C_PENDING], &c->covered);
 }
 
+/* Partitions the (step, slot) units [u0, u1) of the chunk, unit u being
+ * step k0 + u / nslots on slot u % nslots. A unit touches only its own
+ * lists and acc, so two threads can take disjoint ranges. */
+typedef struct {
+    bd_ctx *c;
+    part_space *ps;
+    size_t u0, u1;
+} part_job;
+
+static void *partition_units(void *arg)
+{
+    part_job *j = arg;
+    bd_ctx *c = j->c;
+    for (size_t u = j->u0; u < j->u1; u++) {
+        size_t k = c->k0 + u / c->nslots, slot = u % c->nslots;
+        partition(j->ps, &c->iv[u * NLISTS], &c->per_step[k * (c->nslots + 1) + slot]);
+    }
+    return NULL;
+}
+
+/* Below this many intervals in a chunk a second thread costs more than it
+ * saves. */
+#define PARALLEL_PARTITION_MIN 65536
+
+/* The partitions of the chunk's units; on two threads when they hold enough
+ * intervals, the second taking the units from the one where half of the
+ * intervals are passed. The finish's tail runs here on one core otherwise. */
 static void commit_chunk(bd_ctx *c)
 {
-    for (size_t k = c->k0; k < c->k1; k++) {
-        acc *row = &c->per_step[k * (c->nslots + 1)];
-        xpv_ivals *iv = &c->iv[(k - c->k0) * c->nslots * NLISTS];
-        for (size_t s = 0; s < c->nslots; s++)
-            partition(c, &iv[s * NLISTS], &row[s]);
+    size_t nunits = (c->k1 - c->k0) * c->nslots, half = nunits;
+    if (nunits > 1 && c->nivals >= PARALLEL_PARTITION_MIN) {
+        size_t seen = 0;
+        for (half = 0; half + 1 < nunits && seen < c->nivals / 2; half++)
+            for (int l = 0; l < NLISTS; l++)
+                seen += c->iv[half * NLISTS + (size_t)l].n;
     }
+    part_job first = {c, &c->ps[0], 0, half}, second = {c, &c->ps[1], half, nunits};
+    pthread_t helper;
+    int started = half < nunits && pthread_create(&helper, NULL, partition_units, &second) == 0;
+    partition_units(&first);
+    if (started)
+        pthread_join(helper, NULL);
+    else
+        partition_units(&second);
 }
 
 /* Unions of the busy intervals of steps [ch.k0, ch.k1) within [ch.w0, ch.w1):
@@ -680,14 +722,16 @@ void xpv_breakdown_free(xpv_breakdown *b)
     size_t n = c->o->steps->n;
     for (size_t i = 0; i < (n ? n : 1) * (c->nslots + 1) * NLISTS; i++)
         xpv_ivals_free(&c->iv[i]);
-    xpv_ivals_free(&c->covered);
-    xpv_ivals_free(&c->merged);
-    xpv_ivals_free(&c->copies);
+    for (int i = 0; i < 2; i++) {
+        xpv_ivals_free(&c->ps[i].scratch);
+        xpv_ivals_free(&c->ps[i].covered);
+        xpv_ivals_free(&c->ps[i].merged);
+        xpv_ivals_free(&c->ps[i].copies);
+    }
     free(c->slot_launched);
     free(c->max_end);
     free(c->slot_last);
     free(c->step_ivals);
-    xpv_ivals_free(&c->scratch);
     free(c->iv);
     free(c->per_step);
     free(c->track_slot);
