@@ -25,8 +25,11 @@
  * per step marker; the capture (capture.c): 9-12 bytes per device event,
  * XLA module and host launch up to CAPTURE_LIMIT (128 MB; past it the
  * capture is dropped and finish reads the store instead), kept until the
- * end of finish. At finish, after the event store has released its
- * buffers:
+ * end of finish; the spans (capture.c): each host event with a category
+ * and a duration, delta-coded, ~8 bytes, up to SPANS_LIMIT (64 MB; past it
+ * they are dropped and launches.c reads the host blocks), freed once the
+ * launches are linked to their CPU ops. At finish, after the event store
+ * has released its buffers:
  *  - the step join: runs of correlation ids launched in each step or gap
  *    (launch_ranges.c: 16 MB of (id, position) pairs at a time, then 24
  *    bytes per run, a few per step); only when runs of different steps
