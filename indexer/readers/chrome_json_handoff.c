@@ -20,7 +20,8 @@
 #include <pthread.h>
 #include <stdlib.h>
 
-#define NBATCHES 4
+#define NBATCHES 8
+#define WAKE_AT 2
 /* A batch's members are freed after use past this many (one huge event). */
 #define KEEP_MEMBERS (1u << 18)
 
@@ -116,7 +117,9 @@ static void enqueue(xpv_cj_reader *r, const xpv_gz_chunk *release)
     }
     h->count++;
     h->head = (h->head + 1) % NBATCHES;
-    pthread_cond_broadcast(&h->cv);
+    /* A parser woken for every batch sleeps again at once: wake it for
+     * two, or for a chunk it must give back so that inflating goes on. */
+    if (h->count >= WAKE_AT || release) pthread_cond_broadcast(&h->cv);
 }
 
 /* The parser has failed: the tokenizer stops at once, under an error the
@@ -146,6 +149,7 @@ int xpv_cj_handoff_idle(xpv_cj_reader *r)
     xpv_cj_handoff *h = r->handoff;
     pthread_mutex_lock(&h->mu);
     if (r->tok->nevents) enqueue(r, NULL);
+    pthread_cond_broadcast(&h->cv);
     while (h->count > 0)
         pthread_cond_wait(&h->cv, &h->mu);
     r->tok = &h->ring[h->head];

@@ -410,6 +410,7 @@ static char *many_events(int n, int k, const char *bad, const char *tail, size_t
     char *doc = malloc(cap);
     size_t m = 1;
     doc[0] = '[';
+    *at = 0;
     for (int i = 0; i < n; i++) {
         m += (size_t)snprintf(doc + m, cap - m,
                               "{\"ph\":\"X\",\"name\":\"e%d\",\"pid\":%d,\"ts\":", i, i % 3);
