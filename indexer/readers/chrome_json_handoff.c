@@ -13,12 +13,19 @@
  * ring, the memory). Once the parser fails it maps nothing more but still
  * gives the chunks back, so neither the tokenizer nor the inflater waits
  * forever.
+ *
+ * With two CPUs or fewer a second thread has no core to run on (inflating
+ * and the sink's consumer take the other), so the tokenizer maps each
+ * batch itself when it passes it on: the same batches in the same order,
+ * without the handoff's cost. XPV_JSON_PARSER=thread|inline overrides, for
+ * tests and measurements.
  */
 #include "chrome_json_internal.h"
 
 #include <assert.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define NBATCHES 8
 #define WAKE_AT 2
@@ -32,6 +39,7 @@ struct xpv_cj_handoff {
     xpv_cj_batch ring[NBATCHES];
     unsigned head, count;
     int closing, failed;
+    int inline_; /* no parser thread: batches are mapped as they are passed on */
 };
 
 static int map_batch(xpv_cj_reader *r, const xpv_cj_batch *b)
@@ -80,6 +88,38 @@ static void *parser_main(void *arg)
     return NULL;
 }
 
+/* The parser has failed: the tokenizer stops at once, under an error the
+ * finish replaces with the parser's own. */
+static int parser_failed(xpv_cj_reader *r)
+{
+    if (!r->err->msg[0]) xpv_err_set(r->err, "the JSON parser stopped");
+    return -1;
+}
+
+static int want_thread(void)
+{
+    const char *env = getenv("XPV_JSON_PARSER");
+    if (env && strcmp(env, "thread") == 0) return 1;
+    if (env && strcmp(env, "inline") == 0) return 0;
+    return xpv_cpu_count() >= 3;
+}
+
+/* Without a parser thread: maps r->tok now and reuses it. */
+static int map_inline(xpv_cj_reader *r, const xpv_gz_chunk *release)
+{
+    xpv_cj_handoff *h = r->handoff;
+    xpv_cj_batch *b = r->tok;
+    b->w = r->w;
+    b->w_off = r->w_off;
+    if (release) {
+        b->release = *release;
+        b->has_release = 1;
+    }
+    if (!h->failed) h->failed = map_batch(r, b) != 0;
+    reset_batch(r, b);
+    return h->failed ? parser_failed(r) : 0;
+}
+
 int xpv_cj_handoff_start(xpv_cj_reader *r)
 {
     assert(!r->handoff);
@@ -90,6 +130,8 @@ int xpv_cj_handoff_start(xpv_cj_reader *r)
     pthread_cond_init(&h->cv, NULL);
     r->handoff = h;
     r->tok = &h->ring[0];
+    h->inline_ = !want_thread();
+    if (h->inline_) return 0;
     if (pthread_create(&h->thread, NULL, parser_main, r) != 0) {
         pthread_mutex_destroy(&h->mu);
         pthread_cond_destroy(&h->cv);
@@ -122,18 +164,11 @@ static void enqueue(xpv_cj_reader *r, const xpv_gz_chunk *release)
     if (h->count >= WAKE_AT || release) pthread_cond_broadcast(&h->cv);
 }
 
-/* The parser has failed: the tokenizer stops at once, under an error the
- * finish replaces with the parser's own. */
-static int parser_failed(xpv_cj_reader *r)
-{
-    if (!r->err->msg[0]) xpv_err_set(r->err, "the JSON parser thread stopped");
-    return -1;
-}
-
 int xpv_cj_handoff_push(xpv_cj_reader *r, const xpv_gz_chunk *release)
 {
     xpv_cj_handoff *h = r->handoff;
     if (!release && r->tok->nevents == 0) return 0;
+    if (h->inline_) return map_inline(r, release);
     pthread_mutex_lock(&h->mu);
     enqueue(r, release);
     while (h->count == NBATCHES)
@@ -147,6 +182,7 @@ int xpv_cj_handoff_push(xpv_cj_reader *r, const xpv_gz_chunk *release)
 int xpv_cj_handoff_idle(xpv_cj_reader *r)
 {
     xpv_cj_handoff *h = r->handoff;
+    if (h->inline_) return map_inline(r, NULL);
     pthread_mutex_lock(&h->mu);
     if (r->tok->nevents) enqueue(r, NULL);
     pthread_cond_broadcast(&h->cv);
@@ -162,12 +198,16 @@ int xpv_cj_handoff_finish(xpv_cj_reader *r)
 {
     xpv_cj_handoff *h = r->handoff;
     if (!h) return 0;
-    pthread_mutex_lock(&h->mu);
-    if (r->tok->nevents) enqueue(r, NULL);
-    h->closing = 1;
-    pthread_cond_broadcast(&h->cv);
-    pthread_mutex_unlock(&h->mu);
-    pthread_join(h->thread, NULL);
+    if (h->inline_) {
+        map_inline(r, NULL);
+    } else {
+        pthread_mutex_lock(&h->mu);
+        if (r->tok->nevents) enqueue(r, NULL);
+        h->closing = 1;
+        pthread_cond_broadcast(&h->cv);
+        pthread_mutex_unlock(&h->mu);
+        pthread_join(h->thread, NULL);
+    }
     pthread_mutex_destroy(&h->mu);
     pthread_cond_destroy(&h->cv);
     for (int i = 0; i < NBATCHES; i++) {

@@ -423,12 +423,8 @@ static char *many_events(int n, int k, const char *bad, const char *tail, size_t
     return doc;
 }
 
-static void test_errors_across_threads(void)
+static void errors_across_threads(void)
 {
-    /* The parser's error (ts out of range) comes first in the stream, so it
-     * wins over the tokenizer's later one, with every event before it
-     * stored in order; and the tokenizer's own error keeps the events
-     * before it too. */
     size_t len, at;
     char *doc = many_events(120000, 90000, "1e30", "{\"ph\":", &len, &at);
     result r;
@@ -450,6 +446,18 @@ static void test_errors_across_threads(void)
     CU_ASSERT_EQUAL(r.n, 90000);
     result_free(&r);
     free(doc);
+}
+
+static void test_errors_across_threads(void)
+{
+    /* The parser's error (ts out of range) comes first in the stream, so it
+     * wins over the tokenizer's later one, with every event before it
+     * stored in order; and the tokenizer's own error keeps the events
+     * before it too. The same with the batches mapped inline. */
+    errors_across_threads();
+    setenv("XPV_JSON_PARSER", "inline", 1);
+    errors_across_threads();
+    setenv("XPV_JSON_PARSER", "thread", 1);
 }
 
 /* ---- re-indexing ---- */
@@ -522,5 +530,7 @@ int main(void)
         {"re-indexing after a fix", test_reindex_after_fix},
         {NULL, NULL},
     };
+    /* Every test maps on a parser thread, as on three CPUs or more. */
+    setenv("XPV_JSON_PARSER", "thread", 1);
     return xpv_test_run("chrome_json_reader", tests, 0);
 }
