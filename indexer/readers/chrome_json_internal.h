@@ -1,14 +1,26 @@
 /*
  * chrome_json_internal.h — what the parts of the Chrome trace JSON reader
- * share. They are split the way a tokenizer is kept apart from a parser:
- *  - chrome_json_reader.c walks the document (driving json_scan), pulls each
- *    event's members and args out of the window and hands the event on;
+ * share. They are split the way a tokenizer is kept apart from a parser,
+ * and the two run on threads of their own:
+ *  - chrome_json_reader.c (the tokenizer's thread) walks the document
+ *    (driving json_scan) and pulls each event's members and args out of the
+ *    window into a batch;
+ *  - chrome_json_handoff.c passes full batches, with the chunks they point
+ *    into, to the parser's thread and gives the chunks back when mapped;
+ *  - chrome_json_event.c (the parser's thread) converts an event's times
+ *    and args and hands it on; everything below it runs there too:
  *  - chrome_json_classify.c keeps the process and thread tables and decides
  *    what an event is (kernel, memcpy, step, ...) for each producer;
  *  - chrome_json_slices.c pairs B/E and b/e events into slices.
  *
- * Lifetimes: an xpv_cj_event and every xpv_cj_str in it point into the
- * reader's window or scratch, which the walk reuses for the next event.
+ * Threads: the parser's thread alone touches the sink, the intern cache,
+ * scratch, the args and the tables while events are being read; the
+ * tokenizer's thread alone touches the window and the batch it fills.
+ * Outside the traceEvents array the parser's thread does not exist.
+ *
+ * Lifetimes: an xpv_cj_event and every xpv_cj_str in it point into its
+ * batch's members, the window or scratch; a chunk of the window is given
+ * back only after every batch that points into it has been mapped.
  * Whatever outlives the event is interned or copied: held slices copy
  * their args' text, names go to the sink.
  *
@@ -25,6 +37,7 @@
 #include "json_scan.h"
 #include "../../common/xpv_hindex.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 /* Tracks remembered by (pid, tid) besides the last one: a PyTorch trace
@@ -66,8 +79,30 @@ typedef struct {
     int nkeys;
     xpv_cj_member ph, name, cat, pid, tid, ts, dur;
     xpv_cj_member extra[EX_COUNT];
-    uint32_t args_at, nargs; /* in the reader's members */
+    uint32_t args_at, nargs; /* in the batch's members */
+    uint32_t raw_len;        /* the event's bytes in the window */
 } xpv_cj_event;
+
+/* Events the tokenizer has pulled out, all lying in one window, which
+ * starts at w (stream offset w_off); release: a chunk no later batch
+ * points into, to be given back once these are mapped. */
+typedef struct {
+    xpv_cj_event *events;
+    uint32_t nevents;
+    xpv_cj_member *members;
+    size_t nmembers, cap_members;
+    const char *w;
+    int64_t w_off;
+    int has_release;
+    xpv_gz_chunk release;
+} xpv_cj_batch;
+
+typedef struct xpv_cj_handoff xpv_cj_handoff; /* chrome_json_handoff.c */
+
+/* A batch is passed on when it holds this many events or members: few
+ * enough that the parser starts soon, enough that locking is rare. */
+#define XPV_CJ_BATCH_EVENTS 512
+#define XPV_CJ_BATCH_MEMBERS 8192
 
 /* What classification needs from the args, picked out while converting. */
 typedef struct {
@@ -113,9 +148,16 @@ typedef struct {
     size_t big_cap;
     const char *last_start; /* where the last whole value began */
 
-    /* the walk: one event's members, converted args and decoded strings */
-    xpv_cj_member *members;
-    size_t cap_members;
+    /* the walk: the batch being filled and the way to the parser */
+    xpv_cj_batch *tok;
+    xpv_cj_handoff *handoff;
+
+    /* the parser: the batch being mapped, where its window starts (for
+     * error offsets), its own error, the converted args and decoded strings */
+    const xpv_cj_member *members;
+    const char *ev_w;
+    int64_t ev_w_off;
+    xpv_err perr;
     xpv_arg *args;
     size_t cap_args;
     char *scratch;
@@ -265,14 +307,51 @@ static inline uint32_t xpv_cj_intern(xpv_cj_reader *r, const char *s, size_t n, 
 #define XPV_CJ_LONG_CACHE_SIZE 4096
 #define XPV_CJ_LONG_SEEN_SIZE 65536
 
-/* Sets err to reason at the byte offset of `at` in the window; returns -1.
- * Here rather than in the reader: the arg conversion fails through it too. */
+/* The parser's failure: sets its error to reason at the byte offset of
+ * `at` in the window of the batch being mapped; returns -1. */
 static inline int xpv_cj_fail_at(xpv_cj_reader *r, const char *at, const char *reason)
 {
-    return xpv_err_set(r->err, "%s at byte offset %lld%s", reason,
-                       (long long)(r->w_off + (at - r->w)),
+    return xpv_err_set(&r->perr, "%s at byte offset %lld%s", reason,
+                       (long long)(r->ev_w_off + (at - r->ev_w)),
                        xpv_gz_is_gzip(r->in) ? " (uncompressed)" : "");
 }
+
+/* Sizes scratch for every decoded string of a value of raw_len bytes. */
+static inline void xpv_cj_begin_event(xpv_cj_reader *r, size_t raw_len)
+{
+    if (raw_len > r->scratch_cap) {
+        size_t cap = r->scratch_cap ? r->scratch_cap : 1 << 16;
+        while (cap < raw_len)
+            cap *= 2;
+        free(r->scratch);
+        r->scratch = xpv_xmalloc(cap);
+        r->scratch_cap = cap;
+    }
+    r->scratch_len = 0;
+}
+
+/* ---- the parser's side of one event: chrome_json_event.c ---- */
+
+/* Maps pe (from the batch at r->members) and hands it on. 0, or -1 with
+ * r->perr. */
+int xpv_cj_process_event(xpv_cj_reader *r, xpv_cj_event *pe);
+
+/* ---- the handoff between the threads: chrome_json_handoff.c ---- */
+
+/* Starts the parser's thread and gives the tokenizer its first batch
+ * (r->tok). 0, or -1 with r->err. */
+int xpv_cj_handoff_start(xpv_cj_reader *r);
+/* Passes r->tok on, with `release` to give back after it when not NULL,
+ * and makes r->tok the next batch, waiting for one to be free. 0, or -1
+ * once the parser has failed (its error is taken at the finish). */
+int xpv_cj_handoff_push(xpv_cj_reader *r, const xpv_gz_chunk *release);
+/* Passes r->tok on and waits until the parser has mapped everything, so
+ * that the tokenizer may reuse memory that batches pointed into. */
+int xpv_cj_handoff_idle(xpv_cj_reader *r);
+/* Passes r->tok on, waits for the parser's thread to end and frees the
+ * handoff. The parser's error, if any, replaces r->err: it came first in
+ * the stream. 0, or -1 when either side failed. */
+int xpv_cj_handoff_finish(xpv_cj_reader *r);
 
 /* ---- args: chrome_json_args.c ---- */
 

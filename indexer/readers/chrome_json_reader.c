@@ -5,15 +5,20 @@
  * plain) into a sink.
  *
  * Pipeline: gz_input inflates on its own thread into chunks; this thread
- * tokenizes (json_scan) and maps events; the sink stores them on a third.
- * Memory stays flat: one event at a time must be contiguous in the window
- * (the unfinished tail of a chunk is copied in front of the next one), and
- * top-level values that are not traceEvents are skipped as a stream.
+ * tokenizes (json_scan) events into batches; a parser thread maps them
+ * (chrome_json_event.c, through chrome_json_handoff.c); the sink stores
+ * them on a fourth. Memory stays flat: one event at a time must be
+ * contiguous in the window (the unfinished tail of a chunk is copied in
+ * front of the next one), the chunks and batches in flight are bounded by
+ * two rings, and top-level values that are not traceEvents are skipped as
+ * a stream.
  *
- * Invariants: an event is mapped only once it lies whole in the window,
- * and nothing refills the window until the event has been handed on, so
- * its members may point into the window; begin_event() sizes scratch for
- * every string of the event to be decoded there.
+ * Invariants: an event is kept only once it lies whole in the window; a
+ * refill passes the batch on before the window moves, so every event of a
+ * batch lies in one window, and the chunk left behind is given back by the
+ * parser after that batch. `big` is reused only once the parser is idle.
+ * The tokenizer touches the sink, scratch and the tables only outside the
+ * traceEvents array, when no parser thread runs.
  *
  * Mapping (see also xpv_event.h):
  *  - ts/dur are decimal microseconds converted exactly from their text:
@@ -57,6 +62,14 @@ static int64_t offset_of(const xpv_cj_reader *r, const char *at)
     return r->w_off + (at - r->w);
 }
 
+/* The tokenizer's failure: sets err to reason at the byte offset of `at`
+ * in the window; returns -1. */
+static int fail_at(xpv_cj_reader *r, const char *at, const char *reason)
+{
+    return xpv_err_set(r->err, "%s at byte offset %lld%s", reason, (long long)offset_of(r, at),
+                       xpv_gz_is_gzip(r->in) ? " (uncompressed)" : "");
+}
+
 /* Moves the window on: keeps [keep, wend) and appends the next chunk.
  * Returns 1, 0 at the end of the stream (r->eof set), -1 on input error. */
 static int refill(xpv_cj_reader *r, const char *keep)
@@ -73,13 +86,26 @@ static int refill(xpv_cj_reader *r, const char *keep)
     if (tail <= HEADROOM) {
         char *dst = c.data - tail;
         memmove(dst, keep, tail);
-        if (r->holding) xpv_gz_release(r->in, &r->chunk);
+        /* Batches may point into the old chunk: the parser gives it back. */
+        if (r->handoff) {
+            if (xpv_cj_handoff_push(r, r->holding ? &r->chunk : NULL) != 0) {
+                xpv_gz_release(r->in, &c);
+                return -1;
+            }
+        } else if (r->holding) {
+            xpv_gz_release(r->in, &r->chunk);
+        }
         r->chunk = c;
         r->holding = 1;
         r->w = dst;
         r->wend = c.data + c.len;
     } else {
-        /* One value longer than the headroom: gather it in `big`. */
+        /* One value longer than the headroom: gather it in `big`, which
+         * batches may point into until the parser is idle. */
+        if (r->handoff && xpv_cj_handoff_idle(r) != 0) {
+            xpv_gz_release(r->in, &c);
+            return -1;
+        }
         if (tail + c.len > r->big_cap) {
             size_t cap = r->big_cap ? r->big_cap : HEADROOM * 4;
             while (cap < tail + c.len)
@@ -119,7 +145,7 @@ static int peek(xpv_cj_reader *r)
 static int end_error(xpv_cj_reader *r, const char *what)
 {
     if (r->err->msg[0]) return -1;
-    return xpv_cj_fail_at(r, r->wend, what);
+    return fail_at(r, r->wend, what);
 }
 
 /* ---- tokenizing one whole value in the window ---- */
@@ -204,11 +230,12 @@ static int scan_value(const char **pp, cursor *c, xpv_cj_member *m)
 
 static xpv_cj_member *new_member(xpv_cj_reader *r, uint32_t at)
 {
-    if (at >= r->cap_members) {
-        r->cap_members = r->cap_members ? r->cap_members * 2 : 64;
-        r->members = xpv_xrealloc(r->members, r->cap_members * sizeof *r->members);
+    xpv_cj_batch *b = r->tok;
+    if (at >= b->cap_members) {
+        b->cap_members = b->cap_members ? b->cap_members * 2 : 1024;
+        b->members = xpv_xrealloc(b->members, b->cap_members * sizeof *b->members);
     }
-    return &r->members[at];
+    return &b->members[at];
 }
 
 /* Iterates the members of an object at *pp ('{'), calling fn on each. */
@@ -309,39 +336,6 @@ static int event_member(xpv_cj_reader *r, cursor *c, const char **pp, const xpv_
     return scan_value(pp, c, m);
 }
 
-/* ---- scratch ---- */
-
-/* Sizes scratch for every decoded string of an event of raw_len bytes. */
-static void begin_event(xpv_cj_reader *r, size_t raw_len)
-{
-    if (raw_len > r->scratch_cap) {
-        size_t cap = r->scratch_cap ? r->scratch_cap : 1 << 16;
-        while (cap < raw_len)
-            cap *= 2;
-        free(r->scratch);
-        r->scratch = xpv_xmalloc(cap);
-        r->scratch_cap = cap;
-    }
-    r->scratch_len = 0;
-}
-
-/* ---- small conversions ---- */
-
-/* A number (or numeric string) times 10^scale, exactly. -2: not a number. */
-static int member_scaled(const xpv_cj_member *m, int scale, int64_t *out)
-{
-    if (m->type == JV_INT || m->type == JV_NUM)
-        return js_to_scaled_int64(m->val.s, m->val.len, scale, out);
-    if (m->type == JV_STR && !m->val.esc && m->val.len) {
-        const char *after;
-        int is_int;
-        if (js_scan_number(m->val.s, m->val.s + m->val.len, 1, &after, &is_int, NULL) == JS_OK &&
-            after == m->val.s + m->val.len)
-            return js_to_scaled_int64(m->val.s, m->val.len, scale, out);
-    }
-    return -2;
-}
-
 /* ---- the arg keys classification reads (chrome_json_args.c notes them) ---- */
 
 static void intern_known_keys(xpv_cj_reader *r)
@@ -374,82 +368,6 @@ static void intern_known_keys(xpv_cj_reader *r)
         if (*ids[i] > r->k_last_known) r->k_last_known = *ids[i];
 }
 
-/* ---- one event ---- */
-
-static int event_times(xpv_cj_reader *r, const xpv_cj_event *pe, xpv_event *ev)
-{
-    int64_t v;
-    int rc = pe->ts.type ? member_scaled(&pe->ts, 3, &v) : -2;
-    if (rc == -1) return xpv_cj_fail_at(r, pe->ts.val.s, "ts out of range");
-    ev->ts_ns = rc == 0 ? v : 0;
-    if (ev->ph != 'X') return 0;
-    rc = pe->dur.type ? member_scaled(&pe->dur, 6, &v) : -2;
-    if (rc == -1 || (rc == 0 && v > INT64_MAX - 1000))
-        return xpv_cj_fail_at(r, pe->dur.val.s, "dur out of range");
-    if (rc != 0) v = 0;
-    if (v < 0) v = 0, r->negative_dur++;
-    ev->dur_ps = v;
-    ev->dur_ns = v / 1000;
-    return 0;
-}
-
-/* Counts an event of a phase that is not stored, under its first bytes. */
-static void skip_phase(xpv_cj_reader *r, const xpv_cj_str *ph)
-{
-    char what[32] = "phase ";
-    size_t n = 6;
-    for (uint32_t i = 0; i < ph->len && i < 8; i++)
-        what[n++] = ph->s[i] > 0x20 && ph->s[i] < 0x7f ? ph->s[i] : '?';
-    what[n] = 0;
-    xpv_sink_skipped(r->sink, what);
-}
-
-static int process_event(xpv_cj_reader *r, xpv_cj_event *pe, size_t raw_len)
-{
-    if (pe->nkeys == 0) return 0; /* the customary trailing {} */
-    r->objects++;
-    if (pe->ph.type != JV_STR || pe->ph.val.len == 0) {
-        xpv_sink_skipped(r->sink, "event without ph");
-        return 0;
-    }
-    begin_event(r, raw_len);
-    xpv_cj_str ph = xpv_cj_text_of(r, &pe->ph.val);
-    char phc = ph.s[0];
-    xpv_sink_count_read(r->sink, phc);
-    r->with_ph++;
-    if (phc == 'M' && ph.len == 1) {
-        xpv_cj_metadata(r, pe);
-        return 0;
-    }
-    if (ph.len != 1 || !strchr("XBEiICbenstf", phc) || phc == 0) {
-        skip_phase(r, &ph);
-        return 0;
-    }
-    xpv_event ev;
-    xpv_event_init(&ev);
-    ev.ph = phc;
-    if (event_times(r, pe, &ev) != 0) return -1;
-    xpv_cj_proc *p;
-    xpv_cj_track *t;
-    ev.track = xpv_cj_event_track(r, pe, &p, &t);
-    xpv_cj_str name =
-        pe->name.type == JV_STR ? xpv_cj_text_of(r, &pe->name.val) : (xpv_cj_str){"", 0, 0};
-    xpv_cj_str cat =
-        pe->cat.type == JV_STR ? xpv_cj_text_of(r, &pe->cat.val) : (xpv_cj_str){"", 0, 0};
-    ev.name = xpv_cj_intern(r, name.s, name.len, 0);
-    ev.cat = xpv_cj_intern(r, cat.s, cat.len, 0);
-    xpv_cj_known_args k;
-    if (xpv_cj_convert_args(r, pe, &k, &ev.nargs) != 0) return -1;
-    ev.args = r->args;
-    ev.flow = pe->extra[EX_BIND_ID].type != JV_NONE || pe->extra[EX_FLOW_IN].type != JV_NONE ||
-              pe->extra[EX_FLOW_OUT].type != JV_NONE;
-    ev.counter = phc == 'i' && xpv_cj_str_is(&name, "[memory]"); /* PyTorch memory totals */
-    xpv_launch launch;
-    xpv_cj_classify(r, &ev, &cat, &name, &k, p, t, &launch);
-    xpv_cj_deliver(r, pe, t, &ev);
-    return 0;
-}
-
 /* ---- the document ---- */
 
 typedef int (*whole_fn)(xpv_cj_reader *r, cursor *c, const char **pp, void *ctx);
@@ -468,18 +386,34 @@ static int parse_whole(xpv_cj_reader *r, whole_fn fn, void *ctx, size_t limit)
             r->p = p;
             return 0;
         }
-        if (rc == JS_ERR) return xpv_cj_fail_at(r, c.e.at ? c.e.at : r->p, c.e.reason);
-        if (r->eof) return xpv_cj_fail_at(r, r->wend, "unexpected end of input");
+        if (rc == JS_ERR) return fail_at(r, c.e.at ? c.e.at : r->p, c.e.reason);
+        if (r->eof) return fail_at(r, r->wend, "unexpected end of input");
         if ((size_t)(r->wend - r->p) > limit) return 1;
         if (refill(r, r->p) < 0) return -1;
     }
 }
 
+/* Scans the next event into r->tok, which a refill may have passed on
+ * since the last try: then the event is scanned anew into the next. */
 static int scan_event(xpv_cj_reader *r, cursor *c, const char **pp, void *ctx)
 {
-    xpv_cj_event *pe = ctx;
+    (void)ctx;
+    xpv_cj_batch *b = r->tok;
+    xpv_cj_event *pe = &b->events[b->nevents];
     memset(pe, 0, sizeof *pe);
+    pe->args_at = (uint32_t)b->nmembers;
     return scan_object(r, c, pp, event_member, pe);
+}
+
+/* Keeps the event just scanned in its batch, passing a full batch on. */
+static int commit_event(xpv_cj_reader *r)
+{
+    xpv_cj_batch *b = r->tok;
+    xpv_cj_event *pe = &b->events[b->nevents++];
+    pe->raw_len = (uint32_t)(r->p - r->last_start);
+    b->nmembers += pe->nargs;
+    if (b->nevents < XPV_CJ_BATCH_EVENTS && b->nmembers < XPV_CJ_BATCH_MEMBERS) return 0;
+    return xpv_cj_handoff_push(r, NULL);
 }
 
 static int scan_any(xpv_cj_reader *r, cursor *c, const char **pp, void *ctx)
@@ -512,7 +446,7 @@ static int skip_stream(xpv_cj_reader *r)
             r->p = stop;
             return 0;
         }
-        if (rc == JS_ERR) return r->err->msg[0] ? -1 : xpv_cj_fail_at(r, e.at, e.reason);
+        if (rc == JS_ERR) return r->err->msg[0] ? -1 : fail_at(r, e.at, e.reason);
         r->p = stop;
         if (refill(r, r->p) < 0) return -1;
     }
@@ -526,7 +460,7 @@ static int end_of_events(xpv_cj_reader *r, int top_array)
     return 0;
 }
 
-static int read_events(xpv_cj_reader *r, int top_array)
+static int walk_events(xpv_cj_reader *r, int top_array)
 {
     r->p++;
     int c = peek(r);
@@ -536,19 +470,28 @@ static int read_events(xpv_cj_reader *r, int top_array)
             return 0;
         }
         if (c < 0) return end_of_events(r, top_array);
-        if (c != '{') return xpv_cj_fail_at(r, r->p, "not a trace: expected an event object");
-        xpv_cj_event pe;
-        int rc = parse_whole(r, scan_event, &pe, MAX_EVENT_BYTES);
-        if (rc > 0) return xpv_cj_fail_at(r, r->p, "event longer than 64 MB");
-        if (rc < 0 || process_event(r, &pe, (size_t)(r->p - r->last_start)) != 0) return -1;
+        if (c != '{') return fail_at(r, r->p, "not a trace: expected an event object");
+        int rc = parse_whole(r, scan_event, NULL, MAX_EVENT_BYTES);
+        if (rc > 0) return fail_at(r, r->p, "event longer than 64 MB");
+        if (rc < 0 || commit_event(r) != 0) return -1;
         c = peek(r);
         if (c == ',') {
             r->p++;
             c = peek(r);
         } else if (c != ']' && c >= 0) {
-            return xpv_cj_fail_at(r, r->p, "expected ',' or ']' after an event");
+            return fail_at(r, r->p, "expected ',' or ']' after an event");
         }
     }
+}
+
+/* The events of one array, mapped on the parser's thread while this one
+ * tokenizes; the parser is gone again when this returns. */
+static int read_events(xpv_cj_reader *r, int top_array)
+{
+    if (xpv_cj_handoff_start(r) != 0) return -1;
+    int rc = walk_events(r, top_array);
+    if (xpv_cj_handoff_finish(r) != 0) return -1;
+    return rc;
 }
 
 /* ---- top-level keys ---- */
@@ -594,7 +537,7 @@ static int read_known_value(xpv_cj_reader *r, const char *key)
         parse_whole(r, scan_any, &m, strcmp(key, "metadata") == 0 ? 1u << 20 : MAX_TOP_VALUE_BYTES);
     if (rc > 0) return skip_stream(r);
     if (rc < 0) return -1;
-    begin_event(r, m.val.len);
+    xpv_cj_begin_event(r, m.val.len);
     top_ctx tc = {r, 0};
     cursor c = {m.val.s + m.val.len, 1, {NULL, NULL}};
     if (strcmp(key, "displayTimeUnit") == 0) {
@@ -624,13 +567,13 @@ static int read_top_object(xpv_cj_reader *r)
     int saw_events = 0;
     r->p++;
     int c = peek(r);
-    if (c == '}') return xpv_cj_fail_at(r, r->p, "not a trace: empty JSON object");
+    if (c == '}') return fail_at(r, r->p, "not a trace: empty JSON object");
     for (;;) {
         if (c < 0) return end_error(r, "unexpected end of input");
-        if (c != '"') return xpv_cj_fail_at(r, r->p, "expected a key");
+        if (c != '"') return fail_at(r, r->p, "expected a key");
         xpv_cj_str key = {0};
         int rc = parse_whole(r, scan_key, &key, MAX_KEY_BYTES);
-        if (rc > 0) return xpv_cj_fail_at(r, r->p, "key too long");
+        if (rc > 0) return fail_at(r, r->p, "key too long");
         if (rc < 0) return -1;
         char name[64];
         snprintf(name, sizeof name, "%.*s", key.esc ? 0 : (int)(key.len < 63 ? key.len : 63),
@@ -641,8 +584,7 @@ static int read_top_object(xpv_cj_reader *r)
         c = peek(r);
         if (c < 0) return end_error(r, "unexpected end of input");
         if (strcmp(name, "traceEvents") == 0) {
-            if (c != '[')
-                return xpv_cj_fail_at(r, r->p, "not a trace: traceEvents is not an array");
+            if (c != '[') return fail_at(r, r->p, "not a trace: traceEvents is not an array");
             if (read_events(r, 0) != 0) return -1;
             saw_events = 1;
         } else if (strcmp(name, "deviceProperties") == 0 || strcmp(name, "distributedInfo") == 0 ||
@@ -654,13 +596,12 @@ static int read_top_object(xpv_cj_reader *r)
         c = peek(r);
         if (c == '}') break;
         if (c < 0) return end_error(r, "unexpected end of input");
-        if (c != ',') return xpv_cj_fail_at(r, r->p, "expected ',' or '}' after a top-level value");
+        if (c != ',') return fail_at(r, r->p, "expected ',' or '}' after a top-level value");
         r->p++;
         c = peek(r);
     }
     r->p++;
-    if (!saw_events)
-        return xpv_cj_fail_at(r, r->p, "not a trace: the object has no traceEvents array");
+    if (!saw_events) return fail_at(r, r->p, "not a trace: the object has no traceEvents array");
     return 0;
 }
 
@@ -678,13 +619,13 @@ static int read_document(xpv_cj_reader *r)
     else if (c == '{')
         rc = read_top_object(r);
     else
-        return xpv_cj_fail_at(r, r->p, "not a trace: expected '[' or '{'");
+        return fail_at(r, r->p, "not a trace: expected '[' or '{'");
     if (rc != 0) return -1;
     c = peek(r);
-    if (c >= 0) return xpv_cj_fail_at(r, r->p, "unexpected data after the JSON document");
+    if (c >= 0) return fail_at(r, r->p, "unexpected data after the JSON document");
     if (r->err->msg[0]) return -1;
     if (r->objects > 0 && r->with_ph == 0)
-        return xpv_cj_fail_at(r, r->p, "not a trace: no event has a \"ph\" field");
+        return fail_at(r, r->p, "not a trace: no event has a \"ph\" field");
     return 0;
 }
 
@@ -707,10 +648,10 @@ static void reader_free(xpv_cj_reader *r)
     free(r->icache);
     free(r->long_cache);
     free(r->long_seen);
-    free(r->members);
     free(r->args);
     free(r->scratch);
     free(r->big);
+    xpv_cj_handoff_finish(r);
     if (r->in) {
         if (r->holding) xpv_gz_release(r->in, &r->chunk);
         xpv_gz_close(r->in);

@@ -401,6 +401,65 @@ static void test_events_larger_than_a_chunk(void)
     free(doc);
 }
 
+/* Builds an array of n small events (names e0, e1, ...) in several chunks
+ * and batches, with `bad` in place of event k's ts and `tail` after the
+ * last; *at: the offset of `bad`. */
+static char *many_events(int n, int k, const char *bad, const char *tail, size_t *len, size_t *at)
+{
+    size_t cap = (size_t)n * 96 + 4096;
+    char *doc = malloc(cap);
+    size_t m = 1;
+    doc[0] = '[';
+    *at = 0;
+    for (int i = 0; i < n; i++) {
+        m += (size_t)snprintf(doc + m, cap - m,
+                              "{\"ph\":\"X\",\"name\":\"e%d\",\"pid\":%d,\"ts\":", i, i % 3);
+        if (i == k) *at = m;
+        m += (size_t)snprintf(doc + m, cap - m, "%s,\"dur\":1,\"args\":{\"i\":%d}},",
+                              i == k ? bad : "7", i);
+    }
+    m += (size_t)snprintf(doc + m, cap - m, "%s", tail);
+    *len = m;
+    return doc;
+}
+
+static void errors_across_threads(void)
+{
+    size_t len, at;
+    char *doc = many_events(120000, 90000, "1e30", "{\"ph\":", &len, &at);
+    result r;
+    CU_ASSERT_EQUAL(run_doc_n(doc, len, 1, &r), -1);
+    char want[96];
+    snprintf(want, sizeof want, "ts out of range at byte offset %zu (uncompressed)", at);
+    CU_ASSERT_STRING_EQUAL(r.err.msg, want);
+    CU_ASSERT_EQUAL(r.n, 90000);
+    const rec *last = find(&r, "e89999");
+    CU_ASSERT_PTR_NOT_NULL(last);
+    CU_ASSERT_PTR_NULL(find(&r, "e90000"));
+    if (last) CU_ASSERT_STRING_EQUAL(last->args, "i=i:89999;");
+    result_free(&r);
+    free(doc);
+
+    doc = many_events(120000, 90000, "7x", "]", &len, &at);
+    CU_ASSERT_EQUAL(run_doc_n(doc, len, 0, &r), -1);
+    CU_ASSERT(strstr(r.err.msg, "at byte offset") != NULL);
+    CU_ASSERT_EQUAL(r.n, 90000);
+    result_free(&r);
+    free(doc);
+}
+
+static void test_errors_across_threads(void)
+{
+    /* The parser's error (ts out of range) comes first in the stream, so it
+     * wins over the tokenizer's later one, with every event before it
+     * stored in order; and the tokenizer's own error keeps the events
+     * before it too. The same with the batches mapped inline. */
+    errors_across_threads();
+    setenv("XPV_JSON_PARSER", "inline", 1);
+    errors_across_threads();
+    setenv("XPV_JSON_PARSER", "thread", 1);
+}
+
 /* ---- re-indexing ---- */
 
 static const char *status_of(sqlite3 *db)
@@ -467,8 +526,11 @@ int main(void)
         {"cut or damaged at every byte", test_every_byte},
         {"absurdly long string", test_absurdly_long_string},
         {"events larger than a chunk", test_events_larger_than_a_chunk},
+        {"errors of either thread, in stream order", test_errors_across_threads},
         {"re-indexing after a fix", test_reindex_after_fix},
         {NULL, NULL},
     };
+    /* Every test maps on a parser thread, as on three CPUs or more. */
+    setenv("XPV_JSON_PARSER", "thread", 1);
     return xpv_test_run("chrome_json_reader", tests, 0);
 }
