@@ -42,8 +42,10 @@ int xpv_step_name_source(const char *name, size_t len, int64_t *number)
 {
     *number = -1;
     if (has_prefix(name, len, "Optimizer.step#")) return XPV_STEP_OPTIMIZER;
+    /* the last segment of a scoped name; every host event's name is walked,
+     * so the separators are compared inline rather than by strchr() */
     size_t last = len;
-    while (last > 0 && !(name[last - 1] && strchr(".]:/", name[last - 1])))
+    for (char c; last > 0 && (c = name[last - 1]) != '.' && c != ']' && c != ':' && c != '/';)
         last--;
     if (is_training_step(name + last, len - last, number)) return XPV_STEP_TRAINING_STEP;
     *number = -1;
