@@ -19,6 +19,7 @@
  */
 #include "analysis_internal.h"
 #include "collectives.h"
+#include "../../common/xpv_msort.h"
 #include "../../store/index_db.h"
 #include "../../store/kernel_stats.h"
 
@@ -86,33 +87,7 @@ static int order_less(const order_rec *a, const order_rec *b)
     return a->gi < b->gi;
 }
 
-/* A merge sort with the comparison inlined (qsort's indirect call per
- * comparison cost more than the rest of the rows' preparation); halves
- * already in order, as the groups of a name often are, are not merged.
- * tmp holds n / 2 records. */
-static void sort_order(order_rec *v, order_rec *tmp, size_t n)
-{
-    if (n <= 16) {
-        for (size_t i = 1; i < n; i++) {
-            order_rec x = v[i];
-            size_t j = i;
-            for (; j > 0 && order_less(&x, &v[j - 1]); j--)
-                v[j] = v[j - 1];
-            v[j] = x;
-        }
-        return;
-    }
-    size_t h = n / 2;
-    sort_order(v, tmp, h);
-    sort_order(v + h, tmp, n - h);
-    if (!order_less(&v[h], &v[h - 1])) return;
-    memcpy(tmp, v, h * sizeof *v);
-    size_t i = 0, j = h, o = 0; /* o <= j: the right half is read before it is overwritten */
-    while (i < h && j < n)
-        v[o++] = order_less(&v[j], &tmp[i]) ? v[j++] : tmp[i++];
-    while (i < h)
-        v[o++] = tmp[i++];
-}
+XPV_MSORT_DEFINE(sort_order, order_rec, order_less)
 
 /* What computing the rows (and classifying the units) works from. */
 typedef struct {
@@ -375,9 +350,7 @@ static void prepare_order(builder *b)
             *xpv_hindex_put(&b->dev_totals, ((uint64_t)fam << 32) | (uint32_t)dev, 0) +=
                 (uint64_t)g->total_ps;
     }
-    order_rec *tmp = xpv_xmalloc((b->norder / 2 + 1) * sizeof *tmp);
-    sort_order(b->order, tmp, b->norder);
-    free(tmp);
+    sort_order(b->order, b->norder);
 }
 
 static void builder_free(builder *b)

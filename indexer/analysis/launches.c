@@ -14,6 +14,7 @@
  * cat cpu_op) are not ops.
  */
 #include "analysis_internal.h"
+#include "../../common/xpv_msort.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -84,39 +85,18 @@ static int track_visit(void *ctx, const xpv_event *ev, int64_t block_id, uint32_
     return 0;
 }
 
-/* The sorts below are stable merge sorts with the comparison inlined
- * (qsort's indirect call per comparison was most of their cost); equal
- * keys keep their scan order, as they did under glibc's qsort, so that
- * ops of one span and launches of one id resolve as before. Halves
- * already in order are not merged. tmp holds n / 2 records. */
+/* The sorts are stable (xpv_msort.h): equal keys keep their scan order,
+ * as they did under glibc's qsort, so that ops of one span and launches of
+ * one id resolve as before. */
 
-static int launch_less(const xpv_launch_rec *a, const xpv_launch_rec *b, int by_corr)
+static int launch_time_less(const xpv_launch_rec *a, const xpv_launch_rec *b)
 {
-    return by_corr ? a->corr < b->corr : a->ts_ns < b->ts_ns;
+    return a->ts_ns < b->ts_ns;
 }
 
-static void sort_launches(xpv_launch_rec *v, xpv_launch_rec *tmp, size_t n, int by_corr)
+static int launch_corr_less(const xpv_launch_rec *a, const xpv_launch_rec *b)
 {
-    if (n <= 16) {
-        for (size_t i = 1; i < n; i++) {
-            xpv_launch_rec x = v[i];
-            size_t j = i;
-            for (; j > 0 && launch_less(&x, &v[j - 1], by_corr); j--)
-                v[j] = v[j - 1];
-            v[j] = x;
-        }
-        return;
-    }
-    size_t h = n / 2;
-    sort_launches(v, tmp, h, by_corr);
-    sort_launches(v + h, tmp, n - h, by_corr);
-    if (!launch_less(&v[h], &v[h - 1], by_corr)) return;
-    memcpy(tmp, v, h * sizeof *v);
-    size_t i = 0, j = h, o = 0; /* o <= j: the right half is read before it is overwritten */
-    while (i < h && j < n)
-        v[o++] = launch_less(&v[j], &tmp[i], by_corr) ? v[j++] : tmp[i++];
-    while (i < h)
-        v[o++] = tmp[i++];
+    return a->corr < b->corr;
 }
 
 /* Outer ops first: by start, then longest first. */
@@ -125,36 +105,17 @@ static int op_less(const cpu_op *a, const cpu_op *b)
     return a->start != b->start ? a->start < b->start : a->end > b->end;
 }
 
-static void sort_ops(cpu_op *v, cpu_op *tmp, size_t n)
-{
-    if (n <= 16) {
-        for (size_t i = 1; i < n; i++) {
-            cpu_op x = v[i];
-            size_t j = i;
-            for (; j > 0 && op_less(&x, &v[j - 1]); j--)
-                v[j] = v[j - 1];
-            v[j] = x;
-        }
-        return;
-    }
-    size_t h = n / 2;
-    sort_ops(v, tmp, h);
-    sort_ops(v + h, tmp, n - h);
-    if (!op_less(&v[h], &v[h - 1])) return;
-    memcpy(tmp, v, h * sizeof *v);
-    size_t i = 0, j = h, o = 0;
-    while (i < h && j < n)
-        v[o++] = op_less(&v[j], &tmp[i]) ? v[j++] : tmp[i++];
-    while (i < h)
-        v[o++] = tmp[i++];
-}
+XPV_MSORT_DEFINE(sort_launches_by_time, xpv_launch_rec, launch_time_less)
+XPV_MSORT_DEFINE(sort_launches_by_corr, xpv_launch_rec, launch_corr_less)
+XPV_MSORT_DEFINE(sort_ops, cpu_op, op_less)
 
 /* Sorts the n launches at v by id (by_corr) or by time. */
 static void order_launches(xpv_launch_rec *v, size_t n, int by_corr)
 {
-    xpv_launch_rec *tmp = xpv_xmalloc((n / 2 + 1) * sizeof *tmp);
-    sort_launches(v, tmp, n, by_corr);
-    free(tmp);
+    if (by_corr)
+        sort_launches_by_corr(v, n);
+    else
+        sort_launches_by_time(v, n);
 }
 
 /* 1 when two ops of one span have different names: their order, which
@@ -171,9 +132,7 @@ static int ops_tied(const cpu_op *v, size_t n)
  * when strict and ops_tied, else 0. */
 static int link_track_ops(track_ctx *c, int strict)
 {
-    cpu_op *tmp = xpv_xmalloc((c->nops / 2 + 1) * sizeof *tmp);
-    sort_ops(c->ops, tmp, c->nops);
-    free(tmp);
+    sort_ops(c->ops, c->nops);
     if (strict && ops_tied(c->ops, c->nops)) return 1;
     order_launches(c->launches, c->nl, 0);
     size_t *stack = xpv_xmalloc((c->nops ? c->nops : 1) * sizeof *stack), depth = 0, next = 0;
