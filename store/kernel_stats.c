@@ -405,9 +405,9 @@ static text_ref row_text(const xpv_store_kernel_rows *rows, const xpv_store_kern
 }
 
 /* Rows arrive in runs of one name over its devices: the runs are sorted
- * by their texts and ranked, equal texts equal ranks, and the rows then by
- * integers only. Returns the runs in (kind, name) order; keys[i] is row i's. */
-static name_run *rank_runs(const xpv_store_kernel_rows *rows, row_key *keys, size_t *nruns_out)
+ * by their texts and ranked, equal texts equal ranks, so that the rows are
+ * then sorted by integers only; keys[i] gets row i's key. */
+static void rank_runs(const xpv_store_kernel_rows *rows, row_key *keys)
 {
     name_run *runs = xpv_xcalloc(rows->n ? rows->n : 1, sizeof *runs);
     size_t nruns = 0;
@@ -431,71 +431,22 @@ static name_run *rank_runs(const xpv_store_kernel_rows *rows, row_key *keys, siz
             keys[i] =
                 (row_key){kind_rank, name_rank, rows->v[i].device, (uint32_t)i, rows->v[i].seq};
     }
-    *nruns_out = nruns;
-    return runs;
-}
-
-enum { FEW_DEVICES = 64 };
-
-/* The usual case without a comparison sort: the rows, taken run by run in
- * (kind, name) order, counted into buckets of (kind, device), which keeps
- * that order within each. 0 when there are too many devices, or a name's
- * rows of one device are not in seq order (then a sort does it). */
-static int order_by_buckets(const row_key *keys, const name_run *runs, size_t nruns,
-                            uint32_t *order, size_t n)
-{
-    int32_t devs[FEW_DEVICES];
-    size_t ndev = 0;
-    for (size_t i = 0; i < n; i++) {
-        size_t d = 0;
-        while (d < ndev && devs[d] != keys[i].device)
-            d++;
-        if (d == ndev && ndev == FEW_DEVICES) return 0;
-        if (d == ndev) devs[ndev++] = keys[i].device;
-    }
-    for (size_t d = 1; d < ndev; d++) /* insertion sort: a handful */
-        for (size_t e = d; e > 0 && devs[e - 1] > devs[e]; e--) {
-            int32_t t = devs[e];
-            devs[e] = devs[e - 1], devs[e - 1] = t;
-        }
-    uint8_t *dev_of = xpv_xcalloc(n, 1);
-    for (size_t i = 0; i < n; i++)
-        while (devs[dev_of[i]] != keys[i].device)
-            dev_of[i]++;
-    size_t nb = ((size_t)keys[runs[nruns - 1].first].kind + 1) * ndev;
-    size_t *at = xpv_xcalloc(nb + 1, sizeof *at);
-    for (size_t i = 0; i < n; i++)
-        at[keys[i].kind * ndev + dev_of[i] + 1]++;
-    for (size_t b = 0; b < nb; b++)
-        at[b + 1] += at[b];
-    for (size_t r = 0; r < nruns; r++)
-        for (size_t i = runs[r].first; i < runs[r].first + runs[r].n; i++)
-            order[at[keys[i].kind * ndev + dev_of[i]]++] = (uint32_t)i;
-    free(at);
-    free(dev_of);
-    for (size_t k = 1; k < n; k++) {
-        const row_key *a = &keys[order[k - 1]], *b = &keys[order[k]];
-        if (by_key(a, b) >= 0) return 0;
-    }
-    return 1;
+    free(runs);
 }
 
 void xpv_store_kernel_rows_order(xpv_store_kernel_rows *rows)
 {
     if (rows->ordered == rows->n && (rows->order || rows->n == 0)) return;
     assert(rows->n <= UINT32_MAX);
-    size_t n = rows->n, nruns;
+    size_t n = rows->n;
     row_key *keys = xpv_xcalloc(n ? n : 1, sizeof *keys);
-    name_run *runs = rank_runs(rows, keys, &nruns);
+    rank_runs(rows, keys);
+    xpv_sort(keys, n, sizeof *keys, by_key);
     free(rows->order);
     rows->order = xpv_xcalloc(n ? n : 1, sizeof *rows->order);
-    if (n && !order_by_buckets(keys, runs, nruns, rows->order, n)) {
-        xpv_sort(keys, n, sizeof *keys, by_key);
-        for (size_t i = 0; i < n; i++)
-            rows->order[i] = keys[i].row;
-    }
+    for (size_t i = 0; i < n; i++)
+        rows->order[i] = keys[i].row;
     rows->ordered = n;
-    free(runs);
     free(keys);
 }
 
