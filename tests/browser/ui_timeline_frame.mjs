@@ -11,22 +11,26 @@ import { BASE, test, assert, eq, api, newPage, ready, byKernels, waitDrawn, canv
 const forTimeline = ready.find((p) => p.id === process.env.XPV_TIMELINE_PROFILE) || byKernels;
 
 // Holds back every events request until release() (the page keeps drawing).
-function holdEvents(page) {
-  let open = null;
+// The route is in place when this resolves; Playwright calls its handler
+// asynchronously, so a request the page sent shows in count() a moment later.
+async function holdEvents(page) {
+  let open = false;
   const held = [];
-  page.route('**/events?**', async (route) => {
+  await page.route('**/events?**', async (route) => {
     if (!open) held.push(route);
     else await route.continue().catch(() => {});
   });
   return {
-    count: () => held.length,
+    // Waits until the page's request has reached the route (or the timeout).
+    asked: async (timeoutMs) => {
+      const end = Date.now() + timeoutMs;
+      while (held.length === 0 && Date.now() < end) await new Promise((r) => setTimeout(r, 20));
+      return held.length > 0;
+    },
     release: async () => {
       open = true;
       // A request the page aborted meanwhile cannot be continued; the others must be.
       for (const r of held.splice(0)) await r.continue().catch(() => {});
-    },
-    hold: () => {
-      open = null;
     },
   };
 }
@@ -63,7 +67,7 @@ await test('timeline: a wheel zoom redraws the loaded events at once, and the an
   await page.goto(`${BASE}/#/p/${p.id}/timeline`);
   await waitDrawn(page);
   await page.waitForFunction(() => !window.__xpvTimeline.state.loading);
-  const gate = holdEvents(page);
+  const gate = await holdEvents(page);
   const box = await page.locator('canvas.tl-canvas').boundingBox();
   await page.mouse.move(box.x + box.width / 2, box.y + 40);
   // In: the first frame after the wheel draws the loaded events, moved.
@@ -92,7 +96,7 @@ await test('timeline: a wheel zoom redraws the loaded events at once, and the an
   const pr = await probe(page);
   if (pr) assert(pr.inked, `the loaded event ${pr.name} is drawn where the new view puts it`);
   await page.waitForFunction(() => window.__xpvTimeline.state.loading, null, { timeout: 5000 });
-  assert(gate.count() > 0, 'the zoomed window was asked for');
+  assert(await gate.asked(5000), 'the zoomed window was asked for');
   // Out, past the loaded window, with the answer still held: the widest window loaded fills in.
   await page.evaluate(() => {
     const c = document.querySelector('canvas.tl-canvas');
