@@ -11,7 +11,7 @@
  * xpv_analysis_device_work_done, and nothing changed since), with the step join
  * beside them on a second thread when the capture answers all its scans
  * (that thread never touches SQLite): the launches by correlation (unless
- * built already; launch_ranges.c or launches.c), then the step breakdown's
+ * built already; launches.c), then the step breakdown's
  * compute (step_breakdown.c) -> the steps rows. Finish comes in two halves
  * (analysis.h) so that the caller writes its own rows (strings, tracks)
  * while the step join runs, rather than after it.
@@ -30,12 +30,9 @@
  * they are dropped and launches.c reads the host blocks), freed once the
  * launches are linked to their CPU ops. At finish, after the event store
  * has released its buffers:
- *  - the step join: runs of correlation ids launched in each step or gap
- *    (launch_ranges.c: 16 MB of (id, position) pairs at a time, then 24
- *    bytes per run, a few per step); only when runs of different steps
- *    overlap, or when PyTorch kernels need their CPU op, 24 bytes per host
- *    launch up to LAUNCH_LIMIT (1 M launches, 24 MB; later ones use the
- *    time join, with a warning);
+ *  - the step join: 24 bytes per host launch inside a step (all of them
+ *    when PyTorch kernels need their CPU op) up to LAUNCH_LIMIT (1 M
+ *    launches, 24 MB; later ones use the time join, with a warning);
  *  - the kernel_stats rows, ~100 bytes each, and while they are computed
  *    a copy of the durations of one batch of names (16 MB at most): when
  *    the reader's device work ends, beside the ingest, or at finish, beside
@@ -342,8 +339,7 @@ static int needs_link_ops(const xpv_analysis *a, const xpv_analysis_input *in)
 
 /* The host launches by correlation id: with link_ops, with each launch's
  * CPU op. The step breakdown needs each launch's time (how long device work
- * waited after its launch), so the per-launch table is built even where
- * the runs of ids (launch_ranges.c) would tell each id's step. */
+ * waited after its launch), hence a table of every launch. */
 static int build_launches(int link_ops, const xpv_analysis_input *in, const uint8_t *launch_tracks,
                           const xpv_step_list *steps, xpv_launches *l, xpv_err *err)
 {
@@ -397,7 +393,7 @@ static void *join_main(void *arg)
  * table it falls back to without ops reads what the id runs read). */
 static int join_needs_no_store(const xpv_analysis_input *in)
 {
-    return xpv_breakdown_needs_no_store(in) && xpv_launch_ranges_needs_no_store(in);
+    return xpv_breakdown_needs_no_store(in) && xpv_launches_needs_no_store(in);
 }
 
 /* Starts the step join beside the caller when the capture answers all of
@@ -538,13 +534,13 @@ static void print_timing(const xpv_analysis *a, const xpv_finishing *f, int64_t 
             " kernel_stats rows %.3f s (%s), with the launch join and step breakdown beside"
             " them and beside the caller's rows (%.3f s, not counted), then %.3f s more for"
             " those;"
-            " %zu groups, %lld durations spilled, %lld launches, %lld id ranges, %lld steps;"
+            " %zu groups, %lld durations spilled, %lld launches, %lld steps;"
             " capture %s, %.1f MB)\n",
             (f->t_kernels - f->t0) + (now - f->t_end), f->t_steps - f->t0,
             f->t_kernels - f->t_steps,
             f->early ? "computed as the device work ended" : "computed now",
             f->t_end - f->t_kernels, now - f->t_end, f->groups, (long long)f->spilled,
-            (long long)f->launches.n, (long long)f->launches.nranges, (long long)steps,
+            (long long)f->launches.n, (long long)steps,
             a->capture.overflowed ? "off (store scans)" : "on", a->capture.bytes / 1048576.0);
 }
 

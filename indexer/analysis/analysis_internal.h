@@ -21,7 +21,6 @@
  *                    collectives, the rows' numbers, their names and insert
  *   launches.c       host launches by correlation id, and the CPU op around
  *                    each
- *   launch_ranges.c  the step join as runs of correlation ids per step
  *                    (memory grows with the steps, not the launches), and
  *                    the step of a launch id, by runs or by launches.c
  *   steps.c          step markers, marker preference, module fallback, and
@@ -62,12 +61,10 @@
      XPV_KIND_BIT(XPV_KIND_LAUNCH))
 
 typedef struct {
-    size_t offset;                /* of the first event in the track's bytes */
-    uint32_t n;                   /* events */
-    int64_t prev_ts, prev_corr;   /* delta bases before the first event */
-    int64_t t_min, t_max;         /* earliest start, latest end (ns) */
-    uint32_t nlaunch;             /* LAUNCH events with an id (corr >= 0) */
-    int64_t launch_lo, launch_hi; /* their smallest and largest id */
+    size_t offset;              /* of the first event in the track's bytes */
+    uint32_t n;                 /* events */
+    int64_t prev_ts, prev_corr; /* delta bases before the first event */
+    int64_t t_min, t_max;       /* earliest start, latest end (ns) */
 } xpv_capture_seg;
 
 typedef struct {
@@ -92,12 +89,6 @@ void xpv_capture_free(xpv_capture *c);
 int xpv_capture_covers(const xpv_capture *c, const xpv_store_query *q);
 /* Like xpv_store_scan over the capture (block_id -1); needs covers(q). */
 int xpv_capture_scan(const xpv_capture *c, const xpv_store_query *q, xpv_store_visit fn, void *ctx);
-/* Says whether a segment's summary settles it (1: skip its events) or its
- * events must be visited (0). */
-typedef int (*xpv_capture_seg_fn)(void *ctx, const xpv_capture_seg *seg);
-/* xpv_capture_scan, asking `settled` first for each segment in q's window. */
-int xpv_capture_scan_unsettled(const xpv_capture *c, const xpv_store_query *q,
-                               xpv_capture_seg_fn settled, xpv_store_visit fn, void *ctx);
 /* The spans of host events with a category and a duration (of kind OTHER,
  * or LAUNCH without an id): what launches.c reads for the CPU ops around
  * launches, kept per track in arrival order (zigzag(ts - previous ts),
@@ -357,17 +348,11 @@ typedef struct {
     uint32_t op; /* innermost enclosing cpu_op name, 0 unknown */
 } xpv_launch_rec;
 
-typedef struct {
-    int64_t lo, hi, pos; /* ids [lo, hi] were launched at position pos (launch_ranges.c) */
-} xpv_corr_range;
-
 typedef struct xpv_launches {
     xpv_launch_rec *r; /* sorted by corr after build */
     size_t n, cap, limit;
-    int64_t dropped;        /* launches past the limit */
-    int has_ops;            /* built with link_ops: r[i].op is set */
-    xpv_corr_range *ranges; /* instead of r when the id ranges are disjoint */
-    size_t nranges;
+    int64_t dropped; /* launches past the limit */
+    int has_ops;     /* built with link_ops: r[i].op is set */
 } xpv_launches;
 
 struct xpv_step_list;
@@ -381,20 +366,8 @@ int xpv_launches_build(xpv_launches *l, const xpv_analysis_input *in, const uint
  * lookups of nearby ids. */
 const xpv_launch_rec *xpv_launches_find(const xpv_launches *l, int64_t corr, size_t *hint);
 void xpv_launches_free(xpv_launches *l);
-
-/* ---- launch_ranges.c ---- */
-
-/* Tries the O(steps) form of the step join; returns 1 when it applies (then
- * l->ranges is set), 0 when the id ranges overlap, -1 with err. */
-int xpv_launch_ranges_build(xpv_launches *l, const xpv_analysis_input *in,
-                            const uint8_t *launch_tracks, const struct xpv_step_list *steps,
-                            xpv_err *err);
 /* 1 when in's capture answers the launch scans of the step join. */
-int xpv_launch_ranges_needs_no_store(const xpv_analysis_input *in);
-/* The step a device event with id corr was launched in: >= 0 a step, -1 a
- * known launch outside every step, -2 no known launch (join by time). */
-long xpv_launches_step(const xpv_launches *l, const struct xpv_step_list *steps, int64_t corr,
-                       size_t *hint);
+int xpv_launches_needs_no_store(const xpv_analysis_input *in);
 
 /* ---- steps.c ---- */
 

@@ -14,8 +14,7 @@
  *   zigzag(ts - previous ts), varint(dur_ns + 1), varint(name),
  *   [zigzag(corr - previous corr)], [zigzag(dur_ps - dur_ns * 1000)]
  * (typically 9-12 bytes), cut into segments of SEG_EVENTS events whose
- * earliest start and latest end let a time-window scan skip them, and whose
- * launch id range lets the launch join settle a whole segment at once.
+ * earliest start and latest end let a time-window scan skip them.
  *
  * Invariant: a capture either holds every event of the captured kinds seen
  * so far, or (past its byte limit) nothing, and says so: xpv_capture_covers
@@ -88,9 +87,7 @@ static int start_segment(xpv_capture *c, xpv_capture_track *t)
                                           .prev_ts = t->prev_ts,
                                           .prev_corr = t->prev_corr,
                                           .t_min = INT64_MAX,
-                                          .t_max = INT64_MIN,
-                                          .launch_lo = INT64_MAX,
-                                          .launch_hi = INT64_MIN};
+                                          .t_max = INT64_MIN};
     return 0;
 }
 
@@ -121,11 +118,6 @@ void xpv_capture_add(xpv_capture *c, const xpv_event *ev)
     int64_t end = dur_ns > 0 ? xpv_sat_add_i64(ev->ts_ns, dur_ns) : ev->ts_ns;
     if (ev->ts_ns < s->t_min) s->t_min = ev->ts_ns;
     if (end > s->t_max) s->t_max = end;
-    if (ev->kind == XPV_KIND_LAUNCH && ev->corr >= 0) {
-        s->nlaunch++;
-        if (ev->corr < s->launch_lo) s->launch_lo = ev->corr;
-        if (ev->corr > s->launch_hi) s->launch_hi = ev->corr;
-    }
     s->n++;
 }
 
@@ -166,12 +158,6 @@ static int scan_segment(const xpv_capture_track *t, const xpv_capture_seg *s, ui
 
 int xpv_capture_scan(const xpv_capture *c, const xpv_store_query *q, xpv_store_visit fn, void *ctx)
 {
-    return xpv_capture_scan_unsettled(c, q, NULL, fn, ctx);
-}
-
-int xpv_capture_scan_unsettled(const xpv_capture *c, const xpv_store_query *q,
-                               xpv_capture_seg_fn settled, xpv_store_visit fn, void *ctx)
-{
     assert(xpv_capture_covers(c, q));
     size_t t0 = q->track >= 0 ? (size_t)q->track : 0;
     size_t t1 = q->track >= 0 ? (size_t)q->track + 1 : c->ntracks;
@@ -180,7 +166,6 @@ int xpv_capture_scan_unsettled(const xpv_capture *c, const xpv_store_query *q,
         for (size_t k = 0; k < t->nseg; k++) {
             const xpv_capture_seg *s = &t->seg[k];
             if (s->t_min > q->t1 || s->t_max < q->t0) continue;
-            if (settled && settled(ctx, s)) continue;
             int rc = scan_segment(t, s, (uint32_t)ti, q, fn, ctx);
             if (rc) return rc;
         }

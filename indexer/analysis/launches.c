@@ -253,6 +253,14 @@ const xpv_launch_rec *xpv_launches_find(const xpv_launches *l, int64_t corr, siz
 void xpv_launches_free(xpv_launches *l)
 {
     free(l->r);
-    free(l->ranges);
     memset(l, 0, sizeof *l);
+}
+
+int xpv_launches_needs_no_store(const xpv_analysis_input *in)
+{
+    xpv_store_query q;
+    xpv_store_query_all(&q, in->profile_id);
+    q.kinds = XPV_KIND_BIT(XPV_KIND_LAUNCH);
+    q.skip_args = 1;
+    return in->capture && xpv_capture_covers(in->capture, &q);
 }

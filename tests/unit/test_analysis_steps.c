@@ -202,11 +202,10 @@ static int seg_step_of(int64_t t)
 
 /* Many launches across step boundaries and the gaps between steps, on one
  * host thread (even ids) or two with interleaved ids (the second odd ids,
- * a few never launched): most capture segments settle as a whole, the rest
- * are read launch by launch. Kernels join through launched ids, ids never
- * launched (whose neighbours decide) and ids past every launch (time
- * join); compute per step must match the per-launch rule exactly. */
-static void launch_segments(int threads)
+ * a few never launched), so that the lookups gallop far and near. Kernels
+ * join through launched ids, ids never launched and ids past every launch
+ * (time join); compute per step must match the per-launch rule exactly. */
+static void many_launches(int threads)
 {
     sqlite3 *db = fresh_index();
     xpv_sink *s = open_sink(db);
@@ -237,10 +236,10 @@ static void launch_segments(int threads)
     sqlite3_close(db);
 }
 
-static void test_launch_segments(void)
+static void test_many_launches(void)
 {
-    launch_segments(1);
-    launch_segments(2);
+    many_launches(1);
+    many_launches(2);
 }
 
 static void test_interval_union(void)
@@ -541,7 +540,7 @@ static void test_split_windows(void)
 static void test_store_path(void)
 {
     static void (*const tests[])(void) = {test_correlation_vs_time_join, test_interval_union,
-                                          test_interleaved_ids,          test_launch_segments,
+                                          test_interleaved_ids,          test_many_launches,
                                           test_epoch_timestamps,         test_module_fallback,
                                           test_device_windows,           test_unmarked_device};
     run_on_store_paths(tests, sizeof tests / sizeof tests[0]);
@@ -554,7 +553,7 @@ int main(void)
         {"correlation join vs time join", test_correlation_vs_time_join},
         {"idle from interval unions", test_interval_union},
         {"interleaved correlation ids", test_interleaved_ids},
-        {"launch segments settled whole or read", test_launch_segments},
+        {"many launches across steps, on one thread or two", test_many_launches},
         {"epoch timestamps", test_epoch_timestamps},
         {"a stray event at time zero", test_stray_event_at_time_zero},
         {"module fallback", test_module_fallback},
