@@ -362,9 +362,12 @@ struct xpv_step_list;
  * step of `steps` are kept (the others join nothing). */
 int xpv_launches_build(xpv_launches *l, const xpv_analysis_input *in, const uint8_t *launch_tracks,
                        int link_ops, const struct xpv_step_list *steps, size_t limit, xpv_err *err);
-/* The launch of corr, or NULL; *hint (any value at first) speeds up
- * lookups of nearby ids. */
-const xpv_launch_rec *xpv_launches_find(const xpv_launches *l, int64_t corr, size_t *hint);
+/* The launch of a device event with id corr that started at ts_ns, or
+ * NULL; where the id was launched more than once (traces joined end to
+ * end, ids that restart), the latest launch at or before ts_ns, else the
+ * first. *hint (any value at first) speeds up lookups of nearby ids. */
+const xpv_launch_rec *xpv_launches_find(const xpv_launches *l, int64_t corr, int64_t ts_ns,
+                                        size_t *hint);
 void xpv_launches_free(xpv_launches *l);
 /* 1 when in's capture answers the launch scans of the step join. */
 int xpv_launches_needs_no_store(const xpv_analysis_input *in);

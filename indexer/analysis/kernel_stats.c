@@ -283,7 +283,7 @@ static int link_visit(void *ctx, const xpv_event *ev, int64_t block_id, uint32_t
     if (ev->kind != XPV_KIND_KERNEL || ev->dur_ps < 0 || ev->corr < 0) return 0;
     uint32_t gi = xpv_kstats_group(c->k, ev->kind, ev->name, ev->track, 0);
     if (gi == UINT32_MAX || c->k->g[gi].ops_from_reader) return 0;
-    const xpv_launch_rec *r = xpv_launches_find(c->l, ev->corr, &c->hint);
+    const xpv_launch_rec *r = xpv_launches_find(c->l, ev->corr, ev->ts_ns, &c->hint);
     if (r && r->op) {
         tally_op(&c->k->g[gi], r->op);
         c->k->version++;

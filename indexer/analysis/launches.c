@@ -87,16 +87,17 @@ static int track_visit(void *ctx, const xpv_event *ev, int64_t block_id, uint32_
 
 /* The sorts are stable (xpv_msort.h): equal keys keep their scan order,
  * as they did under glibc's qsort, so that ops of one span and launches of
- * one id resolve as before. */
+ * one id at one time resolve as before. */
 
 static int launch_time_less(const xpv_launch_rec *a, const xpv_launch_rec *b)
 {
     return a->ts_ns < b->ts_ns;
 }
 
+/* By id, and the launches of one id by time (xpv_launches_find). */
 static int launch_corr_less(const xpv_launch_rec *a, const xpv_launch_rec *b)
 {
-    return a->corr < b->corr;
+    return a->corr != b->corr ? a->corr < b->corr : a->ts_ns < b->ts_ns;
 }
 
 /* Outer ops first: by start, then longest first. */
@@ -226,8 +227,11 @@ int xpv_launches_build(xpv_launches *l, const xpv_analysis_input *in, const uint
 }
 
 /* Device events of one track come roughly in launch order, so the search
- * gallops from the previous answer (*hint) instead of bisecting all. */
-const xpv_launch_rec *xpv_launches_find(const xpv_launches *l, int64_t corr, size_t *hint)
+ * gallops from the previous answer (*hint) instead of bisecting all. An id
+ * launched more than once is rare (a trace made of others, end to end): its
+ * launches are walked in time order. */
+const xpv_launch_rec *xpv_launches_find(const xpv_launches *l, int64_t corr, int64_t ts_ns,
+                                        size_t *hint)
 {
     if (!l->n) return NULL;
     size_t h = *hint < l->n ? *hint : 0, lo, hi;
@@ -246,8 +250,14 @@ const xpv_launch_rec *xpv_launches_find(const xpv_launches *l, int64_t corr, siz
     }
     size_t i = lo + xpv_lower_bound_i64(l->r + lo, hi - lo, sizeof *l->r,
                                         offsetof(xpv_launch_rec, corr), corr);
+    if (i >= l->n || l->r[i].corr != corr) {
+        *hint = i;
+        return NULL;
+    }
+    while (i + 1 < l->n && l->r[i + 1].corr == corr && l->r[i + 1].ts_ns <= ts_ns)
+        i++;
     *hint = i;
-    return i < l->n && l->r[i].corr == corr ? &l->r[i] : NULL;
+    return &l->r[i];
 }
 
 void xpv_launches_free(xpv_launches *l)

@@ -156,7 +156,7 @@ static int category(bd_ctx *c, const xpv_event *ev)
 static int64_t launch_ps(bd_ctx *c, const xpv_event *ev)
 {
     if (ev->corr < 0 || !c->o->launches) return INT64_MIN;
-    const xpv_launch_rec *l = xpv_launches_find(c->o->launches, ev->corr, &c->hint);
+    const xpv_launch_rec *l = xpv_launches_find(c->o->launches, ev->corr, ev->ts_ns, &c->hint);
     return l ? xpv_ps_since(c->o->steps->base_ns, l->ts_ns) : INT64_MIN;
 }
 

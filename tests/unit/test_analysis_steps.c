@@ -144,6 +144,32 @@ static void test_correlation_vs_time_join(void)
     sqlite3_close(db);
 }
 
+/* One id launched twice (a trace made of two, end to end): each kernel
+ * joins the latest launch of its id at or before its start, so each waits
+ * 100 ns in its own step. Joined to the first launch, the second kernel
+ * would wait from step 1 to step 2. */
+static void test_repeated_ids(void)
+{
+    sqlite3 *db = fresh_index();
+    xpv_sink *s = open_sink(db);
+    xpv_sink_process_device(s, 100, 0);
+    marker(s, 1, XPV_STEP_PROFILER_STEP, 1, "ProfilerStep#1", 0, 1000);
+    marker(s, 1, XPV_STEP_PROFILER_STEP, 2, "ProfilerStep#2", 10000, 1000);
+    host_event(s, XPV_KIND_LAUNCH, "cuda_runtime", "cudaLaunchKernel", 100, 5, 5);
+    host_event(s, XPV_KIND_LAUNCH, "cuda_runtime", "cudaLaunchKernel", 10100, 5, 5);
+    device_event(s, XPV_KIND_KERNEL, 100, 7, "k", 200, 100000, 5, NULL);
+    device_event(s, XPV_KIND_KERNEL, 100, 7, "k", 10200, 100000, 5, NULL);
+    finish(s);
+    CU_ASSERT_EQUAL(q_int(db, step_col("compute_ps", 1, 0)), 100000);
+    CU_ASSERT_EQUAL(q_int(db, step_col("compute_ps", 2, 0)), 100000);
+    CU_ASSERT_EQUAL(q_int(db, step_col("kernel_wait_ps", 1, 0)), 100000);
+    CU_ASSERT_EQUAL(q_int(db, step_col("kernel_wait_ps", 2, 0)), 100000);
+    char *w = q_text(db, "SELECT warnings FROM profiles WHERE id=7");
+    CU_ASSERT_PTR_NOT_NULL(strstr(w, "2 device events joined to their step through the "
+                                     "correlation id of their host launch, 0 by their start time"));
+    sqlite3_close(db);
+}
+
 /* Correlation ids that interleave between steps: the join stays exact for
  * every id with a launch, and ids without one join by time. */
 static void test_interleaved_ids(void)
@@ -528,6 +554,7 @@ static void test_split_windows(void)
     test_correlation_vs_time_join();
     test_module_fallback();
     test_interleaved_ids();
+    test_repeated_ids();
     setenv("XPV_ANALYSIS_INTERVAL_CAP", "3", 1);
     test_interval_union();
     test_epoch_timestamps();
@@ -539,10 +566,15 @@ static void test_split_windows(void)
  * the numbers must not change (the kernel tests: test_analysis.c). */
 static void test_store_path(void)
 {
-    static void (*const tests[])(void) = {test_correlation_vs_time_join, test_interval_union,
-                                          test_interleaved_ids,          test_many_launches,
-                                          test_epoch_timestamps,         test_module_fallback,
-                                          test_device_windows,           test_unmarked_device};
+    static void (*const tests[])(void) = {test_correlation_vs_time_join,
+                                          test_interval_union,
+                                          test_interleaved_ids,
+                                          test_many_launches,
+                                          test_repeated_ids,
+                                          test_epoch_timestamps,
+                                          test_module_fallback,
+                                          test_device_windows,
+                                          test_unmarked_device};
     run_on_store_paths(tests, sizeof tests / sizeof tests[0]);
 }
 
@@ -553,6 +585,7 @@ int main(void)
         {"correlation join vs time join", test_correlation_vs_time_join},
         {"idle from interval unions", test_interval_union},
         {"interleaved correlation ids", test_interleaved_ids},
+        {"one id launched twice", test_repeated_ids},
         {"many launches across steps, on one thread or two", test_many_launches},
         {"epoch timestamps", test_epoch_timestamps},
         {"a stray event at time zero", test_stray_event_at_time_zero},
