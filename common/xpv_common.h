@@ -12,6 +12,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #define XPV_VERSION "0.1.0"
 
@@ -96,7 +97,36 @@ static inline void *xpv_grow_to_index(void *p, size_t *n, size_t index, size_t s
 char *xpv_xstrdup(const char *s);
 char *xpv_xstrndup(const char *s, size_t n);
 
+/* FNV-1a with a final mix: stable across versions and machines, so the
+ * values that are kept (profile ids, the index's file name, ETags) use it. */
 uint64_t xpv_hash64(const void *p, size_t n);
+
+/* A hash for in-memory tables on hot paths (interning): eight bytes a
+ * multiply where xpv_hash64 takes one, the short tail read as two
+ * overlapping words. Its values may change between versions: never keep
+ * them. */
+static inline uint64_t xpv_hash_mem(const void *p, size_t n)
+{
+    const unsigned char *s = p;
+    uint64_t h = 0x9e3779b97f4a7c15ull ^ ((uint64_t)n * 0xff51afd7ed558ccdull), w;
+    for (; n > 8; s += 8, n -= 8) {
+        memcpy(&w, s, 8);
+        h = (h ^ w) * 0xbf58476d1ce4e5b9ull;
+        h ^= h >> 31;
+    }
+    if (n >= 4) {
+        uint32_t lo, hi;
+        memcpy(&lo, s, 4);
+        memcpy(&hi, s + n - 4, 4);
+        w = lo | (uint64_t)hi << 32;
+    } else {
+        w = n ? s[0] | (uint64_t)s[n / 2] << 8 | (uint64_t)s[n - 1] << 16 : 0;
+    }
+    h = (h ^ w) * 0xbf58476d1ce4e5b9ull;
+    h ^= h >> 32;
+    h *= 0x94d049bb133111ebull;
+    return h ^ (h >> 29);
+}
 
 /* qsort that accepts an empty (possibly NULL) array, which qsort itself
  * may not be given, and returns after one pass over input already in order

@@ -44,7 +44,7 @@ uint32_t xpv_intern_add(xpv_intern *t, const char *s, size_t len, const xpv_hpro
 static inline uint32_t xpv_intern_lookup(xpv_intern *t, const char *s, size_t len, int may_add)
 {
     if (len == 0) return 0;
-    xpv_hprobe p = xpv_hindex_probe(&t->index, xpv_hash64(s, len));
+    xpv_hprobe p = xpv_hindex_probe(&t->index, xpv_hash_mem(s, len));
     for (uint64_t id; xpv_hindex_next(&t->index, &p, &id);) {
         xpv_intern_ref r = t->strs[id];
         if (r.len == len && memcmp(t->arena + r.off, s, len) == 0) return (uint32_t)id;
