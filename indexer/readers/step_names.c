@@ -38,12 +38,29 @@ static int is_training_step(const char *s, size_t len, int64_t *number)
     return 0;
 }
 
+/* 1 when s[0, len) ends like a training-step marker: "train_step" or
+ * "training_step", then maybe '#' or '_' and digits. Every host event's
+ * name is asked, nearly none is one: this looks at the end alone. */
+static int may_be_training_step(const char *s, size_t len)
+{
+    size_t end = len;
+    while (end > 0 && s[end - 1] >= '0' && s[end - 1] <= '9')
+        end--;
+    if (end < len && (end == 0 || (s[--end] != '#' && s[end] != '_'))) return 0;
+    static const char *const words[] = {"train_step", "training_step"};
+    for (size_t w = 0; w < sizeof words / sizeof *words; w++) {
+        size_t n = strlen(words[w]);
+        if (end >= n && memcmp(s + end - n, words[w], n) == 0) return 1;
+    }
+    return 0;
+}
+
 int xpv_step_name_source(const char *name, size_t len, int64_t *number)
 {
     *number = -1;
     if (has_prefix(name, len, "Optimizer.step#")) return XPV_STEP_OPTIMIZER;
-    /* the last segment of a scoped name; every host event's name is walked,
-     * so the separators are compared inline rather than by strchr() */
+    if (!may_be_training_step(name, len)) return 0;
+    /* the last segment of a scoped name */
     size_t last = len;
     for (char c; last > 0 && (c = name[last - 1]) != '.' && c != ']' && c != ':' && c != '/';)
         last--;
