@@ -219,7 +219,7 @@ static int window_push(bd_ctx *c, uint32_t track, int list, int64_t s, int64_t e
             if (!c->union_live) continue;
         }
         size_t at = ((k - c->k0) * c->nslots + slot) * NLISTS;
-        xpv_ivals_push(&c->iv[at + (size_t)list], cs, ce);
+        if (!xpv_ivals_add(&c->iv[at + (size_t)list], cs, ce)) continue;
         if (++c->nivals > c->o->interval_cap && c->splittable) return 1;
     }
     return 0;

@@ -1,7 +1,8 @@
 /*
  * test_intervals.c — selection and interval unions against brute force, on
  * random data shaped as the store returns it (a few ordered runs), on
- * shuffled data and on many equal keys.
+ * shuffled data and on many equal keys; lists built by xpv_ivals_add
+ * against the same intervals pushed one by one.
  */
 #include "testutil.h"
 #include "indexer/analysis/analysis_internal.h"
@@ -109,12 +110,40 @@ static void test_union_shuffled(void)
     check_union(0, 0, 0);
 }
 
+/* Adding where pushing was: the same union, from fewer slots when the
+ * intervals come in ordered runs (launch waits overlap their successors). */
+static void test_add_keeps_the_union(void)
+{
+    const int64_t span = 20000;
+    for (int round = 0; round < 40; round++) {
+        xpv_ivals pushed = {0}, added = {0};
+        size_t runs = 1 + (size_t)round % 6, slots = 0;
+        for (size_t r = 0; r < runs; r++) {
+            int64_t t = (int64_t)(next() % 100);
+            while (t < span - 200) {
+                int64_t len = 1 + (int64_t)(next() % 150);
+                xpv_ivals_push(&pushed, t, t + len);
+                slots += (size_t)xpv_ivals_add(&added, t, t + len);
+                t += (int64_t)(next() % (round % 2 ? 60 : 200));
+            }
+        }
+        CU_ASSERT_EQUAL(slots, added.n);
+        CU_ASSERT(added.n < pushed.n);
+        int64_t want = brute_union(pushed.v, pushed.n, span);
+        CU_ASSERT_EQUAL(brute_union(added.v, added.n, span), want);
+        CU_ASSERT_EQUAL(xpv_ivals_union(&added, NULL), want);
+        xpv_ivals_free(&pushed);
+        xpv_ivals_free(&added);
+    }
+}
+
 int main(void)
 {
     static const xpv_test_case tests[] = {
         {"selection equals the sorted rank", test_select_matches_sort},
         {"union of ordered runs equals painting", test_union_of_runs},
         {"union of shuffled intervals equals painting", test_union_shuffled},
+        {"adding to the last interval keeps the union", test_add_keeps_the_union},
         {NULL, NULL},
     };
     return xpv_test_run("intervals", tests, 0);
