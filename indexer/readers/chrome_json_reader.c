@@ -217,7 +217,7 @@ static int scan_value(const char **pp, cursor *c, xpv_cj_member *m)
         m->type = JV_NONFINITE;
     } else if (*p == '-' || (*p >= '0' && *p <= '9')) {
         int is_int;
-        TRY(js_scan_number(p, c->end, c->final, &after, &is_int, &c->e));
+        TRY(js_scan_number_fast(p, c->end, c->final, &after, &is_int, &c->e));
         m->type = is_int ? JV_INT : JV_NUM;
     } else {
         TRY(js_skip_value(p, c->end, c->final, &after, &c->e));

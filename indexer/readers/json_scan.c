@@ -713,7 +713,7 @@ static int skip_fast(const char *p, const char *end, const char **after)
         } else if (c == '-' && end - p >= 2 && p[1] == 'I') {
             if (js_scan_literal(p, end, 0, &p, NULL) != JS_OK) return 0;
         } else if (c == '-' || is_digit(c)) {
-            if (js_scan_number(p, end, 0, &p, &is_int, NULL) != JS_OK) return 0;
+            if (js_scan_number_fast(p, end, 0, &p, &is_int, NULL) != JS_OK) return 0;
         } else if (c == 't' || c == 'f' || c == 'n' || c == 'N' || c == 'I') {
             if (js_scan_literal(p, end, 0, &p, NULL) != JS_OK) return 0;
         } else {

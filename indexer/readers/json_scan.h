@@ -92,6 +92,43 @@ size_t js_unescape(const char *s, size_t len, char *dst);
 int js_scan_number(const char *p, const char *end, int final, const char **after, int *is_int,
                    js_error *e);
 
+static inline int js_is_digit(char c)
+{
+    return (unsigned char)(c - '0') < 10;
+}
+
+/* js_scan_number() with the commonest case inline: no exponent, at most
+ * 16 digits before and after an optional '.', and the window holding
+ * more than the longest such number. Anything else (an error included)
+ * is js_scan_number()'s. Traces hold ~8 numbers an event (ids, times,
+ * the shapes in PyTorch's args), so the call and its checks add up. */
+static inline int js_scan_number_fast(const char *p, const char *end, int final, const char **after,
+                                      int *is_int, js_error *e)
+{
+    const char *r = p + (end - p > 40 && *p == '-'), *lim;
+    if (end - p > 40 && js_is_digit(*r)) {
+        if (*r != '0') {
+            lim = r + 16;
+            for (r++; r < lim && js_is_digit(*r);)
+                r++;
+        } else {
+            lim = ++r + 1; /* a digit after a leading zero is the slow path's error */
+        }
+        int integral = *r != '.';
+        if (!integral && js_is_digit(r[1])) {
+            lim = r + 17;
+            for (r += 2; r < lim && js_is_digit(*r);)
+                r++;
+        }
+        if (r < lim && !js_is_digit(*r) && *r != '.' && (*r | 0x20) != 'e') {
+            *after = r;
+            *is_int = integral;
+            return JS_OK;
+        }
+    }
+    return js_scan_number(p, end, final, after, is_int, e);
+}
+
 /* true, false, null, and (as Python's json module writes and reads them
  * for non-finite floats) NaN, Infinity, -Infinity. */
 int js_scan_literal(const char *p, const char *end, int final, const char **after, js_error *e);

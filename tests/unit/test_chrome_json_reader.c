@@ -157,6 +157,41 @@ static void test_non_finite_numbers(void)
 /* The tokenizer's string scan against a byte-at-a-time reading, for every
  * length and every position of a quote, escape, non-ASCII or control byte
  * (the vector loops take 16 and 32 bytes at a time). */
+/* The inline number scan answers as js_scan_number() does: random runs of
+ * number characters and delimiters, in windows of every length. */
+static void test_number_scan_fast(void)
+{
+    static const char alphabet[] = "0123456789012345678901234567890123456789-.eE+, ]}x";
+    uint64_t rng = 0x9e3779b97f4a7c15ull;
+    char buf[64];
+    int bad = 0, fast_ok = 0;
+    for (int round = 0; round < 200000; round++) {
+        size_t len = 1 + (size_t)(xpv_test_xorshift(&rng) % 40);
+        /* mostly well-formed: digits, maybe a '.', then a delimiter */
+        for (size_t i = 0; i < sizeof buf; i++)
+            buf[i] = alphabet[xpv_test_xorshift(&rng) % (round % 3 ? 20 : sizeof alphabet - 1)];
+        if (round % 3) {
+            if (round % 5 == 0) buf[0] = '-';
+            if (round % 7 == 0) buf[1 + xpv_test_xorshift(&rng) % 17] = '.';
+            buf[len] = ",]} "[round % 4];
+        }
+        size_t window = round % 11 ? sizeof buf : 1 + xpv_test_xorshift(&rng) % sizeof buf;
+        for (int final = 0; final <= 1; final++) {
+            const char *a1 = NULL, *a2 = NULL;
+            int i1 = -1, i2 = -1;
+            js_error e1 = {NULL, NULL}, e2 = {NULL, NULL};
+            int r1 = js_scan_number(buf, buf + window, final, &a1, &i1, &e1);
+            int r2 = js_scan_number_fast(buf, buf + window, final, &a2, &i2, &e2);
+            if (r1 != r2 || (r1 == JS_OK && (a1 != a2 || i1 != i2)) ||
+                (r1 == JS_ERR && e1.at != e2.at))
+                bad++;
+            fast_ok += r1 == JS_OK;
+        }
+    }
+    CU_ASSERT_EQUAL(bad, 0);
+    CU_ASSERT(fast_ok > 100000); /* the generator does make numbers */
+}
+
 static void test_string_scan_all_positions(void)
 {
     char buf[160];
@@ -520,6 +555,7 @@ int main(void)
         {"arg types", test_arg_types},
         {"NaN and Infinity", test_non_finite_numbers},
         {"string scan at every length and position", test_string_scan_all_positions},
+        {"inline number scan equals the full one", test_number_scan_fast},
         {"scaled times at the int64 edges", test_scaled_edges},
         {"bad input of every kind", test_bad_input_kinds},
         {"truncated gzip", test_truncated_gzip},
