@@ -47,9 +47,10 @@
  * to stderr; XPV_ANALYSIS_EARLY=off leaves the kernel_stats rows to finish
  * whatever the reader says; XPV_ANALYSIS_DURATION_CAP=<bytes> lowers the in-memory
  * duration cap, XPV_ANALYSIS_INTERVAL_CAP=<n> the intervals held per
- * step window and XPV_ANALYSIS_CAPTURE_CAP=<bytes> the capture (0: none,
- * finish reads the store) — tests use them to exercise the spill, split and
- * store paths.
+ * step window, XPV_ANALYSIS_CAPTURE_CAP=<bytes> the capture (0: none,
+ * finish reads the store) and XPV_ANALYSIS_SPLIT_PASS_MIN=<n> the device
+ * events from which the breakdown's first pass takes two threads — tests
+ * use them to exercise the spill, split, store and two-thread paths.
  */
 #define _GNU_SOURCE /* SCHED_IDLE */
 #include "analysis_internal.h"
@@ -64,6 +65,9 @@
 #define DURATION_MEM_CAP (16u << 20)
 #define LAUNCH_LIMIT (1u << 20)
 #define INTERVAL_CAP (1u << 22)
+/* Device events in the capture from which the step breakdown's first pass
+ * runs on two threads (below, a thread costs more than it saves). */
+#define SPLIT_PASS_MIN (1u << 17)
 #define CAPTURE_LIMIT (128u << 20)
 #define SPANS_LIMIT (64u << 20)
 
@@ -72,6 +76,7 @@ typedef struct xpv_finishing xpv_finishing;
 struct xpv_analysis {
     int disabled, timing;
     size_t interval_cap;
+    size_t split_pass_min;
     xpv_kstats ks;
     xpv_capture capture;
     xpv_spans spans;
@@ -107,6 +112,7 @@ xpv_analysis *xpv_analysis_new(void)
     const char *early = getenv("XPV_ANALYSIS_EARLY");
     a->early = !early || strcmp(early, "off") != 0;
     a->interval_cap = env_size("XPV_ANALYSIS_INTERVAL_CAP", INTERVAL_CAP);
+    a->split_pass_min = env_size("XPV_ANALYSIS_SPLIT_PASS_MIN", SPLIT_PASS_MIN);
     xpv_kstats_init(&a->ks, env_size("XPV_ANALYSIS_DURATION_CAP", DURATION_MEM_CAP));
     xpv_capture_init(&a->capture, env_size("XPV_ANALYSIS_CAPTURE_CAP", CAPTURE_LIMIT));
     xpv_spans_init(&a->spans, env_size("XPV_ANALYSIS_CAPTURE_CAP", SPANS_LIMIT));
@@ -495,7 +501,8 @@ static int begin_rows(xpv_analysis *a, xpv_finishing *f, xpv_err *err)
                                 .xla_ops_are_work = tpu,
                                 .launches = &f->launches,
                                 .collective = &f->collective,
-                                .interval_cap = a->interval_cap};
+                                .interval_cap = a->interval_cap,
+                                .split_pass_min = a->split_pass_min};
     if (rc != 0) return rc;
     f->job = (join_job){.bd = xpv_breakdown_new(in, &f->o),
                         .launch_tracks = join && !link_ops ? f->ts.launch : NULL,

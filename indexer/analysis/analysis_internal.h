@@ -89,6 +89,12 @@ void xpv_capture_free(xpv_capture *c);
 int xpv_capture_covers(const xpv_capture *c, const xpv_store_query *q);
 /* Like xpv_store_scan over the capture (block_id -1); needs covers(q). */
 int xpv_capture_scan(const xpv_capture *c, const xpv_store_query *q, xpv_store_visit fn, void *ctx);
+/* xpv_capture_scan over part `part` of `nparts` of each track's segments,
+ * the earliest in part 0: for one scan shared by threads. */
+int xpv_capture_scan_part(const xpv_capture *c, const xpv_store_query *q, unsigned part,
+                          unsigned nparts, xpv_store_visit fn, void *ctx);
+/* Events the capture holds for track t. */
+uint64_t xpv_capture_events(const xpv_capture *c, size_t t);
 /* The spans of host events with a category and a duration (of kind OTHER,
  * or LAUNCH without an id): what launches.c reads for the CPU ops around
  * launches, kept per track in arrival order (zigzag(ts - previous ts),
@@ -467,12 +473,13 @@ size_t xpv_steps_started_by(const xpv_step_list *s, int64_t t, size_t *hint);
 
 typedef struct {
     const xpv_step_list *steps;
-    const uint8_t *device_tracks;           /* tracks whose device work counts */
-    int xla_ops_are_work;                   /* TPU: no kernels, XLA ops are the device work */
-    const xpv_launches *launches;           /* may be empty */
-    const xpv_hindex *collective;           /* from xpv_kstats_classify */
-    const struct xpv_compile *compile;      /* compile windows and work (may be NULL) */
-    size_t interval_cap;                    /* intervals held at once before a window is split */
+    const uint8_t *device_tracks;      /* tracks whose device work counts */
+    int xla_ops_are_work;              /* TPU: no kernels, XLA ops are the device work */
+    const xpv_launches *launches;      /* may be empty */
+    const xpv_hindex *collective;      /* from xpv_kstats_classify */
+    const struct xpv_compile *compile; /* compile windows and work (may be NULL) */
+    size_t interval_cap;               /* intervals held at once before a window is split */
+    uint64_t split_pass_min; /* device events from which the first pass takes two threads */
     int64_t joined_by_corr, joined_by_time; /* out */
 } xpv_breakdown_opts;
 

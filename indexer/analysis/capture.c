@@ -158,12 +158,19 @@ static int scan_segment(const xpv_capture_track *t, const xpv_capture_seg *s, ui
 
 int xpv_capture_scan(const xpv_capture *c, const xpv_store_query *q, xpv_store_visit fn, void *ctx)
 {
-    assert(xpv_capture_covers(c, q));
+    return xpv_capture_scan_part(c, q, 0, 1, fn, ctx);
+}
+
+int xpv_capture_scan_part(const xpv_capture *c, const xpv_store_query *q, unsigned part,
+                          unsigned nparts, xpv_store_visit fn, void *ctx)
+{
+    assert(xpv_capture_covers(c, q) && part < nparts);
     size_t t0 = q->track >= 0 ? (size_t)q->track : 0;
     size_t t1 = q->track >= 0 ? (size_t)q->track + 1 : c->ntracks;
     for (size_t ti = t0; ti < t1 && ti < c->ntracks; ti++) {
         const xpv_capture_track *t = &c->t[ti];
-        for (size_t k = 0; k < t->nseg; k++) {
+        size_t k0 = t->nseg * part / nparts, k1 = t->nseg * (part + 1) / nparts;
+        for (size_t k = k0; k < k1; k++) {
             const xpv_capture_seg *s = &t->seg[k];
             if (s->t_min > q->t1 || s->t_max < q->t0) continue;
             int rc = scan_segment(t, s, (uint32_t)ti, q, fn, ctx);
@@ -171,6 +178,14 @@ int xpv_capture_scan(const xpv_capture *c, const xpv_store_query *q, xpv_store_v
         }
     }
     return 0;
+}
+
+uint64_t xpv_capture_events(const xpv_capture *c, size_t t)
+{
+    uint64_t n = 0;
+    for (size_t k = 0; t < c->ntracks && k < c->t[t].nseg; k++)
+        n += c->t[t].seg[k].n;
+    return n;
 }
 
 int xpv_analysis_scan(const xpv_analysis_input *in, const xpv_store_query *q, xpv_store_visit fn,

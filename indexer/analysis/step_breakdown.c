@@ -416,6 +416,123 @@ static int process_in_chunks(bd_ctx *c, xpv_err *err)
     return rc;
 }
 
+/* One part of the first pass: the device tracks' events of part `part`
+ * of `nparts` of their capture segments; with one part, whatever
+ * xpv_analysis_scan reads them from. */
+static int first_pass(bd_ctx *c, unsigned part, unsigned nparts, xpv_err *err)
+{
+    for (size_t t = 0; t < c->in->ntracks; t++) {
+        if (c->track_slot[t] < 0) continue;
+        xpv_store_query q;
+        device_work_query(c->in, t, &q);
+        int rc = nparts == 1 ? xpv_analysis_scan(c->in, &q, assign_and_union_visit, c, err)
+                             : xpv_capture_scan_part(c->in->capture, &q, part, nparts,
+                                                     assign_and_union_visit, c);
+        if (rc < 0) return -1;
+    }
+    return 0;
+}
+
+/* 1 when the first pass reads the capture and it holds enough device
+ * events to be worth a second thread. */
+static int worth_splitting(const bd_ctx *c)
+{
+    if (!xpv_breakdown_needs_no_store(c->in)) return 0;
+    uint64_t n = 0;
+    for (size_t t = 0; t < c->in->ntracks; t++)
+        if (c->track_slot[t] >= 0) n += xpv_capture_events(c->in->capture, t);
+    return n >= c->o->split_pass_min;
+}
+
+/* The later half of a split first pass: a copy of the context with lists,
+ * counters and caches of its own, under its own options (half the cap). */
+typedef struct {
+    bd_ctx c;
+    xpv_breakdown_opts o;
+} pass_half;
+
+static void *later_half_main(void *arg)
+{
+    pass_half *h = arg;
+    first_pass(&h->c, 1, 2, NULL); /* capture scans: no error to report */
+    return NULL;
+}
+
+static void start_half(pass_half *h, const bd_ctx *c, size_t nlists)
+{
+    h->o = *c->o;
+    h->c = *c;
+    h->c.o = &h->o;
+    h->c.iv = xpv_xcalloc(nlists, sizeof *h->c.iv);
+    h->c.slot_launched = xpv_xcalloc(c->nslots + 1, 1);
+    h->c.slot_last = xpv_xmalloc((c->nslots + 1) * sizeof *h->c.slot_last);
+    for (size_t slot = 0; slot <= c->nslots; slot++)
+        h->c.slot_last[slot] = SIZE_MAX;
+    h->c.step_ivals = xpv_xcalloc(c->o->steps->n, sizeof *h->c.step_ivals);
+    h->c.name_classes = NULL;
+    h->c.nname_classes = 0;
+    h->c.hint = h->c.start_hint = 0;
+}
+
+/* Moves the intervals of src after those of dst (the union sorts them). */
+static void append_ivals(xpv_ivals *dst, xpv_ivals *src)
+{
+    if (dst->n + src->n > dst->cap) {
+        dst->cap = dst->n + src->n;
+        dst->v = xpv_xrealloc(dst->v, dst->cap * sizeof *dst->v);
+    }
+    if (src->n) memcpy(dst->v + dst->n, src->v, src->n * sizeof *src->v);
+    dst->n += src->n;
+    xpv_ivals_free(src);
+}
+
+/* Adds the later half's lists, counts and flags to c's, and frees it. */
+static void join_half(bd_ctx *c, pass_half *h, size_t nlists)
+{
+    for (size_t i = 0; i < nlists; i++)
+        append_ivals(&c->iv[i], &h->c.iv[i]);
+    for (size_t k = 0; k < c->o->steps->n; k++)
+        c->step_ivals[k] += h->c.step_ivals[k];
+    for (size_t slot = 0; slot <= c->nslots; slot++)
+        c->slot_launched[slot] |= h->c.slot_launched[slot];
+    c->nivals += h->c.nivals;
+    c->by_corr += h->c.by_corr;
+    c->by_time += h->c.by_time;
+    if (h->c.max_wait > c->max_wait) c->max_wait = h->c.max_wait;
+    c->union_live = c->union_live && h->c.union_live;
+    free(h->c.iv);
+    free(h->c.slot_launched);
+    free(h->c.slot_last);
+    free(h->c.step_ivals);
+    free(h->c.name_classes);
+}
+
+/* The first pass on two threads, each over half of every device track's
+ * capture segments, each holding at most half of interval_cap. Its
+ * results are the one-thread pass's: counts add up, the lists are only
+ * read through their unions, and where either half outgrew its cap the
+ * pass goes on in chunks, sized by the summed counts. */
+static int split_first_pass(bd_ctx *c, xpv_err *err)
+{
+    size_t nlists = c->o->steps->n * c->nslots * NLISTS;
+    xpv_breakdown_opts *shared = c->o, mine = *shared;
+    mine.interval_cap = shared->interval_cap / 2 ? shared->interval_cap / 2 : 1;
+    c->o = &mine;
+    pass_half *h = xpv_xmalloc(sizeof *h);
+    start_half(h, c, nlists);
+    pthread_t helper;
+    int started = pthread_create(&helper, NULL, later_half_main, h) == 0;
+    int rc = first_pass(c, 0, 2, err);
+    if (started)
+        pthread_join(helper, NULL);
+    else
+        first_pass(&h->c, 1, 2, NULL);
+    c->o = shared;
+    join_half(c, h, nlists);
+    free(h);
+    return rc;
+}
+
 static int assign_events(bd_ctx *c, xpv_err *err)
 {
     size_t n = c->o->steps->n;
@@ -425,12 +542,8 @@ static int assign_events(bd_ctx *c, xpv_err *err)
     c->union_live = 1;
     c->nivals = 0;
     c->step_ivals = xpv_xcalloc(n, sizeof *c->step_ivals);
-    for (size_t t = 0; t < c->in->ntracks; t++) {
-        if (c->track_slot[t] < 0) continue;
-        xpv_store_query q;
-        device_work_query(c->in, t, &q);
-        if (xpv_analysis_scan(c->in, &q, assign_and_union_visit, c, err) < 0) return -1;
-    }
+    int rc = worth_splitting(c) ? split_first_pass(c, err) : first_pass(c, 0, 1, err);
+    if (rc < 0) return -1;
     if (c->union_live) {
         free(c->step_ivals);
         c->step_ivals = NULL;

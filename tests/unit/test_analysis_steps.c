@@ -561,6 +561,30 @@ static void test_split_windows(void)
     unsetenv("XPV_ANALYSIS_INTERVAL_CAP");
 }
 
+/* The breakdown's first pass split between two threads (each half of every
+ * track's capture segments) must not change a number, nor when a half
+ * outgrows its half of the interval cap and the pass goes on in chunks. */
+static void test_split_first_pass(void)
+{
+    static void (*const tests[])(void) = {test_correlation_vs_time_join,
+                                          test_interval_union,
+                                          test_interleaved_ids,
+                                          test_many_launches,
+                                          test_repeated_ids,
+                                          test_epoch_timestamps,
+                                          test_module_fallback,
+                                          test_device_windows,
+                                          test_unmarked_device};
+    setenv("XPV_ANALYSIS_SPLIT_PASS_MIN", "1", 1);
+    for (size_t t = 0; t < sizeof tests / sizeof tests[0]; t++)
+        tests[t]();
+    setenv("XPV_ANALYSIS_INTERVAL_CAP", "3", 1);
+    test_many_launches();
+    test_interval_union();
+    unsetenv("XPV_ANALYSIS_INTERVAL_CAP");
+    unsetenv("XPV_ANALYSIS_SPLIT_PASS_MIN");
+}
+
 /* Finish reads the events again from the capture when it holds them all,
  * else from the store: with no capture, and with one that overflows partway,
  * the numbers must not change (the kernel tests: test_analysis.c). */
@@ -596,6 +620,7 @@ int main(void)
         {"no markers: none", test_no_markers},
         {"split step windows stay exact", test_split_windows},
         {"the store path gives the same numbers", test_store_path},
+        {"a first pass on two threads gives the same numbers", test_split_first_pass},
         {NULL, NULL},
     };
     return xpv_test_run("analysis_steps", tests, 0);
