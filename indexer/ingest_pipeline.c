@@ -14,7 +14,8 @@
  * Invariants: each consumer takes every batch once, in the order they were
  * handed off; a handed-off batch is only read until every consumer is done
  * with it (pending == 0), and only then refilled; the stages of one batch
- * run in order, store then analysis, when one thread runs both.
+ * run in order, store then analysis, when one thread runs both; once
+ * drained, the ring holds no buffers and takes no event.
  */
 #define _GNU_SOURCE
 #include "ingest_pipeline.h"
@@ -40,6 +41,7 @@ static void batch_init(xpv_batch *b)
     b->pending = 0;
 }
 
+/* Leaves b empty (no buffers), so that freeing it again is harmless. */
 static void batch_free(xpv_batch *b)
 {
     free(b->evs);
@@ -47,6 +49,7 @@ static void batch_free(xpv_batch *b)
     free(b->args);
     free(b->arena);
     free(b->track_devices);
+    memset(b, 0, sizeof *b);
 }
 
 void xpv_pipeline_init(xpv_sink *s)
@@ -188,7 +191,7 @@ void xpv_pipeline_hand_off(xpv_sink *s)
 
 void xpv_pipeline_grow_for(xpv_batch *b, const xpv_event *ev, size_t text_bytes)
 {
-    assert(b->nev == 0);
+    assert(b->nev == 0 && b->cap_ev > 0); /* not drained */
     if (ev->nargs > b->cap_args) {
         b->cap_args = ev->nargs;
         b->args = xpv_xrealloc(b->args, b->cap_args * sizeof *b->args);
@@ -222,4 +225,8 @@ void xpv_pipeline_drain(xpv_sink *s)
     if (last->nev || last->track_devices) xpv_pipeline_hand_off(s);
     wait_idle(&s->pipe);
     xpv_pipeline_stop(s);
+    /* no event comes after: the ring's ~28 MB go before the analysis'
+     * finish allocates its own */
+    for (int i = 0; i < XPV_PIPELINE_NBATCHES; i++)
+        batch_free(&s->pipe.batches[i]);
 }

@@ -24,8 +24,8 @@ void xpv_pipeline_grow_for(xpv_batch *b, const xpv_event *ev, size_t text_bytes)
 /* Has the analysis stage learn, after the events filled so far, that the
  * device work is done; takes track_devices (malloc'ed, n entries). */
 void xpv_pipeline_device_work_done(xpv_sink *s, int *track_devices, size_t n);
-/* Hands off what is left, waits until both stages have taken every batch
- * and joins the consumers. */
+/* Hands off what is left, waits until both stages have taken every batch,
+ * joins the consumers and frees the batches: no event may follow. */
 void xpv_pipeline_drain(xpv_sink *s);
 /* Joins the consumers (if running) without waiting for their work. */
 void xpv_pipeline_stop(xpv_sink *s);
