@@ -56,7 +56,10 @@ typedef struct {
 
 /* ---- the batch ring (ingest_pipeline.c) ---- */
 
-#define XPV_PIPELINE_NBATCHES 8
+/* Four batches of 4096 events keep the reader going through a burst of
+ * costly events as well as eight did, for half the memory (~15 MB a
+ * worker): two workers each hold a ring. */
+#define XPV_PIPELINE_NBATCHES 4
 
 typedef struct {
     xpv_event *evs;

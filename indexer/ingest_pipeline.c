@@ -225,7 +225,7 @@ void xpv_pipeline_drain(xpv_sink *s)
     if (last->nev || last->track_devices) xpv_pipeline_hand_off(s);
     wait_idle(&s->pipe);
     xpv_pipeline_stop(s);
-    /* no event comes after: the ring's ~28 MB go before the analysis'
+    /* no event comes after: the ring's ~15 MB go before the analysis'
      * finish allocates its own */
     for (int i = 0; i < XPV_PIPELINE_NBATCHES; i++)
         batch_free(&s->pipe.batches[i]);
