@@ -395,8 +395,8 @@ static void *join_main(void *arg)
     return NULL;
 }
 
-/* 1 when the capture answers every scan of the step join (the per-launch
- * table it falls back to without ops reads what the id runs read). */
+/* 1 when the capture answers every scan of the step join: the launches
+ * and the device work. */
 static int join_needs_no_store(const xpv_analysis_input *in)
 {
     return xpv_breakdown_needs_no_store(in) && xpv_launches_needs_no_store(in);

@@ -25,10 +25,13 @@
  *
  * One full scan of the device tracks of the event store assigns each event
  * to its step and gathers the busy intervals of all step windows at once
- * while they number at most interval_cap; beyond that the unions come from
- * further scans of chunks of steps, split into halves (a single step's
- * window into halves of time: clipped unions of disjoint halves add up), so
- * memory stays bounded.
+ * while they number at most interval_cap (on two threads, each over half of
+ * every track's capture segments, when the capture holds split_pass_min
+ * device events); beyond that the unions come from further scans of chunks
+ * of steps, split into halves (a single step's window into halves of time:
+ * clipped unions of disjoint halves add up), so memory stays bounded. The
+ * lists are only ever read through their unions, so an interval that
+ * starts inside a list's last one extends it (xpv_ivals_add).
  */
 #include "analysis_internal.h"
 #include "../../common/xpv_winidx.h"
