@@ -153,16 +153,7 @@ void xpv_ivals_push(xpv_ivals *iv, int64_t start, int64_t end);
  * interval when it starts inside it or where it ends (the union is the
  * same, the starts stay in the order they came), else is pushed. Returns 1
  * when it took a new slot. */
-static inline int xpv_ivals_add(xpv_ivals *iv, int64_t start, int64_t end)
-{
-    xpv_ival *last = iv->n ? &iv->v[iv->n - 1] : NULL;
-    if (last && start >= last->start && start <= last->end) {
-        if (end > last->end) last->end = end;
-        return 0;
-    }
-    xpv_ivals_push(iv, start, end);
-    return 1;
-}
+int xpv_ivals_add(xpv_ivals *iv, int64_t start, int64_t end);
 /* Sorts and merges iv in place into disjoint intervals; returns their total
  * length. scratch (may be NULL) is working space kept across calls, so
  * many unions in a row do not allocate and fault in a buffer each. */

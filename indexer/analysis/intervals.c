@@ -211,6 +211,17 @@ void xpv_ivals_push(xpv_ivals *iv, int64_t start, int64_t end)
     iv->v[iv->n++] = (xpv_ival){start, end};
 }
 
+int xpv_ivals_add(xpv_ivals *iv, int64_t start, int64_t end)
+{
+    xpv_ival *last = iv->n ? &iv->v[iv->n - 1] : NULL;
+    if (last && start >= last->start && start <= last->end) {
+        if (end > last->end) last->end = end;
+        return 0;
+    }
+    xpv_ivals_push(iv, start, end);
+    return 1;
+}
+
 int64_t xpv_ivals_union(xpv_ivals *iv, xpv_ivals *scratch)
 {
     if (iv->n == 0) return 0;
