@@ -229,7 +229,7 @@ int xpv_launches_build(xpv_launches *l, const xpv_analysis_input *in, const uint
 /* Device events of one track come roughly in launch order, so the search
  * gallops from the previous answer (*hint) instead of bisecting all. An id
  * launched more than once is rare (a trace made of others, end to end): its
- * launches are walked in time order. */
+ * launches are searched by time the same way. */
 const xpv_launch_rec *xpv_launches_find(const xpv_launches *l, int64_t corr, int64_t ts_ns,
                                         size_t *hint)
 {
@@ -254,10 +254,24 @@ const xpv_launch_rec *xpv_launches_find(const xpv_launches *l, int64_t corr, int
         *hint = i;
         return NULL;
     }
-    while (i + 1 < l->n && l->r[i + 1].corr == corr && l->r[i + 1].ts_ns <= ts_ns)
-        i++;
-    *hint = i;
-    return &l->r[i];
+    /* Past i, "of this id and launched by ts_ns" holds and then never
+     * again (sorted by id, then time): gallop, then bisect, so that an id
+     * launched n times costs log n, not n. */
+    size_t ok = i, bad = i + 1, step = 1;
+    while (bad < l->n && l->r[bad].corr == corr && l->r[bad].ts_ns <= ts_ns) {
+        ok = bad;
+        bad = bad + step < l->n ? bad + step : l->n;
+        step *= 2;
+    }
+    while (bad - ok > 1) {
+        size_t mid = ok + (bad - ok) / 2;
+        if (l->r[mid].corr == corr && l->r[mid].ts_ns <= ts_ns)
+            ok = mid;
+        else
+            bad = mid;
+    }
+    *hint = ok;
+    return &l->r[ok];
 }
 
 void xpv_launches_free(xpv_launches *l)

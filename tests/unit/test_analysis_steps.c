@@ -2,12 +2,14 @@
  * test_analysis_steps.c — step timelines computed through the sink from
  * hand-made events, checked against numbers worked out by hand: marker
  * preference and merging, correlation vs time join, interval unions,
- * interleaved ids, launch segments, epoch timestamps, the module
- * fallbacks, "none", and step windows split down to single events. Kernel
- * summaries: test_analysis.c.
+ * interleaved and repeated ids (and the launch lookup against a scan of
+ * every launch), many launches, epoch timestamps, the module fallbacks,
+ * "none", step windows split down to single events, the store path and a
+ * first pass on two threads. Kernel summaries: test_analysis.c.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "analysis_testutil.h"
+#include "indexer/analysis/analysis_internal.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -168,6 +170,65 @@ static void test_repeated_ids(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(w, "2 device events joined to their step through the "
                                      "correlation id of their host launch, 0 by their start time"));
     sqlite3_close(db);
+}
+
+/* One id launched 500 times, 1 us apart, each launch's kernel starting
+ * 100 ns after it: every kernel finds its own launch among the 500, so the
+ * waits are 500 disjoint 100 ns spans. */
+static void test_id_launched_many_times(void)
+{
+    sqlite3 *db = fresh_index();
+    xpv_sink *s = open_sink(db);
+    xpv_sink_process_device(s, 100, 0);
+    marker(s, 1, XPV_STEP_PROFILER_STEP, 1, "ProfilerStep#1", 0, 1000000);
+    for (int64_t k = 0; k < 500; k++)
+        host_event(s, XPV_KIND_LAUNCH, "cuda_runtime", "cudaLaunchKernel", 1000 + k * 1000, 5, 42);
+    for (int64_t k = 0; k < 500; k++)
+        device_event(s, XPV_KIND_KERNEL, 100, 7, "k", 1100 + k * 1000, 200000, 42, NULL);
+    finish(s);
+    CU_ASSERT_EQUAL(q_int(db, step_col("compute_ps", 1, 0)), 500 * 200000);
+    CU_ASSERT_EQUAL(q_int(db, step_col("kernel_wait_ps", 1, 0)), 500 * 100000);
+    sqlite3_close(db);
+}
+
+/* xpv_launches_find against a scan of every record: the latest launch of
+ * the id at or before the time, else its first, else none; from any hint,
+ * on runs of one id up to 60 long, at the array's ends included. */
+static void test_launch_lookup_brute_force(void)
+{
+    uint64_t rng = 12345;
+    for (int round = 0; round < 50; round++) {
+        size_t n = 1 + (size_t)(xpv_test_xorshift(&rng) % 2000);
+        xpv_launches l = {0};
+        l.r = xpv_xmalloc(n * sizeof *l.r);
+        l.n = n;
+        int64_t corr = 0, ts = 0;
+        for (size_t i = 0; i < n; i++) {
+            if (xpv_test_xorshift(&rng) % (round % 2 ? 3 : 30) == 0)
+                corr += 1 + (int64_t)(xpv_test_xorshift(&rng) % 3), ts = 0;
+            ts += (int64_t)(xpv_test_xorshift(&rng) % 3); /* equal times too */
+            l.r[i] = (xpv_launch_rec){.corr = corr, .ts_ns = ts};
+        }
+        size_t hint = 0;
+        int bad = 0;
+        for (int q = 0; q < 2000; q++) {
+            int64_t c = (int64_t)(xpv_test_xorshift(&rng) % (uint64_t)(corr + 3)) - 1;
+            int64_t t = (int64_t)(xpv_test_xorshift(&rng) % 150) - 5;
+            if (q % 7 == 0) hint = (size_t)(xpv_test_xorshift(&rng) % (n + 2));
+            const xpv_launch_rec *want = NULL;
+            for (size_t i = 0; i < n; i++)
+                if (l.r[i].corr == c && (!want || l.r[i].ts_ns <= t)) want = &l.r[i];
+            if (want && want->ts_ns > t) /* none by t: the first */
+                for (size_t i = 0; i < n; i++)
+                    if (l.r[i].corr == c) {
+                        want = &l.r[i];
+                        break;
+                    }
+            if (xpv_launches_find(&l, c, t, &hint) != want) bad++;
+        }
+        CU_ASSERT_EQUAL(bad, 0);
+        free(l.r);
+    }
 }
 
 /* Correlation ids that interleave between steps: the join stays exact for
@@ -610,6 +671,8 @@ int main(void)
         {"idle from interval unions", test_interval_union},
         {"interleaved correlation ids", test_interleaved_ids},
         {"one id launched twice", test_repeated_ids},
+        {"one id launched 500 times", test_id_launched_many_times},
+        {"launch lookup against a scan of every launch", test_launch_lookup_brute_force},
         {"many launches across steps, on one thread or two", test_many_launches},
         {"epoch timestamps", test_epoch_timestamps},
         {"a stray event at time zero", test_stray_event_at_time_zero},
