@@ -259,7 +259,8 @@ void xpv_spans_add(xpv_spans *s, const xpv_event *ev)
 int xpv_spans_scan(const xpv_spans *s, uint32_t track, xpv_store_visit fn, void *ctx)
 {
     assert(!s->overflowed);
-    if (track >= s->ntracks) return 0;
+    /* a track without spans has no buffer: no reader over a null one */
+    if (track >= s->ntracks || s->t[track].len == 0) return 0;
     const xpv_span_track *t = &s->t[track];
     xpv_varint_reader r = {t->buf, t->buf + t->len, 0};
     int64_t ts = 0;
