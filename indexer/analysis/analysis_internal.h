@@ -2,9 +2,10 @@
  * analysis_internal.h — the pieces the analysis is built from, shared by the
  * files of indexer/analysis/ and by nothing else:
  *
- *   capture.c        compact in-memory copy of the events finish scans again,
- *                    and the reads of the input: xpv_analysis_scan (the
- *                    capture when it covers a query, else the store) and
+ *   capture.c        compact in-memory copy of the events finish scans again
+ *                    and of the host spans the op links read, and the reads
+ *                    of the input: xpv_analysis_scan (the capture when it
+ *                    covers a query, else the store) and
  *                    xpv_analysis_string_is
  *   intervals.c      int64 sorting and selection, and the union of
  *                    [start, end) intervals
@@ -21,8 +22,6 @@
  *                    collectives, the rows' numbers, their names and insert
  *   launches.c       host launches by correlation id, and the CPU op around
  *                    each
- *                    (memory grows with the steps, not the launches), and
- *                    the step of a launch id, by runs or by launches.c
  *   steps.c          step markers, marker preference, module fallback, and
  *                    finding the step at a time
  *   step_breakdown.c per-step device time split and idle (table steps)
@@ -120,6 +119,7 @@ static inline int xpv_spans_wants(const xpv_event *ev)
            (ev->kind == XPV_KIND_OTHER || (ev->kind == XPV_KIND_LAUNCH && ev->corr < 0));
 }
 void xpv_spans_init(xpv_spans *s, size_t limit);
+/* Keeps ev, which xpv_spans_wants (asked inline on the caller's hot path). */
 void xpv_spans_add(xpv_spans *s, const xpv_event *ev);
 void xpv_spans_free(xpv_spans *s);
 /* Visits the spans of one track in arrival order (kind OTHER, block_id -1);

@@ -233,7 +233,8 @@ void xpv_spans_free(xpv_spans *s)
 
 void xpv_spans_add(xpv_spans *s, const xpv_event *ev)
 {
-    if (s->overflowed || !xpv_spans_wants(ev)) return;
+    assert(xpv_spans_wants(ev)); /* the caller asks first, inline */
+    if (s->overflowed) return;
     s->t = xpv_grow_to_index(s->t, &s->ntracks, ev->track, sizeof *s->t, 0);
     xpv_span_track *t = &s->t[ev->track];
     if (t->len + 4 * XPV_VARINT_MAX > t->cap) {
