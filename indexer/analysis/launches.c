@@ -110,15 +110,6 @@ XPV_MSORT_DEFINE(sort_launches_by_time, xpv_launch_rec, launch_time_less)
 XPV_MSORT_DEFINE(sort_launches_by_corr, xpv_launch_rec, launch_corr_less)
 XPV_MSORT_DEFINE(sort_ops, cpu_op, op_less)
 
-/* Sorts the n launches at v by id (by_corr) or by time. */
-static void order_launches(xpv_launch_rec *v, size_t n, int by_corr)
-{
-    if (by_corr)
-        sort_launches_by_corr(v, n);
-    else
-        sort_launches_by_time(v, n);
-}
-
 /* 1 when two ops of one span have different names: their order, which
  * the sort keeps from the scan, then decides the innermost. */
 static int ops_tied(const cpu_op *v, size_t n)
@@ -135,7 +126,7 @@ static int link_track_ops(track_ctx *c, int strict)
 {
     sort_ops(c->ops, c->nops);
     if (strict && ops_tied(c->ops, c->nops)) return 1;
-    order_launches(c->launches, c->nl, 0);
+    sort_launches_by_time(c->launches, c->nl);
     size_t *stack = xpv_xmalloc((c->nops ? c->nops : 1) * sizeof *stack), depth = 0, next = 0;
     for (size_t i = 0; i < c->nl; i++) {
         int64_t ts = c->launches[i].ts_ns;
@@ -197,12 +188,7 @@ static int build(xpv_launches *l, track_ctx *c, const uint8_t *launch_tracks, in
  * and the spans hold the ops: no host block of the store is decoded. */
 static int can_read_fast(const xpv_analysis_input *in, int link_ops)
 {
-    xpv_store_query q;
-    xpv_store_query_all(&q, in->profile_id);
-    q.kinds = XPV_KIND_BIT(XPV_KIND_LAUNCH);
-    q.skip_args = 1;
-    return link_ops && in->capture && xpv_capture_covers(in->capture, &q) && in->spans &&
-           !in->spans->overflowed;
+    return link_ops && xpv_launches_needs_no_store(in) && in->spans && !in->spans->overflowed;
 }
 
 int xpv_launches_build(xpv_launches *l, const xpv_analysis_input *in, const uint8_t *launch_tracks,
@@ -222,7 +208,7 @@ int xpv_launches_build(xpv_launches *l, const xpv_analysis_input *in, const uint
     free(c.launches);
     free(c.ops);
     xpv_hindex_free(&c.cat_is_op);
-    order_launches(l->r, l->n, 1);
+    sort_launches_by_corr(l->r, l->n);
     return rc;
 }
 
