@@ -215,7 +215,7 @@ static int scan_value(const char **pp, cursor *c, xpv_cj_member *m)
     if (*p == 'N' || *p == 'I' || (*p == '-' && c->end - p >= 2 && p[1] == 'I')) {
         TRY(js_scan_literal(p, c->end, c->final, &after, &c->e));
         m->type = JV_NONFINITE;
-    } else if (*p == '-' || (*p >= '0' && *p <= '9')) {
+    } else if (*p == '-' || js_is_digit(*p)) {
         int is_int;
         TRY(js_scan_number_fast(p, c->end, c->final, &after, &is_int, &c->e));
         m->type = is_int ? JV_INT : JV_NUM;

@@ -258,11 +258,6 @@ size_t js_unescape(const char *s, size_t len, char *dst)
 
 /* ---- numbers ---- */
 
-static int is_digit(char c)
-{
-    return c >= '0' && c <= '9';
-}
-
 /* Eight bytes as a little-endian word, whatever the host's order. */
 static uint64_t load_le8(const char *p)
 {
@@ -300,7 +295,7 @@ static const char *skip_digits(const char *p, const char *end)
         p += n;
         if (n < 8) return p;
     }
-    while (p < end && is_digit(*p))
+    while (p < end && js_is_digit(*p))
         p++;
     return p;
 }
@@ -323,7 +318,7 @@ int js_scan_number(const char *p, const char *end, int final, const char **after
         integral = 0;
         p++;
         if (p >= end) goto more;
-        if (!is_digit(*p)) return fail(e, p, "invalid number: no digit after '.'");
+        if (!js_is_digit(*p)) return fail(e, p, "invalid number: no digit after '.'");
         p = skip_digits(p, end);
     }
     if (p < end && (*p == 'e' || *p == 'E')) {
@@ -331,13 +326,13 @@ int js_scan_number(const char *p, const char *end, int final, const char **after
         p++;
         if (p < end && (*p == '+' || *p == '-')) p++;
         if (p >= end) goto more;
-        if (!is_digit(*p)) return fail(e, p, "invalid number: bad exponent");
-        while (p < end && is_digit(*p))
+        if (!js_is_digit(*p)) return fail(e, p, "invalid number: bad exponent");
+        while (p < end && js_is_digit(*p))
             p++;
     }
     if (p >= end && !final) goto more;
     if (p - s > MAX_NUMBER_LEN) return fail(e, s, "number too long");
-    if (p < end && is_digit(*p)) return fail(e, p, "invalid number: leading zero");
+    if (p < end && js_is_digit(*p)) return fail(e, p, "invalid number: leading zero");
     *after = p;
     *is_int = integral;
     return JS_OK;
@@ -387,12 +382,12 @@ static void split_number(const char *s, size_t n, number_parts *np)
     memset(np, 0, sizeof *np);
     if (p < end && *p == '-') np->neg = 1, p++;
     np->ip = p;
-    while (p < end && is_digit(*p))
+    while (p < end && js_is_digit(*p))
         p++;
     np->ni = (size_t)(p - np->ip);
     if (p < end && *p == '.') {
         np->fp = ++p;
-        while (p < end && is_digit(*p))
+        while (p < end && js_is_digit(*p))
             p++;
         np->nf = (size_t)(p - np->fp);
     }
@@ -401,7 +396,7 @@ static void split_number(const char *s, size_t n, number_parts *np)
         int eneg = p < end && *p == '-';
         if (p < end && (*p == '-' || *p == '+')) p++;
         int64_t x = 0;
-        for (; p < end && is_digit(*p); p++)
+        for (; p < end && js_is_digit(*p); p++)
             if (x < 100000) x = x * 10 + (*p - '0');
         np->exp = eneg ? -x : x;
     }
@@ -430,15 +425,15 @@ static int scaled_simple(const char *s, size_t n, int scale, int64_t *out)
         p += 8;
         digits += 8;
     }
-    while (p < end && is_digit(*p))
+    while (p < end && js_is_digit(*p))
         v = v * 10 + (uint64_t)(*p++ - '0'), digits++;
     if (p < end && *p == '.') p++;
     for (int i = 0; i < scale; i++) {
-        unsigned d = p < end && is_digit(*p) ? (unsigned)(*p++ - '0') : 0;
+        unsigned d = p < end && js_is_digit(*p) ? (unsigned)(*p++ - '0') : 0;
         v = v * 10 + d;
         digits++;
     }
-    while (p < end && is_digit(*p))
+    while (p < end && js_is_digit(*p))
         p++;
     /* 19 digits cannot wrap a uint64_t (< 10^19 < 2^64); the sign decides
      * what fits in an int64_t. */
@@ -585,7 +580,7 @@ static int skip_value_start(js_skipper *s, const char **pp, const char *end, int
             rc = js_scan_literal(p, end, final, &after, e);
             break;
         }
-        if (*p != '-' && !is_digit(*p)) return fail(e, p, "expected a value");
+        if (*p != '-' && !js_is_digit(*p)) return fail(e, p, "expected a value");
         rc = js_scan_number(p, end, final, &after, &is_int, e);
         break;
     }
@@ -712,7 +707,7 @@ static int skip_fast(const char *p, const char *end, const char **after)
             if (js_scan_string_fast(p + 1, end, &p, &esc, NULL) != JS_OK) return 0;
         } else if (c == '-' && end - p >= 2 && p[1] == 'I') {
             if (js_scan_literal(p, end, 0, &p, NULL) != JS_OK) return 0;
-        } else if (c == '-' || is_digit(c)) {
+        } else if (c == '-' || js_is_digit(c)) {
             if (js_scan_number_fast(p, end, 0, &p, &is_int, NULL) != JS_OK) return 0;
         } else if (c == 't' || c == 'f' || c == 'n' || c == 'N' || c == 'I') {
             if (js_scan_literal(p, end, 0, &p, NULL) != JS_OK) return 0;
