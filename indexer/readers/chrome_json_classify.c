@@ -43,8 +43,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define STRING_ID_BASE ((int64_t)1 << 62)
-
 /* Process classes: which rows a process holds. */
 enum {
     PC_HOST = 0,
@@ -133,24 +131,6 @@ static void parse_dims(const xpv_cj_str *raw, int32_t dims[3])
 
 /* ---- pid/tid ids, processes and tracks ---- */
 
-/* A string that spells a canonical integer in the plain-id range. */
-static int spelled_int(const xpv_cj_str *s, int64_t *out)
-{
-    if (s->esc || s->len == 0 || s->len > 19) return 0;
-    const char *p = s->s, *end = s->s + s->len;
-    int neg = *p == '-';
-    p += neg;
-    if (p >= end || (*p == '0' && end - p > 1) || (neg && *p == '0')) return 0;
-    int64_t v = 0;
-    for (; p < end; p++) {
-        if (*p < '0' || *p > '9') return 0;
-        v = v * 10 + (*p - '0');
-    }
-    if (v >= STRING_ID_BASE) return 0;
-    *out = neg ? -v : v;
-    return 1;
-}
-
 /* Maps a pid/tid value to an int64; *label gets the text when the id came
  * from a string (so it can name the process or thread). */
 static int64_t map_id(xpv_cj_reader *r, const xpv_cj_member *m, xpv_cj_str *label)
@@ -158,19 +138,19 @@ static int64_t map_id(xpv_cj_reader *r, const xpv_cj_member *m, xpv_cj_str *labe
     label->len = 0;
     int64_t v;
     if (m->type == JV_NONE) return 0;
-    if (m->type == JV_INT && js_to_int64(m->val.s, m->val.len, &v) == 0 && v >= -STRING_ID_BASE &&
-        v < STRING_ID_BASE)
+    if (m->type == JV_INT && js_to_int64(m->val.s, m->val.len, &v) == 0 &&
+        v >= -XPV_CJ_STRING_ID_BASE && v < XPV_CJ_STRING_ID_BASE)
         return v;
     if (m->type == JV_RAW && xpv_cj_str_is(&m->val, "null")) return 0;
     xpv_cj_str t = m->type == JV_STR ? xpv_cj_text_of(r, &m->val) : m->val;
-    if (m->type == JV_STR && spelled_int(&m->val, &v)) return v;
+    if (m->type == JV_STR && xpv_cj_spelled_int(&m->val, &v)) return v;
     *label = t;
     for (size_t i = 0; i < r->nstr_ids; i++)
         if (strlen(r->str_ids[i]) == t.len && memcmp(r->str_ids[i], t.s, t.len) == 0)
-            return STRING_ID_BASE + (int64_t)i;
+            return XPV_CJ_STRING_ID_BASE + (int64_t)i;
     r->str_ids = xpv_xrealloc(r->str_ids, (r->nstr_ids + 1) * sizeof *r->str_ids);
     r->str_ids[r->nstr_ids] = xpv_xstrndup(t.s, t.len);
-    return STRING_ID_BASE + (int64_t)r->nstr_ids++;
+    return XPV_CJ_STRING_ID_BASE + (int64_t)r->nstr_ids++;
 }
 
 static xpv_cj_proc *proc_get(xpv_cj_reader *r, int64_t pid)

@@ -178,7 +178,7 @@ typedef struct {
     xpv_hindex proc_index; /* pid -> index in procs */
     xpv_cj_track *tracks;
     size_t ntracks;
-    char **str_ids; /* string pid/tid -> STRING_ID_BASE + index */
+    char **str_ids; /* string pid/tid -> XPV_CJ_STRING_ID_BASE + index */
     size_t nstr_ids;
     struct {
         int valid;
@@ -369,26 +369,41 @@ void xpv_cj_metadata(xpv_cj_reader *r, xpv_cj_event *pe);
 uint32_t xpv_cj_track_of(xpv_cj_reader *r, const xpv_cj_event *pe, xpv_cj_proc **pp,
                          xpv_cj_track **tp);
 
+/* pid/tid ids from here up stand for string ones (str_ids); below, the
+ * plain ids: integers, and strings that spell one. */
+#define XPV_CJ_STRING_ID_BASE ((int64_t)1 << 62)
+
+/* A string that spells a canonical integer in the plain-id range (Kineto
+ * writes "tid": "25738"): 1 with its value. */
+static inline int xpv_cj_spelled_int(const xpv_cj_str *s, int64_t *out)
+{
+    if (s->esc || s->len == 0 || s->len > 19) return 0;
+    const char *p = s->s, *end = s->s + s->len;
+    int neg = *p == '-';
+    p += neg;
+    if (p >= end || (*p == '0' && end - p > 1) || (neg && *p == '0')) return 0;
+    uint64_t v = 0; /* 19 digits stay below 2^64 */
+    for (; p < end; p++) {
+        if (!js_is_digit(*p)) return 0;
+        v = v * 10 + (uint64_t)(*p - '0');
+    }
+    if (v >= (uint64_t)XPV_CJ_STRING_ID_BASE) return 0;
+    *out = neg ? -(int64_t)v : (int64_t)v;
+    return 1;
+}
+
 /* A pid/tid that is its own id without a lookup: missing (0), an integer
- * of at most 18 characters, or a string spelling one canonically (Kineto
- * writes "tid": "25738"), so inside the plain-id range and mapped as
- * xpv_cj_track_of() maps it. Anything else is left to that function. */
+ * of at most 18 characters, or a string spelling one (xpv_cj_spelled_int),
+ * so inside the plain-id range and mapped as xpv_cj_track_of() maps it.
+ * Anything else is left to that function. */
 static inline int xpv_cj_plain_id(const xpv_cj_member *m, int64_t *v)
 {
     if (m->type == JV_NONE) {
         *v = 0;
         return 1;
     }
-    if (m->val.len > 18 || m->val.len == 0) return 0;
-    if (m->type == JV_STR) {
-        const char *s = m->val.s, *end = s + m->val.len;
-        s += *s == '-';
-        if (m->val.esc || s == end || (*s == '0' && (end - s > 1 || s > m->val.s))) return 0;
-        for (; s < end; s++)
-            if (*s < '0' || *s > '9') return 0;
-    } else if (m->type != JV_INT) {
-        return 0;
-    }
+    if (m->type == JV_STR) return xpv_cj_spelled_int(&m->val, v);
+    if (m->type != JV_INT || m->val.len == 0 || m->val.len > 18) return 0;
     *v = js_small_int(m->val.s, m->val.len);
     return 1;
 }

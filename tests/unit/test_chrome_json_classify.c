@@ -33,6 +33,29 @@ static void test_string_pids_and_tids(void)
     result_free(&r);
 }
 
+/* Nineteen-digit string tids: below 2^62 the plain id the integer maps to,
+ * above it a string id named after its text (its value would not fit an
+ * int64 at 10^19). */
+static void test_long_spelled_tids(void)
+{
+    result r;
+    CU_ASSERT_EQUAL(run_doc("{\"traceEvents\":[{\"ph\":\"X\",\"name\":\"e\",\"pid\":5,"
+                            "\"tid\":\"4611686018427387903\",\"ts\":1,\"dur\":1},"
+                            "{\"ph\":\"X\",\"name\":\"f\",\"pid\":5,"
+                            "\"tid\":4611686018427387903,\"ts\":2,\"dur\":1},"
+                            "{\"ph\":\"X\",\"name\":\"g\",\"pid\":5,"
+                            "\"tid\":\"9999999999999999999\",\"ts\":3,\"dur\":1}]}",
+                            &r),
+                    0);
+    CU_ASSERT_EQUAL(r.n, 3);
+    CU_ASSERT_EQUAL(find(&r, "e")->track, find(&r, "f")->track);
+    CU_ASSERT_NOT_EQUAL(find(&r, "e")->track, find(&r, "g")->track);
+    CU_ASSERT_STRING_EQUAL(
+        query(&r, "SELECT thread_name FROM tracks WHERE profile_id=7 AND tid>=4611686018427387904"),
+        "9999999999999999999");
+    result_free(&r);
+}
+
 /* ---- classification and facts ---- */
 
 static void test_pytorch_classification(void)
@@ -198,6 +221,7 @@ int main(void)
 {
     static const xpv_test_case tests[] = {
         {"string pids and tids", test_string_pids_and_tids},
+        {"nineteen-digit string tids", test_long_spelled_tids},
         {"PyTorch classification and facts", test_pytorch_classification},
         {"PyTorch training_step and Optimizer.step markers", test_pytorch_weaker_step_markers},
         {"JAX classification and facts", test_jax_classification},
