@@ -480,8 +480,8 @@ static int begin_rows(xpv_analysis *a, xpv_finishing *f, xpv_err *err)
     xpv_kstats_keep_tracks(&a->ks, XPV_KIND_XLA_OP, f->ts.xla_op);
     for (size_t t = 0; t < in->ntracks && tpu; t++)
         if (f->ts.xla_op[t]) f->kernel_count += track_count(a, t, XPV_KIND_XLA_OP);
-    int rc =
-        xpv_steps_build(&a->markers, in, f->ts.module, f->ts.kernel, work_base(a), &f->steps, err);
+    xpv_step_tracks st = {f->ts.module, f->ts.device, f->ts.launch};
+    int rc = xpv_steps_build(&a->markers, in, &st, work_base(a), &f->steps, err);
     f->steps.profile_base_ns = a->base_ns;
     /* the launches are built now when the ops of kernels need them, else
      * by the step join beside the kernel_stats rows */

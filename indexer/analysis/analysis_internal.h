@@ -432,11 +432,30 @@ typedef struct xpv_step_list {
 
 #define XPV_MAX_STEPS 100000 /* the breakdown holds ~100 bytes per step and device */
 
-/* Picks the marker source and builds the steps (module fallback included).
- * module_tracks / kernel_tracks mark tracks with XLA_MODULE / KERNEL events. */
-int xpv_steps_build(xpv_step_markers *s, const xpv_analysis_input *in, const uint8_t *module_tracks,
-                    const uint8_t *kernel_tracks, int64_t base_ns, xpv_step_list *out,
+/* By track id: tracks with XLA_MODULE events, with device work (kernels,
+ * copies, memsets), with LAUNCH events. */
+typedef struct {
+    const uint8_t *module, *device, *launch;
+} xpv_step_tracks;
+
+/* Picks the marker source and builds the steps (module fallback included). */
+int xpv_steps_build(xpv_step_markers *s, const xpv_analysis_input *in,
+                    const xpv_step_tracks *tracks, int64_t base_ns, xpv_step_list *out,
                     xpv_err *err);
+
+/* ---- module_runs.c ---- */
+
+/* The host's runs of one XLA module and the launches inside each. */
+typedef struct xpv_module_runs xpv_module_runs;
+/* *out gets the runs of module (a string id) that host tracks annotate,
+ * with the launches of launch_tracks inside them; NULL when none holds a
+ * launch. -1 on a failed scan. */
+int xpv_module_runs_find(xpv_module_runs **out, const xpv_analysis_input *in, uint32_t module,
+                         const uint8_t *launch_tracks, int64_t base_ns, xpv_err *err);
+/* The number, in start order on its thread, of the run whose window
+ * holds the launch with this correlation id; -1 when none. */
+int64_t xpv_module_runs_of(const xpv_module_runs *r, int64_t corr);
+void xpv_module_runs_free(xpv_module_runs *r);
 void xpv_step_list_free(xpv_step_list *l);
 /* Index of the step whose window contains t (ps from base_ns), or -1.
  * hint (may be NULL; start it at 0) keeps the previous answer's place, so

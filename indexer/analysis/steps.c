@@ -26,10 +26,14 @@
  * Without markers, steps are the executions of one XLA module ("module"):
  *   1. the most frequent XLA_MODULE event name; its events on each track, in
  *      start order, are executions 0, 1, ...;
- *   2. else the most frequent `hlo_module` arg of kernel events; per device,
- *      its kernels (in start order) form one execution until a gap (start
- *      after the latest end so far) longer than max(50 us, 10 x the median
- *      gap) opens the next.
+ *   2. else the most frequent `hlo_module` arg of kernels; its device work
+ *      (kernels, copies, memsets carrying it) joins the host run whose
+ *      window holds its launch (module_runs.c): the n-th run of each host
+ *      thread is execution n;
+ *   3. where no launch falls in a run, per device, its device work (in
+ *      start order) forms one execution until a gap (start after the latest
+ *      end so far) longer than max(50 us, 10 x the median gap) opens the
+ *      next: a guess that a while loop waiting on the host defeats.
  * The n-th execution of every track/device merges into step n, as markers
  * do (device windows included). Without either: source "none", no steps.
  */
@@ -40,6 +44,10 @@
 
 #define MAX_MARKERS (1u << 20)
 #define MIN_EXECUTION_GAP_PS 50000000LL
+#define DEVICE_WORK_KINDS                                                                          \
+    (XPV_KIND_BIT(XPV_KIND_KERNEL) | XPV_KIND_BIT(XPV_KIND_MEMCPY_H2D) |                           \
+     XPV_KIND_BIT(XPV_KIND_MEMCPY_D2H) | XPV_KIND_BIT(XPV_KIND_MEMCPY_D2D) |                       \
+     XPV_KIND_BIT(XPV_KIND_MEMCPY_OTHER) | XPV_KIND_BIT(XPV_KIND_MEMSET))
 
 static const char *const SOURCE_NAME[] = {
     [XPV_STEP_NONE] = "none",
@@ -265,6 +273,7 @@ typedef struct {
     int by_arg;               /* look at the hlo_module arg of kernels */
     xpv_hindex key_is_module; /* arg key id -> 1 for "hlo_module" */
     xpv_hindex counts;        /* hlo_module value id -> kernels */
+    xpv_module_runs *runs;    /* the host's runs of `want`, NULL when unknown */
     piece *p;
     size_t n, cap;
 } module_ctx;
@@ -300,14 +309,16 @@ static int module_visit(void *ctx, const xpv_event *ev, int64_t block_id, uint32
             push_piece(c, ev, ev->track, c->in->tracks[ev->track].device_id);
         return 0;
     }
-    if (ev->kind != XPV_KIND_KERNEL) return 0;
+    if (ev->kind < XPV_KIND_KERNEL || ev->kind > XPV_KIND_MEMSET) return 0;
     uint32_t module = hlo_module_of(c, ev);
     if (!module) return 0;
     if (!c->want) {
+        if (ev->kind != XPV_KIND_KERNEL) return 0;
         ++*xpv_hindex_put(&c->counts, module, 0);
     } else if (module == c->want) {
         int dev = c->in->tracks[ev->track].device_id;
         push_piece(c, ev, dev >= 0 ? (uint32_t)dev : 0xFFFFFFFFu, dev);
+        if (c->runs) c->p[c->n - 1].number = xpv_module_runs_of(c->runs, ev->corr);
     }
     return 0;
 }
@@ -319,8 +330,8 @@ static int scan_tracks(module_ctx *c, const uint8_t *tracks, xpv_err *err)
         xpv_store_query q;
         xpv_store_query_all(&q, c->in->profile_id);
         q.track = (int64_t)t;
-        /* hlo_module is an arg of kernels; module events need only their names */
-        q.kinds = XPV_KIND_BIT(c->by_arg ? XPV_KIND_KERNEL : XPV_KIND_XLA_MODULE);
+        /* hlo_module is an arg of device work; module events need only their names */
+        q.kinds = c->by_arg ? DEVICE_WORK_KINDS : XPV_KIND_BIT(XPV_KIND_XLA_MODULE);
         q.skip_args = !c->by_arg;
         if (xpv_analysis_scan(c->in, &q, module_visit, c, err) < 0) return -1;
     }
@@ -369,24 +380,42 @@ static size_t kernels_to_executions(piece *p, size_t n)
     return out;
 }
 
+/* Device work numbered by the host run that launched it: that of no known
+ * run is left out. Returns what is kept; 0 when no piece has a run. */
+static size_t kernels_by_run(piece *p, size_t n)
+{
+    size_t kept = 0;
+    for (size_t i = 0; i < n; i++)
+        if (p[i].number >= 0) p[kept++] = p[i];
+    return kept;
+}
+
 static int from_modules(const xpv_step_markers *s, const xpv_analysis_input *in,
-                        const uint8_t *module_tracks, const uint8_t *kernel_tracks, int64_t base_ns,
-                        xpv_step_list *out, xpv_err *err)
+                        const xpv_step_tracks *tracks, int64_t base_ns, xpv_step_list *out,
+                        xpv_err *err)
 {
     module_ctx c = {.in = in, .base_ns = base_ns};
     int rc = 0;
     if (xpv_hindex_count(&s->module_counts)) {
         c.want = most_frequent(&s->module_counts);
-        rc = scan_tracks(&c, module_tracks, err);
+        rc = scan_tracks(&c, tracks->module, err);
         if (rc == 0) number_by_order(c.p, c.n);
     } else {
         c.by_arg = 1;
-        rc = scan_tracks(&c, kernel_tracks, err);
+        rc = scan_tracks(&c, tracks->device, err);
         if (rc == 0 && xpv_hindex_count(&c.counts)) {
             c.want = most_frequent(&c.counts);
-            rc = scan_tracks(&c, kernel_tracks, err);
-            xpv_sort(c.p, c.n, sizeof *c.p, piece_by_lane);
-            c.n = kernels_to_executions(c.p, c.n);
+            rc = xpv_module_runs_find(&c.runs, in, c.want, tracks->launch, base_ns, err);
+            if (rc == 0) rc = scan_tracks(&c, tracks->device, err);
+            size_t by_run = rc == 0 && c.runs ? kernels_by_run(c.p, c.n) : 0;
+            if (by_run) {
+                c.n = by_run;
+            } else {
+                for (size_t i = 0; i < c.n; i++) /* gaps decide, as with no runs */
+                    c.p[i].number = -1;
+                xpv_sort(c.p, c.n, sizeof *c.p, piece_by_lane);
+                c.n = kernels_to_executions(c.p, c.n);
+            }
         }
     }
     if (rc == 0 && c.n) {
@@ -394,13 +423,15 @@ static int from_modules(const xpv_step_markers *s, const xpv_analysis_input *in,
         out->source = SOURCE_NAME[XPV_STEP_MODULE];
     }
     free(c.p);
+    xpv_module_runs_free(c.runs);
     xpv_hindex_free(&c.key_is_module);
     xpv_hindex_free(&c.counts);
     return rc;
 }
 
-int xpv_steps_build(xpv_step_markers *s, const xpv_analysis_input *in, const uint8_t *module_tracks,
-                    const uint8_t *kernel_tracks, int64_t base_ns, xpv_step_list *out, xpv_err *err)
+int xpv_steps_build(xpv_step_markers *s, const xpv_analysis_input *in,
+                    const xpv_step_tracks *tracks, int64_t base_ns, xpv_step_list *out,
+                    xpv_err *err)
 {
     memset(out, 0, sizeof *out);
     out->base_ns = base_ns;
@@ -419,7 +450,7 @@ int xpv_steps_build(xpv_step_markers *s, const xpv_analysis_input *in, const uin
         }
         xpv_step_list_free(out);
     }
-    return from_modules(s, in, module_tracks, kernel_tracks, base_ns, out, err);
+    return from_modules(s, in, tracks, base_ns, out, err);
 }
 
 size_t xpv_steps_started_by(const xpv_step_list *s, int64_t t, size_t *hint)

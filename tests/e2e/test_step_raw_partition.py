@@ -6,8 +6,10 @@ Chrome/Kineto JSON through json, with interval unions in the test
 (intervals.py). Each device's step windows are derived here from the raw
 markers (raw_windows: StepTraceAnnotation's step_num, ProfilerStep#N,
 per-device Steps lines, Optimizer.step#, TPU `XLA Modules` executions) and
-must match the API's rows within 1 us; steps made of kernels' hlo_module
-executions (ROCm) match in count and combined duration only. Then what
+must match the API's rows within 1 us, and so must steps made of the host's
+runs of the main module (`<module>:XLA GPU module`, their device work joined
+by launch); steps split from kernels' hlo_module at gaps (no launch in a
+run) match in count and combined duration only. Then what
 happens inside the raw windows is counted here: per device, each category (autotune > collectives > compute > copies
 > memset), the overlap columns and idle split into kernel wait, host wait
 and other, within 0.1% of the step or 1 µs; the combined row is the mean of
@@ -39,6 +41,7 @@ CATS = ("autotune", "collective", "compute", "memcpy_h2d", "memcpy_d2h", "memcpy
         "memcpy_other", "memset")  # the priority order of docs/STEPS.md
 COPIES = CATS[3:7]
 IDLE = ("host_wait", "kernel_wait", "idle_other")
+RUN_SUFFIX = ":XLA GPU module"  # XLA's annotation of one run of a module on the host
 KINDS = {"H2D": "memcpy_h2d", "HtoD": "memcpy_h2d", "HostToDevice": "memcpy_h2d",
          "D2H": "memcpy_d2h", "DtoH": "memcpy_d2h", "DeviceToHost": "memcpy_d2h",
          "D2D": "memcpy_d2d", "DtoD": "memcpy_d2d", "DeviceToDevice": "memcpy_d2d",
@@ -67,7 +70,10 @@ class Raw:
         self.tpu = False
         self.markers = []  # (source, number or -1, start ps, end ps, lane, device or -1)
         self.modules = []  # XLA Modules executions: (name, lane, device, start ps, end ps)
-        self.kernel_modules = []  # kernels' hlo_module: (module, device, start ps, end ps)
+        # device work's hlo_module: (module, device, start ps, end ps, corr, is a kernel)
+        self.kernel_modules = []
+        self.runs = []  # host runs "<module>:XLA GPU module": (module, lane, start ps, end ps)
+        self.launch_lane = {}  # correlation id: (host lane, ps)
 
 
 def copy_kind(text):
@@ -265,8 +271,11 @@ def _xplane_event(b, span, t0_ps, dev, line, names, mstats, stat_names, raw):
         if isinstance(step, int) and dur > 0:  # StepTraceAnnotation
             raw.markers.append(("annotation", step, s, s + dur, lane, -1))
             return
+        if name.endswith(RUN_SUFFIX) and dur > 0:
+            raw.runs.append((name[:-len(RUN_SUFFIX)], lane, s, s + dur))
         if "correlation_id" in args:
             raw.launch.setdefault(args["correlation_id"], s)
+            raw.launch_lane.setdefault(args["correlation_id"], (lane, s))
         return
     args = dict(mstats.get(mid, {}))
     args.update(_stat(b, sp, stat_names) for sp in stats)
@@ -281,8 +290,9 @@ def _xplane_event(b, span, t0_ps, dev, line, names, mstats, stat_names, raw):
     if kind:
         raw.dev.append((dev, kind, name, args.get("hlo_op") or args.get("tf_op") or "", s,
                         s + dur, args.get("correlation_id"), "program_id" in args))
-        if kind == "kernel" and dur > 0 and isinstance(args.get("hlo_module"), str):
-            raw.kernel_modules.append((args["hlo_module"], dev, s, s + dur))
+        if kind != "xla_op" and dur > 0 and isinstance(args.get("hlo_module"), str):
+            raw.kernel_modules.append((args["hlo_module"], dev, s, s + dur,
+                                       args.get("correlation_id"), kind == "kernel"))
 
 
 # ---- Chrome trace JSON (Kineto, JAX's converter) ----
@@ -456,16 +466,41 @@ def module_windows(raw):
     return merge(pieces)
 
 
+def module_by_runs(raw, want):
+    """Executions of module want as the host annotates its runs: device work
+    joins the run, on its launch's own host lane, whose window holds the
+    launch; the n-th run of a lane is execution n. None when no launch of
+    the module's work falls in a run."""
+    runs = defaultdict(list)
+    for m, lane, s, e in raw.runs:
+        if m == want:
+            runs[lane].append((s, e))
+    pieces = []
+    for m, dev, s, e, corr, _ in raw.kernel_modules:
+        lane, t = raw.launch_lane.get(corr, (None, None))
+        if m != want or lane not in runs:
+            continue
+        hit = [n for n, (a, b) in enumerate(sorted(runs[lane])) if a <= t <= b]
+        if hit:
+            pieces.append((hit[0], s, e, dev))
+    return merge(pieces) if pieces else None
+
+
 def module_by_kernels(raw):
-    """Executions of the most frequent hlo_module, per device: its kernels
-    in start order, a new execution after a gap over max(50 us, 10 x the
-    median gap). {number: (hull, per-device or None)}."""
+    """(windows, exact): executions of the most frequent hlo_module of
+    kernels: by host runs (exact), else per device its work in start order,
+    a new execution after a gap over max(50 us, 10 x the median gap)
+    (checked in count and combined duration only). {number: (hull,
+    per-device or None)}."""
     count = defaultdict(int)
-    for m, *_ in raw.kernel_modules:
-        count[m] += 1
+    for m, *_, is_kernel in raw.kernel_modules:
+        count[m] += is_kernel
     want = max(sorted(count), key=lambda m: count[m])
+    by_runs = module_by_runs(raw, want)
+    if by_runs:
+        return by_runs, True
     lanes = defaultdict(list)
-    for m, dev, s, e in raw.kernel_modules:
+    for m, dev, s, e, *_ in raw.kernel_modules:
         if m == want:
             lanes[dev].append((s, e))
     gaps = []
@@ -487,7 +522,7 @@ def module_by_kernels(raw):
             else:
                 runs.append([s, e])
         pieces += [(k, s, e, dev) for k, (s, e) in enumerate(runs)]
-    return merge(pieces)
+    return merge(pieces), False
 
 
 def raw_windows(raw, source):
@@ -497,7 +532,7 @@ def raw_windows(raw, source):
     if source == "module" and raw.modules:
         return module_windows(raw), True
     if source == "module":
-        return module_by_kernels(raw), False
+        return module_by_kernels(raw)
     assert source in ("annotation", "profiler_step", "steps_line", "optimizer_step"), \
         ("no rule here for the step source", source)
     return marker_windows(raw, source), True

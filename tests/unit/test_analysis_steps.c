@@ -457,6 +457,94 @@ static void test_module_fallback(void)
     sqlite3_close(db);
 }
 
+/* Device work of `module` on device pid's stream, launched as corr. */
+static void work_of_module(xpv_sink *s, int64_t pid, int kind, const char *module, int64_t ts,
+                           int64_t dur_ns, int64_t corr)
+{
+    xpv_arg arg = {.key = xpv_sink_intern_cstr(s, "hlo_module"),
+                   .type = XPV_ARG_STR,
+                   .v.str = xpv_sink_intern_cstr(s, module)};
+    xpv_event ev;
+    xpv_event_init(&ev);
+    ev.track = xpv_sink_track(s, pid, 1);
+    ev.kind = (uint8_t)kind;
+    ev.name = xpv_sink_intern_cstr(s, kind == XPV_KIND_KERNEL ? "loop_fusion" : "MemcpyD2D");
+    ev.ts_ns = ts;
+    ev.dur_ns = dur_ns;
+    ev.dur_ps = dur_ns * 1000;
+    ev.corr = corr;
+    ev.args = &arg;
+    ev.nargs = 1;
+    xpv_sink_event(s, &ev);
+}
+
+/* XLA's annotation of one run of module on host thread (1, tid). */
+static void module_run(xpv_sink *s, int64_t tid, const char *module, int64_t ts, int64_t dur_ns)
+{
+    char name[64];
+    snprintf(name, sizeof name, "%s:XLA GPU module", module);
+    xpv_event ev;
+    xpv_event_init(&ev);
+    ev.track = xpv_sink_track(s, 1, tid);
+    ev.name = xpv_sink_intern_cstr(s, name);
+    ev.ts_ns = ts;
+    ev.dur_ns = dur_ns;
+    ev.dur_ps = dur_ns * 1000;
+    xpv_sink_event(s, &ev);
+}
+
+enum { RUN_EVERY_NS = 3300000 };
+
+/* Run r of jit_step, launched from host thread tid onto device pid: a copy
+ * and a kernel, then, after the host's 2 ms wait inside the run (a while
+ * loop's condition), one more kernel. */
+static void one_run(xpv_sink *s, int64_t tid, int64_t pid, int r, int64_t corr)
+{
+    int64_t t = r * RUN_EVERY_NS;
+    module_run(s, tid, "jit_step", t, 500000);
+    launch_on(s, tid, t + 1000, corr);
+    launch_on(s, tid, t + 400000, corr + 1);
+    work_of_module(s, pid, XPV_KIND_MEMCPY_D2D, "jit_step", t + 40000, 1000, corr);
+    work_of_module(s, pid, XPV_KIND_KERNEL, "jit_step", t + 50000, 100000, corr);
+    work_of_module(s, pid, XPV_KIND_KERNEL, "jit_step", t + 2200000, 100000, corr + 1);
+}
+
+/* Without markers, the host's runs of the module tell its executions apart
+ * where gaps cannot: each run waits 2 ms inside itself and 1 ms between
+ * runs. Device 1's work comes from a second thread at the same times, and
+ * its run 0 put no work in the capture: its runs still number by thread. */
+static void test_module_runs(void)
+{
+    sqlite3 *db = fresh_index();
+    xpv_sink *s = open_sink(db);
+    xpv_sink_process_device(s, 100, 0);
+    xpv_sink_process_device(s, 101, 1);
+    for (int r = 0; r < 3; r++) {
+        one_run(s, 2, 100, r, 100 + 10 * r);
+        if (r > 0)
+            one_run(s, 3, 101, r, 200 + 10 * r);
+        else
+            module_run(s, 3, "jit_step", 0, 500000);
+    }
+    /* a kernel whose launch is in no run: left out of the windows */
+    launch_on(s, 2, 9000000, 999);
+    work_of_module(s, 100, XPV_KIND_KERNEL, "jit_step", 9100000, 1000, 999);
+    finish(s);
+    CU_ASSERT_STRING_EQUAL(q_text(db, "SELECT step_source FROM profiles WHERE id=7"), "module");
+    CU_ASSERT_EQUAL(q_int(db, "SELECT step_count FROM profiles WHERE id=7"), 3);
+    for (int r = 0; r < 3; r++) {
+        int64_t t = r * RUN_EVERY_NS;
+        CU_ASSERT_EQUAL(q_int(db, step_col("start_ps", r, 0)), (t + 40000) * 1000);
+        CU_ASSERT_EQUAL(q_int(db, step_col("duration_ps", r, 0)), 2260000000LL);
+        CU_ASSERT_EQUAL(q_int(db, step_col("compute_ps", r, 0)), 200000000);
+        CU_ASSERT_EQUAL(q_int(db, step_col("memcpy_d2d_ps", r, 0)), 1000000);
+        if (r) CU_ASSERT_EQUAL(q_int(db, step_col("duration_ps", r, 1)), 2260000000LL);
+        CU_ASSERT_EQUAL(q_int(db, step_col("compute_ps", r, 1)), r ? 200000000 : 0);
+    }
+    CU_ASSERT_STRING_EQUAL(q_text(db, step_col("name", 1, -1)), "jit_step");
+    sqlite3_close(db);
+}
+
 /* A Steps-line marker of step `step` on device pid's track. */
 static void device_marker(xpv_sink *s, int64_t pid, int64_t step, int64_t ts_ns, int64_t dur_ns)
 {
@@ -614,6 +702,7 @@ static void test_split_windows(void)
     test_interval_union();
     test_correlation_vs_time_join();
     test_module_fallback();
+    test_module_runs();
     test_interleaved_ids();
     test_repeated_ids();
     setenv("XPV_ANALYSIS_INTERVAL_CAP", "3", 1);
@@ -634,6 +723,7 @@ static void test_split_first_pass(void)
                                           test_repeated_ids,
                                           test_epoch_timestamps,
                                           test_module_fallback,
+                                          test_module_runs,
                                           test_device_windows,
                                           test_unmarked_device};
     setenv("XPV_ANALYSIS_SPLIT_PASS_MIN", "1", 1);
@@ -658,6 +748,7 @@ static void test_store_path(void)
                                           test_repeated_ids,
                                           test_epoch_timestamps,
                                           test_module_fallback,
+                                          test_module_runs,
                                           test_device_windows,
                                           test_unmarked_device};
     run_on_store_paths(tests, sizeof tests / sizeof tests[0]);
@@ -677,6 +768,7 @@ int main(void)
         {"epoch timestamps", test_epoch_timestamps},
         {"a stray event at time zero", test_stray_event_at_time_zero},
         {"module fallback", test_module_fallback},
+        {"module executions from the host's runs", test_module_runs},
         {"per-device step windows", test_device_windows},
         {"a device without a Steps line of its own", test_unmarked_device},
         {"training_step and Optimizer.step markers", test_weaker_pytorch_markers},
