@@ -56,9 +56,10 @@ enum {
 /* Thread classes, from JAX device threads' names. */
 enum {
     TC_OTHER = 0,
-    TC_KERNEL_STREAM,
-    TC_MEMCPY_STREAM,
-    TC_STREAM,
+    TC_KERNEL_STREAM, /* "Stream #N(Kernel)": one kind, as below */
+    TC_MEMCPY_STREAM, /* one Memcpy kind or P2P */
+    TC_MEMSET_STREAM,
+    TC_STREAM, /* several kinds, or none known */
     TC_XLA_OPS,
     TC_XLA_MODULES,
     TC_STEPS
@@ -262,17 +263,47 @@ static void classify_process(xpv_cj_reader *r, xpv_cj_proc *p, const xpv_cj_str 
     }
 }
 
-static int classify_thread(const xpv_cj_str *name)
+/* A stream thread's class from its kinds, "Stream #N(MemcpyD2D,Kernel)":
+ * one kind decides, as the xplane reader's stream lines do; several leave
+ * each event to its details and name. */
+static void classify_stream(xpv_cj_track *t, const xpv_cj_str *name)
 {
-    if (xpv_cj_str_is(name, "XLA Ops")) return TC_XLA_OPS;
-    if (xpv_cj_str_is(name, "XLA Modules")) return TC_XLA_MODULES;
-    if (xpv_cj_str_is(name, "Steps")) return TC_STEPS;
-    if (xpv_cj_starts_with(name, "Stream #")) {
-        if (find_text(name->s, name->len, "Kernel")) return TC_KERNEL_STREAM;
-        if (find_text(name->s, name->len, "Memcpy")) return TC_MEMCPY_STREAM;
-        return TC_STREAM;
+    const char *p = memchr(name->s, '(', name->len), *end = name->s + name->len;
+    int kinds = 0, one = TC_STREAM;
+    while (p && ++p < end && *p != ')') {
+        const char *comma = p;
+        while (comma < end && *comma != ',' && *comma != ')')
+            comma++;
+        xpv_cj_str k = {p, (uint32_t)(comma - p), 0};
+        one = TC_STREAM;
+        if (xpv_cj_str_is(&k, "Kernel"))
+            one = TC_KERNEL_STREAM, t->has_kernel = 1;
+        else if (xpv_cj_starts_with(&k, "Memcpy") || xpv_cj_str_is(&k, "P2P"))
+            one = TC_MEMCPY_STREAM;
+        else if (xpv_cj_str_is(&k, "Memset"))
+            one = TC_MEMSET_STREAM;
+        kinds++;
+        p = comma;
     }
-    return TC_OTHER;
+    t->tclass = kinds == 1 ? one : TC_STREAM;
+    int mk = memcpy_kind_of(name->s, name->len);
+    t->memkind = t->tclass == TC_MEMCPY_STREAM ? (mk >= 0 ? mk : XPV_KIND_MEMCPY_OTHER) : -1;
+}
+
+static void classify_thread(xpv_cj_track *t, const xpv_cj_str *name)
+{
+    t->has_kernel = 0;
+    t->memkind = -1;
+    if (xpv_cj_str_is(name, "XLA Ops"))
+        t->tclass = TC_XLA_OPS;
+    else if (xpv_cj_str_is(name, "XLA Modules"))
+        t->tclass = TC_XLA_MODULES;
+    else if (xpv_cj_str_is(name, "Steps"))
+        t->tclass = TC_STEPS;
+    else if (xpv_cj_starts_with(name, "Stream #"))
+        classify_stream(t, name);
+    else
+        t->tclass = TC_OTHER;
 }
 
 static const xpv_cj_member *arg_named(xpv_cj_reader *r, const xpv_cj_event *pe, const char *key)
@@ -302,8 +333,7 @@ void xpv_cj_metadata(xpv_cj_reader *r, xpv_cj_event *pe)
         xpv_cj_track *ti = track_get(r, xpv_sink_track(r->sink, pid, tid));
         xpv_sink_thread_name(r->sink, pid, tid, t.s, t.len);
         ti->named = 1;
-        ti->tclass = classify_thread(&t);
-        ti->memkind = memcpy_kind_of(t.s, t.len);
+        classify_thread(ti, &t);
     } else if (xpv_cj_str_is(&name, "process_sort_index") && (a = arg_named(r, pe, "sort_index")) &&
                member_int(r, a, &v) == 0) {
         xpv_sink_process_sort(r->sink, pid, v);
@@ -460,12 +490,21 @@ static void classify_jax_row(xpv_cj_reader *r, xpv_event *ev, const xpv_cj_str *
 {
     int64_t v;
     int mk = memcpy_kind_of(name->s, name->len);
+    int stream = t->tclass >= TC_KERNEL_STREAM && t->tclass <= TC_STREAM;
     if (k->kernel_details || t->tclass == TC_KERNEL_STREAM)
         jax_kernel(r, ev, k, l);
-    else if (k->memcpy_details || t->tclass == TC_MEMCPY_STREAM)
+    else if (k->memcpy_details)
         ev->kind = (uint8_t)(mk >= 0 ? mk : t->memkind > 0 ? t->memkind : XPV_KIND_MEMCPY_OTHER);
-    else if (t->tclass == TC_STREAM && names_memset(name))
+    else if (stream && names_memset(name)) /* "Memset 0" on a Memset,MemcpyD2D stream */
         ev->kind = XPV_KIND_MEMSET;
+    else if (stream && mk >= 0)
+        ev->kind = (uint8_t)mk;
+    else if (t->tclass == TC_MEMCPY_STREAM)
+        ev->kind = (uint8_t)t->memkind;
+    else if (t->tclass == TC_MEMSET_STREAM)
+        ev->kind = XPV_KIND_MEMSET;
+    else if (t->tclass == TC_STREAM && t->has_kernel)
+        jax_kernel(r, ev, k, l);
     else if (t->tclass == TC_XLA_OPS)
         ev->kind = XPV_KIND_XLA_OP;
     else if (t->tclass == TC_XLA_MODULES)

@@ -118,6 +118,7 @@ typedef struct xpv_cj_pending xpv_cj_pending; /* chrome_json_slices.c */
 
 typedef struct {
     int tclass, named, memkind; /* memkind: from a memcpy stream's name, -1 none */
+    int has_kernel;             /* a stream whose kinds include Kernel */
     xpv_cj_pending **open;      /* B stack */
     size_t nopen, cap_open;
 } xpv_cj_track;

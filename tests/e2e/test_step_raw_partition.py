@@ -336,16 +336,23 @@ def read_json(path):
                                 s + dur, corr, False))
             continue
         dev = device_ordinal(procs.get(e.get("pid"), ""))
+        lane = (e.get("pid"), e.get("tid"))
         if dev is None:
             if is_compile_span(name, dur):
                 raw.compile.append((s, s + dur))
+            if name.endswith(RUN_SUFFIX) and dur > 0:
+                raw.runs.append((name[:-len(RUN_SUFFIX)], lane, s, s + dur))
             if corr is not None:
                 raw.launch.setdefault(corr, s)
+                raw.launch_lane.setdefault(corr, (lane, s))
             continue
-        kind = jax_kind(threads.get((e.get("pid"), e.get("tid")), ""), name, args)
+        kind = jax_kind(threads.get(lane, ""), name, args)
         if kind:
             raw.dev.append((dev, kind, name, args.get("hlo_op") or args.get("tf_op") or "",
                             s, s + dur, corr, "program_id" in args))
+        if kind and kind != "xla_op" and dur > 0 and isinstance(args.get("hlo_module"), str):
+            raw.kernel_modules.append((args["hlo_module"], dev, s, s + dur, corr,
+                                       kind == "kernel"))
     return raw
 
 

@@ -187,6 +187,46 @@ static void test_jax_classification(void)
     result_free(&r);
 }
 
+/* JAX 0.11 on an H100 names a stream after every kind it ran, "Stream
+ * #14(Memset,MemcpyD2D,Compute)": each event is then what its details and
+ * name say, as the xplane reader reads the same line (a memset there was
+ * once read as a D2D copy); one kind still decides alone. */
+static void test_jax_mixed_streams(void)
+{
+    result r;
+    const char *doc =
+        "{\"displayTimeUnit\":\"ns\",\"traceEvents\":["
+        "{\"ph\":\"M\",\"pid\":1,\"name\":\"process_name\",\"args\":{\"name\":\"/device:GPU:0\"}},"
+        "{\"ph\":\"M\",\"pid\":1,\"tid\":14,\"name\":\"thread_name\",\"args\":{\"name\":"
+        "\"Stream #14(Memset,MemcpyD2D,Compute)\"}},"
+        "{\"ph\":\"M\",\"pid\":1,\"tid\":15,\"name\":\"thread_name\",\"args\":{\"name\":"
+        "\"Stream #15(MemcpyH2D)\"}},"
+        "{\"ph\":\"M\",\"pid\":1,\"tid\":16,\"name\":\"thread_name\",\"args\":{\"name\":"
+        "\"Stream #16(Kernel,MemcpyD2H)\"}},"
+        "{\"ph\":\"M\",\"pid\":1,\"tid\":17,\"name\":\"thread_name\",\"args\":{\"name\":"
+        "\"Stream #17(Memset)\"}},"
+        "{\"ph\":\"X\",\"pid\":1,\"tid\":14,\"name\":\"Memset 0\",\"ts\":1,\"dur\":1},"
+        "{\"ph\":\"X\",\"pid\":1,\"tid\":14,\"name\":\"MemcpyD2D\",\"ts\":2,\"dur\":1,"
+        "\"args\":{\"memcpy_details\":\"kind_src:device kind_dst:device size:4\"}},"
+        "{\"ph\":\"X\",\"pid\":1,\"tid\":14,\"name\":\"memcpy128\",\"ts\":3,\"dur\":1,"
+        "\"args\":{\"kernel_details\":\"regs:16 grid:1,1,1 block:256,1,1\"}},"
+        "{\"ph\":\"X\",\"pid\":1,\"tid\":14,\"name\":\"marker\",\"ts\":4,\"dur\":1},"
+        "{\"ph\":\"X\",\"pid\":1,\"tid\":15,\"name\":\"copy\",\"ts\":5,\"dur\":1},"
+        "{\"ph\":\"X\",\"pid\":1,\"tid\":16,\"name\":\"gemm\",\"ts\":6,\"dur\":1},"
+        "{\"ph\":\"X\",\"pid\":1,\"tid\":16,\"name\":\"MemcpyD2H\",\"ts\":7,\"dur\":1},"
+        "{\"ph\":\"X\",\"pid\":1,\"tid\":17,\"name\":\"fill\",\"ts\":8,\"dur\":1}]}";
+    CU_ASSERT_EQUAL(run_doc(doc, &r), 0);
+    CU_ASSERT_EQUAL(find(&r, "Memset 0")->kind, XPV_KIND_MEMSET);
+    CU_ASSERT_EQUAL(find(&r, "MemcpyD2D")->kind, XPV_KIND_MEMCPY_D2D);
+    CU_ASSERT_EQUAL(find(&r, "memcpy128")->kind, XPV_KIND_KERNEL);
+    CU_ASSERT_EQUAL(find(&r, "marker")->kind, XPV_KIND_DEVICE_OTHER);
+    CU_ASSERT_EQUAL(find(&r, "copy")->kind, XPV_KIND_MEMCPY_H2D);
+    CU_ASSERT_EQUAL(find(&r, "gemm")->kind, XPV_KIND_KERNEL);
+    CU_ASSERT_EQUAL(find(&r, "MemcpyD2H")->kind, XPV_KIND_MEMCPY_D2H);
+    CU_ASSERT_EQUAL(find(&r, "fill")->kind, XPV_KIND_MEMSET);
+    result_free(&r);
+}
+
 static void test_tensorflow_classification(void)
 {
     result r;
@@ -225,6 +265,7 @@ int main(void)
         {"PyTorch classification and facts", test_pytorch_classification},
         {"PyTorch training_step and Optimizer.step markers", test_pytorch_weaker_step_markers},
         {"JAX classification and facts", test_jax_classification},
+        {"JAX streams of several kinds", test_jax_mixed_streams},
         {"TensorFlow classification", test_tensorflow_classification},
         {NULL, NULL},
     };
