@@ -53,6 +53,7 @@ struct xpv_attrib_module {
     uint32_t *named, *used, *count;
     uint32_t gen;
     int64_t *at, *place; /* by event: the launcher its name spells, and where it is placed */
+    uint8_t *cls;        /* by event: its class to the gap rule (event_class) */
     size_t at_cap;
 };
 
@@ -62,7 +63,8 @@ struct xpv_attrib {
     xpv_hlo_blob *blobs;
     size_t nblobs;
     xpv_attrib_module *mods;
-    xpv_hindex cmdbuf; /* interned hlo_op -> 1 command buffer, 2 not */
+    xpv_hindex cmdbuf;    /* interned hlo_op -> 1 command buffer, 2 not */
+    xpv_hindex event_cls; /* interned event name -> its event_class + 1 */
     uint32_t unattributed;
     size_t last;                         /* the module found last, checked first */
     int64_t placed, by_name_order, left; /* graph events placed (by name order alone), not */
@@ -427,7 +429,7 @@ static void module_free(xpv_attrib_module *am)
     for (size_t k = 0; k < sizeof arrays / sizeof *arrays; k++)
         free(arrays[k]);
     free(am->is_fusion), free(am->ambiguous), free(am->ops), free(am->op_ready), free(am->at),
-        free(am->place);
+        free(am->place), free(am->cls);
     xpv_hindex_free(&am->by_name), xpv_hindex_free(&am->by_kernel);
     xpv_hindex_free(&am->kernel_of), xpv_hindex_free(&am->instr_of);
 }
@@ -440,6 +442,7 @@ void xpv_attrib_free(xpv_attrib *a)
     free(a->mods);
     free(a->blobs);
     xpv_hindex_free(&a->cmdbuf);
+    xpv_hindex_free(&a->event_cls);
     free(a);
 }
 
@@ -718,46 +721,114 @@ static int place_by_dataflow(xpv_attrib_module *am, size_t n)
     return placed;
 }
 
+/* What launcher l calls in cuDNN: 0 nothing, 1 a convolution or other
+ * graph (its kernels need not say cuDNN), 2 fused attention ("__cudnn$fmha",
+ * whose kernels always do). */
+static int cudnn_call(const xpv_attrib_module *am, uint32_t l)
+{
+    xpv_hlo_str t = am->m.instrs[am->launchers[l]].custom_call_target;
+    if (t.n < 8 || memcmp(t.p, "__cudnn$", 8) != 0) return 0;
+    return t.n >= 12 && memcmp(t.p + 8, "fmha", 4) == 0 ? 2 : 1;
+}
+
 /* The library call or copy, named by no kernel and not yet placed, whose
  * data link to the events around the gap [a, b) is nearest; -1 when none
- * or a tie. The module's instruction order is a dependency order, not the
- * schedule, so positions alone would guess. */
-static int64_t gap_candidate(xpv_attrib_module *am, size_t a, size_t b, size_t n)
+ * or a tie. Kernels that all say cuDNN go to a cuDNN call; others never to
+ * fused attention. The module's instruction order is a dependency order,
+ * not the schedule, so positions alone would guess. */
+static int64_t gap_candidate(xpv_attrib_module *am, size_t a, size_t b, size_t n, int cudnn)
 {
     size_t ncand = 0;
-    for (uint32_t l = 0; l < am->nlaunchers; l++)
-        if (!am->is_fusion[l] && am->named[l] != am->gen && am->used[l] != am->gen)
-            am->cand[ncand++] = l;
+    for (uint32_t l = 0; l < am->nlaunchers; l++) {
+        if (am->is_fusion[l] || am->named[l] == am->gen || am->used[l] == am->gen) continue;
+        int calls = cudnn_call(am, l);
+        if (cudnn ? calls > 0 : calls < 2) am->cand[ncand++] = l;
+    }
     return nearest_linked(am, am->cand, ncand, a, b, n);
 }
 
-/* A device event that a library call may add around its kernel. */
-static int is_copy_or_set(xpv_sink *sink, uint32_t name)
+/* What a device event of a gap is to the rule that splits gaps into calls. */
+enum { EV_COPY_OR_SET, EV_KERNEL, EV_CUDNN, EV_CUDNN_ENGINE };
+
+/* A memset or copy a library call may add around its kernel; a kernel of
+ * cuDNN's (its helpers are `cudnn::...`, the engine it generated for the
+ * call `cudnn_generated_...`); another kernel. */
+static int classify_event(xpv_sink *sink, uint32_t name)
 {
     size_t len;
     const char *s = xpv_sink_string(sink, name, &len);
-    return s && len >= 6 && (memcmp(s, "Memset", 6) == 0 || memcmp(s, "Memcpy", 6) == 0);
+    if (!s) return EV_KERNEL;
+    if (len >= 6 && (memcmp(s, "Memset", 6) == 0 || memcmp(s, "Memcpy", 6) == 0))
+        return EV_COPY_OR_SET;
+    if (len >= 15 && memcmp(s, "cudnn_generated", 15) == 0) return EV_CUDNN_ENGINE;
+    for (size_t i = 0; i + 5 <= len; i++)
+        if (memcmp(s + i, "cudnn", 5) == 0) return EV_CUDNN;
+    return EV_KERNEL;
+}
+
+/* classify_event, once per name: the rules see every gap on every pass. */
+static int event_class(xpv_attrib *a, uint32_t name)
+{
+    uint64_t *v = xpv_hindex_put(&a->event_cls, name, 0);
+    if (!*v) *v = (uint64_t)classify_event(a->sink, name) + 1;
+    return (int)*v - 1;
+}
+
+/* Places the events [a, b) of a gap as one call: 1 when placed. A call of
+ * one kernel (and its copies and memsets), or of one cuDNN engine and the
+ * cuDNN helpers beside it (fused attention's backward pass launches
+ * three kernels), can be told apart; two kernels that are neither may be
+ * two calls, and are not placed. */
+static int place_call(xpv_attrib_module *am, const uint8_t *cls, size_t a, size_t b, size_t n)
+{
+    size_t kernels = 0, engines = 0, cudnn = 0;
+    for (size_t j = a; j < b; j++) {
+        kernels += cls[j] != EV_COPY_OR_SET;
+        engines += cls[j] == EV_CUDNN_ENGINE;
+        cudnn += cls[j] == EV_CUDNN || cls[j] == EV_CUDNN_ENGINE;
+    }
+    int one_call = kernels <= 1 || (cudnn == kernels && engines == 1);
+    int64_t l = one_call ? gap_candidate(am, a, b, n, cudnn > 0 && cudnn == kernels) : -1;
+    if (l < 0) return 0;
+    am->used[l] = am->gen;
+    for (size_t j = a; j < b; j++)
+        am->place[j] = l;
+    return 1;
 }
 
 /* Events no name places (library kernels, memsets, copies), a gap at a
- * time, by what the placed events on either side read and write. Returns
- * how many gaps it placed. */
+ * time, by what the placed events on either side read and write. A gap
+ * holding cuDNN kernels is split into calls first: each run of them, with
+ * the copies and memsets just before it, is one call, and what lies
+ * between runs is another. Returns how many calls it placed. */
 static int place_gaps(xpv_attrib_module *am, const uint32_t *names, size_t n)
 {
     int placed = 0;
     for (size_t a = 0, b; a < n; a = b) {
         for (b = a + 1; am->at[a] < 0 && b < n && am->at[b] < 0;)
             b++;
-        if (am->at[a] >= 0 || am->place[a] >= 0) continue;
-        size_t kernels = 0; /* two kernels in one gap may be two calls: not placed */
-        for (size_t j = a; j < b; j++)
-            kernels += !is_copy_or_set(am->owner->sink, names[j]);
-        int64_t l = kernels <= 1 ? gap_candidate(am, a, b, n) : -1;
-        if (l < 0) continue;
-        am->used[l] = am->gen;
-        for (size_t j = a; j < b; j++)
-            am->place[j] = l;
-        placed++;
+        if (am->at[a] >= 0) continue;
+        uint8_t *cls = am->cls;
+        int any_cudnn = 0;
+        for (size_t j = a; j < b; j++) {
+            cls[j] = (uint8_t)event_class(am->owner, names[j]);
+            any_cudnn |= cls[j] >= EV_CUDNN;
+        }
+        if (!any_cudnn) {
+            if (am->place[a] < 0) placed += place_call(am, cls, a, b, n);
+            continue;
+        }
+        for (size_t c = a, d; c < b; c = d) {
+            size_t k = c; /* the call's first kernel */
+            while (k < b && cls[k] == EV_COPY_OR_SET)
+                k++;
+            int cudnn_run = k < b && cls[k] >= EV_CUDNN;
+            for (d = k < b ? k + 1 : b; d < b; d++)
+                if (cudnn_run ? cls[d] == EV_KERNEL : cls[d] >= EV_CUDNN) break;
+            while (d < b && d > k + 1 && cls[d - 1] == EV_COPY_OR_SET)
+                d--; /* the copies just before a call are that call's */
+            if (am->place[c] < 0) placed += place_call(am, cls, c, d, n);
+        }
     }
     return placed;
 }
@@ -769,6 +840,7 @@ void xpv_attrib_run(xpv_attrib_module *am, const uint32_t *names, size_t n, xpv_
         am->at_cap = n * 2;
         am->at = xpv_xrealloc(am->at, am->at_cap * sizeof *am->at);
         am->place = xpv_xrealloc(am->place, am->at_cap * sizeof *am->place);
+        am->cls = xpv_xrealloc(am->cls, am->at_cap * sizeof *am->cls);
     }
     if (++am->gen == 0) { /* the stamps wrapped: forget them all */
         uint32_t *stamps[] = {am->named, am->used};

@@ -23,7 +23,9 @@ own hlo_op). The tests check:
   - a hand-built capture (no fixture needed): a fusion, a library call and a
     fusion in one graph execution placed on fusion.1, custom-call.1 and
     fusion.2 by name and data links, the events' correlation id winning over
-    their metadata's (once an abort), and an unknown kernel left unattributed.
+    their metadata's (once an abort), and an unknown kernel left unattributed;
+  - another: cuDNN's fused attention backward (three kernels and a memset)
+    right after a cuBLAS GEMM, each placed on its own call.
 The fixture tests skip with a message when ../shared/fixtures is absent."""
 import glob
 import json
@@ -216,17 +218,24 @@ def _f(num, value):
     return _varint(num << 3 | 2) + _varint(len(value)) + value
 
 
-def _instr(name, opcode, iid, operands=(), called=()):
+def _instr(name, opcode, iid, operands=(), called=(), target=None):
     body = _f(1, name) + _f(2, opcode) + _f(35, iid)
     body += b"".join(_f(36, o) for o in operands) + b"".join(_f(38, c) for c in called)
+    if target:
+        body += _f(28, target)  # custom_call_target
     return _f(2, body)
 
 
-def _hlo_proto():
+def _hlo_proto(attention=False):
     entry = _f(1, "main") + _f(5, 1) + _instr("p.1", "parameter", 9) + \
         _instr("fusion.1", "fusion", 10, [9], [2]) + \
-        _instr("custom-call.1", "custom-call", 11, [10]) + \
-        _instr("fusion.2", "fusion", 12, [11], [3]) + _f(6, 12)
+        _instr("custom-call.1", "custom-call", 11, [10], target="__cublas$lt$matmul")
+    if attention:  # reads fusion.1 like the GEMM, and the GEMM's result
+        entry += _instr("attention_bwd.1", "custom-call", 12, [10, 11],
+                        target="__cudnn$fmhaSoftmaxBackward") + \
+            _instr("fusion.2", "fusion", 13, [12], [3]) + _f(6, 13)
+    else:
+        entry += _instr("fusion.2", "fusion", 12, [11], [3]) + _f(6, 12)
     fused_a = _f(1, "fused_a") + _f(5, 2) + _instr("add.1", "add", 20)
     fused_b = _f(1, "fused_b") + _f(5, 3) + _instr("multiply.1", "multiply", 30)
     module = _f(1, "jit_f") + _f(3, entry) + _f(3, fused_a) + _f(3, fused_b) + _f(6, 1)
@@ -241,12 +250,12 @@ def _stat(mid, field, value):
     return _f(4, _f(1, mid) + _f(field, value))
 
 
-def _space():
+def _space(kernels=("fusion_1", "nvjet_sm90_gemm", "fusion_2", "mystery_kernel"),
+           attention=False):
     HLO, CORR, OP, PROG = 70, 1, 2, 3
     metadata = _f(2, "/host:metadata") + \
-        _meta(4, 5, "jit_f(42)", _f(5, _f(1, HLO) + _f(6, _hlo_proto()))) + \
+        _meta(4, 5, "jit_f(42)", _f(5, _f(1, HLO) + _f(6, _hlo_proto(attention)))) + \
         _meta(5, HLO, "Hlo Proto")
-    kernels = ["fusion_1", "nvjet_sm90_gemm", "fusion_2", "mystery_kernel"]
     gpu = _f(1, 1) + _f(2, "/device:GPU:0")
     line = _f(1, 14) + _f(2, "Stream #14(Compute)") + _f(3, 1000)
     for i, name in enumerate(kernels):
@@ -292,5 +301,27 @@ def test_crafted_graph():
     assert {v.get("hlo_op") for v in off.values()} == {"command_buffer_1"}, off
 
 
+ATTENTION_BWD = ("Memset 0", "void cudnn::fusion::compute_dot_do_o_specialized<true, 64>()",
+                 "cudnn_generated_fort_native_sdpa_sm90_flash_bprop_wgmma_f16_knob_26",
+                 "void cudnn::fusion::convert_dq_to_16bits<true>()")
+
+
+def test_crafted_attention():
+    """cuDNN's fused attention backward is one call of three kernels and a
+    memset, right after a cuBLAS GEMM that reads what it reads: the GEMM's
+    kernel goes to the GEMM (never to fused attention, whose kernels all
+    say cuDNN), the four events to the attention call."""
+    root = tmpdir()
+    run = os.path.join(root, "plugins", "profile", "2026_01_01_00_00_00")
+    os.makedirs(run)
+    kernels = ("fusion_1", "nvjet_sm90_gemm") + ATTENTION_BWD + ("fusion_2",)
+    with open(os.path.join(run, "h.xplane.pb"), "wb") as f:
+        f.write(_space(kernels, attention=True))
+    got = {k: v.get("hlo_op") for k, v in _extracted_ops(root).items() if k in kernels}
+    want = dict({k: "attention_bwd.1" for k in ATTENTION_BWD}, fusion_1="fusion.1",
+                fusion_2="fusion.2", nvjet_sm90_gemm="custom-call.1")
+    assert got == want, got
+
+
 if __name__ == "__main__":
-    main([test_crafted_graph, test_command_buffer_pair, test_maxtext])
+    main([test_crafted_graph, test_crafted_attention, test_command_buffer_pair, test_maxtext])
