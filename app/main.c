@@ -76,10 +76,32 @@ static void format_size(int64_t bytes, char *out, size_t n)
         snprintf(out, n, "%lld B", (long long)bytes);
 }
 
+static const char *field_text(cJSON *p, const char *key)
+{
+    const char *s = cJSON_GetStringValue(cJSON_GetObjectItem(p, key));
+    return s ? s : "";
+}
+
+/* The widest of a text column, at least its heading's (and at most 80:
+ * a long run name wraps rather than pushing every row to the right). */
+static int column_width(cJSON *list, const char *key, int at_least)
+{
+    int w = at_least;
+    cJSON *p;
+    cJSON_ArrayForEach(p, list)
+    {
+        size_t n = strlen(field_text(p, key));
+        if ((int)n > w) w = n > 80 ? 80 : (int)n;
+    }
+    return w;
+}
+
 static void print_table(cJSON *list)
 {
-    printf("%-3s %-28s %-24s %-20s %9s %10s  %s\n", "#", "run", "host", "format", "size", "events",
-           "status");
+    int run_w = column_width(list, "run", 3), host_w = column_width(list, "host", 4),
+        format_w = column_width(list, "format", 6);
+    printf("%-3s %-*s %-*s %-*s %9s %10s  %s\n", "#", run_w, "run", host_w, "host", format_w,
+           "format", "size", "events", "status");
     int i = 0;
     cJSON *p;
     cJSON_ArrayForEach(p, list)
@@ -91,13 +113,11 @@ static void print_table(cJSON *list)
         cJSON *error = cJSON_GetObjectItem(p, "error");
         char ev[32] = "-";
         if (cJSON_IsNumber(events)) snprintf(ev, sizeof ev, "%.0f", events->valuedouble);
-        printf("%-3d %-28s %-24s %-20s %9s %10s  %s%s%s\n", ++i,
-               cJSON_GetStringValue(cJSON_GetObjectItem(p, "run")),
-               cJSON_GetStringValue(cJSON_GetObjectItem(p, "host")),
-               cJSON_GetStringValue(cJSON_GetObjectItem(p, "format")), size, ev,
-               cJSON_GetStringValue(cJSON_GetObjectItem(p, "status")),
-               cJSON_IsString(error) ? ": " : "", cJSON_IsString(error) ? error->valuestring : "");
-        printf("    %s\n", cJSON_GetStringValue(cJSON_GetObjectItem(p, "path")));
+        printf("%-3d %-*s %-*s %-*s %9s %10s  %s%s%s\n", ++i, run_w, field_text(p, "run"), host_w,
+               field_text(p, "host"), format_w, field_text(p, "format"), size, ev,
+               field_text(p, "status"), cJSON_IsString(error) ? ": " : "",
+               cJSON_IsString(error) ? error->valuestring : "");
+        printf("    %s\n", field_text(p, "path"));
     }
 }
 

@@ -82,6 +82,14 @@ def test_list_text_and_read_only():
         assert path in r.stdout, path
     assert "xplane" in r.stdout and "status" in r.stdout
     assert snapshot(root) == before, "the profile directory was modified"
+    # the columns fit their longest value: each starts where its heading does
+    lines = r.stdout.splitlines()
+    head = lines[0]
+    rows = [ln for ln in lines[1:] if ln[:1].isdigit()]
+    assert len(rows) == len(EXPECTED_FORMATS), rows
+    for col in ("host", "format"):
+        at = head.index(col)
+        assert all(ln[at - 1] == " " and ln[at] != " " for ln in rows), (col, head, rows)
 
 
 def test_incremental_second_run_is_cached():
