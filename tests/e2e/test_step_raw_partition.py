@@ -804,8 +804,11 @@ def test_fixtures_recomputed():
         print("steps whose windows were derived from raw markers, per source: %s; "
               "without steps in the API nor step markers in the file: %s"
               % (dict(WINDOWS), stepless))
-        assert profiles >= 10 and checked > 0, (profiles, checked)
-        assert any(n.endswith(".sqlite") for n in stepless), stepless
+        # XPV_FIXTURES may name other captures (scripts/gpu_capture.py's):
+        # the bounds are the fixtures' where they are smaller
+        assert profiles >= min(10, len(srcs) // 2) and checked > 0, (profiles, checked)
+        if any(src.endswith(".sqlite") for src in srcs.values()):
+            assert any(n.endswith(".sqlite") for n in stepless), stepless
     finally:
         s.close()
 
