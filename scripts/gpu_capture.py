@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
-"""gpu_capture.py: fresh JAX captures on an NVIDIA GPU, to check the readers on
+"""gpu_capture.py: fresh JAX and PyTorch captures on an NVIDIA GPU, to check the readers on
 programs the fixtures do not hold.
 
-Run on a machine with a GPU and JAX:  python3 scripts/gpu_capture.py OUTDIR
+Run on a machine with a GPU, JAX and PyTorch:
+    python3 scripts/gpu_capture.py OUTDIR [CAPTURE ...]
 Each capture runs in its own process (its own XLA_FLAGS), compiled before the
 capture starts unless the capture is about compiling. Captures:
   scan-on, scan-off   layers under lax.scan with remat, command buffers on
@@ -17,8 +18,14 @@ capture starts unless the capture is about compiling. Captures:
   pytracer            asks for the Python tracer and the host tracer at level 3
                       (through ProfileOptions; JAX 0.11.2 on an H100 wrote no
                       Python events all the same)
+  nosync              step annotations that never wait for the device: its
+                      work runs after the host's window, one step behind
+  long                scan-on over 40 steps: bigger files, the same program
+  torch-graph         PyTorch replaying one training step as a CUDA graph
+                      (torch.cuda.CUDAGraph) under torch.profiler
+Captures named on the command line after OUTDIR run alone.
 OUTDIR/MANIFEST.json says what ran, with which versions, and each capture's
-step count and iteration count, which the checker compares with the index.
+step count and iteration count, to read the index against.
 """
 import json
 import os
@@ -34,20 +41,25 @@ CAPTURES = {
     "nostep": "",
     "cudnn-attn": "",
     "pytracer": "",
+    "nosync": "",
+    "long": "",
+    "torch-graph": "",
 }
 STEPS = 4
 
 
-def parent(out):
+def parent(out, only):
     os.makedirs(out, exist_ok=True)
     manifest = {"made": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "captures": {}}
     for tag, flags in CAPTURES.items():
+        if only and tag not in only:
+            continue
         env = {**os.environ, "XLA_PYTHON_CLIENT_PREALLOCATE": "false"}
         if flags:
             env["XLA_FLAGS"] = flags
         t = time.time()
         try:
-            r = subprocess.run([sys.executable, __file__, out, tag], env=env,
+            r = subprocess.run([sys.executable, __file__, out, "--child", tag], env=env,
                                capture_output=True, text=True, timeout=150)
             lines = r.stdout.strip().splitlines()
             facts = json.loads(lines[-1]) if r.returncode == 0 and lines else {}
@@ -91,7 +103,43 @@ def model(jax, jnp, np, cudnn=False):
     return V, S, init, forward
 
 
+def torch_child(out, tag):
+    import torch
+    import torch.nn as nn
+    from torch.profiler import ProfilerActivity, profile, schedule, tensorboard_trace_handler
+    model = nn.Sequential(nn.Linear(512, 2048), nn.GELU(), nn.Linear(2048, 512)).cuda()
+    opt = torch.optim.SGD(model.parameters(), lr=1e-3)
+    x = torch.randn(256, 512, device="cuda")
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):  # warm up outside the graph
+        for _ in range(3):
+            opt.zero_grad(set_to_none=False)
+            model(x).square().mean().backward()
+            opt.step()
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    opt.zero_grad(set_to_none=False)
+    with torch.cuda.graph(graph):
+        loss = model(x).square().mean()
+        loss.backward()
+        opt.step()
+    d = os.path.join(out, tag)
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA],
+                 schedule=schedule(wait=1, warmup=1, active=STEPS, repeat=1),
+                 on_trace_ready=tensorboard_trace_handler(d, use_gzip=True)) as prof:
+        for _ in range(STEPS + 2):
+            x.copy_(torch.randn(256, 512, device="cuda"))
+            graph.replay()
+            loss.item()
+            prof.step()
+    print(json.dumps({"torch": torch.__version__, "steps": STEPS, "iterations": STEPS + 2,
+                      "loss": float(loss), "device": torch.cuda.get_device_name()}))
+
+
 def child(out, tag):
+    if tag.startswith("torch"):
+        return torch_child(out, tag)
     import numpy as np
     import jax
     import jax.numpy as jnp
@@ -143,21 +191,24 @@ def child(out, tag):
         jax.profiler.start_trace(d, profiler_options=opts)
     else:
         jax.profiler.start_trace(d)
-    for i in range(STEPS):
+    steps = 40 if tag == "long" else STEPS
+    for i in range(steps):
         if tag == "nostep":
             p, s, l = one(p, s, i)
             l.block_until_ready()
             continue
         with jax.profiler.StepTraceAnnotation("train", step_num=i):
             p, s, l = one(p, s, i)
-            l.block_until_ready()
+            if tag != "nosync":
+                l.block_until_ready()
+    l.block_until_ready()
     jax.profiler.stop_trace()
-    print(json.dumps({"jax": jax.__version__, "steps": 0 if tag == "nostep" else STEPS, "iterations": STEPS,
-                      "loss": float(l), "device": str(jax.devices()[0])}))
+    print(json.dumps({"jax": jax.__version__, "steps": 0 if tag == "nostep" else steps,
+                      "iterations": steps, "loss": float(l), "device": str(jax.devices()[0])}))
 
 
 if __name__ == "__main__":
-    if len(sys.argv) > 2:
-        child(sys.argv[1], sys.argv[2])
+    if len(sys.argv) > 3 and sys.argv[2] == "--child":
+        child(sys.argv[1], sys.argv[3])
     else:
-        parent(sys.argv[1] if len(sys.argv) > 1 else "/tmp/gpu-capture")
+        parent(sys.argv[1] if len(sys.argv) > 1 else "/tmp/gpu-capture", sys.argv[2:])
