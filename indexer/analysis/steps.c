@@ -382,7 +382,7 @@ static size_t kernels_to_executions(piece *p, size_t n)
 
 /* Device work numbered by the host run that launched it: that of no known
  * run is left out. Returns what is kept; 0 when no piece has a run. */
-static size_t kernels_by_run(piece *p, size_t n)
+static size_t work_by_run(piece *p, size_t n)
 {
     size_t kept = 0;
     for (size_t i = 0; i < n; i++)
@@ -407,7 +407,7 @@ static int from_modules(const xpv_step_markers *s, const xpv_analysis_input *in,
             c.want = most_frequent(&c.counts);
             rc = xpv_module_runs_find(&c.runs, in, c.want, tracks->launch, base_ns, err);
             if (rc == 0) rc = scan_tracks(&c, tracks->device, err);
-            size_t by_run = rc == 0 && c.runs ? kernels_by_run(c.p, c.n) : 0;
+            size_t by_run = rc == 0 && c.runs ? work_by_run(c.p, c.n) : 0;
             if (by_run) {
                 c.n = by_run;
             } else {
