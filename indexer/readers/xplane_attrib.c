@@ -7,68 +7,21 @@
  * name index (exact, and as XLA spells kernel names), and a reuse group per
  * fusion (same name stem and signature), and each launcher's inputs. A
  * graph execution is then placed by the rules of xplane_attrib.h, each a
- * pass over its events, in turn until none places more. Scratch marks
- * are stamped with a per-run generation, so a run costs its own length plus
- * the launchers its gaps span, never a clear of the module's arrays.
+ * pass over its events, in turn until none places more; the rules that
+ * weigh data links are in xplane_attrib_links.c. Scratch marks are stamped
+ * with a per-run generation, so a run costs its own length plus the
+ * launchers its gaps span, never a clear of the module's arrays.
  */
 #include "xplane_attrib.h"
-#include "hlo_proto.h"
-#include "../../common/xpv_hindex.h"
+#include "xplane_attrib_internal.h"
 
 #include <assert.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define MODULE_BUDGET ((size_t)1 << 30)
-#define NONE UINT32_MAX
 #define SIG_DEPTH 4
-
-struct xpv_attrib_module {
-    xpv_attrib *owner;
-    const xpv_hlo_blob *blob;
-    uint64_t prog;
-    uint32_t name; /* interned module name */
-    int state;     /* 0: not decoded, 1: ready, -1: failed */
-    xpv_hlo_module m;
-    uint32_t *launchers; /* instruction indexes, module order */
-    uint32_t nlaunchers;
-    uint8_t *is_fusion;          /* by launcher */
-    uint8_t *ambiguous;          /* by launcher: another launcher's name spells its kernel too */
-    uint32_t *cand;              /* scratch: the launchers a rule weighs */
-    uint32_t *launcher_of_instr; /* by instruction: its launcher, NONE when none */
-    uint32_t *inputs;            /* by launcher, from input_at[l] to input_at[l + 1]: */
-    uint32_t *input_at;          /*   the launchers whose results it reads */
-    uint32_t *group_next;        /* by launcher: next of its reuse group, NONE at the end */
-    uint32_t *group_head;        /* by launcher: the first of its reuse group */
-    uint32_t entry;              /* the entry computation's index */
-    xpv_hindex by_name;          /* hash of the exact name -> instruction index */
-    xpv_hindex by_kernel;        /* hash of the kernel spelling -> launcher */
-    xpv_hindex kernel_of;        /* interned kernel name -> launcher + 1 (0: none) */
-    xpv_hindex instr_of;         /* interned hlo_op -> instruction + 1 (0: none) */
-    xpv_attrib_op *ops;          /* by instruction, interned on first use */
-    uint8_t *op_ready;
-    /* run scratch, by launcher: generation stamps and counts */
-    uint32_t *named, *used, *count;
-    uint32_t gen;
-    int64_t *at, *place; /* by event: the launcher its name spells, and where it is placed */
-    uint8_t *cls;        /* by event: its class to the gap rule (event_class) */
-    size_t at_cap;
-};
-
-struct xpv_attrib {
-    xpv_sink *sink;
-    const uint8_t *data;
-    xpv_hlo_blob *blobs;
-    size_t nblobs;
-    xpv_attrib_module *mods;
-    xpv_hindex cmdbuf;    /* interned hlo_op -> 1 command buffer, 2 not */
-    xpv_hindex event_cls; /* interned event name -> its event_class + 1 */
-    uint32_t unattributed;
-    size_t last;                         /* the module found last, checked first */
-    int64_t placed, by_name_order, left; /* graph events placed (by name order alone), not */
-};
 
 /* ---- names ---- */
 
@@ -310,6 +263,35 @@ static void add_inputs(xpv_attrib_module *am, uint32_t i, size_t *fill, size_t *
     }
 }
 
+/* callees[] of every computation: those its while, conditional and call
+ * instructions run (a fusion's callees run inside its kernel). */
+static void link_callees(xpv_attrib_module *am)
+{
+    const xpv_hlo_module *m = &am->m;
+    am->callee_at = xpv_xcalloc(m->ncomputations + 1, sizeof *am->callee_at);
+    am->callees = xpv_xmalloc((m->ninstrs + 1) * sizeof *am->callees);
+    am->scope = xpv_xcalloc(m->ncomputations + 1, sizeof *am->scope);
+    uint32_t fill = 0, cap = m->ninstrs + 1;
+    for (uint32_t c = 0; c < m->ncomputations; c++) {
+        am->callee_at[c] = fill;
+        const xpv_hlo_computation *comp = &m->computations[c];
+        for (uint32_t i = comp->first; i < comp->first + comp->n; i++) {
+            const xpv_hlo_instr *in = &m->instrs[i];
+            if (!text_is(in->opcode, "while", 5) && !text_is(in->opcode, "call", 4) &&
+                !text_is(in->opcode, "conditional", 11))
+                continue;
+            for (uint32_t k = 0; k < in->called.n; k++) {
+                uint32_t callee;
+                if (!xpv_hlo_computation_by_id(m, in->called.v[k], &callee)) continue;
+                if (fill == cap)
+                    am->callees = xpv_xrealloc(am->callees, (cap *= 2) * sizeof *am->callees);
+                am->callees[fill++] = callee;
+            }
+        }
+    }
+    am->callee_at[m->ncomputations] = fill;
+}
+
 /* inputs[] of every launcher: the data links the placement rules weigh. */
 static void link_inputs(xpv_attrib_module *am)
 {
@@ -353,6 +335,7 @@ static void prepare(xpv_attrib_module *am)
     index_names(am);
     link_groups(am);
     link_inputs(am);
+    link_callees(am);
 }
 
 static int ready(xpv_attrib_module *am)
@@ -429,7 +412,7 @@ static void module_free(xpv_attrib_module *am)
     for (size_t k = 0; k < sizeof arrays / sizeof *arrays; k++)
         free(arrays[k]);
     free(am->is_fusion), free(am->ambiguous), free(am->ops), free(am->op_ready), free(am->at),
-        free(am->place), free(am->cls);
+        free(am->place), free(am->cls), free(am->callee_at), free(am->callees), free(am->scope);
     xpv_hindex_free(&am->by_name), xpv_hindex_free(&am->by_kernel);
     xpv_hindex_free(&am->kernel_of), xpv_hindex_free(&am->instr_of);
 }
@@ -564,13 +547,41 @@ static int64_t launcher_of(xpv_attrib_module *am, uint32_t name)
     return (int64_t)*v - 1;
 }
 
+/* Marks computation c and those its control flow runs as in the run's
+ * scope (depth-capped: nesting is shallow). */
+static void scope_down(xpv_attrib_module *am, uint32_t c, int depth)
+{
+    if (am->scope[c] == am->gen || depth > 64) return;
+    am->scope[c] = am->gen;
+    for (uint32_t k = am->callee_at[c]; k < am->callee_at[c + 1]; k++)
+        scope_down(am, am->callees[k], depth + 1);
+}
+
+/* A graph's commands come from one computation, with the bodies and
+ * branches of the loops and conditionals it holds when those are commands
+ * too. The run's scope is where the kernels that name one instruction
+ * alone (no reuse group, no other spelling) lie, and what those
+ * computations run: a scan's forward and backward bodies reuse each
+ * other's kernels, and a kernel of one must not go to the other. */
+static void mark_scope(xpv_attrib_module *am, size_t n)
+{
+    am->scoped = 0;
+    for (size_t i = 0; i < n; i++) {
+        int64_t x = am->at[i];
+        if (x < 0 || am->group_head[x] != (uint32_t)x || am->group_next[x] != NONE) continue;
+        scope_down(am, am->m.instrs[am->launchers[x]].computation, 0);
+        am->scoped = 1;
+    }
+}
+
 /* 1 when launcher l may run the kernel named after launcher x: l is x, or
- * a member of x's reuse group that no kernel of the run names. The kernel
- * is named after the instruction XLA compiled first, which need not be the
- * first to run: x gets no precedence. */
+ * a member of x's reuse group that no kernel of the run names, and within
+ * the run's scope. The kernel is named after the instruction XLA compiled
+ * first, which need not be the first to run: x gets no precedence. */
 static int may_run(const xpv_attrib_module *am, uint32_t x, uint32_t l)
 {
-    return l == x || (am->group_head[l] == am->group_head[x] && am->named[l] != am->gen);
+    return (l == x || (am->group_head[l] == am->group_head[x] && am->named[l] != am->gen)) &&
+           xpv_attrib_in_scope(am, l);
 }
 
 /* Names: at[] gets what each name spells; a kernel whose name no other
@@ -585,15 +596,17 @@ static void place_named(xpv_attrib_module *am, const uint32_t *names, size_t n)
         if (am->named[l] != g) am->named[l] = g, am->count[l] = 0;
         am->count[l]++;
     }
+    mark_scope(am, n);
     for (size_t i = 0; i < n; i++) {
         int64_t x = am->at[i];
         if (x < 0) continue;
-        uint32_t members = 0;
+        uint32_t members = 0, only = NONE; /* without a scope, only is x */
         for (uint32_t l = am->group_head[x]; l != NONE && members < 2; l = am->group_next[l])
-            members += may_run(am, (uint32_t)x, l);
-        int in_loop = am->m.instrs[am->launchers[x]].computation != am->entry;
-        if (members == 1 && (am->count[x] == 1 || in_loop)) am->place[i] = x;
-        if (members == 1 && am->count[x] == 1) am->used[x] = g;
+            if (may_run(am, (uint32_t)x, l)) members++, only = l;
+        if (members != 1) continue;
+        int in_loop = am->m.instrs[am->launchers[only]].computation != am->entry;
+        if (am->count[x] == 1 || in_loop) am->place[i] = only;
+        if (am->count[x] == 1) am->used[only] = g;
     }
 }
 
@@ -626,7 +639,9 @@ static int place_by_name_order(xpv_attrib_module *am, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         int64_t x = am->at[i];
-        if (x < 0 || am->place[i] >= 0 || am->used[x] == am->gen) continue;
+        if (x < 0 || am->place[i] >= 0 || am->used[x] == am->gen ||
+            !xpv_attrib_in_scope(am, (uint32_t)x))
+            continue;
         am->place[i] = x, am->used[x] = am->gen;
         am->owner->by_name_order++;
         return 1;
@@ -643,65 +658,6 @@ static int place_by_elimination(xpv_attrib_module *am, size_t n)
     return placed;
 }
 
-/* 1 when launcher `to` reads what launcher `from` writes (inputs[], made
- * by prepare, follows tuples, bitcasts and get-tuple-element). */
-static int feeds(const xpv_attrib_module *am, uint32_t from, uint32_t to)
-{
-    const uint32_t *in = am->inputs + am->input_at[to];
-    for (uint32_t k = 0, n = am->input_at[to + 1] - am->input_at[to]; k < n; k++)
-        if (in[k] == from) return 1;
-    return 0;
-}
-
-#define LINK_WINDOW 8 /* events looked at on each side for a data link */
-
-/* How close, in events, launcher l sits to what it is linked to by data:
- * *back the nearest placed event in [a - LINK_WINDOW, a) whose instruction
- * l reads, *fwd the nearest in [b, b + LINK_WINDOW) that reads l; INT_MAX
- * when none. */
-static void link_distance(xpv_attrib_module *am, uint32_t l, size_t a, size_t b, size_t n,
-                          int *back, int *fwd)
-{
-    *back = *fwd = INT_MAX;
-    for (size_t d = 1; d <= LINK_WINDOW; d++) {
-        if (*back == INT_MAX && d <= a && am->place[a - d] >= 0 &&
-            feeds(am, (uint32_t)am->place[a - d], l))
-            *back = (int)d;
-        size_t j = b + d - 1;
-        if (*fwd == INT_MAX && j < n && am->place[j] >= 0 && feeds(am, l, (uint32_t)am->place[j]))
-            *fwd = (int)d;
-    }
-}
-
-/* How well a candidate's data links place it, smaller better: linked on
- * both sides beats one side; nearer beats farther. INT_MAX: not linked. */
-static long link_score(int back, int fwd)
-{
-    if (back != INT_MAX && fwd != INT_MAX) return back + fwd;
-    int one = back < fwd ? back : fwd;
-    return one == INT_MAX ? INT_MAX : 4L * LINK_WINDOW + one;
-}
-
-/* Of the candidates, the one whose data links to the events around [a, b)
- * score best; -1 when none is linked or two tie. */
-static int64_t nearest_linked(xpv_attrib_module *am, const uint32_t *cand, size_t ncand, size_t a,
-                              size_t b, size_t n)
-{
-    int64_t found = -1;
-    long best = INT_MAX;
-    int ties = 0;
-    for (size_t k = 0; k < ncand; k++) {
-        int back, fwd;
-        link_distance(am, cand[k], a, b, n, &back, &fwd);
-        long score = link_score(back, fwd);
-        if (score < best)
-            best = score, found = cand[k], ties = 0;
-        else if (score == best && score != INT_MAX)
-            ties++;
-    }
-    return ties ? -1 : found;
-}
-
 /* Reused kernels no count places, by the data links of the members of the
  * group that may run them. Returns how many it placed. */
 static int place_by_dataflow(xpv_attrib_module *am, size_t n)
@@ -713,122 +669,10 @@ static int place_by_dataflow(xpv_attrib_module *am, size_t n)
         size_t ncand = 0;
         for (uint32_t l = am->group_head[x]; l != NONE; l = am->group_next[l])
             if (may_run(am, x, l) && am->used[l] != am->gen) am->cand[ncand++] = l;
-        int64_t l = nearest_linked(am, am->cand, ncand, i, i + 1, n);
+        int64_t l = xpv_attrib_nearest_linked(am, am->cand, ncand, i, i + 1, n);
         if (l < 0) continue;
         am->place[i] = l, am->used[l] = am->gen;
         placed++;
-    }
-    return placed;
-}
-
-/* What launcher l calls in cuDNN: 0 nothing, 1 a convolution or other
- * graph (its kernels need not say cuDNN), 2 fused attention ("__cudnn$fmha",
- * whose kernels always do). */
-static int cudnn_call(const xpv_attrib_module *am, uint32_t l)
-{
-    xpv_hlo_str t = am->m.instrs[am->launchers[l]].custom_call_target;
-    if (t.n < 8 || memcmp(t.p, "__cudnn$", 8) != 0) return 0;
-    return t.n >= 12 && memcmp(t.p + 8, "fmha", 4) == 0 ? 2 : 1;
-}
-
-/* The library call or copy, named by no kernel and not yet placed, whose
- * data link to the events around the gap [a, b) is nearest; -1 when none
- * or a tie. Kernels that all say cuDNN go to a cuDNN call; others never to
- * fused attention. The module's instruction order is a dependency order,
- * not the schedule, so positions alone would guess. */
-static int64_t gap_candidate(xpv_attrib_module *am, size_t a, size_t b, size_t n, int cudnn)
-{
-    size_t ncand = 0;
-    for (uint32_t l = 0; l < am->nlaunchers; l++) {
-        if (am->is_fusion[l] || am->named[l] == am->gen || am->used[l] == am->gen) continue;
-        int calls = cudnn_call(am, l);
-        if (cudnn ? calls > 0 : calls < 2) am->cand[ncand++] = l;
-    }
-    return nearest_linked(am, am->cand, ncand, a, b, n);
-}
-
-/* What a device event of a gap is to the rule that splits gaps into calls. */
-enum { EV_COPY_OR_SET, EV_KERNEL, EV_CUDNN, EV_CUDNN_ENGINE };
-
-/* A memset or copy a library call may add around its kernel; a kernel of
- * cuDNN's (its helpers are `cudnn::...`, the engine it generated for the
- * call `cudnn_generated_...`); another kernel. */
-static int classify_event(xpv_sink *sink, uint32_t name)
-{
-    size_t len;
-    const char *s = xpv_sink_string(sink, name, &len);
-    if (!s) return EV_KERNEL;
-    if (len >= 6 && (memcmp(s, "Memset", 6) == 0 || memcmp(s, "Memcpy", 6) == 0))
-        return EV_COPY_OR_SET;
-    if (len >= 15 && memcmp(s, "cudnn_generated", 15) == 0) return EV_CUDNN_ENGINE;
-    for (size_t i = 0; i + 5 <= len; i++)
-        if (memcmp(s + i, "cudnn", 5) == 0) return EV_CUDNN;
-    return EV_KERNEL;
-}
-
-/* classify_event, once per name: the rules see every gap on every pass. */
-static int event_class(xpv_attrib *a, uint32_t name)
-{
-    uint64_t *v = xpv_hindex_put(&a->event_cls, name, 0);
-    if (!*v) *v = (uint64_t)classify_event(a->sink, name) + 1;
-    return (int)*v - 1;
-}
-
-/* Places the events [a, b) of a gap as one call: 1 when placed. A call of
- * one kernel (and its copies and memsets), or of one cuDNN engine and the
- * cuDNN helpers beside it (fused attention's backward pass launches
- * three kernels), can be told apart; two kernels that are neither may be
- * two calls, and are not placed. */
-static int place_call(xpv_attrib_module *am, const uint8_t *cls, size_t a, size_t b, size_t n)
-{
-    size_t kernels = 0, engines = 0, cudnn = 0;
-    for (size_t j = a; j < b; j++) {
-        kernels += cls[j] != EV_COPY_OR_SET;
-        engines += cls[j] == EV_CUDNN_ENGINE;
-        cudnn += cls[j] == EV_CUDNN || cls[j] == EV_CUDNN_ENGINE;
-    }
-    int one_call = kernels <= 1 || (cudnn == kernels && engines == 1);
-    int64_t l = one_call ? gap_candidate(am, a, b, n, cudnn > 0 && cudnn == kernels) : -1;
-    if (l < 0) return 0;
-    am->used[l] = am->gen;
-    for (size_t j = a; j < b; j++)
-        am->place[j] = l;
-    return 1;
-}
-
-/* Events no name places (library kernels, memsets, copies), a gap at a
- * time, by what the placed events on either side read and write. A gap
- * holding cuDNN kernels is split into calls first: each run of them, with
- * the copies and memsets just before it, is one call, and what lies
- * between runs is another. Returns how many calls it placed. */
-static int place_gaps(xpv_attrib_module *am, const uint32_t *names, size_t n)
-{
-    int placed = 0;
-    for (size_t a = 0, b; a < n; a = b) {
-        for (b = a + 1; am->at[a] < 0 && b < n && am->at[b] < 0;)
-            b++;
-        if (am->at[a] >= 0) continue;
-        uint8_t *cls = am->cls;
-        int any_cudnn = 0;
-        for (size_t j = a; j < b; j++) {
-            cls[j] = (uint8_t)event_class(am->owner, names[j]);
-            any_cudnn |= cls[j] >= EV_CUDNN;
-        }
-        if (!any_cudnn) {
-            if (am->place[a] < 0) placed += place_call(am, cls, a, b, n);
-            continue;
-        }
-        for (size_t c = a, d; c < b; c = d) {
-            size_t k = c; /* the call's first kernel */
-            while (k < b && cls[k] == EV_COPY_OR_SET)
-                k++;
-            int cudnn_run = k < b && cls[k] >= EV_CUDNN;
-            for (d = k < b ? k + 1 : b; d < b; d++)
-                if (cudnn_run ? cls[d] == EV_KERNEL : cls[d] >= EV_CUDNN) break;
-            while (d < b && d > k + 1 && cls[d - 1] == EV_COPY_OR_SET)
-                d--; /* the copies just before a call are that call's */
-            if (am->place[c] < 0) placed += place_call(am, cls, c, d, n);
-        }
     }
     return placed;
 }
@@ -846,13 +690,14 @@ void xpv_attrib_run(xpv_attrib_module *am, const uint32_t *names, size_t n, xpv_
         uint32_t *stamps[] = {am->named, am->used};
         for (size_t k = 0; k < 2; k++)
             memset(stamps[k], 0, (am->nlaunchers + 1) * sizeof *stamps[k]);
+        memset(am->scope, 0, (am->m.ncomputations + 1) * sizeof *am->scope);
         am->gen = 1;
     }
     place_named(am, names, n);
     /* each placement may let a neighbour be placed: the rules run again
      * until none places more (the bound only guards against a rule bug) */
     for (size_t pass = 0; pass < 4 * n + 4; pass++)
-        if (!place_by_dataflow(am, n) && !place_gaps(am, names, n) &&
+        if (!place_by_dataflow(am, n) && !xpv_attrib_place_gaps(am, names, n) &&
             !place_by_elimination(am, n) && !place_by_name_order(am, n))
             break;
     xpv_attrib_op none = {am->owner->unattributed, 0, 0};

@@ -43,7 +43,7 @@ typedef struct xpv_attrib xpv_attrib;
 typedef struct xpv_attrib_module xpv_attrib_module;
 
 /* What one kernel ran, as interned strings (0: none). */
-typedef struct {
+typedef struct xpv_attrib_op {
     uint32_t hlo_op; /* the instruction's name, or XPV_ATTRIB_UNATTRIBUTED */
     uint32_t jax_op; /* its metadata.op_name, e.g. jit(step)/jvp()/dot_general */
     uint32_t source; /* its metadata source_file:source_line */

@@ -25,7 +25,9 @@ own hlo_op). The tests check:
     fusion.2 by name and data links, the events' correlation id winning over
     their metadata's (once an abort), and an unknown kernel left unattributed;
   - another: cuDNN's fused attention backward (three kernels and a memset)
-    right after a cuBLAS GEMM, each placed on its own call.
+    right after a cuBLAS GEMM, each placed on its own call;
+  - another: two loops whose bodies share a kernel, one body's graph
+    placing it on its own body's instruction.
 The fixture tests skip with a message when ../shared/fixtures is absent."""
 import glob
 import json
@@ -250,11 +252,31 @@ def _stat(mid, field, value):
     return _f(4, _f(1, mid) + _f(field, value))
 
 
+def _two_loops_proto():
+    """main runs two loops; body_a's fusion.1 and body_b's fusion.2 are
+    identical (one reuse group, one kernel, fusion_1); fusion.4 is body_b's
+    alone. No data link joins fusion.2 and fusion.4."""
+    entry = _f(1, "main") + _f(5, 1) + _instr("p.1", "parameter", 9) + \
+        _instr("while.1", "while", 10, [9], [2]) + _instr("while.2", "while", 11, [10], [3]) + \
+        _f(6, 11)
+    body_a = _f(1, "body_a") + _f(5, 2) + _instr("p.2", "parameter", 20) + \
+        _instr("fusion.1", "fusion", 21, [20], [4]) + _f(6, 21)
+    body_b = _f(1, "body_b") + _f(5, 3) + _instr("p.3", "parameter", 30) + \
+        _instr("fusion.2", "fusion", 31, [30], [5]) + \
+        _instr("fusion.4", "fusion", 32, [30], [6]) + _f(6, 32)
+    fused = b"".join(_f(3, _f(1, name) + _f(5, cid) + _instr(op + ".%d" % cid, op, 40 + cid))
+                     for name, cid, op in (("fused_1", 4, "add"), ("fused_2", 5, "add"),
+                                           ("fused_4", 6, "multiply")))
+    module = _f(1, "jit_f") + _f(3, entry) + _f(3, body_a) + _f(3, body_b) + fused + _f(6, 1)
+    return _f(1, module)
+
+
 def _space(kernels=("fusion_1", "nvjet_sm90_gemm", "fusion_2", "mystery_kernel"),
-           attention=False):
+           attention=False, proto=None):
     HLO, CORR, OP, PROG = 70, 1, 2, 3
+    proto = proto or _hlo_proto(attention)
     metadata = _f(2, "/host:metadata") + \
-        _meta(4, 5, "jit_f(42)", _f(5, _f(1, HLO) + _f(6, _hlo_proto(attention)))) + \
+        _meta(4, 5, "jit_f(42)", _f(5, _f(1, HLO) + _f(6, proto))) + \
         _meta(5, HLO, "Hlo Proto")
     gpu = _f(1, 1) + _f(2, "/device:GPU:0")
     line = _f(1, 14) + _f(2, "Stream #14(Compute)") + _f(3, 1000)
@@ -323,5 +345,22 @@ def test_crafted_attention():
     assert got == want, got
 
 
+def test_crafted_scope():
+    """A graph of body_b's loop runs fusion_4, named after body_b's fusion.4
+    alone, and fusion_1, the kernel body_a's fusion.1 and body_b's fusion.2
+    share: a graph's commands come from one computation, so fusion_1 is
+    fusion.2's here, although it is named after fusion.1 and no data link
+    says so (once it went to fusion.1 by name order)."""
+    root = tmpdir()
+    run = os.path.join(root, "plugins", "profile", "2026_01_01_00_00_00")
+    os.makedirs(run)
+    with open(os.path.join(run, "h.xplane.pb"), "wb") as f:
+        f.write(_space(("fusion_4", "fusion_1"), proto=_two_loops_proto()))
+    got = {k: v.get("hlo_op") for k, v in _extracted_ops(root).items()
+           if k in ("fusion_1", "fusion_4")}
+    assert got == {"fusion_4": "fusion.4", "fusion_1": "fusion.2"}, got
+
+
 if __name__ == "__main__":
-    main([test_crafted_graph, test_crafted_attention, test_command_buffer_pair, test_maxtext])
+    main([test_crafted_graph, test_crafted_attention, test_crafted_scope, test_command_buffer_pair,
+          test_maxtext])
