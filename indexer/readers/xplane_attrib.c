@@ -271,6 +271,9 @@ static void link_callees(xpv_attrib_module *am)
     am->callee_at = xpv_xcalloc(m->ncomputations + 1, sizeof *am->callee_at);
     am->callees = xpv_xmalloc((m->ninstrs + 1) * sizeof *am->callees);
     am->scope = xpv_xcalloc(m->ncomputations + 1, sizeof *am->scope);
+    am->caller = xpv_xmalloc((m->ncomputations + 1) * sizeof *am->caller);
+    for (uint32_t c = 0; c <= m->ncomputations; c++)
+        am->caller[c] = NONE;
     uint32_t fill = 0, cap = m->ninstrs + 1;
     for (uint32_t c = 0; c < m->ncomputations; c++) {
         am->callee_at[c] = fill;
@@ -283,6 +286,7 @@ static void link_callees(xpv_attrib_module *am)
             for (uint32_t k = 0; k < in->called.n; k++) {
                 uint32_t callee;
                 if (!xpv_hlo_computation_by_id(m, in->called.v[k], &callee)) continue;
+                if (am->caller[callee] == NONE && callee != c) am->caller[callee] = c;
                 if (fill == cap)
                     am->callees = xpv_xrealloc(am->callees, (cap *= 2) * sizeof *am->callees);
                 am->callees[fill++] = callee;
@@ -412,7 +416,8 @@ static void module_free(xpv_attrib_module *am)
     for (size_t k = 0; k < sizeof arrays / sizeof *arrays; k++)
         free(arrays[k]);
     free(am->is_fusion), free(am->ambiguous), free(am->ops), free(am->op_ready), free(am->at),
-        free(am->place), free(am->cls), free(am->callee_at), free(am->callees), free(am->scope);
+        free(am->place), free(am->cls), free(am->callee_at), free(am->callees), free(am->scope),
+        free(am->caller);
     xpv_hindex_free(&am->by_name), xpv_hindex_free(&am->by_kernel);
     xpv_hindex_free(&am->kernel_of), xpv_hindex_free(&am->instr_of);
 }
@@ -560,18 +565,26 @@ static void scope_down(xpv_attrib_module *am, uint32_t c, int depth)
 /* A graph's commands come from one computation, with the bodies and
  * branches of the loops and conditionals it holds when those are commands
  * too. The run's scope is where the kernels that name one instruction
- * alone (no reuse group, no other spelling) lie, and what those
- * computations run: a scan's forward and backward bodies reuse each
- * other's kernels, and a kernel of one must not go to the other. */
+ * alone (no reuse group, no other spelling) lie, what those computations
+ * run, and the computations that run them (a graph may hold a loop whose
+ * body alone has such kernels): a scan's forward and backward bodies reuse
+ * each other's kernels, and a kernel of one must not go to the other. */
 static void mark_scope(xpv_attrib_module *am, size_t n)
 {
     am->scoped = 0;
-    for (size_t i = 0; i < n; i++) {
-        int64_t x = am->at[i];
-        if (x < 0 || am->group_head[x] != (uint32_t)x || am->group_next[x] != NONE) continue;
-        scope_down(am, am->m.instrs[am->launchers[x]].computation, 0);
-        am->scoped = 1;
-    }
+    for (int up = 0; up < 2; up++) /* callers after every descent, which they must not stop */
+        for (size_t i = 0; i < n; i++) {
+            int64_t x = am->at[i];
+            if (x < 0 || am->group_head[x] != (uint32_t)x || am->group_next[x] != NONE) continue;
+            uint32_t c = am->m.instrs[am->launchers[x]].computation;
+            am->scoped = 1;
+            if (!up) {
+                scope_down(am, c, 0);
+                continue;
+            }
+            for (int depth = 0; (c = am->caller[c]) != NONE && depth < 64; depth++)
+                am->scope[c] = am->gen; /* the callers alone, not their other callees */
+        }
 }
 
 /* 1 when launcher l may run the kernel named after launcher x: l is x, or

@@ -44,6 +44,7 @@ struct xpv_attrib_module {
     uint32_t *group_head;        /* by launcher: the first of its reuse group */
     uint32_t *callee_at;         /* by computation, from callee_at[c] to callee_at[c + 1]: */
     uint32_t *callees;           /*   the computations its control flow calls */
+    uint32_t *caller;            /* by computation: one whose control flow calls it, or NONE */
     uint32_t *scope;             /* by computation: the run's generation when in its scope */
     int scoped;                  /* the run has a scope (in_scope) */
     uint32_t entry;              /* the entry computation's index */

@@ -6,7 +6,8 @@
  * calls and placed one call at a time.
  *
  * Invariants: only events already placed count as links; a tie places
- * nothing; a gap's events go to one instruction or stay unplaced together.
+ * nothing; a call's events (a gap, or one call of a gap split at cuDNN
+ * runs) go to one instruction or stay unplaced together.
  */
 #include "xplane_attrib_internal.h"
 
@@ -149,11 +150,33 @@ static int place_call(xpv_attrib_module *am, const uint8_t *cls, size_t a, size_
     return 1;
 }
 
+/* 1 when the gap [a, b) is to be split into calls at its runs of cuDNN
+ * kernels: it holds some, and each run has exactly one engine. A run
+ * without one (a convolution's layout helpers around an `sm80_xmma_...`
+ * engine whose name does not say cuDNN) would split one call in three. */
+static int split_at_cudnn(const uint8_t *cls, size_t a, size_t b)
+{
+    int runs = 0;
+    for (size_t j = a; j < b;) {
+        if (cls[j] < EV_CUDNN) {
+            j++;
+            continue;
+        }
+        int engines = 0;
+        for (; j < b && cls[j] != EV_KERNEL; j++)
+            engines += cls[j] == EV_CUDNN_ENGINE;
+        if (engines != 1) return 0;
+        runs++;
+    }
+    return runs > 0;
+}
+
 /* Events no name places (library kernels, memsets, copies), a gap at a
  * time, by what the placed events on either side read and write. A gap
- * holding cuDNN kernels is split into calls first: each run of them, with
- * the copies and memsets just before it, is one call, and what lies
- * between runs is another. Returns how many calls it placed. */
+ * holding runs of cuDNN kernels, each with one engine, is split into calls
+ * first: each run, with the copies and memsets just before it, is one
+ * call, and what lies between runs is another. Returns how many calls it
+ * placed. */
 int xpv_attrib_place_gaps(xpv_attrib_module *am, const uint32_t *names, size_t n)
 {
     int placed = 0;
@@ -162,12 +185,9 @@ int xpv_attrib_place_gaps(xpv_attrib_module *am, const uint32_t *names, size_t n
             b++;
         if (am->at[a] >= 0) continue;
         uint8_t *cls = am->cls;
-        int any_cudnn = 0;
-        for (size_t j = a; j < b; j++) {
+        for (size_t j = a; j < b; j++)
             cls[j] = (uint8_t)event_class(am->owner, names[j]);
-            any_cudnn |= cls[j] >= EV_CUDNN;
-        }
-        if (!any_cudnn) {
+        if (!split_at_cudnn(cls, a, b)) {
             if (am->place[a] < 0) placed += place_call(am, cls, a, b, n);
             continue;
         }

@@ -27,7 +27,9 @@ own hlo_op). The tests check:
   - another: cuDNN's fused attention backward (three kernels and a memset)
     right after a cuBLAS GEMM, each placed on its own call;
   - another: two loops whose bodies share a kernel, one body's graph
-    placing it on its own body's instruction.
+    placing it on its own body's instruction; a graph holding a loop, whose
+    shared kernel stays outside the body; a convolution whose engine does
+    not say cuDNN, whose kernels go to no other call.
 The fixture tests skip with a message when ../shared/fixtures is absent."""
 import glob
 import json
@@ -293,7 +295,8 @@ def _space(kernels=("fusion_1", "nvjet_sm90_gemm", "fusion_2", "mystery_kernel")
     return _f(1, metadata) + _f(1, gpu)
 
 
-def _extracted_ops(root, env=None):
+def _extracted_events(root, env=None):
+    """[(name, args)] of the extracted kernels, in time order."""
     out = tmpdir()
     proc = subprocess.run([BIN, "--profile-dir=" + root, "--extract=" + out, "--quiet",
                            "--db=" + os.path.join(tmpdir(), "i.sqlite")],
@@ -303,8 +306,22 @@ def _extracted_ops(root, env=None):
     path = glob.glob(os.path.join(out, "**", "*.json"), recursive=True)[0]
     events = json.load(open(path))
     events = events["traceEvents"] if isinstance(events, dict) else events
-    return {e["name"]: e.get("args", {}) for e in events
-            if e.get("ph") == "X" and e.get("args", {}).get("program_id") is not None}
+    return [(e["name"], e.get("args", {})) for e in sorted(
+        (e for e in events if e.get("ph") == "X" and e.get("args", {}).get("program_id") is not None),
+        key=lambda e: e["ts"])]
+
+
+def _extracted_ops(root, env=None):
+    return dict(_extracted_events(root, env))
+
+
+def _write_space(kernels, proto):
+    root = tmpdir()
+    run = os.path.join(root, "plugins", "profile", "2026_01_01_00_00_00")
+    os.makedirs(run)
+    with open(os.path.join(run, "h.xplane.pb"), "wb") as f:
+        f.write(_space(kernels, proto=proto))
+    return root
 
 
 def test_crafted_graph():
@@ -351,16 +368,64 @@ def test_crafted_scope():
     share: a graph's commands come from one computation, so fusion_1 is
     fusion.2's here, although it is named after fusion.1 and no data link
     says so (once it went to fusion.1 by name order)."""
-    root = tmpdir()
-    run = os.path.join(root, "plugins", "profile", "2026_01_01_00_00_00")
-    os.makedirs(run)
-    with open(os.path.join(run, "h.xplane.pb"), "wb") as f:
-        f.write(_space(("fusion_4", "fusion_1"), proto=_two_loops_proto()))
+    root = _write_space(("fusion_4", "fusion_1"), _two_loops_proto())
     got = {k: v.get("hlo_op") for k, v in _extracted_ops(root).items()
            if k in ("fusion_1", "fusion_4")}
     assert got == {"fusion_4": "fusion.4", "fusion_1": "fusion.2"}, got
 
 
+def _loop_in_graph_proto():
+    """main's fusion.1 and its loop body's fusion.4 are identical (kernel
+    fusion_1); the body's fusion.3 is alone."""
+    entry = _f(1, "main") + _f(5, 1) + _instr("p.1", "parameter", 9) + \
+        _instr("fusion.1", "fusion", 10, [9], [4]) + \
+        _instr("while.1", "while", 11, [10], [2]) + _f(6, 11)
+    body = _f(1, "body") + _f(5, 2) + _instr("p.2", "parameter", 20) + \
+        _instr("fusion.3", "fusion", 21, [20], [6]) + \
+        _instr("fusion.4", "fusion", 22, [21], [5]) + _f(6, 22)
+    fused = b"".join(_f(3, _f(1, name) + _f(5, cid) + _instr(op + ".%d" % cid, op, 40 + cid))
+                     for name, cid, op in (("fused_1", 4, "add"), ("fused_4", 5, "add"),
+                                           ("fused_3", 6, "multiply")))
+    return _f(1, _f(1, "jit_f") + _f(3, entry) + _f(3, body) + fused + _f(6, 1))
+
+
+def test_crafted_loop_in_graph():
+    """A graph that holds main's fusion.1 and then its loop (a while inside
+    the command buffer) names only the body's fusion.3 alone: the scope
+    reaches up to main, so the first fusion_1 stays main's (once both went
+    to the body's fusion.4)."""
+    root = _write_space(("fusion_1", "fusion_3", "fusion_1"), _loop_in_graph_proto())
+    got = [(k, v.get("hlo_op")) for k, v in _extracted_events(root)]
+    assert got == [("fusion_1", "fusion.1"), ("fusion_3", "fusion.3"),
+                   ("fusion_1", "fusion.4")], got
+
+
+def _conv_proto():
+    entry = _f(1, "main") + _f(5, 1) + _instr("p.1", "parameter", 9) + \
+        _instr("fusion.1", "fusion", 10, [9], [2]) + \
+        _instr("conv.1", "custom-call", 11, [10], target="__cudnn$convForward") + \
+        _instr("gemm.1", "custom-call", 12, [11], target="__cublas$gemm") + \
+        _instr("fusion.2", "fusion", 13, [12], [3]) + _f(6, 13)
+    fused_a = _f(1, "fused_a") + _f(5, 2) + _instr("add.1", "add", 20)
+    fused_b = _f(1, "fused_b") + _f(5, 3) + _instr("multiply.1", "multiply", 30)
+    return _f(1, _f(1, "jit_f") + _f(3, entry) + _f(3, fused_a) + _f(3, fused_b) + _f(6, 1))
+
+
+def test_crafted_convolution():
+    """A cuDNN convolution whose engine does not say cuDNN (layout helpers
+    around an sm80_xmma kernel), then a GEMM: the gap is not split at the
+    helpers (the engine once went to the GEMM), so nothing lands on a call
+    that did not run it."""
+    kernels = ("fusion_1", "void cudnn::ops::nchwToNhwcKernel<float>()",
+               "sm80_xmma_fprop_implicit_gemm_f32", "void cudnn::ops::nhwcToNchwKernel<float>()",
+               "nvjet_sm90_gemm", "fusion_2")
+    got = {k: v.get("hlo_op") for k, v in _extracted_events(_write_space(kernels, _conv_proto()))}
+    right = dict({k: "conv.1" for k in kernels[1:4]}, nvjet_sm90_gemm="gemm.1")
+    wrong = {k: op for k, op in got.items() if k in right and op not in (right[k], "unattributed")}
+    assert not wrong and got["fusion_1"] == "fusion.1" and got["fusion_2"] == "fusion.2", got
+
+
 if __name__ == "__main__":
-    main([test_crafted_graph, test_crafted_attention, test_crafted_scope, test_command_buffer_pair,
+    main([test_crafted_graph, test_crafted_attention, test_crafted_scope,
+          test_crafted_loop_in_graph, test_crafted_convolution, test_command_buffer_pair,
           test_maxtext])
