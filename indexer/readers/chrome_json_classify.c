@@ -270,11 +270,11 @@ static void classify_stream(xpv_cj_track *t, const xpv_cj_str *name)
 {
     const char *p = memchr(name->s, '(', name->len), *end = name->s + name->len;
     int kinds = 0, one = TC_STREAM;
-    while (p && ++p < end && *p != ')') {
-        const char *comma = p;
-        while (comma < end && *comma != ',' && *comma != ')')
-            comma++;
-        xpv_cj_str k = {p, (uint32_t)(comma - p), 0};
+    for (p = p ? p + 1 : end; p < end;) { /* the kinds end at ')' or the name's end */
+        const char *q = p;
+        while (q < end && *q != ',' && *q != ')')
+            q++;
+        xpv_cj_str k = {p, (uint32_t)(q - p), 0};
         one = TC_STREAM;
         if (xpv_cj_str_is(&k, "Kernel"))
             one = TC_KERNEL_STREAM, t->has_kernel = 1;
@@ -283,7 +283,8 @@ static void classify_stream(xpv_cj_track *t, const xpv_cj_str *name)
         else if (xpv_cj_str_is(&k, "Memset"))
             one = TC_MEMSET_STREAM;
         kinds++;
-        p = comma;
+        if (q == end || *q == ')') break;
+        p = q + 1;
     }
     t->tclass = kinds == 1 ? one : TC_STREAM;
     int mk = memcpy_kind_of(name->s, name->len);

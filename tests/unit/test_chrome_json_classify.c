@@ -205,6 +205,11 @@ static void test_jax_mixed_streams(void)
         "\"Stream #16(Kernel,MemcpyD2H)\"}},"
         "{\"ph\":\"M\",\"pid\":1,\"tid\":17,\"name\":\"thread_name\",\"args\":{\"name\":"
         "\"Stream #17(Memset)\"}},"
+        /* what follows the kinds is not a kind; an unclosed list ends with the name */
+        "{\"ph\":\"M\",\"pid\":1,\"tid\":18,\"name\":\"thread_name\",\"args\":{\"name\":"
+        "\"Stream #18(Kernel) MemcpyD2H\"}},"
+        "{\"ph\":\"M\",\"pid\":1,\"tid\":19,\"name\":\"thread_name\",\"args\":{\"name\":"
+        "\"Stream #19(MemcpyH2D\"}},"
         "{\"ph\":\"X\",\"pid\":1,\"tid\":14,\"name\":\"Memset 0\",\"ts\":1,\"dur\":1},"
         "{\"ph\":\"X\",\"pid\":1,\"tid\":14,\"name\":\"MemcpyD2D\",\"ts\":2,\"dur\":1,"
         "\"args\":{\"memcpy_details\":\"kind_src:device kind_dst:device size:4\"}},"
@@ -214,7 +219,9 @@ static void test_jax_mixed_streams(void)
         "{\"ph\":\"X\",\"pid\":1,\"tid\":15,\"name\":\"copy\",\"ts\":5,\"dur\":1},"
         "{\"ph\":\"X\",\"pid\":1,\"tid\":16,\"name\":\"gemm\",\"ts\":6,\"dur\":1},"
         "{\"ph\":\"X\",\"pid\":1,\"tid\":16,\"name\":\"MemcpyD2H\",\"ts\":7,\"dur\":1},"
-        "{\"ph\":\"X\",\"pid\":1,\"tid\":17,\"name\":\"fill\",\"ts\":8,\"dur\":1}]}";
+        "{\"ph\":\"X\",\"pid\":1,\"tid\":17,\"name\":\"fill\",\"ts\":8,\"dur\":1},"
+        "{\"ph\":\"X\",\"pid\":1,\"tid\":18,\"name\":\"gather_D2H_fusion\",\"ts\":9,\"dur\":1},"
+        "{\"ph\":\"X\",\"pid\":1,\"tid\":19,\"name\":\"load\",\"ts\":10,\"dur\":1}]}";
     CU_ASSERT_EQUAL(run_doc(doc, &r), 0);
     CU_ASSERT_EQUAL(find(&r, "Memset 0")->kind, XPV_KIND_MEMSET);
     CU_ASSERT_EQUAL(find(&r, "MemcpyD2D")->kind, XPV_KIND_MEMCPY_D2D);
@@ -224,6 +231,8 @@ static void test_jax_mixed_streams(void)
     CU_ASSERT_EQUAL(find(&r, "gemm")->kind, XPV_KIND_KERNEL);
     CU_ASSERT_EQUAL(find(&r, "MemcpyD2H")->kind, XPV_KIND_MEMCPY_D2H);
     CU_ASSERT_EQUAL(find(&r, "fill")->kind, XPV_KIND_MEMSET);
+    CU_ASSERT_EQUAL(find(&r, "gather_D2H_fusion")->kind, XPV_KIND_KERNEL);
+    CU_ASSERT_EQUAL(find(&r, "load")->kind, XPV_KIND_MEMCPY_H2D);
     result_free(&r);
 }
 
