@@ -85,10 +85,12 @@ static int launch_visit(void *ctx, const xpv_event *ev, int64_t block_id, uint32
     return 0;
 }
 
+/* Both passes read only host tracks with launches: a run on a thread that
+ * launches nothing holds no device work. */
 static int scan_host(xpv_module_runs *r, const uint8_t *launch_tracks, int launches, xpv_err *err)
 {
     for (size_t t = 0; t < r->in->ntracks; t++) {
-        if (r->in->tracks[t].device_id >= 0 || (launches && !launch_tracks[t])) continue;
+        if (r->in->tracks[t].device_id >= 0 || !launch_tracks[t]) continue;
         xpv_store_query q;
         xpv_store_query_all(&q, r->in->profile_id);
         q.track = (int64_t)t;

@@ -380,10 +380,19 @@ static size_t kernels_to_executions(piece *p, size_t n)
     return out;
 }
 
-/* Device work numbered by the host run that launched it: that of no known
- * run is left out. Returns what is kept; 0 when no piece has a run. */
+/* Device work numbered by the host run that launched it, that of no known
+ * run left out. Returns what is kept: 0, for the gap rule to decide, when
+ * some device's work has no run at all (its launches on a thread that
+ * does not annotate runs), so that no device drops out of the steps. */
 static size_t work_by_run(piece *p, size_t n)
 {
+    xpv_sort(p, n, sizeof *p, piece_by_lane);
+    for (size_t i = 0, j; i < n; i = j) { /* each lane (device) needs a run */
+        int any = 0;
+        for (j = i; j < n && p[j].lane == p[i].lane; j++)
+            any |= p[j].number >= 0;
+        if (!any) return 0;
+    }
     size_t kept = 0;
     for (size_t i = 0; i < n; i++)
         if (p[i].number >= 0) p[kept++] = p[i];

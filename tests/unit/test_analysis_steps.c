@@ -493,14 +493,13 @@ static void module_run(xpv_sink *s, int64_t tid, const char *module, int64_t ts,
     xpv_sink_event(s, &ev);
 }
 
-enum { RUN_EVERY_NS = 3300000 };
+enum { RUN_EVERY_NS = 3300000, FIRST_RUN_NS = 10000000 };
 
-/* Run r of jit_step, launched from host thread tid onto device pid: a copy
- * and a kernel, then, after the host's 2 ms wait inside the run (a while
- * loop's condition), one more kernel. */
-static void one_run(xpv_sink *s, int64_t tid, int64_t pid, int r, int64_t corr)
+/* A run of jit_step at t, launched from host thread tid onto device pid: a
+ * copy and a kernel, then, after the host's 2 ms wait inside the run (a
+ * while loop's condition), one more kernel. */
+static void one_run(xpv_sink *s, int64_t tid, int64_t pid, int64_t t, int64_t corr)
 {
-    int64_t t = r * RUN_EVERY_NS;
     module_run(s, tid, "jit_step", t, 500000);
     launch_on(s, tid, t + 1000, corr);
     launch_on(s, tid, t + 400000, corr + 1);
@@ -511,37 +510,68 @@ static void one_run(xpv_sink *s, int64_t tid, int64_t pid, int r, int64_t corr)
 
 /* Without markers, the host's runs of the module tell its executions apart
  * where gaps cannot: each run waits 2 ms inside itself and 1 ms between
- * runs. Device 1's work comes from a second thread at the same times, and
- * its run 0 put no work in the capture: its runs still number by thread. */
+ * runs. Device 1's work comes from a second thread whose runs start 100 ns
+ * before the first thread's and number one ahead (an extra run first, and
+ * its next put no work in the capture): each thread numbers its own runs,
+ * and a launch is looked up among its own thread's runs alone (among all,
+ * the first thread's later-starting run would take it, and there would be
+ * three steps, not four). */
 static void test_module_runs(void)
 {
     sqlite3 *db = fresh_index();
     xpv_sink *s = open_sink(db);
     xpv_sink_process_device(s, 100, 0);
     xpv_sink_process_device(s, 101, 1);
+    module_run(s, 3, "jit_step", FIRST_RUN_NS - 5000000, 500000);
     for (int r = 0; r < 3; r++) {
-        one_run(s, 2, 100, r, 100 + 10 * r);
+        int64_t t = FIRST_RUN_NS + r * RUN_EVERY_NS;
+        one_run(s, 2, 100, t, 100 + 10 * r);
         if (r > 0)
-            one_run(s, 3, 101, r, 200 + 10 * r);
+            one_run(s, 3, 101, t - 100, 200 + 10 * r);
         else
-            module_run(s, 3, "jit_step", 0, 500000);
+            module_run(s, 3, "jit_step", t - 100, 500000);
     }
     /* a kernel whose launch is in no run: left out of the windows */
-    launch_on(s, 2, 9000000, 999);
-    work_of_module(s, 100, XPV_KIND_KERNEL, "jit_step", 9100000, 1000, 999);
+    launch_on(s, 2, FIRST_RUN_NS + 9000000, 999);
+    work_of_module(s, 100, XPV_KIND_KERNEL, "jit_step", FIRST_RUN_NS + 9100000, 1000, 999);
     finish(s);
     CU_ASSERT_STRING_EQUAL(q_text(db, "SELECT step_source FROM profiles WHERE id=7"), "module");
-    CU_ASSERT_EQUAL(q_int(db, "SELECT step_count FROM profiles WHERE id=7"), 3);
-    for (int r = 0; r < 3; r++) {
-        int64_t t = r * RUN_EVERY_NS;
-        CU_ASSERT_EQUAL(q_int(db, step_col("start_ps", r, 0)), (t + 40000) * 1000);
+    CU_ASSERT_EQUAL(q_int(db, "SELECT step_count FROM profiles WHERE id=7"), 4);
+    int64_t first = q_int(db, step_col("start_ps", 0, 0));
+    for (int r = 0; r < 3; r++) { /* device 0: runs 0, 1, 2 of thread 2 */
+        CU_ASSERT_EQUAL(q_int(db, step_col("start_ps", r, 0)) - first,
+                        (int64_t)r * RUN_EVERY_NS * 1000);
         CU_ASSERT_EQUAL(q_int(db, step_col("duration_ps", r, 0)), 2260000000LL);
         CU_ASSERT_EQUAL(q_int(db, step_col("compute_ps", r, 0)), 200000000);
         CU_ASSERT_EQUAL(q_int(db, step_col("memcpy_d2d_ps", r, 0)), 1000000);
-        if (r) CU_ASSERT_EQUAL(q_int(db, step_col("duration_ps", r, 1)), 2260000000LL);
-        CU_ASSERT_EQUAL(q_int(db, step_col("compute_ps", r, 1)), r ? 200000000 : 0);
     }
+    /* device 1: its work is in runs 2 and 3 of thread 3, each its own window
+     * (the steps of the two threads are one run apart, as their numbers) */
+    for (int n = 2; n < 4; n++)
+        CU_ASSERT_EQUAL(q_int(db, step_col("duration_ps", n, 1)), 2260000000LL);
+    CU_ASSERT_EQUAL(q_int(db, step_col("compute_ps", 0, 1)), 0);
+    CU_ASSERT_EQUAL(q_int(db, step_col("compute_ps", 3, 1)), 200000000);
     CU_ASSERT_STRING_EQUAL(q_text(db, step_col("name", 1, -1)), "jit_step");
+    sqlite3_close(db);
+
+    /* device 1's launches on a thread that annotates no run, its kernel
+     * after device 0's window: the gaps decide for every device, and
+     * device 1 keeps windows of its own (dropped, its work would fall
+     * outside device 0's) */
+    db = fresh_index();
+    s = open_sink(db);
+    xpv_sink_process_device(s, 100, 0);
+    xpv_sink_process_device(s, 101, 1);
+    for (int r = 0; r < 3; r++) {
+        int64_t t = FIRST_RUN_NS + r * RUN_EVERY_NS * 10;
+        one_run(s, 2, 100, t, 100 + 10 * r);
+        launch_on(s, 4, t + 1000, 300 + r);
+        work_of_module(s, 101, XPV_KIND_KERNEL, "jit_step", t + 2500000, 100000, 300 + r);
+    }
+    finish(s);
+    CU_ASSERT_EQUAL(q_int(db, "SELECT step_count FROM profiles WHERE id=7"), 3);
+    for (int r = 0; r < 3; r++)
+        CU_ASSERT_EQUAL(q_int(db, step_col("compute_ps", r, 1)), 100000000);
     sqlite3_close(db);
 }
 
