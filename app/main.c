@@ -82,8 +82,9 @@ static const char *field_text(cJSON *p, const char *key)
     return s ? s : "";
 }
 
-/* The widest of a text column, at least its heading's (and at most 80:
- * a long run name wraps rather than pushing every row to the right). */
+/* The widest of a text column, at least its heading's, at most 80: one
+ * very long run name runs past its column rather than widening it for
+ * every row. Widths count bytes, as printf pads. */
 static int column_width(cJSON *list, const char *key, int at_least)
 {
     int w = at_least;

@@ -5,7 +5,7 @@ programs the fixtures do not hold.
 Run on a machine with a GPU, JAX and PyTorch:
     python3 scripts/gpu_capture.py OUTDIR [CAPTURE ...]
 Each capture runs in its own process (its own XLA_FLAGS), compiled before the
-capture starts unless the capture is about compiling. Captures:
+capture starts. Captures:
   scan-on, scan-off   layers under lax.scan with remat, command buffers on
                       (XLA's default) and off: the off capture is the
                       reference for attributing the on capture's kernels
