@@ -48,11 +48,6 @@ static const char *const WORDS[XPV_DEVROW_KINDS] = {"steps", "xla_modules", "xla
 static const char *const ARG_KEYS[XPV_DEVROW_NARGS] = {"hlo_op", "hlo_module", "program_id",
                                                        "jax_op", "source"};
 
-#define ACTIVITY_KINDS                                                                             \
-    (XPV_KIND_BIT(XPV_KIND_KERNEL) | XPV_KIND_BIT(XPV_KIND_MEMCPY_H2D) |                           \
-     XPV_KIND_BIT(XPV_KIND_MEMCPY_D2H) | XPV_KIND_BIT(XPV_KIND_MEMCPY_D2D) |                       \
-     XPV_KIND_BIT(XPV_KIND_MEMCPY_OTHER) | XPV_KIND_BIT(XPV_KIND_MEMSET))
-
 const char *xpv_devrow_title(int kind)
 {
     return kind >= 0 && kind < XPV_DEVROW_KINDS ? TITLES[kind] : "";
@@ -452,7 +447,7 @@ static int build_device(build *b, int device, xpv_err *err)
         xpv_store_query q;
         xpv_store_query_all(&q, b->id);
         q.track = b->tracks[i].track;
-        q.kinds = ACTIVITY_KINDS;
+        q.kinds = XPV_KIND_DEVICE_WORK_BITS;
         if (xpv_store_scan(b->db, &q, note_activity, b, err) < 0) return -1;
     }
     int any_op = 0;

@@ -34,10 +34,6 @@
 #define MAX_LINKS 64
 #define MAX_POINTS 32
 #define FIRST_RADIUS_NS 1000000
-#define DEVICE_WORK                                                                                \
-    (XPV_KIND_BIT(XPV_KIND_KERNEL) | XPV_KIND_BIT(XPV_KIND_MEMCPY_H2D) |                           \
-     XPV_KIND_BIT(XPV_KIND_MEMCPY_D2H) | XPV_KIND_BIT(XPV_KIND_MEMCPY_D2D) |                       \
-     XPV_KIND_BIT(XPV_KIND_MEMCPY_OTHER) | XPV_KIND_BIT(XPV_KIND_MEMSET))
 
 typedef struct {
     int64_t block;
@@ -190,11 +186,11 @@ static int same_corr(void *ctx, const xpv_event *ev, int64_t block, uint32_t ind
 static int correlation_links(flows *f, xpv_err *err)
 {
     const xpv_flow_source *s = f->src;
-    int device = s->kind < 32 && (DEVICE_WORK & XPV_KIND_BIT(s->kind));
+    int device = s->kind < 32 && (XPV_KIND_DEVICE_WORK_BITS & XPV_KIND_BIT(s->kind));
     if (s->corr < 0 || (!device && s->kind != XPV_KIND_LAUNCH)) return 0;
     hits *h = xpv_xcalloc(1, sizeof *h);
     h->want = (void *)&s->corr;
-    uint32_t kinds = device ? XPV_KIND_BIT(XPV_KIND_LAUNCH) : DEVICE_WORK;
+    uint32_t kinds = device ? XPV_KIND_BIT(XPV_KIND_LAUNCH) : XPV_KIND_DEVICE_WORK_BITS;
     int rc = search_near(f, -1, s->ts, device ? -1 : 1, kinds, 0, same_corr, h, err);
     for (size_t i = 0; rc == 0 && i < h->n; i++)
         add_link(f, h->found[i], !device, "correlation");

@@ -80,6 +80,11 @@ typedef struct {
 } xpv_store_query;
 
 #define XPV_KIND_BIT(k) (1u << (k))
+/* Device work: kernels, copies and memsets. */
+#define XPV_KIND_DEVICE_WORK_BITS                                                                  \
+    (XPV_KIND_BIT(XPV_KIND_KERNEL) | XPV_KIND_BIT(XPV_KIND_MEMCPY_H2D) |                           \
+     XPV_KIND_BIT(XPV_KIND_MEMCPY_D2H) | XPV_KIND_BIT(XPV_KIND_MEMCPY_D2D) |                       \
+     XPV_KIND_BIT(XPV_KIND_MEMCPY_OTHER) | XPV_KIND_BIT(XPV_KIND_MEMSET))
 /* Beyond the kind bits, a block's `kinds` says whether it holds counter
  * samples (ph 'C', or instants flagged `counter`) or flow records (ph s/t/f, or events whose args
  * carry a flow), so the counter and flow queries read only such blocks. A query naming one of them

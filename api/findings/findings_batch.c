@@ -284,10 +284,7 @@ static int read_batch(xpv_fctx *c, xpv_fscan *ws, xpv_fwindow *w, size_t nw, xpv
     q.t0 = c->prof.base_ns + ws->b0 / 1000;
     q.t1 = c->prof.base_ns + (ws->b1 + 999) / 1000;
     q.skip_args = 1;
-    q.kinds = XPV_KIND_BIT(XPV_KIND_KERNEL) | XPV_KIND_BIT(XPV_KIND_MEMCPY_H2D) |
-              XPV_KIND_BIT(XPV_KIND_MEMCPY_D2H) | XPV_KIND_BIT(XPV_KIND_MEMCPY_D2D) |
-              XPV_KIND_BIT(XPV_KIND_MEMCPY_OTHER) | XPV_KIND_BIT(XPV_KIND_MEMSET) |
-              XPV_KIND_BIT(XPV_KIND_LAUNCH) |
+    q.kinds = XPV_KIND_DEVICE_WORK_BITS | XPV_KIND_BIT(XPV_KIND_LAUNCH) |
               (c->prof.no_kernels ? XPV_KIND_BIT(XPV_KIND_XLA_OP) : 0);
     if (xpv_store_scan(c->db, &q, batch_visit, ws, err) != 0) return -1;
     group_by_device(ws);

@@ -201,7 +201,7 @@ static int scan_profile(sqlite3 *db, int64_t id, profile_ctx *p, xpv_err *err)
         xpv_store_query_all(&q, id);
         q.track = tracks[i];
         if (p->source == SRC_XLA_MODULES) q.skip_args = 1;
-        if (p->source == SRC_KERNELS) q.kinds = XPV_HLO_DEVICE_WORK;
+        if (p->source == SRC_KERNELS) q.kinds = XPV_KIND_DEVICE_WORK_BITS;
         rc = xpv_store_scan(db, &q, p->source == SRC_KERNELS ? visit_kernel : visit_execution, p,
                             err) < 0
                  ? -1

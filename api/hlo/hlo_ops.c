@@ -319,7 +319,7 @@ static int scan_track(sqlite3 *db, profile_ctx *p, int64_t track, xpv_err *err)
     xpv_store_query q;
     xpv_store_query_all(&q, p->profile_id);
     q.track = track;
-    if (p->mode == MODE_KERNELS) q.kinds = XPV_HLO_DEVICE_WORK;
+    if (p->mode == MODE_KERNELS) q.kinds = XPV_KIND_DEVICE_WORK_BITS;
     p->nspans = 0;
     if (xpv_store_scan(db, &q, visit_op, p, err) < 0) return -1;
     fold_launches(p);

@@ -89,11 +89,6 @@ void xpv_hlo_ops_free(xpv_hlo_ops *o);
 int xpv_hlo_ops_warm(sqlite3 *db, struct xpv_hlo_cache *cache, int64_t id, xpv_err *err);
 
 /* Shared with hlo_modules.c: */
-/* The kinds of device event an HLO op is made of on a raw GPU plane. */
-#define XPV_HLO_DEVICE_WORK                                                                        \
-    (XPV_KIND_BIT(XPV_KIND_KERNEL) | XPV_KIND_BIT(XPV_KIND_MEMCPY_H2D) |                           \
-     XPV_KIND_BIT(XPV_KIND_MEMCPY_D2H) | XPV_KIND_BIT(XPV_KIND_MEMCPY_D2D) |                       \
-     XPV_KIND_BIT(XPV_KIND_MEMCPY_OTHER) | XPV_KIND_BIT(XPV_KIND_MEMSET))
 /* The ids of the profile's tracks whose thread is `line` (NULL: every
  * device track); *n gets their count. NULL with err on failure. */
 int64_t *xpv_hlo_tracks_of(sqlite3 *db, int64_t profile_id, const char *line, size_t *n,

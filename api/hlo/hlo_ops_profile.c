@@ -118,7 +118,7 @@ static int first_op(sqlite3 *db, profile_ctx *p, int with_cost, xpv_err *err)
         xpv_store_query q;
         xpv_store_query_all(&q, p->profile_id);
         q.track = tracks[i];
-        if (p->mode == MODE_KERNELS) q.kinds = XPV_HLO_DEVICE_WORK;
+        if (p->mode == MODE_KERNELS) q.kinds = XPV_KIND_DEVICE_WORK_BITS;
         rc = xpv_store_scan(db, &q, visit_carries_op, &c, err);
     }
     free(tracks);

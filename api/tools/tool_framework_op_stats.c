@@ -68,10 +68,6 @@ static const xpv_table_col COLS[] = {
 };
 #define NCOLS (sizeof COLS / sizeof COLS[0])
 
-#define DEVICE_KINDS                                                                               \
-    (XPV_KIND_BIT(XPV_KIND_KERNEL) | XPV_KIND_BIT(XPV_KIND_MEMCPY_H2D) |                           \
-     XPV_KIND_BIT(XPV_KIND_MEMCPY_D2H) | XPV_KIND_BIT(XPV_KIND_MEMCPY_D2D) |                       \
-     XPV_KIND_BIT(XPV_KIND_MEMCPY_OTHER) | XPV_KIND_BIT(XPV_KIND_MEMSET))
 #define HOST_KINDS                                                                                 \
     (XPV_KIND_BIT(XPV_KIND_OTHER) | XPV_KIND_BIT(XPV_KIND_STEP) | XPV_KIND_BIT(XPV_KIND_LAUNCH))
 
@@ -423,7 +419,8 @@ static int read_profile(sqlite3 *db, int64_t id, op_rows *rows, int probe, xpv_e
     if (c.k_tf_op || c.k_jax_op || (c.k_name && c.k_op) || (host_ops && !probe)) {
         c.strings = xpv_api_strings_open(db, id);
         xpv_store_query_all(&q, id);
-        q.kinds = DEVICE_KINDS | (c.prof.no_kernels ? XPV_KIND_BIT(XPV_KIND_XLA_OP) : 0);
+        q.kinds =
+            XPV_KIND_DEVICE_WORK_BITS | (c.prof.no_kernels ? XPV_KIND_BIT(XPV_KIND_XLA_OP) : 0);
         q.skip_args = !c.k_tf_op && !c.k_jax_op && !(c.k_name && c.k_op);
         rc = xpv_store_scan(db, &q, device_visit, &c, err);
         corr_merge(&c);

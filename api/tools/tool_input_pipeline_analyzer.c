@@ -50,10 +50,6 @@ static const xpv_table_col COLS[] = {
 #define INPUT_BOUND_AT 0.05
 #define HIGHLY_INPUT_BOUND_AT 0.20
 
-#define DEVICE_WORK                                                                                \
-    (XPV_KIND_BIT(XPV_KIND_KERNEL) | XPV_KIND_BIT(XPV_KIND_MEMCPY_H2D) |                           \
-     XPV_KIND_BIT(XPV_KIND_MEMCPY_D2H) | XPV_KIND_BIT(XPV_KIND_MEMCPY_D2D) |                       \
-     XPV_KIND_BIT(XPV_KIND_MEMCPY_OTHER) | XPV_KIND_BIT(XPV_KIND_MEMSET))
 #define HOST_KINDS (XPV_KIND_BIT(XPV_KIND_OTHER) | XPV_KIND_BIT(XPV_KIND_STEP))
 
 typedef struct {
@@ -204,7 +200,7 @@ static int read_profile(ip_ctx *c, xpv_err *err)
     int rc = xpv_store_scan(c->db, &q, host_visit, c, err);
     if (rc != 0) return rc;
     c->host.n = xpv_tool_ivals_normalize(c->host.v, c->host.n);
-    q.kinds = DEVICE_WORK | (c->prof.no_kernels ? XPV_KIND_BIT(XPV_KIND_XLA_OP) : 0);
+    q.kinds = XPV_KIND_DEVICE_WORK_BITS | (c->prof.no_kernels ? XPV_KIND_BIT(XPV_KIND_XLA_OP) : 0);
     rc = xpv_store_scan(c->db, &q, device_visit, c, err);
     if (rc != 0) return rc;
     c->busy.n = xpv_tool_ivals_normalize(c->busy.v, c->busy.n);

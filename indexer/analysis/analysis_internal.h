@@ -53,11 +53,8 @@
 
 /* The kinds the capture keeps: what finish scans without args. */
 #define XPV_CAPTURE_KINDS                                                                          \
-    (XPV_KIND_BIT(XPV_KIND_KERNEL) | XPV_KIND_BIT(XPV_KIND_MEMCPY_H2D) |                           \
-     XPV_KIND_BIT(XPV_KIND_MEMCPY_D2H) | XPV_KIND_BIT(XPV_KIND_MEMCPY_D2D) |                       \
-     XPV_KIND_BIT(XPV_KIND_MEMCPY_OTHER) | XPV_KIND_BIT(XPV_KIND_MEMSET) |                         \
-     XPV_KIND_BIT(XPV_KIND_XLA_OP) | XPV_KIND_BIT(XPV_KIND_XLA_MODULE) |                           \
-     XPV_KIND_BIT(XPV_KIND_LAUNCH))
+    (XPV_KIND_DEVICE_WORK_BITS | XPV_KIND_BIT(XPV_KIND_XLA_OP) |                                   \
+     XPV_KIND_BIT(XPV_KIND_XLA_MODULE) | XPV_KIND_BIT(XPV_KIND_LAUNCH))
 
 typedef struct {
     size_t offset;              /* of the first event in the track's bytes */

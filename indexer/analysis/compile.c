@@ -185,9 +185,7 @@ static int find_events(xpv_compile *c, const xpv_analysis_input *in, const uint8
             q.track = (int64_t)t;
             q.t0 = c->windows.v[w].start;
             q.t1 = c->windows.v[w].end;
-            q.kinds = XPV_KIND_BIT(XPV_KIND_KERNEL) | XPV_KIND_BIT(XPV_KIND_MEMCPY_H2D) |
-                      XPV_KIND_BIT(XPV_KIND_MEMCPY_D2H) | XPV_KIND_BIT(XPV_KIND_MEMCPY_D2D) |
-                      XPV_KIND_BIT(XPV_KIND_MEMCPY_OTHER) | XPV_KIND_BIT(XPV_KIND_MEMSET);
+            q.kinds = XPV_KIND_DEVICE_WORK_BITS;
             e.w = c->windows.v[w];
             if (xpv_analysis_scan(in, &q, ev_visit, &e, err) < 0) rc = -1;
         }

@@ -91,11 +91,7 @@ typedef struct {
 } bd_ctx;
 
 /* The kinds category() can count: store scans read only blocks holding them. */
-#define DEVICE_WORK_KINDS                                                                          \
-    (XPV_KIND_BIT(XPV_KIND_KERNEL) | XPV_KIND_BIT(XPV_KIND_MEMCPY_H2D) |                           \
-     XPV_KIND_BIT(XPV_KIND_MEMCPY_D2H) | XPV_KIND_BIT(XPV_KIND_MEMCPY_D2D) |                       \
-     XPV_KIND_BIT(XPV_KIND_MEMCPY_OTHER) | XPV_KIND_BIT(XPV_KIND_MEMSET) |                         \
-     XPV_KIND_BIT(XPV_KIND_XLA_OP))
+#define DEVICE_WORK_KINDS (XPV_KIND_DEVICE_WORK_BITS | XPV_KIND_BIT(XPV_KIND_XLA_OP))
 
 static void device_work_query(const xpv_analysis_input *in, size_t track, xpv_store_query *q)
 {

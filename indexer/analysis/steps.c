@@ -44,10 +44,6 @@
 
 #define MAX_MARKERS (1u << 20)
 #define MIN_EXECUTION_GAP_PS 50000000LL
-#define DEVICE_WORK_KINDS                                                                          \
-    (XPV_KIND_BIT(XPV_KIND_KERNEL) | XPV_KIND_BIT(XPV_KIND_MEMCPY_H2D) |                           \
-     XPV_KIND_BIT(XPV_KIND_MEMCPY_D2H) | XPV_KIND_BIT(XPV_KIND_MEMCPY_D2D) |                       \
-     XPV_KIND_BIT(XPV_KIND_MEMCPY_OTHER) | XPV_KIND_BIT(XPV_KIND_MEMSET))
 
 static const char *const SOURCE_NAME[] = {
     [XPV_STEP_NONE] = "none",
@@ -331,7 +327,7 @@ static int scan_tracks(module_ctx *c, const uint8_t *tracks, xpv_err *err)
         xpv_store_query_all(&q, c->in->profile_id);
         q.track = (int64_t)t;
         /* hlo_module is an arg of device work; module events need only their names */
-        q.kinds = c->by_arg ? DEVICE_WORK_KINDS : XPV_KIND_BIT(XPV_KIND_XLA_MODULE);
+        q.kinds = c->by_arg ? XPV_KIND_DEVICE_WORK_BITS : XPV_KIND_BIT(XPV_KIND_XLA_MODULE);
         q.skip_args = !c->by_arg;
         if (xpv_analysis_scan(c->in, &q, module_visit, c, err) < 0) return -1;
     }
