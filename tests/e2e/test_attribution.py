@@ -254,6 +254,13 @@ def _stat(mid, field, value):
     return _f(4, _f(1, mid) + _f(field, value))
 
 
+def _fused_computations(*specs):
+    """Module fields of fused computations, each (name, id, opcode) holding
+    one instruction: fusions calling the same opcode are identical."""
+    return b"".join(_f(3, _f(1, name) + _f(5, cid) + _instr(op + ".%d" % cid, op, 40 + cid))
+                    for name, cid, op in specs)
+
+
 def _two_loops_proto():
     """main runs two loops; body_a's fusion.1 and body_b's fusion.2 are
     identical (one reuse group, one kernel, fusion_1); fusion.4 is body_b's
@@ -266,9 +273,8 @@ def _two_loops_proto():
     body_b = _f(1, "body_b") + _f(5, 3) + _instr("p.3", "parameter", 30) + \
         _instr("fusion.2", "fusion", 31, [30], [5]) + \
         _instr("fusion.4", "fusion", 32, [30], [6]) + _f(6, 32)
-    fused = b"".join(_f(3, _f(1, name) + _f(5, cid) + _instr(op + ".%d" % cid, op, 40 + cid))
-                     for name, cid, op in (("fused_1", 4, "add"), ("fused_2", 5, "add"),
-                                           ("fused_4", 6, "multiply")))
+    fused = _fused_computations(("fused_1", 4, "add"), ("fused_2", 5, "add"),
+                                ("fused_4", 6, "multiply"))
     module = _f(1, "jit_f") + _f(3, entry) + _f(3, body_a) + _f(3, body_b) + fused + _f(6, 1)
     return _f(1, module)
 
@@ -383,9 +389,8 @@ def _loop_in_graph_proto():
     body = _f(1, "body") + _f(5, 2) + _instr("p.2", "parameter", 20) + \
         _instr("fusion.3", "fusion", 21, [20], [6]) + \
         _instr("fusion.4", "fusion", 22, [21], [5]) + _f(6, 22)
-    fused = b"".join(_f(3, _f(1, name) + _f(5, cid) + _instr(op + ".%d" % cid, op, 40 + cid))
-                     for name, cid, op in (("fused_1", 4, "add"), ("fused_4", 5, "add"),
-                                           ("fused_3", 6, "multiply")))
+    fused = _fused_computations(("fused_1", 4, "add"), ("fused_4", 5, "add"),
+                                ("fused_3", 6, "multiply"))
     return _f(1, _f(1, "jit_f") + _f(3, entry) + _f(3, body) + fused + _f(6, 1))
 
 

@@ -404,19 +404,22 @@ static void module_event(xpv_sink *s, const char *name, int64_t ts, int64_t dur_
     device_event(s, XPV_KIND_XLA_MODULE, 200, 1, name, ts, dur_ns * 1000, -1, NULL);
 }
 
-static void kernel_of_module(xpv_sink *s, const char *module, int64_t ts, int64_t dur_ns)
+/* Device work of `module` on device pid's stream, launched as corr. */
+static void work_of_module(xpv_sink *s, int64_t pid, int kind, const char *module, int64_t ts,
+                           int64_t dur_ns, int64_t corr)
 {
     xpv_arg arg = {.key = xpv_sink_intern_cstr(s, "hlo_module"),
                    .type = XPV_ARG_STR,
                    .v.str = xpv_sink_intern_cstr(s, module)};
     xpv_event ev;
     xpv_event_init(&ev);
-    ev.track = xpv_sink_track(s, 100, 1);
-    ev.kind = XPV_KIND_KERNEL;
-    ev.name = xpv_sink_intern_cstr(s, "fusion_kernel");
+    ev.track = xpv_sink_track(s, pid, 1);
+    ev.kind = (uint8_t)kind;
+    ev.name = xpv_sink_intern_cstr(s, kind == XPV_KIND_KERNEL ? "loop_fusion" : "MemcpyD2D");
     ev.ts_ns = ts;
     ev.dur_ns = dur_ns;
     ev.dur_ps = dur_ns * 1000;
+    ev.corr = corr;
     ev.args = &arg;
     ev.nargs = 1;
     xpv_sink_event(s, &ev);
@@ -445,8 +448,8 @@ static void test_module_fallback(void)
     xpv_sink_process_device(s, 100, 0);
     for (int e = 0; e < 3; e++)
         for (int k = 0; k < 4; k++)
-            kernel_of_module(s, "jit_step", e * 10000000 + k * 1000, 900);
-    kernel_of_module(s, "jit_init", 5000000, 900);
+            work_of_module(s, 100, XPV_KIND_KERNEL, "jit_step", e * 10000000 + k * 1000, 900, -1);
+    work_of_module(s, 100, XPV_KIND_KERNEL, "jit_init", 5000000, 900, -1);
     finish(s);
     CU_ASSERT_STRING_EQUAL(q_text(db, "SELECT step_source FROM profiles WHERE id=7"), "module");
     CU_ASSERT_EQUAL(q_int(db, "SELECT step_count FROM profiles WHERE id=7"), 3);
@@ -455,27 +458,6 @@ static void test_module_fallback(void)
     CU_ASSERT_EQUAL(q_int(db, step_col("compute_ps", 2, 0)), 4 * 900000);
     CU_ASSERT_STRING_EQUAL(q_text(db, step_col("name", 0, -1)), "jit_step");
     sqlite3_close(db);
-}
-
-/* Device work of `module` on device pid's stream, launched as corr. */
-static void work_of_module(xpv_sink *s, int64_t pid, int kind, const char *module, int64_t ts,
-                           int64_t dur_ns, int64_t corr)
-{
-    xpv_arg arg = {.key = xpv_sink_intern_cstr(s, "hlo_module"),
-                   .type = XPV_ARG_STR,
-                   .v.str = xpv_sink_intern_cstr(s, module)};
-    xpv_event ev;
-    xpv_event_init(&ev);
-    ev.track = xpv_sink_track(s, pid, 1);
-    ev.kind = (uint8_t)kind;
-    ev.name = xpv_sink_intern_cstr(s, kind == XPV_KIND_KERNEL ? "loop_fusion" : "MemcpyD2D");
-    ev.ts_ns = ts;
-    ev.dur_ns = dur_ns;
-    ev.dur_ps = dur_ns * 1000;
-    ev.corr = corr;
-    ev.args = &arg;
-    ev.nargs = 1;
-    xpv_sink_event(s, &ev);
 }
 
 /* XLA's annotation of one run of module on host thread (1, tid). */
@@ -741,24 +723,27 @@ static void test_split_windows(void)
     unsetenv("XPV_ANALYSIS_INTERVAL_CAP");
 }
 
+/* The tests run again where a setting must not change their numbers. */
+static void (*const REPLAYED[])(void) = {test_correlation_vs_time_join,
+                                         test_interval_union,
+                                         test_interleaved_ids,
+                                         test_many_launches,
+                                         test_repeated_ids,
+                                         test_epoch_timestamps,
+                                         test_module_fallback,
+                                         test_module_runs,
+                                         test_device_windows,
+                                         test_unmarked_device};
+#define NREPLAYED (sizeof REPLAYED / sizeof REPLAYED[0])
+
 /* The breakdown's first pass split between two threads (each half of every
  * track's capture segments) must not change a number, nor when a half
  * outgrows its half of the interval cap and the pass goes on in chunks. */
 static void test_split_first_pass(void)
 {
-    static void (*const tests[])(void) = {test_correlation_vs_time_join,
-                                          test_interval_union,
-                                          test_interleaved_ids,
-                                          test_many_launches,
-                                          test_repeated_ids,
-                                          test_epoch_timestamps,
-                                          test_module_fallback,
-                                          test_module_runs,
-                                          test_device_windows,
-                                          test_unmarked_device};
     setenv("XPV_ANALYSIS_SPLIT_PASS_MIN", "1", 1);
-    for (size_t t = 0; t < sizeof tests / sizeof tests[0]; t++)
-        tests[t]();
+    for (size_t t = 0; t < NREPLAYED; t++)
+        REPLAYED[t]();
     setenv("XPV_ANALYSIS_INTERVAL_CAP", "3", 1);
     test_many_launches();
     test_interval_union();
@@ -771,17 +756,7 @@ static void test_split_first_pass(void)
  * the numbers must not change (the kernel tests: test_analysis.c). */
 static void test_store_path(void)
 {
-    static void (*const tests[])(void) = {test_correlation_vs_time_join,
-                                          test_interval_union,
-                                          test_interleaved_ids,
-                                          test_many_launches,
-                                          test_repeated_ids,
-                                          test_epoch_timestamps,
-                                          test_module_fallback,
-                                          test_module_runs,
-                                          test_device_windows,
-                                          test_unmarked_device};
-    run_on_store_paths(tests, sizeof tests / sizeof tests[0]);
+    run_on_store_paths(REPLAYED, NREPLAYED);
 }
 
 int main(void)
