@@ -38,6 +38,7 @@
 #include "chrome_json_internal.h"
 #include "kernel_details.h"
 #include "step_names.h"
+#include "stream_kinds.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -98,8 +99,8 @@ static const char *find_text(const char *s, size_t n, const char *needle)
     return NULL;
 }
 
-/* Memcpy direction from a name such as "Memcpy HtoD", "MEMCPYDtoH",
- * "Stream #7(MemcpyH2D)"; -1 when the text names none. */
+/* Memcpy direction from a name such as "Memcpy HtoD", "MEMCPYDtoH" or
+ * "MemcpyD2D"; -1 when the text names none. */
 static int memcpy_kind_of(const char *s, size_t n)
 {
     if (find_text(s, n, "HtoD") || find_text(s, n, "H2D")) return XPV_KIND_MEMCPY_H2D;
@@ -263,32 +264,22 @@ static void classify_process(xpv_cj_reader *r, xpv_cj_proc *p, const xpv_cj_str 
     }
 }
 
-/* A stream thread's class from its kinds, "Stream #N(MemcpyD2D,Kernel)":
- * one kind decides, as the xplane reader's stream lines do; several leave
- * each event to its details and name. */
+/* A stream thread's class from the kinds its name lists (stream_kinds.h,
+ * as the xplane reader reads the same line): one kind decides; several
+ * leave each event to its details and name. */
 static void classify_stream(xpv_cj_track *t, const xpv_cj_str *name)
 {
-    const char *p = memchr(name->s, '(', name->len), *end = name->s + name->len;
-    int kinds = 0, one = TC_STREAM;
-    for (p = p ? p + 1 : end; p < end;) { /* the kinds end at ')' or the name's end */
-        const char *q = p;
-        while (q < end && *q != ',' && *q != ')')
-            q++;
-        xpv_cj_str k = {p, (uint32_t)(q - p), 0};
-        one = TC_STREAM;
-        if (xpv_cj_str_is(&k, "Kernel"))
-            one = TC_KERNEL_STREAM, t->has_kernel = 1;
-        else if (xpv_cj_starts_with(&k, "Memcpy") || xpv_cj_str_is(&k, "P2P"))
-            one = TC_MEMCPY_STREAM;
-        else if (xpv_cj_str_is(&k, "Memset"))
-            one = TC_MEMSET_STREAM;
-        kinds++;
-        if (q == end || *q == ')') break;
-        p = q + 1;
+    xpv_stream_kinds k = xpv_stream_kinds_of(name->s, name->len);
+    t->has_kernel = k.has_kernel;
+    t->memkind = -1;
+    if (k.one == XPV_KIND_KERNEL) {
+        t->tclass = TC_KERNEL_STREAM;
+    } else if (k.one >= XPV_KIND_MEMCPY_H2D && k.one <= XPV_KIND_MEMCPY_OTHER) {
+        t->tclass = TC_MEMCPY_STREAM;
+        t->memkind = k.one;
+    } else {
+        t->tclass = k.one == XPV_KIND_MEMSET ? TC_MEMSET_STREAM : TC_STREAM;
     }
-    t->tclass = kinds == 1 ? one : TC_STREAM;
-    int mk = memcpy_kind_of(name->s, name->len);
-    t->memkind = t->tclass == TC_MEMCPY_STREAM ? (mk >= 0 ? mk : XPV_KIND_MEMCPY_OTHER) : -1;
 }
 
 static void classify_thread(xpv_cj_track *t, const xpv_cj_str *name)

@@ -20,6 +20,7 @@
 #define _GNU_SOURCE
 #include "readers.h"
 #include "kernel_details.h"
+#include "stream_kinds.h"
 #include "xplane_attrib.h"
 #include "xplane_meta.h"
 #include "xplane_space.h"
@@ -62,35 +63,10 @@ static int64_t floor_div_1000(int64_t v)
 
 static void classify_stream_line(line_info *ln, const char *name, size_t n)
 {
-    const char *open = memchr(name, '(', n);
+    xpv_stream_kinds k = xpv_stream_kinds_of(name, n);
     ln->type = LINE_STREAM;
-    if (!open) return;
-    const char *p = open + 1, *end = name + n;
-    if (end > p && end[-1] == ')') end--;
-    int kinds = 0;
-    uint8_t kind = 0;
-    while (p < end) {
-        const char *comma = memchr(p, ',', (size_t)(end - p));
-        if (!comma) comma = end;
-        size_t k = (size_t)(comma - p);
-        uint8_t this_kind = XPV_KIND_DEVICE_OTHER;
-        if (xpl_equals(p, k, "Kernel"))
-            this_kind = XPV_KIND_KERNEL, ln->stream_has_kernel = 1;
-        else if (xpl_equals(p, k, "MemcpyH2D"))
-            this_kind = XPV_KIND_MEMCPY_H2D;
-        else if (xpl_equals(p, k, "MemcpyD2H"))
-            this_kind = XPV_KIND_MEMCPY_D2H;
-        else if (xpl_equals(p, k, "MemcpyD2D"))
-            this_kind = XPV_KIND_MEMCPY_D2D;
-        else if (xpl_starts_with(p, k, "Memcpy") || xpl_equals(p, k, "P2P"))
-            this_kind = XPV_KIND_MEMCPY_OTHER;
-        else if (xpl_equals(p, k, "Memset"))
-            this_kind = XPV_KIND_MEMSET;
-        kind = this_kind;
-        kinds++;
-        p = comma + 1;
-    }
-    ln->stream_kind = kinds == 1 ? kind : 0;
+    ln->stream_kind = k.one;
+    ln->stream_has_kernel = k.has_kernel;
 }
 
 static void classify_line(reader *rd, line_info *ln, const char *name, size_t n)
