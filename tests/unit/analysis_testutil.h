@@ -31,9 +31,11 @@ static inline void finish(xpv_sink *s)
     xpv_test_sink_finish(s);
 }
 
-/* A device event of `kind` on (pid, tid), start in ns, duration in ps. */
-static inline void device_event(xpv_sink *s, int kind, int64_t pid, int64_t tid, const char *name,
-                                int64_t ts_ns, int64_t dur_ps, int64_t corr, const xpv_launch *l)
+/* A device event of `kind` on (pid, tid), start in ns, duration in ps,
+ * with args[0, nargs). */
+static inline void device_event_args(xpv_sink *s, int kind, int64_t pid, int64_t tid,
+                                     const char *name, int64_t ts_ns, int64_t dur_ps, int64_t corr,
+                                     const xpv_launch *l, const xpv_arg *args, uint32_t nargs)
 {
     xpv_event ev;
     xpv_event_init(&ev);
@@ -45,7 +47,26 @@ static inline void device_event(xpv_sink *s, int kind, int64_t pid, int64_t tid,
     ev.dur_ns = dur_ps / 1000;
     ev.corr = corr;
     ev.launch = l;
+    ev.args = args;
+    ev.nargs = nargs;
     xpv_sink_event(s, &ev);
+}
+
+static inline void device_event(xpv_sink *s, int kind, int64_t pid, int64_t tid, const char *name,
+                                int64_t ts_ns, int64_t dur_ps, int64_t corr, const xpv_launch *l)
+{
+    device_event_args(s, kind, pid, tid, name, ts_ns, dur_ps, corr, l, NULL, 0);
+}
+
+/* A device event with one string arg, key = value. */
+static inline void device_event_arg(xpv_sink *s, int kind, int64_t pid, int64_t tid,
+                                    const char *name, int64_t ts_ns, int64_t dur_ps, int64_t corr,
+                                    const char *key, const char *value)
+{
+    xpv_arg arg = {.key = xpv_sink_intern_cstr(s, key),
+                   .type = XPV_ARG_STR,
+                   .v.str = xpv_sink_intern_cstr(s, value)};
+    device_event_args(s, kind, pid, tid, name, ts_ns, dur_ps, corr, NULL, &arg, 1);
 }
 
 static inline void kernel(xpv_sink *s, int64_t pid, int64_t tid, const char *name, int64_t ts_ns,

@@ -269,20 +269,7 @@ static void test_memcpy_memset_apart(void)
 static void xla_op(xpv_sink *s, int64_t pid, const char *name, const char *category, int64_t ts,
                    int64_t dur_ps)
 {
-    xpv_arg arg = {.key = xpv_sink_intern_cstr(s, "hlo_category"),
-                   .type = XPV_ARG_STR,
-                   .v.str = xpv_sink_intern_cstr(s, category)};
-    xpv_event ev;
-    xpv_event_init(&ev);
-    ev.track = xpv_sink_track(s, pid, 3);
-    ev.kind = XPV_KIND_XLA_OP;
-    ev.name = xpv_sink_intern_cstr(s, name);
-    ev.ts_ns = ts;
-    ev.dur_ps = dur_ps;
-    ev.dur_ns = dur_ps / 1000;
-    ev.args = &arg;
-    ev.nargs = 1;
-    xpv_sink_event(s, &ev);
+    device_event_arg(s, XPV_KIND_XLA_OP, pid, 3, name, ts, dur_ps, -1, "hlo_category", category);
 }
 
 static void test_tpu_xla_ops(void)

@@ -408,21 +408,8 @@ static void module_event(xpv_sink *s, const char *name, int64_t ts, int64_t dur_
 static void work_of_module(xpv_sink *s, int64_t pid, int kind, const char *module, int64_t ts,
                            int64_t dur_ns, int64_t corr)
 {
-    xpv_arg arg = {.key = xpv_sink_intern_cstr(s, "hlo_module"),
-                   .type = XPV_ARG_STR,
-                   .v.str = xpv_sink_intern_cstr(s, module)};
-    xpv_event ev;
-    xpv_event_init(&ev);
-    ev.track = xpv_sink_track(s, pid, 1);
-    ev.kind = (uint8_t)kind;
-    ev.name = xpv_sink_intern_cstr(s, kind == XPV_KIND_KERNEL ? "loop_fusion" : "MemcpyD2D");
-    ev.ts_ns = ts;
-    ev.dur_ns = dur_ns;
-    ev.dur_ps = dur_ns * 1000;
-    ev.corr = corr;
-    ev.args = &arg;
-    ev.nargs = 1;
-    xpv_sink_event(s, &ev);
+    device_event_arg(s, kind, pid, 1, kind == XPV_KIND_KERNEL ? "loop_fusion" : "MemcpyD2D", ts,
+                     dur_ns * 1000, corr, "hlo_module", module);
 }
 
 static void test_module_fallback(void)
