@@ -370,9 +370,9 @@ static int read_module(dec *d, xpv_pb msg)
         } else if (f.num == 5 || f.num == 6) {
             r = int_field(&msg, &f, "HloModuleProto",
                           f.num == 5 ? &m->id : &m->entry_computation_id, d->err);
-        } else if (f.num == 17) {
+        } else if (f.num == 7 || f.num == 17) {
             r = want(&msg, &f, XPV_PB_LEN, "HloModuleProto", d->err);
-            m->stack_frame_index = str_of(&f);
+            *(f.num == 7 ? &m->schedule : &m->stack_frame_index) = str_of(&f);
         }
         if (r != 0) return -1;
     }

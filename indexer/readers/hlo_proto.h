@@ -120,6 +120,7 @@ typedef struct {
     xpv_hlo_heap_trace *traces;
     uint32_t ntraces;
     xpv_hlo_str stack_frame_index; /* the serialized StackFrameIndexProto, read by hlo_frames.c */
+    xpv_hlo_str schedule;          /* the serialized HloScheduleProto, read by hlo_schedule.c */
     struct xpv_hlo_frames *frames; /* that index by position (hlo_frames.c), NULL when none */
     /* internal: instruction and computation indexes sorted by id, the
      * arena the structures live in, and its size against the budget */
@@ -178,6 +179,13 @@ typedef struct xpv_hlo_frames xpv_hlo_frames;
 /* Reads the module's stack_frame_index into m->frames (xpv_hlo_decode does). */
 void xpv_hlo_frames_build(xpv_hlo_module *m);
 void xpv_hlo_frames_free(xpv_hlo_frames *fr);
+
+/* Each instruction's position in its computation's scheduled sequence
+ * (pos has ninstrs entries): 0 for the first to run, UINT32_MAX for an
+ * instruction no sequence holds, every entry when the module has no
+ * schedule. Returns 0, or -1 with err when the schedule is damaged (then
+ * no instruction has a position) (hlo_schedule.c). */
+int xpv_hlo_schedule_positions(const xpv_hlo_module *m, uint32_t *pos, xpv_err *err);
 
 /* ---- locating the Hlo Proto stats of an XSpace ---- */
 

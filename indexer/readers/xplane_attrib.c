@@ -61,7 +61,8 @@ static int is_free(xpv_hlo_str op)
                                        "copy-done",         "all-reduce-done",
                                        "all-gather-done",   "collective-permute-done",
                                        "async-done",        "send-done",
-                                       "recv-done",         NULL};
+                                       "recv-done",         "async-start",
+                                       "async-update",      NULL};
     for (const char *const *f = FREE; *f; f++)
         if (text_is(op, *f, strlen(*f))) return 1;
     return 0;
@@ -79,6 +80,16 @@ static int moves_nothing(xpv_hlo_str op)
 }
 
 /* ---- preparing a module ---- */
+
+/* Instructions whose callees launch work of their own, as the caller's
+ * steps: control flow, and async-start (the wrapped instruction runs on
+ * another stream, or as a command of the caller's graph). A fusion's, a
+ * reduction's or a sort's callee runs inside its kernel instead. */
+static int runs_callees(xpv_hlo_str op)
+{
+    return text_is(op, "while", 5) || text_is(op, "call", 4) || text_is(op, "conditional", 11) ||
+           text_is(op, "async-start", 11);
+}
 
 static void mark_fused(const xpv_hlo_module *m, uint8_t *fused, uint32_t c, int depth)
 {
@@ -99,11 +110,7 @@ static uint8_t *fused_computations(const xpv_hlo_module *m)
     uint8_t *fused = xpv_xcalloc(m->ncomputations + 1, 1);
     for (uint32_t i = 0; i < m->ninstrs; i++) {
         const xpv_hlo_instr *in = &m->instrs[i];
-        /* a fusion's, a reduction's or a sort's callee runs inside its kernel;
-         * control flow's callees launch their own */
-        if (text_is(in->opcode, "while", 5) || text_is(in->opcode, "call", 4) ||
-            text_is(in->opcode, "conditional", 11))
-            continue;
+        if (runs_callees(in->opcode)) continue;
         for (uint32_t k = 0; k < in->called.n; k++) {
             uint32_t callee;
             if (xpv_hlo_computation_by_id(m, in->called.v[k], &callee))
@@ -263,8 +270,9 @@ static void add_inputs(xpv_attrib_module *am, uint32_t i, size_t *fill, size_t *
     }
 }
 
-/* callees[] of every computation: those its while, conditional and call
- * instructions run (a fusion's callees run inside its kernel). */
+/* callees[] of every computation: those its while, conditional, call and
+ * async-start instructions run (a fusion's callees run inside its kernel);
+ * site[] of an async-start's callee: that async-start. */
 static void link_callees(xpv_attrib_module *am)
 {
     const xpv_hlo_module *m = &am->m;
@@ -272,20 +280,20 @@ static void link_callees(xpv_attrib_module *am)
     am->callees = xpv_xmalloc((m->ninstrs + 1) * sizeof *am->callees);
     am->scope = xpv_xcalloc(m->ncomputations + 1, sizeof *am->scope);
     am->caller = xpv_xmalloc((m->ncomputations + 1) * sizeof *am->caller);
+    am->site = xpv_xmalloc((m->ncomputations + 1) * sizeof *am->site);
     for (uint32_t c = 0; c <= m->ncomputations; c++)
-        am->caller[c] = NONE;
+        am->caller[c] = am->site[c] = NONE;
     uint32_t fill = 0, cap = m->ninstrs + 1;
     for (uint32_t c = 0; c < m->ncomputations; c++) {
         am->callee_at[c] = fill;
         const xpv_hlo_computation *comp = &m->computations[c];
         for (uint32_t i = comp->first; i < comp->first + comp->n; i++) {
             const xpv_hlo_instr *in = &m->instrs[i];
-            if (!text_is(in->opcode, "while", 5) && !text_is(in->opcode, "call", 4) &&
-                !text_is(in->opcode, "conditional", 11))
-                continue;
+            if (!runs_callees(in->opcode)) continue;
             for (uint32_t k = 0; k < in->called.n; k++) {
                 uint32_t callee;
                 if (!xpv_hlo_computation_by_id(m, in->called.v[k], &callee)) continue;
+                if (text_is(in->opcode, "async-start", 11)) am->site[callee] = i;
                 if (am->caller[callee] == NONE && callee != c) am->caller[callee] = c;
                 if (fill == cap)
                     am->callees = xpv_xrealloc(am->callees, (cap *= 2) * sizeof *am->callees);
@@ -314,6 +322,35 @@ static void link_inputs(xpv_attrib_module *am)
     am->input_at[am->nlaunchers] = (uint32_t)fill;
 }
 
+/* 1 when XLA may run instruction `in` as a copy (a memcpy node when in a
+ * graph): a copy, or a fusion that only slices or updates in place (a scan
+ * body's dynamic slice of stacked weights runs as MemcpyD2D without
+ * command buffers, as CUDA's memcpy kernels with them). */
+static int may_copy(const xpv_hlo_module *m, const xpv_hlo_instr *in)
+{
+    static const char *const ROOTS[] = {"dynamic-slice", "dynamic-update-slice", "slice", "copy",
+                                        NULL};
+    uint32_t c;
+    if (text_is(in->opcode, "copy", 4)) return 1;
+    if (!text_is(in->opcode, "fusion", 6) || in->called.n != 1 ||
+        !xpv_hlo_computation_by_id(m, in->called.v[0], &c))
+        return 0;
+    const xpv_hlo_instr *root = xpv_hlo_instr_by_id(m, m->computations[c].root_id);
+    for (const char *const *r = ROOTS; root && *r; r++)
+        if (text_is(root->opcode, *r, strlen(*r))) return 1;
+    return 0;
+}
+
+/* sched[] by instruction: its position in its computation's schedule
+ * (hlo_schedule.c); a damaged schedule leaves every one unknown, and the
+ * rules that need it place nothing. */
+static void read_schedule(xpv_attrib_module *am)
+{
+    xpv_err ignored;
+    am->sched = xpv_xmalloc((am->m.ninstrs + 1) * sizeof *am->sched);
+    xpv_hlo_schedule_positions(&am->m, am->sched, &ignored);
+}
+
 static void prepare(xpv_attrib_module *am)
 {
     const xpv_hlo_module *m = &am->m;
@@ -326,8 +363,12 @@ static void prepare(xpv_attrib_module *am)
     size_t n = am->nlaunchers + 1;
     am->is_fusion = xpv_xcalloc(n, 1);
     am->ambiguous = xpv_xcalloc(n, 1);
-    for (uint32_t l = 0; l < am->nlaunchers; l++)
-        am->is_fusion[l] = text_is(m->instrs[am->launchers[l]].opcode, "fusion", 6);
+    am->is_copy = xpv_xcalloc(n, 1);
+    for (uint32_t l = 0; l < am->nlaunchers; l++) {
+        const xpv_hlo_instr *in = &m->instrs[am->launchers[l]];
+        am->is_fusion[l] = text_is(in->opcode, "fusion", 6);
+        am->is_copy[l] = (uint8_t)may_copy(m, in);
+    }
     am->group_next = xpv_xmalloc(n * sizeof *am->group_next);
     am->group_head = xpv_xmalloc(n * sizeof *am->group_head);
     uint32_t **scratch[] = {&am->named, &am->used, &am->count, &am->cand};
@@ -340,6 +381,7 @@ static void prepare(xpv_attrib_module *am)
     link_groups(am);
     link_inputs(am);
     link_callees(am);
+    read_schedule(am);
 }
 
 static int ready(xpv_attrib_module *am)
@@ -415,9 +457,9 @@ static void module_free(xpv_attrib_module *am)
         am->count,     am->cand,       am->inputs,     am->input_at, am->launcher_of_instr};
     for (size_t k = 0; k < sizeof arrays / sizeof *arrays; k++)
         free(arrays[k]);
-    free(am->is_fusion), free(am->ambiguous), free(am->ops), free(am->op_ready), free(am->at),
-        free(am->place), free(am->cls), free(am->callee_at), free(am->callees), free(am->scope),
-        free(am->caller);
+    free(am->is_fusion), free(am->ambiguous), free(am->is_copy), free(am->ops), free(am->op_ready),
+        free(am->at), free(am->place), free(am->cls), free(am->callee_at), free(am->callees),
+        free(am->scope), free(am->caller), free(am->site), free(am->sched);
     xpv_hindex_free(&am->by_name), xpv_hindex_free(&am->by_kernel);
     xpv_hindex_free(&am->kernel_of), xpv_hindex_free(&am->instr_of);
 }
@@ -454,11 +496,15 @@ void xpv_attrib_report(const xpv_attrib *a, int64_t unplaceable)
 {
     char msg[400];
     if (!a || !(a->placed + a->left + unplaceable)) return;
+    char copies[80] = "";
+    if (a->by_schedule)
+        snprintf(copies, sizeof copies, ", %lld copies by schedule order alone",
+                 (long long)a->by_schedule);
     snprintf(msg, sizeof msg,
              "%lld kernels of XLA command buffers: %lld placed on their HLO instructions (%lld "
-             "of them by name order alone), %lld unattributed",
+             "of them by name order alone%s), %lld unattributed",
              (long long)(a->placed + a->left), (long long)a->placed, (long long)a->by_name_order,
-             (long long)a->left);
+             copies, (long long)a->left);
     xpv_sink_fact(a->sink, "attribution", msg);
     if (!unplaceable) return;
     snprintf(msg, sizeof msg,

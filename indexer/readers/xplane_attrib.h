@@ -17,12 +17,17 @@
  *    may have run it, the one that reads what the placed kernels just
  *    before wrote or writes what those just after read, nearest and on
  *    both sides first; a tie places nothing;
+ *  - by schedule, for CUDA's own kernels of a graph's memcpy nodes
+ *    (`memcpy128`, `memcpy32_post`), named after nothing: a run of them
+ *    goes, one copy each, to the copies of the computation beside it in
+ *    the module's schedule order, when there are exactly as many;
  *  - by elimination: the last free member of a group takes the last of
  *    its kernels;
  *  - by name order, when nothing else decides: the earliest such kernel
  *    goes to the instruction it is named after (XLA compiles in schedule
- *    order). This is the one rule that is a convention, not a proof; the
- *    kernels it places are counted in the profile's `attribution` fact.
+ *    order). This rule and the schedule's are conventions, not proofs
+ *    (CUDA may run independent copy nodes in another order); the kernels
+ *    they place are counted apart in the profile's `attribution` fact.
  * Anything else is "unattributed", with its time.
  *
  * Invariants: a module is decoded at most once, on first use, and points

@@ -36,6 +36,8 @@ struct xpv_attrib_module {
     uint32_t nlaunchers;
     uint8_t *is_fusion;          /* by launcher */
     uint8_t *ambiguous;          /* by launcher: another launcher's name spells its kernel too */
+    uint8_t *is_copy;            /* by launcher: XLA may run it as a copy (may_copy) */
+    uint32_t *sched;             /* by instruction: its position in its computation's schedule */
     uint32_t *cand;              /* scratch: the launchers a rule weighs */
     uint32_t *launcher_of_instr; /* by instruction: its launcher, NONE when none */
     uint32_t *inputs;            /* by launcher, from input_at[l] to input_at[l + 1]: */
@@ -45,6 +47,7 @@ struct xpv_attrib_module {
     uint32_t *callee_at;         /* by computation, from callee_at[c] to callee_at[c + 1]: */
     uint32_t *callees;           /*   the computations its control flow calls */
     uint32_t *caller;            /* by computation: one whose control flow calls it, or NONE */
+    uint32_t *site;              /* by computation: the async-start that runs it, or NONE */
     uint32_t *scope;             /* by computation: the run's generation when in its scope */
     int scoped;                  /* the run has a scope (in_scope) */
     uint32_t entry;              /* the entry computation's index */
@@ -73,6 +76,7 @@ struct xpv_attrib {
     uint32_t unattributed;
     size_t last;                         /* the module found last, checked first */
     int64_t placed, by_name_order, left; /* graph events placed (by name order alone), not */
+    int64_t by_schedule;                 /* graph copies placed by schedule order alone */
 };
 
 /* 1 when launcher l lies in the run's scope (xplane_attrib.c's mark_scope),

@@ -3,11 +3,13 @@
  * (xplane_attrib.h): how close a candidate instruction sits, in a graph
  * execution's events, to what it reads and what reads it; and the gaps
  * no kernel name places (library calls, memsets, copies), split into
- * calls and placed one call at a time.
+ * calls and placed one call at a time, or, for a gap of CUDA's memcpy
+ * kernels, copy by copy in schedule order.
  *
  * Invariants: only events already placed count as links; a tie places
  * nothing; a call's events (a gap, or one call of a gap split at cuDNN
- * runs) go to one instruction or stay unplaced together.
+ * runs) go to one instruction or stay unplaced together; CUDA's memcpy
+ * kernels go to copies only.
  */
 #include "xplane_attrib_internal.h"
 
@@ -120,11 +122,26 @@ static int classify_event(xpv_sink *sink, uint32_t name)
     return EV_KERNEL;
 }
 
-/* classify_event, once per name: the rules see every gap on every pass. */
+/* CUDA's own kernel for a memcpy node of a graph: `memcpy` and a width
+ * (`memcpy128`, `memcpy32_post` seen on an H100). */
+static int is_graph_copy(xpv_sink *sink, uint32_t name)
+{
+    size_t len;
+    const char *s = xpv_sink_string(sink, name, &len);
+    return s && len > 6 && memcmp(s, "memcpy", 6) == 0 && s[6] >= '0' && s[6] <= '9';
+}
+
+#define GRAPH_COPY 16 /* beside the class in event_cls */
+
+/* classify_event, once per name (the rules see every gap on every pass),
+ * with GRAPH_COPY set for CUDA's memcpy kernels. */
 static int event_class(xpv_attrib *a, uint32_t name)
 {
     uint64_t *v = xpv_hindex_put(&a->event_cls, name, 0);
-    if (!*v) *v = (uint64_t)classify_event(a->sink, name) + 1;
+    if (!*v)
+        *v = ((uint64_t)classify_event(a->sink, name) |
+              (is_graph_copy(a->sink, name) ? GRAPH_COPY : 0)) +
+             1;
     return (int)*v - 1;
 }
 
@@ -171,12 +188,70 @@ static int split_at_cudnn(const uint8_t *cls, size_t a, size_t b)
     return runs > 0;
 }
 
+/* The computation whose schedule orders launcher l: its own, or for an
+ * instruction an async-start wraps, the async-start's; *at gets its
+ * position there (UINT32_MAX unknown). */
+static uint32_t home_of(const xpv_attrib_module *am, uint32_t l, uint32_t *at)
+{
+    uint32_t i = am->launchers[l], c = am->m.instrs[i].computation;
+    if (am->site[c] != NONE) i = am->site[c], c = am->m.instrs[i].computation;
+    *at = am->sched[i];
+    return c;
+}
+
+/* Sorts cand[0, n) by schedule position: 0 when two share one. */
+static int by_schedule(const xpv_attrib_module *am, uint32_t *cand, size_t n)
+{
+    uint32_t at, other;
+    for (size_t k = 1; k < n; k++)
+        for (size_t j = k; j > 0; j--) {
+            home_of(am, cand[j - 1], &other);
+            home_of(am, cand[j], &at);
+            if (at == other) return 0;
+            if (at > other) break;
+            uint32_t t = cand[j];
+            cand[j] = cand[j - 1], cand[j - 1] = t;
+        }
+    return 1;
+}
+
+/* A gap [a, b) of CUDA's memcpy kernels: one memcpy node each, so one
+ * copy each. The copies of the computation the placed events beside it
+ * ran in (may_copy), in scope, named by no kernel and not yet placed, go
+ * to its events in schedule order (the graph holds its commands in that
+ * order) when there are exactly as many; otherwise nothing is placed.
+ * Returns 1 when placed. */
+static int place_graph_copies(xpv_attrib_module *am, size_t a, size_t b, size_t n)
+{
+    uint32_t at, home = NONE;
+    if (a > 0 && am->place[a - 1] >= 0) home = home_of(am, (uint32_t)am->place[a - 1], &at);
+    if (b < n && am->place[b] >= 0) {
+        uint32_t after = home_of(am, (uint32_t)am->place[b], &at);
+        if (home != NONE && after != home) return 0;
+        home = after;
+    }
+    size_t ncand = 0;
+    for (uint32_t l = 0; l < am->nlaunchers && home != NONE && ncand <= b - a; l++) {
+        if (!am->is_copy[l] || am->named[l] == am->gen || am->used[l] == am->gen ||
+            !xpv_attrib_in_scope(am, l) || home_of(am, l, &at) != home)
+            continue;
+        if (at == UINT32_MAX) return 0;
+        am->cand[ncand++] = l;
+    }
+    if (home == NONE || ncand != b - a || !by_schedule(am, am->cand, ncand)) return 0;
+    for (size_t k = 0; k < ncand; k++)
+        am->place[a + k] = am->cand[k], am->used[am->cand[k]] = am->gen;
+    am->owner->by_schedule += (int64_t)ncand;
+    return 1;
+}
+
 /* Events no name places (library kernels, memsets, copies), a gap at a
  * time, by what the placed events on either side read and write. A gap
- * holding runs of cuDNN kernels, each with one engine, is split into calls
- * first: each run, with the copies and memsets just before it, is one
- * call, and what lies between runs is another. Returns how many calls it
- * placed. */
+ * of CUDA's memcpy kernels alone goes copy by copy (place_graph_copies).
+ * A gap holding runs of cuDNN kernels, each with one engine, is split into
+ * calls first: each run, with the copies and memsets just before it, is
+ * one call, and what lies between runs is another. Returns how many calls
+ * it placed. */
 int xpv_attrib_place_gaps(xpv_attrib_module *am, const uint32_t *names, size_t n)
 {
     int placed = 0;
@@ -185,8 +260,16 @@ int xpv_attrib_place_gaps(xpv_attrib_module *am, const uint32_t *names, size_t n
             b++;
         if (am->at[a] >= 0) continue;
         uint8_t *cls = am->cls;
-        for (size_t j = a; j < b; j++)
-            cls[j] = (uint8_t)event_class(am->owner, names[j]);
+        int copies = 1;
+        for (size_t j = a; j < b; j++) {
+            int c = event_class(am->owner, names[j]);
+            copies &= (c & GRAPH_COPY) != 0;
+            cls[j] = (uint8_t)(c & ~GRAPH_COPY);
+        }
+        if (copies) {
+            if (am->place[a] < 0) placed += place_graph_copies(am, a, b, n);
+            continue;
+        }
         if (!split_at_cudnn(cls, a, b)) {
             if (am->place[a] < 0) placed += place_call(am, cls, a, b, n);
             continue;

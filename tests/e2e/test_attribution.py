@@ -29,7 +29,11 @@ own hlo_op). The tests check:
   - another: two loops whose bodies share a kernel, one body's graph
     placing it on its own body's instruction; a graph holding a loop, whose
     shared kernel stays outside the body; a convolution whose engine does
-    not say cuDNN, whose kernels go to no other call.
+    not say cuDNN, whose kernels go to no other call;
+  - another: a scan body's dynamic slices, wrapped in async-starts, run as
+    CUDA's memcpy kernels, placed copy by copy in the module's schedule
+    order (not its instruction order), and left unattributed when the
+    copies and the kernels do not pair up.
 The fixture tests skip with a message when ../shared/fixtures is absent."""
 import glob
 import json
@@ -430,7 +434,52 @@ def test_crafted_convolution():
     assert not wrong and got["fusion_1"] == "fusion.1" and got["fusion_2"] == "fusion.2", got
 
 
+def _copies_proto():
+    """main loops over body, which slices two stacked weights (each slice
+    an async-start around a dynamic-slice fusion, as a scan does) and then
+    runs fusion.5 on both. The schedule runs fusion-start.2 first, against
+    the instruction order."""
+    entry = _f(1, "main") + _f(5, 1) + _instr("p.1", "parameter", 9) + \
+        _instr("while.1", "while", 10, [9], [2]) + _f(6, 10)
+    body = _f(1, "body") + _f(5, 2) + _instr("p.2", "parameter", 20) + \
+        _instr("fusion-start.1", "async-start", 21, [20], [3]) + \
+        _instr("fusion-done.1", "async-done", 22, [21]) + \
+        _instr("fusion-start.2", "async-start", 23, [20], [4]) + \
+        _instr("fusion-done.2", "async-done", 24, [23]) + \
+        _instr("fusion.5", "fusion", 25, [22, 24], [7]) + _f(6, 25)
+    wrapped = b"".join(
+        _f(3, _f(1, "async_%d" % k) + _f(5, 2 + k) + _instr("pa.%d" % k, "parameter", 30 + k) +
+           _instr("loop_dynamic_slice_fusion.%d" % k, "fusion", 32 + k, [30 + k], [4 + k]) +
+           _f(6, 32 + k)) for k in (1, 2))
+    fused = b"".join(_f(3, _f(1, name) + _f(5, cid) + _instr("%s.%d" % (op, cid), op, 40 + cid) +
+                        _f(6, 40 + cid))
+                     for name, cid, op in (("fused_ds1", 5, "dynamic-slice"),
+                                           ("fused_ds2", 6, "dynamic-slice"),
+                                           ("fused_mul", 7, "multiply")))
+    order = (20, 23, 24, 21, 22, 25)
+    schedule = _f(7, _f(1, _f(1, 2) + _f(2, b"".join(_f(1, i) for i in order))))
+    return _f(1, _f(1, "jit_f") + _f(3, entry) + _f(3, body) + wrapped + fused + _f(6, 1) +
+              schedule)
+
+
+def test_crafted_graph_copies():
+    """CUDA runs a graph's memcpy nodes as its own kernels (memcpy128,
+    memcpy32_post), named after no instruction: each is one of the body's
+    copies, in the order the schedule runs them (once all unattributed).
+    Three memcpy kernels for two copies pair up with nothing, and stay
+    unattributed rather than guessed."""
+    def placed(kernels):
+        events = _extracted_events(_write_space(kernels, _copies_proto()))
+        return [(k, v.get("hlo_op")) for k, v in events if k in kernels]
+
+    got = placed(("memcpy32_post", "memcpy128", "fusion_5"))
+    assert got == [("memcpy32_post", "loop_dynamic_slice_fusion.2"),
+                   ("memcpy128", "loop_dynamic_slice_fusion.1"), ("fusion_5", "fusion.5")], got
+    got = placed(("memcpy128",) * 3 + ("fusion_5",))
+    assert got == [("memcpy128", "unattributed")] * 3 + [("fusion_5", "fusion.5")], got
+
+
 if __name__ == "__main__":
     main([test_crafted_graph, test_crafted_attention, test_crafted_scope,
-          test_crafted_loop_in_graph, test_crafted_convolution, test_command_buffer_pair,
-          test_maxtext])
+          test_crafted_loop_in_graph, test_crafted_convolution, test_crafted_graph_copies,
+          test_command_buffer_pair, test_maxtext])

@@ -2,9 +2,9 @@
  * test_hlo_proto.c — the HloProto decoder on protos built here field by
  * field (module, computations, instructions with tuple shapes, metadata,
  * dot and convolution dimension numbers, buffer assignment, heap traces),
- * the FLOPs it derives, every truncation of a proto, wrong wire types, the
- * memory budget, and the Hlo Proto stats found in an XSpace; then every
- * module of the real xplane fixtures.
+ * the FLOPs it derives, the schedule's positions, every truncation of a
+ * proto, wrong wire types, the memory budget, and the Hlo Proto stats found
+ * in an XSpace; then every module of the real xplane fixtures.
  */
 #include "testpb.h"
 #include "testutil.h"
@@ -312,6 +312,15 @@ static void test_fixtures(void)
             xpv_hlo_module m;
             CU_ASSERT_EQUAL(xpv_hlo_decode((uint8_t *)data, b[k].data, b[k].len, 0, &m, &err), 0);
             CU_ASSERT(m.ninstrs > 0 && m.has_buffer_assignment && m.nallocations > 0);
+            /* XLA schedules every module: the entry runs each of its
+             * instructions once, so their positions are 0..n-1 */
+            uint32_t *pos = xpv_xmalloc((m.ninstrs + 1) * sizeof *pos), entry;
+            CU_ASSERT_EQUAL(xpv_hlo_schedule_positions(&m, pos, &err), 0);
+            CU_ASSERT_FATAL(xpv_hlo_computation_by_id(&m, m.entry_computation_id, &entry));
+            const xpv_hlo_computation *c = &m.computations[entry];
+            for (uint32_t at = c->first; at < c->first + c->n; at++)
+                CU_ASSERT(pos[at] < c->n);
+            free(pos);
             xpv_hlo_module_free(&m);
         }
         free(b);
@@ -319,11 +328,72 @@ static void test_fixtures(void)
     }
 }
 
+/* The module with a schedule of one sequence for computation comp_id:
+ * ids, packed or one field each. */
+static void decode_scheduled(xpv_buf *p, int64_t comp_id, const int64_t *ids, size_t n, int packed,
+                             xpv_hlo_module *m)
+{
+    xpv_buf mod = {0}, sched = {0}, entry = {0}, seq = {0};
+    build_module(&mod);
+    if (packed) xpv_test_pb_packed(&seq, 1, ids, n);
+    for (size_t i = 0; i < n && !packed; i++)
+        xpv_test_pb_int(&seq, 1, ids[i]);
+    xpv_test_pb_int(&entry, 1, comp_id), xpv_test_pb_msg(&entry, 2, &seq);
+    xpv_test_pb_msg(&sched, 1, &entry);
+    xpv_test_pb_msg(&mod, 7, &sched);
+    xpv_buf_reset(p);
+    xpv_test_pb_msg(p, 1, &mod);
+    xpv_err err = {{0}};
+    const uint8_t *d = (const uint8_t *)p->data;
+    CU_ASSERT_EQUAL_FATAL(xpv_hlo_decode(d, d, p->len, 0, m, &err), 0);
+}
+
+/* Positions by instruction id 1..4 (p0, p1, dot.3, tuple.4); rc the call's. */
+static int positions(const xpv_hlo_module *m, uint32_t got[4])
+{
+    uint32_t pos[4];
+    xpv_err err = {{0}};
+    int rc = xpv_hlo_schedule_positions(m, pos, &err);
+    for (int id = 1; id <= 4; id++)
+        got[id - 1] = pos[xpv_hlo_instr_by_id(m, id) - m->instrs];
+    return rc;
+}
+
+static void test_schedule(void)
+{
+    const uint32_t U = UINT32_MAX;
+    xpv_buf p = {0};
+    xpv_hlo_module m;
+    uint32_t got[4];
+    decode_scheduled(&p, 7, (const int64_t[]){2, 1, 4, 3}, 4, 1, &m);
+    CU_ASSERT_EQUAL(positions(&m, got), 0);
+    CU_ASSERT(got[0] == 1 && got[1] == 0 && got[2] == 3 && got[3] == 2);
+    xpv_hlo_module_free(&m);
+    decode_scheduled(&p, 7, (const int64_t[]){3, 1}, 2, 0, &m); /* one field an id */
+    CU_ASSERT_EQUAL(positions(&m, got), 0);
+    CU_ASSERT(got[0] == 1 && got[1] == U && got[2] == 0 && got[3] == U);
+    xpv_hlo_module_free(&m);
+    decode_scheduled(&p, 8, (const int64_t[]){1, 2}, 2, 1, &m); /* no such computation */
+    CU_ASSERT_EQUAL(positions(&m, got), 0);
+    CU_ASSERT(got[0] == U && got[1] == U && got[2] == U && got[3] == U);
+    xpv_hlo_module_free(&m);
+    /* an id twice, or one no instruction has: no position at all */
+    static const int64_t twice[] = {1, 2, 1}, stray[] = {1, 2, 99};
+    for (int k = 0; k < 2; k++) {
+        decode_scheduled(&p, 7, k ? stray : twice, 3, k, &m);
+        CU_ASSERT_EQUAL(positions(&m, got), -1);
+        CU_ASSERT(got[0] == U && got[1] == U && got[2] == U && got[3] == U);
+        xpv_hlo_module_free(&m);
+    }
+    xpv_buf_free(&p);
+}
+
 int main(void)
 {
     static const xpv_test_case tests[] = {
         {"a module, its shapes, metadata and buffer assignment", test_module},
         {"convolution FLOPs from shapes", test_conv_flops},
+        {"the schedule's positions", test_schedule},
         {"truncations, wrong wire types, the budget", test_truncated_and_malformed},
         {"damaged protos decode or fail, never crash", test_mutations},
         {"Hlo Proto stats of /host:metadata", test_find_blobs},
