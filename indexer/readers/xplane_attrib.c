@@ -341,16 +341,6 @@ static int may_copy(const xpv_hlo_module *m, const xpv_hlo_instr *in)
     return 0;
 }
 
-/* sched[] by instruction: its position in its computation's schedule
- * (hlo_schedule.c); a damaged schedule leaves every one unknown, and the
- * rules that need it place nothing. */
-static void read_schedule(xpv_attrib_module *am)
-{
-    xpv_err ignored;
-    am->sched = xpv_xmalloc((am->m.ninstrs + 1) * sizeof *am->sched);
-    xpv_hlo_schedule_positions(&am->m, am->sched, &ignored);
-}
-
 static void prepare(xpv_attrib_module *am)
 {
     const xpv_hlo_module *m = &am->m;
@@ -381,7 +371,7 @@ static void prepare(xpv_attrib_module *am)
     link_groups(am);
     link_inputs(am);
     link_callees(am);
-    read_schedule(am);
+    xpv_attrib_order_prepare(am);
 }
 
 static int ready(xpv_attrib_module *am)
@@ -459,7 +449,8 @@ static void module_free(xpv_attrib_module *am)
         free(arrays[k]);
     free(am->is_fusion), free(am->ambiguous), free(am->is_copy), free(am->ops), free(am->op_ready),
         free(am->at), free(am->place), free(am->cls), free(am->callee_at), free(am->callees),
-        free(am->scope), free(am->caller), free(am->site), free(am->sched);
+        free(am->scope), free(am->caller), free(am->site);
+    xpv_attrib_order_free(am);
     xpv_hindex_free(&am->by_name), xpv_hindex_free(&am->by_kernel);
     xpv_hindex_free(&am->kernel_of), xpv_hindex_free(&am->instr_of);
 }
@@ -633,16 +624,6 @@ static void mark_scope(xpv_attrib_module *am, size_t n)
         }
 }
 
-/* 1 when launcher l may run the kernel named after launcher x: l is x, or
- * a member of x's reuse group that no kernel of the run names, and within
- * the run's scope. The kernel is named after the instruction XLA compiled
- * first, which need not be the first to run: x gets no precedence. */
-static int may_run(const xpv_attrib_module *am, uint32_t x, uint32_t l)
-{
-    return (l == x || (am->group_head[l] == am->group_head[x] && am->named[l] != am->gen)) &&
-           xpv_attrib_in_scope(am, l);
-}
-
 /* Names: at[] gets what each name spells; a kernel whose name no other
  * instruction may run is placed on it (more than once only in a loop). */
 static void place_named(xpv_attrib_module *am, const uint32_t *names, size_t n)
@@ -661,7 +642,7 @@ static void place_named(xpv_attrib_module *am, const uint32_t *names, size_t n)
         if (x < 0) continue;
         uint32_t members = 0, only = NONE; /* without a scope, only is x */
         for (uint32_t l = am->group_head[x]; l != NONE && members < 2; l = am->group_next[l])
-            if (may_run(am, (uint32_t)x, l)) members++, only = l;
+            if (xpv_attrib_may_run(am, (uint32_t)x, l)) members++, only = l;
         if (members != 1) continue;
         int in_loop = am->m.instrs[am->launchers[only]].computation != am->entry;
         if (am->count[x] == 1 || in_loop) am->place[i] = only;
@@ -679,7 +660,7 @@ static int place_last(xpv_attrib_module *am, size_t i, size_t n)
         open += am->at[j] == (int64_t)x && am->place[j] < 0;
     int64_t free_member = -1;
     for (uint32_t l = am->group_head[x]; l != NONE; l = am->group_next[l]) {
-        if (!may_run(am, x, l) || am->used[l] == am->gen) continue;
+        if (!xpv_attrib_may_run(am, x, l) || am->used[l] == am->gen) continue;
         if (free_member >= 0) return 0;
         free_member = l;
     }
@@ -699,7 +680,8 @@ static int place_by_name_order(xpv_attrib_module *am, size_t n)
     for (size_t i = 0; i < n; i++) {
         int64_t x = am->at[i];
         if (x < 0 || am->place[i] >= 0 || am->used[x] == am->gen ||
-            !xpv_attrib_in_scope(am, (uint32_t)x))
+            !xpv_attrib_in_scope(am, (uint32_t)x) ||
+            !xpv_attrib_allows(am, i, i + 1, n, (uint32_t)x))
             continue;
         am->place[i] = x, am->used[x] = am->gen;
         am->owner->by_name_order++;
@@ -727,7 +709,9 @@ static int place_by_dataflow(xpv_attrib_module *am, size_t n)
         uint32_t x = (uint32_t)am->at[i];
         size_t ncand = 0;
         for (uint32_t l = am->group_head[x]; l != NONE; l = am->group_next[l])
-            if (may_run(am, x, l) && am->used[l] != am->gen) am->cand[ncand++] = l;
+            if (xpv_attrib_may_run(am, x, l) && am->used[l] != am->gen &&
+                xpv_attrib_allows(am, i, i + 1, n, l))
+                am->cand[ncand++] = l;
         int64_t l = xpv_attrib_nearest_linked(am, am->cand, ncand, i, i + 1, n);
         if (l < 0) continue;
         am->place[i] = l, am->used[l] = am->gen;
@@ -756,8 +740,9 @@ void xpv_attrib_run(xpv_attrib_module *am, const uint32_t *names, size_t n, xpv_
     /* each placement may let a neighbour be placed: the rules run again
      * until none places more (the bound only guards against a rule bug) */
     for (size_t pass = 0; pass < 4 * n + 4; pass++)
-        if (!place_by_dataflow(am, n) && !xpv_attrib_place_gaps(am, names, n) &&
-            !place_by_elimination(am, n) && !place_by_name_order(am, n))
+        if (!xpv_attrib_place_by_schedule(am, names, n) && !place_by_dataflow(am, n) &&
+            !xpv_attrib_place_gaps(am, names, n) && !place_by_elimination(am, n) &&
+            !place_by_name_order(am, n))
             break;
     xpv_attrib_op none = {am->owner->unattributed, 0, 0};
     for (size_t i = 0; i < n; i++) {

@@ -10,24 +10,31 @@
  *  - by name: XLA names a fusion's kernel after its instruction, with `.`
  *    and `-` made `_` (`gemm_fusion_dot_17` is `gemm_fusion_dot.17`); a
  *    kernel whose name no identical instruction may share goes there;
- *  - by data links, for a kernel XLA reuses for identical fusions (same
- *    name stem and fields: it is named after the one compiled first) and
- *    for library kernels (cuBLAS `nvjet_*`, `sm90_xmma_*`, cutlass, cuDNN,
- *    with the memsets and copies of their call): of the instructions that
- *    may have run it, the one that reads what the placed kernels just
- *    before wrote or writes what those just after read, nearest and on
- *    both sides first; a tie places nothing;
- *  - by schedule, for CUDA's own kernels of a graph's memcpy nodes
- *    (`memcpy128`, `memcpy32_post`), named after nothing: a run of them
- *    goes, one copy each, to the copies of the computation beside it in
- *    the module's schedule order, when there are exactly as many;
+ *  - by schedule: a graph runs its commands in the order of the module's
+ *    schedule (every kernel that names one instruction alone did, on the
+ *    H100 fixtures and captures), so the unplaced events between two
+ *    placed ones of one computation ran, in order, instructions it
+ *    schedules between them. Each reused kernel (XLA runs identical
+ *    fusions with one kernel, named after the one it compiled first) and
+ *    each library call (cuBLAS `nvjet_*`, `sm90_xmma_*`, cutlass, cuDNN,
+ *    with its memsets and copies) is matched to them in order, and placed
+ *    where every such match agrees; CUDA's own kernels of memcpy nodes
+ *    (`memcpy128`, `memcpy32_post`), named after nothing, go one copy each
+ *    to the copies of the computation beside them, in schedule order, when
+ *    there are exactly as many;
+ *  - by data links, for reused and library kernels the schedule leaves
+ *    open: of the instructions that may have run one (and that the placed
+ *    events beside it allow by the schedule), the one that reads what the
+ *    placed kernels just before wrote or writes what those just after
+ *    read, nearest and on both sides first; a tie places nothing; with a
+ *    schedule, a library call waits until the kernels beside it are placed;
  *  - by elimination: the last free member of a group takes the last of
  *    its kernels;
  *  - by name order, when nothing else decides: the earliest such kernel
  *    goes to the instruction it is named after (XLA compiles in schedule
- *    order). This rule and the schedule's are conventions, not proofs
- *    (CUDA may run independent copy nodes in another order); the kernels
- *    they place are counted apart in the profile's `attribution` fact.
+ *    order). This rule and the copies' are conventions, not proofs (CUDA
+ *    may run independent copy nodes in another order); the kernels they
+ *    place are counted apart in the profile's `attribution` fact.
  * Anything else is "unattributed", with its time.
  *
  * Invariants: a module is decoded at most once, on first use, and points

@@ -34,11 +34,14 @@ struct xpv_attrib_module {
     xpv_hlo_module m;
     uint32_t *launchers; /* instruction indexes, module order */
     uint32_t nlaunchers;
-    uint8_t *is_fusion;          /* by launcher */
-    uint8_t *ambiguous;          /* by launcher: another launcher's name spells its kernel too */
-    uint8_t *is_copy;            /* by launcher: XLA may run it as a copy (may_copy) */
-    uint32_t *sched;             /* by instruction: its position in its computation's schedule */
-    uint32_t *cand;              /* scratch: the launchers a rule weighs */
+    uint8_t *is_fusion;    /* by launcher */
+    uint8_t *ambiguous;    /* by launcher: another launcher's name spells its kernel too */
+    uint8_t *is_copy;      /* by launcher: XLA may run it as a copy (may_copy) */
+    uint32_t *sched;       /* by instruction: its position in its computation's schedule */
+    uint32_t *flow_before; /* by instruction: loops, conditionals, calls scheduled before it */
+    uint32_t *at_pos;      /* by computation's first + position: the instruction scheduled there */
+    int scheduled;         /* some instruction has a schedule position */
+    uint32_t *cand;        /* scratch: the launchers a rule weighs */
     uint32_t *launcher_of_instr; /* by instruction: its launcher, NONE when none */
     uint32_t *inputs;            /* by launcher, from input_at[l] to input_at[l + 1]: */
     uint32_t *input_at;          /*   the launchers whose results it reads */
@@ -85,6 +88,63 @@ static inline int xpv_attrib_in_scope(const xpv_attrib_module *am, uint32_t l)
 {
     return !am->scoped || am->scope[am->m.instrs[am->launchers[l]].computation] == am->gen;
 }
+
+/* 1 when launcher l may run the kernel named after launcher x: l is x, or
+ * a member of x's reuse group that no kernel of the run names, and within
+ * the run's scope. The kernel is named after the instruction XLA compiled
+ * first, which need not be the first to run: x gets no precedence. */
+static inline int xpv_attrib_may_run(const xpv_attrib_module *am, uint32_t x, uint32_t l)
+{
+    return (l == x || (am->group_head[l] == am->group_head[x] && am->named[l] != am->gen)) &&
+           xpv_attrib_in_scope(am, l);
+}
+
+/* ---- the schedule's rules (xplane_attrib_order.c) ---- */
+
+/* Schedule positions (exclusive) between two placed events of one
+ * computation, home. */
+typedef struct {
+    uint32_t home, lo, hi;
+} xpv_attrib_window;
+
+/* Reads the module's schedule into sched[] and flow_before[]. */
+void xpv_attrib_order_prepare(xpv_attrib_module *am);
+void xpv_attrib_order_free(xpv_attrib_module *am);
+/* The computation whose schedule orders launcher l, and in *instr the
+ * instruction that stands for l there (l's, or the async-start's that
+ * wraps it). */
+uint32_t xpv_attrib_home(const xpv_attrib_module *am, uint32_t l, uint32_t *instr);
+/* 1 with *w when the events [a, b) of a run of n lie between placed
+ * events of one computation, in order, with no control flow between. */
+int xpv_attrib_window_of(const xpv_attrib_module *am, size_t a, size_t b, size_t n,
+                         xpv_attrib_window *w);
+/* 1 when launcher l is scheduled inside w. */
+int xpv_attrib_in_window(const xpv_attrib_module *am, const xpv_attrib_window *w, uint32_t l);
+/* Launcher l's position when it may run the kernel named after x inside w
+ * and is not placed yet; NONE otherwise. */
+uint32_t xpv_attrib_fits(const xpv_attrib_module *am, const xpv_attrib_window *w, uint32_t x,
+                         uint32_t l);
+/* The member of x's group that fits nearest after position `from` (dir
+ * +1) or before it (dir -1), its position in *at; NONE when none. */
+uint32_t xpv_attrib_next_member(const xpv_attrib_module *am, const xpv_attrib_window *w, uint32_t x,
+                                uint32_t from, int dir, uint32_t *at);
+/* The launcher computation home schedules at pos; NONE when none. */
+uint32_t xpv_attrib_launcher_at(const xpv_attrib_module *am, uint32_t home, uint32_t pos);
+/* 0 when a placed event beside [a, b) shows, by the schedule, that
+ * launcher l cannot have run it; 1 otherwise. */
+int xpv_attrib_allows(const xpv_attrib_module *am, size_t a, size_t b, size_t n, uint32_t l);
+/* Events placed by the schedule between their placed neighbours (the
+ * run's names classify the unnamed ones; xplane_attrib_links.c): a run of
+ * named kernels and single calls on the instruction each order-keeping
+ * match gives it; else a kernel on the one member of its group that fits
+ * between. Returns how many it placed. */
+int xpv_attrib_place_by_schedule(xpv_attrib_module *am, const uint32_t *names, size_t n);
+/* A gap [a, b) of CUDA's memcpy kernels: one memcpy node each, so one copy
+ * each. The copies of the computation the placed events beside it ran in
+ * (may_copy), in scope, named by no kernel and not yet placed, go to its
+ * events in schedule order when there are exactly as many; otherwise
+ * nothing is placed. Returns 1 when placed. */
+int xpv_attrib_place_graph_copies(xpv_attrib_module *am, size_t a, size_t b, size_t n);
 
 /* Of the candidates, the one whose data links to the placed events around
  * the events [a, b) of a run of n score best; -1 when none is linked or two

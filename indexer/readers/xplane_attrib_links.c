@@ -14,6 +14,7 @@
 #include "xplane_attrib_internal.h"
 
 #include <limits.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* 1 when launcher `to` reads what launcher `from` writes (inputs[], made
@@ -88,18 +89,25 @@ static int cudnn_call(const xpv_attrib_module *am, uint32_t l)
 /* The library call or copy, named by no kernel and not yet placed, whose
  * data link to the events around the gap [a, b) is nearest; -1 when none
  * or a tie. Kernels that all say cuDNN go to a cuDNN call; others never to
- * fused attention. The module's instruction order is a dependency order,
- * not the schedule, so positions alone would guess. */
+ * fused attention. When the gap lies between placed events of one
+ * computation, only what the schedule puts between them may have run it:
+ * one such call, with every fusion between them placed, is the one. */
 static int64_t gap_candidate(xpv_attrib_module *am, size_t a, size_t b, size_t n, int cudnn)
 {
-    size_t ncand = 0;
+    size_t ncand = 0, open_fusions = 0;
+    xpv_attrib_window w;
+    int windowed = xpv_attrib_window_of(am, a, b, n, &w);
     for (uint32_t l = 0; l < am->nlaunchers; l++) {
-        if (am->is_fusion[l] || am->named[l] == am->gen || am->used[l] == am->gen ||
-            !xpv_attrib_in_scope(am, l))
+        if (am->used[l] == am->gen || !xpv_attrib_in_scope(am, l) ||
+            (windowed && !xpv_attrib_in_window(am, &w, l)))
+            continue;
+        open_fusions += am->is_fusion[l];
+        if (am->is_fusion[l] || am->named[l] == am->gen || !xpv_attrib_allows(am, a, b, n, l))
             continue;
         int calls = cudnn_call(am, l);
         if (cudnn ? calls > 0 : calls < 2) am->cand[ncand++] = l;
     }
+    if (windowed && ncand == 1 && open_fusions == 0) return am->cand[0];
     return xpv_attrib_nearest_linked(am, am->cand, ncand, a, b, n);
 }
 
@@ -145,21 +153,38 @@ static int event_class(xpv_attrib *a, uint32_t name)
     return (int)*v - 1;
 }
 
+/* 1 when the events [a, b) can be told apart as one call: one kernel (and
+ * its copies and memsets), or one cuDNN engine and the cuDNN helpers
+ * beside it (fused attention's backward pass launches three kernels);
+ * *cudnn: its kernels all say cuDNN. */
+static int one_call(const uint8_t *cls, size_t a, size_t b, int *cudnn)
+{
+    size_t kernels = 0, engines = 0, says = 0;
+    for (size_t j = a; j < b; j++) {
+        kernels += cls[j] != EV_COPY_OR_SET;
+        engines += cls[j] == EV_CUDNN_ENGINE;
+        says += cls[j] == EV_CUDNN || cls[j] == EV_CUDNN_ENGINE;
+    }
+    *cudnn = says > 0 && says == kernels;
+    return kernels <= 1 || (says == kernels && engines == 1);
+}
+
 /* Places the events [a, b) of a gap as one call: 1 when placed. A call of
  * one kernel (and its copies and memsets), or of one cuDNN engine and the
  * cuDNN helpers beside it (fused attention's backward pass launches
  * three kernels), can be told apart; two kernels that are neither may be
- * two calls, and are not placed. */
+ * two calls, and are not placed. With a schedule, a gap waits until the
+ * kernels beside it are placed. */
 static int place_call(xpv_attrib_module *am, const uint8_t *cls, size_t a, size_t b, size_t n)
 {
-    size_t kernels = 0, engines = 0, cudnn = 0;
-    for (size_t j = a; j < b; j++) {
-        kernels += cls[j] != EV_COPY_OR_SET;
-        engines += cls[j] == EV_CUDNN_ENGINE;
-        cudnn += cls[j] == EV_CUDNN || cls[j] == EV_CUDNN_ENGINE;
-    }
-    int one_call = kernels <= 1 || (cudnn == kernels && engines == 1);
-    int64_t l = one_call ? gap_candidate(am, a, b, n, cudnn > 0 && cudnn == kernels) : -1;
+    int cudnn;
+    /* with a schedule, a kernel beside the gap may still be placed and
+     * bound where the call can lie: a data link alone once put a cuBLAS
+     * kernel on a call scheduled after the fusion that ran next */
+    if (am->scheduled && ((a > 0 && am->at[a - 1] >= 0 && am->place[a - 1] < 0) ||
+                          (b < n && am->at[b] >= 0 && am->place[b] < 0)))
+        return 0;
+    int64_t l = one_call(cls, a, b, &cudnn) ? gap_candidate(am, a, b, n, cudnn) : -1;
     if (l < 0) return 0;
     am->used[l] = am->gen;
     for (size_t j = a; j < b; j++)
@@ -188,66 +213,158 @@ static int split_at_cudnn(const uint8_t *cls, size_t a, size_t b)
     return runs > 0;
 }
 
-/* The computation whose schedule orders launcher l: its own, or for an
- * instruction an async-start wraps, the async-start's; *at gets its
- * position there (UINT32_MAX unknown). */
-static uint32_t home_of(const xpv_attrib_module *am, uint32_t l, uint32_t *at)
+/* The end of the call that starts at c, in a gap [c, b) split at its runs
+ * of cuDNN kernels: each run, with the copies and memsets just before it,
+ * is one call, and what lies between runs is another. */
+static size_t call_end(const uint8_t *cls, size_t c, size_t b)
 {
-    uint32_t i = am->launchers[l], c = am->m.instrs[i].computation;
-    if (am->site[c] != NONE) i = am->site[c], c = am->m.instrs[i].computation;
-    *at = am->sched[i];
-    return c;
+    size_t k = c, d; /* the call's first kernel */
+    while (k < b && cls[k] == EV_COPY_OR_SET)
+        k++;
+    int cudnn_run = k < b && cls[k] >= EV_CUDNN;
+    for (d = k < b ? k + 1 : b; d < b; d++)
+        if (cudnn_run ? cls[d] == EV_KERNEL : cls[d] >= EV_CUDNN) break;
+    while (d < b && d > k + 1 && cls[d - 1] == EV_COPY_OR_SET)
+        d--; /* the copies just before a call are that call's */
+    return d;
 }
 
-/* Sorts cand[0, n) by schedule position: 0 when two share one. */
-static int by_schedule(const xpv_attrib_module *am, uint32_t *cand, size_t n)
+/* ---- the schedule's placements ---- */
+
+/* A piece of a run of unplaced events: a named kernel (x >= 0), or the
+ * unnamed events [a, b) of one library call (cudnn: its kernels all say
+ * cuDNN); early and late, the instructions the earliest and the latest
+ * order-keeping match give it. */
+typedef struct {
+    size_t a, b;
+    int64_t x;
+    int cudnn;
+    uint32_t early, late;
+} piece;
+
+/* 1 when launcher l may be the library call of a piece inside w. */
+static int call_fits(const xpv_attrib_module *am, uint32_t l, int cudnn)
 {
-    uint32_t at, other;
-    for (size_t k = 1; k < n; k++)
-        for (size_t j = k; j > 0; j--) {
-            home_of(am, cand[j - 1], &other);
-            home_of(am, cand[j], &at);
-            if (at == other) return 0;
-            if (at > other) break;
-            uint32_t t = cand[j];
-            cand[j] = cand[j - 1], cand[j - 1] = t;
+    if (l == NONE || am->is_fusion[l] || am->named[l] == am->gen || am->used[l] == am->gen ||
+        !xpv_attrib_in_scope(am, l))
+        return 0;
+    int calls = cudnn_call(am, l);
+    return cudnn ? calls > 0 : calls < 2;
+}
+
+/* The call that fits nearest after position `from` (dir +1) or before it
+ * (dir -1) inside w, its position in *at; NONE when none. */
+static uint32_t next_call(const xpv_attrib_module *am, const xpv_attrib_window *w, int cudnn,
+                          uint32_t from, int dir, uint32_t *at)
+{
+    for (int64_t p = (int64_t)from + dir; dir > 0 ? p < w->hi : p > w->lo; p += dir) {
+        uint32_t l = xpv_attrib_launcher_at(am, w->home, (uint32_t)p);
+        if (call_fits(am, l, cudnn)) {
+            *at = (uint32_t)p;
+            return l;
         }
+    }
+    return NONE;
+}
+
+/* Splits the unplaced events [s, t) into pieces, a run of unnamed ones
+ * into calls as the gap rule does: 0 when a call may be two (two kernels),
+ * or the run holds CUDA's memcpy kernels (one copy each: the copies' rule
+ * places them). */
+static int split_pieces(xpv_attrib_module *am, const uint32_t *names, size_t s, size_t t, piece *pc,
+                        size_t *np)
+{
+    uint8_t *cls = am->cls;
+    *np = 0;
+    for (size_t i = s, j; i < t; i = j) {
+        if (am->at[i] >= 0) {
+            pc[(*np)++] = (piece){i, i + 1, am->at[i], 0, NONE, NONE};
+            j = i + 1;
+            continue;
+        }
+        for (j = i; j < t && am->at[j] < 0; j++) {
+            int c = event_class(am->owner, names[j]);
+            if (c & GRAPH_COPY) return 0;
+            cls[j] = (uint8_t)c;
+        }
+        int split = split_at_cudnn(cls, i, j), cudnn;
+        for (size_t c = i, d; c < j; c = d) {
+            d = split ? call_end(cls, c, j) : j;
+            if (!one_call(cls, c, d, &cudnn)) return 0;
+            pc[(*np)++] = (piece){c, d, -1, cudnn, NONE, NONE};
+        }
+    }
     return 1;
 }
 
-/* A gap [a, b) of CUDA's memcpy kernels: one memcpy node each, so one
- * copy each. The copies of the computation the placed events beside it
- * ran in (may_copy), in scope, named by no kernel and not yet placed, go
- * to its events in schedule order (the graph holds its commands in that
- * order) when there are exactly as many; otherwise nothing is placed.
- * Returns 1 when placed. */
-static int place_graph_copies(xpv_attrib_module *am, size_t a, size_t b, size_t n)
+/* The instruction that fits a piece nearest `from` in direction dir. */
+static uint32_t next_fit(const xpv_attrib_module *am, const xpv_attrib_window *w, const piece *q,
+                         uint32_t from, int dir, uint32_t *at)
 {
-    uint32_t at, home = NONE;
-    if (a > 0 && am->place[a - 1] >= 0) home = home_of(am, (uint32_t)am->place[a - 1], &at);
-    if (b < n && am->place[b] >= 0) {
-        uint32_t after = home_of(am, (uint32_t)am->place[b], &at);
-        if (home != NONE && after != home) return 0;
-        home = after;
+    return q->x >= 0 ? xpv_attrib_next_member(am, w, (uint32_t)q->x, from, dir, at)
+                     : next_call(am, w, q->cudnn, from, dir, at);
+}
+
+/* Each piece ran one instruction scheduled inside w, in order: the pieces
+ * embed in the schedule as a subsequence, and one that the earliest
+ * embedding and the latest put on the same instruction can go nowhere
+ * else. Returns how many pieces it placed. */
+static int align(xpv_attrib_module *am, piece *pc, size_t np, const xpv_attrib_window *w)
+{
+    uint32_t at = w->lo;
+    for (size_t k = 0; k < np; k++)
+        if ((pc[k].early = next_fit(am, w, &pc[k], at, 1, &at)) == NONE) return 0;
+    at = w->hi;
+    for (size_t k = np; k-- > 0;)
+        if ((pc[k].late = next_fit(am, w, &pc[k], at, -1, &at)) == NONE) return 0;
+    int placed = 0;
+    for (size_t k = 0; k < np; k++) {
+        if (pc[k].early != pc[k].late) continue;
+        for (size_t i = pc[k].a; i < pc[k].b; i++)
+            am->place[i] = pc[k].early;
+        am->used[pc[k].early] = am->gen;
+        placed++;
     }
-    size_t ncand = 0;
-    for (uint32_t l = 0; l < am->nlaunchers && home != NONE && ncand <= b - a; l++) {
-        if (!am->is_copy[l] || am->named[l] == am->gen || am->used[l] == am->gen ||
-            !xpv_attrib_in_scope(am, l) || home_of(am, l, &at) != home)
-            continue;
-        if (at == UINT32_MAX) return 0;
-        am->cand[ncand++] = l;
+    return placed;
+}
+
+/* The named events of [s, t) whose group has one member alone inside w. */
+static int place_single(xpv_attrib_module *am, size_t s, size_t t, const xpv_attrib_window *w)
+{
+    int placed = 0;
+    for (size_t i = s; i < t; i++) {
+        if (am->at[i] < 0) continue;
+        uint32_t x = (uint32_t)am->at[i], only = NONE, members = 0;
+        for (uint32_t l = am->group_head[x]; l != NONE && members < 2; l = am->group_next[l])
+            if (xpv_attrib_fits(am, w, x, l) != NONE) members++, only = l;
+        if (members != 1) continue;
+        am->place[i] = only, am->used[only] = am->gen;
+        placed++;
     }
-    if (home == NONE || ncand != b - a || !by_schedule(am, am->cand, ncand)) return 0;
-    for (size_t k = 0; k < ncand; k++)
-        am->place[a + k] = am->cand[k], am->used[am->cand[k]] = am->gen;
-    am->owner->by_schedule += (int64_t)ncand;
-    return 1;
+    return placed;
+}
+
+int xpv_attrib_place_by_schedule(xpv_attrib_module *am, const uint32_t *names, size_t n)
+{
+    int placed = 0;
+    xpv_attrib_window w;
+    piece *pc = NULL;
+    size_t cap = 0, np;
+    for (size_t s = 0, t; s < n; s = t) {
+        for (t = s + 1; am->place[s] < 0 && t < n && am->place[t] < 0;)
+            t++;
+        if (am->place[s] >= 0 || !xpv_attrib_window_of(am, s, t, n, &w)) continue;
+        if (cap < t - s) pc = xpv_xrealloc(pc, (cap = t - s) * sizeof *pc);
+        int got = split_pieces(am, names, s, t, pc, &np) ? align(am, pc, np, &w) : 0;
+        placed += got ? got : place_single(am, s, t, &w);
+    }
+    free(pc);
+    return placed;
 }
 
 /* Events no name places (library kernels, memsets, copies), a gap at a
  * time, by what the placed events on either side read and write. A gap
- * of CUDA's memcpy kernels alone goes copy by copy (place_graph_copies).
+ * of CUDA's memcpy kernels alone goes copy by copy (xplane_attrib_order.c).
  * A gap holding runs of cuDNN kernels, each with one engine, is split into
  * calls first: each run, with the copies and memsets just before it, is
  * one call, and what lies between runs is another. Returns how many calls
@@ -267,7 +384,7 @@ int xpv_attrib_place_gaps(xpv_attrib_module *am, const uint32_t *names, size_t n
             cls[j] = (uint8_t)(c & ~GRAPH_COPY);
         }
         if (copies) {
-            if (am->place[a] < 0) placed += place_graph_copies(am, a, b, n);
+            if (am->place[a] < 0) placed += xpv_attrib_place_graph_copies(am, a, b, n);
             continue;
         }
         if (!split_at_cudnn(cls, a, b)) {
@@ -275,14 +392,7 @@ int xpv_attrib_place_gaps(xpv_attrib_module *am, const uint32_t *names, size_t n
             continue;
         }
         for (size_t c = a, d; c < b; c = d) {
-            size_t k = c; /* the call's first kernel */
-            while (k < b && cls[k] == EV_COPY_OR_SET)
-                k++;
-            int cudnn_run = k < b && cls[k] >= EV_CUDNN;
-            for (d = k < b ? k + 1 : b; d < b; d++)
-                if (cudnn_run ? cls[d] == EV_KERNEL : cls[d] >= EV_CUDNN) break;
-            while (d < b && d > k + 1 && cls[d - 1] == EV_COPY_OR_SET)
-                d--; /* the copies just before a call are that call's */
+            d = call_end(cls, c, b);
             if (am->place[c] < 0) placed += place_call(am, cls, c, d, n);
         }
     }

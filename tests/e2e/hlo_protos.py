@@ -150,6 +150,55 @@ def instructions(path):
     return out
 
 
+def schedules(path):
+    """{program id as text: ({instruction name: (computation id, position)},
+    {ids of computations a loop, conditional or call runs})}: each module's
+    schedule (HloModuleProto schedule = 7: sequences = 1, a map from a
+    computation id, key = 1, to an InstructionSequence, value = 2, whose
+    instruction_ids = 1 are in run order)."""
+    out = {}
+    for mid, mname, b, proto in _proto_spans(path):
+        m = re.fullmatch(r"([^(]+)\((\d+)\)", mname)
+        names, looped, sequences = {}, set(), []
+        for hn, hw, hv in _fields(b, *proto):
+            if hn != 1 or hw != 2:
+                continue
+            for qn, qw, qv in _fields(b, *hv):
+                if qn == 7 and qw == 2:
+                    sequences = [v for n, w, v in _fields(b, *qv) if n == 1 and w == 2]
+                if qn != 3 or qw != 2:
+                    continue
+                for cn, cw, cv in _fields(b, *qv):
+                    if cn != 2 or cw != 2:
+                        continue
+                    f = {n: v for n, w, v in _fields(b, *cv) if n in (1, 2, 35)}
+                    names[f.get(35)] = _text(b, f[1])
+                    if _text(b, f[2]) in ("while", "conditional", "call"):
+                        looped.update(_ints(b, cv, 38))
+        pos = {}
+        for entry in sequences:
+            f = {n: v for n, w, v in _fields(b, *entry)}
+            for k, iid in enumerate(_ints(b, f[2], 1) if 2 in f else []):
+                pos[names.get(iid)] = (f.get(1), k)
+        out[m.group(2) if m else str(mid)] = (pos, looped)
+    return out
+
+
+def _ints(b, span, num):
+    """The values of repeated int field num of the message at span, packed
+    or not."""
+    vals = []
+    for n, w, v in _fields(b, *span):
+        if n == num and w == 0:
+            vals.append(v)
+        elif n == num and w == 2:
+            i = v[0]
+            while i < v[1]:
+                x, i = _varint(b, i)
+                vals.append(x)
+    return vals
+
+
 def proto_keys(path):
     """(module name, program id as text) of each compiled module: the
     metadata name "jit_f(79)" split, or else the HloModule name and the

@@ -1,0 +1,211 @@
+/*
+ * xplane_attrib_order.c — the attribution's rules from the module's
+ * schedule (xplane_attrib.h). A graph holds its commands in the order the
+ * schedule runs them: on the H100 fixtures and fresh captures every kernel
+ * that names one instruction alone ran in schedule order. So what runs
+ * between two placed events of one computation was scheduled between
+ * them, and a run of CUDA's memcpy kernels is the computation's copies in
+ * schedule order.
+ *
+ * Invariants: a rule weighs an instruction only with its schedule
+ * position; a window's two ends, and an event and the placed event beside
+ * it that bounds it, lie in one computation with no loop, conditional or
+ * call scheduled between them (their callees run there, from other
+ * computations); an instruction an async-start wraps counts at the
+ * async-start's place.
+ */
+#include "xplane_attrib_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Events looked at on each side of a gap for the window's ends. */
+#define WINDOW_REACH 64
+
+static int is_control_flow(xpv_hlo_str op)
+{
+    static const char *const FLOW[] = {"while", "conditional", "call", NULL};
+    for (const char *const *f = FLOW; *f; f++)
+        if (op.n == strlen(*f) && memcmp(op.p, *f, op.n) == 0) return 1;
+    return 0;
+}
+
+/* flow_before[] by instruction: the loops, conditionals and calls its
+ * computation schedules before it; at_pos[first + k] of a computation:
+ * the instruction it schedules k-th (NONE when none). */
+static void count_flow(xpv_attrib_module *am)
+{
+    const xpv_hlo_module *m = &am->m;
+    am->flow_before = xpv_xcalloc(m->ninstrs + 1, sizeof *am->flow_before);
+    am->at_pos = xpv_xmalloc((m->ninstrs + 1) * sizeof *am->at_pos);
+    for (uint32_t c = 0; c < m->ncomputations; c++) {
+        const xpv_hlo_computation *comp = &m->computations[c];
+        uint32_t *by_pos = am->at_pos + comp->first;
+        for (uint32_t k = 0; k < comp->n; k++)
+            by_pos[k] = NONE;
+        for (uint32_t i = comp->first; i < comp->first + comp->n; i++)
+            if (am->sched[i] < comp->n) by_pos[am->sched[i]] = i;
+        uint32_t flows = 0;
+        for (uint32_t k = 0; k < comp->n; k++) {
+            if (by_pos[k] == NONE) continue;
+            am->flow_before[by_pos[k]] = flows;
+            flows += is_control_flow(m->instrs[by_pos[k]].opcode);
+        }
+    }
+}
+
+void xpv_attrib_order_prepare(xpv_attrib_module *am)
+{
+    xpv_err ignored; /* a damaged schedule leaves every position unknown */
+    am->sched = xpv_xmalloc((am->m.ninstrs + 1) * sizeof *am->sched);
+    xpv_hlo_schedule_positions(&am->m, am->sched, &ignored);
+    for (uint32_t i = 0; i < am->m.ninstrs && !am->scheduled; i++)
+        am->scheduled = am->sched[i] != NONE;
+    count_flow(am);
+}
+
+void xpv_attrib_order_free(xpv_attrib_module *am)
+{
+    free(am->sched);
+    free(am->flow_before);
+    free(am->at_pos);
+}
+
+uint32_t xpv_attrib_home(const xpv_attrib_module *am, uint32_t l, uint32_t *instr)
+{
+    uint32_t i = am->launchers[l], c = am->m.instrs[i].computation;
+    if (am->site[c] != NONE) i = am->site[c], c = am->m.instrs[i].computation;
+    *instr = i;
+    return c;
+}
+
+/* The placed event nearest to [a, b) on one side (dir -1 before a, +1 at
+ * or after b), within WINDOW_REACH events; -1 when none. */
+static int64_t nearest_placed(const xpv_attrib_module *am, size_t a, size_t b, size_t n, int dir)
+{
+    for (size_t d = 0; d < WINDOW_REACH; d++) {
+        if (dir < 0 ? d + 1 > a : b + d >= n) return -1;
+        size_t j = dir < 0 ? a - 1 - d : b + d;
+        if (am->place[j] >= 0) return am->place[j];
+    }
+    return -1;
+}
+
+int xpv_attrib_window_of(const xpv_attrib_module *am, size_t a, size_t b, size_t n,
+                         xpv_attrib_window *w)
+{
+    int64_t before = nearest_placed(am, a, b, n, -1), after = nearest_placed(am, a, b, n, 1);
+    if (before < 0 || after < 0) return 0;
+    uint32_t ip, iq;
+    uint32_t home = xpv_attrib_home(am, (uint32_t)before, &ip);
+    if (xpv_attrib_home(am, (uint32_t)after, &iq) != home) return 0;
+    uint32_t lo = am->sched[ip], hi = am->sched[iq];
+    if (lo == NONE || hi == NONE || lo >= hi || am->flow_before[ip] != am->flow_before[iq])
+        return 0;
+    *w = (xpv_attrib_window){home, lo, hi};
+    return 1;
+}
+
+int xpv_attrib_in_window(const xpv_attrib_module *am, const xpv_attrib_window *w, uint32_t l)
+{
+    uint32_t i;
+    if (xpv_attrib_home(am, l, &i) != w->home) return 0;
+    return am->sched[i] != NONE && am->sched[i] > w->lo && am->sched[i] < w->hi;
+}
+
+uint32_t xpv_attrib_fits(const xpv_attrib_module *am, const xpv_attrib_window *w, uint32_t x,
+                         uint32_t l)
+{
+    uint32_t i;
+    if (!xpv_attrib_may_run(am, x, l) || am->used[l] == am->gen || !xpv_attrib_in_window(am, w, l))
+        return NONE;
+    xpv_attrib_home(am, l, &i);
+    return am->sched[i];
+}
+
+uint32_t xpv_attrib_next_member(const xpv_attrib_module *am, const xpv_attrib_window *w, uint32_t x,
+                                uint32_t from, int dir, uint32_t *at)
+{
+    uint32_t best = NONE;
+    for (uint32_t l = am->group_head[x]; l != NONE; l = am->group_next[l]) {
+        uint32_t p = xpv_attrib_fits(am, w, x, l);
+        if (p == NONE || (dir > 0 ? p <= from : p >= from)) continue;
+        if (best == NONE || (dir > 0 ? p < *at : p > *at)) best = l, *at = p;
+    }
+    return best;
+}
+
+uint32_t xpv_attrib_launcher_at(const xpv_attrib_module *am, uint32_t home, uint32_t pos)
+{
+    const xpv_hlo_computation *comp = &am->m.computations[home];
+    if (pos >= comp->n || am->at_pos[comp->first + pos] == NONE) return NONE;
+    return am->launcher_of_instr[am->at_pos[comp->first + pos]];
+}
+
+/* 1 when the placed event nearest to [a, b) on side dir lies, by the
+ * schedule, on the wrong side of launcher l (instruction i, home c). */
+static int crosses(const xpv_attrib_module *am, size_t a, size_t b, size_t n, int dir, uint32_t c,
+                   uint32_t i)
+{
+    int64_t near = nearest_placed(am, a, b, n, dir);
+    uint32_t j;
+    if (near < 0 || xpv_attrib_home(am, (uint32_t)near, &j) != c || am->sched[j] == NONE ||
+        am->flow_before[j] != am->flow_before[i])
+        return 0;
+    return dir < 0 ? am->sched[j] > am->sched[i] : am->sched[j] < am->sched[i];
+}
+
+int xpv_attrib_allows(const xpv_attrib_module *am, size_t a, size_t b, size_t n, uint32_t l)
+{
+    uint32_t i, c = xpv_attrib_home(am, l, &i);
+    return am->sched[i] == NONE ||
+           (!crosses(am, a, b, n, -1, c, i) && !crosses(am, a, b, n, 1, c, i));
+}
+
+/* Sorts cand[0, n) by schedule position: 0 when two share one. */
+static int by_schedule(const xpv_attrib_module *am, uint32_t *cand, size_t n)
+{
+    uint32_t i, j;
+    for (size_t k = 1; k < n; k++)
+        for (size_t s = k; s > 0; s--) {
+            xpv_attrib_home(am, cand[s - 1], &j);
+            xpv_attrib_home(am, cand[s], &i);
+            if (am->sched[i] == am->sched[j]) return 0;
+            if (am->sched[i] > am->sched[j]) break;
+            uint32_t t = cand[s];
+            cand[s] = cand[s - 1], cand[s - 1] = t;
+        }
+    return 1;
+}
+
+/* The computation of the placed events beside [a, b): NONE when none is
+ * placed or the two sides disagree. */
+static uint32_t home_beside(const xpv_attrib_module *am, size_t a, size_t b, size_t n)
+{
+    uint32_t i, home = NONE;
+    if (a > 0 && am->place[a - 1] >= 0) home = xpv_attrib_home(am, (uint32_t)am->place[a - 1], &i);
+    if (b < n && am->place[b] >= 0) {
+        uint32_t after = xpv_attrib_home(am, (uint32_t)am->place[b], &i);
+        if (home != NONE && after != home) return NONE;
+        home = after;
+    }
+    return home;
+}
+
+int xpv_attrib_place_graph_copies(xpv_attrib_module *am, size_t a, size_t b, size_t n)
+{
+    uint32_t i, home = home_beside(am, a, b, n);
+    size_t ncand = 0;
+    for (uint32_t l = 0; l < am->nlaunchers && home != NONE && ncand <= b - a; l++) {
+        if (!am->is_copy[l] || am->named[l] == am->gen || am->used[l] == am->gen ||
+            !xpv_attrib_in_scope(am, l) || xpv_attrib_home(am, l, &i) != home)
+            continue;
+        if (am->sched[i] == NONE) return 0;
+        am->cand[ncand++] = l;
+    }
+    if (home == NONE || ncand != b - a || !by_schedule(am, am->cand, ncand)) return 0;
+    for (size_t k = 0; k < ncand; k++)
+        am->place[a + k] = am->cand[k], am->used[am->cand[k]] = am->gen;
+    am->owner->by_schedule += (int64_t)ncand;
+    return 1;
+}
