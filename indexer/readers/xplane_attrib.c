@@ -679,10 +679,12 @@ static int place_by_name_order(xpv_attrib_module *am, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         int64_t x = am->at[i];
+        xpv_attrib_bounds bd;
         if (x < 0 || am->place[i] >= 0 || am->used[x] == am->gen ||
-            !xpv_attrib_in_scope(am, (uint32_t)x) ||
-            !xpv_attrib_allows(am, i, i + 1, n, (uint32_t)x))
+            !xpv_attrib_in_scope(am, (uint32_t)x))
             continue;
+        xpv_attrib_bounds_of(am, i, i + 1, n, &bd);
+        if (!xpv_attrib_allows(am, &bd, (uint32_t)x)) continue;
         am->place[i] = x, am->used[x] = am->gen;
         am->owner->by_name_order++;
         return 1;
@@ -708,9 +710,11 @@ static int place_by_dataflow(xpv_attrib_module *am, size_t n)
         if (am->at[i] < 0 || am->place[i] >= 0) continue;
         uint32_t x = (uint32_t)am->at[i];
         size_t ncand = 0;
+        xpv_attrib_bounds bd;
+        xpv_attrib_bounds_of(am, i, i + 1, n, &bd);
         for (uint32_t l = am->group_head[x]; l != NONE; l = am->group_next[l])
             if (xpv_attrib_may_run(am, x, l) && am->used[l] != am->gen &&
-                xpv_attrib_allows(am, i, i + 1, n, l))
+                xpv_attrib_allows(am, &bd, l))
                 am->cand[ncand++] = l;
         int64_t l = xpv_attrib_nearest_linked(am, am->cand, ncand, i, i + 1, n);
         if (l < 0) continue;

@@ -130,9 +130,16 @@ uint32_t xpv_attrib_next_member(const xpv_attrib_module *am, const xpv_attrib_wi
                                 uint32_t from, int dir, uint32_t *at);
 /* The launcher computation home schedules at pos; NONE when none. */
 uint32_t xpv_attrib_launcher_at(const xpv_attrib_module *am, uint32_t home, uint32_t pos);
-/* 0 when a placed event beside [a, b) shows, by the schedule, that
- * launcher l cannot have run it; 1 otherwise. */
-int xpv_attrib_allows(const xpv_attrib_module *am, size_t a, size_t b, size_t n, uint32_t l);
+/* The placed events nearest to some events on either side (launchers,
+ * -1 none), which bound by the schedule what may have run them. */
+typedef struct {
+    int64_t before, after;
+} xpv_attrib_bounds;
+void xpv_attrib_bounds_of(const xpv_attrib_module *am, size_t a, size_t b, size_t n,
+                          xpv_attrib_bounds *bd);
+/* 0 when bd shows, by the schedule, that launcher l cannot have run the
+ * events; 1 otherwise. */
+int xpv_attrib_allows(const xpv_attrib_module *am, const xpv_attrib_bounds *bd, uint32_t l);
 /* Events placed by the schedule between their placed neighbours (the
  * run's names classify the unnamed ones; xplane_attrib_links.c): a run of
  * named kernels and single calls on the instruction each order-keeping

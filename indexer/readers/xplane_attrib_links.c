@@ -96,14 +96,15 @@ static int64_t gap_candidate(xpv_attrib_module *am, size_t a, size_t b, size_t n
 {
     size_t ncand = 0, open_fusions = 0;
     xpv_attrib_window w;
+    xpv_attrib_bounds bd;
     int windowed = xpv_attrib_window_of(am, a, b, n, &w);
+    xpv_attrib_bounds_of(am, a, b, n, &bd);
     for (uint32_t l = 0; l < am->nlaunchers; l++) {
         if (am->used[l] == am->gen || !xpv_attrib_in_scope(am, l) ||
             (windowed && !xpv_attrib_in_window(am, &w, l)))
             continue;
         open_fusions += am->is_fusion[l];
-        if (am->is_fusion[l] || am->named[l] == am->gen || !xpv_attrib_allows(am, a, b, n, l))
-            continue;
+        if (am->is_fusion[l] || am->named[l] == am->gen || !xpv_attrib_allows(am, &bd, l)) continue;
         int calls = cudnn_call(am, l);
         if (cudnn ? calls > 0 : calls < 2) am->cand[ncand++] = l;
     }

@@ -142,12 +142,17 @@ uint32_t xpv_attrib_launcher_at(const xpv_attrib_module *am, uint32_t home, uint
     return am->launcher_of_instr[am->at_pos[comp->first + pos]];
 }
 
-/* 1 when the placed event nearest to [a, b) on side dir lies, by the
- * schedule, on the wrong side of launcher l (instruction i, home c). */
-static int crosses(const xpv_attrib_module *am, size_t a, size_t b, size_t n, int dir, uint32_t c,
-                   uint32_t i)
+void xpv_attrib_bounds_of(const xpv_attrib_module *am, size_t a, size_t b, size_t n,
+                          xpv_attrib_bounds *bd)
 {
-    int64_t near = nearest_placed(am, a, b, n, dir);
+    bd->before = nearest_placed(am, a, b, n, -1);
+    bd->after = nearest_placed(am, a, b, n, 1);
+}
+
+/* 1 when placed launcher `near`, on side dir of an event, lies by the
+ * schedule on the wrong side of launcher l (instruction i, home c). */
+static int crosses(const xpv_attrib_module *am, int64_t near, int dir, uint32_t c, uint32_t i)
+{
     uint32_t j;
     if (near < 0 || xpv_attrib_home(am, (uint32_t)near, &j) != c || am->sched[j] == NONE ||
         am->flow_before[j] != am->flow_before[i])
@@ -155,11 +160,11 @@ static int crosses(const xpv_attrib_module *am, size_t a, size_t b, size_t n, in
     return dir < 0 ? am->sched[j] > am->sched[i] : am->sched[j] < am->sched[i];
 }
 
-int xpv_attrib_allows(const xpv_attrib_module *am, size_t a, size_t b, size_t n, uint32_t l)
+int xpv_attrib_allows(const xpv_attrib_module *am, const xpv_attrib_bounds *bd, uint32_t l)
 {
     uint32_t i, c = xpv_attrib_home(am, l, &i);
     return am->sched[i] == NONE ||
-           (!crosses(am, a, b, n, -1, c, i) && !crosses(am, a, b, n, 1, c, i));
+           (!crosses(am, bd->before, -1, c, i) && !crosses(am, bd->after, 1, c, i));
 }
 
 /* Sorts cand[0, n) by schedule position: 0 when two share one. */

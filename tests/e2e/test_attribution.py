@@ -528,12 +528,12 @@ def _order_proto(ops=ORDER_OPS, order=(0, 3, 2, 1, 4, 5, 6, 7, 8)):
     fused = b""
     for k, (name, op) in enumerate(ops):
         if op:
-            entry += _instr(name, "fusion", 10 + k, [9], [20 + k])
-            fused += _fused_computations(("fused_%d" % k, 20 + k, op))
+            entry += _instr(name, "fusion", 100 + k, [9], [1000 + k])
+            fused += _fused_computations(("fused_%d" % k, 1000 + k, op))
         else:
-            entry += _instr(name, "custom-call", 10 + k, [9], target="__cublas$gemm")
-    entry += _f(6, 10 + len(ops) - 1)
-    ids = (9,) + tuple(10 + k for k in order)
+            entry += _instr(name, "custom-call", 100 + k, [9], target="__cublas$gemm")
+    entry += _f(6, 100 + len(ops) - 1)
+    ids = (9,) + tuple(100 + k for k in order)
     schedule = _f(7, _f(1, _f(1, 1) + _f(2, b"".join(_f(1, i) for i in ids))))
     return _f(1, _f(1, "jit_f") + _f(3, entry) + fused + _f(6, 1) + schedule)
 
@@ -565,6 +565,20 @@ def test_crafted_schedule_order():
     got = _placed(kernels, _order_proto(ops, (0, 1, 4, 3, 2, 5)))
     want = ["fusion.1", "custom-call.1", "fusion.3", "custom-call.2", "fusion.2", "fusion.4"]
     assert [op for _, op in got] == want, got
+    # eight identical layers of six fusions and a cuBLAS call, one fusion
+    # of each layer its own: every kernel in place (name order and data
+    # links once left most of them unattributed)
+    ops, kernels = [], []
+    for layer in range(8):
+        for f in range(6):
+            ops.append(("fusion.%d" % len(ops), "layer%d" % layer if f == 0 else "op%d" % f))
+            kernels.append("fusion_%d" % (len(ops) - 1 if f == 0 else f))
+        ops.append(("custom-call.%d" % layer, None))
+        kernels.append("nvjet_sm90_a")
+    ops.append(("fusion.%d" % len(ops), "last"))
+    kernels.append("fusion_%d" % (len(ops) - 1))
+    got = _placed(tuple(kernels), _order_proto(tuple(ops), tuple(range(len(ops)))))
+    assert [op for _, op in got] == [name for name, _ in ops], got
 
 
 if __name__ == "__main__":
