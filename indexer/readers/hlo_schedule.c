@@ -25,10 +25,10 @@ static int read_sequence(const xpv_hlo_module *m, xpv_pb seq, uint32_t c, uint32
     int rc;
     while ((rc = xpv_pb_next(&seq, &f, err)) == 1) {
         if (f.num != 1) continue;
-        xpv_pb ids = xpv_pb_sub(&seq, &f);
-        uint64_t id = f.v;
         int packed = f.wire == XPV_PB_LEN;
         if (!packed && f.wire != XPV_PB_VARINT) return xpv_err_set(err, "schedule: bad id");
+        xpv_pb ids = packed ? xpv_pb_sub(&seq, &f) : seq; /* a varint has no payload */
+        uint64_t id = f.v;
         while (!packed || ids.p < ids.end) {
             if (packed && xpv_pb_varint(&ids, &id, err) != 0) return -1;
             const xpv_hlo_instr *in = xpv_hlo_instr_by_id(m, (int64_t)id);

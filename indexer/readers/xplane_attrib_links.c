@@ -18,12 +18,12 @@
 #include <string.h>
 
 /* 1 when launcher `to` reads what launcher `from` writes (inputs[], made
- * by prepare, follows tuples, bitcasts and get-tuple-element). */
+ * by prepare, follows tuples, bitcasts and get-tuple-element; NULL when no
+ * launcher reads another's). */
 static int feeds(const xpv_attrib_module *am, uint32_t from, uint32_t to)
 {
-    const uint32_t *in = am->inputs + am->input_at[to];
-    for (uint32_t k = 0, n = am->input_at[to + 1] - am->input_at[to]; k < n; k++)
-        if (in[k] == from) return 1;
+    for (uint32_t k = am->input_at[to]; k < am->input_at[to + 1]; k++)
+        if (am->inputs[k] == from) return 1;
     return 0;
 }
 

@@ -3,8 +3,9 @@
  * as the memory and HLO views use it: the input is taken both as one
  * serialized xla.HloProto and as an XSpace whose /host:metadata plane
  * carries such protos. Whatever decodes is then walked the way the views
- * walk it (ids, sub-shapes, shapes as text, FLOPs), since a decoded module
- * that is unsafe to walk is as bad as a crash in the decoder.
+ * walk it (ids, sub-shapes, shapes as text, FLOPs) and as attribution reads
+ * its schedule (each position within its computation), since a decoded
+ * module that is unsafe to walk is as bad as a crash in the decoder.
  */
 #include "fuzz.h"
 
@@ -27,6 +28,13 @@ static void walk(const xpv_hlo_module *m)
             xpv_hlo_instr_by_id(m, in->operands.v[k]);
         text.len = 0;
     }
+    uint32_t *pos =
+        malloc((m->ninstrs + 1) * sizeof *pos); /* the schedule, as attribution reads it */
+    xpv_err err = {{0}};
+    if (pos) xpv_hlo_schedule_positions(m, pos, &err);
+    for (uint32_t i = 0; pos && i < m->ninstrs; i++)
+        if (pos[i] != UINT32_MAX && pos[i] >= m->computations[m->instrs[i].computation].n) abort();
+    free(pos);
     for (uint32_t b = 0; b < m->nbuffers; b++) {
         const xpv_hlo_logical_buffer *lb = &m->buffers[b];
         const xpv_hlo_instr *def = xpv_hlo_instr_by_id(m, lb->instruction_id);
