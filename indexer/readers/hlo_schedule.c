@@ -6,7 +6,7 @@
  *
  * Why: a graph execution's copies (CUDA's own kernels for memcpy nodes)
  * name no instruction; the command buffer holds its commands in this
- * order, so the order places them (xplane_attrib_links.c).
+ * order, so the order places them (xplane_attrib_order.c).
  *
  * Invariants: a position is given only to an instruction of the sequence's
  * own computation, and only once; a damaged schedule gives no position at

@@ -659,8 +659,12 @@ static int place_last(xpv_attrib_module *am, size_t i, size_t n)
     for (size_t j = 0; j < n && open < 2; j++)
         open += am->at[j] == (int64_t)x && am->place[j] < 0;
     int64_t free_member = -1;
+    xpv_attrib_bounds bd;
+    xpv_attrib_bounds_of(am, i, i + 1, n, &bd);
     for (uint32_t l = am->group_head[x]; l != NONE; l = am->group_next[l]) {
-        if (!xpv_attrib_may_run(am, x, l) || am->used[l] == am->gen) continue;
+        if (!xpv_attrib_may_run(am, x, l) || am->used[l] == am->gen ||
+            !xpv_attrib_allows(am, &bd, l))
+            continue;
         if (free_member >= 0) return 0;
         free_member = l;
     }
@@ -670,7 +674,8 @@ static int place_last(xpv_attrib_module *am, size_t i, size_t n)
 }
 
 /* When no data link decides, the earliest kernel named after a free
- * instruction goes to that instruction: XLA compiles a module's kernels in
+ * instruction goes to that instruction, when the placed events beside it
+ * allow it by the schedule: XLA compiles a module's kernels in
  * schedule order and names a shared kernel after the first it compiles, so
  * the first to run is that one unless a data link showed otherwise (seen
  * in jax-maxtext, where the link rules run first for that reason). One
@@ -742,12 +747,16 @@ void xpv_attrib_run(xpv_attrib_module *am, const uint32_t *names, size_t n, xpv_
     }
     place_named(am, names, n);
     /* each placement may let a neighbour be placed: the rules run again
-     * until none places more (the bound only guards against a rule bug) */
-    for (size_t pass = 0; pass < 4 * n + 4; pass++)
+     * until none places more (the bound only guards against a rule bug);
+     * a library call first waits for the kernels beside it, and is placed
+     * by its data links alone only before the conventions decide */
+    for (size_t pass = 0; pass < 4 * n + 4; pass++) {
+        xpv_attrib_order_pass(am, n);
         if (!xpv_attrib_place_by_schedule(am, names, n) && !place_by_dataflow(am, n) &&
-            !xpv_attrib_place_gaps(am, names, n) && !place_by_elimination(am, n) &&
-            !place_by_name_order(am, n))
+            !xpv_attrib_place_gaps(am, names, n, 1) && !xpv_attrib_place_gaps(am, names, n, 0) &&
+            !place_by_elimination(am, n) && !place_by_name_order(am, n))
             break;
+    }
     xpv_attrib_op none = {am->owner->unattributed, 0, 0};
     for (size_t i = 0; i < n; i++) {
         op[i] = am->place[i] >= 0 ? *op_of(am, am->launchers[am->place[i]]) : none;

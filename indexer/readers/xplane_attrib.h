@@ -17,8 +17,12 @@
  *    schedules between them. Each reused kernel (XLA runs identical
  *    fusions with one kernel, named after the one it compiled first) and
  *    each library call (cuBLAS `nvjet_*`, `sm90_xmma_*`, cutlass, cuDNN,
- *    with its memsets and copies) is matched to them in order, and placed
- *    where every such match agrees; CUDA's own kernels of memcpy nodes
+ *    with its memsets and copies; NCCL's only to a collective, others
+ *    never) is matched to them in order, and placed where every such match
+ *    agrees, when each instruction left between the two ran one of them (a
+ *    collective's kernels run on a stream of their own; an instruction an
+ *    async-start wraps counts at its place); CUDA's own kernels of memcpy
+ *    nodes
  *    (`memcpy128`, `memcpy32_post`), named after nothing, go one copy each
  *    to the copies of the computation beside them, in schedule order, when
  *    there are exactly as many;
@@ -27,14 +31,16 @@
  *    events beside it allow by the schedule), the one that reads what the
  *    placed kernels just before wrote or writes what those just after
  *    read, nearest and on both sides first; a tie places nothing; with a
- *    schedule, a library call waits until the kernels beside it are placed;
+ *    schedule, a library call first waits for the kernels beside it;
  *  - by elimination: the last free member of a group takes the last of
  *    its kernels;
  *  - by name order, when nothing else decides: the earliest such kernel
- *    goes to the instruction it is named after (XLA compiles in schedule
- *    order). This rule and the copies' are conventions, not proofs (CUDA
- *    may run independent copy nodes in another order); the kernels they
- *    place are counted apart in the profile's `attribution` fact.
+ *    the schedule allows goes to the instruction it is named after (XLA
+ *    compiles in schedule order). This rule and the copies' are
+ *    conventions, not proofs (a copy has no name to check its place by);
+ *    the kernels they place are counted apart in the profile's
+ *    `attribution` fact. The schedule's rules rest on the order graphs
+ *    were seen to keep, and stop at loops a graph holds.
  * Anything else is "unattributed", with its time.
  *
  * Invariants: a module is decoded at most once, on first use, and points

@@ -40,8 +40,11 @@ struct xpv_attrib_module {
     uint32_t *sched;       /* by instruction: its position in its computation's schedule */
     uint32_t *flow_before; /* by instruction: loops, conditionals, calls scheduled before it */
     uint32_t *at_pos;      /* by computation's first + position: the instruction scheduled there */
-    int scheduled;         /* some instruction has a schedule position */
-    uint32_t *cand;        /* scratch: the launchers a rule weighs */
+    uint32_t *inner;       /* by instruction: an async-start's one wrapped launcher, else NONE */
+    uint32_t *seen;        /* by computation: seen_gen when a placed event of the run lies there */
+    uint32_t seen_gen;
+    int scheduled;               /* some instruction has a schedule position */
+    uint32_t *cand;              /* scratch: the launchers a rule weighs */
     uint32_t *launcher_of_instr; /* by instruction: its launcher, NONE when none */
     uint32_t *inputs;            /* by launcher, from input_at[l] to input_at[l + 1]: */
     uint32_t *input_at;          /*   the launchers whose results it reads */
@@ -109,6 +112,10 @@ typedef struct {
 
 /* Reads the module's schedule into sched[] and flow_before[]. */
 void xpv_attrib_order_prepare(xpv_attrib_module *am);
+/* Notes, before a pass of the rules, the computations the run's placed
+ * events lie in: a window or bound in a computation whose caller has one
+ * may span two runs of a loop the graph holds, and is not used. */
+void xpv_attrib_order_pass(xpv_attrib_module *am, size_t n);
 void xpv_attrib_order_free(xpv_attrib_module *am);
 /* The computation whose schedule orders launcher l, and in *instr the
  * instruction that stands for l there (l's, or the async-start's that
@@ -159,8 +166,9 @@ int xpv_attrib_place_graph_copies(xpv_attrib_module *am, size_t a, size_t b, siz
 int64_t xpv_attrib_nearest_linked(xpv_attrib_module *am, const uint32_t *cand, size_t ncand,
                                   size_t a, size_t b, size_t n);
 
-/* Places the run's gaps (events no name places), a call at a time; returns
- * how many calls it placed. */
-int xpv_attrib_place_gaps(xpv_attrib_module *am, const uint32_t *names, size_t n);
+/* Places the run's gaps (events no name places), a call at a time; with
+ * wait, a call waits while a kernel beside it is unplaced (with a
+ * schedule). Returns how many calls it placed. */
+int xpv_attrib_place_gaps(xpv_attrib_module *am, const uint32_t *names, size_t n, int wait);
 
 #endif

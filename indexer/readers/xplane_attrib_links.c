@@ -9,7 +9,8 @@
  * Invariants: only events already placed count as links; a tie places
  * nothing; a call's events (a gap, or one call of a gap split at cuDNN
  * runs) go to one instruction or stay unplaced together; CUDA's memcpy
- * kernels go to copies only.
+ * kernels go to copies only (a gap that mixes them with other kernels
+ * stays unplaced).
  */
 #include "xplane_attrib_internal.h"
 
@@ -86,15 +87,41 @@ static int cudnn_call(const xpv_attrib_module *am, uint32_t l)
     return t.n >= 12 && memcmp(t.p + 8, "fmha", 4) == 0 ? 2 : 1;
 }
 
+/* 1 when launcher l is a collective: its kernels (NCCL's) run on a stream
+ * of their own, or as its own commands, never another call's. */
+static int is_collective(const xpv_attrib_module *am, uint32_t l)
+{
+    static const char *const PREFIXES[] = {"all-", "reduce-scatter",    "collective-", "send",
+                                           "recv", "ragged-all-to-all", NULL};
+    xpv_hlo_str op = am->m.instrs[am->launchers[l]].opcode;
+    for (const char *const *p = PREFIXES; *p; p++)
+        if (op.n >= strlen(*p) && memcmp(op.p, *p, strlen(*p)) == 0) return 1;
+    return 0;
+}
+
+/* What may have run a call: its kernels all say cuDNN, all say NCCL, or
+ * neither (cuBLAS, cutlass, a memset). */
+enum { CALL_PLAIN, CALL_CUDNN, CALL_NCCL };
+
+/* 1 when launcher l may have run a call of this kind. */
+static int may_call(const xpv_attrib_module *am, uint32_t l, int kind)
+{
+    int calls = cudnn_call(am, l);
+    if (kind == CALL_CUDNN) return calls > 0;
+    if (kind == CALL_NCCL) return is_collective(am, l);
+    return calls < 2 && !is_collective(am, l);
+}
+
 /* The library call or copy, named by no kernel and not yet placed, whose
  * data link to the events around the gap [a, b) is nearest; -1 when none
- * or a tie. Kernels that all say cuDNN go to a cuDNN call; others never to
- * fused attention. When the gap lies between placed events of one
+ * or a tie. Kernels that all say cuDNN go to a cuDNN call, others never to
+ * fused attention; NCCL's go to a collective, others never. When the gap
+ * lies between placed events of one
  * computation, only what the schedule puts between them may have run it:
- * one such call, with every fusion between them placed, is the one. */
-static int64_t gap_candidate(xpv_attrib_module *am, size_t a, size_t b, size_t n, int cudnn)
+ * one such call, when nothing else there is left to place, is the one. */
+static int64_t gap_candidate(xpv_attrib_module *am, size_t a, size_t b, size_t n, int kind)
 {
-    size_t ncand = 0, open_fusions = 0;
+    size_t ncand = 0, open = 0;
     xpv_attrib_window w;
     xpv_attrib_bounds bd;
     int windowed = xpv_attrib_window_of(am, a, b, n, &w);
@@ -103,12 +130,11 @@ static int64_t gap_candidate(xpv_attrib_module *am, size_t a, size_t b, size_t n
         if (am->used[l] == am->gen || !xpv_attrib_in_scope(am, l) ||
             (windowed && !xpv_attrib_in_window(am, &w, l)))
             continue;
-        open_fusions += am->is_fusion[l];
+        open += kind == CALL_NCCL || !is_collective(am, l); /* NCCL runs on its own stream */
         if (am->is_fusion[l] || am->named[l] == am->gen || !xpv_attrib_allows(am, &bd, l)) continue;
-        int calls = cudnn_call(am, l);
-        if (cudnn ? calls > 0 : calls < 2) am->cand[ncand++] = l;
+        if (may_call(am, l, kind)) am->cand[ncand++] = l;
     }
-    if (windowed && ncand == 1 && open_fusions == 0) return am->cand[0];
+    if (windowed && ncand == 1 && open == 1) return am->cand[0];
     return xpv_attrib_nearest_linked(am, am->cand, ncand, a, b, n);
 }
 
@@ -170,22 +196,45 @@ static int one_call(const uint8_t *cls, size_t a, size_t b, int *cudnn)
     return kernels <= 1 || (says == kernels && engines == 1);
 }
 
+/* The kind of the call [a, b) (cudnn: one_call's). */
+static int call_kind(xpv_attrib_module *am, const uint32_t *names, const uint8_t *cls, size_t a,
+                     size_t b, int cudnn)
+{
+    if (cudnn) return CALL_CUDNN;
+    size_t kernels = 0, nccl = 0, len;
+    for (size_t j = a; j < b; j++) {
+        if (cls[j] == EV_COPY_OR_SET) continue;
+        const char *s = xpv_sink_string(am->owner->sink, names[j], &len);
+        kernels++;
+        for (size_t k = 0; s && k + 4 <= len; k++)
+            if (memcmp(s + k, "nccl", 4) == 0) {
+                nccl++;
+                break;
+            }
+    }
+    return kernels && nccl == kernels ? CALL_NCCL : CALL_PLAIN;
+}
+
 /* Places the events [a, b) of a gap as one call: 1 when placed. A call of
  * one kernel (and its copies and memsets), or of one cuDNN engine and the
  * cuDNN helpers beside it (fused attention's backward pass launches
  * three kernels), can be told apart; two kernels that are neither may be
  * two calls, and are not placed. With a schedule, a gap waits until the
  * kernels beside it are placed. */
-static int place_call(xpv_attrib_module *am, const uint8_t *cls, size_t a, size_t b, size_t n)
+static int place_call(xpv_attrib_module *am, const uint32_t *names, const uint8_t *cls, size_t a,
+                      size_t b, size_t n, int wait)
 {
     int cudnn;
     /* with a schedule, a kernel beside the gap may still be placed and
      * bound where the call can lie: a data link alone once put a cuBLAS
      * kernel on a call scheduled after the fusion that ran next */
-    if (am->scheduled && ((a > 0 && am->at[a - 1] >= 0 && am->place[a - 1] < 0) ||
-                          (b < n && am->at[b] >= 0 && am->place[b] < 0)))
+    if (wait && am->scheduled &&
+        ((a > 0 && am->at[a - 1] >= 0 && am->place[a - 1] < 0) ||
+         (b < n && am->at[b] >= 0 && am->place[b] < 0)))
         return 0;
-    int64_t l = one_call(cls, a, b, &cudnn) ? gap_candidate(am, a, b, n, cudnn) : -1;
+    int64_t l = one_call(cls, a, b, &cudnn)
+                    ? gap_candidate(am, a, b, n, call_kind(am, names, cls, a, b, cudnn))
+                    : -1;
     if (l < 0) return 0;
     am->used[l] = am->gen;
     for (size_t j = a; j < b; j++)
@@ -233,34 +282,30 @@ static size_t call_end(const uint8_t *cls, size_t c, size_t b)
 /* ---- the schedule's placements ---- */
 
 /* A piece of a run of unplaced events: a named kernel (x >= 0), or the
- * unnamed events [a, b) of one library call (cudnn: its kernels all say
- * cuDNN); early and late, the instructions the earliest and the latest
- * order-keeping match give it. */
+ * unnamed events [a, b) of one library call; early and late, the
+ * instructions the earliest and the latest order-keeping match give it. */
 typedef struct {
     size_t a, b;
     int64_t x;
-    int cudnn;
+    int kind; /* of a call: CALL_* */
     uint32_t early, late;
 } piece;
 
 /* 1 when launcher l may be the library call of a piece inside w. */
-static int call_fits(const xpv_attrib_module *am, uint32_t l, int cudnn)
+static int call_fits(const xpv_attrib_module *am, uint32_t l, int kind)
 {
-    if (l == NONE || am->is_fusion[l] || am->named[l] == am->gen || am->used[l] == am->gen ||
-        !xpv_attrib_in_scope(am, l))
-        return 0;
-    int calls = cudnn_call(am, l);
-    return cudnn ? calls > 0 : calls < 2;
+    return l != NONE && !am->is_fusion[l] && am->named[l] != am->gen && am->used[l] != am->gen &&
+           xpv_attrib_in_scope(am, l) && may_call(am, l, kind);
 }
 
 /* The call that fits nearest after position `from` (dir +1) or before it
  * (dir -1) inside w, its position in *at; NONE when none. */
-static uint32_t next_call(const xpv_attrib_module *am, const xpv_attrib_window *w, int cudnn,
+static uint32_t next_call(const xpv_attrib_module *am, const xpv_attrib_window *w, int kind,
                           uint32_t from, int dir, uint32_t *at)
 {
     for (int64_t p = (int64_t)from + dir; dir > 0 ? p < w->hi : p > w->lo; p += dir) {
         uint32_t l = xpv_attrib_launcher_at(am, w->home, (uint32_t)p);
-        if (call_fits(am, l, cudnn)) {
+        if (call_fits(am, l, kind)) {
             *at = (uint32_t)p;
             return l;
         }
@@ -292,7 +337,7 @@ static int split_pieces(xpv_attrib_module *am, const uint32_t *names, size_t s, 
         for (size_t c = i, d; c < j; c = d) {
             d = split ? call_end(cls, c, j) : j;
             if (!one_call(cls, c, d, &cudnn)) return 0;
-            pc[(*np)++] = (piece){c, d, -1, cudnn, NONE, NONE};
+            pc[(*np)++] = (piece){c, d, -1, call_kind(am, names, cls, c, d, cudnn), NONE, NONE};
         }
     }
     return 1;
@@ -303,7 +348,7 @@ static uint32_t next_fit(const xpv_attrib_module *am, const xpv_attrib_window *w
                          uint32_t from, int dir, uint32_t *at)
 {
     return q->x >= 0 ? xpv_attrib_next_member(am, w, (uint32_t)q->x, from, dir, at)
-                     : next_call(am, w, q->cudnn, from, dir, at);
+                     : next_call(am, w, q->kind, from, dir, at);
 }
 
 /* Each piece ran one instruction scheduled inside w, in order: the pieces
@@ -318,6 +363,21 @@ static int align(xpv_attrib_module *am, piece *pc, size_t np, const xpv_attrib_w
     at = w->hi;
     for (size_t k = np; k-- > 0;)
         if ((pc[k].late = next_fit(am, w, &pc[k], at, -1, &at)) == NONE) return 0;
+    /* sound only when each piece's instruction can be matched: every
+     * instruction left in w ran one piece, none ran nothing (a collective
+     * on another stream) or something no piece can match (a fusion's
+     * memset) */
+    size_t open = 0;
+    int nccl = 0; /* a collective left in w counts only when NCCL kernels are among the pieces:
+                     else they ran on a stream of their own */
+    for (size_t k = 0; k < np; k++)
+        nccl |= pc[k].x < 0 && pc[k].kind == CALL_NCCL;
+    for (uint32_t p = w->lo + 1; p < w->hi && open <= np; p++) {
+        uint32_t l = xpv_attrib_launcher_at(am, w->home, p);
+        open += l != NONE && am->used[l] != am->gen && xpv_attrib_in_scope(am, l) &&
+                (nccl || !is_collective(am, l));
+    }
+    if (open != np) return 0;
     int placed = 0;
     for (size_t k = 0; k < np; k++) {
         if (pc[k].early != pc[k].late) continue;
@@ -356,8 +416,11 @@ int xpv_attrib_place_by_schedule(xpv_attrib_module *am, const uint32_t *names, s
             t++;
         if (am->place[s] >= 0 || !xpv_attrib_window_of(am, s, t, n, &w)) continue;
         if (cap < t - s) pc = xpv_xrealloc(pc, (cap = t - s) * sizeof *pc);
-        int got = split_pieces(am, names, s, t, pc, &np) ? align(am, pc, np, &w) : 0;
-        placed += got ? got : place_single(am, s, t, &w);
+        /* a run that cannot be cut into pieces still gets its kernels with
+         * one member in w; one with no order-keeping match gets nothing
+         * (the window misleads) */
+        placed += split_pieces(am, names, s, t, pc, &np) ? align(am, pc, np, &w)
+                                                         : place_single(am, s, t, &w);
     }
     free(pc);
     return placed;
@@ -370,7 +433,7 @@ int xpv_attrib_place_by_schedule(xpv_attrib_module *am, const uint32_t *names, s
  * calls first: each run, with the copies and memsets just before it, is
  * one call, and what lies between runs is another. Returns how many calls
  * it placed. */
-int xpv_attrib_place_gaps(xpv_attrib_module *am, const uint32_t *names, size_t n)
+int xpv_attrib_place_gaps(xpv_attrib_module *am, const uint32_t *names, size_t n, int wait)
 {
     int placed = 0;
     for (size_t a = 0, b; a < n; a = b) {
@@ -378,23 +441,22 @@ int xpv_attrib_place_gaps(xpv_attrib_module *am, const uint32_t *names, size_t n
             b++;
         if (am->at[a] >= 0) continue;
         uint8_t *cls = am->cls;
-        int copies = 1;
+        size_t copies = 0;
         for (size_t j = a; j < b; j++) {
             int c = event_class(am->owner, names[j]);
-            copies &= (c & GRAPH_COPY) != 0;
+            copies += (c & GRAPH_COPY) != 0;
             cls[j] = (uint8_t)(c & ~GRAPH_COPY);
         }
-        if (copies) {
-            if (am->place[a] < 0) placed += xpv_attrib_place_graph_copies(am, a, b, n);
-            continue;
-        }
+        if (copies == b - a && am->place[a] < 0)
+            placed += xpv_attrib_place_graph_copies(am, a, b, n);
+        if (copies) continue; /* CUDA's memcpy kernels go to copies only */
         if (!split_at_cudnn(cls, a, b)) {
-            if (am->place[a] < 0) placed += place_call(am, cls, a, b, n);
+            if (am->place[a] < 0) placed += place_call(am, names, cls, a, b, n, wait);
             continue;
         }
         for (size_t c = a, d; c < b; c = d) {
             d = call_end(cls, c, b);
-            if (am->place[c] < 0) placed += place_call(am, cls, c, d, n);
+            if (am->place[c] < 0) placed += place_call(am, names, cls, c, d, n, wait);
         }
     }
     return placed;

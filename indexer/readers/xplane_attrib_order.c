@@ -54,6 +54,27 @@ static void count_flow(xpv_attrib_module *am)
     }
 }
 
+/* inner[] by instruction: the one launcher an async-start wraps, which
+ * runs at the async-start's place in the schedule (NONE when it wraps
+ * none or several). */
+static void find_inner(xpv_attrib_module *am)
+{
+    const xpv_hlo_module *m = &am->m;
+    uint8_t *several = xpv_xcalloc(m->ninstrs + 1, 1);
+    am->inner = xpv_xmalloc((m->ninstrs + 1) * sizeof *am->inner);
+    for (uint32_t i = 0; i <= m->ninstrs; i++)
+        am->inner[i] = NONE;
+    for (uint32_t l = 0; l < am->nlaunchers; l++) {
+        uint32_t site = am->site[m->instrs[am->launchers[l]].computation];
+        if (site == NONE) continue;
+        several[site] |= am->inner[site] != NONE;
+        am->inner[site] = l;
+    }
+    for (uint32_t i = 0; i < m->ninstrs; i++)
+        if (several[i]) am->inner[i] = NONE;
+    free(several);
+}
+
 void xpv_attrib_order_prepare(xpv_attrib_module *am)
 {
     xpv_err ignored; /* a damaged schedule leaves every position unknown */
@@ -62,6 +83,8 @@ void xpv_attrib_order_prepare(xpv_attrib_module *am)
     for (uint32_t i = 0; i < am->m.ninstrs && !am->scheduled; i++)
         am->scheduled = am->sched[i] != NONE;
     count_flow(am);
+    find_inner(am);
+    am->seen = xpv_xcalloc(am->m.ncomputations + 1, sizeof *am->seen);
 }
 
 void xpv_attrib_order_free(xpv_attrib_module *am)
@@ -69,6 +92,8 @@ void xpv_attrib_order_free(xpv_attrib_module *am)
     free(am->sched);
     free(am->flow_before);
     free(am->at_pos);
+    free(am->inner);
+    free(am->seen);
 }
 
 uint32_t xpv_attrib_home(const xpv_attrib_module *am, uint32_t l, uint32_t *instr)
@@ -77,6 +102,29 @@ uint32_t xpv_attrib_home(const xpv_attrib_module *am, uint32_t l, uint32_t *inst
     if (am->site[c] != NONE) i = am->site[c], c = am->m.instrs[i].computation;
     *instr = i;
     return c;
+}
+
+void xpv_attrib_order_pass(xpv_attrib_module *am, size_t n)
+{
+    if (++am->seen_gen == 0) { /* the stamps wrapped: forget them all */
+        memset(am->seen, 0, (am->m.ncomputations + 1) * sizeof *am->seen);
+        am->seen_gen = 1;
+    }
+    uint32_t instr;
+    for (size_t i = 0; i < n; i++)
+        if (am->place[i] >= 0)
+            am->seen[xpv_attrib_home(am, (uint32_t)am->place[i], &instr)] = am->seen_gen;
+}
+
+/* 1 when a computation that runs home has a placed event of the run:
+ * home may then run twice in it (a loop the graph holds), and positions
+ * in home do not order its events. */
+static int may_repeat(const xpv_attrib_module *am, uint32_t home)
+{
+    uint32_t c = am->caller[home];
+    for (int depth = 0; c != NONE && depth < 64; c = am->caller[c], depth++)
+        if (am->seen[c] == am->seen_gen) return 1;
+    return 0;
 }
 
 /* The placed event nearest to [a, b) on one side (dir -1 before a, +1 at
@@ -98,7 +146,7 @@ int xpv_attrib_window_of(const xpv_attrib_module *am, size_t a, size_t b, size_t
     if (before < 0 || after < 0) return 0;
     uint32_t ip, iq;
     uint32_t home = xpv_attrib_home(am, (uint32_t)before, &ip);
-    if (xpv_attrib_home(am, (uint32_t)after, &iq) != home) return 0;
+    if (xpv_attrib_home(am, (uint32_t)after, &iq) != home || may_repeat(am, home)) return 0;
     uint32_t lo = am->sched[ip], hi = am->sched[iq];
     if (lo == NONE || hi == NONE || lo >= hi || am->flow_before[ip] != am->flow_before[iq])
         return 0;
@@ -127,19 +175,22 @@ uint32_t xpv_attrib_next_member(const xpv_attrib_module *am, const xpv_attrib_wi
                                 uint32_t from, int dir, uint32_t *at)
 {
     uint32_t best = NONE;
+    int tie = 0; /* two members at one place (in one async-start): no order between them */
     for (uint32_t l = am->group_head[x]; l != NONE; l = am->group_next[l]) {
         uint32_t p = xpv_attrib_fits(am, w, x, l);
         if (p == NONE || (dir > 0 ? p <= from : p >= from)) continue;
-        if (best == NONE || (dir > 0 ? p < *at : p > *at)) best = l, *at = p;
+        if (best != NONE && p == *at) tie = 1;
+        if (best == NONE || (dir > 0 ? p < *at : p > *at)) best = l, *at = p, tie = 0;
     }
-    return best;
+    return tie ? NONE : best;
 }
 
 uint32_t xpv_attrib_launcher_at(const xpv_attrib_module *am, uint32_t home, uint32_t pos)
 {
     const xpv_hlo_computation *comp = &am->m.computations[home];
     if (pos >= comp->n || am->at_pos[comp->first + pos] == NONE) return NONE;
-    return am->launcher_of_instr[am->at_pos[comp->first + pos]];
+    uint32_t i = am->at_pos[comp->first + pos];
+    return am->launcher_of_instr[i] != NONE ? am->launcher_of_instr[i] : am->inner[i];
 }
 
 void xpv_attrib_bounds_of(const xpv_attrib_module *am, size_t a, size_t b, size_t n,
@@ -155,7 +206,7 @@ static int crosses(const xpv_attrib_module *am, int64_t near, int dir, uint32_t 
 {
     uint32_t j;
     if (near < 0 || xpv_attrib_home(am, (uint32_t)near, &j) != c || am->sched[j] == NONE ||
-        am->flow_before[j] != am->flow_before[i])
+        am->flow_before[j] != am->flow_before[i] || may_repeat(am, c))
         return 0;
     return dir < 0 ? am->sched[j] > am->sched[i] : am->sched[j] < am->sched[i];
 }
@@ -197,13 +248,25 @@ static uint32_t home_beside(const xpv_attrib_module *am, size_t a, size_t b, siz
     return home;
 }
 
+/* 1 when a kernel of the run is named after a member of l's reuse group:
+ * l may have run that kernel rather than a copy. */
+static int group_named(const xpv_attrib_module *am, uint32_t l)
+{
+    for (uint32_t m = am->group_head[l]; m != NONE; m = am->group_next[m])
+        if (am->named[m] == am->gen) return 1;
+    return 0;
+}
+
 int xpv_attrib_place_graph_copies(xpv_attrib_module *am, size_t a, size_t b, size_t n)
 {
     uint32_t i, home = home_beside(am, a, b, n);
     size_t ncand = 0;
+    xpv_attrib_bounds bd;
+    xpv_attrib_bounds_of(am, a, b, n, &bd);
     for (uint32_t l = 0; l < am->nlaunchers && home != NONE && ncand <= b - a; l++) {
-        if (!am->is_copy[l] || am->named[l] == am->gen || am->used[l] == am->gen ||
-            !xpv_attrib_in_scope(am, l) || xpv_attrib_home(am, l, &i) != home)
+        if (!am->is_copy[l] || group_named(am, l) || am->used[l] == am->gen ||
+            !xpv_attrib_in_scope(am, l) || xpv_attrib_home(am, l, &i) != home ||
+            !xpv_attrib_allows(am, &bd, l))
             continue;
         if (am->sched[i] == NONE) return 0;
         am->cand[ncand++] = l;

@@ -33,7 +33,11 @@ own hlo_op). The tests check:
   - another: a scan body's dynamic slices, wrapped in async-starts, run as
     CUDA's memcpy kernels, placed copy by copy in the module's schedule
     order (not its instruction order), and left unattributed when the
-    copies and the kernels do not pair up.
+    copies and the kernels do not pair up;
+  - others: reused kernels and library calls placed by the schedule
+    between placed kernels (identical layers among them), and the cases the
+    schedule must not decide alone (async-wrapped calls, collectives on
+    their own streams, memcpy kernels beside a call, loops).
 The fixture tests skip with a message when ../shared/fixtures is absent."""
 import glob
 import json
@@ -581,7 +585,87 @@ def test_crafted_schedule_order():
     assert [op for _, op in got] == [name for name, _ in ops], got
 
 
+def _schedule(*sequences):
+    """HloModuleProto.schedule: (computation id, instruction ids) each."""
+    return _f(7, b"".join(_f(1, _f(1, cid) + _f(2, b"".join(_f(1, i) for i in ids)))
+                          for cid, ids in sequences))
+
+
+def _limits_protos():
+    """Modules where the schedule must not decide alone: (1) a cuBLAS call
+    wrapped in an async-start, beside an all-reduce whose kernel runs on
+    its own stream; (2) a reduction whose init memset no call ran, beside
+    an all-gather; (3) a lone cuBLAS call, beside which a memcpy kernel ran;
+    (4) two identical fusions, one scheduled before a cuBLAS call and one
+    in a loop after, whose call the data links place."""
+    def module(entry, *others, fused=(), sched=()):
+        return _f(1, _f(1, "jit_f") + _f(3, entry) + b"".join(_f(3, c) for c in others) +
+                  b"".join(_f(3, _f(1, "f%d" % cid) + _f(5, cid) +
+                               _instr("%s.%d" % (op, cid), op, 40 + cid) + _f(6, 40 + cid))
+                           for cid, op in fused) + _f(6, 1) + _schedule(*sched))
+    main = _f(1, "main") + _f(5, 1) + _instr("p.1", "parameter", 9)
+    wrapped = module(main + _instr("fusion.1", "fusion", 10, [9], [101]) +
+                     _instr("gemm-start.1", "async-start", 11, [10], [4]) +
+                     _instr("gemm-done.1", "async-done", 12, [11]) +
+                     _instr("all-reduce-start.1", "all-reduce-start", 13, [10]) +
+                     _instr("all-reduce-done.1", "all-reduce-done", 14, [13]) +
+                     _instr("fusion.2", "fusion", 15, [12, 14], [102]) + _f(6, 15),
+                     _f(1, "async_gemm") + _f(5, 4) + _instr("pa.1", "parameter", 40) +
+                     _instr("custom-call.1", "custom-call", 41, [40], target="__cublas$gemm") +
+                     _f(6, 41), fused=((101, "multiply"), (102, "add")),
+                     sched=((1, (9, 10, 11, 12, 13, 14, 15)), (4, (40, 41))))
+    memset = module(main + _instr("fusion.1", "fusion", 10, [9], [101]) +
+                    _instr("all-gather-start.1", "all-gather-start", 11, [9]) +
+                    _instr("all-gather-done.1", "all-gather-done", 12, [11]) +
+                    _instr("reduce_fusion.1", "fusion", 13, [10], [102]) +
+                    _instr("fusion.3", "fusion", 14, [12, 13], [103]) + _f(6, 14),
+                    fused=((101, "multiply"), (102, "reduce"), (103, "add")),
+                    sched=((1, (9, 10, 11, 12, 13, 14)),))
+    lone = module(main + _instr("fusion.1", "fusion", 10, [9], [101]) +
+                  _instr("custom-call.1", "custom-call", 11, [9], target="__cublas$gemm") +
+                  _instr("fusion.2", "fusion", 12, [10, 11], [102]) + _f(6, 12),
+                  fused=((101, "multiply"), (102, "add")), sched=((1, (9, 10, 11, 12)),))
+    looped = module(main + _instr("fusion.1", "fusion", 10, [9], [101]) +
+                    _instr("while.0", "while", 11, [10], [2]) +
+                    _instr("fusion.3", "fusion", 12, [9], [103]) +
+                    _instr("custom-call.1", "custom-call", 13, [12], target="__cublas$gemm") +
+                    _instr("fusion.4", "fusion", 14, [13], [104]) +
+                    _instr("while.1", "while", 15, [14], [3]) + _f(6, 15),
+                    _f(1, "body0") + _f(5, 2) + _instr("p.2", "parameter", 20) +
+                    _instr("fusion.6", "fusion", 21, [20], [106]) + _f(6, 21),
+                    _f(1, "body1") + _f(5, 3) + _instr("p.3", "parameter", 30) +
+                    _instr("fusion.5", "fusion", 31, [30], [105]) +
+                    _instr("fusion.2", "fusion", 32, [30], [102]) + _f(6, 32),
+                    fused=((101, "multiply"), (102, "add"), (103, "add"), (104, "divide"),
+                           (105, "maximum"), (106, "negate")),
+                    sched=((1, (9, 10, 11, 12, 13, 14, 15)), (2, (20, 21)), (3, (30, 31, 32))))
+    return wrapped, memset, lone, looped
+
+
+def test_crafted_schedule_limits():
+    """What the schedule alone must not decide (each once went wrong in
+    development, found by a review): a wrapped call counts at its
+    async-start's place, and a collective's kernels run on a stream of
+    their own, so a cuBLAS kernel beside an all-reduce goes to the wrapped
+    call, and a reduction's memset to no collective; a memcpy kernel goes
+    to no cuBLAS call; and a call's wait for the kernels beside it does
+    not hand a reused kernel to name order (fusion_2 first ran fusion.3)."""
+    wrapped, memset, lone, looped = _limits_protos()
+    got = _placed(("fusion_1", "nvjet_sm90_gemm", "fusion_2"), wrapped)
+    assert got[1] == ("nvjet_sm90_gemm", "custom-call.1"), got
+    got = _placed(("fusion_1", "Memset (Device)", "reduce_fusion_1", "fusion_3"), memset)
+    assert got[1] == ("Memset (Device)", "unattributed"), got
+    got = _placed(("fusion_1", "Memset (Device)", "memcpy128", "fusion_2"), lone)
+    assert got[1:3] == [("Memset (Device)", "unattributed"), ("memcpy128", "unattributed")], got
+    kernels = ("fusion_1", "fusion_6", "fusion_2", "nvjet_sm90_gemm", "fusion_4", "fusion_5",
+               "fusion_2")
+    got = [op for _, op in _placed(kernels, looped)]
+    assert got == ["fusion.1", "fusion.6", "fusion.3", "custom-call.1", "fusion.4", "fusion.5",
+                   "fusion.2"], got
+
+
 if __name__ == "__main__":
     main([test_crafted_graph, test_crafted_attention, test_crafted_scope,
           test_crafted_loop_in_graph, test_crafted_convolution, test_crafted_graph_copies,
-          test_crafted_schedule_order, test_command_buffer_pair, test_maxtext])
+          test_crafted_schedule_order, test_crafted_schedule_limits, test_command_buffer_pair,
+          test_maxtext])
