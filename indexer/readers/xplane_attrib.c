@@ -110,7 +110,11 @@ static uint8_t *fused_computations(const xpv_hlo_module *m)
     uint8_t *fused = xpv_xcalloc(m->ncomputations + 1, 1);
     for (uint32_t i = 0; i < m->ninstrs; i++) {
         const xpv_hlo_instr *in = &m->instrs[i];
-        if (runs_callees(in->opcode)) continue;
+        /* an async wrapper's callee launches its own work too; some XLA
+         * versions list it on the async-done as well */
+        if (runs_callees(in->opcode) || text_is(in->opcode, "async-done", 10) ||
+            text_is(in->opcode, "async-update", 12))
+            continue;
         for (uint32_t k = 0; k < in->called.n; k++) {
             uint32_t callee;
             if (xpv_hlo_computation_by_id(m, in->called.v[k], &callee))
@@ -281,6 +285,7 @@ static void link_callees(xpv_attrib_module *am)
     am->scope = xpv_xcalloc(m->ncomputations + 1, sizeof *am->scope);
     am->caller = xpv_xmalloc((m->ncomputations + 1) * sizeof *am->caller);
     am->site = xpv_xmalloc((m->ncomputations + 1) * sizeof *am->site);
+    am->looped = xpv_xcalloc(m->ncomputations + 1, 1);
     for (uint32_t c = 0; c <= m->ncomputations; c++)
         am->caller[c] = am->site[c] = NONE;
     uint32_t fill = 0, cap = m->ninstrs + 1;
@@ -294,6 +299,7 @@ static void link_callees(xpv_attrib_module *am)
                 uint32_t callee;
                 if (!xpv_hlo_computation_by_id(m, in->called.v[k], &callee)) continue;
                 if (text_is(in->opcode, "async-start", 11)) am->site[callee] = i;
+                if (text_is(in->opcode, "while", 5)) am->looped[callee] = 1;
                 if (am->caller[callee] == NONE && callee != c) am->caller[callee] = c;
                 if (fill == cap)
                     am->callees = xpv_xrealloc(am->callees, (cap *= 2) * sizeof *am->callees);
@@ -449,7 +455,7 @@ static void module_free(xpv_attrib_module *am)
         free(arrays[k]);
     free(am->is_fusion), free(am->ambiguous), free(am->is_copy), free(am->ops), free(am->op_ready),
         free(am->at), free(am->place), free(am->cls), free(am->callee_at), free(am->callees),
-        free(am->scope), free(am->caller), free(am->site);
+        free(am->scope), free(am->caller), free(am->site), free(am->looped);
     xpv_attrib_order_free(am);
     xpv_hindex_free(&am->by_name), xpv_hindex_free(&am->by_kernel);
     xpv_hindex_free(&am->kernel_of), xpv_hindex_free(&am->instr_of);
@@ -749,12 +755,12 @@ void xpv_attrib_run(xpv_attrib_module *am, const uint32_t *names, size_t n, xpv_
     /* each placement may let a neighbour be placed: the rules run again
      * until none places more (the bound only guards against a rule bug);
      * a library call first waits for the kernels beside it, and is placed
-     * by its data links alone only before the conventions decide */
+     * by its data links alone only after elimination, before name order */
     for (size_t pass = 0; pass < 4 * n + 4; pass++) {
         xpv_attrib_order_pass(am, n);
         if (!xpv_attrib_place_by_schedule(am, names, n) && !place_by_dataflow(am, n) &&
-            !xpv_attrib_place_gaps(am, names, n, 1) && !xpv_attrib_place_gaps(am, names, n, 0) &&
-            !place_by_elimination(am, n) && !place_by_name_order(am, n))
+            !xpv_attrib_place_gaps(am, names, n, 1) && !place_by_elimination(am, n) &&
+            !xpv_attrib_place_gaps(am, names, n, 0) && !place_by_name_order(am, n))
             break;
     }
     xpv_attrib_op none = {am->owner->unattributed, 0, 0};

@@ -54,6 +54,7 @@ struct xpv_attrib_module {
     uint32_t *callees;           /*   the computations its control flow calls */
     uint32_t *caller;            /* by computation: one whose control flow calls it, or NONE */
     uint32_t *site;              /* by computation: the async-start that runs it, or NONE */
+    uint8_t *looped;             /* by computation: a while runs it */
     uint32_t *scope;             /* by computation: the run's generation when in its scope */
     int scoped;                  /* the run has a scope (in_scope) */
     uint32_t entry;              /* the entry computation's index */
@@ -113,8 +114,9 @@ typedef struct {
 /* Reads the module's schedule into sched[] and flow_before[]. */
 void xpv_attrib_order_prepare(xpv_attrib_module *am);
 /* Notes, before a pass of the rules, the computations the run's placed
- * events lie in: a window or bound in a computation whose caller has one
- * may span two runs of a loop the graph holds, and is not used. */
+ * events lie in: a window or bound in a loop's body or condition, or in
+ * what it calls, whose caller above the loop has one may span two runs
+ * of a loop the graph holds, and is not used. */
 void xpv_attrib_order_pass(xpv_attrib_module *am, size_t n);
 void xpv_attrib_order_free(xpv_attrib_module *am);
 /* The computation whose schedule orders launcher l, and in *instr the

@@ -11,8 +11,8 @@
  * position; a window's two ends, and an event and the placed event beside
  * it that bounds it, lie in one computation with no loop, conditional or
  * call scheduled between them (their callees run there, from other
- * computations); an instruction an async-start wraps counts at the
- * async-start's place.
+ * computations), and not in a loop the graph holds; an instruction an
+ * async-start wraps counts at the async-start's place.
  */
 #include "xplane_attrib_internal.h"
 
@@ -116,14 +116,17 @@ void xpv_attrib_order_pass(xpv_attrib_module *am, size_t n)
             am->seen[xpv_attrib_home(am, (uint32_t)am->place[i], &instr)] = am->seen_gen;
 }
 
-/* 1 when a computation that runs home has a placed event of the run:
- * home may then run twice in it (a loop the graph holds), and positions
- * in home do not order its events. */
+/* 1 when home lies in a loop (a while runs it, or what calls it) whose
+ * caller, or one above, has a placed event of the run: the graph then
+ * holds the loop, home may run twice in it, and positions in home do not
+ * order its events. A branch or a call runs once. */
 static int may_repeat(const xpv_attrib_module *am, uint32_t home)
 {
-    uint32_t c = am->caller[home];
-    for (int depth = 0; c != NONE && depth < 64; c = am->caller[c], depth++)
-        if (am->seen[c] == am->seen_gen) return 1;
+    int in_loop = 0;
+    for (int depth = 0; home != NONE && depth < 64; home = am->caller[home], depth++) {
+        if (in_loop && am->seen[home] == am->seen_gen) return 1;
+        in_loop |= am->looped[home];
+    }
     return 0;
 }
 

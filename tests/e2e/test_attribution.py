@@ -591,22 +591,28 @@ def _schedule(*sequences):
                           for cid, ids in sequences))
 
 
-def _limits_protos():
+def _module(entry, *others, fused=(), sched=()):
+    """A module of computations (main's id 1), fused computations (id,
+    opcode) of one instruction each, and a schedule."""
+    return _f(1, _f(1, "jit_f") + _f(3, entry) + b"".join(_f(3, c) for c in others) +
+              b"".join(_f(3, _f(1, "f%d" % cid) + _f(5, cid) +
+                           _instr("%s.%d" % (op, cid), op, 400 + cid) + _f(6, 400 + cid))
+                       for cid, op in fused) + _f(6, 1) + _schedule(*sched))
+
+
+def _limits_protos(done_lists_callee=False):
     """Modules where the schedule must not decide alone: (1) a cuBLAS call
     wrapped in an async-start, beside an all-reduce whose kernel runs on
     its own stream; (2) a reduction whose init memset no call ran, beside
     an all-gather; (3) a lone cuBLAS call, beside which a memcpy kernel ran;
     (4) two identical fusions, one scheduled before a cuBLAS call and one
     in a loop after, whose call the data links place."""
-    def module(entry, *others, fused=(), sched=()):
-        return _f(1, _f(1, "jit_f") + _f(3, entry) + b"".join(_f(3, c) for c in others) +
-                  b"".join(_f(3, _f(1, "f%d" % cid) + _f(5, cid) +
-                               _instr("%s.%d" % (op, cid), op, 40 + cid) + _f(6, 40 + cid))
-                           for cid, op in fused) + _f(6, 1) + _schedule(*sched))
+    module = _module
     main = _f(1, "main") + _f(5, 1) + _instr("p.1", "parameter", 9)
     wrapped = module(main + _instr("fusion.1", "fusion", 10, [9], [101]) +
                      _instr("gemm-start.1", "async-start", 11, [10], [4]) +
-                     _instr("gemm-done.1", "async-done", 12, [11]) +
+                     _instr("gemm-done.1", "async-done", 12, [11],
+                            [4] if done_lists_callee else []) +
                      _instr("all-reduce-start.1", "all-reduce-start", 13, [10]) +
                      _instr("all-reduce-done.1", "all-reduce-done", 14, [13]) +
                      _instr("fusion.2", "fusion", 15, [12, 14], [102]) + _f(6, 15),
@@ -651,8 +657,9 @@ def test_crafted_schedule_limits():
     to no cuBLAS call; and a call's wait for the kernels beside it does
     not hand a reused kernel to name order (fusion_2 first ran fusion.3)."""
     wrapped, memset, lone, looped = _limits_protos()
-    got = _placed(("fusion_1", "nvjet_sm90_gemm", "fusion_2"), wrapped)
-    assert got[1] == ("nvjet_sm90_gemm", "custom-call.1"), got
+    for proto in (wrapped, _limits_protos(done_lists_callee=True)[0]):  # XLA versions differ
+        got = _placed(("fusion_1", "nvjet_sm90_gemm", "fusion_2"), proto)
+        assert got[1] == ("nvjet_sm90_gemm", "custom-call.1"), got
     got = _placed(("fusion_1", "Memset (Device)", "reduce_fusion_1", "fusion_3"), memset)
     assert got[1] == ("Memset (Device)", "unattributed"), got
     got = _placed(("fusion_1", "Memset (Device)", "memcpy128", "fusion_2"), lone)
@@ -662,6 +669,29 @@ def test_crafted_schedule_limits():
     got = [op for _, op in _placed(kernels, looped)]
     assert got == ["fusion.1", "fusion.6", "fusion.3", "custom-call.1", "fusion.4", "fusion.5",
                    "fusion.2"], got
+    # a branch or a called computation runs once: its calls are still
+    # placed by the schedule (a loop's body may run twice in one graph)
+    for op in ("conditional", "call"):
+        main = _f(1, "main") + _f(5, 1) + _instr("p.1", "parameter", 9) + \
+            _instr("fusion.1", "fusion", 10, [9], [101]) + \
+            _instr(op + ".1", op, 11, [10], [2, 3] if op == "conditional" else [2]) + \
+            _instr("fusion.2", "fusion", 12, [11], [102]) + _f(6, 12)
+        branch = _f(1, "branch") + _f(5, 2) + _instr("p.2", "parameter", 20) + \
+            _instr("fusion.3", "fusion", 21, [20], [103]) + \
+            _instr("custom-call.1", "custom-call", 22, [20], target="__cublas$gemm") + \
+            _instr("fusion.4", "fusion", 23, [20], [104]) + \
+            _instr("custom-call.2", "custom-call", 24, [20], target="__cublas$gemm") + \
+            _instr("fusion.5", "fusion", 25, [20], [105]) + _f(6, 25)
+        other = _f(1, "branch2") + _f(5, 3) + _instr("p.3", "parameter", 30) + _f(6, 30)
+        proto = _module(main, branch, other, fused=((101, "multiply"), (102, "add"),
+                                                    (103, "negate"), (104, "maximum"),
+                                                    (105, "divide")),
+                        sched=((1, (9, 10, 11, 12)), (2, (20, 21, 22, 23, 24, 25)), (3, (30,))))
+        kernels = ("fusion_1", "fusion_3", "nvjet_sm90_gemm", "fusion_4", "nvjet_sm90_gemm",
+                   "fusion_5", "fusion_2")
+        got = [o for _, o in _placed(kernels, proto)]
+        assert got == ["fusion.1", "fusion.3", "custom-call.1", "fusion.4", "custom-call.2",
+                       "fusion.5", "fusion.2"], (op, got)
 
 
 if __name__ == "__main__":
