@@ -655,7 +655,8 @@ def test_crafted_schedule_limits():
     their own, so a cuBLAS kernel beside an all-reduce goes to the wrapped
     call, and a reduction's memset to no collective; a memcpy kernel goes
     to no cuBLAS call; and a call's wait for the kernels beside it does
-    not hand a reused kernel to name order (fusion_2 first ran fusion.3)."""
+    not hand a reused kernel to name order (fusion_2 first ran fusion.3),
+    nor go by its data links before elimination has placed its neighbour."""
     wrapped, memset, lone, looped = _limits_protos()
     for proto in (wrapped, _limits_protos(done_lists_callee=True)[0]):  # XLA versions differ
         got = _placed(("fusion_1", "nvjet_sm90_gemm", "fusion_2"), proto)
@@ -669,6 +670,31 @@ def test_crafted_schedule_limits():
     got = [op for _, op in _placed(kernels, looped)]
     assert got == ["fusion.1", "fusion.6", "fusion.3", "custom-call.1", "fusion.4", "fusion.5",
                    "fusion.2"], got
+    # elimination places the second fusion_2 (fusion.7) before the waiting
+    # call beside it is left to its data links, which point far away
+    fill = tuple(("fusion.%d" % (30 + k), "fusion", 30 + k, 130 + k) for k in range(6))
+    main = _f(1, "main") + _f(5, 1) + _instr("p.1", "parameter", 9) + \
+        _instr("custom-call.2", "custom-call", 10, [9], target="__cublas$gemm") + \
+        _instr("fusion.1", "fusion", 11, [9], [101]) + _instr("fusion.2", "fusion", 12, [11], [102]) + \
+        _instr("fusion.3", "fusion", 13, [12], [103]) + \
+        b"".join(_instr(name, op, iid, [9], [cid]) for name, op, iid, cid in fill) + \
+        _instr("while.0", "while", 14, [13], [2]) + _instr("fusion.7", "fusion", 15, [9], [107]) + \
+        _instr("custom-call.1", "custom-call", 16, [15], target="__cublas$gemm") + \
+        _instr("fusion.4", "fusion", 17, [10], [104]) + _instr("fusion.5", "fusion", 18, [16], [105]) + \
+        _f(6, 18)
+    body = _f(1, "body0") + _f(5, 2) + _instr("p.2", "parameter", 20) + \
+        _instr("fusion.6", "fusion", 21, [20], [106]) + _f(6, 21)
+    fills = ("sine", "cosine", "exponential", "log", "tanh", "sqrt")
+    proto = _module(main, body, fused=((101, "multiply"), (102, "add"), (103, "maximum"),
+                                       (104, "divide"), (105, "subtract"), (106, "negate"),
+                                       (107, "add")) + tuple((130 + k, fills[k]) for k in range(6)),
+                    sched=((1, (9, 10, 11, 12, 13) + tuple(range(30, 36)) + (14, 15, 16, 17, 18)),
+                           (2, (20, 21))))
+    kernels = ("nvjet_sm90_gemm", "fusion_1", "fusion_2", "fusion_3") + \
+        tuple("fusion_%d" % (30 + k) for k in range(6)) + \
+        ("fusion_6", "fusion_2", "nvjet_sm90_gemm", "fusion_4", "fusion_5")
+    got = [o for _, o in _placed(kernels, proto)]
+    assert got[-5:] == ["fusion.6", "fusion.7", "custom-call.1", "fusion.4", "fusion.5"], got
     # a branch or a called computation runs once: its calls are still
     # placed by the schedule (a loop's body may run twice in one graph)
     for op in ("conditional", "call"):
