@@ -16,7 +16,20 @@
 
 #include <string.h>
 
-/* Positions from one InstructionSequence of computation c. */
+/* Gives instruction `id` of computation c the next position, *at. */
+static int place_id(const xpv_hlo_module *m, uint64_t id, uint32_t c, uint32_t *pos, uint32_t *at,
+                    xpv_err *err)
+{
+    const xpv_hlo_instr *in = xpv_hlo_instr_by_id(m, (int64_t)id);
+    if (!in || in->computation != c) return xpv_err_set(err, "schedule: stray id");
+    uint32_t i = (uint32_t)(in - m->instrs);
+    if (pos[i] != UINT32_MAX) return xpv_err_set(err, "schedule: id twice");
+    pos[i] = (*at)++;
+    return 0;
+}
+
+/* Positions from one InstructionSequence of computation c: its ids one
+ * field each, or packed. */
 static int read_sequence(const xpv_hlo_module *m, xpv_pb seq, uint32_t c, uint32_t *pos,
                          xpv_err *err)
 {
@@ -25,19 +38,15 @@ static int read_sequence(const xpv_hlo_module *m, xpv_pb seq, uint32_t c, uint32
     int rc;
     while ((rc = xpv_pb_next(&seq, &f, err)) == 1) {
         if (f.num != 1) continue;
-        int packed = f.wire == XPV_PB_LEN;
-        if (!packed && f.wire != XPV_PB_VARINT) return xpv_err_set(err, "schedule: bad id");
-        xpv_pb ids = packed ? xpv_pb_sub(&seq, &f) : seq; /* a varint has no payload */
-        uint64_t id = f.v;
-        while (!packed || ids.p < ids.end) {
-            if (packed && xpv_pb_varint(&ids, &id, err) != 0) return -1;
-            const xpv_hlo_instr *in = xpv_hlo_instr_by_id(m, (int64_t)id);
-            if (!in || in->computation != c) return xpv_err_set(err, "schedule: stray id");
-            uint32_t i = (uint32_t)(in - m->instrs);
-            if (pos[i] != UINT32_MAX) return xpv_err_set(err, "schedule: id twice");
-            pos[i] = at++;
-            if (!packed) break;
+        if (f.wire == XPV_PB_VARINT) {
+            if (place_id(m, f.v, c, pos, &at, err) != 0) return -1;
+            continue;
         }
+        if (f.wire != XPV_PB_LEN) return xpv_err_set(err, "schedule: bad id");
+        uint64_t id;
+        for (xpv_pb ids = xpv_pb_sub(&seq, &f); ids.p < ids.end;)
+            if (xpv_pb_varint(&ids, &id, err) != 0 || place_id(m, id, c, pos, &at, err) != 0)
+                return -1;
     }
     return rc < 0 ? -1 : 0;
 }

@@ -87,8 +87,7 @@ static int moves_nothing(xpv_hlo_str op)
  * reduction's or a sort's callee runs inside its kernel instead. */
 static int runs_callees(xpv_hlo_str op)
 {
-    return text_is(op, "while", 5) || text_is(op, "call", 4) || text_is(op, "conditional", 11) ||
-           text_is(op, "async-start", 11);
+    return xpv_attrib_is_control_flow(op) || text_is(op, "async-start", 11);
 }
 
 static void mark_fused(const xpv_hlo_module *m, uint8_t *fused, uint32_t c, int depth)

@@ -16,6 +16,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 /* As xplane_attrib.h names them; not included here, so that the rules'
  * files depend on this state alone, not on the module that calls them. */
@@ -24,6 +25,16 @@ typedef struct xpv_attrib_module xpv_attrib_module;
 struct xpv_attrib_op;
 
 #define NONE UINT32_MAX
+
+/* 1 for control flow: an instruction whose callees run as the caller's
+ * steps, once (call, conditional) or again and again (while). */
+static inline int xpv_attrib_is_control_flow(xpv_hlo_str op)
+{
+    static const char *const FLOW[] = {"while", "conditional", "call", NULL};
+    for (const char *const *f = FLOW; *f; f++)
+        if (op.n == strlen(*f) && memcmp(op.p, *f, op.n) == 0) return 1;
+    return 0;
+}
 
 struct xpv_attrib_module {
     xpv_attrib *owner;
@@ -123,9 +134,16 @@ void xpv_attrib_order_free(xpv_attrib_module *am);
  * instruction that stands for l there (l's, or the async-start's that
  * wraps it). */
 uint32_t xpv_attrib_home(const xpv_attrib_module *am, uint32_t l, uint32_t *instr);
-/* 1 with *w when the events [a, b) of a run of n lie between placed
- * events of one computation, in order, with no control flow between. */
-int xpv_attrib_window_of(const xpv_attrib_module *am, size_t a, size_t b, size_t n,
+/* The placed events nearest to some events on either side (launchers,
+ * -1 none), which bound by the schedule what may have run them. */
+typedef struct {
+    int64_t before, after;
+} xpv_attrib_bounds;
+void xpv_attrib_bounds_of(const xpv_attrib_module *am, size_t a, size_t b, size_t n,
+                          xpv_attrib_bounds *bd);
+/* 1 with *w when the placed events of bd, around some events, lie in one
+ * computation, in order, with no control flow between. */
+int xpv_attrib_window_of(const xpv_attrib_module *am, const xpv_attrib_bounds *bd,
                          xpv_attrib_window *w);
 /* 1 when launcher l is scheduled inside w. */
 int xpv_attrib_in_window(const xpv_attrib_module *am, const xpv_attrib_window *w, uint32_t l);
@@ -139,13 +157,6 @@ uint32_t xpv_attrib_next_member(const xpv_attrib_module *am, const xpv_attrib_wi
                                 uint32_t from, int dir, uint32_t *at);
 /* The launcher computation home schedules at pos; NONE when none. */
 uint32_t xpv_attrib_launcher_at(const xpv_attrib_module *am, uint32_t home, uint32_t pos);
-/* The placed events nearest to some events on either side (launchers,
- * -1 none), which bound by the schedule what may have run them. */
-typedef struct {
-    int64_t before, after;
-} xpv_attrib_bounds;
-void xpv_attrib_bounds_of(const xpv_attrib_module *am, size_t a, size_t b, size_t n,
-                          xpv_attrib_bounds *bd);
 /* 0 when bd shows, by the schedule, that launcher l cannot have run the
  * events; 1 otherwise. */
 int xpv_attrib_allows(const xpv_attrib_module *am, const xpv_attrib_bounds *bd, uint32_t l);

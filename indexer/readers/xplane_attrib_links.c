@@ -124,8 +124,8 @@ static int64_t gap_candidate(xpv_attrib_module *am, size_t a, size_t b, size_t n
     size_t ncand = 0, open = 0;
     xpv_attrib_window w;
     xpv_attrib_bounds bd;
-    int windowed = xpv_attrib_window_of(am, a, b, n, &w);
     xpv_attrib_bounds_of(am, a, b, n, &bd);
+    int windowed = xpv_attrib_window_of(am, &bd, &w);
     for (uint32_t l = 0; l < am->nlaunchers; l++) {
         if (am->used[l] == am->gen || !xpv_attrib_in_scope(am, l) ||
             (windowed && !xpv_attrib_in_window(am, &w, l)))
@@ -409,12 +409,15 @@ int xpv_attrib_place_by_schedule(xpv_attrib_module *am, const uint32_t *names, s
 {
     int placed = 0;
     xpv_attrib_window w;
+    xpv_attrib_bounds bd;
     piece *pc = NULL;
     size_t cap = 0, np;
     for (size_t s = 0, t; s < n; s = t) {
         for (t = s + 1; am->place[s] < 0 && t < n && am->place[t] < 0;)
             t++;
-        if (am->place[s] >= 0 || !xpv_attrib_window_of(am, s, t, n, &w)) continue;
+        if (am->place[s] >= 0) continue;
+        xpv_attrib_bounds_of(am, s, t, n, &bd);
+        if (!xpv_attrib_window_of(am, &bd, &w)) continue;
         if (cap < t - s) pc = xpv_xrealloc(pc, (cap = t - s) * sizeof *pc);
         /* a run that cannot be cut into pieces still gets its kernels with
          * one member in w; one with no order-keeping match gets nothing

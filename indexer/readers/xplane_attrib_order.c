@@ -22,14 +22,6 @@
 /* Events looked at on each side of a gap for the window's ends. */
 #define WINDOW_REACH 64
 
-static int is_control_flow(xpv_hlo_str op)
-{
-    static const char *const FLOW[] = {"while", "conditional", "call", NULL};
-    for (const char *const *f = FLOW; *f; f++)
-        if (op.n == strlen(*f) && memcmp(op.p, *f, op.n) == 0) return 1;
-    return 0;
-}
-
 /* flow_before[] by instruction: the loops, conditionals and calls its
  * computation schedules before it; at_pos[first + k] of a computation:
  * the instruction it schedules k-th (NONE when none). */
@@ -49,7 +41,7 @@ static void count_flow(xpv_attrib_module *am)
         for (uint32_t k = 0; k < comp->n; k++) {
             if (by_pos[k] == NONE) continue;
             am->flow_before[by_pos[k]] = flows;
-            flows += is_control_flow(m->instrs[by_pos[k]].opcode);
+            flows += xpv_attrib_is_control_flow(m->instrs[by_pos[k]].opcode);
         }
     }
 }
@@ -142,10 +134,10 @@ static int64_t nearest_placed(const xpv_attrib_module *am, size_t a, size_t b, s
     return -1;
 }
 
-int xpv_attrib_window_of(const xpv_attrib_module *am, size_t a, size_t b, size_t n,
+int xpv_attrib_window_of(const xpv_attrib_module *am, const xpv_attrib_bounds *bd,
                          xpv_attrib_window *w)
 {
-    int64_t before = nearest_placed(am, a, b, n, -1), after = nearest_placed(am, a, b, n, 1);
+    int64_t before = bd->before, after = bd->after;
     if (before < 0 || after < 0) return 0;
     uint32_t ip, iq;
     uint32_t home = xpv_attrib_home(am, (uint32_t)before, &ip);
