@@ -299,9 +299,10 @@ def _stat(mid, field, value):
 
 def _fused_computations(*specs):
     """Module fields of fused computations, each (name, id, opcode) holding
-    one instruction: fusions calling the same opcode are identical."""
-    return b"".join(_f(3, _f(1, name) + _f(5, cid) + _instr(op + ".%d" % cid, op, 40 + cid))
-                    for name, cid, op in specs)
+    one instruction, its root: fusions calling the same opcode are
+    identical."""
+    return b"".join(_f(3, _f(1, name) + _f(5, cid) + _instr(op + ".%d" % cid, op, 40 + cid) +
+                       _f(6, 40 + cid)) for name, cid, op in specs)
 
 
 def _two_loops_proto():
@@ -490,13 +491,9 @@ def _copies_proto():
         _f(3, _f(1, "async_%d" % k) + _f(5, 2 + k) + _instr("pa.%d" % k, "parameter", 30 + k) +
            _instr("loop_dynamic_slice_fusion.%d" % k, "fusion", 32 + k, [30 + k], [4 + k]) +
            _f(6, 32 + k)) for k in (1, 2))
-    fused = b"".join(_f(3, _f(1, name) + _f(5, cid) + _instr("%s.%d" % (op, cid), op, 40 + cid) +
-                        _f(6, 40 + cid))
-                     for name, cid, op in (("fused_ds1", 5, "dynamic-slice"),
-                                           ("fused_ds2", 6, "dynamic-slice"),
-                                           ("fused_mul", 7, "multiply")))
-    order = (20, 23, 24, 21, 22, 25)
-    schedule = _f(7, _f(1, _f(1, 2) + _f(2, b"".join(_f(1, i) for i in order))))
+    fused = _fused_computations(("fused_ds1", 5, "dynamic-slice"),
+                                ("fused_ds2", 6, "dynamic-slice"), ("fused_mul", 7, "multiply"))
+    schedule = _schedule((2, (20, 23, 24, 21, 22, 25)))
     return _f(1, _f(1, "jit_f") + _f(3, entry) + _f(3, body) + wrapped + fused + _f(6, 1) +
               schedule)
 
@@ -537,8 +534,7 @@ def _order_proto(ops=ORDER_OPS, order=(0, 3, 2, 1, 4, 5, 6, 7, 8)):
         else:
             entry += _instr(name, "custom-call", 100 + k, [9], target="__cublas$gemm")
     entry += _f(6, 100 + len(ops) - 1)
-    ids = (9,) + tuple(100 + k for k in order)
-    schedule = _f(7, _f(1, _f(1, 1) + _f(2, b"".join(_f(1, i) for i in ids))))
+    schedule = _schedule((1, (9,) + tuple(100 + k for k in order)))
     return _f(1, _f(1, "jit_f") + _f(3, entry) + fused + _f(6, 1) + schedule)
 
 
@@ -595,9 +591,8 @@ def _module(entry, *others, fused=(), sched=()):
     """A module of computations (main's id 1), fused computations (id,
     opcode) of one instruction each, and a schedule."""
     return _f(1, _f(1, "jit_f") + _f(3, entry) + b"".join(_f(3, c) for c in others) +
-              b"".join(_f(3, _f(1, "f%d" % cid) + _f(5, cid) +
-                           _instr("%s.%d" % (op, cid), op, 400 + cid) + _f(6, 400 + cid))
-                       for cid, op in fused) + _f(6, 1) + _schedule(*sched))
+              _fused_computations(*(("f%d" % cid, cid, op) for cid, op in fused)) + _f(6, 1) +
+              _schedule(*sched))
 
 
 def _limits_protos(done_lists_callee=False):
