@@ -9,6 +9,7 @@
 #define XPV_INDEX_FILE_H
 
 #include "discover.h"
+#include "ingest.h"
 #include <sqlite3.h>
 
 struct xpv_store_kernel_rows;
@@ -36,10 +37,11 @@ typedef struct {
 } xpv_index_job;
 
 /* Indexes one file into the profile row `id` (already registered) in one
- * transaction; its kernel_stats rows into kernel_rows when not NULL (a
- * part's, which the index's writer inserts), else into db. */
+ * transaction, the sink's stages run as `stages` says; its kernel_stats
+ * rows into kernel_rows when not NULL (a part's, which the index's writer
+ * inserts), else into db. */
 int xpv_indexer_index_file(sqlite3 *db, const xpv_found *f, int64_t id,
-                           const xpv_input_limits *limits,
+                           const xpv_input_limits *limits, enum xpv_sink_stages stages,
                            struct xpv_store_kernel_rows *kernel_rows, xpv_err *err);
 
 /* Calls o's progress callback: `next` is about to be indexed (or waited

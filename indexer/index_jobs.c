@@ -53,7 +53,8 @@ typedef struct {
     part_slot *slots;
     size_t n, next, moved, window;
     int quit;
-    double move_cpu_s; /* the writer's CPU time spent moving parts in */
+    double move_cpu_s;           /* the writer's CPU time spent moving parts in */
+    enum xpv_sink_stages stages; /* inline when the workers alone fill the CPUs */
     const xpv_input_limits *limits;
     volatile int *stop;
 } job_pool;
@@ -68,8 +69,8 @@ static int index_part(job_pool *pool, size_t i)
     if (xpv_index_open_part(in_memory ? NULL : slot->path, &part, &slot->err) != 0) return -1;
     int rc = xpv_indexer_seed_part(part, job->f, job->id, &slot->err);
     if (rc == 0)
-        rc = xpv_indexer_index_file(part, job->f, job->id, pool->limits, &slot->kernel_rows,
-                                    &slot->err);
+        rc = xpv_indexer_index_file(part, job->f, job->id, pool->limits, pool->stages,
+                                    &slot->kernel_rows, &slot->err);
     /* the writer's insert wants them in key order: sorted here, in parallel */
     if (rc == 0) xpv_store_kernel_rows_order(&slot->kernel_rows);
     /* an error of indexing's own is the one to report */
@@ -177,6 +178,12 @@ int xpv_indexer_run_parallel(sqlite3 *db, const xpv_found_list *found, const xpv
                      .window = 4 * (size_t)jobs,
                      .limits = &found->limits,
                      .stop = o->stop};
+    /* Workers that fill the CPUs by themselves (and the writer beside them)
+     * leave no CPU to per-file consumer threads: each runs its file's
+     * stages itself. */
+    size_t busy = n < (size_t)jobs ? n : (size_t)jobs;
+    pool.stages =
+        busy >= (size_t)xpv_cpu_count() ? XPV_SINK_STAGES_INLINE : XPV_SINK_STAGES_THREADED;
     pool.slots = xpv_xcalloc(n, sizeof *pool.slots);
     pthread_mutex_init(&pool.mu, NULL);
     pthread_cond_init(&pool.cv, NULL);

@@ -140,7 +140,8 @@ static int run_serial(sqlite3 *db, const xpv_found_list *found, const xpv_index_
     for (size_t i = 0; i < n && !xpv_stop_requested(o->stop); i++) {
         const xpv_found *f = queue[i].f;
         xpv_indexer_report(o, &p, f, NULL);
-        if (xpv_indexer_index_file(db, f, queue[i].id, &found->limits, NULL, err) != 0)
+        if (xpv_indexer_index_file(db, f, queue[i].id, &found->limits, XPV_SINK_STAGES_THREADED,
+                                   NULL, err) != 0)
             return xpv_err_prefix(err, "indexing %s", f->rel_path);
         xpv_indexer_report(o, &p, f, f);
     }

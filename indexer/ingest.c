@@ -27,6 +27,12 @@
 
 xpv_sink *xpv_sink_open(sqlite3 *db, int64_t profile_id, xpv_err *err)
 {
+    return xpv_sink_open_with(db, profile_id, XPV_SINK_STAGES_THREADED, err);
+}
+
+xpv_sink *xpv_sink_open_with(sqlite3 *db, int64_t profile_id, enum xpv_sink_stages stages,
+                             xpv_err *err)
+{
     xpv_sink *s = xpv_xcalloc(1, sizeof *s);
     s->db = db;
     s->profile_id = profile_id;
@@ -40,7 +46,7 @@ xpv_sink *xpv_sink_open(sqlite3 *db, int64_t profile_id, xpv_err *err)
         xpv_sink_free(s);
         return NULL;
     }
-    if (xpv_pipeline_start(s, err) != 0) {
+    if (xpv_pipeline_start(s, stages == XPV_SINK_STAGES_INLINE, err) != 0) {
         xpv_sink_free(s);
         return NULL;
     }

@@ -88,9 +88,17 @@ typedef struct {
     int partial;               /* reader failed part-way */
 } xpv_sink_stats;
 
+/* Where a sink runs its stages (store, then analysis) on the events read:
+ * on threads of their own beside the reader, or on the reader's thread as
+ * each batch fills, for files indexed side by side whose workers already
+ * keep every CPU busy (ingest_pipeline.c). */
+enum xpv_sink_stages { XPV_SINK_STAGES_THREADED, XPV_SINK_STAGES_INLINE };
+
 /* Opens a sink writing profile `profile_id` into `db` (inside a transaction
- * the caller owns). */
+ * the caller owns), its stages threaded. */
 xpv_sink *xpv_sink_open(sqlite3 *db, int64_t profile_id, xpv_err *err);
+xpv_sink *xpv_sink_open_with(sqlite3 *db, int64_t profile_id, enum xpv_sink_stages stages,
+                             xpv_err *err);
 /* Drains the consumer threads, runs the analysis and writes tracks, strings,
  * facts and derived tables. Returns 0 or -1 with err. */
 int xpv_sink_finish(xpv_sink *s, xpv_sink_stats *stats, xpv_err *err);

@@ -58,7 +58,7 @@ typedef struct {
 
 /* Four batches of 4096 events keep the reader going through a burst of
  * costly events as well as eight did, for half the memory (~15 MB a
- * worker): two workers each hold a ring. */
+ * sink). A sink whose reader runs the stages itself holds one. */
 #define XPV_PIPELINE_NBATCHES 4
 
 typedef struct {

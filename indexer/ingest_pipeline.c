@@ -6,16 +6,21 @@
  * With three or more CPUs each stage has its own thread. With two or
  * fewer, one thread runs both: every reader is slower than the two stages
  * together, and a third busy thread would only preempt it (a producer
- * cheaper than the stages, as in bench_store, is faster with two).
- * XPV_INGEST_CONSUMERS=1|2 overrides, for tests and measurements. The ring
- * lets the consumers fall a few batches behind in a burst of costly events
- * without stopping the reader.
+ * cheaper than the stages, as in bench_store, is faster with two). When
+ * files are indexed side by side and their workers alone fill the CPUs,
+ * the reader's thread runs both stages itself as each batch fills
+ * (inline): consumer threads would only take turns with the other
+ * workers, and each file's would be started, faulted in and switched to
+ * anew (a tenth of a 256-host pod's CPU on two cores). The ring is then
+ * one batch. XPV_INGEST_CONSUMERS=0|1|2 overrides, for tests and
+ * measurements. The ring lets the consumers fall a few batches behind in
+ * a burst of costly events without stopping the reader.
  *
  * Invariants: each consumer takes every batch once, in the order they were
- * handed off; a handed-off batch is only read until every consumer is done
- * with it (pending == 0), and only then refilled; the stages of one batch
- * run in order, store then analysis, when one thread runs both; once
- * drained, the ring holds no buffers and takes no event.
+ * handed off (inline: the reader runs the stages on it at once); a handed-off batch is only read
+ * until every consumer is done with it (pending == 0), and only then refilled; the stages of one
+ * batch run in order, store then analysis, when one thread runs both; once drained, the ring holds
+ * no buffers and takes no event.
  */
 #define _GNU_SOURCE
 #include "ingest_pipeline.h"
@@ -54,8 +59,6 @@ static void batch_free(xpv_batch *b)
 
 void xpv_pipeline_init(xpv_sink *s)
 {
-    for (int i = 0; i < XPV_PIPELINE_NBATCHES; i++)
-        batch_init(&s->pipe.batches[i]);
     pthread_mutex_init(&s->pipe.mu, NULL);
     pthread_cond_init(&s->pipe.cv, NULL);
 }
@@ -137,17 +140,20 @@ static void *consumer_main(void *arg)
     return NULL;
 }
 
-static int consumer_count(void)
+static int consumer_count(int inline_stages)
 {
     const char *env = getenv("XPV_INGEST_CONSUMERS");
-    if (env && (strcmp(env, "1") == 0 || strcmp(env, "2") == 0)) return env[0] - '0';
+    if (env && env[0] >= '0' && env[0] <= '2' && env[1] == 0) return env[0] - '0';
+    if (inline_stages) return 0;
     return xpv_cpu_count() >= 3 ? 2 : 1;
 }
 
-int xpv_pipeline_start(xpv_sink *s, xpv_err *err)
+int xpv_pipeline_start(xpv_sink *s, int inline_stages, xpv_err *err)
 {
     xpv_pipeline *p = &s->pipe;
-    p->nconsumers = consumer_count();
+    p->nconsumers = consumer_count(inline_stages);
+    for (int i = 0; i < (p->nconsumers ? XPV_PIPELINE_NBATCHES : 1); i++)
+        batch_init(&p->batches[i]);
     static const unsigned split[XPV_PIPELINE_MAX_CONSUMERS] = {XPV_STAGE_STORE, XPV_STAGE_ANALYSIS};
     for (int i = 0; i < p->nconsumers; i++) {
         unsigned stages = p->nconsumers == 1 ? XPV_STAGE_STORE | XPV_STAGE_ANALYSIS : split[i];
@@ -177,6 +183,13 @@ void xpv_pipeline_stop(xpv_sink *s)
 void xpv_pipeline_hand_off(xpv_sink *s)
 {
     xpv_pipeline *p = &s->pipe;
+    if (p->nconsumers == 0) { /* inline: the one batch, emptied at once */
+        xpv_batch *b = &p->batches[p->filling];
+        store_batch(s, b);
+        analyse_batch(s, b);
+        b->nev = b->nargs = b->arena_len = 0;
+        return;
+    }
     pthread_mutex_lock(&p->mu);
     p->batches[p->filling].pending = p->nconsumers;
     p->handed++;

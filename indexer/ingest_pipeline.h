@@ -12,12 +12,13 @@
 #include <string.h>
 
 void xpv_pipeline_init(xpv_sink *s);
-/* Starts the consumer threads: one running both stages on two CPUs or
- * fewer, one per stage with three or more; XPV_INGEST_CONSUMERS=1|2
- * overrides. */
-int xpv_pipeline_start(xpv_sink *s, xpv_err *err);
+/* Makes the ring and starts the consumer threads: none when inline_stages
+ * (the reader's thread runs the stages), else one running both stages on
+ * two CPUs or fewer, one per stage with three or more;
+ * XPV_INGEST_CONSUMERS=0|1|2 overrides. */
+int xpv_pipeline_start(xpv_sink *s, int inline_stages, xpv_err *err);
 /* Hands the filled batch to the consumers and waits until the next one of
- * the ring is free to fill. */
+ * the ring is free to fill; inline, runs both stages on it and empties it. */
 void xpv_pipeline_hand_off(xpv_sink *s);
 /* Grows an empty batch so that one oversized event fits. */
 void xpv_pipeline_grow_for(xpv_batch *b, const xpv_event *ev, size_t text_bytes);

@@ -450,16 +450,16 @@ def index_with_consumers(prof, root, consumers, early="on"):
 
 
 def test_generated_jax_same_index_whatever_the_threads():
-    """One consumer thread running both stages, or one per stage, with the
-    kernel_stats rows computed as the reader's device planes end or at
-    finish: the same index, byte for byte, from a profile that goes round
-    the batch ring many times."""
+    """One consumer thread running both stages, one per stage, or none (the
+    reader's thread runs them), with the kernel_stats rows computed as the
+    reader's device planes end or at finish: the same index, byte for byte,
+    from a profile that goes round the batch ring many times."""
     prof, root = generate_files(["--size", "6MB", "--no-json"])
     one = index_with_consumers(prof, root, 1)
     (events,) = one["profiles"][0][:1]
     assert events > 100000, one["profiles"]
     assert one["kernel_stats"] and one["steps"] and one["blocks"], "nothing to compare"
-    for n, early in ((2, "on"), (1, "off"), (2, "off")):
+    for n, early in ((2, "on"), (1, "off"), (2, "off"), (0, "on"), (0, "off")):
         other = index_with_consumers(prof, root, n, early)
         for table in one:
             assert one[table] == other[table], \

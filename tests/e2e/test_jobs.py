@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
-"""test_jobs.py: indexing with several jobs (--jobs=4) and with one
-(--jobs=1) writes equal indexes, table by table (block ids included), and
-two servers on them give the same answer to every API and TensorBoard
-route for every profile, event refs included. Runs on a generated folder
+"""test_jobs.py: indexing with several jobs (--jobs=4, the workers running
+each file's store and analysis on consumer threads or on their own) and
+with one (--jobs=1) writes equal indexes, table by table (block ids
+included), and two servers on them give the same answer to every API and
+TensorBoard route for every profile, event refs included. Runs on a generated folder
 (three JAX hosts with trace-JSON twins, of different sizes, a PyTorch
 trace, and two runs of one host whose files share their names, as the
 GPU captures do), and on the fixtures when ../shared is there."""
@@ -21,9 +22,15 @@ import xpv_e2e as e2e  # noqa: E402
 VOLATILE = index_tables.VOLATILE
 
 
-def index(folder, jobs):
-    db = os.path.join(e2e.tmpdir(), "jobs%d.sqlite" % jobs)
-    r = e2e.run(["--profile-dir", folder, "--list-only", "--jobs=%d" % jobs, "--db", db])
+def index(folder, jobs, consumers=None):
+    """Indexes folder with `jobs` jobs; consumers, when given, forces the
+    sinks' consumer threads (0: the stages run on each reader's thread,
+    as they do when the workers fill the CPUs)."""
+    db = os.path.join(e2e.tmpdir(), "jobs%d-%s.sqlite" % (jobs, consumers))
+    env = dict(os.environ)
+    if consumers is not None:
+        env["XPV_INGEST_CONSUMERS"] = str(consumers)
+    r = e2e.run(["--profile-dir", folder, "--list-only", "--jobs=%d" % jobs, "--db", db], env=env)
     assert r.returncode == 0, r.stderr
     assert not [f for f in os.listdir(os.path.dirname(db)) if ".part-" in f], "parts left behind"
     return db
@@ -102,8 +109,12 @@ def tensorboard_paths(server):
 def check_same_answers(folder):
     serial_db, parallel_db = index(folder, 1), index(folder, 4)
     assert len(index_tables.rows(serial_db, "blocks")) > 0
+    # Which way the workers run their stages depends on the CPUs: both, here.
+    others = [parallel_db, index(folder, 4, consumers=0), index(folder, 4, consumers=1)]
     for t in index_tables.TABLES:
-        assert index_tables.rows(serial_db, t) == index_tables.rows(parallel_db, t), t + " differs"
+        for db in others:
+            assert index_tables.rows(serial_db, t) == index_tables.rows(db, t), \
+                "%s differs in %s" % (t, os.path.basename(db))
     a, b = Server(folder, serial_db, 1), Server(folder, parallel_db, 4)
     try:
         _, listed = a.get("/api/profiles?companions=1")
