@@ -211,7 +211,6 @@ static int spells(xpv_hlo_str s, const char *k, size_t n)
 static void index_names(xpv_attrib_module *am)
 {
     const xpv_hlo_module *m = &am->m;
-    char buf[512];
     for (uint32_t i = 0; i < m->ninstrs; i++) {
         xpv_hprobe p =
             xpv_hindex_probe(&am->by_name, xpv_hash64(m->instrs[i].name.p, m->instrs[i].name.n));
@@ -221,6 +220,12 @@ static void index_names(xpv_attrib_module *am)
             dup = text_is(m->instrs[v].name, m->instrs[i].name.p, m->instrs[i].name.n);
         if (!dup) xpv_hindex_insert_at(&am->by_name, &p, i);
     }
+}
+
+static void index_kernels(xpv_attrib_module *am)
+{
+    const xpv_hlo_module *m = &am->m;
+    char buf[512];
     for (uint32_t l = 0; l < am->nlaunchers; l++) {
         xpv_hlo_str s = m->instrs[am->launchers[l]].name;
         if (s.n > sizeof buf) continue;
@@ -346,7 +351,9 @@ static int may_copy(const xpv_hlo_module *m, const xpv_hlo_instr *in)
     return 0;
 }
 
-static void prepare(xpv_attrib_module *am)
+/* What graph executions need, built at the first one: a profile without
+ * command buffers (TPU, command buffers off) only names its kernels. */
+static void prepare_runs(xpv_attrib_module *am)
 {
     const xpv_hlo_module *m = &am->m;
     uint8_t *fused = fused_computations(m);
@@ -369,10 +376,8 @@ static void prepare(xpv_attrib_module *am)
     uint32_t **scratch[] = {&am->named, &am->used, &am->count, &am->cand};
     for (size_t k = 0; k < sizeof scratch / sizeof *scratch; k++)
         *scratch[k] = xpv_xcalloc(n, sizeof **scratch[k]);
-    am->ops = xpv_xcalloc(m->ninstrs + 1, sizeof *am->ops);
-    am->op_ready = xpv_xcalloc(m->ninstrs + 1, 1);
     if (!xpv_hlo_computation_by_id(m, m->entry_computation_id, &am->entry)) am->entry = NONE;
-    index_names(am);
+    index_kernels(am);
     link_groups(am);
     link_inputs(am);
     link_callees(am);
@@ -394,7 +399,9 @@ static int ready(xpv_attrib_module *am)
         am->state = -1;
         return 0;
     }
-    prepare(am);
+    am->ops = xpv_xcalloc(am->m.ninstrs + 1, sizeof *am->ops);
+    am->op_ready = xpv_xcalloc(am->m.ninstrs + 1, 1);
+    index_names(am);
     am->state = 1;
     return 1;
 }
@@ -737,6 +744,10 @@ static int place_by_dataflow(xpv_attrib_module *am, size_t n)
 void xpv_attrib_run(xpv_attrib_module *am, const uint32_t *names, size_t n, xpv_attrib_op *op)
 {
     assert(am->state > 0);
+    if (!am->runs_ready) {
+        prepare_runs(am);
+        am->runs_ready = 1;
+    }
     if (am->at_cap < n) {
         am->at_cap = n * 2;
         am->at = xpv_xrealloc(am->at, am->at_cap * sizeof *am->at);

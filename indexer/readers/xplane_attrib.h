@@ -44,7 +44,8 @@
  * Anything else is "unattributed", with its time.
  *
  * Invariants: a module is decoded at most once, on first use, and points
- * into the mapped file, which must outlive the attribution. Strings given
+ * into the mapped file, which must outlive the attribution; what its graph
+ * executions need is built at the first one. Strings given
  * back are interned in the sink; 0 means none.
  */
 #ifndef XPV_XPLANE_ATTRIB_H

@@ -40,8 +40,9 @@ struct xpv_attrib_module {
     xpv_attrib *owner;
     const xpv_hlo_blob *blob;
     uint64_t prog;
-    uint32_t name; /* interned module name */
-    int state;     /* 0: not decoded, 1: ready, -1: failed */
+    uint32_t name;  /* interned module name */
+    int state;      /* 0: not decoded, 1: ready to name, -1: failed */
+    int runs_ready; /* what graph executions need is built (prepare_runs) */
     xpv_hlo_module m;
     uint32_t *launchers; /* instruction indexes, module order */
     uint32_t nlaunchers;
