@@ -53,11 +53,17 @@ typedef struct {
     part_slot *slots;
     size_t n, next, moved, window;
     int quit;
-    double move_cpu_s;           /* the writer's CPU time spent moving parts in */
-    enum xpv_sink_stages stages; /* inline when the workers alone fill the CPUs */
+    double move_cpu_s; /* the writer's CPU time spent moving parts in */
+    int workers, cpus;
+    int64_t *bytes_after; /* by queue index: the bytes of the files queued after it */
     const xpv_input_limits *limits;
     volatile int *stop;
 } job_pool;
+
+int xpv_index_jobs_inline(int64_t size, int64_t bytes_after, int workers, int cpus)
+{
+    return workers >= cpus && bytes_after >= size * (int64_t)(workers - 1);
+}
 
 /* Indexes one file into its part; the error, if any, stays in the slot. */
 static int index_part(job_pool *pool, size_t i)
@@ -65,12 +71,16 @@ static int index_part(job_pool *pool, size_t i)
     const xpv_index_job *job = &pool->queue[i];
     part_slot *slot = &pool->slots[i];
     int in_memory = job->f->size <= PART_IN_MEMORY_MAX;
+    enum xpv_sink_stages stages =
+        xpv_index_jobs_inline(job->f->size, pool->bytes_after[i], pool->workers, pool->cpus)
+            ? XPV_SINK_STAGES_INLINE
+            : XPV_SINK_STAGES_THREADED;
     sqlite3 *part = NULL;
     if (xpv_index_open_part(in_memory ? NULL : slot->path, &part, &slot->err) != 0) return -1;
     int rc = xpv_indexer_seed_part(part, job->f, job->id, &slot->err);
     if (rc == 0)
-        rc = xpv_indexer_index_file(part, job->f, job->id, pool->limits, pool->stages,
-                                    &slot->kernel_rows, &slot->err);
+        rc = xpv_indexer_index_file(part, job->f, job->id, pool->limits, stages, &slot->kernel_rows,
+                                    &slot->err);
     /* the writer's insert wants them in key order: sorted here, in parallel */
     if (rc == 0) xpv_store_kernel_rows_order(&slot->kernel_rows);
     /* an error of indexing's own is the one to report */
@@ -178,12 +188,11 @@ int xpv_indexer_run_parallel(sqlite3 *db, const xpv_found_list *found, const xpv
                      .window = 4 * (size_t)jobs,
                      .limits = &found->limits,
                      .stop = o->stop};
-    /* Workers that fill the CPUs by themselves (and the writer beside them)
-     * leave no CPU to per-file consumer threads: each runs its file's
-     * stages itself. */
-    size_t busy = n < (size_t)jobs ? n : (size_t)jobs;
-    pool.stages =
-        busy >= (size_t)xpv_cpu_count() ? XPV_SINK_STAGES_INLINE : XPV_SINK_STAGES_THREADED;
+    pool.workers = n < (size_t)jobs ? (int)n : jobs;
+    pool.cpus = xpv_cpu_count();
+    pool.bytes_after = xpv_xcalloc(n, sizeof *pool.bytes_after);
+    for (size_t i = n - 1; i > 0; i--)
+        pool.bytes_after[i - 1] = pool.bytes_after[i] + queue[i].f->size;
     pool.slots = xpv_xcalloc(n, sizeof *pool.slots);
     pthread_mutex_init(&pool.mu, NULL);
     pthread_cond_init(&pool.cv, NULL);
@@ -214,6 +223,7 @@ int xpv_indexer_run_parallel(sqlite3 *db, const xpv_found_list *found, const xpv
         xpv_index_part_image_free(&pool.slots[i].image);
     }
     free(threads);
+    free(pool.bytes_after);
     free(pool.slots);
     pthread_mutex_destroy(&pool.mu);
     pthread_cond_destroy(&pool.cv);

@@ -12,4 +12,13 @@
 int xpv_indexer_run_parallel(sqlite3 *db, const xpv_found_list *found, const xpv_index_job *queue,
                              size_t n, int jobs, const xpv_index_options *o, xpv_err *err);
 
+/* 1 when a worker should run a file's stages (event store, analysis) on
+ * its own thread (XPV_SINK_STAGES_INLINE): when the workers alone fill the
+ * CPUs, a file's consumer thread would only take turns with the other
+ * workers, and be started and faulted in anew for each file; but only
+ * while the files queued after it (bytes_after, on disk) can keep the
+ * other workers busy as long as it takes, else its last stretch would run
+ * alone, one CPU idle, without the consumer thread beside it. */
+int xpv_index_jobs_inline(int64_t size, int64_t bytes_after, int workers, int cpus);
+
 #endif

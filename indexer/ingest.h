@@ -18,8 +18,10 @@
  * parsing overlaps with them: with two CPUs or fewer one consumer thread
  * runs the store and then the analysis on each batch (a third busy thread
  * would only preempt the reader, the slowest of the three); with three or
- * more each stage has its own thread. XPV_INGEST_CONSUMERS=1|2 overrides
- * the choice. A sink is used by one reader thread at a time.
+ * more each stage has its own thread. A sink opened with its stages
+ * inline runs them on the reader's thread instead, for files indexed side
+ * by side (index_jobs.h). XPV_INGEST_CONSUMERS=0|1|2 overrides the choice.
+ * A sink is used by one reader thread at a time.
  */
 #ifndef XPV_INGEST_H
 #define XPV_INGEST_H

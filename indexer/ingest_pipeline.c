@@ -7,12 +7,12 @@
  * fewer, one thread runs both: every reader is slower than the two stages
  * together, and a third busy thread would only preempt it (a producer
  * cheaper than the stages, as in bench_store, is faster with two). When
- * files are indexed side by side and their workers alone fill the CPUs,
- * the reader's thread runs both stages itself as each batch fills
- * (inline): consumer threads would only take turns with the other
- * workers, and each file's would be started, faulted in and switched to
- * anew (a tenth of a 256-host pod's CPU on two cores). The ring is then
- * one batch. XPV_INGEST_CONSUMERS=0|1|2 overrides, for tests and
+ * files are indexed side by side and their workers fill the CPUs
+ * (index_jobs.h says when), the reader's thread runs both stages itself
+ * as each batch fills (inline): consumer threads would only take turns
+ * with the other workers, and each file's would be started, faulted in
+ * and switched to anew (a tenth of a 256-host pod's CPU on two cores).
+ * The ring is then one batch. XPV_INGEST_CONSUMERS=0|1|2 overrides, for tests and
  * measurements. The ring lets the consumers fall a few batches behind in
  * a burst of costly events without stopping the reader.
  *

@@ -2,12 +2,14 @@
  * test_index_jobs.c — indexing with several jobs writes the same index as
  * one job (every table, block ids included), commits in the same order,
  * leaves no part behind, stops cleanly, and clears the parts of dead
- * processes only.
+ * processes only; a worker runs a file's stages itself only while the
+ * workers fill the CPUs and the files after it can keep the others busy.
  */
 #define _GNU_SOURCE
 #include "testutil.h"
 #include "indexer/discover.h"
 #include "store/index_db.h"
+#include "indexer/index_jobs.h"
 #include "indexer/indexer.h"
 
 #include <dirent.h>
@@ -165,12 +167,31 @@ static void test_stale_parts_of_dead_processes_removed(void)
     CU_ASSERT_EQUAL(access(path, F_OK), 0);
 }
 
+static void test_inline_stages_only_while_the_queue_fills_the_cpus(void)
+{
+    enum { MB = 1 << 20 };
+    /* a pod: 256 equal hosts on 2 workers, 2 CPUs: inline but for the last */
+    CU_ASSERT_TRUE(xpv_index_jobs_inline(4 * MB, 255 * 4 * (int64_t)MB, 2, 2));
+    CU_ASSERT_TRUE(xpv_index_jobs_inline(4 * MB, 4 * MB, 2, 2));
+    CU_ASSERT_FALSE(xpv_index_jobs_inline(4 * MB, 0, 2, 2));
+    /* a big file before a small one: its tail would run alone */
+    CU_ASSERT_FALSE(xpv_index_jobs_inline(60 * MB, 2 * MB, 2, 2));
+    CU_ASSERT_TRUE(xpv_index_jobs_inline(2 * MB, 60 * MB, 2, 2));
+    /* workers that leave CPUs free keep their consumer threads */
+    CU_ASSERT_FALSE(xpv_index_jobs_inline(4 * MB, 255 * 4 * (int64_t)MB, 2, 16));
+    /* four workers need three times the file's bytes after it */
+    CU_ASSERT_TRUE(xpv_index_jobs_inline(4 * MB, 12 * MB, 4, 4));
+    CU_ASSERT_FALSE(xpv_index_jobs_inline(4 * MB, 12 * MB - 1, 4, 4));
+}
+
 int main(void)
 {
     static const xpv_test_case tests[] = {
         {"parallel indexing writes the serial index", test_parallel_equals_serial},
         {"a stopped run leaves the rest pending", test_stop_leaves_rest_pending},
         {"stale parts of dead processes removed", test_stale_parts_of_dead_processes_removed},
+        {"inline stages only while the queue fills the CPUs",
+         test_inline_stages_only_while_the_queue_fills_the_cpus},
         {NULL, NULL},
     };
     return xpv_test_run("index_jobs", tests, 0);
