@@ -2,15 +2,17 @@
  * xplane_attrib.c — placing GPU kernels on HLO instructions (see
  * xplane_attrib.h for the rules).
  *
- * A module is prepared once: its launchers (instructions outside fused
- * computations that can put work on the device), in module order, with a
- * name index (exact, and as XLA spells kernel names), and a reuse group per
- * fusion (same name stem and signature), and each launcher's inputs. A
- * graph execution is then placed by the rules of xplane_attrib.h, each a
- * pass over its events, in turn until none places more; the rules that
- * weigh data links are in xplane_attrib_links.c. Scratch marks are stamped
- * with a per-run generation, so a run costs its own length plus the
- * launchers its gaps span, never a clear of the module's arrays.
+ * A module is decoded once, with an index of its instruction names, which
+ * is all that naming kernels needs. At its first graph execution it is
+ * prepared once more: its launchers (instructions outside fused
+ * computations that can put work on the device), in module order, with an
+ * index of them as XLA spells kernel names, a reuse group per fusion (same
+ * name stem and signature), and each launcher's inputs. A graph execution
+ * is then placed by the rules of xplane_attrib.h, each a pass over its
+ * events, in turn until none places more; the rules that weigh data links
+ * are in xplane_attrib_links.c. Scratch marks are stamped with a per-run
+ * generation, so a run costs its own length plus the launchers its gaps
+ * span, never a clear of the module's arrays.
  */
 #include "xplane_attrib.h"
 #include "xplane_attrib_internal.h"
