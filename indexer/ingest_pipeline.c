@@ -11,16 +11,17 @@
  * (index_jobs.h says when), the reader's thread runs both stages itself
  * as each batch fills (inline): consumer threads would only take turns
  * with the other workers, and each file's would be started, faulted in
- * and switched to anew (a tenth of a 256-host pod's CPU on two cores).
- * The ring is then one batch. XPV_INGEST_CONSUMERS=0|1|2 overrides, for tests and
- * measurements. The ring lets the consumers fall a few batches behind in
- * a burst of costly events without stopping the reader.
+ * and switched to anew (8% of a 256-host pod's CPU on two cores). The
+ * ring is then one batch. XPV_INGEST_CONSUMERS=0|1|2 overrides, for tests
+ * and measurements. The ring lets the consumers fall a few batches behind
+ * in a burst of costly events without stopping the reader.
  *
  * Invariants: each consumer takes every batch once, in the order they were
- * handed off (inline: the reader runs the stages on it at once); a handed-off batch is only read
- * until every consumer is done with it (pending == 0), and only then refilled; the stages of one
- * batch run in order, store then analysis, when one thread runs both; once drained, the ring holds
- * no buffers and takes no event.
+ * handed off (inline: the reader runs the stages on it at once); a
+ * handed-off batch is only read until every consumer is done with it
+ * (pending == 0), and only then refilled; the stages of one batch run in
+ * order, store then analysis, when one thread runs both; once drained,
+ * the ring holds no buffers and takes no event.
  */
 #define _GNU_SOURCE
 #include "ingest_pipeline.h"
