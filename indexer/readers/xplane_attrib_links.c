@@ -180,6 +180,19 @@ static int event_class(xpv_attrib *a, uint32_t name)
     return (int)*v - 1;
 }
 
+/* Classifies the events [a, b) into am->cls (event_class, without the
+ * GRAPH_COPY bit); returns how many are CUDA's memcpy kernels. */
+static size_t classify(xpv_attrib_module *am, const uint32_t *names, size_t a, size_t b)
+{
+    size_t copies = 0;
+    for (size_t j = a; j < b; j++) {
+        int c = event_class(am->owner, names[j]);
+        copies += (c & GRAPH_COPY) != 0;
+        am->cls[j] = (uint8_t)(c & ~GRAPH_COPY);
+    }
+    return copies;
+}
+
 /* 1 when the events [a, b) can be told apart as one call: one kernel (and
  * its copies and memsets), or one cuDNN engine and the cuDNN helpers
  * beside it (fused attention's backward pass launches three kernels);
@@ -328,11 +341,9 @@ static int split_pieces(xpv_attrib_module *am, const uint32_t *names, size_t s, 
             j = i + 1;
             continue;
         }
-        for (j = i; j < t && am->at[j] < 0; j++) {
-            int c = event_class(am->owner, names[j]);
-            if (c & GRAPH_COPY) return 0;
-            cls[j] = (uint8_t)c;
-        }
+        for (j = i; j < t && am->at[j] < 0;)
+            j++;
+        if (classify(am, names, i, j)) return 0;
         int split = split_at_cudnn(cls, i, j), cudnn;
         for (size_t c = i, d; c < j; c = d) {
             d = split ? call_end(cls, c, j) : j;
@@ -444,12 +455,7 @@ int xpv_attrib_place_gaps(xpv_attrib_module *am, const uint32_t *names, size_t n
             b++;
         if (am->at[a] >= 0) continue;
         uint8_t *cls = am->cls;
-        size_t copies = 0;
-        for (size_t j = a; j < b; j++) {
-            int c = event_class(am->owner, names[j]);
-            copies += (c & GRAPH_COPY) != 0;
-            cls[j] = (uint8_t)(c & ~GRAPH_COPY);
-        }
+        size_t copies = classify(am, names, a, b);
         if (copies == b - a && am->place[a] < 0)
             placed += xpv_attrib_place_graph_copies(am, a, b, n);
         if (copies) continue; /* CUDA's memcpy kernels go to copies only */

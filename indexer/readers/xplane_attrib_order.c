@@ -122,6 +122,15 @@ static int may_repeat(const xpv_attrib_module *am, uint32_t home)
     return 0;
 }
 
+/* 1 when the schedule orders instructions i and j of computation home:
+ * both have a position, no loop, conditional or call lies between them,
+ * and home does not run twice in the graph (may_repeat). */
+static int ordered(const xpv_attrib_module *am, uint32_t home, uint32_t i, uint32_t j)
+{
+    return am->sched[i] != NONE && am->sched[j] != NONE &&
+           am->flow_before[i] == am->flow_before[j] && !may_repeat(am, home);
+}
+
 /* The placed event nearest to [a, b) on one side (dir -1 before a, +1 at
  * or after b), within WINDOW_REACH events; -1 when none. */
 static int64_t nearest_placed(const xpv_attrib_module *am, size_t a, size_t b, size_t n, int dir)
@@ -141,11 +150,10 @@ int xpv_attrib_window_of(const xpv_attrib_module *am, const xpv_attrib_bounds *b
     if (before < 0 || after < 0) return 0;
     uint32_t ip, iq;
     uint32_t home = xpv_attrib_home(am, (uint32_t)before, &ip);
-    if (xpv_attrib_home(am, (uint32_t)after, &iq) != home || may_repeat(am, home)) return 0;
-    uint32_t lo = am->sched[ip], hi = am->sched[iq];
-    if (lo == NONE || hi == NONE || lo >= hi || am->flow_before[ip] != am->flow_before[iq])
+    if (xpv_attrib_home(am, (uint32_t)after, &iq) != home || !ordered(am, home, ip, iq) ||
+        am->sched[ip] >= am->sched[iq])
         return 0;
-    *w = (xpv_attrib_window){home, lo, hi};
+    *w = (xpv_attrib_window){home, am->sched[ip], am->sched[iq]};
     return 1;
 }
 
@@ -200,9 +208,7 @@ void xpv_attrib_bounds_of(const xpv_attrib_module *am, size_t a, size_t b, size_
 static int crosses(const xpv_attrib_module *am, int64_t near, int dir, uint32_t c, uint32_t i)
 {
     uint32_t j;
-    if (near < 0 || xpv_attrib_home(am, (uint32_t)near, &j) != c || am->sched[j] == NONE ||
-        am->flow_before[j] != am->flow_before[i] || may_repeat(am, c))
-        return 0;
+    if (near < 0 || xpv_attrib_home(am, (uint32_t)near, &j) != c || !ordered(am, c, i, j)) return 0;
     return dir < 0 ? am->sched[j] > am->sched[i] : am->sched[j] < am->sched[i];
 }
 
