@@ -46,6 +46,7 @@ static struct {
     uint64_t first_id, next_id;
     client *clients;
     int nclients, resuming, closing, started;
+    int probes_wanted; /* early beats still to send (see heartbeat) */
     uint64_t beat;
     pthread_t beat_thread;
 } hub = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
@@ -200,6 +201,10 @@ void xpv_live_reply(struct MHD_Connection *conn, xpv_reply *r)
     uint64_t seen = 0;
     int has = last_seen(conn, &seen);
     pthread_mutex_lock(&hub.mu);
+    if (hub.nclients >= XPV_LIVE_MAX_CLIENTS / 2) {
+        hub.probes_wanted = 2;
+        pthread_cond_broadcast(&hub.cv);
+    }
     if (!hub.started || hub.closing || hub.nclients >= XPV_LIVE_MAX_CLIENTS) {
         pthread_mutex_unlock(&hub.mu);
         xpv_reply_error(r, 503, "too many event streams open (at most %d)", XPV_LIVE_MAX_CLIENTS);
@@ -231,25 +236,47 @@ void xpv_live_reply(struct MHD_Connection *conn, xpv_reply *r)
 
 /* ---- heartbeat, start, stop ---- */
 
-static void beat_deadline(struct timespec *until)
+#define PROBE_GAP_MS 100 /* between early beats: arrivals cannot make a storm */
+
+static struct timespec after_ms(long ms)
 {
-    clock_gettime(CLOCK_REALTIME, until);
-    until->tv_sec += XPV_LIVE_HEARTBEAT_SECONDS;
+    struct timespec t;
+    clock_gettime(CLOCK_REALTIME, &t);
+    t.tv_sec += ms / 1000;
+    t.tv_nsec += (ms % 1000) * 1000000L;
+    if (t.tv_nsec >= 1000000000L) {
+        t.tv_sec++;
+        t.tv_nsec -= 1000000000L;
+    }
+    return t;
 }
 
-/* Every XPV_LIVE_HEARTBEAT_SECONDS, a comment line to every stream: it
- * keeps proxies from closing an idle stream and finds clients that left
- * (a suspended connection cannot notice a close by itself). */
+static int before(const struct timespec *a, const struct timespec *b)
+{
+    return a->tv_sec != b->tv_sec ? a->tv_sec < b->tv_sec : a->tv_nsec < b->tv_nsec;
+}
+
+/* Every XPV_LIVE_HEARTBEAT_SECONDS, and twice soon after a stream arrives
+ * with the list half full, a comment line to every stream: it keeps
+ * proxies from closing an idle stream and finds clients that left. A
+ * suspended connection cannot notice a close by itself, so without the
+ * early beats the tabs closed since the last one would count against the
+ * cap. Twice, because the first write to a peer that closed succeeds (the
+ * peer answers it with a reset) and only the second fails, which makes
+ * libmicrohttpd close the connection. */
 static void *heartbeat(void *arg)
 {
     (void)arg;
-    struct timespec until;
-    beat_deadline(&until);
+    struct timespec until = after_ms(XPV_LIVE_HEARTBEAT_SECONDS * 1000L), next_probe = {0, 0};
     pthread_mutex_lock(&hub.mu);
     while (!hub.closing) {
-        int rc = pthread_cond_timedwait(&hub.cv, &hub.mu, &until);
-        if (hub.closing || rc != ETIMEDOUT) continue;
-        beat_deadline(&until);
+        const struct timespec *wake =
+            hub.probes_wanted && before(&next_probe, &until) ? &next_probe : &until;
+        if (pthread_cond_timedwait(&hub.cv, &hub.mu, wake) != ETIMEDOUT || hub.closing)
+            continue; /* woken: the wake time may have changed */
+        if (wake == &until) until = after_ms(XPV_LIVE_HEARTBEAT_SECONDS * 1000L);
+        if (hub.probes_wanted) hub.probes_wanted--;
+        next_probe = after_ms(PROBE_GAP_MS);
         hub.beat++;
         int n = 0;
         struct MHD_Connection **list = collect_suspended(&n);

@@ -75,7 +75,9 @@ export async function newPage({ dark = false, viewport = { width: 1280, height: 
   const page = await ctx.newPage();
   const errors = [];
   page.on('console', (m) => {
-    if (m.type() === 'error') errors.push(m.text());
+    // A failed load's text does not name the resource; its location does.
+    const at = m.location().url;
+    if (m.type() === 'error') errors.push(at ? `${m.text()} [${at}]` : m.text());
   });
   page.on('pageerror', (e) => errors.push(String(e)));
   page.on('request', (r) => allRequests.push(r.url()));

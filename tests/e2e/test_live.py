@@ -4,10 +4,11 @@ profile written in pieces, as a profiler writes it, is announced on
 GET /api/stream (Server-Sent Events) and is `latest` within 1 s of the last
 write; removing it is announced too; a capture still growing after a
 pause is read again, not left broken; a reconnecting client gets what it
-missed (Last-Event-ID) or is told to refetch; polling mode finds files
-too; /api/profiles stays fast while 500 new files are indexed, and no
-answer cached during indexing outlives it. Expected
-numbers come from the traces this test writes. Needs no fixtures."""
+missed (Last-Event-ID) or is told to refetch; the streams of closed tabs
+leave the cap at once, not at the next heartbeat; polling mode finds
+files too; /api/profiles stays fast while 500 new files are indexed, and
+no answer cached during indexing outlives it. Expected numbers come from
+the traces this test writes. Needs no fixtures."""
 import gzip
 import json
 import os
@@ -94,7 +95,14 @@ class Stream:
                 return item
 
     def close(self):
+        # The reader's file holds the descriptor open too: shut the socket
+        # itself first, as a closing tab does, which also ends the reader.
+        try:
+            self.sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
         self.sock.close()
+        self.f.close()
 
 
 class Server:
@@ -234,6 +242,42 @@ def test_reconnect_replays_or_resets():
         s.stop()
 
 
+STREAM_CAP = 64  # live_events.h: XPV_LIVE_MAX_CLIENTS
+
+
+def stream_status(port):
+    """Asks for a stream and hangs up: its status code."""
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+        sock.sendall(b"GET /api/stream HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n")
+        return int(sock.makefile("rb").readline().split()[1])
+
+
+def test_closed_tabs_free_their_streams():
+    # Tabs closed a moment ago must not hold the cap until the 15 s
+    # heartbeat: a stream arriving past half the cap probes the others.
+    s = Server()
+    try:
+        streams = [Stream(s.port) for _ in range(STREAM_CAP)]
+        for st in streams:
+            st.next("hello")
+        assert s.get("/api/health")[1]["live"]["streams"] == STREAM_CAP
+        assert stream_status(s.port) == 503, "the cap holds while every stream is open"
+        for st in streams:
+            st.close()
+        t0, codes = time.time(), []
+        while time.time() - t0 < 5 and codes[-1:] != [200]:
+            codes.append(stream_status(s.port))
+            time.sleep(0.05)
+        assert codes[-1] == 200, codes  # the heartbeat alone takes up to 15 s
+        print("a new stream admitted %.0f ms after %d tabs closed, answers %s"
+              % ((time.time() - t0) * 1000, STREAM_CAP, codes))
+        # The probe found every closed one, not just a place for one more.
+        left = s.get("/api/health")[1]["live"]["streams"]
+        assert left < STREAM_CAP // 2, left
+    finally:
+        s.stop()
+
+
 def test_polling_mode_finds_new_files():
     s = Server("--poll=1")
     try:
@@ -355,6 +399,7 @@ if __name__ == "__main__":
     e2e.main([test_new_capture_announced_and_latest_within_1s,
               test_growing_capture_retried_not_broken,
               test_reconnect_replays_or_resets,
+              test_closed_tabs_free_their_streams,
               test_polling_mode_finds_new_files,
               test_500_new_files_while_profiles_stays_fast,
               test_answers_never_stale_after_indexing])
