@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <time.h>
 
 #define CHUNK_MAX (64 * 1024) /* events formatted per reader call */
@@ -33,7 +34,8 @@ typedef struct client {
     struct MHD_Connection *conn;
     uint64_t cursor;
     uint64_t beat; /* heartbeats answered */
-    int suspended, reset, done;
+    int suspended, reset;
+    int left;    /* its client closed the connection: end the stream */
     xpv_buf out; /* formatted, not yet sent */
     size_t sent;
     struct client *prev, *next;
@@ -46,20 +48,36 @@ static struct {
     uint64_t first_id, next_id;
     client *clients;
     int nclients, resuming, closing, started;
-    int probes_wanted; /* early beats still to send (see heartbeat) */
+    int probe_wanted; /* an early beat (see heartbeat) */
     uint64_t beat;
     pthread_t beat_thread;
 } hub = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
 
-/* Takes every suspended client off suspension (under mu); the caller
- * resumes them with resume_all after unlocking. */
-static struct MHD_Connection **collect_suspended(int *n)
+/* Whether the client closed its end. A stream's client sends nothing
+ * after its request (and no browser half-closes a connection it reads
+ * from), so end of input or a reset on the socket means it left. Looking
+ * is one syscall; a failed write would take a round trip to show it. */
+static int client_left(const client *c)
+{
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(c->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+    if (!ci) return 0;
+    char byte;
+    ssize_t got = recv(ci->connect_fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+    return got == 0 || (got < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
+}
+
+/* Takes every suspended client off suspension (under mu), noting those
+ * whose client left when `look` is set; the caller resumes them with
+ * resume_all after unlocking. */
+static struct MHD_Connection **collect_suspended(int look, int *n)
 {
     struct MHD_Connection **list = NULL;
     *n = 0;
     for (client *c = hub.clients; c; c = c->next) {
         if (!c->suspended) continue;
         if (!list) list = xpv_xmalloc((size_t)hub.nclients * sizeof *list);
+        if (look) c->left = client_left(c);
         c->suspended = 0;
         list[(*n)++] = c->conn;
     }
@@ -89,7 +107,7 @@ uint64_t xpv_live_publish(const char *type, const char *json)
     *e = (live_event){id, type, xpv_xstrdup(json)};
     if (hub.next_id - hub.first_id > XPV_LIVE_RING) hub.first_id = hub.next_id - XPV_LIVE_RING;
     int n = 0;
-    struct MHD_Connection **list = hub.closing ? NULL : collect_suspended(&n);
+    struct MHD_Connection **list = hub.closing ? NULL : collect_suspended(0, &n);
     pthread_mutex_unlock(&hub.mu);
     resume_all(list, n);
     return id;
@@ -138,6 +156,10 @@ static ssize_t read_stream(void *cls, uint64_t pos, char *buf, size_t max)
     (void)pos;
     client *c = cls;
     pthread_mutex_lock(&hub.mu);
+    if (c->left) {
+        pthread_mutex_unlock(&hub.mu);
+        return MHD_CONTENT_READER_END_WITH_ERROR; /* libmicrohttpd closes it */
+    }
     if (c->sent == c->out.len) {
         xpv_buf_reset(&c->out);
         c->sent = 0;
@@ -196,15 +218,22 @@ static int last_seen(struct MHD_Connection *conn, uint64_t *id)
     return 1;
 }
 
+/* A stream arriving with the list half full asks for an early beat (under
+ * mu), which finds the streams of closed tabs before they fill the list. */
+static void want_probe(void)
+{
+    if (hub.started && !hub.closing && hub.nclients >= XPV_LIVE_MAX_CLIENTS / 2) {
+        hub.probe_wanted = 1;
+        pthread_cond_broadcast(&hub.cv);
+    }
+}
+
 void xpv_live_reply(struct MHD_Connection *conn, xpv_reply *r)
 {
     uint64_t seen = 0;
     int has = last_seen(conn, &seen);
     pthread_mutex_lock(&hub.mu);
-    if (hub.nclients >= XPV_LIVE_MAX_CLIENTS / 2) {
-        hub.probes_wanted = 2;
-        pthread_cond_broadcast(&hub.cv);
-    }
+    want_probe();
     if (!hub.started || hub.closing || hub.nclients >= XPV_LIVE_MAX_CLIENTS) {
         pthread_mutex_unlock(&hub.mu);
         xpv_reply_error(r, 503, "too many event streams open (at most %d)", XPV_LIVE_MAX_CLIENTS);
@@ -256,30 +285,29 @@ static int before(const struct timespec *a, const struct timespec *b)
     return a->tv_sec != b->tv_sec ? a->tv_sec < b->tv_sec : a->tv_nsec < b->tv_nsec;
 }
 
-/* Every XPV_LIVE_HEARTBEAT_SECONDS, and twice soon after a stream arrives
- * with the list half full, a comment line to every stream: it keeps
- * proxies from closing an idle stream and finds clients that left. A
- * suspended connection cannot notice a close by itself, so without the
- * early beats the tabs closed since the last one would count against the
- * cap. Twice, because the first write to a peer that closed succeeds (the
- * peer answers it with a reset) and only the second fails, which makes
- * libmicrohttpd close the connection. */
+/* Every XPV_LIVE_HEARTBEAT_SECONDS, and soon after a stream arrives with
+ * the list half full, every suspended stream is resumed: a comment line
+ * keeps proxies from closing an idle stream, and a stream whose client
+ * left ends (client_left). A suspended connection cannot notice a close by
+ * itself, so without the early beat the tabs closed since the last one
+ * would count against the cap. */
 static void *heartbeat(void *arg)
 {
     (void)arg;
-    struct timespec until = after_ms(XPV_LIVE_HEARTBEAT_SECONDS * 1000L), next_probe = {0, 0};
+    struct timespec until = after_ms(XPV_LIVE_HEARTBEAT_SECONDS * 1000L);
+    struct timespec next_probe = {0, 0}; /* the first may come at once */
     pthread_mutex_lock(&hub.mu);
     while (!hub.closing) {
         const struct timespec *wake =
-            hub.probes_wanted && before(&next_probe, &until) ? &next_probe : &until;
+            (hub.probe_wanted && before(&next_probe, &until)) ? &next_probe : &until;
         if (pthread_cond_timedwait(&hub.cv, &hub.mu, wake) != ETIMEDOUT || hub.closing)
             continue; /* woken: the wake time may have changed */
         if (wake == &until) until = after_ms(XPV_LIVE_HEARTBEAT_SECONDS * 1000L);
-        if (hub.probes_wanted) hub.probes_wanted--;
+        hub.probe_wanted = 0;
         next_probe = after_ms(PROBE_GAP_MS);
         hub.beat++;
         int n = 0;
-        struct MHD_Connection **list = collect_suspended(&n);
+        struct MHD_Connection **list = collect_suspended(1, &n);
         pthread_mutex_unlock(&hub.mu);
         resume_all(list, n);
         pthread_mutex_lock(&hub.mu);
@@ -296,6 +324,7 @@ int xpv_live_start(xpv_err *err)
     hub.first_id = hub.next_id =
         ((uint64_t)now.tv_sec * 1000 + (uint64_t)now.tv_nsec / 1000000) * 1000;
     hub.closing = 0;
+    hub.probe_wanted = 0;
     pthread_mutex_unlock(&hub.mu);
     if (pthread_create(&hub.beat_thread, NULL, heartbeat, NULL) != 0)
         return xpv_err_set(err, "cannot start the event-stream heartbeat");
@@ -315,7 +344,7 @@ void xpv_live_stop(void)
     hub.closing = 1;
     pthread_cond_broadcast(&hub.cv);
     int n = 0;
-    struct MHD_Connection **list = collect_suspended(&n);
+    struct MHD_Connection **list = collect_suspended(0, &n);
     pthread_mutex_unlock(&hub.mu);
     resume_all(list, n); /* each reader now ends its stream */
     pthread_join(hub.beat_thread, NULL);
