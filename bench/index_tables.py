@@ -6,16 +6,89 @@ that record when and how long indexing took. Exits 1 when they differ.
 --across-versions compares indexes of different schema versions (an old
 binary's against this one's): only the columns both have, strings as the
 set of values each profile interned (the ids depend on what else a version
-interns), and blocks without their data (whose encoding changed: their
-time range, event count, busy time and kinds must still agree). For each
+interns), blocks without their data (whose encoding changed: their
+time range, event count, busy time and kinds must still agree), and
+kernel_stats with each device's rows, which newer indexes pack into
+kernel_device_stats. For each
 table that differs it names the shared columns that hold different values,
 so a reader can tell an intended change (a new step breakdown) from a lost
 row."""
+import math
 import sqlite3
+import struct
 import sys
 
-TABLES = ["profiles", "strings", "tracks", "blocks", "kernel_stats", "steps"]
+TABLES = ["profiles", "strings", "tracks", "blocks", "kernel_stats", "kernel_device_stats", "steps"]
 VOLATILE = {"indexed_at", "index_seconds"}
+KERNEL_COLUMNS = ("profile_id", "kind", "device", "name", "seq", "category", "count", "total_ps",
+                  "min_ps", "max_ps", "median_ps", "stddev_ps", "percent", "grid", "block",
+                  "registers_per_thread", "shared_memory_bytes", "occupancy_pct", "op_id",
+                  "shapes", "top_rank")
+
+
+def device_rows(blob):
+    """A kernel_device_stats blob's rows, decoded from its layout
+    (store/kernel_device_stats.c) by a reader of its own: tuples of
+    kernel_stats' columns from name on (KERNEL_COLUMNS[3:])."""
+    at = 0
+
+    def varint():
+        nonlocal at
+        v = shift = 0
+        while True:
+            c = blob[at]
+            at += 1
+            v |= (c & 0x7F) << shift
+            shift += 7
+            if c < 0x80:
+                return v
+
+    def zigzag():
+        u = varint()
+        return (u >> 1) ^ -(u & 1)
+
+    def real():
+        nonlocal at
+        v = struct.unpack_from("<d", blob, at)[0]
+        at += 8
+        return None if math.isnan(v) else v  # SQLite keeps a NaN as NULL
+
+    def text():
+        nonlocal at
+        n = varint()
+        at += n
+        return bytes(blob[at - n:at]).decode()
+
+    assert blob[0] == 1, "kernel_device_stats blob version %d" % blob[0]
+    at = 1
+    rows = []
+    for _ in range(varint()):
+        known, texts = varint(), blob[at]
+        at += 1
+        r = {"name": text()}
+        for col in ("seq", "count", "total_ps", "min_ps", "max_ps"):
+            r[col] = zigzag()
+        r["median_ps"], r["stddev_ps"] = real(), real()
+        r["percent"] = real() if known & 1 << 6 else None
+        for bit, col in ((1, "category"), (2, "grid"), (4, "block")):
+            r[col] = text() if texts & bit else None
+        for bit, col, get in ((7, "registers_per_thread", zigzag), (8, "shared_memory_bytes", zigzag),
+                              (9, "occupancy_pct", real), (11, "op_id", zigzag),
+                              (10, "shapes", zigzag), (12, "top_rank", zigzag)):
+            r[col] = get() if known & 1 << bit else None
+        rows.append(tuple(r[c] for c in KERNEL_COLUMNS[3:]))
+    assert at == len(blob), "kernel_device_stats blob: %d bytes left over" % (len(blob) - at)
+    return rows
+
+
+def all_kernel_rows(db):
+    """kernel_stats' rows with each device's unpacked from kernel_device_stats,
+    where the index has it (indexes before it held them in kernel_stats)."""
+    rows = db.execute("SELECT * FROM kernel_stats").fetchall()
+    if db.execute("SELECT 1 FROM sqlite_master WHERE name='kernel_device_stats'").fetchone():
+        for pid, kind, dev, blob in db.execute("SELECT * FROM kernel_device_stats"):
+            rows += [(pid, kind, dev) + r for r in device_rows(blob)]
+    return rows
 
 
 def columns(db, table):
@@ -64,12 +137,24 @@ def differing(ra, rb, cols):
     return [c for i, c in enumerate(cols) if any(x[i] != y[i] for x, y in zip(ra, rb))]
 
 
+def version_rows(db, table, cols):
+    """ordered_rows, but kernel_stats with each device's rows however the
+    version stores them (all_kernel_rows)."""
+    if table != "kernel_stats":
+        return ordered_rows(db, table, cols)
+    have = [r[1] for r in db.execute("PRAGMA table_info(kernel_stats)")]
+    at = [have.index(c) for c in cols]
+    return [tuple(row[i] for i in at) for row in all_kernel_rows(db)]
+
+
 def across_versions(a, b):
     da, db = sqlite3.connect(a), sqlite3.connect(b)
     same = True
     for t in TABLES:
+        if t == "kernel_device_stats":
+            continue  # unpacked into kernel_stats: older versions have no such table
         cols = shared_columns(da, db, t)
-        ra, rb = ordered_rows(da, t, cols), ordered_rows(db, t, cols)
+        ra, rb = version_rows(da, t, cols), version_rows(db, t, cols)
         if t == "strings":
             sa, sb = set(ra), set(rb)
             ra, rb = sorted(sa), sorted(sb)

@@ -61,12 +61,11 @@ static int drop_vanished(sqlite3 *db, const xpv_found_list *found, xpv_err *err)
         sqlite3_reset(st);
     }
     sqlite3_finalize(st);
-    static const char *const tables[] = {"strings", "tracks",   "blocks",       "kernel_stats",
-                                         "steps",   "findings", "compile_marks"};
-    for (size_t t = 0; t < sizeof tables / sizeof tables[0]; t++) {
+    for (size_t t = 0; t < XPV_INDEX_PROFILE_TABLES; t++) {
         char sql[160];
         snprintf(sql, sizeof sql,
-                 "DELETE FROM %s WHERE profile_id NOT IN (SELECT id FROM found_ids)", tables[t]);
+                 "DELETE FROM %s WHERE profile_id NOT IN (SELECT id FROM found_ids)",
+                 xpv_index_profile_tables[t]);
         if (xpv_db_exec(db, sql, err) != 0) return -1;
     }
     return xpv_db_exec(db, "DELETE FROM profiles WHERE id NOT IN (SELECT id FROM found_ids)", err);

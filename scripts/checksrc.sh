@@ -59,7 +59,7 @@ check_includes() { # dir, forbidden include pattern, why
 
 # The tables whose every read goes through store/<table>.c, and the files
 # that still write them (each module's header says why).
-STORE_TABLES='steps|kernel_stats|profiles|tracks|strings|findings|compile_marks'
+STORE_TABLES='steps|kernel_stats|kernel_device_stats|profiles|tracks|strings|findings|compile_marks'
 STORE_WRITERS='indexer/analysis/step_breakdown.c indexer/analysis/kernel_rows.c'
 STORE_WRITERS="$STORE_WRITERS indexer/indexer.c indexer/index_file.c indexer/ingest_rows.c"
 # SQL text: a file's string literals, adjacent ones joined, comments aside.

@@ -9,6 +9,7 @@
  */
 #define _GNU_SOURCE
 #include "index_db.h"
+#include "kernel_device_stats.h"
 #include "kernel_stats.h"
 
 #include <dirent.h>
@@ -56,7 +57,8 @@ static const char *const SCHEMA_SQL =
      * seq: the row's place among the profile's rows as written, which orders
      * rows of one name. op_id: the op's id in `strings` (its text is there
      * already). Keyed as queries look rows up, without a rowid or a second
-     * index: most of a small profile's index is these rows. */
+     * index: most of a small profile's index is these rows. The table holds
+     * the all-devices rows (device -1); each device's are packed below. */
     "CREATE TABLE kernel_stats(profile_id INTEGER NOT NULL, kind TEXT NOT NULL,"
     " device INTEGER NOT NULL, name TEXT NOT NULL, seq INTEGER NOT NULL DEFAULT 0,"
     " category TEXT, count INTEGER, total_ps INTEGER, min_ps INTEGER, max_ps INTEGER,"
@@ -70,6 +72,12 @@ static const char *const SCHEMA_SQL =
      * per host (api/tools/tool_overview_page.c). */
     "CREATE INDEX kernel_stats_top ON kernel_stats(profile_id, kind, top_rank)"
     " WHERE top_rank IS NOT NULL;"
+    /* The rows of one device (>= 0), kernel_stats' columns from name on,
+     * packed in key order: read them with kernel_device_rows(data)
+     * (kernel_device_stats.c). */
+    "CREATE TABLE kernel_device_stats(profile_id INTEGER NOT NULL, kind TEXT NOT NULL,"
+    " device INTEGER NOT NULL, data BLOB NOT NULL,"
+    " PRIMARY KEY(profile_id, kind, device)) WITHOUT ROWID;"
     /* device -1 = all devices combined. Times in picoseconds. The device
      * categories (compute .. memset, autotune_ps) and idle_ps partition
      * duration_ps (indexer/analysis/step_breakdown.c); host_wait_ps,
@@ -314,6 +322,7 @@ static int open_locked(const char *db_path, const char *profile_dir_abs, sqlite3
         int rc = sqlite3_open_v2(
             db_path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL);
         sqlite3_busy_timeout(db, 10000); /* before the checks: see index_is_current */
+        if (rc == SQLITE_OK) rc = xpv_store_kdev_register(db);
         int current = rc == SQLITE_OK && exists ? index_is_current(db, profile_dir_abs) : 0;
         if (current < 0) {
             xpv_err_set(err, "index %s is busy: %s", db_path, sqlite3_errmsg(db));
@@ -353,6 +362,11 @@ int xpv_index_open_reader(const char *db_path, sqlite3 **out, xpv_err *err)
         sqlite3_close(db);
         return -1;
     }
+    if (xpv_store_kdev_register(db) != SQLITE_OK) {
+        xpv_err_set(err, "cannot open index %s: %s", db_path, sqlite3_errmsg(db));
+        sqlite3_close(db);
+        return -1;
+    }
     sqlite3_busy_timeout(db, 3000); /* then 503: locked by another process */
     /* Event blocks span overflow pages; mapping the file spares a read()
      * copy of every page a window touches. Failing only costs speed. */
@@ -370,14 +384,17 @@ int64_t xpv_index_data_version(sqlite3 *db, sqlite3_stmt **stmt)
     return v;
 }
 
+const char *const xpv_index_profile_tables[XPV_INDEX_PROFILE_TABLES] = {
+    "strings", "tracks",   "blocks",       "kernel_stats", "kernel_device_stats",
+    "steps",   "findings", "compile_marks"};
+
 int xpv_index_clear_profile(sqlite3 *db, int64_t profile_id, xpv_err *err)
 {
-    static const char *const tables[] = {"strings", "tracks",   "blocks",       "kernel_stats",
-                                         "steps",   "findings", "compile_marks"};
-    for (size_t i = 0; i < sizeof tables / sizeof tables[0]; i++) {
+    for (size_t i = 0; i < XPV_INDEX_PROFILE_TABLES; i++) {
         char sql[128];
         sqlite3_stmt *st;
-        snprintf(sql, sizeof sql, "DELETE FROM %s WHERE profile_id=?1", tables[i]);
+        snprintf(sql, sizeof sql, "DELETE FROM %s WHERE profile_id=?1",
+                 xpv_index_profile_tables[i]);
         if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) return xpv_db_error(err, db);
         sqlite3_bind_int64(st, 1, profile_id);
         int rc = sqlite3_step(st);

@@ -10,6 +10,7 @@
  *   tracks        (pid, tid) tracks with names, sort order, device, counts
  *   blocks        events, packed in blocks per (track, duration class)
  *   kernel_stats  per-name kernel / memcpy / memset / XLA-op summaries
+ *   kernel_device_stats  the same per device, one packed blob per device
  *   steps         step timelines with per-category device time
  *   findings      each profile's findings answer, computed once
  *   compile_marks compile windows and autotuner kernel names (compile-time work)
@@ -27,7 +28,7 @@
 struct xpv_store_kernel_rows;
 
 /* Bump when any table's meaning changes: older indexes are rebuilt. */
-#define XPV_SCHEMA_VERSION 15
+#define XPV_SCHEMA_VERSION 16
 
 /* kernel_stats.top_rank is set for this many names of each kind. */
 #define XPV_KSTATS_TOP_RANKS 32
@@ -58,6 +59,10 @@ int xpv_index_open_reader(const char *db_path, sqlite3 **out, xpv_err *err);
  * statement between calls (NULL at first; sqlite3_finalize it with db).
  * -1 on error. */
 int64_t xpv_index_data_version(sqlite3 *db, sqlite3_stmt **stmt);
+
+/* The tables that hold rows of a profile (all but meta and profiles). */
+#define XPV_INDEX_PROFILE_TABLES 8
+extern const char *const xpv_index_profile_tables[XPV_INDEX_PROFILE_TABLES];
 
 /* Deletes every row that belongs to one profile except its profiles row. */
 int xpv_index_clear_profile(sqlite3 *db, int64_t profile_id, xpv_err *err);

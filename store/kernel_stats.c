@@ -7,6 +7,7 @@
  * the query itself, so a row arrives whole.
  */
 #include "kernel_stats.h"
+#include "kernel_device_stats.h"
 
 #include <assert.h>
 #include <stdint.h>
@@ -14,11 +15,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define ROW_COLUMNS                                                                                \
+#define ROW_VALUES(owner)                                                                          \
     "SELECT name, category, count, total_ps, min_ps, max_ps, median_ps, stddev_ps, percent, grid," \
     " block, registers_per_thread, shared_memory_bytes, occupancy_pct, (SELECT value FROM strings" \
-    " WHERE profile_id=kernel_stats.profile_id AND id=op_id), shapes, device,"                     \
-    " substr(kind, 1, 8) = 'compile_' FROM kernel_stats"
+    " WHERE profile_id=" owner ".profile_id AND id=op_id), shapes, device,"                        \
+    " substr(kind, 1, 8) = 'compile_'"
+#define ROW_COLUMNS ROW_VALUES("kernel_stats") " FROM kernel_stats"
+/* One device's rows: kernel_stats' columns from the blob, the key's from b. */
+#define DEVICE_ROWS " FROM kernel_device_stats b, kernel_device_rows(b.data)"
+#define DEVICE_ROW_COLUMNS ROW_VALUES("b") DEVICE_ROWS
 
 #define IN_IDS " profile_id IN (SELECT value FROM json_each(?1))"
 
@@ -52,16 +57,16 @@ int xpv_store_kernel_stats_open_with(xpv_store_cursor *c, sqlite3 *db, int64_t p
                                      enum xpv_store_kernel_sort sort, int desc, int64_t limit,
                                      xpv_err *err)
 {
-    char sql[700];
+    char sql[800];
     /* ?5 is kind's compile-time twin, or kind again */
+    const char *rows = device < 0 ? ROW_COLUMNS " WHERE profile_id=?1 AND kind IN (?2, ?5)"
+                                                " AND device=?3"
+                                  : DEVICE_ROW_COLUMNS " WHERE b.profile_id=?1"
+                                                       " AND b.kind IN (?2, ?5) AND b.device=?3";
     if (sort == XPV_STORE_KSORT_KEY)
-        snprintf(sql, sizeof sql,
-                 ROW_COLUMNS " WHERE profile_id=?1 AND kind IN (?2, ?5) AND device=?3"
-                             " ORDER BY name, seq");
+        snprintf(sql, sizeof sql, "%s ORDER BY name, seq", rows);
     else
-        snprintf(sql, sizeof sql,
-                 ROW_COLUMNS " WHERE profile_id=?1 AND kind IN (?2, ?5) AND device=?3"
-                             " ORDER BY %s %s NULLS LAST, name, kind, seq LIMIT ?4",
+        snprintf(sql, sizeof sql, "%s ORDER BY %s %s NULLS LAST, name, kind, seq LIMIT ?4", rows,
                  sort_expr(sort), desc ? "DESC" : "ASC");
     if (xpv_store_cursor_open(c, db, sql, err) != 0) return -1;
     char twin[48];
@@ -137,11 +142,13 @@ int xpv_store_kernel_stats_count(sqlite3 *db, int64_t profile_id, const char *ki
 {
     xpv_store_cursor c;
     *out = (xpv_store_kernel_count){0, 0, 0, 0};
-    if (xpv_store_cursor_open(&c, db,
-                              "SELECT count(*), sum(total_ps), count(total_ps), sum(count)"
-                              " FROM kernel_stats"
-                              " WHERE profile_id=?1 AND kind=?2 AND device=?3",
-                              err) != 0)
+    if (xpv_store_cursor_open(
+            &c, db,
+            device < 0 ? "SELECT count(*), sum(total_ps), count(total_ps), sum(count)"
+                         " FROM kernel_stats WHERE profile_id=?1 AND kind=?2 AND device=?3"
+                       : "SELECT count(*), sum(total_ps), count(total_ps), sum(count)" DEVICE_ROWS
+                         " WHERE b.profile_id=?1 AND b.kind=?2 AND b.device=?3",
+            err) != 0)
         return -1;
     sqlite3_bind_int64(c.st, 1, profile_id);
     sqlite3_bind_text(c.st, 2, kind, -1, SQLITE_TRANSIENT);
@@ -161,8 +168,8 @@ int xpv_store_kernel_stats_devices(sqlite3 *db, int64_t profile_id, const char *
     xpv_store_cursor c;
     *devs = NULL, *n = 0;
     if (xpv_store_cursor_open_id(&c, db,
-                                 "SELECT DISTINCT device FROM kernel_stats WHERE profile_id=?1 AND"
-                                 " kind=?2 AND device>=0 ORDER BY device",
+                                 "SELECT device FROM kernel_device_stats WHERE profile_id=?1"
+                                 " AND kind=?2 ORDER BY device",
                                  profile_id, err) != 0)
         return -1;
     sqlite3_bind_text(c.st, 2, kind, -1, SQLITE_TRANSIENT);
@@ -302,8 +309,8 @@ int xpv_store_kernel_stats_open_device_busy(xpv_store_cursor *c, sqlite3 *db, in
 {
     if (xpv_store_cursor_open(
             c, db,
-            "SELECT d.device_id, (SELECT SUM(total_ps) FROM kernel_stats s WHERE s.profile_id=?1"
-            " AND s.device=d.device_id AND s.kind IN ('kernel','memcpy','memset','compile_kernel',"
+            "SELECT d.device_id, (SELECT SUM(total_ps)" DEVICE_ROWS " WHERE b.profile_id=?1"
+            " AND b.device=d.device_id AND b.kind IN ('kernel','memcpy','memset','compile_kernel',"
             " 'compile_memcpy','compile_memset', ?2)) FROM"
             " (SELECT DISTINCT device_id FROM tracks WHERE profile_id=?1 AND device_id IS NOT NULL"
             " AND events > 0) d ORDER BY d.device_id",
@@ -501,27 +508,88 @@ static void bind_row(sqlite3_stmt *st, const xpv_store_kernel_rows *rows,
     bind_int(st, at + 19, r->top_rank, r->known, XPV_STORE_KSTAT_RANK);
 }
 
-int xpv_store_kernel_stats_write(sqlite3 *db, int64_t profile_id, xpv_store_kernel_rows *rows,
-                                 xpv_err *err)
+/* The end of the run of rows from order[i] that share its kind and device. */
+static size_t device_run_end(const xpv_store_kernel_rows *rows, size_t i)
 {
-    if (rows->n == 0) return 0;
-    xpv_store_kernel_rows_order(rows);
-    sqlite3_stmt *st;
+    const xpv_store_kernel_row *first = &rows->v[rows->order[i]];
+    text_ref kind = row_text(rows, first, XPV_STORE_KCOL_KIND);
+    size_t end = i + 1;
+    while (end < rows->n) {
+        const xpv_store_kernel_row *r = &rows->v[rows->order[end]];
+        if (r->device != first->device ||
+            text_cmp(row_text(rows, r, XPV_STORE_KCOL_KIND), kind) != 0)
+            break;
+        end++;
+    }
+    return end;
+}
+
+/* One device's rows order[from .. to) as one kernel_device_stats row. */
+static int write_device_rows(sqlite3_stmt *st, const xpv_store_kernel_rows *rows, size_t from,
+                             size_t to, xpv_buf *blob)
+{
+    const xpv_store_kernel_row *first = &rows->v[rows->order[from]];
+    text_ref kind = row_text(rows, first, XPV_STORE_KCOL_KIND);
+    xpv_buf_reset(blob);
+    xpv_store_kdev_encode(rows, from, to, blob);
+    sqlite3_bind_text(st, 2, kind.s, (int)kind.len, SQLITE_STATIC);
+    sqlite3_bind_int(st, 3, first->device);
+    sqlite3_bind_blob(st, 4, blob->data, (int)blob->len, SQLITE_STATIC);
+    int rc = sqlite3_step(st);
+    sqlite3_reset(st);
+    return rc == SQLITE_DONE ? 0 : -1;
+}
+
+static int prepare_writes(sqlite3 *db, sqlite3_stmt **all, sqlite3_stmt **device, xpv_err *err)
+{
+    *all = *device = NULL;
     if (sqlite3_prepare_v2(db,
                            "INSERT INTO kernel_stats(profile_id, kind, name, category, grid, block,"
                            " device, seq, count, total_ps, min_ps, max_ps, median_ps, stddev_ps,"
                            " percent, registers_per_thread, shared_memory_bytes, occupancy_pct,"
                            " op_id, shapes, top_rank) VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,"
                            "?12,?13,?14,?15,?16,?17,?18,?19,?20,?21)",
-                           -1, &st, NULL) != SQLITE_OK)
-        return xpv_err_set(err, "index: %s", sqlite3_errmsg(db));
-    sqlite3_bind_int64(st, 1, profile_id);
-    int rc = 0;
-    for (size_t i = 0; i < rows->n && rc == 0; i++) {
-        bind_row(st, rows, &rows->v[rows->order[i]]);
-        if (sqlite3_step(st) != SQLITE_DONE) rc = xpv_err_set(err, "index: %s", sqlite3_errmsg(db));
-        sqlite3_reset(st);
+                           -1, all, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(db,
+                           "INSERT INTO kernel_device_stats(profile_id, kind, device, data)"
+                           " VALUES(?1, ?2, ?3, ?4)",
+                           -1, device, NULL) != SQLITE_OK) {
+        xpv_err_set(err, "index: %s", sqlite3_errmsg(db));
+        sqlite3_finalize(*all);
+        return -1;
     }
-    sqlite3_finalize(st);
+    return 0;
+}
+
+int xpv_store_kernel_stats_write(sqlite3 *db, int64_t profile_id, xpv_store_kernel_rows *rows,
+                                 xpv_err *err)
+{
+    if (rows->n == 0) return 0;
+    xpv_store_kernel_rows_order(rows);
+    sqlite3_stmt *all, *device;
+    if (prepare_writes(db, &all, &device, err) != 0) return -1;
+    sqlite3_bind_int64(all, 1, profile_id);
+    sqlite3_bind_int64(device, 1, profile_id);
+    xpv_buf blob = {0};
+    int rc = 0;
+    for (size_t i = 0; i < rows->n && rc == 0;) {
+        const xpv_store_kernel_row *r = &rows->v[rows->order[i]];
+        assert(r->device >= -1);
+        if (r->device >= 0) {
+            size_t end = device_run_end(rows, i);
+            if (write_device_rows(device, rows, i, end, &blob) != 0)
+                rc = xpv_err_set(err, "index: %s", sqlite3_errmsg(db));
+            i = end;
+            continue;
+        }
+        bind_row(all, rows, r);
+        if (sqlite3_step(all) != SQLITE_DONE)
+            rc = xpv_err_set(err, "index: %s", sqlite3_errmsg(db));
+        sqlite3_reset(all);
+        i++;
+    }
+    xpv_buf_free(&blob);
+    sqlite3_finalize(all);
+    sqlite3_finalize(device);
     return rc;
 }

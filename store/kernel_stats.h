@@ -5,13 +5,15 @@
  * compilation inside the capture, which the program's kinds leave out) and device
  * (-1: all devices), one summary row per name (several when one name has
  * several shapes, ordered by seq), with profiles.kernel_totals beside it.
+ * The table holds the all-devices rows; each device's are packed into
+ * `kernel_device_stats` (kernel_device_stats.h) and read back as rows.
  * Every query that reads them is here (kernel_stats.c), as typed rows and
  * the few aggregates the answers need; nothing outside store/ names the
  * table in SQL (scripts/checksrc.sh).
  *
  * The rows' values are computed by indexer/analysis/kernel_rows.c, which
- * gathers them in memory (xpv_store_kernel_rows) and writes them here with
- * one statement: at once when indexing into the index, or, for a worker's
+ * gathers them in memory (xpv_store_kernel_rows) and writes them here
+ * (xpv_store_kernel_stats_write): at once when indexing into the index, or, for a worker's
  * part, handed to the index's writer, which inserts them once
  * (xpv_index_move_part) instead of into the part and again out of it.
  *
@@ -22,21 +24,7 @@
 #define XPV_STORE_KERNEL_STATS_H
 
 #include "cursor.h"
-
-/* Bits of xpv_store_kernel_stat.known. */
-enum {
-    XPV_STORE_KSTAT_COUNT = 1u << 0,
-    XPV_STORE_KSTAT_TOTAL = 1u << 1,
-    XPV_STORE_KSTAT_MIN = 1u << 2,
-    XPV_STORE_KSTAT_MAX = 1u << 3,
-    XPV_STORE_KSTAT_MEDIAN = 1u << 4,
-    XPV_STORE_KSTAT_STDDEV = 1u << 5,
-    XPV_STORE_KSTAT_PERCENT = 1u << 6,
-    XPV_STORE_KSTAT_REGS = 1u << 7,
-    XPV_STORE_KSTAT_SHMEM = 1u << 8,
-    XPV_STORE_KSTAT_OCCUPANCY = 1u << 9,
-    XPV_STORE_KSTAT_SHAPES = 1u << 10,
-};
+#include "kernel_rows.h"
 
 typedef struct {
     xpv_store_text name, category, grid, block;
@@ -51,43 +39,6 @@ typedef struct {
     unsigned known;
 } xpv_store_kernel_stat;
 
-/* Rows gathered in memory for xpv_store_kernel_stats_write. Texts (the
- * columns below) are copied into `text`; a numeric column marked in
- * `known` by the bits above or below is written, else NULL (count, total,
- * min, max, median, stddev and seq are always written). */
-enum { XPV_STORE_KSTAT_OP = 1u << 11, XPV_STORE_KSTAT_RANK = 1u << 12 };
-enum {
-    XPV_STORE_KCOL_KIND,
-    XPV_STORE_KCOL_NAME,
-    XPV_STORE_KCOL_CATEGORY,
-    XPV_STORE_KCOL_GRID,
-    XPV_STORE_KCOL_BLOCK,
-    XPV_STORE_KCOL_TEXTS
-};
-
-typedef struct {
-    size_t off, len; /* in the rows' text; off SIZE_MAX: NULL */
-} xpv_store_kernel_text;
-
-typedef struct {
-    xpv_store_kernel_text text[XPV_STORE_KCOL_TEXTS];
-    int device;
-    int64_t seq, count, total_ps, min_ps, max_ps;
-    double median_ps, stddev_ps, percent;
-    int64_t registers_per_thread, shared_memory_bytes;
-    double occupancy_pct;
-    int64_t op_id, shapes, top_rank;
-    unsigned known;
-} xpv_store_kernel_row;
-
-typedef struct xpv_store_kernel_rows {
-    xpv_store_kernel_row *v;
-    size_t n, cap;
-    xpv_buf text;
-    uint32_t *order; /* v's indexes in the table's key order, when made */
-    size_t ordered;  /* how many rows order covers; stale unless n */
-} xpv_store_kernel_rows;
-
 /* A new row at the end, its texts NULL and nothing known. */
 xpv_store_kernel_row *xpv_store_kernel_rows_add(xpv_store_kernel_rows *rows);
 /* Sets text column col (XPV_STORE_KCOL_*) of the last row added. */
@@ -97,10 +48,12 @@ void xpv_store_kernel_rows_free(xpv_store_kernel_rows *rows);
  * xpv_store_kernel_stats_write, which does it itself when not done: a
  * worker calls it so that the index's writer need not. */
 void xpv_store_kernel_rows_order(xpv_store_kernel_rows *rows);
-/* Inserts the rows as profile_id's with one statement, in key order: a
- * run of rows then fills its b-tree pages one after another instead of
- * touching a page per row (6% fewer instructions on the 32-host pod). A
- * statement of many rows saved no more than its coroutine cost. */
+/* Inserts the rows as profile_id's, in key order: the all-devices rows
+ * into kernel_stats with one statement (a run of rows then fills its
+ * b-tree pages one after another instead of touching a page per row: 6%
+ * fewer instructions on the 32-host pod; a statement of many rows saved no
+ * more than its coroutine cost), each device's as one packed row of
+ * kernel_device_stats. */
 int xpv_store_kernel_stats_write(sqlite3 *db, int64_t profile_id, xpv_store_kernel_rows *rows,
                                  xpv_err *err);
 

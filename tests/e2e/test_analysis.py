@@ -28,6 +28,7 @@ from collections import defaultdict
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from xpv_e2e import BIN, FIXTURES, GEN, SKIP, tmpdir, run, main  # noqa: E402
+from xpv_e2e import kernel_rows as index_kernel_rows  # noqa: E402
 from test_xplane import fields  # noqa: E402
 
 SKIPPED = []
@@ -80,9 +81,7 @@ def usable(row, what):
 
 
 def kernel_rows(con, pid, device=-1, kind="kernel"):
-    return {r["name"]: dict(r) for r in con.execute(
-        "SELECT * FROM kernel_stats WHERE profile_id=? AND kind=? AND device=?",
-        (pid, kind, device))}
+    return {r["name"]: r for r in index_kernel_rows(con, pid, kind, device)}
 
 
 def exact_median(values):
@@ -441,7 +440,7 @@ def index_with_consumers(prof, root, consumers, early="on"):
     assert r.returncode == 0, r.stderr
     con = sqlite3.connect(db)
     tables = {}
-    for t in ("blocks", "strings", "tracks", "kernel_stats", "steps"):
+    for t in ("blocks", "strings", "tracks", "kernel_stats", "kernel_device_stats", "steps"):
         tables[t] = sorted(con.execute("SELECT * FROM %s" % t).fetchall(), key=repr)
     tables["profiles"] = con.execute(
         "SELECT events, start_ns, end_ns, devices, facts, phase_counts, kernel_count, step_source,"

@@ -28,6 +28,7 @@ from collections import Counter, defaultdict
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from xpv_e2e import BIN, FIXTURES, need_fixtures, tmpdir, run, snapshot, main  # noqa: E402
+from xpv_e2e import kernel_rows  # noqa: E402
 
 RTX = "pytorch-rtx2070-nsys-2022.1.sqlite"
 SAXPY = "saxpy-mpi-a100-nsys-2022.2.sqlite"
@@ -174,10 +175,9 @@ class Index:
                 self.events.append(ev)
 
     def kernel_stats(self, device):
-        return {r[0]: r[1:] for r in self.db.execute(
-            "SELECT name, count, total_ps, min_ps, max_ps, median_ps, stddev_ps, percent"
-            " FROM kernel_stats WHERE profile_id=? AND kind='kernel' AND device=?",
-            (self.id, device))}
+        cols = ("count", "total_ps", "min_ps", "max_ps", "median_ps", "stddev_ps", "percent")
+        return {r["name"]: tuple(r[c] for c in cols)
+                for r in kernel_rows(self.db, self.id, "kernel", device)}
 
 
 def open_fixture(path):

@@ -9,6 +9,9 @@ import sys
 import tempfile
 import traceback
 
+sys.path.append(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench"))
+import index_tables  # noqa: E402
+
 BIN = os.environ.get("XPV_BIN", "")
 GEN = os.environ.get("XPV_GEN", "")
 FIXTURES = os.environ.get("XPV_FIXTURES", "")
@@ -84,6 +87,21 @@ def snapshot(root):
             st = os.lstat(p)
             out.append((os.path.relpath(p, root), st.st_size, st.st_mtime_ns))
     return sorted(out)
+
+
+def kernel_rows(con, pid, kind, device):
+    """The index's kernel rows of one profile, kind and device as dicts of
+    kernel_stats' columns: the table's for device -1, the packed blob's
+    (kernel_device_stats) for one device."""
+    if device < 0:
+        cur = con.execute("SELECT * FROM kernel_stats WHERE profile_id=? AND kind=? AND device=?",
+                          (pid, kind, device))
+        names = [d[0] for d in cur.description]
+        return [dict(zip(names, row)) for row in cur]
+    got = con.execute("SELECT data FROM kernel_device_stats WHERE profile_id=? AND kind=? AND"
+                      " device=?", (pid, kind, device)).fetchone()
+    rows = index_tables.device_rows(got[0]) if got else []
+    return [dict(zip(index_tables.KERNEL_COLUMNS, (pid, kind, device) + r)) for r in rows]
 
 
 def main(tests):

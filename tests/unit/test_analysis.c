@@ -9,6 +9,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "analysis_testutil.h"
+#include "store/kernel_device_stats.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -33,7 +34,8 @@ static const char *ks(const char *col, const char *kind, int device, const char 
     if (strcmp(col, "op") == 0) /* the op's text is in strings */
         col = "(SELECT value FROM strings s WHERE s.profile_id=7 AND s.id=op_id)";
     snprintf(sql, sizeof sql,
-             "SELECT %s FROM kernel_stats WHERE profile_id=7 AND kind='%s' AND device=%d AND "
+             "SELECT %s FROM " XPV_STORE_KERNEL_ROWS_ALL
+             " WHERE profile_id=7 AND kind='%s' AND device=%d AND "
              "name='%s'",
              col, kind, device, name);
     return sql;
@@ -105,7 +107,8 @@ static void test_kernel_stats_exact(void)
     CU_ASSERT_EQUAL(q_int(db, ks("count", "kernel", -1, "N")), -999999);
     CU_ASSERT_STRING_EQUAL(q_text(db, ks("category", "kernel", -1, "A")), "compute");
     CU_ASSERT_EQUAL(q_int(db, "SELECT kernel_count FROM profiles WHERE id=7"), 9);
-    CU_ASSERT_EQUAL(q_int(db, "SELECT count(*) FROM kernel_stats WHERE profile_id=7"), 7);
+    CU_ASSERT_EQUAL(
+        q_int(db, "SELECT count(*) FROM " XPV_STORE_KERNEL_ROWS_ALL " WHERE profile_id=7"), 7);
     sqlite3_close(db);
 }
 
@@ -291,7 +294,8 @@ static void test_tpu_xla_ops(void)
     CU_ASSERT_EQUAL(q_int(db, ks("total_ps", "hlo_category", 1, "loop fusion")), 4000);
     CU_ASSERT_DOUBLE_EQUAL(q_double(db, ks("percent", "hlo_category", -1, "all-reduce")), 50, 1e-9);
     CU_ASSERT_EQUAL(q_int(db, "SELECT kernel_count FROM profiles WHERE id=7"), 4);
-    CU_ASSERT_EQUAL(q_int(db, "SELECT count(*) FROM kernel_stats WHERE kind='kernel'"), 0);
+    CU_ASSERT_EQUAL(
+        q_int(db, "SELECT count(*) FROM " XPV_STORE_KERNEL_ROWS_ALL " WHERE kind='kernel'"), 0);
     sqlite3_close(db);
 }
 
@@ -352,7 +356,8 @@ static void test_spilled_durations(void)
     CU_ASSERT_DOUBLE_EQUAL(q_double(db, ks("median_ps", "kernel", -1, "k0")), median, 1e-9);
     CU_ASSERT_EQUAL(q_int(db, ks("min_ps", "kernel", -1, "k0")), v[0]);
     CU_ASSERT_EQUAL(q_int(db, ks("max_ps", "kernel", -1, "k0")), v[n - 1]);
-    CU_ASSERT_EQUAL(q_int(db, "SELECT sum(count) FROM kernel_stats WHERE device>=0"), N);
+    CU_ASSERT_EQUAL(
+        q_int(db, "SELECT sum(count) FROM " XPV_STORE_KERNEL_ROWS_ALL " WHERE device>=0"), N);
     free(v);
     sqlite3_close(db);
 }
@@ -369,7 +374,8 @@ static char *kernel_table(sqlite3 *db)
         " ifnull(registers_per_thread, '-') || '|' || ifnull(shared_memory_bytes, '-') || '|'"
         " || ifnull(occupancy_pct, '-') || '|' || ifnull((SELECT value FROM strings s WHERE"
         " s.profile_id=7 AND s.id=op_id), '-') || '|' || ifnull(shapes, '-')"
-        " AS line FROM kernel_stats WHERE profile_id=7 ORDER BY kind, device, name)";
+        " AS line FROM " XPV_STORE_KERNEL_ROWS_ALL
+        " WHERE profile_id=7 ORDER BY kind, device, name)";
     sqlite3_stmt *st;
     char *out = NULL;
     CU_ASSERT_FATAL(sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK);

@@ -3,13 +3,16 @@
  * row comes back whole (its op's name looked up, unknown values flagged),
  * in each sort with its limit; the count, devices and kind checks; the top
  * ops' reads (all rows, the ranked ones, kernel_totals, one name's time);
- * the findings' hot names and per-device busy time; a broken query; the
+ * the findings' hot names and per-device busy time; a device's packed
+ * rows read back whole and damaged ones refused; a broken query; the
  * insert's key order.
  */
 #include "testutil.h"
 #include "store/index_db.h"
 #include "store/kernel_stats.h"
 
+#include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -32,9 +35,7 @@ static const char *const ROWS =
     "  NULL, NULL, NULL, 2, 1),"
     " (1, 'kernel', -1, 'c', 3, NULL, 10, 100, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,"
     "  NULL, NULL, NULL, 1, 3),"
-    " (1, 'kernel', 2, 'a', 4, NULL, 4, 400, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,"
-    "  NULL, NULL, NULL, NULL, NULL),"
-    " (1, 'memcpy', 0, 'HtoD', 5, NULL, 1, 30, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,"
+    " (1, 'memcpy', -1, 'HtoD', 5, NULL, 1, 30, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,"
     "  NULL, NULL, NULL, NULL, NULL),"
     " (1, 'xla_op', -1, 'fusion', 6, NULL, 1, 70, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,"
     "  NULL, NULL, NULL, NULL, 1),"
@@ -45,9 +46,35 @@ static const char *const ROWS =
     "INSERT INTO tracks(profile_id, id, device_id, events) VALUES (1, 1, 0, 5), (1, 2, 2, 9),"
     " (1, 3, 3, 0), (1, 4, 4, 1);";
 
+static void add_row(xpv_store_kernel_rows *rows, const char *kind, int device, const char *name,
+                    int64_t seq)
+{
+    xpv_store_kernel_row *r = xpv_store_kernel_rows_add(rows);
+    r->device = device;
+    r->seq = seq;
+    xpv_store_kernel_rows_text(rows, XPV_STORE_KCOL_KIND, kind, strlen(kind));
+    xpv_store_kernel_rows_text(rows, XPV_STORE_KCOL_NAME, name, strlen(name));
+}
+
+/* Profile 1's device rows, packed as the indexer writes them: kernel a on
+ * device 2, the memcpy on device 0. */
+static void write_device_rows(void)
+{
+    xpv_store_kernel_rows rows = {0};
+    add_row(&rows, "kernel", 2, "a", 4);
+    rows.v[0].count = 4, rows.v[0].total_ps = 400;
+    add_row(&rows, "memcpy", 0, "HtoD", 6);
+    rows.v[1].count = 1, rows.v[1].total_ps = 30;
+    xpv_err err = {{0}};
+    CU_ASSERT_EQUAL_FATAL(xpv_store_kernel_stats_write(db, 1, &rows, &err), 0);
+    xpv_store_kernel_rows_free(&rows);
+}
+
 static void setup(void)
 {
-    if (!db) db = xpv_test_index_with(1, ROWS);
+    if (db) return;
+    db = xpv_test_index_with(1, ROWS);
+    write_device_rows();
 }
 
 /* The names of a cursor's rows, joined by ',' (and their seq order kept). */
@@ -255,6 +282,130 @@ static void test_findings_reads(void)
     xpv_store_cursor_close(&c);
 }
 
+/* Profile 3, device 1: a row with every column known (extreme integers,
+ * texts with quotes and bytes that are not UTF-8), one with none (a NaN
+ * median reads as unknown, as SQLite stores it), one with empty texts. */
+static void write_round_trip_rows(void)
+{
+    xpv_store_kernel_rows rows = {0};
+    add_row(&rows, "kernel", 1, "full \"q\" \xff", 7);
+    xpv_store_kernel_row *r = &rows.v[0];
+    *r =
+        (xpv_store_kernel_row){.text = {r->text[0], r->text[1], r->text[2], r->text[3], r->text[4]},
+                               .device = 1,
+                               .seq = 7,
+                               .count = INT64_MAX,
+                               .total_ps = INT64_MIN,
+                               .min_ps = -1,
+                               .max_ps = 1LL << 40,
+                               .median_ps = 2.5,
+                               .stddev_ps = 1.0 / 3,
+                               .percent = 12.75,
+                               .registers_per_thread = 255,
+                               .shared_memory_bytes = 49152,
+                               .occupancy_pct = 87.5,
+                               .op_id = 9,
+                               .shapes = 3,
+                               .top_rank = 4,
+                               .known = (1u << 13) - 1};
+    xpv_store_kernel_rows_text(&rows, XPV_STORE_KCOL_CATEGORY, "gemm", 4);
+    xpv_store_kernel_rows_text(&rows, XPV_STORE_KCOL_GRID, "[4,2,1]", 7);
+    xpv_store_kernel_rows_text(&rows, XPV_STORE_KCOL_BLOCK, "[128,1,1]", 9);
+    add_row(&rows, "kernel", 1, "bare", 8);
+    rows.v[1].median_ps = NAN;
+    add_row(&rows, "kernel", 1, "empty", 9);
+    xpv_store_kernel_rows_text(&rows, XPV_STORE_KCOL_CATEGORY, "", 0);
+    xpv_store_kernel_rows_text(&rows, XPV_STORE_KCOL_GRID, "", 0);
+    xpv_err err = {{0}};
+    CU_ASSERT_EQUAL_FATAL(xpv_store_kernel_stats_write(db, 3, &rows, &err), 0);
+    xpv_store_kernel_rows_free(&rows);
+    CU_ASSERT_EQUAL(xpv_db_exec(db, "INSERT INTO strings VALUES (3, 9, 'op9')", &err), 0);
+}
+
+static void test_device_round_trip(void)
+{
+    setup();
+    write_round_trip_rows();
+    xpv_store_cursor c;
+    xpv_store_kernel_stat r;
+    xpv_err err = {{0}};
+    CU_ASSERT_EQUAL_FATAL(
+        xpv_store_kernel_stats_open(&c, db, 3, "kernel", 1, XPV_STORE_KSORT_KEY, 0, -1, &err), 0);
+    CU_ASSERT_EQUAL_FATAL(xpv_store_kernel_stats_next(&c, &r, &err), 1);
+    CU_ASSERT_STRING_EQUAL(r.name.s, "bare");
+    CU_ASSERT_PTR_NULL(r.category.s);
+    CU_ASSERT_PTR_NULL(r.op.s);
+    CU_ASSERT_EQUAL(r.known, XPV_STORE_KSTAT_COUNT | XPV_STORE_KSTAT_TOTAL | XPV_STORE_KSTAT_MIN |
+                                 XPV_STORE_KSTAT_MAX | XPV_STORE_KSTAT_STDDEV);
+    CU_ASSERT_EQUAL(r.device, 1);
+    CU_ASSERT_EQUAL_FATAL(xpv_store_kernel_stats_next(&c, &r, &err), 1);
+    CU_ASSERT_STRING_EQUAL(r.name.s, "empty");
+    CU_ASSERT_STRING_EQUAL(r.category.s, "");
+    CU_ASSERT_STRING_EQUAL(r.grid.s, "");
+    CU_ASSERT_PTR_NULL(r.block.s);
+    CU_ASSERT_EQUAL_FATAL(xpv_store_kernel_stats_next(&c, &r, &err), 1);
+    CU_ASSERT_STRING_EQUAL(r.name.s, "full \"q\" \xff");
+    CU_ASSERT_STRING_EQUAL(r.category.s, "gemm");
+    CU_ASSERT_STRING_EQUAL(r.grid.s, "[4,2,1]");
+    CU_ASSERT_STRING_EQUAL(r.block.s, "[128,1,1]");
+    CU_ASSERT_STRING_EQUAL(r.op.s, "op9");
+    CU_ASSERT_EQUAL(r.count, INT64_MAX);
+    CU_ASSERT_EQUAL(r.total_ps, INT64_MIN);
+    CU_ASSERT_EQUAL(r.min_ps, -1);
+    CU_ASSERT_EQUAL(r.max_ps, 1LL << 40);
+    CU_ASSERT_EQUAL(r.median_ps, 2.5);
+    CU_ASSERT_EQUAL(r.stddev_ps, 1.0 / 3); /* the same double, not a near one */
+    CU_ASSERT_EQUAL(r.percent, 12.75);
+    CU_ASSERT_EQUAL(r.registers_per_thread, 255);
+    CU_ASSERT_EQUAL(r.shared_memory_bytes, 49152);
+    CU_ASSERT_EQUAL(r.occupancy_pct, 87.5);
+    CU_ASSERT_EQUAL(r.shapes, 3);
+    CU_ASSERT_EQUAL(r.known, (1u << 11) - 1);
+    CU_ASSERT_EQUAL(xpv_store_kernel_stats_next(&c, &r, &err), 0);
+    xpv_store_cursor_close(&c);
+    /* a device's rows sort and count as the table's do */
+    CU_ASSERT_EQUAL_FATAL(
+        xpv_store_kernel_stats_open(&c, db, 3, "kernel", 1, XPV_STORE_KSORT_COUNT, 1, 2, &err), 0);
+    CU_ASSERT_STRING_EQUAL(names(&c), "full \"q\" \xff,bare");
+    xpv_store_kernel_count n;
+    CU_ASSERT_EQUAL(xpv_store_kernel_stats_count(db, 3, "kernel", 1, &n, &err), 0);
+    CU_ASSERT_EQUAL(n.rows, 3);
+    CU_ASSERT_EQUAL(n.total_ps, INT64_MIN);
+    CU_ASSERT_EQUAL(xpv_store_kernel_stats_count(db, 3, "kernel", 2, &n, &err), 0);
+    CU_ASSERT_EQUAL(n.rows, 0);
+}
+
+/* A damaged blob is an error naming the table, never rows read out of
+ * bounds: cut short, a byte more, another version, empty. SQLite's code is
+ * SQLITE_CORRUPT, which the server answers by rebuilding the index. */
+static void test_device_damage(void)
+{
+    setup();
+    static const char *const damage[] = {"substr(data, 1, length(data) - 3)", "data || x'00'",
+                                         "x'09' || substr(data, 2)", "x''"};
+    xpv_err err = {{0}};
+    CU_ASSERT_EQUAL_FATAL(
+        xpv_db_exec(db, "CREATE TEMP TABLE kept AS SELECT * FROM kernel_device_stats", &err), 0);
+    for (size_t i = 0; i < sizeof damage / sizeof damage[0]; i++) {
+        char sql[160];
+        snprintf(sql, sizeof sql, "UPDATE kernel_device_stats SET data=%s", damage[i]);
+        CU_ASSERT_EQUAL_FATAL(xpv_db_exec(db, sql, &err), 0);
+        xpv_store_kernel_count n;
+        CU_ASSERT_EQUAL(xpv_store_kernel_stats_count(db, 1, "kernel", 2, &n, &err), -1);
+        CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "kernel_device_stats"));
+        CU_ASSERT_EQUAL(sqlite3_errcode(db), SQLITE_CORRUPT);
+        CU_ASSERT_EQUAL_FATAL(xpv_db_exec(db,
+                                          "DELETE FROM kernel_device_stats; INSERT INTO"
+                                          " kernel_device_stats SELECT * FROM kept",
+                                          &err),
+                              0);
+    }
+    xpv_store_kernel_count n;
+    CU_ASSERT_EQUAL(xpv_store_kernel_stats_count(db, 1, "kernel", 2, &n, &err), 0);
+    CU_ASSERT_EQUAL(n.total_ps, 400);
+    CU_ASSERT_EQUAL(xpv_db_exec(db, "DROP TABLE kept", &err), 0);
+}
+
 /* Errors come back as errors: a missing table, and the ranked read's
  * index gone (an index of an older layout must not pass for no rows). */
 static void test_errors(void)
@@ -279,16 +430,6 @@ static void row_key_text(const xpv_store_kernel_rows *rows, size_t i, char *out,
     const xpv_store_kernel_text *t = r->text;
     snprintf(out, n, "%.*s/%d/%.*s/%lld", (int)t[0].len, rows->text.data + t[0].off, r->device,
              (int)t[1].len, rows->text.data + t[1].off, (long long)r->seq);
-}
-
-static void add_row(xpv_store_kernel_rows *rows, const char *kind, int device, const char *name,
-                    int64_t seq)
-{
-    xpv_store_kernel_row *r = xpv_store_kernel_rows_add(rows);
-    r->device = device;
-    r->seq = seq;
-    xpv_store_kernel_rows_text(rows, XPV_STORE_KCOL_KIND, kind, strlen(kind));
-    xpv_store_kernel_rows_text(rows, XPV_STORE_KCOL_NAME, name, strlen(name));
 }
 
 /* Rows come out in the table's key order, texts compared as SQLite does
@@ -331,6 +472,8 @@ int main(void)
         {"counts, devices, kinds", test_counts},
         {"the top ops' reads", test_top_ops_reads},
         {"the findings' reads", test_findings_reads},
+        {"a device's rows come back whole", test_device_round_trip},
+        {"a damaged device blob is an error", test_device_damage},
         {"a broken query is an error", test_errors},
         {"the insert's key order", test_write_order},
         {NULL, NULL},

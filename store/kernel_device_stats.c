@@ -1,0 +1,428 @@
+/*
+ * kernel_device_stats.c — the blob of one (profile, kind, device)'s kernel
+ * rows, and kernel_device_rows(blob), the table-valued function that reads
+ * it as rows (see kernel_device_stats.h).
+ *
+ * Blob layout (integers LEB128 varints; "z" = zigzag-encoded signed):
+ *   u8 version (1), row count, then per row in key order (name, seq):
+ *     varint known (XPV_STORE_KSTAT_* bits of the optional columns),
+ *     u8 texts (1 category, 2 grid, 4 block: present, else NULL),
+ *     name (length + bytes), z seq, z count, z total_ps, z min_ps, z max_ps,
+ *     median_ps and stddev_ps (8 bytes little-endian each), then when known:
+ *     percent (8 bytes), the present texts (length + bytes each), z
+ *     registers_per_thread, z shared_memory_bytes, occupancy_pct (8 bytes),
+ *     z op_id, z shapes, z top_rank.
+ * The columns always written are those kernel_stats_write always binds, so
+ * a row reads back as the table's row would: a NaN median or stddev is
+ * NULL (SQLite stores a NaN double as NULL), texts keep their bytes.
+ * Decoding checks every length against the blob: damage is an error
+ * (SQLITE_CORRUPT), never an out-of-bounds read.
+ */
+#include "kernel_device_stats.h"
+#include "../common/varint.h"
+
+#include <assert.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define KDEV_VERSION 1
+
+enum { T_CATEGORY = 1, T_GRID = 2, T_BLOCK = 4 };
+
+/* Optional columns: written, and read, only when known. */
+#define OPTIONAL_BITS                                                                              \
+    (XPV_STORE_KSTAT_PERCENT | XPV_STORE_KSTAT_REGS | XPV_STORE_KSTAT_SHMEM |                      \
+     XPV_STORE_KSTAT_OCCUPANCY | XPV_STORE_KSTAT_OP | XPV_STORE_KSTAT_SHAPES |                     \
+     XPV_STORE_KSTAT_RANK)
+
+/* ---- writing ---- */
+
+static void put_varint(xpv_buf *b, uint64_t v)
+{
+    unsigned char tmp[XPV_VARINT_MAX];
+    xpv_buf_append(b, tmp, (size_t)(xpv_varint_put(tmp, v) - tmp));
+}
+
+static void put_zigzag(xpv_buf *b, int64_t v)
+{
+    unsigned char tmp[XPV_VARINT_MAX];
+    xpv_buf_append(b, tmp, (size_t)(xpv_zigzag_put(tmp, v) - tmp));
+}
+
+static void put_double(xpv_buf *b, double v)
+{
+    xpv_buf_append(b, &v, sizeof v); /* the index is little-endian, as event_store.c */
+}
+
+static void put_text(xpv_buf *b, const xpv_store_kernel_rows *rows, xpv_store_kernel_text t)
+{
+    put_varint(b, t.len);
+    if (t.len) xpv_buf_append(b, rows->text.data + t.off, t.len);
+}
+
+static void put_row(xpv_buf *b, const xpv_store_kernel_rows *rows, const xpv_store_kernel_row *r)
+{
+    static const int text_cols[] = {XPV_STORE_KCOL_CATEGORY, XPV_STORE_KCOL_GRID,
+                                    XPV_STORE_KCOL_BLOCK};
+    unsigned texts = 0;
+    for (int i = 0; i < 3; i++)
+        if (r->text[text_cols[i]].off != SIZE_MAX) texts |= 1u << i;
+    unsigned known = r->known & OPTIONAL_BITS;
+    put_varint(b, known);
+    xpv_buf_append(b, &(unsigned char){(unsigned char)texts}, 1);
+    assert(r->text[XPV_STORE_KCOL_NAME].off != SIZE_MAX); /* name is NOT NULL */
+    put_text(b, rows, r->text[XPV_STORE_KCOL_NAME]);
+    const int64_t always[] = {r->seq, r->count, r->total_ps, r->min_ps, r->max_ps};
+    for (size_t i = 0; i < sizeof always / sizeof always[0]; i++)
+        put_zigzag(b, always[i]);
+    put_double(b, r->median_ps);
+    put_double(b, r->stddev_ps);
+    if (known & XPV_STORE_KSTAT_PERCENT) put_double(b, r->percent);
+    for (int i = 0; i < 3; i++)
+        if (texts & (1u << i)) put_text(b, rows, r->text[text_cols[i]]);
+    if (known & XPV_STORE_KSTAT_REGS) put_zigzag(b, r->registers_per_thread);
+    if (known & XPV_STORE_KSTAT_SHMEM) put_zigzag(b, r->shared_memory_bytes);
+    if (known & XPV_STORE_KSTAT_OCCUPANCY) put_double(b, r->occupancy_pct);
+    if (known & XPV_STORE_KSTAT_OP) put_zigzag(b, r->op_id);
+    if (known & XPV_STORE_KSTAT_SHAPES) put_zigzag(b, r->shapes);
+    if (known & XPV_STORE_KSTAT_RANK) put_zigzag(b, r->top_rank);
+}
+
+void xpv_store_kdev_encode(const xpv_store_kernel_rows *rows, size_t from, size_t to, xpv_buf *out)
+{
+    assert(from < to && to <= rows->n && rows->ordered == rows->n);
+    xpv_buf_putc(out, KDEV_VERSION);
+    put_varint(out, to - from);
+    for (size_t i = from; i < to; i++)
+        put_row(out, rows, &rows->v[rows->order[i]]);
+}
+
+/* ---- reading ---- */
+
+typedef struct {
+    const char *s; /* NULL: the column is NULL */
+    size_t len;
+} kdev_text;
+
+typedef struct {
+    kdev_text name, category, grid, block;
+    int64_t seq, count, total_ps, min_ps, max_ps;
+    double median_ps, stddev_ps, percent;
+    int64_t registers_per_thread, shared_memory_bytes;
+    double occupancy_pct;
+    int64_t op_id, shapes, top_rank;
+    unsigned known;
+} kdev_row;
+
+static kdev_text get_text(xpv_varint_reader *r)
+{
+    uint64_t n = xpv_varint_get(r);
+    if (r->bad || n > (uint64_t)(r->end - r->p)) {
+        r->bad = 1;
+        return (kdev_text){"", 0};
+    }
+    kdev_text t = {(const char *)r->p, (size_t)n};
+    r->p += n;
+    return t;
+}
+
+static double get_double(xpv_varint_reader *r)
+{
+    double v = 0;
+    if (r->end - r->p < (ptrdiff_t)sizeof v) {
+        r->bad = 1;
+        return 0;
+    }
+    memcpy(&v, r->p, sizeof v);
+    r->p += sizeof v;
+    return v;
+}
+
+/* The next row at r into row; 0, or -1 when the bytes are damaged. */
+static int get_row(xpv_varint_reader *r, kdev_row *row)
+{
+    memset(row, 0, sizeof *row);
+    row->known = (unsigned)xpv_varint_get(r);
+    unsigned texts = xpv_varint_u8(r);
+    if (row->known & ~(unsigned)OPTIONAL_BITS || texts > 7) return -1;
+    row->name = get_text(r);
+    int64_t *always[] = {&row->seq, &row->count, &row->total_ps, &row->min_ps, &row->max_ps};
+    for (size_t i = 0; i < sizeof always / sizeof always[0]; i++)
+        *always[i] = xpv_zigzag_get(r);
+    row->median_ps = get_double(r);
+    row->stddev_ps = get_double(r);
+    unsigned k = row->known;
+    if (k & XPV_STORE_KSTAT_PERCENT) row->percent = get_double(r);
+    if (texts & T_CATEGORY) row->category = get_text(r);
+    if (texts & T_GRID) row->grid = get_text(r);
+    if (texts & T_BLOCK) row->block = get_text(r);
+    if (k & XPV_STORE_KSTAT_REGS) row->registers_per_thread = xpv_zigzag_get(r);
+    if (k & XPV_STORE_KSTAT_SHMEM) row->shared_memory_bytes = xpv_zigzag_get(r);
+    if (k & XPV_STORE_KSTAT_OCCUPANCY) row->occupancy_pct = get_double(r);
+    if (k & XPV_STORE_KSTAT_OP) row->op_id = xpv_zigzag_get(r);
+    if (k & XPV_STORE_KSTAT_SHAPES) row->shapes = xpv_zigzag_get(r);
+    if (k & XPV_STORE_KSTAT_RANK) row->top_rank = xpv_zigzag_get(r);
+    return r->bad ? -1 : 0;
+}
+
+/* ---- kernel_device_rows(blob) ---- */
+
+enum {
+    C_NAME,
+    C_SEQ,
+    C_CATEGORY,
+    C_COUNT,
+    C_TOTAL,
+    C_MIN,
+    C_MAX,
+    C_MEDIAN,
+    C_STDDEV,
+    C_PERCENT,
+    C_GRID,
+    C_BLOCK,
+    C_REGS,
+    C_SHMEM,
+    C_OCCUPANCY,
+    C_OP,
+    C_SHAPES,
+    C_RANK,
+    C_BLOB /* hidden: the argument */
+};
+
+typedef struct {
+    sqlite3_vtab base;
+} kdev_vtab;
+
+typedef struct {
+    sqlite3_vtab_cursor base;
+    unsigned char *blob; /* a copy: the argument lives as long as one call */
+    xpv_varint_reader at;
+    uint64_t left; /* rows after the current one */
+    int64_t rowid;
+    int eof;
+    kdev_row row;
+} kdev_cursor;
+
+static int kdev_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
+                        sqlite3_vtab **out, char **errmsg)
+{
+    (void)aux, (void)argc, (void)argv, (void)errmsg;
+    int rc = sqlite3_declare_vtab(
+        db, "CREATE TABLE x(name TEXT, seq INTEGER, category TEXT, count INTEGER,"
+            " total_ps INTEGER, min_ps INTEGER, max_ps INTEGER, median_ps REAL, stddev_ps REAL,"
+            " percent REAL, grid TEXT, block TEXT, registers_per_thread INTEGER,"
+            " shared_memory_bytes INTEGER, occupancy_pct REAL, op_id INTEGER, shapes INTEGER,"
+            " top_rank INTEGER, blob HIDDEN)");
+    if (rc != SQLITE_OK) return rc;
+    kdev_vtab *t = sqlite3_malloc(sizeof *t);
+    if (!t) return SQLITE_NOMEM;
+    memset(t, 0, sizeof *t);
+    sqlite3_vtab_config(db, SQLITE_VTAB_INNOCUOUS);
+    *out = &t->base;
+    return SQLITE_OK;
+}
+
+static int kdev_disconnect(sqlite3_vtab *t)
+{
+    sqlite3_free(t);
+    return SQLITE_OK;
+}
+
+/* The blob must be given (blob = ?): rows exist only for one. */
+static int kdev_best_index(sqlite3_vtab *t, sqlite3_index_info *info)
+{
+    (void)t;
+    for (int i = 0; i < info->nConstraint; i++) {
+        const struct sqlite3_index_constraint *c = &info->aConstraint[i];
+        if (c->iColumn != C_BLOB || c->op != SQLITE_INDEX_CONSTRAINT_EQ) continue;
+        if (!c->usable) return SQLITE_CONSTRAINT;
+        info->aConstraintUsage[i].argvIndex = 1;
+        info->aConstraintUsage[i].omit = 1;
+        info->estimatedCost = 1000;
+        info->estimatedRows = 1000;
+        return SQLITE_OK;
+    }
+    return SQLITE_CONSTRAINT;
+}
+
+static int kdev_open(sqlite3_vtab *t, sqlite3_vtab_cursor **out)
+{
+    (void)t;
+    kdev_cursor *c = sqlite3_malloc(sizeof *c);
+    if (!c) return SQLITE_NOMEM;
+    memset(c, 0, sizeof *c);
+    c->eof = 1;
+    *out = &c->base;
+    return SQLITE_OK;
+}
+
+static int kdev_close(sqlite3_vtab_cursor *cur)
+{
+    kdev_cursor *c = (kdev_cursor *)cur;
+    sqlite3_free(c->blob);
+    sqlite3_free(c);
+    return SQLITE_OK;
+}
+
+static int damaged(kdev_cursor *c)
+{
+    sqlite3_vtab *t = c->base.pVtab;
+    sqlite3_free(t->zErrMsg);
+    t->zErrMsg = sqlite3_mprintf("kernel_device_stats: a damaged row blob");
+    c->eof = 1;
+    return SQLITE_CORRUPT;
+}
+
+static int kdev_next(sqlite3_vtab_cursor *cur)
+{
+    kdev_cursor *c = (kdev_cursor *)cur;
+    if (c->left == 0) {
+        c->eof = 1;
+        return c->at.p == c->at.end ? SQLITE_OK : damaged(c);
+    }
+    c->left--;
+    c->rowid++;
+    return get_row(&c->at, &c->row) == 0 ? SQLITE_OK : damaged(c);
+}
+
+static int kdev_filter(sqlite3_vtab_cursor *cur, int idx_num, const char *idx_str, int argc,
+                       sqlite3_value **argv)
+{
+    (void)idx_num, (void)idx_str;
+    kdev_cursor *c = (kdev_cursor *)cur;
+    sqlite3_free(c->blob);
+    c->blob = NULL;
+    c->eof = 1;
+    c->rowid = 0;
+    if (argc != 1 || sqlite3_value_type(argv[0]) == SQLITE_NULL) return SQLITE_OK;
+    int n = sqlite3_value_bytes(argv[0]);
+    const void *src = sqlite3_value_blob(argv[0]);
+    if (n == 0 || !src) return damaged(c);
+    if (!(c->blob = sqlite3_malloc(n))) return SQLITE_NOMEM;
+    memcpy(c->blob, src, (size_t)n);
+    c->at = (xpv_varint_reader){c->blob, c->blob + n, 0};
+    unsigned version = xpv_varint_u8(&c->at);
+    c->left = xpv_varint_get(&c->at);
+    if (version != KDEV_VERSION || c->at.bad) return damaged(c);
+    c->eof = 0;
+    return kdev_next(cur);
+}
+
+static int kdev_eof(sqlite3_vtab_cursor *cur)
+{
+    return ((kdev_cursor *)cur)->eof;
+}
+
+static void result_text(sqlite3_context *ctx, kdev_text t)
+{
+    if (t.s)
+        sqlite3_result_text(ctx, t.s, (int)t.len, SQLITE_TRANSIENT);
+    else
+        sqlite3_result_null(ctx);
+}
+
+static void result_known_int(sqlite3_context *ctx, const kdev_row *r, unsigned bit, int64_t v)
+{
+    if (r->known & bit)
+        sqlite3_result_int64(ctx, v);
+    else
+        sqlite3_result_null(ctx);
+}
+
+static void result_known_real(sqlite3_context *ctx, const kdev_row *r, unsigned bit, double v)
+{
+    if (r->known & bit)
+        sqlite3_result_double(ctx, v);
+    else
+        sqlite3_result_null(ctx);
+}
+
+static int kdev_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
+{
+    const kdev_row *r = &((kdev_cursor *)cur)->row;
+    switch (col) {
+    case C_NAME:
+        result_text(ctx, r->name);
+        break;
+    case C_SEQ:
+        sqlite3_result_int64(ctx, r->seq);
+        break;
+    case C_CATEGORY:
+        result_text(ctx, r->category);
+        break;
+    case C_COUNT:
+        sqlite3_result_int64(ctx, r->count);
+        break;
+    case C_TOTAL:
+        sqlite3_result_int64(ctx, r->total_ps);
+        break;
+    case C_MIN:
+        sqlite3_result_int64(ctx, r->min_ps);
+        break;
+    case C_MAX:
+        sqlite3_result_int64(ctx, r->max_ps);
+        break;
+    case C_MEDIAN:
+        sqlite3_result_double(ctx, r->median_ps);
+        break; /* NaN: NULL */
+    case C_STDDEV:
+        sqlite3_result_double(ctx, r->stddev_ps);
+        break;
+    case C_PERCENT:
+        result_known_real(ctx, r, XPV_STORE_KSTAT_PERCENT, r->percent);
+        break;
+    case C_GRID:
+        result_text(ctx, r->grid);
+        break;
+    case C_BLOCK:
+        result_text(ctx, r->block);
+        break;
+    case C_REGS:
+        result_known_int(ctx, r, XPV_STORE_KSTAT_REGS, r->registers_per_thread);
+        break;
+    case C_SHMEM:
+        result_known_int(ctx, r, XPV_STORE_KSTAT_SHMEM, r->shared_memory_bytes);
+        break;
+    case C_OCCUPANCY:
+        result_known_real(ctx, r, XPV_STORE_KSTAT_OCCUPANCY, r->occupancy_pct);
+        break;
+    case C_OP:
+        result_known_int(ctx, r, XPV_STORE_KSTAT_OP, r->op_id);
+        break;
+    case C_SHAPES:
+        result_known_int(ctx, r, XPV_STORE_KSTAT_SHAPES, r->shapes);
+        break;
+    case C_RANK:
+        result_known_int(ctx, r, XPV_STORE_KSTAT_RANK, r->top_rank);
+        break;
+    default:
+        sqlite3_result_null(ctx); /* the blob itself is not read back */
+    }
+    return SQLITE_OK;
+}
+
+static int kdev_rowid(sqlite3_vtab_cursor *cur, sqlite3_int64 *rowid)
+{
+    *rowid = ((kdev_cursor *)cur)->rowid;
+    return SQLITE_OK;
+}
+
+static const sqlite3_module KDEV_MODULE = {
+    .iVersion = 0,
+    .xCreate = NULL, /* eponymous only: no CREATE VIRTUAL TABLE */
+    .xConnect = kdev_connect,
+    .xBestIndex = kdev_best_index,
+    .xDisconnect = kdev_disconnect,
+    .xOpen = kdev_open,
+    .xClose = kdev_close,
+    .xFilter = kdev_filter,
+    .xNext = kdev_next,
+    .xEof = kdev_eof,
+    .xColumn = kdev_column,
+    .xRowid = kdev_rowid,
+};
+
+int xpv_store_kdev_register(sqlite3 *db)
+{
+    return sqlite3_create_module_v2(db, "kernel_device_rows", &KDEV_MODULE, NULL, NULL);
+}
