@@ -223,16 +223,17 @@ static void put_devices(sqlite3 *db, int64_t id, const char *kind, xpv_buf *b)
     xpv_buf_putc(b, ']');
 }
 
-/* The device-busy summary, or null when the index cannot say. */
-static void put_device_busy(sqlite3 *db, int64_t id, const xpv_api_profile_state *ps, xpv_buf *b)
+/* The device-busy summary; -1 with err when the index cannot be read (a
+ * device's damaged kernel rows among the causes: the answer must say so). */
+static int put_device_busy(sqlite3 *db, int64_t id, const xpv_api_profile_state *ps, xpv_buf *b,
+                           xpv_err *err)
 {
     xpv_device_busy d;
     int64_t span = ps->has_span ? (ps->end_ns - ps->start_ns) * 1000 : 0;
+    if (xpv_api_device_busy_get(db, id, span, &d, err) != 0) return -1;
     xpv_buf_puts(b, ",\"device_busy\":");
-    if (xpv_api_device_busy_get(db, id, span, &d, NULL) == 0)
-        xpv_api_put_device_busy(b, &d);
-    else
-        xpv_buf_puts(b, "null");
+    xpv_api_put_device_busy(b, &d);
+    return 0;
 }
 
 static int write_rows(sqlite3 *db, int64_t id, const xpv_kernels_query *q, const char *kind,
@@ -334,7 +335,8 @@ int xpv_api_kernels(sqlite3 *db, int64_t id, const xpv_kernels_query *q, xpv_buf
     xpv_buf_printf(out, ",\"total_rows\":%lld,\"total_count\":%lld", (long long)rows,
                    (long long)count.instances);
     put_devices(db, id, kind, out);
-    put_device_busy(db, id, &ps, out);
+    xpv_err err = {{0}};
+    if (put_device_busy(db, id, &ps, out, &err) != 0) return xpv_api_error(out, 500, "%s", err.msg);
     xpv_buf_puts(out, ",\"kernels\":[");
     status = write_rows(db, id, q, kind, count.total_ps, out);
     if (status != 200) return status;

@@ -24,6 +24,7 @@
 #include "../api/block_marks.h"
 #include "../api/findings/findings.h"
 #include "../store/event_store.h"
+#include "../store/kernel_device_stats.h"
 #include "../api/hlo/hlo_warm.h"
 #include "../api/device_rows.h"
 #include "../store/index_db.h"
@@ -352,8 +353,8 @@ static int rebuild(xpv_server *s, const char *why, uint64_t *last)
     return 0;
 }
 
-/* Checks the blocks of each profile reported damaged and indexes again
- * those that are. */
+/* Checks the blocks and packed kernel rows of each profile reported
+ * damaged and indexes again those that are. */
 static void recheck_profiles(xpv_server *s, uint64_t *last)
 {
     pthread_mutex_lock(&bg.done_mu);
@@ -365,7 +366,10 @@ static void recheck_profiles(xpv_server *s, uint64_t *last)
         xpv_err err = {{0}};
         char hex[17];
         xpv_profile_id_hex(ids.ids[i], hex);
-        if (xpv_store_verify(bg.db, ids.ids[i], &s->stop, &err) != 1) continue;
+        int bad = xpv_store_verify(bg.db, ids.ids[i], &s->stop, &err);
+        if (bad == 0 && !stopping(s))
+            bad = xpv_store_kernel_device_stats_verify(bg.db, ids.ids[i], &err);
+        if (bad != 1) continue;
         fprintf(stderr, "xprof-view: profile %s: %s; indexing it again\n", hex, err.msg);
         if (xpv_index_mark_pending(bg.db, ids.ids[i], &err) == 0)
             marked++;

@@ -37,6 +37,7 @@
  */
 #include "event_store.h"
 #include "index_db.h"
+#include "kernel_device_stats.h"
 #include "../common/varint.h"
 
 #include <assert.h>
@@ -836,7 +837,8 @@ static int visit_nothing(void *ctx, const xpv_event *ev, int64_t block_id, uint3
 int xpv_store_damage_in(const char *text)
 {
     const char *at = text ? strstr(text, "event block ") : NULL;
-    return at && strstr(at, " is damaged") != NULL;
+    return (at && strstr(at, " is damaged") != NULL) ||
+           (text && strstr(text, XPV_STORE_KERNEL_DEVICE_DAMAGED) != NULL);
 }
 
 int xpv_store_verify(sqlite3 *db, int64_t profile_id, volatile int *stop, xpv_err *err)

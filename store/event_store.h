@@ -126,8 +126,9 @@ int xpv_store_event_at(sqlite3 *db, int64_t profile_id, int64_t block_id, uint32
                        xpv_store_visit fn, void *ctx, xpv_err *err);
 
 /* Every message about a damaged block says "event block <id> is damaged"
- * (or "event block is damaged"): 1 when text holds one, so a layer that
- * sees only the message (an HTTP answer) can tell damage from other errors. */
+ * (or "event block is damaged"), and one about a device's packed kernel
+ * rows XPV_STORE_KERNEL_DEVICE_DAMAGED: 1 when text holds one, so a layer that sees
+ * only the message (an HTTP answer) can tell damage from other errors. */
 int xpv_store_damage_in(const char *text);
 
 /* Decodes every event of every block of a profile, args included: 0 when

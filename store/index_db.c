@@ -322,7 +322,7 @@ static int open_locked(const char *db_path, const char *profile_dir_abs, sqlite3
         int rc = sqlite3_open_v2(
             db_path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL);
         sqlite3_busy_timeout(db, 10000); /* before the checks: see index_is_current */
-        if (rc == SQLITE_OK) rc = xpv_store_kdev_register(db);
+        if (rc == SQLITE_OK) rc = xpv_store_kernel_device_stats_register(db);
         int current = rc == SQLITE_OK && exists ? index_is_current(db, profile_dir_abs) : 0;
         if (current < 0) {
             xpv_err_set(err, "index %s is busy: %s", db_path, sqlite3_errmsg(db));
@@ -362,7 +362,7 @@ int xpv_index_open_reader(const char *db_path, sqlite3 **out, xpv_err *err)
         sqlite3_close(db);
         return -1;
     }
-    if (xpv_store_kdev_register(db) != SQLITE_OK) {
+    if (xpv_store_kernel_device_stats_register(db) != SQLITE_OK) {
         xpv_err_set(err, "cannot open index %s: %s", db_path, sqlite3_errmsg(db));
         sqlite3_close(db);
         return -1;
@@ -384,9 +384,12 @@ int64_t xpv_index_data_version(sqlite3 *db, sqlite3_stmt **stmt)
     return v;
 }
 
-const char *const xpv_index_profile_tables[XPV_INDEX_PROFILE_TABLES] = {
+const char *const xpv_index_profile_tables[] = {
     "strings", "tracks",   "blocks",       "kernel_stats", "kernel_device_stats",
     "steps",   "findings", "compile_marks"};
+_Static_assert(sizeof xpv_index_profile_tables / sizeof xpv_index_profile_tables[0] ==
+                   XPV_INDEX_PROFILE_TABLES,
+               "XPV_INDEX_PROFILE_TABLES counts xpv_index_profile_tables");
 
 int xpv_index_clear_profile(sqlite3 *db, int64_t profile_id, xpv_err *err)
 {

@@ -62,7 +62,7 @@ int64_t xpv_index_data_version(sqlite3 *db, sqlite3_stmt **stmt);
 
 /* The tables that hold rows of a profile (all but meta and profiles). */
 #define XPV_INDEX_PROFILE_TABLES 8
-extern const char *const xpv_index_profile_tables[XPV_INDEX_PROFILE_TABLES];
+extern const char *const xpv_index_profile_tables[];
 
 /* Deletes every row that belongs to one profile except its profiles row. */
 int xpv_index_clear_profile(sqlite3 *db, int64_t profile_id, xpv_err *err);

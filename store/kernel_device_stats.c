@@ -16,7 +16,7 @@
  * a row reads back as the table's row would: a NaN median or stddev is
  * NULL (SQLite stores a NaN double as NULL), texts keep their bytes.
  * Decoding checks every length against the blob: damage is an error
- * (SQLITE_CORRUPT), never an out-of-bounds read.
+ * naming it (XPV_STORE_KERNEL_DEVICE_DAMAGED), never an out-of-bounds read.
  */
 #include "kernel_device_stats.h"
 #include "../common/varint.h"
@@ -88,7 +88,8 @@ static void put_row(xpv_buf *b, const xpv_store_kernel_rows *rows, const xpv_sto
     if (known & XPV_STORE_KSTAT_RANK) put_zigzag(b, r->top_rank);
 }
 
-void xpv_store_kdev_encode(const xpv_store_kernel_rows *rows, size_t from, size_t to, xpv_buf *out)
+void xpv_store_kernel_device_stats_encode(const xpv_store_kernel_rows *rows, size_t from, size_t to,
+                                          xpv_buf *out)
 {
     assert(from < to && to <= rows->n && rows->ordered == rows->n);
     xpv_buf_putc(out, KDEV_VERSION);
@@ -142,9 +143,10 @@ static double get_double(xpv_varint_reader *r)
 static int get_row(xpv_varint_reader *r, kdev_row *row)
 {
     memset(row, 0, sizeof *row);
-    row->known = (unsigned)xpv_varint_get(r);
+    uint64_t known = xpv_varint_get(r);
     unsigned texts = xpv_varint_u8(r);
-    if (row->known & ~(unsigned)OPTIONAL_BITS || texts > 7) return -1;
+    if (known & ~(uint64_t)OPTIONAL_BITS || texts > 7) return -1;
+    row->known = (unsigned)known;
     row->name = get_text(r);
     int64_t *always[] = {&row->seq, &row->count, &row->total_ps, &row->min_ps, &row->max_ps};
     for (size_t i = 0; i < sizeof always / sizeof always[0]; i++)
@@ -264,13 +266,17 @@ static int kdev_close(sqlite3_vtab_cursor *cur)
     return SQLITE_OK;
 }
 
+/* The message xpv_store_damage_in knows: the server then checks the
+ * profile (xpv_store_kernel_device_stats_verify) and indexes it again. Not
+ * SQLITE_CORRUPT, which would send it to check the whole file instead,
+ * where SQLite finds nothing wrong. */
 static int damaged(kdev_cursor *c)
 {
     sqlite3_vtab *t = c->base.pVtab;
     sqlite3_free(t->zErrMsg);
-    t->zErrMsg = sqlite3_mprintf("kernel_device_stats: a damaged row blob");
+    t->zErrMsg = sqlite3_mprintf(XPV_STORE_KERNEL_DEVICE_DAMAGED);
     c->eof = 1;
-    return SQLITE_CORRUPT;
+    return SQLITE_ERROR;
 }
 
 static int kdev_next(sqlite3_vtab_cursor *cur)
@@ -422,7 +428,24 @@ static const sqlite3_module KDEV_MODULE = {
     .xRowid = kdev_rowid,
 };
 
-int xpv_store_kdev_register(sqlite3 *db)
+int xpv_store_kernel_device_stats_register(sqlite3 *db)
 {
     return sqlite3_create_module_v2(db, "kernel_device_rows", &KDEV_MODULE, NULL, NULL);
+}
+
+int xpv_store_kernel_device_stats_verify(sqlite3 *db, int64_t profile_id, xpv_err *err)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db,
+                           "SELECT count(*) FROM kernel_device_stats b, kernel_device_rows(b.data)"
+                           " WHERE b.profile_id=?1",
+                           -1, &st, NULL) != SQLITE_OK)
+        return xpv_err_set(err, "index: %s", sqlite3_errmsg(db));
+    sqlite3_bind_int64(st, 1, profile_id);
+    int rc = sqlite3_step(st) == SQLITE_ROW ? 0 : 1;
+    if (rc) xpv_err_set(err, "%s", sqlite3_errmsg(db));
+    if (rc && !strstr(err->msg, XPV_STORE_KERNEL_DEVICE_DAMAGED))
+        rc = -1; /* SQLite's, not damage */
+    sqlite3_finalize(st);
+    return rc;
 }

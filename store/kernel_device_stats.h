@@ -23,7 +23,8 @@
 
 /* Appends to out the blob of rows->v[rows->order[from .. to)], rows of one
  * kind and device in key order (name, seq). */
-void xpv_store_kdev_encode(const xpv_store_kernel_rows *rows, size_t from, size_t to, xpv_buf *out);
+void xpv_store_kernel_device_stats_encode(const xpv_store_kernel_rows *rows, size_t from, size_t to,
+                                          xpv_buf *out);
 
 /* Every kernel row as kernel_stats' columns, the all-devices rows and each
  * device's: a FROM source for checks and tests (the API's queries read one
@@ -32,8 +33,15 @@ void xpv_store_kdev_encode(const xpv_store_kernel_rows *rows, size_t from, size_
     "(SELECT * FROM kernel_stats UNION ALL SELECT b.profile_id, b.kind, b.device, r.*"             \
     " FROM kernel_device_stats b, kernel_device_rows(b.data) r)"
 
+/* The error of a read of a damaged blob, which xpv_store_damage_in knows. */
+#define XPV_STORE_KERNEL_DEVICE_DAMAGED "kernel row blob is damaged"
+
+/* Reads every device row of a profile: 0 when all decode, 1 with err
+ * naming the damage, -1 with err on an SQLite error. */
+int xpv_store_kernel_device_stats_verify(sqlite3 *db, int64_t profile_id, xpv_err *err);
+
 /* Makes kernel_device_rows(blob) known to db; every connection that reads
  * the index does this when it opens (index_db.c). SQLite's result code. */
-int xpv_store_kdev_register(sqlite3 *db);
+int xpv_store_kernel_device_stats_register(sqlite3 *db);
 
 #endif

@@ -526,18 +526,20 @@ static size_t device_run_end(const xpv_store_kernel_rows *rows, size_t i)
 
 /* One device's rows order[from .. to) as one kernel_device_stats row. */
 static int write_device_rows(sqlite3_stmt *st, const xpv_store_kernel_rows *rows, size_t from,
-                             size_t to, xpv_buf *blob)
+                             size_t to, xpv_buf *blob, xpv_err *err)
 {
     const xpv_store_kernel_row *first = &rows->v[rows->order[from]];
     text_ref kind = row_text(rows, first, XPV_STORE_KCOL_KIND);
     xpv_buf_reset(blob);
-    xpv_store_kdev_encode(rows, from, to, blob);
+    xpv_store_kernel_device_stats_encode(rows, from, to, blob);
     sqlite3_bind_text(st, 2, kind.s, (int)kind.len, SQLITE_STATIC);
     sqlite3_bind_int(st, 3, first->device);
     sqlite3_bind_blob(st, 4, blob->data, (int)blob->len, SQLITE_STATIC);
-    int rc = sqlite3_step(st);
+    int rc = sqlite3_step(st) == SQLITE_DONE
+                 ? 0
+                 : xpv_err_set(err, "index: %s", sqlite3_errmsg(sqlite3_db_handle(st)));
     sqlite3_reset(st);
-    return rc == SQLITE_DONE ? 0 : -1;
+    return rc;
 }
 
 static int prepare_writes(sqlite3 *db, sqlite3_stmt **all, sqlite3_stmt **device, xpv_err *err)
@@ -577,8 +579,7 @@ int xpv_store_kernel_stats_write(sqlite3 *db, int64_t profile_id, xpv_store_kern
         assert(r->device >= -1);
         if (r->device >= 0) {
             size_t end = device_run_end(rows, i);
-            if (write_device_rows(device, rows, i, end, &blob) != 0)
-                rc = xpv_err_set(err, "index: %s", sqlite3_errmsg(db));
+            rc = write_device_rows(device, rows, i, end, &blob, err);
             i = end;
             continue;
         }

@@ -6,7 +6,8 @@ damage SQLite's own checks cannot see); a query that reads one answers a
 503 naming that profile, never a crash or a bare 500; the server checks
 the profile's blocks, indexes that profile alone again, and the same query
 then answers exactly as before the damage. The other host's profile
-answers as before throughout. Needs no fixtures."""
+answers as before throughout. The same for a device's packed kernel
+rows. Needs no fixtures."""
 import json
 import os
 import re
@@ -142,5 +143,59 @@ def test_damaged_block_rebuilds_that_profile():
     assert "AddressSanitizer" not in text and "runtime error" not in text, text
 
 
+def test_damaged_kernel_rows_rebuild_that_profile():
+    """A device's packed kernel rows (kernel_device_stats) cut short on
+    disk: that device's kernel table answers a 503 naming the profile, the
+    server finds the damage, indexes the profile again, and the table then
+    answers as before; the other host's answers never changed."""
+    folder, db = e2e.tmpdir(), os.path.join(e2e.tmpdir(), "i.sqlite")
+    subprocess.run([e2e.GEN, "--out", folder, "--kind", "jax", "--hosts", "2", "--devices", "2",
+                    "--steps", "3", "--size", "1MB", "--no-json"], check=True,
+                   capture_output=True)
+    log_path = os.path.join(e2e.tmpdir(), "log")
+    log = open(log_path, "w")
+    port = e2e.free_port()
+    proc = subprocess.Popen([e2e.BIN, "--profile-dir", folder, "--port", str(port),
+                             "--perfetto-port", "0", "--db", db],
+                            stdout=subprocess.DEVNULL, stderr=log)
+    try:
+        e2e.wait_indexed(port, 2)
+        _, profiles = get_json(port, "/api/profiles")
+        damaged, other = sorted(p["id"] for p in profiles["profiles"])
+        device = "/api/profiles/%s/kernels?kind=kernel&device=1&limit=1000" % damaged
+        other_device = "/api/profiles/%s/kernels?kind=kernel&device=1&limit=1000" % other
+        steps = "/api/profiles/%s/steps" % damaged  # reads no kernel rows
+        before, other_before = get_json(port, device), get_json(port, other_device)
+        steps_before = get_json(port, steps)
+        assert before[0] == 200 and before[1]["kernels"], before
+        assert other_before[0] == 200 and other_before[1]["kernels"], other_before
+        with sqlite3.connect(db, timeout=30) as c:
+            n = c.execute("UPDATE kernel_device_stats SET data=substr(data, 1, length(data) - 3)"
+                          " WHERE profile_id=?", (signed(damaged),)).rowcount
+        assert n > 0
+        assert get_json(port, steps) == steps_before
+        status, body = get_json(port, device)
+        assert status == 503 and damaged in body["error"] and "is damaged" in body["error"], body
+        assert get_json(port, other_device) == other_before
+        seen, deadline = set(), time.time() + 60
+        while True:
+            now = get_json(port, device)
+            seen.add(now[0])
+            if now == before:
+                break
+            assert time.time() < deadline, ("not rebuilt", seen, str(now)[:300])
+            time.sleep(0.2)
+        assert seen <= {200, 503}, seen
+        assert proc.poll() is None
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+        log.close()
+    text = open(log_path).read()
+    assert "profile %s: kernel row blob is damaged" % damaged in text, text
+    assert "indexing it again" in text and "AddressSanitizer" not in text, text
+
+
 if __name__ == "__main__":
-    e2e.main([test_damaged_block_rebuilds_that_profile])
+    e2e.main([test_damaged_block_rebuilds_that_profile,
+              test_damaged_kernel_rows_rebuild_that_profile])

@@ -396,6 +396,7 @@ def check_ranks(db):
     import sqlite3
     with sqlite3.connect(db) as c:
         hosts = c.execute("SELECT id, kernel_totals FROM profiles").fetchall()
+        checked = 0
         for pid, totals in hosts:
             totals = json.loads(totals)
             for kind in ("kernel", "xla_op", "memcpy", "memset", "hlo_category"):
@@ -408,8 +409,12 @@ def check_ranks(db):
                 want = [i + 1 if i < 32 else None for i in range(len(order))]
                 assert [r[2] for r in order] == want, kind
                 assert totals[kind] == [sum(r[1] for r in rows), len(rows)], (kind, totals)
-            assert c.execute("SELECT count(*) FROM kernel_stats WHERE profile_id=? AND"
-                             " device>=0 AND top_rank IS NOT NULL", (pid,)).fetchone()[0] == 0
+            devices = c.execute("SELECT kind, device FROM kernel_device_stats WHERE"
+                                " profile_id=?", (pid,)).fetchall()
+            checked += len(devices)
+            for kind, dev in devices:  # ranks are the all-devices rows' alone
+                assert all(r["top_rank"] is None for r in e2e.kernel_rows(c, pid, kind, dev))
+    assert checked, "no device rows to check"
 
 
 def test_top_ops_completed_on_hosts_where_unranked():
