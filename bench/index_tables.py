@@ -118,7 +118,7 @@ def exact(a, b):
     for t in TABLES:
         ra, rb = ordered_rows(da, t, columns(da, t)), ordered_rows(db, t, columns(db, t))
         same &= ra == rb
-        print("  %-13s %9d rows  %s" % (t, len(ra), "same" if ra == rb else "DIFFERENT"))
+        print("  %-19s %9d rows  %s" % (t, len(ra), "same" if ra == rb else "DIFFERENT"))
     return same
 
 
@@ -175,7 +175,7 @@ def across_versions(a, b):
             verdict = "DIFFERENT: %d rows against %d" % (len(ra), len(rb))
         else:
             verdict = "DIFFERENT in " + ", ".join(differing(ra, rb, cols))
-        print("  %-13s %9d rows  %s (%s)" % (t, len(ra), verdict, note))
+        print("  %-19s %9d rows  %s (%s)" % (t, len(ra), verdict, note))
     return same
 
 

@@ -37,13 +37,13 @@ static int set_status(sqlite3 *db, int64_t id, const char *status, const char *e
 /* Runs the reader into a fresh sink; the status reflects the reader's result. */
 static int run_reader(sqlite3 *db, const xpv_found *f, int64_t id, xpv_reader_fn reader,
                       const xpv_input_limits *limits, enum xpv_sink_stages stages,
-                      struct xpv_store_kernel_rows *kernel_rows, double t0, xpv_err *err)
+                      struct xpv_index_part_rows *deferred, double t0, xpv_err *err)
 {
     xpv_err rerr = {{0}};
     xpv_sink *sink = xpv_sink_open_with(db, id, stages, err);
     if (!sink) return -1;
     xpv_sink_set_limits(sink, limits);
-    xpv_sink_defer_kernel_rows(sink, kernel_rows);
+    xpv_sink_defer_rows(sink, deferred);
     int read_rc = reader(f->abs_path, sink, &rerr);
     xpv_sink_stats stats;
     int rc = xpv_sink_finish(sink, &stats, err);
@@ -58,7 +58,7 @@ static int run_reader(sqlite3 *db, const xpv_found *f, int64_t id, xpv_reader_fn
 
 int xpv_indexer_index_file(sqlite3 *db, const xpv_found *f, int64_t id,
                            const xpv_input_limits *limits, enum xpv_sink_stages stages,
-                           struct xpv_store_kernel_rows *kernel_rows, xpv_err *err)
+                           struct xpv_index_part_rows *deferred, xpv_err *err)
 {
     double t0 = xpv_now_mono();
     if (xpv_db_exec(db, "BEGIN IMMEDIATE", err) != 0) return -1;
@@ -74,7 +74,7 @@ int xpv_indexer_index_file(sqlite3 *db, const xpv_found *f, int64_t id,
             snprintf(hint, sizeof hint, "not a profile format this tool reads");
         rc = set_status(db, id, "unsupported", hint, 0, 0, err);
     } else if (rc == 0) {
-        rc = run_reader(db, f, id, fmt->read, limits, stages, kernel_rows, t0, err);
+        rc = run_reader(db, f, id, fmt->read, limits, stages, deferred, t0, err);
     }
     if (rc != 0) {
         xpv_db_exec(db, "ROLLBACK", NULL);

@@ -12,7 +12,7 @@
 #include "ingest.h"
 #include <sqlite3.h>
 
-struct xpv_store_kernel_rows;
+struct xpv_index_part_rows;
 
 typedef struct {
     int total; /* profiles pending when the run started */
@@ -37,12 +37,12 @@ typedef struct {
 } xpv_index_job;
 
 /* Indexes one file into the profile row `id` (already registered) in one
- * transaction, the sink's stages run as `stages` says; its kernel_stats
- * rows into kernel_rows when not NULL (a part's, which the index's writer
- * inserts), else into db. */
+ * transaction, the sink's stages run as `stages` says; its kernel rows and
+ * strings into `deferred` when not NULL (a part's, which the index's
+ * writer inserts: index_db.h), else into db. */
 int xpv_indexer_index_file(sqlite3 *db, const xpv_found *f, int64_t id,
                            const xpv_input_limits *limits, enum xpv_sink_stages stages,
-                           struct xpv_store_kernel_rows *kernel_rows, xpv_err *err);
+                           struct xpv_index_part_rows *deferred, xpv_err *err);
 
 /* Calls o's progress callback: `next` is about to be indexed (or waited
  * for), NULL at the end of the run; `committed`, when not NULL, was just

@@ -36,8 +36,8 @@ typedef struct {
     char path[4200];
     int state;
     xpv_err err;
-    xpv_store_kernel_rows kernel_rows; /* the part's, inserted by the writer */
-    xpv_index_part_image image;        /* an in-memory part's, else NULL */
+    xpv_index_part_rows rows;   /* the part's kernel rows and strings, for the writer */
+    xpv_index_part_image image; /* an in-memory part's, else NULL */
 } part_slot;
 
 /* Files up to this size are indexed into a part in memory, which spares
@@ -79,10 +79,10 @@ static int index_part(job_pool *pool, size_t i)
     if (xpv_index_open_part(in_memory ? NULL : slot->path, &part, &slot->err) != 0) return -1;
     int rc = xpv_indexer_seed_part(part, job->f, job->id, &slot->err);
     if (rc == 0)
-        rc = xpv_indexer_index_file(part, job->f, job->id, pool->limits, stages, &slot->kernel_rows,
+        rc = xpv_indexer_index_file(part, job->f, job->id, pool->limits, stages, &slot->rows,
                                     &slot->err);
     /* the writer's insert wants them in key order: sorted here, in parallel */
-    if (rc == 0) xpv_store_kernel_rows_order(&slot->kernel_rows);
+    if (rc == 0) xpv_store_kernel_rows_order(&slot->rows.kernel);
     /* an error of indexing's own is the one to report */
     xpv_err *close_err = rc == 0 ? &slot->err : NULL;
     if (xpv_index_close_part(part, rc == 0 && in_memory ? &slot->image : NULL, close_err) != 0)
@@ -157,8 +157,8 @@ static int move_parts_in(sqlite3 *db, job_pool *pool, const xpv_index_options *o
         }
         double cpu0 = thread_cpu_seconds();
         int rc = xpv_index_move_part(db, pool->slots[i].path, &pool->slots[i].image,
-                                     pool->queue[i].id, &pool->slots[i].kernel_rows, err);
-        xpv_store_kernel_rows_free(&pool->slots[i].kernel_rows);
+                                     pool->queue[i].id, &pool->slots[i].rows, err);
+        xpv_index_part_rows_free(&pool->slots[i].rows);
         if (rc != 0) return xpv_err_prefix(err, "indexing %s", f->rel_path);
         pool->move_cpu_s += thread_cpu_seconds() - cpu0;
         unlink(pool->slots[i].path);
@@ -219,7 +219,7 @@ int xpv_indexer_run_parallel(sqlite3 *db, const xpv_found_list *found, const xpv
         pthread_join(threads[i], NULL);
     for (size_t i = 0; i < n; i++) {
         if (pool.slots[i].state != PART_QUEUED) unlink(pool.slots[i].path);
-        xpv_store_kernel_rows_free(&pool.slots[i].kernel_rows);
+        xpv_index_part_rows_free(&pool.slots[i].rows);
         xpv_index_part_image_free(&pool.slots[i].image);
     }
     free(threads);

@@ -14,6 +14,7 @@
 #include "ingest.h"
 #include "ingest_internal.h"
 #include "ingest_pipeline.h"
+#include "../store/index_db.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -241,7 +242,8 @@ const xpv_input_limits *xpv_sink_limits(const xpv_sink *s)
     return &s->limits;
 }
 
-void xpv_sink_defer_kernel_rows(xpv_sink *s, struct xpv_store_kernel_rows *rows)
+void xpv_sink_defer_rows(xpv_sink *s, struct xpv_index_part_rows *rows)
 {
-    s->kernel_rows = rows;
+    s->kernel_rows = rows ? &rows->kernel : NULL;
+    s->string_rows = rows ? &rows->strings : NULL;
 }

@@ -31,7 +31,7 @@
 
 #include <sqlite3.h>
 
-struct xpv_store_kernel_rows;
+struct xpv_index_part_rows;
 
 typedef struct xpv_sink xpv_sink;
 
@@ -109,8 +109,8 @@ void xpv_sink_free(xpv_sink *s);
 /* How far the reader may inflate its input (defaults until set). */
 void xpv_sink_set_limits(xpv_sink *s, const xpv_input_limits *limits);
 const xpv_input_limits *xpv_sink_limits(const xpv_sink *s);
-/* Gathers the kernel_stats rows into `rows` instead of inserting them (a
- * part's, for the index's writer: kernel_stats.h). */
-void xpv_sink_defer_kernel_rows(xpv_sink *s, struct xpv_store_kernel_rows *rows);
+/* Gathers the kernel rows and strings into `rows` instead of inserting
+ * them (a part's, for the index's writer: index_db.h); NULL inserts them. */
+void xpv_sink_defer_rows(xpv_sink *s, struct xpv_index_part_rows *rows);
 
 #endif

@@ -104,6 +104,7 @@ struct xpv_sink {
     int64_t profile_id;
     xpv_input_limits limits;
     struct xpv_store_kernel_rows *kernel_rows; /* NULL: inserted into db */
+    struct xpv_store_string_rows *string_rows; /* NULL: inserted into db */
     xpv_intern strings;
     xpv_process_rec *procs;
     size_t nprocs, cap_procs;

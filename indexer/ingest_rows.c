@@ -77,21 +77,18 @@ void xpv_rows_fact(xpv_sink *s, const char *key, const char *value)
 
 /* ---- strings and tracks ---- */
 
+/* The interned strings as rows: into the part's deferred rows, or into db. */
 static int write_strings(xpv_sink *s, xpv_err *err)
 {
-    sqlite3_stmt *st;
-    if (prepare(s->db, "INSERT INTO strings(profile_id, id, value) VALUES(?1,?2,?3)", &st, err))
-        return -1;
-    int rc = 0;
-    for (size_t id = 0; id < xpv_intern_count(&s->strings) && rc == 0; id++) {
+    xpv_store_string_rows own = {0}, *rows = s->string_rows ? s->string_rows : &own;
+    for (size_t id = 0; id < xpv_intern_count(&s->strings); id++) {
         size_t len;
         const char *value = xpv_intern_get(&s->strings, (uint32_t)id, &len);
-        sqlite3_bind_int64(st, 1, s->profile_id);
-        sqlite3_bind_int64(st, 2, (int64_t)id);
-        sqlite3_bind_text(st, 3, value, (int)len, SQLITE_STATIC);
-        rc = step_row(s->db, st, err);
+        xpv_store_string_rows_add(rows, value, len);
     }
-    sqlite3_finalize(st);
+    if (s->string_rows) return 0;
+    int rc = xpv_store_strings_write(s->db, s->profile_id, rows, err);
+    xpv_store_string_rows_free(&own);
     return rc;
 }
 

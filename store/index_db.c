@@ -11,6 +11,7 @@
 #include "index_db.h"
 #include "kernel_device_stats.h"
 #include "kernel_stats.h"
+#include "strings.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -105,29 +106,6 @@ static const char *const SCHEMA_SQL =
      * kernel_stats does (store/compile_marks.h). */
     "CREATE TABLE compile_marks(profile_id INTEGER NOT NULL, start_ns INTEGER,"
     " end_ns INTEGER, name INTEGER);";
-
-int xpv_db_error(xpv_err *err, sqlite3 *db)
-{
-    int code = sqlite3_errcode(db) & 0xff, sys = sqlite3_system_errno(db);
-    const char *msg = sqlite3_errmsg(db);
-    if (code == SQLITE_CANTOPEN && sys)
-        return xpv_err_set(err, "sqlite: %s (%s)", msg, strerror(sys));
-    if (code != SQLITE_IOERR && code != SQLITE_FULL) return xpv_err_set(err, "sqlite: %s", msg);
-    /* The system's reason is not always kept by the time the error returns. */
-    if (sys) return xpv_err_set(err, "sqlite: %s (%s: is the disk full?)", msg, strerror(sys));
-    return xpv_err_set(err, "sqlite: %s (is the disk full, or a file-size limit reached?)", msg);
-}
-
-int xpv_db_exec(sqlite3 *db, const char *sql, xpv_err *err)
-{
-    char *msg = NULL;
-    if (sqlite3_exec(db, sql, NULL, NULL, &msg) != SQLITE_OK) {
-        xpv_db_error(err, db);
-        sqlite3_free(msg);
-        return -1;
-    }
-    return 0;
-}
 
 static int mkdir_p(const char *path, xpv_err *err)
 {
@@ -509,7 +487,6 @@ static int move_rows(sqlite3 *db, int64_t id, xpv_err *err)
     /* Rows keep their order, so block ids come out as if the profile had
      * been indexed here directly, after the profiles before it. */
     static const char *const copies[] = {
-        "INSERT INTO main.strings SELECT * FROM part.strings",
         "INSERT INTO main.tracks SELECT * FROM part.tracks",
         "INSERT INTO main.blocks(profile_id, track, lod, t_min, t_max, n, busy_ns, kinds, data)"
         " SELECT profile_id, track, lod, t_min, t_max, n, busy_ns, kinds, data FROM part.blocks"
@@ -554,14 +531,21 @@ static int attach_part(sqlite3 *db, const char *part_path, xpv_index_part_image 
     return rc;
 }
 
+void xpv_index_part_rows_free(xpv_index_part_rows *rows)
+{
+    xpv_store_kernel_rows_free(&rows->kernel);
+    xpv_store_string_rows_free(&rows->strings);
+}
+
 int xpv_index_move_part(sqlite3 *db, const char *part_path, xpv_index_part_image *image, int64_t id,
-                        xpv_store_kernel_rows *kernel_rows, xpv_err *err)
+                        xpv_index_part_rows *rows, xpv_err *err)
 {
     if (attach_part(db, part_path, image, err) != 0) return -1;
     int rc = xpv_db_exec(db, "BEGIN IMMEDIATE", err);
     if (rc == 0) rc = xpv_index_clear_profile(db, id, err);
     if (rc == 0) rc = move_rows(db, id, err);
-    if (rc == 0) rc = xpv_store_kernel_stats_write(db, id, kernel_rows, err);
+    if (rc == 0) rc = xpv_store_strings_write(db, id, &rows->strings, err);
+    if (rc == 0) rc = xpv_store_kernel_stats_write(db, id, &rows->kernel, err);
     if (rc == 0) rc = xpv_db_exec(db, "COMMIT", err);
     if (rc != 0) xpv_db_exec(db, "ROLLBACK", NULL);
     xpv_db_exec(db, "DETACH part", rc == 0 ? err : NULL);

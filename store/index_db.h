@@ -22,10 +22,9 @@
 #ifndef XPV_INDEX_DB_H
 #define XPV_INDEX_DB_H
 
-#include "../common/xpv_common.h"
-#include <sqlite3.h>
-
-struct xpv_store_kernel_rows;
+#include "db.h"
+#include "kernel_rows.h"
+#include "strings.h"
 
 /* Bump when any table's meaning changes: older indexes are rebuilt. */
 #define XPV_SCHEMA_VERSION 16
@@ -85,8 +84,8 @@ int xpv_index_mark_pending(sqlite3 *db, int64_t profile_id, xpv_err *err);
  * with path NULL a database in memory, which close_part hands over as an
  * image (sqlite3_serialize; a file's image stays NULL). move_part replaces
  * profile id's rows in db with the part's (its file, or its image, which
- * it frees) and the kernel_stats rows the worker gathered in memory (the
- * part's own kernel_stats table stays empty: each row is inserted once,
+ * it frees) and the rows the worker gathered in memory (xpv_index_part_rows:
+ * the part's own tables for them stay empty, each row is inserted once,
  * here), in one transaction; a part's file is left for the caller to
  * remove. remove_stale_parts deletes the parts of processes that are gone. */
 typedef struct {
@@ -98,14 +97,16 @@ int xpv_index_open_part(const char *path, sqlite3 **out, xpv_err *err);
 /* Closes the part; with image (in-memory parts only) keeps its image. */
 int xpv_index_close_part(sqlite3 *part, xpv_index_part_image *image, xpv_err *err);
 void xpv_index_part_image_free(xpv_index_part_image *image);
+/* The rows a worker keeps in memory for the writer: SQLite costs about as
+ * much to insert a row into a part as to copy it out again, and these are
+ * the most numerous (kernel rows and strings: ~10 k a pod host). */
+typedef struct xpv_index_part_rows {
+    xpv_store_kernel_rows kernel;
+    xpv_store_string_rows strings;
+} xpv_index_part_rows;
+void xpv_index_part_rows_free(xpv_index_part_rows *rows);
 int xpv_index_move_part(sqlite3 *db, const char *part_path, xpv_index_part_image *image, int64_t id,
-                        struct xpv_store_kernel_rows *kernel_rows, xpv_err *err);
+                        xpv_index_part_rows *rows, xpv_err *err);
 void xpv_index_remove_stale_parts(const char *db_path);
-
-/* Sets err from the connection's last error, with the system's reason
- * (disk full, file too large) where SQLite has one. Returns -1. */
-int xpv_db_error(xpv_err *err, sqlite3 *db);
-/* Runs statements with no result rows; returns 0 or -1 with err. */
-int xpv_db_exec(sqlite3 *db, const char *sql, xpv_err *err);
 
 #endif

@@ -8,6 +8,7 @@
  */
 #include "kernel_stats.h"
 #include "kernel_device_stats.h"
+#include "db.h"
 
 #include <assert.h>
 #include <stdint.h>
@@ -535,9 +536,7 @@ static int write_device_rows(sqlite3_stmt *st, const xpv_store_kernel_rows *rows
     sqlite3_bind_text(st, 2, kind.s, (int)kind.len, SQLITE_STATIC);
     sqlite3_bind_int(st, 3, first->device);
     sqlite3_bind_blob(st, 4, blob->data, (int)blob->len, SQLITE_STATIC);
-    int rc = sqlite3_step(st) == SQLITE_DONE
-                 ? 0
-                 : xpv_err_set(err, "index: %s", sqlite3_errmsg(sqlite3_db_handle(st)));
+    int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : xpv_db_error(err, sqlite3_db_handle(st));
     sqlite3_reset(st);
     return rc;
 }
@@ -556,7 +555,7 @@ static int prepare_writes(sqlite3 *db, sqlite3_stmt **all, sqlite3_stmt **device
                            "INSERT INTO kernel_device_stats(profile_id, kind, device, data)"
                            " VALUES(?1, ?2, ?3, ?4)",
                            -1, device, NULL) != SQLITE_OK) {
-        xpv_err_set(err, "index: %s", sqlite3_errmsg(db));
+        xpv_db_error(err, db);
         sqlite3_finalize(*all);
         return -1;
     }
@@ -584,8 +583,7 @@ int xpv_store_kernel_stats_write(sqlite3 *db, int64_t profile_id, xpv_store_kern
             continue;
         }
         bind_row(all, rows, r);
-        if (sqlite3_step(all) != SQLITE_DONE)
-            rc = xpv_err_set(err, "index: %s", sqlite3_errmsg(db));
+        if (sqlite3_step(all) != SQLITE_DONE) rc = xpv_db_error(err, db);
         sqlite3_reset(all);
         i++;
     }

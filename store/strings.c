@@ -1,10 +1,12 @@
 /*
- * strings.c — the reads of the `strings` table (see strings.h).
+ * strings.c — the reads of the `strings` table, and the insert of a
+ * profile's rows (see strings.h).
  *
  * A list of values goes to SQL as one JSON array parameter, so one
  * statement serves any list; the rows are matched back to the list here.
  */
 #include "strings.h"
+#include "db.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -144,4 +146,43 @@ int xpv_store_strings_max_id(sqlite3 *db, int64_t profile_id, int64_t *id, xpv_e
                                  profile_id, err) != 0)
         return -1;
     return xpv_store_cursor_first_int(&c, id, err);
+}
+
+/* ---- writing ---- */
+
+void xpv_store_string_rows_add(xpv_store_string_rows *rows, const char *s, size_t n)
+{
+    if (rows->n == rows->cap) {
+        rows->cap = rows->cap ? 2 * rows->cap : 1024;
+        rows->v = xpv_xrealloc(rows->v, rows->cap * sizeof *rows->v);
+    }
+    rows->v[rows->n++] = (xpv_store_string_ref){rows->text.len, n};
+    xpv_buf_append(&rows->text, s, n);
+}
+
+void xpv_store_string_rows_free(xpv_store_string_rows *rows)
+{
+    xpv_buf_free(&rows->text);
+    free(rows->v);
+    memset(rows, 0, sizeof *rows);
+}
+
+int xpv_store_strings_write(sqlite3 *db, int64_t profile_id, const xpv_store_string_rows *rows,
+                            xpv_err *err)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db, "INSERT INTO strings(profile_id, id, value) VALUES(?1, ?2, ?3)", -1,
+                           &st, NULL) != SQLITE_OK)
+        return xpv_db_error(err, db);
+    sqlite3_bind_int64(st, 1, profile_id);
+    int rc = 0;
+    for (size_t id = 0; id < rows->n && rc == 0; id++) {
+        xpv_store_string_ref r = rows->v[id];
+        sqlite3_bind_int64(st, 2, (int64_t)id);
+        sqlite3_bind_text(st, 3, r.len ? rows->text.data + r.off : "", (int)r.len, SQLITE_STATIC);
+        if (sqlite3_step(st) != SQLITE_DONE) rc = xpv_db_error(err, db);
+        sqlite3_reset(st);
+    }
+    sqlite3_finalize(st);
+    return rc;
 }

@@ -7,9 +7,11 @@
  * containing a text, and the greatest id; nothing in api/ names the table
  * in SQL (scripts/checksrc.sh).
  *
- * The rows are written by indexer/ingest_rows.c, inside the ingest's
- * transaction (and copied whole by index_db.c's merge); that writer stays
- * there.
+ * The rows are gathered in memory by indexer/ingest_rows.c from the
+ * ingest's interned strings and written here (xpv_store_strings_write):
+ * inside the ingest's transaction, or, for a worker's part, by the index's
+ * writer as it moves the part in (index_db.c), once instead of into the
+ * part and again out of it.
  *
  * Invariant: an id is 1 .. UINT32_MAX; 0 is "no string" and is never
  * looked up.
@@ -18,6 +20,25 @@
 #define XPV_STORE_STRINGS_H
 
 #include "cursor.h"
+
+/* A profile's strings in memory, value i at text.data + v[i].off. */
+typedef struct {
+    size_t off, len;
+} xpv_store_string_ref;
+
+typedef struct xpv_store_string_rows {
+    xpv_buf text;
+    xpv_store_string_ref *v;
+    size_t n, cap;
+} xpv_store_string_rows;
+
+/* Appends the next id's value. */
+void xpv_store_string_rows_add(xpv_store_string_rows *rows, const char *s, size_t n);
+void xpv_store_string_rows_free(xpv_store_string_rows *rows);
+/* Inserts the rows as profile_id's strings, id i the i-th value. 0, or -1
+ * with err. */
+int xpv_store_strings_write(sqlite3 *db, int64_t profile_id, const xpv_store_string_rows *rows,
+                            xpv_err *err);
 
 /* One profile's values by id, the statement prepared once. */
 typedef struct {
