@@ -3,9 +3,10 @@
  * each take the next queued file and index it, reader, event store and
  * analysis, into a part: a private database in memory (for a large file,
  * beside the index) with the same schema (index_db.h), but for the
- * kernel_stats rows, which the worker keeps in memory, put in the table's
- * key order, so that each is inserted once, into the index (its costliest
- * table to copy: ~9 k instructions a row, each time it is inserted). The
+ * kernel rows (put in the table's key order) and the strings, which the
+ * worker keeps in memory (xpv_index_part_rows) so that each is inserted
+ * once, into the index (the most numerous rows: ~9 k instructions a row,
+ * each time one is inserted). The
  * calling thread is the index's only writer: it moves each finished part
  * in, one short transaction each, and reports progress, so serving threads
  * wait on the index no longer than for one copy of rows.

@@ -7,7 +7,8 @@
  * Invariants: the finish half runs only after xpv_pipeline_drain, so it
  * reads the reader's tables and the store stage's counters without a lock.
  * Rows carry the intern ids and track ids as they are, because the stored
- * events refer to them. The strings and tracks rows are written while the
+ * events refer to them (a part's strings are kept for the index's writer
+ * instead: index_db.h). The strings and tracks rows are written while the
  * analysis's step join runs on its own thread, which reads only what the
  * reader left and never touches SQLite. Every SQLite failure returns -1
  * with the message.
