@@ -81,16 +81,23 @@ def answers(port, pid, window):
     return out
 
 
-def test_damaged_block_rebuilds_that_profile():
+def serve_generated(*gen_args):
+    """A server on a fresh index of two generated JAX hosts (xplanes only):
+    (index path, process, port, its log's path, the open log)."""
     folder, db = e2e.tmpdir(), os.path.join(e2e.tmpdir(), "i.sqlite")
-    subprocess.run([e2e.GEN, "--out", folder, "--kind", "jax", "--hosts", "2", "--steps", "4",
-                    "--size", "1MB", "--no-json"], check=True, capture_output=True)
+    subprocess.run([e2e.GEN, "--out", folder, "--kind", "jax", "--hosts", "2", "--size", "1MB",
+                    "--no-json"] + list(gen_args), check=True, capture_output=True)
     log_path = os.path.join(e2e.tmpdir(), "log")
     log = open(log_path, "w")
     port = e2e.free_port()
     proc = subprocess.Popen([e2e.BIN, "--profile-dir", folder, "--port", str(port),
                              "--perfetto-port", "0", "--db", db],
                             stdout=subprocess.DEVNULL, stderr=log)
+    return db, proc, port, log_path, log
+
+
+def test_damaged_block_rebuilds_that_profile():
+    db, proc, port, log_path, log = serve_generated("--steps", "4")
     try:
         e2e.wait_indexed(port, 2)
         status, profiles = get_json(port, "/api/profiles")
@@ -148,16 +155,7 @@ def test_damaged_kernel_rows_rebuild_that_profile():
     disk: that device's kernel table answers a 503 naming the profile, the
     server finds the damage, indexes the profile again, and the table then
     answers as before; the other host's answers never changed."""
-    folder, db = e2e.tmpdir(), os.path.join(e2e.tmpdir(), "i.sqlite")
-    subprocess.run([e2e.GEN, "--out", folder, "--kind", "jax", "--hosts", "2", "--devices", "2",
-                    "--steps", "3", "--size", "1MB", "--no-json"], check=True,
-                   capture_output=True)
-    log_path = os.path.join(e2e.tmpdir(), "log")
-    log = open(log_path, "w")
-    port = e2e.free_port()
-    proc = subprocess.Popen([e2e.BIN, "--profile-dir", folder, "--port", str(port),
-                             "--perfetto-port", "0", "--db", db],
-                            stdout=subprocess.DEVNULL, stderr=log)
+    db, proc, port, log_path, log = serve_generated("--steps", "3", "--devices", "2")
     try:
         e2e.wait_indexed(port, 2)
         _, profiles = get_json(port, "/api/profiles")
