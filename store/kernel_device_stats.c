@@ -27,7 +27,10 @@
 
 #define KDEV_VERSION 1
 
-enum { T_CATEGORY = 1, T_GRID = 2, T_BLOCK = 4 };
+/* The nullable texts, in the order of their bits in a row's texts byte. */
+static const int OPTIONAL_TEXTS[] = {XPV_STORE_KCOL_CATEGORY, XPV_STORE_KCOL_GRID,
+                                     XPV_STORE_KCOL_BLOCK};
+enum { N_OPTIONAL_TEXTS = sizeof OPTIONAL_TEXTS / sizeof OPTIONAL_TEXTS[0] };
 
 /* Optional columns: written, and read, only when known. */
 #define OPTIONAL_BITS                                                                              \
@@ -62,11 +65,9 @@ static void put_text(xpv_buf *b, const xpv_store_kernel_rows *rows, xpv_store_ke
 
 static void put_row(xpv_buf *b, const xpv_store_kernel_rows *rows, const xpv_store_kernel_row *r)
 {
-    static const int text_cols[] = {XPV_STORE_KCOL_CATEGORY, XPV_STORE_KCOL_GRID,
-                                    XPV_STORE_KCOL_BLOCK};
     unsigned texts = 0;
-    for (int i = 0; i < 3; i++)
-        if (r->text[text_cols[i]].off != SIZE_MAX) texts |= 1u << i;
+    for (int i = 0; i < N_OPTIONAL_TEXTS; i++)
+        if (r->text[OPTIONAL_TEXTS[i]].off != SIZE_MAX) texts |= 1u << i;
     unsigned known = r->known & OPTIONAL_BITS;
     put_varint(b, known);
     xpv_buf_append(b, &(unsigned char){(unsigned char)texts}, 1);
@@ -78,8 +79,8 @@ static void put_row(xpv_buf *b, const xpv_store_kernel_rows *rows, const xpv_sto
     put_double(b, r->median_ps);
     put_double(b, r->stddev_ps);
     if (known & XPV_STORE_KSTAT_PERCENT) put_double(b, r->percent);
-    for (int i = 0; i < 3; i++)
-        if (texts & (1u << i)) put_text(b, rows, r->text[text_cols[i]]);
+    for (int i = 0; i < N_OPTIONAL_TEXTS; i++)
+        if (texts & (1u << i)) put_text(b, rows, r->text[OPTIONAL_TEXTS[i]]);
     if (known & XPV_STORE_KSTAT_REGS) put_zigzag(b, r->registers_per_thread);
     if (known & XPV_STORE_KSTAT_SHMEM) put_zigzag(b, r->shared_memory_bytes);
     if (known & XPV_STORE_KSTAT_OCCUPANCY) put_double(b, r->occupancy_pct);
@@ -100,29 +101,17 @@ void xpv_store_kernel_device_stats_encode(const xpv_store_kernel_rows *rows, siz
 
 /* ---- reading ---- */
 
-typedef struct {
-    const char *s; /* NULL: the column is NULL */
-    size_t len;
-} kdev_text;
+/* A row is read into the writer's row type (kernel_rows.h), its texts at
+ * offsets into the blob; kind, the only text not in a blob, stays NULL. */
 
-typedef struct {
-    kdev_text name, category, grid, block;
-    int64_t seq, count, total_ps, min_ps, max_ps;
-    double median_ps, stddev_ps, percent;
-    int64_t registers_per_thread, shared_memory_bytes;
-    double occupancy_pct;
-    int64_t op_id, shapes, top_rank;
-    unsigned known;
-} kdev_row;
-
-static kdev_text get_text(xpv_varint_reader *r)
+static xpv_store_kernel_text get_text(xpv_varint_reader *r, const unsigned char *blob)
 {
     uint64_t n = xpv_varint_get(r);
     if (r->bad || n > (uint64_t)(r->end - r->p)) {
         r->bad = 1;
-        return (kdev_text){"", 0};
+        return (xpv_store_kernel_text){0, 0};
     }
-    kdev_text t = {(const char *)r->p, (size_t)n};
+    xpv_store_kernel_text t = {(size_t)(r->p - blob), (size_t)n};
     r->p += n;
     return t;
 }
@@ -139,15 +128,17 @@ static double get_double(xpv_varint_reader *r)
     return v;
 }
 
-/* The next row at r into row; 0, or -1 when the bytes are damaged. */
-static int get_row(xpv_varint_reader *r, kdev_row *row)
+/* The next row at r (in blob) into row; 0, or -1 when the bytes are damaged. */
+static int get_row(xpv_varint_reader *r, const unsigned char *blob, xpv_store_kernel_row *row)
 {
     memset(row, 0, sizeof *row);
+    for (int c = 0; c < XPV_STORE_KCOL_TEXTS; c++)
+        row->text[c].off = SIZE_MAX;
     uint64_t known = xpv_varint_get(r);
     unsigned texts = xpv_varint_u8(r);
-    if (known & ~(uint64_t)OPTIONAL_BITS || texts > 7) return -1;
+    if (known & ~(uint64_t)OPTIONAL_BITS || texts >> N_OPTIONAL_TEXTS) return -1;
     row->known = (unsigned)known;
-    row->name = get_text(r);
+    row->text[XPV_STORE_KCOL_NAME] = get_text(r, blob);
     int64_t *always[] = {&row->seq, &row->count, &row->total_ps, &row->min_ps, &row->max_ps};
     for (size_t i = 0; i < sizeof always / sizeof always[0]; i++)
         *always[i] = xpv_zigzag_get(r);
@@ -155,9 +146,8 @@ static int get_row(xpv_varint_reader *r, kdev_row *row)
     row->stddev_ps = get_double(r);
     unsigned k = row->known;
     if (k & XPV_STORE_KSTAT_PERCENT) row->percent = get_double(r);
-    if (texts & T_CATEGORY) row->category = get_text(r);
-    if (texts & T_GRID) row->grid = get_text(r);
-    if (texts & T_BLOCK) row->block = get_text(r);
+    for (int i = 0; i < N_OPTIONAL_TEXTS; i++)
+        if (texts & (1u << i)) row->text[OPTIONAL_TEXTS[i]] = get_text(r, blob);
     if (k & XPV_STORE_KSTAT_REGS) row->registers_per_thread = xpv_zigzag_get(r);
     if (k & XPV_STORE_KSTAT_SHMEM) row->shared_memory_bytes = xpv_zigzag_get(r);
     if (k & XPV_STORE_KSTAT_OCCUPANCY) row->occupancy_pct = get_double(r);
@@ -202,7 +192,7 @@ typedef struct {
     uint64_t left; /* rows after the current one */
     int64_t rowid;
     int eof;
-    kdev_row row;
+    xpv_store_kernel_row row;
 } kdev_cursor;
 
 static int kdev_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
@@ -288,7 +278,7 @@ static int kdev_next(sqlite3_vtab_cursor *cur)
     }
     c->left--;
     c->rowid++;
-    return get_row(&c->at, &c->row) == 0 ? SQLITE_OK : damaged(c);
+    return get_row(&c->at, c->blob, &c->row) == 0 ? SQLITE_OK : damaged(c);
 }
 
 static int kdev_filter(sqlite3_vtab_cursor *cur, int idx_num, const char *idx_str, int argc,
@@ -319,15 +309,17 @@ static int kdev_eof(sqlite3_vtab_cursor *cur)
     return ((kdev_cursor *)cur)->eof;
 }
 
-static void result_text(sqlite3_context *ctx, kdev_text t)
+static void result_text(sqlite3_context *ctx, const kdev_cursor *c, int col)
 {
-    if (t.s)
-        sqlite3_result_text(ctx, t.s, (int)t.len, SQLITE_TRANSIENT);
+    xpv_store_kernel_text t = c->row.text[col];
+    if (t.off != SIZE_MAX)
+        sqlite3_result_text(ctx, (const char *)c->blob + t.off, (int)t.len, SQLITE_TRANSIENT);
     else
         sqlite3_result_null(ctx);
 }
 
-static void result_known_int(sqlite3_context *ctx, const kdev_row *r, unsigned bit, int64_t v)
+static void result_known_int(sqlite3_context *ctx, const xpv_store_kernel_row *r, unsigned bit,
+                             int64_t v)
 {
     if (r->known & bit)
         sqlite3_result_int64(ctx, v);
@@ -335,7 +327,8 @@ static void result_known_int(sqlite3_context *ctx, const kdev_row *r, unsigned b
         sqlite3_result_null(ctx);
 }
 
-static void result_known_real(sqlite3_context *ctx, const kdev_row *r, unsigned bit, double v)
+static void result_known_real(sqlite3_context *ctx, const xpv_store_kernel_row *r, unsigned bit,
+                              double v)
 {
     if (r->known & bit)
         sqlite3_result_double(ctx, v);
@@ -345,16 +338,17 @@ static void result_known_real(sqlite3_context *ctx, const kdev_row *r, unsigned 
 
 static int kdev_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
 {
-    const kdev_row *r = &((kdev_cursor *)cur)->row;
+    const kdev_cursor *c = (const kdev_cursor *)cur;
+    const xpv_store_kernel_row *r = &c->row;
     switch (col) {
     case C_NAME:
-        result_text(ctx, r->name);
+        result_text(ctx, c, XPV_STORE_KCOL_NAME);
         break;
     case C_SEQ:
         sqlite3_result_int64(ctx, r->seq);
         break;
     case C_CATEGORY:
-        result_text(ctx, r->category);
+        result_text(ctx, c, XPV_STORE_KCOL_CATEGORY);
         break;
     case C_COUNT:
         sqlite3_result_int64(ctx, r->count);
@@ -378,10 +372,10 @@ static int kdev_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
         result_known_real(ctx, r, XPV_STORE_KSTAT_PERCENT, r->percent);
         break;
     case C_GRID:
-        result_text(ctx, r->grid);
+        result_text(ctx, c, XPV_STORE_KCOL_GRID);
         break;
     case C_BLOCK:
-        result_text(ctx, r->block);
+        result_text(ctx, c, XPV_STORE_KCOL_BLOCK);
         break;
     case C_REGS:
         result_known_int(ctx, r, XPV_STORE_KSTAT_REGS, r->registers_per_thread);
