@@ -23,6 +23,16 @@ capture starts. Captures:
   long                scan-on over 40 steps: bigger files, the same program
   torch-graph         PyTorch replaying one training step as a CUDA graph
                       (torch.cuda.CUDAGraph) under torch.profiler
+  unrolled-on, unrolled-off
+                      eight layers unrolled (no scan): one long graph of
+                      repeated identical kernels, command buffers on and off
+  wide-on, wide-off   four unrolled bfloat16 layers of width 1024 over 512
+                      tokens: library GEMMs (cuBLAS) among the fusions
+  accum-on, accum-off gradients accumulated over four micro-batches in a
+                      lax.fori_loop around the scan: loops within loops
+  pallas              a Pallas (Triton) kernel in the step, after the update
+  callback            a host callback in the step (jax.debug.callback), which
+                      cuts the step's graph in two
 Captures named on the command line after OUTDIR run alone.
 OUTDIR/MANIFEST.json says what ran, with which versions, and each capture's
 step count and iteration count, to read the index against.
@@ -44,15 +54,30 @@ CAPTURES = {
     "nosync": "",
     "long": "",
     "torch-graph": "",
+    "unrolled-on": "",
+    "unrolled-off": "--xla_gpu_enable_command_buffer=",
+    "pallas": "",
+    "callback": "",
+    "wide-on": "",
+    "wide-off": "--xla_gpu_enable_command_buffer=",
+    "accum-on": "",
+    "accum-off": "--xla_gpu_enable_command_buffer=",
 }
+# A capture that would start past this many seconds is skipped, so that a
+# short lease on a GPU machine still brings back what ran.
+BUDGET_S = float(os.environ.get("XPV_CAPTURE_BUDGET_S", "1e9"))
 STEPS = 4
 
 
 def parent(out, only):
     os.makedirs(out, exist_ok=True)
     manifest = {"made": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "captures": {}}
+    start = time.time()
     for tag, flags in CAPTURES.items():
         if only and tag not in only:
+            continue
+        if time.time() - start > BUDGET_S:
+            manifest["captures"][tag] = {"rc": -1, "error": "skipped: past XPV_CAPTURE_BUDGET_S"}
             continue
         env = {**os.environ, "XLA_PYTHON_CLIENT_PREALLOCATE": "false"}
         if flags:
@@ -72,14 +97,16 @@ def parent(out, only):
         json.dump(manifest, f, indent=1)
 
 
-def model(jax, jnp, np, cudnn=False):
-    V, D, H, L, S = 4096, 256, 4, 4, 128
+def model(jax, jnp, np, cudnn=False, unrolled=False, wide=False):
+    V, D, H, S = (8192, 1024, 8, 512) if wide else (4096, 256, 4, 128)
+    L = 8 if unrolled and not wide else 4
+    unrolled = unrolled or wide
+    dtype = jnp.bfloat16 if wide else jnp.float32
 
     def init(key):
         k = jax.random.split(key, 6)
-        return {"emb": jax.random.normal(k[0], (V, D)) * .02, "out": jax.random.normal(k[1], (D, V)) * .02,
-                "qkv": jax.random.normal(k[2], (L, D, 3 * D)) * .02, "w1": jax.random.normal(k[3], (L, D, 4 * D)) * .02,
-                "w2": jax.random.normal(k[4], (L, 4 * D, D)) * .02}
+        shapes = {"emb": (V, D), "out": (D, V), "qkv": (L, D, 3 * D), "w1": (L, D, 4 * D), "w2": (L, 4 * D, D)}
+        return {n: (jax.random.normal(k[i], shape) * .02).astype(dtype) for i, (n, shape) in enumerate(shapes.items())}
 
     def layer(x, lp):
         b, t, _ = x.shape
@@ -96,11 +123,28 @@ def model(jax, jnp, np, cudnn=False):
 
     def forward(p, tok):
         x = p["emb"][tok]
-        body = jax.checkpoint(layer)
-        x, _ = jax.lax.scan(body, x, {k: p[k] for k in ("qkv", "w1", "w2")})
+        stacked = {k: p[k] for k in ("qkv", "w1", "w2")}
+        if unrolled:
+            for i in range(p["qkv"].shape[0]):
+                x, _ = layer(x, {k: v[i] for k, v in stacked.items()})
+            return (x @ p["out"]).astype(jnp.float32)
+        x, _ = jax.lax.scan(jax.checkpoint(layer), x, stacked)
         return x @ p["out"]
 
     return V, S, init, forward
+
+
+def pallas_decay(jax, jnp, w):
+    """w * 0.999 by a Pallas kernel, one program per 128 columns."""
+    from jax.experimental import pallas as pl
+
+    def kernel(w_ref, o_ref):
+        o_ref[...] = w_ref[...] * 0.999
+
+    rows, cols = w.shape
+    spec = pl.BlockSpec((rows, 128), lambda j: (0, j))
+    return pl.pallas_call(kernel, out_shape=jax.ShapeDtypeStruct(w.shape, w.dtype), grid=(cols // 128,),
+                          in_specs=[spec], out_specs=spec)(w)
 
 
 def torch_child(out, tag):
@@ -144,7 +188,8 @@ def child(out, tag):
     import jax
     import jax.numpy as jnp
     import optax
-    V, S, init, forward = model(jax, jnp, np, cudnn=(tag == "cudnn-attn"))
+    V, S, init, forward = model(jax, jnp, np, cudnn=(tag == "cudnn-attn"), unrolled=tag.startswith("unrolled"),
+                                wide=tag.startswith("wide"))
 
     def loss(p, tok):
         return optax.softmax_cross_entropy_with_integer_labels(forward(p, tok[:, :-1]), tok[:, 1:]).mean()
@@ -157,13 +202,28 @@ def child(out, tag):
         u, s = opt.update(g, s, p)
         return optax.apply_updates(p, u), s
 
+    def accumulated(p, tok, n=4):
+        def micro(j, carry):
+            lj, gj = jax.value_and_grad(loss)(p, jax.lax.dynamic_slice_in_dim(tok, j * (tok.shape[0] // n),
+                                                                            tok.shape[0] // n))
+            return carry[0] + lj / n, jax.tree.map(lambda a, b: a + b / n, carry[1], gj)
+        return jax.lax.fori_loop(0, n, micro, (jnp.float32(0), jax.tree.map(jnp.zeros_like, p)))
+
     @jax.jit
     def step(p, s, tok, i):
-        l, g = jax.value_and_grad(loss)(p, tok)
+        if tag.startswith("accum"):
+            l, g = accumulated(p, tok)
+        else:
+            l, g = jax.value_and_grad(loss)(p, tok)
         if tag == "cudnn-attn":  # clip only on even steps: a conditional in the step's program
             g = jax.lax.cond(i % 2 == 0, lambda g: jax.tree.map(lambda a: jnp.clip(a, -1, 1), g), lambda g: g, g)
+        if tag == "callback":  # the host sees the loss mid-step
+            jax.debug.callback(lambda v: None, l)
         u, s = opt.update(g, s, p)
-        return optax.apply_updates(p, u), s, l
+        p = optax.apply_updates(p, u)
+        if tag == "pallas":
+            p = {**p, "out": pallas_decay(jax, jnp, p["out"])}
+        return p, s, l
 
     rng = np.random.default_rng(0)
     p = init(jax.random.PRNGKey(0))
