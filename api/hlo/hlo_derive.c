@@ -241,22 +241,46 @@ static int slot_ready(xpv_hlo_derived *d, size_t i, xpv_err *err)
     return s->state = 1;
 }
 
+/* The named instruction of that program's module: 1 with its slot and
+ * index, 0 when there is none, -1 with err. */
+static int find_instr(xpv_hlo_derived *d, uint64_t program, const char *name, size_t len,
+                      const module_slot **slot, uint32_t *instr, xpv_err *err)
+{
+    for (size_t i = 0; i < d->f.n; i++) {
+        if (d->f.blobs[i].program_id != program) continue;
+        if (slot_ready(d, i, err) < 0) return -1;
+        const module_slot *s = &d->slots[i];
+        name_ref key = {name, (uint32_t)len, 0};
+        const name_ref *r = xpv_sorted_find(&key, s->by_name, s->m.ninstrs, sizeof key, by_name);
+        if (!r) return 0;
+        *slot = s, *instr = r->instr;
+        return 1;
+    }
+    return 0;
+}
+
 int xpv_hlo_derived_cost(xpv_hlo_derived *d, uint64_t program, const char *name, size_t len,
                          xpv_hlo_cost *c, xpv_err *err)
 {
     memset(c, 0, sizeof *c);
-    for (size_t i = 0; i < d->f.n; i++) {
-        if (d->f.blobs[i].program_id != program) continue;
-        int st = slot_ready(d, i, err);
-        if (st < 0) return -1;
-        const module_slot *s = &d->slots[i];
-        name_ref key = {name, (uint32_t)len, 0};
-        const name_ref *r = xpv_sorted_find(&key, s->by_name, s->m.ninstrs, sizeof key, by_name);
-        /* an instruction a fusion holds counts in the fusion, not twice */
-        if (!r || s->fused[s->m.instrs[r->instr].computation]) return 0;
-        return xpv_hlo_instr_cost(&s->m, &s->m.instrs[r->instr], c);
-    }
-    return 0;
+    const module_slot *s;
+    uint32_t k;
+    int rc = find_instr(d, program, name, len, &s, &k, err);
+    if (rc <= 0) return rc;
+    /* an instruction a fusion holds counts in the fusion, not twice */
+    if (s->fused[s->m.instrs[k].computation]) return 0;
+    return xpv_hlo_instr_cost(&s->m, &s->m.instrs[k], c);
+}
+
+int xpv_hlo_derived_opcode(xpv_hlo_derived *d, uint64_t program, const char *name, size_t len,
+                           xpv_hlo_str *opcode, xpv_err *err)
+{
+    const module_slot *s;
+    uint32_t k;
+    int rc = find_instr(d, program, name, len, &s, &k, err);
+    if (rc <= 0) return rc;
+    *opcode = s->m.instrs[k].opcode;
+    return opcode->n > 0;
 }
 
 /* The names of the ops of d's modules whose FLOPs and bytes derive (not

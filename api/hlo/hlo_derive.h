@@ -58,6 +58,11 @@ xpv_hlo_derived *xpv_hlo_derived_open(sqlite3 *db, int64_t profile_id, xpv_err *
  * counts them twice. */
 int xpv_hlo_derived_cost(xpv_hlo_derived *d, uint64_t program, const char *name, size_t len,
                          xpv_hlo_cost *c, xpv_err *err);
+/* The opcode of the named op of that program ("custom-call" for a Pallas
+ * kernel, whose name says nothing): 1 with *opcode (valid while d is
+ * open), 0 when unknown, -1 with err. */
+int xpv_hlo_derived_opcode(xpv_hlo_derived *d, uint64_t program, const char *name, size_t len,
+                           xpv_hlo_str *opcode, xpv_err *err);
 void xpv_hlo_derived_free(xpv_hlo_derived *d);
 /* 1 when profile id's modules hold an op (not inside a fusion) whose FLOPs
  * and bytes derive and whose name is one of the profile's strings (what

@@ -401,6 +401,15 @@ static void add_sums(xpv_hlo_op *o, const xpv_hlo_op *l)
     o->flops_derived |= l->flops_derived, o->bytes_derived |= l->bytes_derived;
 }
 
+/* An op with no JAX op of its own (a copy in a module of its own, say)
+ * keeps the event's tf_op, which on GPU only names the module. */
+static int names_framework_op(profile_ctx *p, uint32_t ref)
+{
+    size_t n;
+    const char *s = ref_text(p, ref, &n);
+    return s && xpv_hlo_names_framework_op(s, n);
+}
+
 static void merge_profile(scope_ctx *g, profile_ctx *p)
 {
     for (size_t i = 0; i < p->nops; i++) {
@@ -409,8 +418,10 @@ static void merge_profile(scope_ctx *g, profile_ctx *p)
         if (!o->category && l->category) o->category = ref_dup(p, l->category);
         if (o->category) o->category_carried = 1;
         if (!o->module && l->module) o->module = ref_dup(p, l->module);
-        if (!o->framework_op && l->tf_op) o->framework_op = ref_dup(p, l->tf_op);
+        if (!o->framework_op && l->tf_op && names_framework_op(p, l->tf_op))
+            o->framework_op = ref_dup(p, l->tf_op);
         if (!o->source && l->source) o->source = ref_dup(p, l->source);
+        if (!o->opcode && l->opcode) o->opcode = ref_dup(p, l->opcode);
         add_sums(o, &(xpv_hlo_op){.occurrences = l->occurrences,
                                   .total_ps = l->total_ps,
                                   .self_ps = l->self_ps,
@@ -465,6 +476,11 @@ static int visit_module(void *ctx, const xpv_event *ev, int64_t block, uint32_t 
     return 0;
 }
 
+int xpv_hlo_names_framework_op(const char *s, size_t len)
+{
+    return len > 0 && !(len >= 10 && memcmp(s, "XlaModule:", 10) == 0);
+}
+
 int xpv_hlo_module_split(const char *s, size_t len, size_t *name_len, uint64_t *prog)
 {
     const char *open = len > 2 && s[len - 1] == ')' ? memchr(s, '(', len) : NULL;
@@ -502,27 +518,48 @@ static int read_modules(sqlite3 *db, scope_ctx *g, profile_ctx *p, xpv_err *err)
 /* Gives the ops that carry no flops the FLOPs (and bytes, where they
  * carry none) derived from the profile's modules. A profile whose modules
  * cannot be read keeps its ops unknown and says why (derive_error). */
-static void derive_costs(sqlite3 *db, profile_ctx *p)
+/* FLOPs and bytes of one op from its module; 0, or -1 with err. */
+static int derive_cost(xpv_hlo_derived *d, profile_ctx *p, local_op *o, xpv_err *err)
+{
+    int64_t exec = p->mode == MODE_XLA_OPS ? o->occurrences : o->executions;
+    size_t len;
+    xpv_hlo_cost c;
+    if (o->has_flops || exec <= 0) return 0;
+    const char *name = ref_text(p, o->name, &len);
+    int rc = xpv_hlo_derived_cost(d, o->prog, name, len, &c, err);
+    if (rc <= 0) return rc;
+    o->flops = c.flops * exec, o->has_flops = o->flops_derived = 1;
+    if (!o->has_bytes && c.has_bytes)
+        o->bytes = c.bytes * exec, o->has_bytes = o->bytes_derived = 1;
+    return 0;
+}
+
+/* The opcode of an op that carries no category; 0, or -1 with err. */
+static int derive_opcode(xpv_hlo_derived *d, profile_ctx *p, local_op *o, xpv_err *err)
+{
+    size_t len;
+    xpv_hlo_str opcode;
+    if (o->category) return 0;
+    const char *name = ref_text(p, o->name, &len);
+    int rc = xpv_hlo_derived_opcode(d, o->prog, name, len, &opcode, err);
+    if (rc > 0) o->opcode = pool_ref(p, opcode.p, opcode.n);
+    return rc < 0 ? -1 : 0;
+}
+
+/* What the profile's modules say of ops that did not carry it: FLOPs and
+ * bytes (GPU), and the opcode of ops without a category. */
+static void derive_from_modules(sqlite3 *db, profile_ctx *p)
 {
     size_t want = 0;
     for (size_t i = 0; i < p->nops; i++)
-        want += !p->ops[i].has_flops && p->ops[i].has_prog;
+        want += (!p->ops[i].has_flops || !p->ops[i].category) && p->ops[i].has_prog;
     if (!want) return;
     xpv_err err = {{0}};
     xpv_hlo_derived *d = xpv_hlo_derived_open(db, p->profile_id, &err);
     for (size_t i = 0; d && i < p->nops; i++) {
         local_op *o = &p->ops[i];
-        int64_t exec = p->mode == MODE_XLA_OPS ? o->occurrences : o->executions;
-        size_t len;
-        xpv_hlo_cost c;
-        if (o->has_flops || !o->has_prog || exec <= 0) continue;
-        const char *name = ref_text(p, o->name, &len);
-        int rc = xpv_hlo_derived_cost(d, o->prog, name, len, &c, &err);
-        if (rc < 0) break;
-        if (!rc) continue;
-        o->flops = c.flops * exec, o->has_flops = o->flops_derived = 1;
-        if (!o->has_bytes && c.has_bytes)
-            o->bytes = c.bytes * exec, o->has_bytes = o->bytes_derived = 1;
+        if (!o->has_prog) continue;
+        if (derive_cost(d, p, o, &err) < 0 || derive_opcode(d, p, o, &err) < 0) break;
     }
     if (err.msg[0]) p->derive_error = xpv_xstrdup(err.msg);
     xpv_hlo_derived_free(d);
@@ -545,7 +582,7 @@ static int collect_profile(sqlite3 *db, scope_ctx *g, int64_t id, xpv_err *err)
     }
     for (size_t i = 0; i < n && rc == 0; i++)
         rc = scan_track(db, &p, tracks[i], err);
-    if (rc == 0 && p.mode != MODE_NONE) derive_costs(db, &p);
+    if (rc == 0 && p.mode != MODE_NONE) derive_from_modules(db, &p);
     if (rc == 0 && p.mode != MODE_NONE) {
         merge_profile(g, &p);
         if (p.nops && p.mode == MODE_XLA_OPS) g->out->from_xla_ops++;
@@ -567,7 +604,8 @@ static int by_self_time(const void *a, const void *b)
 }
 
 /* Module names by program where the ops did not carry them, categories
- * from the name where the profile did not carry them, then the order. */
+ * from the name where the profile did not carry them (from the opcode
+ * where the name says nothing), then the order. */
 static void finish(scope_ctx *g)
 {
     xpv_hlo_ops *out = g->out;
@@ -576,7 +614,9 @@ static void finish(scope_ctx *g)
         for (size_t m = 0; !o->module && o->has_program && m < g->nmodules; m++)
             if (g->modules[m].prog == o->program_id) o->module = xpv_xstrdup(g->modules[m].name);
         if (!o->category) {
-            o->category = xpv_xstrdup(xpv_hlo_category(o->name, strlen(o->name)));
+            const char *c = xpv_hlo_category(o->name, strlen(o->name));
+            if (strcmp(c, "other") == 0 && o->opcode) c = o->opcode;
+            o->category = xpv_xstrdup(c);
             o->category_carried = 0;
         }
         out->total_self_ps += o->self_ps;
@@ -629,6 +669,7 @@ static void merge_result(void *ctx, const void *value)
         if (!o->module) o->module = dup_or_null(l->module);
         if (!o->framework_op) o->framework_op = dup_or_null(l->framework_op);
         if (!o->source) o->source = dup_or_null(l->source);
+        if (!o->opcode) o->opcode = dup_or_null(l->opcode);
         add_sums(o, l);
     }
     if (r->ops.derive_error && !g->out->derive_error)
@@ -664,7 +705,7 @@ static profile_result *profile_result_of(sqlite3 *db, int64_t id, xpv_err *err)
     for (size_t i = 0; i < r->ops.n; i++) {
         const xpv_hlo_op *o = &r->ops.ops[i];
         r->bytes += str_bytes(o->name) + str_bytes(o->category) + str_bytes(o->module) +
-                    str_bytes(o->framework_op) + str_bytes(o->source);
+                    str_bytes(o->framework_op) + str_bytes(o->source) + str_bytes(o->opcode);
     }
     for (size_t i = 0; i < r->nmodules; i++)
         r->bytes += str_bytes(r->modules[i].name);
@@ -717,6 +758,7 @@ void xpv_hlo_ops_free(xpv_hlo_ops *o)
         free(o->ops[i].module);
         free(o->ops[i].framework_op);
         free(o->ops[i].source);
+        free(o->ops[i].opcode);
     }
     free(o->ops);
     free(o->derive_error);

@@ -45,10 +45,12 @@
 
 typedef struct {
     char *name;         /* the HLO op (instruction) name */
-    char *category;     /* hlo_category, or xpv_hlo_category(name) */
+    char *category;     /* hlo_category, or xpv_hlo_category(name), or opcode */
     char *module;       /* the program's module name, NULL unknown */
     char *framework_op; /* tf_op (the framework op / JAX name stack), NULL unknown */
     char *source;       /* the user's source line (file:line), NULL unknown */
+    char *opcode;       /* from its module (GPU) where the profile carried no
+                           category, for a name that says nothing; NULL unknown */
     uint64_t program_id;
     int has_program, category_carried;
     int64_t occurrences, total_ps, self_ps;
@@ -96,6 +98,9 @@ int64_t *xpv_hlo_tracks_of(sqlite3 *db, int64_t profile_id, const char *line, si
 /* 1 when the profile is of a format whose device events may carry hlo_op
  * (JAX's: xplane, or its trace JSON), 0 when not, -1 with err. */
 int xpv_hlo_jax_format(sqlite3 *db, int64_t profile_id, xpv_err *err);
+/* 0 when a tf_op says nothing of the framework op: empty, or JAX's
+ * "XlaModule:" on GPU kernels (TensorFlow's "XlaModule:#hlo_module=…#"). */
+int xpv_hlo_names_framework_op(const char *s, size_t len);
 /* An `XLA Modules` event's name "<module>(<program id>)": 1 with the
  * module name's length and the program id, 0 when it is not so written. */
 int xpv_hlo_module_split(const char *s, size_t len, size_t *name_len, uint64_t *prog);

@@ -37,7 +37,7 @@ enum { MODE_NONE, MODE_XLA_OPS, MODE_KERNELS };
 typedef struct {
     uint64_t prog;
     int has_prog;
-    uint32_t name, category, module, tf_op, source; /* refs, 0 none */
+    uint32_t name, category, module, tf_op, source, opcode; /* refs, 0 none */
     int64_t occurrences, total_ps, self_ps;
     long double flops, model_flops, bytes;
     int has_flops, has_model_flops, has_bytes;

@@ -39,6 +39,7 @@
 #include "tools.h"
 #include "../api_util.h"
 #include "tool_ops.h"
+#include "../hlo/hlo_ops.h"
 #include "../../common/xpv_hindex.h"
 #include "../../common/xpv_lower_bound.h"
 #include "../../store/event_store.h"
@@ -238,7 +239,7 @@ static int device_visit(void *ctx, const xpv_event *ev, int64_t block, uint32_t 
     uint32_t id, row = UINT32_MAX;
     const char *tf_op = c->k_jax_op ? arg_text(c, ev, c->k_jax_op, &n, &id) : NULL;
     if (!tf_op || !n) tf_op = arg_text(c, ev, c->k_tf_op, &n, &id);
-    if (tf_op && n == 10 && memcmp(tf_op, "XlaModule:", 10) == 0) tf_op = NULL; /* says nothing */
+    if (tf_op && !xpv_hlo_names_framework_op(tf_op, n)) tf_op = NULL;
     int tf_kernel = ev->kind == XPV_KIND_KERNEL && c->k_name && c->k_op;
     if (c->probe) return (tf_op && n) || (tf_kernel && has_tf_args(c, ev));
     if (tf_op && n)

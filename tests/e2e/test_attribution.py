@@ -37,7 +37,9 @@ own hlo_op). The tests check:
   - others: reused kernels and library calls placed by the schedule
     between placed kernels (identical layers among them), and the cases the
     schedule must not decide alone (async-wrapped calls, collectives on
-    their own streams, memcpy kernels beside a call, loops).
+    their own streams, memcpy kernels beside a call, loops);
+  - another: a Pallas kernel's op takes the category of its opcode, and no
+    op keeps the "XlaModule:" tf_op as its framework op.
 The fixture tests skip with a message when ../shared/fixtures is absent."""
 import glob
 import json
@@ -202,6 +204,7 @@ def test_maxtext():
         path = list(s.ids)[0]
         rows = s.rows(path, "hlo_stats")
         assert not [r for r in rows if r["hlo_op_name"].startswith("command_buffer")]
+        assert not [r for r in rows if (r["tf_op_name"] or "").startswith("XlaModule:")]
         program = [r for r in rows if r["program_id"] == "18566"]
         total = sum(r["total_time"] for r in program)
         unplaced = sum(r["total_time"] for r in program if r["hlo_op_name"] == "unattributed")
@@ -324,8 +327,11 @@ def _two_loops_proto():
 
 
 def _space(kernels=("fusion_1", "nvjet_sm90_gemm", "fusion_2", "mystery_kernel"),
-           attention=False, proto=None):
-    HLO, CORR, OP, PROG = 70, 1, 2, 3
+           attention=False, proto=None, ops=None, details=False):
+    """ops: each kernel's hlo_op (default: all in command_buffer_1);
+    details: kernel_details on each, which makes them kernels to /kernels
+    and the HLO tools, not other device events."""
+    HLO, CORR, OP, PROG, TF_OP, KD = 70, 1, 2, 3, 4, 5
     proto = proto or _hlo_proto(attention)
     metadata = _f(2, "/host:metadata") + \
         _meta(4, 5, "jit_f(42)", _f(5, _f(1, HLO) + _f(6, proto))) + \
@@ -337,10 +343,12 @@ def _space(kernels=("fusion_1", "nvjet_sm90_gemm", "fusion_2", "mystery_kernel")
         # over the execution that disagreed on it once aborted the reader)
         gpu += _meta(4, 100 + i, name, _f(5, _f(1, CORR) + _f(3, 99)))
         ev = _f(1, 100 + i) + _f(2, i * 10000) + _f(3, 5000) + _stat(CORR, 3, 18)
-        ev += _stat(OP, 5, "command_buffer_1") + _stat(PROG, 3, 42)
-        line += _f(4, ev)
+        ev += _stat(OP, 5, ops[i] if ops else "command_buffer_1") + _stat(PROG, 3, 42)
+        ev += _stat(TF_OP, 5, "XlaModule:")  # as JAX on GPU writes it
+        line += _f(4, ev + (_stat(KD, 5, "regs:32 grid:1,1,1 block:128,1,1") if details else b""))
     gpu += _f(3, line)
-    for mid, name in ((CORR, "correlation_id"), (OP, "hlo_op"), (PROG, "program_id")):
+    for mid, name in ((CORR, "correlation_id"), (OP, "hlo_op"), (PROG, "program_id"),
+                      (TF_OP, "tf_op"), (KD, "kernel_details")):
         gpu += _meta(5, mid, name)
     return _f(1, metadata) + _f(1, gpu)
 
@@ -388,6 +396,30 @@ def test_crafted_graph():
                for v in got.values()), got
     off = _extracted_ops(root, {"XPV_ATTRIBUTION": "off"})
     assert {v.get("hlo_op") for v in off.values()} == {"command_buffer_1"}, off
+
+
+def test_crafted_opcode_category():
+    """A Pallas kernel's op (a custom-call whose name says nothing) takes its
+    category from its module's opcode; an op its module lacks stays
+    "other"; an op without a JAX op has no framework op, not the
+    "XlaModule:" every GPU kernel carries."""
+    entry = _f(1, "main") + _f(5, 1) + _instr("p.1", "parameter", 9) + \
+        _instr("pallas_call.1", "custom-call", 10, [9], target="__gpu$xla.gpu.triton") + _f(6, 10)
+    proto = _f(1, _f(1, "jit_f") + _f(3, entry) + _f(6, 1))
+    root = tmpdir()
+    run = os.path.join(root, "plugins", "profile", "2026_01_01_00_00_00")
+    os.makedirs(run)
+    with open(os.path.join(run, "h.xplane.pb"), "wb") as f:
+        f.write(_space(("kernel", "mystery_kernel"), proto=proto,
+                       ops=("pallas_call.1", "strange_op.1"), details=True))
+    s = Server(root)
+    try:
+        rows = {r["hlo_op_name"]: r for r in s.rows(list(s.ids)[0], "hlo_stats")}
+    finally:
+        s.close()
+    assert rows["pallas_call.1"]["category"] == "custom-call", rows
+    assert rows["strange_op.1"]["category"] == "other", rows
+    assert all(r["tf_op_name"] is None for r in rows.values()), rows
 
 
 ATTENTION_BWD = ("Memset 0", "void cudnn::fusion::compute_dot_do_o_specialized<true, 64>()",
@@ -716,7 +748,8 @@ def test_crafted_schedule_limits():
 
 
 if __name__ == "__main__":
-    main([test_crafted_graph, test_crafted_attention, test_crafted_scope,
+    main([test_crafted_graph, test_crafted_opcode_category, test_crafted_attention,
+          test_crafted_scope,
           test_crafted_loop_in_graph, test_crafted_convolution, test_crafted_graph_copies,
           test_crafted_schedule_order, test_crafted_schedule_limits, test_command_buffer_pair,
           test_maxtext])

@@ -277,6 +277,14 @@ static void test_profile_lookup(void)
     CU_ASSERT_EQUAL(xpv_hlo_derived_cost(d, 77, "d", 1, &c, &err), 0);
     CU_ASSERT_EQUAL(xpv_hlo_derived_cost(d, 77, "nope", 4, &c, &err), 0);
     CU_ASSERT_EQUAL(xpv_hlo_derived_cost(d, 78, "gemm", 4, &c, &err), 0); /* other program */
+    /* opcodes for the category, inside fusions too */
+    xpv_hlo_str op;
+    CU_ASSERT_EQUAL(xpv_hlo_derived_opcode(d, 77, "gemm", 4, &op, &err), 1);
+    CU_ASSERT(op.n == 11 && memcmp(op.p, "custom-call", 11) == 0);
+    CU_ASSERT_EQUAL(xpv_hlo_derived_opcode(d, 77, "d", 1, &op, &err), 1);
+    CU_ASSERT(op.n == 3 && memcmp(op.p, "dot", 3) == 0);
+    CU_ASSERT_EQUAL(xpv_hlo_derived_opcode(d, 77, "nope", 4, &op, &err), 0);
+    CU_ASSERT_EQUAL(xpv_hlo_derived_opcode(d, 78, "gemm", 4, &op, &err), 0);
     xpv_hlo_derived_free(d);
     /* a file that changed since it was indexed is refused, with a reason */
     CU_ASSERT_EQUAL(xpv_db_exec(db, "UPDATE profiles SET size_bytes=1 WHERE id=5", &err), 0);
