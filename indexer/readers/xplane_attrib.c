@@ -282,18 +282,21 @@ static void add_inputs(xpv_attrib_module *am, uint32_t i, size_t *fill, size_t *
 
 /* callees[] of every computation: those its while, conditional, call and
  * async-start instructions run (a fusion's callees run inside its kernel);
- * site[] of an async-start's callee: that async-start. */
+ * site[] of an async-start's callee: that async-start; caller[] and
+ * call_site[]: the first computation and instruction that run it. */
 static void link_callees(xpv_attrib_module *am)
 {
     const xpv_hlo_module *m = &am->m;
     am->callee_at = xpv_xcalloc(m->ncomputations + 1, sizeof *am->callee_at);
     am->callees = xpv_xmalloc((m->ninstrs + 1) * sizeof *am->callees);
     am->scope = xpv_xcalloc(m->ncomputations + 1, sizeof *am->scope);
+    am->repeats = xpv_xcalloc(m->ncomputations + 1, sizeof *am->repeats);
     am->caller = xpv_xmalloc((m->ncomputations + 1) * sizeof *am->caller);
     am->site = xpv_xmalloc((m->ncomputations + 1) * sizeof *am->site);
+    am->call_site = xpv_xmalloc((m->ncomputations + 1) * sizeof *am->call_site);
     am->looped = xpv_xcalloc(m->ncomputations + 1, 1);
     for (uint32_t c = 0; c <= m->ncomputations; c++)
-        am->caller[c] = am->site[c] = NONE;
+        am->caller[c] = am->site[c] = am->call_site[c] = NONE;
     uint32_t fill = 0, cap = m->ninstrs + 1;
     for (uint32_t c = 0; c < m->ncomputations; c++) {
         am->callee_at[c] = fill;
@@ -306,7 +309,8 @@ static void link_callees(xpv_attrib_module *am)
                 if (!xpv_hlo_computation_by_id(m, in->called.v[k], &callee)) continue;
                 if (text_is(in->opcode, "async-start", 11)) am->site[callee] = i;
                 if (text_is(in->opcode, "while", 5)) am->looped[callee] = 1;
-                if (am->caller[callee] == NONE && callee != c) am->caller[callee] = c;
+                if (am->caller[callee] == NONE && callee != c)
+                    am->caller[callee] = c, am->call_site[callee] = i;
                 if (fill == cap)
                     am->callees = xpv_xrealloc(am->callees, (cap *= 2) * sizeof *am->callees);
                 am->callees[fill++] = callee;
@@ -463,7 +467,8 @@ static void module_free(xpv_attrib_module *am)
         free(arrays[k]);
     free(am->is_fusion), free(am->ambiguous), free(am->is_copy), free(am->ops), free(am->op_ready),
         free(am->at), free(am->place), free(am->cls), free(am->callee_at), free(am->callees),
-        free(am->scope), free(am->caller), free(am->site), free(am->looped);
+        free(am->scope), free(am->repeats), free(am->caller), free(am->call_site), free(am->site),
+        free(am->looped);
     xpv_attrib_order_free(am);
     xpv_hindex_free(&am->by_name), xpv_hindex_free(&am->by_kernel);
     xpv_hindex_free(&am->kernel_of), xpv_hindex_free(&am->instr_of);
@@ -619,7 +624,11 @@ static void scope_down(xpv_attrib_module *am, uint32_t c, int depth)
  * alone (no reuse group, no other spelling) lie, what those computations
  * run, and the computations that run them (a graph may hold a loop whose
  * body alone has such kernels): a scan's forward and backward bodies reuse
- * each other's kernels, and a kernel of one must not go to the other. */
+ * each other's kernels, and a kernel of one must not go to the other. A
+ * loop body whose kernel ran once in the graph did not run as a loop
+ * there: the graph is the body's own, and what runs the loop is not in it
+ * (XLA removes loops of one trip); one whose kernel ran more than once
+ * repeats in the graph. */
 static void mark_scope(xpv_attrib_module *am, size_t n)
 {
     am->scoped = 0;
@@ -633,6 +642,8 @@ static void mark_scope(xpv_attrib_module *am, size_t n)
                 scope_down(am, c, 0);
                 continue;
             }
+            if (am->looped[c] && am->count[x] == 1) continue; /* the graph is the body's */
+            if (am->looped[c]) am->repeats[c] = am->gen;
             for (int depth = 0; (c = am->caller[c]) != NONE && depth < 64; depth++)
                 am->scope[c] = am->gen; /* the callers alone, not their other callees */
         }
@@ -664,8 +675,19 @@ static void place_named(xpv_attrib_module *am, const uint32_t *names, size_t n)
     }
 }
 
+/* 1 when launcher l lies in a loop body the run's graph repeats, or in
+ * what such a body runs: one instruction runs a kernel once per trip. */
+static int repeats(const xpv_attrib_module *am, uint32_t l)
+{
+    uint32_t c = am->m.instrs[am->launchers[l]].computation;
+    for (int depth = 0; c != NONE && depth < 64; c = am->caller[c], depth++)
+        if (am->repeats[c] == am->gen) return 1;
+    return 0;
+}
+
 /* The one member of x's group still free, when x's kernel ran exactly once
- * more than has been placed: 1 with it placed. */
+ * more than has been placed, or when that member's loop body repeats in
+ * the graph (it is free on every trip): 1 with it placed. */
 static int place_last(xpv_attrib_module *am, size_t i, size_t n)
 {
     uint32_t x = (uint32_t)am->at[i];
@@ -676,13 +698,13 @@ static int place_last(xpv_attrib_module *am, size_t i, size_t n)
     xpv_attrib_bounds bd;
     xpv_attrib_bounds_of(am, i, i + 1, n, &bd);
     for (uint32_t l = am->group_head[x]; l != NONE; l = am->group_next[l]) {
-        if (!xpv_attrib_may_run(am, x, l) || am->used[l] == am->gen ||
+        if (!xpv_attrib_may_run(am, x, l) || (am->used[l] == am->gen && !repeats(am, l)) ||
             !xpv_attrib_allows(am, &bd, l))
             continue;
         if (free_member >= 0) return 0;
         free_member = l;
     }
-    if (open != 1 || free_member < 0) return 0;
+    if (free_member < 0 || (open != 1 && !repeats(am, (uint32_t)free_member))) return 0;
     am->place[i] = free_member, am->used[free_member] = am->gen;
     return 1;
 }
@@ -761,6 +783,7 @@ void xpv_attrib_run(xpv_attrib_module *am, const uint32_t *names, size_t n, xpv_
         for (size_t k = 0; k < 2; k++)
             memset(stamps[k], 0, (am->nlaunchers + 1) * sizeof *stamps[k]);
         memset(am->scope, 0, (am->m.ncomputations + 1) * sizeof *am->scope);
+        memset(am->repeats, 0, (am->m.ncomputations + 1) * sizeof *am->repeats);
         am->gen = 1;
     }
     place_named(am, names, n);

@@ -14,18 +14,20 @@
  *    schedule (every kernel that names one instruction alone did, on the
  *    H100 fixtures and captures), so the unplaced events between two
  *    placed ones of one computation ran, in order, instructions it
- *    schedules between them. Each reused kernel (XLA runs identical
+ *    schedules between them (after the last placed one: up to the next
+ *    loop, conditional or call, or the computation's end, where the
+ *    graph's commands end). Each reused kernel (XLA runs identical
  *    fusions with one kernel, named after the one it compiled first) and
  *    each library call (cuBLAS `nvjet_*`, `sm90_xmma_*`, cutlass, cuDNN,
- *    with its memsets and copies; NCCL's only to a collective, others
- *    never) is matched to them in order, and placed where every such match
+ *    with its memsets and copies, which precede its kernel; NCCL's only to
+ *    a collective, others never; a run of plain kernels is one call each)
+ *    is matched to them in order, and placed where every such match
  *    agrees, when each instruction left between the two ran one of them (a
  *    collective's kernels run on a stream of their own; an instruction an
  *    async-start wraps counts at its place); CUDA's own kernels of memcpy
- *    nodes
- *    (`memcpy128`, `memcpy32_post`), named after nothing, go one copy each
- *    to the copies of the computation beside them, in schedule order, when
- *    there are exactly as many;
+ *    nodes (`memcpy128`, `memcpy32_post`), named after nothing, go one
+ *    copy each to the copies of the computation beside them, in schedule
+ *    order, when there are exactly as many;
  *  - by data links, for reused and library kernels the schedule leaves
  *    open: of the instructions that may have run one (and that the placed
  *    events beside it allow by the schedule), the one that reads what the
@@ -33,14 +35,20 @@
  *    read, nearest and on both sides first; a tie places nothing; with a
  *    schedule, a library call first waits for the kernels beside it;
  *  - by elimination: the last free member of a group takes the last of
- *    its kernels;
+ *    its kernels, and every one of them when it lies in a loop body the
+ *    graph runs more than once;
  *  - by name order, when nothing else decides: the earliest such kernel
  *    the schedule allows goes to the instruction it is named after (XLA
  *    compiles in schedule order). This rule and the copies' are
  *    conventions, not proofs (a copy has no name to check its place by);
  *    the kernels they place are counted apart in the profile's
  *    `attribution` fact. The schedule's rules rest on the order graphs
- *    were seen to keep, and stop at loops a graph holds.
+ *    were seen to keep, and stop at loops a graph holds; a kernel after
+ *    a loop body's is never an instruction scheduled before the loop.
+ * The instructions considered are those of the graph's computation: where
+ * the kernels that name one instruction alone lie, what those
+ * computations run, and, when such a kernel of a loop body ran more than
+ * once (the graph holds the loop), what runs the loop.
  * Anything else is "unattributed", with its time.
  *
  * Invariants: a module is decoded at most once, on first use, and points

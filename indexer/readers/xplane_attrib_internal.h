@@ -65,9 +65,12 @@ struct xpv_attrib_module {
     uint32_t *callee_at;         /* by computation, from callee_at[c] to callee_at[c + 1]: */
     uint32_t *callees;           /*   the computations its control flow calls */
     uint32_t *caller;            /* by computation: one whose control flow calls it, or NONE */
+    uint32_t *call_site;         /* by computation: the instruction of its caller that runs it */
     uint32_t *site;              /* by computation: the async-start that runs it, or NONE */
     uint8_t *looped;             /* by computation: a while runs it */
     uint32_t *scope;             /* by computation: the run's generation when in its scope */
+    uint32_t *repeats;           /* by computation: the run's generation when a loop body
+                                    that the run's graph ran more than once */
     int scoped;                  /* the run has a scope (in_scope) */
     uint32_t entry;              /* the entry computation's index */
     xpv_hindex by_name;          /* hash of the exact name -> instruction index */
@@ -146,6 +149,11 @@ void xpv_attrib_bounds_of(const xpv_attrib_module *am, size_t a, size_t b, size_
  * computation, in order, with no control flow between. */
 int xpv_attrib_window_of(const xpv_attrib_module *am, const xpv_attrib_bounds *bd,
                          xpv_attrib_window *w);
+/* 1 with *w when placed launcher `before` ends a graph's placed events:
+ * from it to the next control flow of its computation, or its end, which
+ * ends the graph's commands there (a loop that is a command holds what
+ * follows). */
+int xpv_attrib_tail_window(const xpv_attrib_module *am, int64_t before, xpv_attrib_window *w);
 /* 1 when launcher l is scheduled inside w. */
 int xpv_attrib_in_window(const xpv_attrib_module *am, const xpv_attrib_window *w, uint32_t l);
 /* Launcher l's position when it may run the kernel named after x inside w

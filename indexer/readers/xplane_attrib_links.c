@@ -166,30 +166,46 @@ static int is_graph_copy(xpv_sink *sink, uint32_t name)
     return s && len > 6 && memcmp(s, "memcpy", 6) == 0 && s[6] >= '0' && s[6] <= '9';
 }
 
+/* A device-to-device copy as the profiler records a graph's memcpy node
+ * (`MemcpyD2D`): in a graph, where a library call adds memsets, such a
+ * copy alone is a copy instruction's, as CUDA's memcpy kernels are. */
+static int is_d2d_copy(xpv_sink *sink, uint32_t name)
+{
+    size_t len;
+    const char *s = xpv_sink_string(sink, name, &len);
+    return s && len == 9 && memcmp(s, "MemcpyD2D", 9) == 0;
+}
+
 #define GRAPH_COPY 16 /* beside the class in event_cls */
+#define D2D_COPY 32
 
 /* classify_event, once per name (the rules see every gap on every pass),
- * with GRAPH_COPY set for CUDA's memcpy kernels. */
+ * with GRAPH_COPY set for CUDA's memcpy kernels, D2D_COPY for copies. */
 static int event_class(xpv_attrib *a, uint32_t name)
 {
     uint64_t *v = xpv_hindex_put(&a->event_cls, name, 0);
     if (!*v)
         *v = ((uint64_t)classify_event(a->sink, name) |
-              (is_graph_copy(a->sink, name) ? GRAPH_COPY : 0)) +
+              (is_graph_copy(a->sink, name) ? GRAPH_COPY : 0) |
+              (is_d2d_copy(a->sink, name) ? D2D_COPY : 0)) +
              1;
     return (int)*v - 1;
 }
 
 /* Classifies the events [a, b) into am->cls (event_class, without the
- * GRAPH_COPY bit); returns how many are CUDA's memcpy kernels. */
-static size_t classify(xpv_attrib_module *am, const uint32_t *names, size_t a, size_t b)
+ * copy bits); returns how many are CUDA's memcpy kernels, and *d2d how
+ * many are device-to-device copies (may be NULL). */
+static size_t classify(xpv_attrib_module *am, const uint32_t *names, size_t a, size_t b,
+                       size_t *d2d)
 {
-    size_t copies = 0;
+    size_t copies = 0, d2d_copies = 0;
     for (size_t j = a; j < b; j++) {
         int c = event_class(am->owner, names[j]);
         copies += (c & GRAPH_COPY) != 0;
-        am->cls[j] = (uint8_t)(c & ~GRAPH_COPY);
+        d2d_copies += (c & D2D_COPY) != 0;
+        am->cls[j] = (uint8_t)(c & ~(GRAPH_COPY | D2D_COPY));
     }
+    if (d2d) *d2d = d2d_copies;
     return copies;
 }
 
@@ -292,6 +308,32 @@ static size_t call_end(const uint8_t *cls, size_t c, size_t b)
     return d;
 }
 
+/* 1 when the events [a, b) hold two kernels or more, none of cuDNN's. */
+static int plain_kernels(const uint8_t *cls, size_t a, size_t b)
+{
+    size_t kernels = 0;
+    for (size_t j = a; j < b; j++) {
+        if (cls[j] >= EV_CUDNN) return 0;
+        kernels += cls[j] == EV_KERNEL;
+    }
+    return kernels > 1;
+}
+
+/* The end of the call that starts at c, in a gap [c, b) of plain kernels
+ * split one call per kernel: its kernel, with the copies and memsets just
+ * before it (cuBLAS's memset precedes its GEMM in a graph), and those
+ * after it when no kernel follows. Only the schedule's alignment splits
+ * so, where a call of two kernels leaves more pieces than instructions. */
+static size_t plain_end(const uint8_t *cls, size_t c, size_t b)
+{
+    size_t k = c, d;
+    while (k < b && cls[k] == EV_COPY_OR_SET)
+        k++;
+    for (d = k + 1; d < b && cls[d] == EV_COPY_OR_SET;)
+        d++;
+    return d < b ? k + 1 : b;
+}
+
 /* ---- the schedule's placements ---- */
 
 /* A piece of a run of unplaced events: a named kernel (x >= 0), or the
@@ -327,9 +369,10 @@ static uint32_t next_call(const xpv_attrib_module *am, const xpv_attrib_window *
 }
 
 /* Splits the unplaced events [s, t) into pieces, a run of unnamed ones
- * into calls as the gap rule does: 0 when a call may be two (two kernels),
- * or the run holds CUDA's memcpy kernels (one copy each: the copies' rule
- * places them). */
+ * into calls as the gap rule does, and a run of plain kernels into one
+ * call each (align() then needs as many instructions left as pieces): 0
+ * when a call may be two (cuDNN's kernels and others), or the run holds
+ * CUDA's memcpy kernels (one copy each: the copies' rule places them). */
 static int split_pieces(xpv_attrib_module *am, const uint32_t *names, size_t s, size_t t, piece *pc,
                         size_t *np)
 {
@@ -343,10 +386,10 @@ static int split_pieces(xpv_attrib_module *am, const uint32_t *names, size_t s, 
         }
         for (j = i; j < t && am->at[j] < 0;)
             j++;
-        if (classify(am, names, i, j)) return 0;
-        int split = split_at_cudnn(cls, i, j), cudnn;
+        if (classify(am, names, i, j, NULL)) return 0;
+        int split = split_at_cudnn(cls, i, j), plain = !split && plain_kernels(cls, i, j), cudnn;
         for (size_t c = i, d; c < j; c = d) {
-            d = split ? call_end(cls, c, j) : j;
+            d = split ? call_end(cls, c, j) : plain ? plain_end(cls, c, j) : j;
             if (!one_call(cls, c, d, &cudnn)) return 0;
             pc[(*np)++] = (piece){c, d, -1, call_kind(am, names, cls, c, d, cudnn), NONE, NONE};
         }
@@ -428,7 +471,9 @@ int xpv_attrib_place_by_schedule(xpv_attrib_module *am, const uint32_t *names, s
             t++;
         if (am->place[s] >= 0) continue;
         xpv_attrib_bounds_of(am, s, t, n, &bd);
-        if (!xpv_attrib_window_of(am, &bd, &w)) continue;
+        if (!xpv_attrib_window_of(am, &bd, &w) &&
+            !(t == n && xpv_attrib_tail_window(am, bd.before, &w)))
+            continue;
         if (cap < t - s) pc = xpv_xrealloc(pc, (cap = t - s) * sizeof *pc);
         /* a run that cannot be cut into pieces still gets its kernels with
          * one member in w; one with no order-keeping match gets nothing
@@ -442,7 +487,8 @@ int xpv_attrib_place_by_schedule(xpv_attrib_module *am, const uint32_t *names, s
 
 /* Events no name places (library kernels, memsets, copies), a gap at a
  * time, by what the placed events on either side read and write. A gap
- * of CUDA's memcpy kernels alone goes copy by copy (xplane_attrib_order.c).
+ * of CUDA's memcpy kernels alone, or of device-to-device copies alone,
+ * goes copy by copy (xplane_attrib_order.c).
  * A gap holding runs of cuDNN kernels, each with one engine, is split into
  * calls first: each run, with the copies and memsets just before it, is
  * one call, and what lies between runs is another. Returns how many calls
@@ -455,8 +501,8 @@ int xpv_attrib_place_gaps(xpv_attrib_module *am, const uint32_t *names, size_t n
             b++;
         if (am->at[a] >= 0) continue;
         uint8_t *cls = am->cls;
-        size_t copies = classify(am, names, a, b);
-        if (copies == b - a && am->place[a] < 0)
+        size_t d2d, copies = classify(am, names, a, b, &d2d);
+        if ((copies == b - a || d2d == b - a) && am->place[a] < 0)
             placed += xpv_attrib_place_graph_copies(am, a, b, n);
         if (copies) continue; /* CUDA's memcpy kernels go to copies only */
         if (!split_at_cudnn(cls, a, b)) {

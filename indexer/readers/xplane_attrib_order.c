@@ -109,13 +109,15 @@ void xpv_attrib_order_pass(xpv_attrib_module *am, size_t n)
 }
 
 /* 1 when home lies in a loop (a while runs it, or what calls it) whose
- * caller, or one above, has a placed event of the run: the graph then
+ * caller, or one above, has a placed event of the run, or whose body ran
+ * a kernel named after it more than once (repeats[]): the graph then
  * holds the loop, home may run twice in it, and positions in home do not
  * order its events. A branch or a call runs once. */
 static int may_repeat(const xpv_attrib_module *am, uint32_t home)
 {
     int in_loop = 0;
     for (int depth = 0; home != NONE && depth < 64; home = am->caller[home], depth++) {
+        if (am->repeats[home] == am->gen) return 1;
         if (in_loop && am->seen[home] == am->seen_gen) return 1;
         in_loop |= am->looped[home];
     }
@@ -154,6 +156,22 @@ int xpv_attrib_window_of(const xpv_attrib_module *am, const xpv_attrib_bounds *b
         am->sched[ip] >= am->sched[iq])
         return 0;
     *w = (xpv_attrib_window){home, am->sched[ip], am->sched[iq]};
+    return 1;
+}
+
+int xpv_attrib_tail_window(const xpv_attrib_module *am, int64_t before, xpv_attrib_window *w)
+{
+    uint32_t ip;
+    if (before < 0) return 0;
+    uint32_t home = xpv_attrib_home(am, (uint32_t)before, &ip);
+    const xpv_hlo_computation *comp = &am->m.computations[home];
+    if (am->sched[ip] == NONE || may_repeat(am, home)) return 0;
+    uint32_t hi = am->sched[ip] + 1;
+    for (; hi < comp->n; hi++) {
+        uint32_t i = am->at_pos[comp->first + hi];
+        if (i != NONE && xpv_attrib_is_control_flow(am->m.instrs[i].opcode)) break;
+    }
+    *w = (xpv_attrib_window){home, am->sched[ip], hi};
     return 1;
 }
 
@@ -203,20 +221,49 @@ void xpv_attrib_bounds_of(const xpv_attrib_module *am, size_t a, size_t b, size_
     bd->after = nearest_placed(am, a, b, n, 1);
 }
 
-/* 1 when placed launcher `near`, on side dir of an event, lies by the
- * schedule on the wrong side of launcher l (instruction i, home c). */
-static int crosses(const xpv_attrib_module *am, int64_t near, int dir, uint32_t c, uint32_t i)
+#define CALL_DEPTH 64 /* control flow nests shallowly; deeper is not ordered */
+
+/* The computations from launcher l's up through those whose control flow
+ * runs it, each with the instruction there that runs l (l's own first):
+ * their count. */
+static size_t call_chain(const xpv_attrib_module *am, uint32_t l, uint32_t *comp, uint32_t *instr)
 {
-    uint32_t j;
-    if (near < 0 || xpv_attrib_home(am, (uint32_t)near, &j) != c || !ordered(am, c, i, j)) return 0;
-    return dir < 0 ? am->sched[j] > am->sched[i] : am->sched[j] < am->sched[i];
+    size_t n = 0;
+    uint32_t i, c = xpv_attrib_home(am, l, &i);
+    for (; c != NONE && n < CALL_DEPTH; i = am->call_site[c], c = am->caller[c])
+        comp[n] = c, instr[n++] = i;
+    return n;
+}
+
+/* 1 when placed launcher `near`, on side dir of an event, lies by the
+ * schedule on the wrong side of launcher l. Where the two lie in
+ * different computations, each counts at the place of the loop,
+ * conditional or call that runs it in the lowest computation above both:
+ * a kernel after a loop body's cannot be an instruction that the
+ * computation running the loop schedules before it (seen in a fori_loop
+ * body's graph, whose last kernels bear the names of identical fusions
+ * of the computation that runs the loop, and of a loop inside the body). */
+static int crosses(const xpv_attrib_module *am, int64_t near, int dir, uint32_t l)
+{
+    uint32_t lc[CALL_DEPTH], li[CALL_DEPTH], nc[CALL_DEPTH], ni[CALL_DEPTH];
+    if (near < 0) return 0;
+    size_t ln = call_chain(am, l, lc, li), nn = call_chain(am, (uint32_t)near, nc, ni);
+    for (size_t a = 0; a < ln; a++)
+        for (size_t b = 0; b < nn; b++) {
+            if (lc[a] != nc[b]) continue;
+            uint32_t c = lc[a], i = li[a], j = ni[b];
+            if (i == j || !ordered(am, c, i, j)) return 0;
+            return dir < 0 ? am->sched[j] > am->sched[i] : am->sched[j] < am->sched[i];
+        }
+    return 0;
 }
 
 int xpv_attrib_allows(const xpv_attrib_module *am, const xpv_attrib_bounds *bd, uint32_t l)
 {
-    uint32_t i, c = xpv_attrib_home(am, l, &i);
+    uint32_t i;
+    xpv_attrib_home(am, l, &i);
     return am->sched[i] == NONE ||
-           (!crosses(am, bd->before, -1, c, i) && !crosses(am, bd->after, 1, c, i));
+           (!crosses(am, bd->before, -1, l) && !crosses(am, bd->after, 1, l));
 }
 
 /* Sorts cand[0, n) by schedule position: 0 when two share one. */

@@ -4,12 +4,13 @@ HLO instructions, read against the raw files.
 
 gpu/jax-cmdbuf-pair holds ONE JAX program captured with command buffers on
 (every kernel carries hlo_op "command_buffer_1") and off (each kernel its
-own hlo_op). The tests check:
+own hlo_op); with XPV_FIXTURES naming scripts/gpu_capture.py's output, each
+NAME-on capture and its NAME-off twin are such a pair too. The tests check:
   - the capture with command buffers gives, in hlo_stats, the same ops with
-    the same occurrences as the capture without, for at least 90% of the
+    the same occurrences as the capture without, for at least 93% of the
     latter's op time (kernel choices of a few GEMMs differ between the two
-    compiles; the memsets cuBLAS adds outside a graph are not in it, so the
-    expected count leaves out the memsets the raw file shows per op);
+    compiles; cuBLAS adds memsets to some GEMMs, in a graph or not, so each
+    side's count leaves out the memsets placed on the op);
   - no command_buffer_N row carries time, and hlo_stats' time is all the
     device time of the capture's kernels (nothing dropped);
   - framework_op_stats names JAX ops (op_name paths, primitive types), never
@@ -38,6 +39,9 @@ own hlo_op). The tests check:
     between placed kernels (identical layers among them), and the cases the
     schedule must not decide alone (async-wrapped calls, collectives on
     their own streams, memcpy kernels beside a call, loops);
+  - another: two cuBLAS calls in a row split one per kernel, a graph's
+    last kernels placed up to the next loop, a loop body's own graph, and a
+    graph that holds a loop (each from a fresh H100 capture);
   - another: a Pallas kernel's op takes the category of its opcode, and no
     op keeps the "XlaModule:" tf_op as its framework op.
 The fixture tests skip with a message when ../shared/fixtures is absent."""
@@ -102,59 +106,89 @@ def raw_device(path):
     return total_ps / 1e6, memsets
 
 
+def cmdbuf_pairs():
+    """(root, on, off) per pair of captures of one program with command
+    buffers on and off: the fixtures' pair, and each NAME-on beside a
+    NAME-off when XPV_FIXTURES names scripts/gpu_capture.py's output."""
+    pairs = []
+    if os.path.isdir(os.path.join(FIXTURES, PAIR)):
+        pairs.append((os.path.join(FIXTURES, PAIR), ON, OFF))
+    for on_dir in sorted(glob.glob(os.path.join(FIXTURES, "*-on"))):
+        found = [glob.glob(os.path.join(d, "plugins", "profile", "*", "*.xplane.pb"))
+                 for d in (on_dir, on_dir[:-3] + "-off")]
+        if all(len(f) == 1 for f in found):
+            pairs.append((FIXTURES, *(os.path.relpath(f[0], FIXTURES) for f in found)))
+    return pairs
+
+
 def test_command_buffer_pair():
-    need = os.path.join(FIXTURES, PAIR)
-    if not FIXTURES or not os.path.isdir(need):
-        print("skip: %s not found" % need)
+    pairs = cmdbuf_pairs() if FIXTURES else []
+    if not pairs:
+        print("skip: no %s nor NAME-on/NAME-off captures under XPV_FIXTURES"
+              % os.path.join(FIXTURES, PAIR))
         return
-    on_path, off_path = os.path.join(need, ON), os.path.join(need, OFF)
-    assert all(st.get("hlo_op") == "command_buffer_1"
-               for _, evs in device_lines(on_path, "/device:GPU:") for _, _, name, st in evs
-               if not name.startswith("Memcpy")), "the on capture is not a command-buffer one"
-    s = Server(need)
+    for root, on_rel, off_rel in pairs:
+        check_pair(root, on_rel, off_rel)
+
+
+def check_pair(root, on_rel, off_rel):
+    on_path, off_path = os.path.join(root, on_rel), os.path.join(root, off_rel)
+    graph_ops = {st.get("hlo_op") for _, evs in device_lines(on_path, "/device:GPU:")
+                 for _, _, name, st in evs if not name.startswith("Memcpy")}
+    assert any(op and op.startswith("command_buffer_") for op in graph_ops), \
+        "%s is not a command-buffer capture" % on_rel
+    s = Server(root)
     try:
-        on = {(r["hlo_module"], r["hlo_op_name"]): r for r in s.rows(ON, "hlo_stats")}
-        off = {(r["hlo_module"], r["hlo_op_name"]): r for r in s.rows(OFF, "hlo_stats")}
+        on = {(r["hlo_module"], r["hlo_op_name"]): r for r in s.rows(on_rel, "hlo_stats")}
+        off = {(r["hlo_module"], r["hlo_op_name"]): r for r in s.rows(off_rel, "hlo_stats")}
         assert not [k for k, r in on.items()
                     if k[1].startswith("command_buffer") and r["total_time"] > 0], on.keys()
         on_us, _ = raw_device(on_path)
         got = sum(r["total_time"] for r in on.values())
-        got += float(s.props(ON, "hlo_stats").get("compile_excluded_us", 0))
+        got += float(s.props(on_rel, "hlo_stats").get("compile_excluded_us", 0))
         assert abs(got - on_us) < 1e-3 * len(on), (got, on_us)
+        # cuBLAS adds memsets to some GEMMs, in a graph or not: each side's
+        # are left out of its count
         _, memsets = raw_device(off_path)
+        events = extracted_trace(os.path.dirname(os.path.dirname(os.path.dirname(on_path))))
+        on_memsets = {}
+        for e in events:
+            if e.get("ph") == "X" and e["name"].startswith("Memset") and "hlo_op" in e.get("args", {}):
+                on_memsets[e["args"]["hlo_op"]] = on_memsets.get(e["args"]["hlo_op"], 0) + 1
         off_total = sum(r["total_time"] for r in off.values())
         same = sum(r["total_time"] for k, r in off.items() if k in on and
-                   on[k]["occurrences"] == r["occurrences"] - memsets.get(k[1], 0))
-        print("ops matching the capture without command buffers: %.1f%% of its op time"
-              % (100 * same / off_total))
+                   on[k]["occurrences"] - on_memsets.get(k[1], 0) ==
+                   r["occurrences"] - memsets.get(k[1], 0))
+        print("%s: ops matching the capture without command buffers: %.1f%% of its op time"
+              % (on_rel.split(os.sep)[0], 100 * same / off_total))
         assert same >= 0.93 * off_total, (same, off_total)
         unplaced = on.get(("jit_step", "unattributed"), {"total_time": 0})["total_time"]
         assert unplaced < 0.1 * got, (unplaced, got)
-        check_names(s, on_path, on)
-        check_schedule_order(os.path.dirname(os.path.dirname(os.path.dirname(on_path))),
-                             on_path)
+        check_names(s, on_path, on, on_rel)
+        check_schedule_order(events, on_path)
     finally:
         s.close()
 
 
-def check_names(s, on_path, on):
+def check_names(s, on_path, on, on_rel):
     """hlo_stats' framework op and source per instruction, and the framework
     ops table, against an independent decode of the HloProtos."""
+    modules = instructions(on_path)
     prog = [r["program_id"] for r in on.values() if r["hlo_module"] == "jit_step"][0]
-    ins = instructions(on_path)[prog]
+    ins = modules[prog]
     checked = 0
     for (module, name), r in on.items():
-        if name not in ins:
-            assert name == "unattributed", name
+        if name not in modules.get(r["program_id"], {}):
+            assert name == "unattributed", (module, name)
             continue
-        op_name, source = ins[name]
+        op_name, source = modules[r["program_id"]][name]
         assert r["tf_op_name"] == op_name, (name, r["tf_op_name"], op_name)
         assert r["source_info"] == source, (name, r["source_info"], source)
         checked += 1
     assert checked > 50 and any(v[1] and v[1].endswith(".py:%s" % v[1].rsplit(":", 1)[1])
                                 for v in ins.values())
-    fos = s.rows(ON, "framework_op_stats")
-    ops = {v[0] for v in ins.values() if v[0]}
+    fos = s.rows(on_rel, "framework_op_stats")
+    ops = {v[0] for m in modules.values() for v in m.values() if v[0]}
     device = [r for r in fos if r["host_or_device"] == "Device"]
     assert device and all(r["operation"] in ops for r in device), \
         [r["operation"] for r in device if r["operation"] not in ops]
@@ -162,12 +196,8 @@ def check_names(s, on_path, on):
     assert all(r["type"] == r["operation"].rsplit("/", 1)[-1] for r in device), device[:3]
 
 
-def check_schedule_order(root, path):
-    """A graph runs its commands in schedule order, so kernels placed in a
-    computation that runs once per execution lie in its order (equal for
-    a call's several kernels); once a cuBLAS kernel went, by a data link
-    alone, to a call scheduled after the fusion that ran next."""
-    sched = schedules(path)
+def extracted_trace(root):
+    """The events of the one xplane under root as --extract writes them."""
     out = tmpdir()
     proc = subprocess.run([BIN, "--profile-dir=" + root, "--extract=" + out, "--quiet",
                            "--db=" + os.path.join(tmpdir(), "i.sqlite")],
@@ -175,8 +205,17 @@ def check_schedule_order(root, path):
     assert proc.returncode == 0, proc.stderr
     trace = glob.glob(os.path.join(out, "**", "*.xplane.trace.json"), recursive=True)[0]
     events = json.load(open(trace))
+    return events["traceEvents"] if isinstance(events, dict) else events
+
+
+def check_schedule_order(events, path):
+    """A graph runs its commands in schedule order, so kernels placed in a
+    computation that runs once per execution lie in its order (equal for
+    a call's several kernels); once a cuBLAS kernel went, by a data link
+    alone, to a call scheduled after the fusion that ran next."""
+    sched = schedules(path)
     runs = {}
-    for e in events["traceEvents"] if isinstance(events, dict) else events:
+    for e in events:
         args = e.get("args", {})
         if e.get("ph") == "X" and args.get("command_buffer"):
             runs.setdefault(args.get("correlation_id"), []).append(e)
@@ -212,7 +251,7 @@ def test_maxtext():
               % (100 * unplaced / total, total))
         assert total > 0 and unplaced < 0.02 * total, (unplaced, total)
         check_compile_apart(s, root, path, rows)
-        check_schedule_order(root, os.path.join(root, path))
+        check_schedule_order(extracted_trace(root), os.path.join(root, path))
     finally:
         s.close()
 
@@ -472,13 +511,15 @@ def _loop_in_graph_proto():
 
 def test_crafted_loop_in_graph():
     """A graph that holds main's fusion.1 and then its loop (a while inside
-    the command buffer) names only the body's fusion.3 alone: the scope
-    reaches up to main, so the first fusion_1 stays main's (once both went
-    to the body's fusion.4)."""
-    root = _write_space(("fusion_1", "fusion_3", "fusion_1"), _loop_in_graph_proto())
+    the command buffer, two trips) names only the body's fusion.3 alone:
+    the scope reaches up to main, so the first fusion_1 stays main's (once
+    all went to the body's fusion.4), and the body's fusion.4 runs the
+    reused kernel on each trip."""
+    root = _write_space(("fusion_1", "fusion_3", "fusion_1", "fusion_3", "fusion_1"),
+                        _loop_in_graph_proto())
     got = [(k, v.get("hlo_op")) for k, v in _extracted_events(root)]
-    assert got == [("fusion_1", "fusion.1"), ("fusion_3", "fusion.3"),
-                   ("fusion_1", "fusion.4")], got
+    assert got == [("fusion_1", "fusion.1"), ("fusion_3", "fusion.3"), ("fusion_1", "fusion.4"),
+                   ("fusion_3", "fusion.3"), ("fusion_1", "fusion.4")], got
 
 
 def _conv_proto():
@@ -532,8 +573,9 @@ def _copies_proto():
 
 def test_crafted_graph_copies():
     """CUDA runs a graph's memcpy nodes as its own kernels (memcpy128,
-    memcpy32_post), named after no instruction: each is one of the body's
-    copies, in the order the schedule runs them (once all unattributed).
+    memcpy32_post), named after no instruction, or the profiler records
+    them as copies (MemcpyD2D): each is one of the body's copies, in the
+    order the schedule runs them (once all unattributed).
     Three memcpy kernels for two copies pair up with nothing, and stay
     unattributed rather than guessed."""
     def placed(kernels):
@@ -545,6 +587,11 @@ def test_crafted_graph_copies():
                    ("memcpy128", "loop_dynamic_slice_fusion.1"), ("fusion_5", "fusion.5")], got
     got = placed(("memcpy128",) * 3 + ("fusion_5",))
     assert got == [("memcpy128", "unattributed")] * 3 + [("fusion_5", "fusion.5")], got
+    # the profiler may record the nodes as copies instead (MemcpyD2D, seen
+    # in a capture of the same scan on an H100): the same rule places them
+    got = placed(("MemcpyD2D", "MemcpyD2D", "fusion_5"))
+    assert got == [("MemcpyD2D", "loop_dynamic_slice_fusion.2"),
+                   ("MemcpyD2D", "loop_dynamic_slice_fusion.1"), ("fusion_5", "fusion.5")], got
 
 
 ORDER_OPS = (("fusion.1", "multiply"), ("fusion.2", "add"), ("fusion.3", "subtract"),
@@ -675,6 +722,79 @@ def _limits_protos(done_lists_callee=False):
     return wrapped, memset, lone, looped
 
 
+def test_crafted_graph_calls_and_loop_body():
+    """Two cuBLAS calls in a row, the second with its memset first: one
+    call per kernel (with the memsets before it) when as many calls are
+    left between the placed kernels, and nothing when a call may have two
+    kernels. A graph's last kernels, after its last placed one, go by the
+    schedule up to the next loop. A loop body's graph (its kernel ran
+    once) whose last kernel is named after an identical fusion elsewhere
+    is the body's alone; a graph that holds the loop (its kernel ran
+    twice) runs the body's member on each trip, never an instruction
+    scheduled before the loop after the body's kernels."""
+    main = _f(1, "main") + _f(5, 1) + _instr("p.1", "parameter", 9) + \
+        _instr("fusion.1", "fusion", 10, [9], [101]) + \
+        _instr("custom-call.1", "custom-call", 11, [10], target="__cublas$lt$matmul") + \
+        _instr("custom-call.2", "custom-call", 12, [10], target="__cublas$lt$matmul") + \
+        _instr("fusion.2", "fusion", 13, [11, 12], [102]) + _f(6, 13)
+    calls = _module(main, fused=((101, "multiply"), (102, "add")), sched=((1, range(9, 14)),))
+    gemms = ("fusion_1", "sm90_xmma_gemm_tn", "Memset 0", "sm90_xmma_gemm_nn", "fusion_2")
+    got = [op for _, op in _placed(gemms, calls)]
+    assert got == ["fusion.1", "custom-call.1", "custom-call.2", "custom-call.2", "fusion.2"], got
+    got = [op for _, op in _placed(gemms[:2] + ("splitk_reduce",) + gemms[3:], calls)]
+    assert got[1:4] == ["unattributed"] * 3, got
+    # a graph's last kernels, after its last placed one, ran what its
+    # computation schedules after that one, up to a loop (the graph's end)
+    for flow in (False, True):
+        main = _f(1, "main") + _f(5, 1) + _instr("p.1", "parameter", 9) + \
+            _instr("fusion.1", "fusion", 10, [9], [101]) + \
+            _instr("custom-call.1", "custom-call", 11, [9], target="__cublas$lt$matmul") + \
+            _instr("fusion.2", "fusion", 12, [9], [102]) + \
+            (_instr("while.1", "while", 14, [9], [2]) if flow else b"") + \
+            _instr("custom-call.2", "custom-call", 13, [9], target="__cublas$lt$matmul") + _f(6, 13)
+        body = _f(1, "body") + _f(5, 2) + _instr("p.2", "parameter", 20) + \
+            _instr("fusion.5", "fusion", 21, [20], [105]) + _f(6, 21)
+        tail = _module(main, body, fused=((101, "multiply"), (102, "add"), (105, "negate")),
+                       sched=((1, (9, 10, 11, 12) + ((14,) if flow else ()) + (13,)), (2, (20, 21))))
+        got = [op for _, op in _placed(("fusion_1", "sm90_xmma_gemm_a", "fusion_2",
+                                        "sm90_xmma_gemm_b"), tail)]
+        assert got == ["fusion.1", "custom-call.1", "fusion.2",
+                       "unattributed" if flow else "custom-call.2"], (flow, got)
+    main = _f(1, "main") + _f(5, 1) + _instr("p.1", "parameter", 9) + \
+        _instr("fusion.1", "fusion", 10, [9], [101]) + \
+        _instr("while.1", "while", 11, [9], [2]) + _f(6, 11)
+    body = _f(1, "body") + _f(5, 2) + _instr("p.2", "parameter", 20) + \
+        _instr("fusion.3", "fusion", 21, [20], [103]) + \
+        _instr("fusion.4", "fusion", 22, [20], [104]) + _f(6, 22)
+    loop = _module(main, body, fused=((101, "broadcast"), (103, "multiply"), (104, "broadcast")),
+                   sched=((1, (9, 10, 11)), (2, (20, 21, 22))))
+    got = _placed(("fusion_3", "fusion_1"), loop)
+    assert got == [("fusion_3", "fusion.3"), ("fusion_1", "fusion.4")], got
+    # the same loop held by main's graph (two trips): fusion_1 after the
+    # body's fusion_3 is not main's fusion.1, scheduled before the loop
+    got = _placed(("fusion_3", "fusion_1", "fusion_3", "fusion_1"), loop)
+    assert got == [("fusion_3", "fusion.3"), ("fusion_1", "fusion.4")] * 2, got
+    # a fori_loop body (2) runs a forward (4) and a backward (3) scan body;
+    # the backward body's graph ran its fusion_3 once, so it is that body's
+    # own, and its last kernel, fusion_5, is the backward body's fusion.2,
+    # not the identical fusion.9 the fori body schedules after the loop
+    main = _f(1, "main") + _f(5, 1) + _instr("p.1", "parameter", 9) + \
+        _instr("while.1", "while", 10, [9], [2]) + _f(6, 10)
+    fori = _f(1, "fori") + _f(5, 2) + _instr("p.2", "parameter", 20) + \
+        _instr("while.2", "while", 21, [20], [4]) + _instr("while.3", "while", 22, [21], [3]) + \
+        _instr("fusion.9", "fusion", 23, [22], [109]) + _f(6, 23)
+    backward = _f(1, "backward") + _f(5, 3) + _instr("p.3", "parameter", 30) + \
+        _instr("fusion.3", "fusion", 31, [30], [103]) + \
+        _instr("fusion.2", "fusion", 32, [30], [102]) + _f(6, 32)
+    forward = _f(1, "forward") + _f(5, 4) + _instr("p.4", "parameter", 40) + \
+        _instr("fusion.5", "fusion", 41, [40], [105]) + _f(6, 41)
+    nested = _module(main, fori, backward, forward,
+                     fused=((103, "multiply"), (102, "add"), (105, "add"), (109, "add")),
+                     sched=((1, (9, 10)), (2, (20, 21, 22, 23)), (3, (30, 31, 32)), (4, (40, 41))))
+    got = _placed(("fusion_3", "fusion_5"), nested)
+    assert got == [("fusion_3", "fusion.3"), ("fusion_5", "fusion.2")], got
+
+
 def test_crafted_schedule_limits():
     """What the schedule alone must not decide (each once went wrong in
     development, found by a review): a wrapped call counts at its
@@ -751,5 +871,6 @@ if __name__ == "__main__":
     main([test_crafted_graph, test_crafted_opcode_category, test_crafted_attention,
           test_crafted_scope,
           test_crafted_loop_in_graph, test_crafted_convolution, test_crafted_graph_copies,
-          test_crafted_schedule_order, test_crafted_schedule_limits, test_command_buffer_pair,
+          test_crafted_schedule_order, test_crafted_schedule_limits,
+          test_crafted_graph_calls_and_loop_body, test_command_buffer_pair,
           test_maxtext])
