@@ -515,9 +515,6 @@ static int read_modules(sqlite3 *db, scope_ctx *g, profile_ctx *p, xpv_err *err)
 
 /* ---- derived FLOPs and bytes ---- */
 
-/* Gives the ops that carry no flops the FLOPs (and bytes, where they
- * carry none) derived from the profile's modules. A profile whose modules
- * cannot be read keeps its ops unknown and says why (derive_error). */
 /* FLOPs and bytes of one op from its module; 0, or -1 with err. */
 static int derive_cost(xpv_hlo_derived *d, profile_ctx *p, local_op *o, xpv_err *err)
 {
@@ -546,8 +543,10 @@ static int derive_opcode(xpv_hlo_derived *d, profile_ctx *p, local_op *o, xpv_er
     return rc < 0 ? -1 : 0;
 }
 
-/* What the profile's modules say of ops that did not carry it: FLOPs and
- * bytes (GPU), and the opcode of ops without a category. */
+/* Gives the ops that carry no flops the FLOPs (and bytes, where they
+ * carry none) derived from the profile's modules, and those that carry
+ * no category their opcode. A profile whose modules cannot be read keeps
+ * its ops unknown and says why (derive_error). */
 static void derive_from_modules(sqlite3 *db, profile_ctx *p)
 {
     size_t want = 0;
