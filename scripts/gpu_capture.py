@@ -30,6 +30,9 @@ capture starts. Captures:
                       tokens: library GEMMs (cuBLAS) among the fusions
   accum-on, accum-off gradients accumulated over four micro-batches in a
                       lax.fori_loop around the scan: loops within loops
+  msteps-on, msteps-off
+                      optax.MultiSteps accumulating two steps' gradients:
+                      a lax.cond that applies the update every other step
   pallas              a Pallas (Triton) kernel in the step, after the update
   callback            a host callback in the step (jax.debug.callback), which
                       cuts the step's graph in two
@@ -62,6 +65,8 @@ CAPTURES = {
     "wide-off": "--xla_gpu_enable_command_buffer=",
     "accum-on": "",
     "accum-off": "--xla_gpu_enable_command_buffer=",
+    "msteps-on": "",
+    "msteps-off": "--xla_gpu_enable_command_buffer=",
 }
 # A capture that would start past this many seconds is skipped, so that a
 # short lease on a GPU machine still brings back what ran.
@@ -194,7 +199,8 @@ def child(out, tag):
     def loss(p, tok):
         return optax.softmax_cross_entropy_with_integer_labels(forward(p, tok[:, :-1]), tok[:, 1:]).mean()
 
-    opt = optax.adamw(1e-3)
+    opt = optax.MultiSteps(optax.adamw(1e-3), every_k_schedule=2) if tag.startswith("msteps") \
+        else optax.adamw(1e-3)
     grads = jax.jit(jax.value_and_grad(loss))
 
     @jax.jit
