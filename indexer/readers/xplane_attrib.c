@@ -675,36 +675,48 @@ static void place_named(xpv_attrib_module *am, const uint32_t *names, size_t n)
     }
 }
 
-/* 1 when launcher l lies in a loop body the run's graph repeats, or in
- * what such a body runs: one instruction runs a kernel once per trip. */
-static int repeats(const xpv_attrib_module *am, uint32_t l)
+/* 1 when launcher l lies in a loop body, or in what one runs; with
+ * stamped, only in a loop body the run's graph repeats (repeats[]): one
+ * instruction there runs a kernel once per trip. */
+static int in_loop(const xpv_attrib_module *am, uint32_t l, int stamped)
 {
     uint32_t c = am->m.instrs[am->launchers[l]].computation;
     for (int depth = 0; c != NONE && depth < 64; c = am->caller[c], depth++)
-        if (am->repeats[c] == am->gen) return 1;
+        if (stamped ? am->repeats[c] == am->gen : am->looped[c]) return 1;
     return 0;
+}
+
+static int repeats(const xpv_attrib_module *am, uint32_t l)
+{
+    return in_loop(am, l, 1);
 }
 
 /* The one member of x's group still free, when x's kernel ran exactly once
  * more than has been placed, or when that member's loop body repeats in
- * the graph (it is free on every trip): 1 with it placed. */
+ * the graph (it is free on every trip) and no used member may run again
+ * (one in a loop with no kernel of its own to show that it repeats): 1
+ * with it placed. */
 static int place_last(xpv_attrib_module *am, size_t i, size_t n)
 {
     uint32_t x = (uint32_t)am->at[i];
-    size_t open = 0;
+    size_t open = 0, others = 0;
     for (size_t j = 0; j < n && open < 2; j++)
         open += am->at[j] == (int64_t)x && am->place[j] < 0;
     int64_t free_member = -1;
     xpv_attrib_bounds bd;
     xpv_attrib_bounds_of(am, i, i + 1, n, &bd);
     for (uint32_t l = am->group_head[x]; l != NONE; l = am->group_next[l]) {
-        if (!xpv_attrib_may_run(am, x, l) || (am->used[l] == am->gen && !repeats(am, l)) ||
-            !xpv_attrib_allows(am, &bd, l))
+        if (!xpv_attrib_may_run(am, x, l) || !xpv_attrib_allows(am, &bd, l)) continue;
+        if (am->used[l] == am->gen && !repeats(am, l)) {
+            others += in_loop(am, l, 0);
             continue;
+        }
         if (free_member >= 0) return 0;
         free_member = l;
     }
-    if (free_member < 0 || (open != 1 && !repeats(am, (uint32_t)free_member))) return 0;
+    if (free_member < 0) return 0;
+    int again = open != 1 || am->used[free_member] == am->gen;
+    if (again && (!repeats(am, (uint32_t)free_member) || others)) return 0;
     am->place[i] = free_member, am->used[free_member] = am->gen;
     return 1;
 }

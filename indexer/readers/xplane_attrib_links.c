@@ -369,14 +369,16 @@ static uint32_t next_call(const xpv_attrib_module *am, const xpv_attrib_window *
 }
 
 /* Splits the unplaced events [s, t) into pieces, a run of unnamed ones
- * into calls as the gap rule does, and a run of plain kernels into one
- * call each (align() then needs as many instructions left as pieces): 0
- * when a call may be two (cuDNN's kernels and others), or the run holds
- * CUDA's memcpy kernels (one copy each: the copies' rule places them). */
+ * into calls as the gap rule does: 0 when a call may be two (cuDNN's
+ * kernels and others), or the run holds CUDA's memcpy kernels (one copy
+ * each: the copies' rule places them). A run of plain kernels is cut into
+ * one call each, a guess at the cut that align() checks by needing as
+ * many instructions left as pieces: 2 when it was made, else 1. */
 static int split_pieces(xpv_attrib_module *am, const uint32_t *names, size_t s, size_t t, piece *pc,
                         size_t *np)
 {
     uint8_t *cls = am->cls;
+    int guessed = 0;
     *np = 0;
     for (size_t i = s, j; i < t; i = j) {
         if (am->at[i] >= 0) {
@@ -388,13 +390,14 @@ static int split_pieces(xpv_attrib_module *am, const uint32_t *names, size_t s, 
             j++;
         if (classify(am, names, i, j, NULL)) return 0;
         int split = split_at_cudnn(cls, i, j), plain = !split && plain_kernels(cls, i, j), cudnn;
+        guessed |= plain;
         for (size_t c = i, d; c < j; c = d) {
             d = split ? call_end(cls, c, j) : plain ? plain_end(cls, c, j) : j;
             if (!one_call(cls, c, d, &cudnn)) return 0;
             pc[(*np)++] = (piece){c, d, -1, call_kind(am, names, cls, c, d, cudnn), NONE, NONE};
         }
     }
-    return 1;
+    return guessed ? 2 : 1;
 }
 
 /* The instruction that fits a piece nearest `from` in direction dir. */
@@ -475,11 +478,11 @@ int xpv_attrib_place_by_schedule(xpv_attrib_module *am, const uint32_t *names, s
             !(t == n && xpv_attrib_tail_window(am, bd.before, &w)))
             continue;
         if (cap < t - s) pc = xpv_xrealloc(pc, (cap = t - s) * sizeof *pc);
-        /* a run that cannot be cut into pieces still gets its kernels with
-         * one member in w; one with no order-keeping match gets nothing
-         * (the window misleads) */
-        placed += split_pieces(am, names, s, t, pc, &np) ? align(am, pc, np, &w)
-                                                         : place_single(am, s, t, &w);
+        /* a run that cannot be cut into pieces, or whose guessed cut does
+         * not align, still gets its kernels with one member in w; one with
+         * no order-keeping match gets nothing (the window misleads) */
+        int cut = split_pieces(am, names, s, t, pc, &np), got = cut ? align(am, pc, np, &w) : 0;
+        placed += !cut || (cut == 2 && !got) ? place_single(am, s, t, &w) : got;
     }
     free(pc);
     return placed;

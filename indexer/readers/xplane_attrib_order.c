@@ -247,11 +247,15 @@ static int crosses(const xpv_attrib_module *am, int64_t near, int dir, uint32_t 
 {
     uint32_t lc[CALL_DEPTH], li[CALL_DEPTH], nc[CALL_DEPTH], ni[CALL_DEPTH];
     if (near < 0) return 0;
+    uint32_t i, j, c = xpv_attrib_home(am, l, &i);
+    if (xpv_attrib_home(am, (uint32_t)near, &j) == c) /* the common case, at no cost */
+        return ordered(am, c, i, j) &&
+               (dir < 0 ? am->sched[j] > am->sched[i] : am->sched[j] < am->sched[i]);
     size_t ln = call_chain(am, l, lc, li), nn = call_chain(am, (uint32_t)near, nc, ni);
     for (size_t a = 0; a < ln; a++)
         for (size_t b = 0; b < nn; b++) {
             if (lc[a] != nc[b]) continue;
-            uint32_t c = lc[a], i = li[a], j = ni[b];
+            c = lc[a], i = li[a], j = ni[b];
             if (i == j || !ordered(am, c, i, j)) return 0;
             return dir < 0 ? am->sched[j] > am->sched[i] : am->sched[j] < am->sched[i];
         }
