@@ -235,6 +235,14 @@ static size_t call_chain(const xpv_attrib_module *am, uint32_t l, uint32_t *comp
     return n;
 }
 
+/* 1 when instruction j of computation c, on side dir of an event, lies by
+ * c's schedule on the wrong side of instruction i (never when i is j). */
+static int wrong_side(const xpv_attrib_module *am, uint32_t c, uint32_t i, uint32_t j, int dir)
+{
+    return ordered(am, c, i, j) &&
+           (dir < 0 ? am->sched[j] > am->sched[i] : am->sched[j] < am->sched[i]);
+}
+
 /* 1 when placed launcher `near`, on side dir of an event, lies by the
  * schedule on the wrong side of launcher l. Where the two lie in
  * different computations, each counts at the place of the loop,
@@ -249,16 +257,11 @@ static int crosses(const xpv_attrib_module *am, int64_t near, int dir, uint32_t 
     if (near < 0) return 0;
     uint32_t i, j, c = xpv_attrib_home(am, l, &i);
     if (xpv_attrib_home(am, (uint32_t)near, &j) == c) /* the common case, at no cost */
-        return ordered(am, c, i, j) &&
-               (dir < 0 ? am->sched[j] > am->sched[i] : am->sched[j] < am->sched[i]);
+        return wrong_side(am, c, i, j, dir);
     size_t ln = call_chain(am, l, lc, li), nn = call_chain(am, (uint32_t)near, nc, ni);
     for (size_t a = 0; a < ln; a++)
-        for (size_t b = 0; b < nn; b++) {
-            if (lc[a] != nc[b]) continue;
-            c = lc[a], i = li[a], j = ni[b];
-            if (i == j || !ordered(am, c, i, j)) return 0;
-            return dir < 0 ? am->sched[j] > am->sched[i] : am->sched[j] < am->sched[i];
-        }
+        for (size_t b = 0; b < nn; b++)
+            if (lc[a] == nc[b]) return wrong_side(am, lc[a], li[a], ni[b], dir);
     return 0;
 }
 
