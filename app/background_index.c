@@ -25,6 +25,7 @@
 #include "../api/findings/findings.h"
 #include "../store/event_store.h"
 #include "../store/kernel_device_stats.h"
+#include "../store/string_chunks.h"
 #include "../api/hlo/hlo_warm.h"
 #include "../api/device_rows.h"
 #include "../store/index_db.h"
@@ -369,6 +370,7 @@ static void recheck_profiles(xpv_server *s, uint64_t *last)
         int bad = xpv_store_verify(bg.db, ids.ids[i], &s->stop, &err);
         if (bad == 0 && !stopping(s))
             bad = xpv_store_kernel_device_stats_verify(bg.db, ids.ids[i], &err);
+        if (bad == 0 && !stopping(s)) bad = xpv_store_string_chunks_verify(bg.db, ids.ids[i], &err);
         if (bad != 1) continue;
         fprintf(stderr, "xprof-view: profile %s: %s; indexing it again\n", hex, err.msg);
         if (xpv_index_mark_pending(bg.db, ids.ids[i], &err) == 0)

@@ -26,59 +26,96 @@ KERNEL_COLUMNS = ("profile_id", "kind", "device", "name", "seq", "category", "co
                   "shapes", "top_rank")
 
 
-def device_rows(blob):
-    """A kernel_device_stats blob's rows, decoded from its layout
-    (store/kernel_device_stats.c) by a reader of its own: tuples of
-    kernel_stats' columns from name on (KERNEL_COLUMNS[3:])."""
-    at = 0
+class Blob:
+    """A reader of the index's packed blobs (LEB128 varints, zigzag signed,
+    doubles as 8 bytes little-endian, texts as length + bytes), of its own:
+    the tests check the C readers against it."""
 
-    def varint():
-        nonlocal at
+    def __init__(self, blob):
+        self.blob, self.at = blob, 0
+
+    def byte(self):
+        self.at += 1
+        return self.blob[self.at - 1]
+
+    def varint(self):
         v = shift = 0
         while True:
-            c = blob[at]
-            at += 1
+            c = self.byte()
             v |= (c & 0x7F) << shift
             shift += 7
             if c < 0x80:
                 return v
 
-    def zigzag():
-        u = varint()
+    def zigzag(self):
+        u = self.varint()
         return (u >> 1) ^ -(u & 1)
 
-    def real():
-        nonlocal at
-        v = struct.unpack_from("<d", blob, at)[0]
-        at += 8
+    def real(self):
+        v = struct.unpack_from("<d", self.blob, self.at)[0]
+        self.at += 8
         return None if math.isnan(v) else v  # SQLite keeps a NaN as NULL
 
-    def text():
-        nonlocal at
-        n = varint()
-        at += n
-        return bytes(blob[at - n:at]).decode()
+    def text(self):
+        n = self.varint()
+        self.at += n
+        return bytes(self.blob[self.at - n:self.at]).decode(errors="surrogateescape")
 
-    assert blob[0] == 1, "kernel_device_stats blob version %d" % blob[0]
-    at = 1
+    def done(self, what):
+        assert self.at == len(self.blob), "%s: %d bytes left over" % (what, len(self.blob) - self.at)
+
+
+def device_rows(blob):
+    """A kernel_device_stats blob's rows, decoded from its layout
+    (store/kernel_device_stats.c): tuples of kernel_stats' columns from name
+    on (KERNEL_COLUMNS[3:])."""
+    b = Blob(blob)
+    assert b.byte() == 1, "kernel_device_stats blob version %d" % blob[0]
     rows = []
-    for _ in range(varint()):
-        known, texts = varint(), blob[at]
-        at += 1
-        r = {"name": text()}
+    for _ in range(b.varint()):
+        known, texts = b.varint(), b.byte()
+        r = {"name": b.text()}
         for col in ("seq", "count", "total_ps", "min_ps", "max_ps"):
-            r[col] = zigzag()
-        r["median_ps"], r["stddev_ps"] = real(), real()
-        r["percent"] = real() if known & 1 << 6 else None
+            r[col] = b.zigzag()
+        r["median_ps"], r["stddev_ps"] = b.real(), b.real()
+        r["percent"] = b.real() if known & 1 << 6 else None
         for bit, col in ((1, "category"), (2, "grid"), (4, "block")):
-            r[col] = text() if texts & bit else None
-        for bit, col, get in ((7, "registers_per_thread", zigzag), (8, "shared_memory_bytes", zigzag),
-                              (9, "occupancy_pct", real), (11, "op_id", zigzag),
-                              (10, "shapes", zigzag), (12, "top_rank", zigzag)):
+            r[col] = b.text() if texts & bit else None
+        for bit, col, get in ((7, "registers_per_thread", b.zigzag),
+                              (8, "shared_memory_bytes", b.zigzag), (9, "occupancy_pct", b.real),
+                              (11, "op_id", b.zigzag), (10, "shapes", b.zigzag),
+                              (12, "top_rank", b.zigzag)):
             r[col] = get() if known & 1 << bit else None
         rows.append(tuple(r[c] for c in KERNEL_COLUMNS[3:]))
-    assert at == len(blob), "kernel_device_stats blob: %d bytes left over" % (len(blob) - at)
+    b.done("kernel_device_stats blob")
     return rows
+
+
+def chunk_strings(first_id, blob):
+    """A `strings` chunk's (id, value) pairs, decoded from its layout
+    (store/string_chunks.c)."""
+    b = Blob(blob)
+    assert b.byte() == 1, "string chunk version %d" % blob[0]
+    out = [(first_id + i, b.text()) for i in range(b.varint())]
+    b.done("string chunk")
+    return out
+
+
+def profile_strings(db, profile_id):
+    """One profile's strings as {id: value}, however the index's version
+    stores them (packed in chunks since schema 17)."""
+    return {i: v for (p, i, v) in all_string_rows(db, profile_id)}
+
+
+def all_string_rows(db, profile_id=None):
+    """The index's strings as (profile_id, id, value) rows, unpacked from
+    their chunks where the index packs them."""
+    where, args = (" WHERE profile_id=?", (profile_id,)) if profile_id is not None else ("", ())
+    if "data" not in [r[1] for r in db.execute("PRAGMA table_info(strings)")]:
+        return db.execute("SELECT profile_id, id, value FROM strings" + where, args).fetchall()
+    return [(p,) + s for p, first, blob in
+            db.execute("SELECT profile_id, first_id, data FROM strings" + where, args)
+            for s in chunk_strings(first, blob)]
 
 
 def all_kernel_rows(db):
@@ -126,7 +163,7 @@ def shared_columns(da, db, table):
     cb = set(columns(db, table))
     cols = [c for c in columns(da, table) if c in cb]
     if table == "strings":
-        cols = [c for c in cols if c != "id"]
+        cols = ["profile_id", "value"]  # unpacked (all_string_rows); ids aside
     if table == "blocks":
         cols = [c for c in cols if c != "data"]
     return cols
@@ -138,8 +175,11 @@ def differing(ra, rb, cols):
 
 
 def version_rows(db, table, cols):
-    """ordered_rows, but kernel_stats with each device's rows however the
-    version stores them (all_kernel_rows)."""
+    """ordered_rows, but kernel_stats with each device's rows and strings
+    one row per value, however the version stores them (all_kernel_rows,
+    all_string_rows)."""
+    if table == "strings":
+        return [(p, v) for p, _, v in all_string_rows(db)]
     if table != "kernel_stats":
         return ordered_rows(db, table, cols)
     have = [r[1] for r in db.execute("PRAGMA table_info(kernel_stats)")]

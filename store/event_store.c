@@ -38,6 +38,7 @@
 #include "event_store.h"
 #include "index_db.h"
 #include "kernel_device_stats.h"
+#include "string_chunks.h"
 #include "../common/varint.h"
 
 #include <assert.h>
@@ -838,7 +839,8 @@ int xpv_store_damage_in(const char *text)
 {
     const char *at = text ? strstr(text, "event block ") : NULL;
     return (at && strstr(at, " is damaged") != NULL) ||
-           (text && strstr(text, XPV_STORE_KERNEL_DEVICE_DAMAGED) != NULL);
+           (text && strstr(text, XPV_STORE_KERNEL_DEVICE_DAMAGED) != NULL) ||
+           (text && strstr(text, XPV_STORE_STRINGS_DAMAGED) != NULL);
 }
 
 int xpv_store_verify(sqlite3 *db, int64_t profile_id, volatile int *stop, xpv_err *err)

@@ -11,6 +11,7 @@
 #include "index_db.h"
 #include "kernel_device_stats.h"
 #include "kernel_stats.h"
+#include "string_chunks.h"
 #include "strings.h"
 
 #include <dirent.h>
@@ -35,8 +36,9 @@ static const char *const SCHEMA_SQL =
     " devices TEXT, facts TEXT, phase_counts TEXT, step_source TEXT, step_count INTEGER,"
     " kernel_count INTEGER, companion_of INTEGER, indexed_at REAL, index_seconds REAL,"
     " kernel_totals TEXT);"
-    "CREATE TABLE strings(profile_id INTEGER NOT NULL, id INTEGER NOT NULL, value TEXT,"
-    " PRIMARY KEY(profile_id, id)) WITHOUT ROWID;"
+    /* A profile's strings, 64 consecutive ids a row: see string_chunks.h. */
+    "CREATE TABLE strings(profile_id INTEGER NOT NULL, first_id INTEGER NOT NULL,"
+    " data BLOB NOT NULL, PRIMARY KEY(profile_id, first_id)) WITHOUT ROWID;"
     "CREATE TABLE tracks(profile_id INTEGER NOT NULL, id INTEGER NOT NULL, pid INTEGER,"
     " tid INTEGER, process_name TEXT, thread_name TEXT, process_sort INTEGER,"
     " thread_sort INTEGER, process_labels TEXT, device_id INTEGER, events INTEGER,"
@@ -300,7 +302,7 @@ static int open_locked(const char *db_path, const char *profile_dir_abs, sqlite3
         int rc = sqlite3_open_v2(
             db_path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL);
         sqlite3_busy_timeout(db, 10000); /* before the checks: see index_is_current */
-        if (rc == SQLITE_OK) rc = xpv_store_kernel_device_stats_register(db);
+        if (rc == SQLITE_OK) rc = xpv_index_register_functions(db);
         int current = rc == SQLITE_OK && exists ? index_is_current(db, profile_dir_abs) : 0;
         if (current < 0) {
             xpv_err_set(err, "index %s is busy: %s", db_path, sqlite3_errmsg(db));
@@ -332,6 +334,12 @@ static int open_locked(const char *db_path, const char *profile_dir_abs, sqlite3
     return -1;
 }
 
+int xpv_index_register_functions(sqlite3 *db)
+{
+    int rc = xpv_store_kernel_device_stats_register(db);
+    return rc == SQLITE_OK ? xpv_store_string_chunks_register(db) : rc;
+}
+
 int xpv_index_open_reader(const char *db_path, sqlite3 **out, xpv_err *err)
 {
     sqlite3 *db = NULL;
@@ -340,7 +348,7 @@ int xpv_index_open_reader(const char *db_path, sqlite3 **out, xpv_err *err)
         sqlite3_close(db);
         return -1;
     }
-    if (xpv_store_kernel_device_stats_register(db) != SQLITE_OK) {
+    if (xpv_index_register_functions(db) != SQLITE_OK) {
         xpv_err_set(err, "cannot open index %s: %s", db_path, sqlite3_errmsg(db));
         sqlite3_close(db);
         return -1;

@@ -27,7 +27,7 @@
 #include "strings.h"
 
 /* Bump when any table's meaning changes: older indexes are rebuilt. */
-#define XPV_SCHEMA_VERSION 16
+#define XPV_SCHEMA_VERSION 17
 
 /* kernel_stats.top_rank is set for this many names of each kind. */
 #define XPV_KSTATS_TOP_RANKS 32
@@ -51,6 +51,10 @@ int xpv_index_open(const char *db_path, const char *profile_dir_abs, sqlite3 **o
 int xpv_index_quick_check(sqlite3 *db);
 /* Removes the index file and its -wal, -shm and -journal companions. */
 void xpv_index_remove(const char *db_path);
+/* Makes the index's table-valued functions (kernel_device_rows,
+ * string_rows) known to db; every connection that reads the index does
+ * this when it opens. SQLite's result code. */
+int xpv_index_register_functions(sqlite3 *db);
 /* Opens an existing index read-only for a serving thread. */
 int xpv_index_open_reader(const char *db_path, sqlite3 **out, xpv_err *err);
 /* SQLite's data_version of db: it changes when another connection commits,

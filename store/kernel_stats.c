@@ -9,6 +9,7 @@
 #include "kernel_stats.h"
 #include "kernel_device_stats.h"
 #include "db.h"
+#include "string_chunks.h"
 
 #include <assert.h>
 #include <stdint.h>
@@ -18,8 +19,9 @@
 
 #define ROW_VALUES(owner)                                                                          \
     "SELECT name, category, count, total_ps, min_ps, max_ps, median_ps, stddev_ps, percent, grid," \
-    " block, registers_per_thread, shared_memory_bytes, occupancy_pct, (SELECT value FROM strings" \
-    " WHERE profile_id=" owner ".profile_id AND id=op_id), shapes, device,"                        \
+    " block, registers_per_thread, shared_memory_bytes, occupancy_pct, (SELECT r.value FROM"       \
+    " strings g, string_rows(g.first_id, g.data) r WHERE g.profile_id=" owner ".profile_id AND"    \
+    " g.first_id=op_id & " XPV_STORE_STRINGS_CHUNK_MASK " AND r.id=op_id), shapes, device,"        \
     " substr(kind, 1, 8) = 'compile_'"
 #define ROW_COLUMNS ROW_VALUES("kernel_stats") " FROM kernel_stats"
 /* One device's rows: kernel_stats' columns from the blob, the key's from b. */
@@ -285,10 +287,10 @@ int xpv_store_kernel_stats_open_hot(xpv_store_cursor *c, sqlite3 *db, int64_t pr
             "WITH k AS (SELECT CASE WHEN EXISTS(SELECT 1 FROM kernel_stats WHERE profile_id=?1 AND"
             " kind='kernel' AND device=-1) THEN 'kernel' ELSE 'xla_op' END AS kind)"
             " SELECT s.name, s.total_ps, (SELECT SUM(total_ps) FROM kernel_stats t WHERE"
-            " t.profile_id=?1 AND t.kind=s.kind AND t.device=-1), (SELECT id FROM strings g WHERE"
-            " g.profile_id=?1 AND g.value=s.name), s.kind FROM kernel_stats s, k WHERE"
-            " s.profile_id=?1 AND s.kind=k.kind AND s.device=-1 AND s.total_ps IS NOT NULL"
-            " ORDER BY s.total_ps DESC, s.name LIMIT ?2",
+            " t.profile_id=?1 AND t.kind=s.kind AND t.device=-1), (SELECT r.id FROM strings g,"
+            " string_rows(g.first_id, g.data) r WHERE g.profile_id=?1 AND r.value=s.name),"
+            " s.kind FROM kernel_stats s, k WHERE s.profile_id=?1 AND s.kind=k.kind AND"
+            " s.device=-1 AND s.total_ps IS NOT NULL ORDER BY s.total_ps DESC, s.name LIMIT ?2",
             profile_id, err) == 0)
         sqlite3_bind_int64(c->st, 2, limit);
     return c->st ? 0 : -1;

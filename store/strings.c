@@ -1,49 +1,90 @@
 /*
  * strings.c — the reads of the `strings` table, and the insert of a
- * profile's rows (see strings.h).
+ * profile's rows (see strings.h), packed in chunks of consecutive ids
+ * (string_chunks.h).
  *
  * A list of values goes to SQL as one JSON array parameter, so one
  * statement serves any list; the rows are matched back to the list here.
  */
 #include "strings.h"
 #include "db.h"
+#include "string_chunks.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 /* The rows of a profile's strings, before a further condition. */
-#define ROWS "SELECT id, value FROM strings WHERE profile_id=?1"
+#define ROWS_OF(profiles)                                                                          \
+    "SELECT r.id, r.value FROM strings c, string_rows(c.first_id, c.data) r"                       \
+    " WHERE c.profile_id" profiles
+#define ROWS ROWS_OF("=?1")
+#define IN_PROFILES " IN (SELECT value FROM json_each(?1))"
 
 int xpv_store_strings_lookup_open(xpv_store_strings_lookup *l, sqlite3 *db, int64_t profile_id,
                                   xpv_err *err)
 {
     xpv_store_cursor c;
+    memset(l, 0, sizeof *l);
     l->profile_id = profile_id;
-    int rc = xpv_store_cursor_open(&c, db,
-                                   "SELECT value FROM strings WHERE profile_id=?1 AND id=?2", err);
+    l->first_id = -1;
+    int rc = xpv_store_cursor_open(
+        &c, db, "SELECT data FROM strings WHERE profile_id=?1 AND first_id=?2", err);
     l->st = c.st;
     return rc;
+}
+
+/* Reads the chunk of first_id into l's cache: 1, 0 when there is none,
+ * -1 with err (damage included). */
+static int load_chunk(xpv_store_strings_lookup *l, int64_t first_id, xpv_err *err)
+{
+    xpv_store_cursor c = {sqlite3_db_handle(l->st), l->st};
+    l->first_id = -1, l->n = 0;
+    sqlite3_bind_int64(l->st, 1, l->profile_id);
+    sqlite3_bind_int64(l->st, 2, first_id);
+    int rc = xpv_store_cursor_step(&c, err);
+    if (rc == 1) {
+        xpv_buf_reset(&l->chunk);
+        xpv_buf_append(&l->chunk, sqlite3_column_blob(l->st, 0),
+                       (size_t)sqlite3_column_bytes(l->st, 0));
+    }
+    sqlite3_reset(l->st);
+    if (rc != 1) return rc;
+    xpv_store_string_chunk ch;
+    int got = xpv_store_string_chunk_open(&ch, l->chunk.data, l->chunk.len, first_id);
+    int64_t id;
+    const char *s;
+    size_t n;
+    while (got == 0 && (got = xpv_store_string_chunk_next(&ch, &id, &s, &n)) == 1) {
+        l->off[l->n] = (size_t)(s - l->chunk.data), l->len[l->n] = n;
+        l->n++, got = 0;
+    }
+    if (got < 0) return xpv_err_set(err, "%s", XPV_STORE_STRINGS_DAMAGED);
+    l->first_id = first_id;
+    return 1;
 }
 
 int xpv_store_strings_lookup_get(xpv_store_strings_lookup *l, uint32_t id, char **value,
                                  size_t *len, xpv_err *err)
 {
-    xpv_store_cursor c = {sqlite3_db_handle(l->st), l->st};
     *value = NULL, *len = 0;
-    sqlite3_bind_int64(l->st, 1, l->profile_id);
-    sqlite3_bind_int64(l->st, 2, id);
-    int rc = xpv_store_cursor_step(&c, err);
-    xpv_store_text t = rc == 1 ? xpv_store_column_text(l->st, 0) : (xpv_store_text){NULL, 0};
-    if (t.s) *value = xpv_xstrndup(t.s, t.n), *len = t.n;
-    if (rc == 1 && !t.s) rc = 0;
-    sqlite3_reset(l->st);
-    return rc;
+    int64_t first = (int64_t)id - (int64_t)id % XPV_STORE_STRINGS_PER_CHUNK;
+    if (first != l->first_id) {
+        int rc = load_chunk(l, first, err);
+        if (rc != 1) return rc;
+    }
+    size_t i = (size_t)((int64_t)id - first);
+    if (i >= l->n) return 0;
+    *value = xpv_xstrndup(l->chunk.data + l->off[i], l->len[i]);
+    *len = l->len[i];
+    return 1;
 }
 
 void xpv_store_strings_lookup_close(xpv_store_strings_lookup *l)
 {
     sqlite3_finalize(l->st);
     l->st = NULL;
+    xpv_buf_free(&l->chunk);
+    l->first_id = -1, l->n = 0;
 }
 
 /* Binds values as a JSON array of texts to param. */
@@ -65,7 +106,7 @@ int xpv_store_strings_ids(sqlite3 *db, int64_t profile_id, const char *const *va
 {
     xpv_store_cursor c;
     memset(ids, 0, n * sizeof *ids);
-    if (xpv_store_cursor_open_id(&c, db, ROWS " AND value IN (SELECT value FROM json_each(?2))",
+    if (xpv_store_cursor_open_id(&c, db, ROWS " AND r.value IN (SELECT value FROM json_each(?2))",
                                  profile_id, err) != 0)
         return -1;
     bind_values(c.st, 2, values, n);
@@ -83,10 +124,9 @@ int xpv_store_strings_any(sqlite3 *db, const int64_t *ids, size_t n, const char 
                           size_t nv, xpv_err *err)
 {
     xpv_store_cursor c;
-    if (xpv_store_cursor_open_ids(&c, db,
-                                  "SELECT 1 FROM strings WHERE profile_id IN (SELECT value FROM"
-                                  " json_each(?1)) AND value IN (SELECT value FROM json_each(?2))",
-                                  ids, n, err) != 0)
+    if (xpv_store_cursor_open_ids(
+            &c, db, ROWS_OF(IN_PROFILES) " AND r.value IN (SELECT value FROM json_each(?2))", ids,
+            n, err) != 0)
         return -1;
     bind_values(c.st, 2, values, nv);
     return xpv_store_cursor_first_int(&c, NULL, err);
@@ -102,27 +142,28 @@ int xpv_store_strings_open_work_names(xpv_store_cursor *c, sqlite3 *db, int64_t 
 {
     return xpv_store_cursor_open_id(
         c, db,
-        ROWS " AND (value LIKE '%nccl%' OR value LIKE '%rccl%' OR value LIKE '%all%reduce%' OR"
-             " value LIKE '%all%gather%' OR value LIKE '%reduce%scatter%' OR value LIKE"
-             " '%all%to%all%' OR value LIKE '%collective%' OR value LIKE '%c10d::%' OR value LIKE"
-             " '%send%recv%' OR value LIKE '%compile%' OR value LIKE '%dataloader%' OR value LIKE"
-             " '%iterator%' OR value LIKE '%feed%' OR value = 'next' OR value LIKE '%memcpy%' OR"
-             " value LIKE '%pageable%')",
+        ROWS " AND (r.value LIKE '%nccl%' OR r.value LIKE '%rccl%' OR r.value LIKE"
+             " '%all%reduce%' OR r.value LIKE '%all%gather%' OR r.value LIKE '%reduce%scatter%'"
+             " OR r.value LIKE '%all%to%all%' OR r.value LIKE '%collective%' OR r.value LIKE"
+             " '%c10d::%' OR r.value LIKE '%send%recv%' OR r.value LIKE '%compile%' OR r.value"
+             " LIKE '%dataloader%' OR r.value LIKE '%iterator%' OR r.value LIKE '%feed%' OR"
+             " r.value = 'next' OR r.value LIKE '%memcpy%' OR r.value LIKE '%pageable%')",
         profile_id, err);
 }
 
 int xpv_store_strings_open_input_names(xpv_store_cursor *c, sqlite3 *db, int64_t profile_id,
                                        xpv_err *err)
 {
-    const char *sql = ROWS " AND (value LIKE '%dataloader%' OR value LIKE '%iterator%' OR value"
-                           " LIKE '%feed%' OR value = 'next')";
+    const char *sql = ROWS " AND (r.value LIKE '%dataloader%' OR r.value LIKE '%iterator%' OR"
+                           " r.value LIKE '%feed%' OR r.value = 'next')";
     return xpv_store_cursor_open_id(c, db, sql, profile_id, err);
 }
 
 int xpv_store_strings_open_containing(xpv_store_cursor *c, sqlite3 *db, int64_t profile_id,
                                       const char *q, xpv_err *err)
 {
-    if (xpv_store_cursor_open_id(c, db, ROWS " AND id > 0 AND instr(lower(value), lower(?2)) > 0",
+    if (xpv_store_cursor_open_id(c, db,
+                                 ROWS " AND r.id > 0 AND instr(lower(r.value), lower(?2)) > 0",
                                  profile_id, err) != 0)
         return -1;
     sqlite3_bind_text(c->st, 2, q, -1, SQLITE_TRANSIENT);
@@ -142,7 +183,9 @@ int xpv_store_strings_max_id(sqlite3 *db, int64_t profile_id, int64_t *id, xpv_e
 {
     xpv_store_cursor c;
     *id = 0;
-    if (xpv_store_cursor_open_id(&c, db, "SELECT max(id) FROM strings WHERE profile_id=?1",
+    if (xpv_store_cursor_open_id(&c, db,
+                                 ROWS " AND c.first_id=(SELECT max(first_id) FROM strings"
+                                      " WHERE profile_id=?1) ORDER BY r.id DESC LIMIT 1",
                                  profile_id, err) != 0)
         return -1;
     return xpv_store_cursor_first_int(&c, id, err);
@@ -171,18 +214,25 @@ int xpv_store_strings_write(sqlite3 *db, int64_t profile_id, const xpv_store_str
                             xpv_err *err)
 {
     sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(db, "INSERT INTO strings(profile_id, id, value) VALUES(?1, ?2, ?3)", -1,
-                           &st, NULL) != SQLITE_OK)
+    if (sqlite3_prepare_v2(db, "INSERT INTO strings(profile_id, first_id, data) VALUES(?1, ?2, ?3)",
+                           -1, &st, NULL) != SQLITE_OK)
         return xpv_db_error(err, db);
     sqlite3_bind_int64(st, 1, profile_id);
+    enum { PER = XPV_STORE_STRINGS_PER_CHUNK };
+    xpv_buf chunk = {0};
     int rc = 0;
-    for (size_t id = 0; id < rows->n && rc == 0; id++) {
-        xpv_store_string_ref r = rows->v[id];
-        sqlite3_bind_int64(st, 2, (int64_t)id);
-        sqlite3_bind_text(st, 3, r.len ? rows->text.data + r.off : "", (int)r.len, SQLITE_STATIC);
+    for (size_t first = 0; first < rows->n && rc == 0; first += PER) {
+        size_t n = rows->n - first < PER ? rows->n - first : PER, off[PER], len[PER];
+        for (size_t i = 0; i < n; i++)
+            off[i] = rows->v[first + i].off, len[i] = rows->v[first + i].len;
+        xpv_buf_reset(&chunk);
+        xpv_store_string_chunk_encode(&chunk, rows->text.data, off, len, n);
+        sqlite3_bind_int64(st, 2, (int64_t)first);
+        sqlite3_bind_blob(st, 3, chunk.data, (int)chunk.len, SQLITE_STATIC);
         if (sqlite3_step(st) != SQLITE_DONE) rc = xpv_db_error(err, db);
         sqlite3_reset(st);
     }
+    xpv_buf_free(&chunk);
     sqlite3_finalize(st);
     return rc;
 }

@@ -1,8 +1,9 @@
 /*
  * strings.h — the `strings` table (schema in index_db.c): a profile's
- * interned strings, id → value (event names, arg keys, texts). Every query
- * of the answers that reads the table is here (strings.c): one value by id
- * through a statement kept prepared (the timeline's hot path), the ids of
+ * interned strings, id → value (event names, arg keys, texts), packed 64
+ * consecutive ids a row (string_chunks.h). Every query of the answers that
+ * reads the table is here (strings.c): one value by id through a statement
+ * kept prepared and the last chunk read (the timeline's hot path), the ids of
  * known values, the rows whose value may name a kind of work, the rows
  * containing a text, and the greatest id; nothing in api/ names the table
  * in SQL (scripts/checksrc.sh).
@@ -20,6 +21,7 @@
 #define XPV_STORE_STRINGS_H
 
 #include "cursor.h"
+#include "string_chunks.h"
 
 /* A profile's strings in memory, value i at text.data + v[i].off. */
 typedef struct {
@@ -40,17 +42,21 @@ void xpv_store_string_rows_free(xpv_store_string_rows *rows);
 int xpv_store_strings_write(sqlite3 *db, int64_t profile_id, const xpv_store_string_rows *rows,
                             xpv_err *err);
 
-/* One profile's values by id, the statement prepared once. */
+/* One profile's values by id, the statement prepared once and the last
+ * chunk read kept decoded (ids asked for are mostly near each other). */
 typedef struct {
     sqlite3_stmt *st; /* NULL when not open */
     int64_t profile_id;
+    int64_t first_id; /* the chunk's in `chunk`, -1 for none */
+    xpv_buf chunk;
+    size_t off[XPV_STORE_STRINGS_PER_CHUNK], len[XPV_STORE_STRINGS_PER_CHUNK], n; /* its values */
 } xpv_store_strings_lookup;
 
 /* Prepares the lookup. Returns 0, or -1 with err (l->st NULL). */
 int xpv_store_strings_lookup_open(xpv_store_strings_lookup *l, sqlite3 *db, int64_t profile_id,
                                   xpv_err *err);
 /* The value of string id: 1 with *value (malloc'ed, NUL-terminated) and
- * *len, 0 when there is no such string or its value is NULL (*value NULL,
+ * *len, 0 when there is no such string (*value NULL,
  * *len 0), -1 with err. */
 int xpv_store_strings_lookup_get(xpv_store_strings_lookup *l, uint32_t id, char **value,
                                  size_t *len, xpv_err *err);
@@ -79,8 +85,8 @@ int xpv_store_strings_open_input_names(xpv_store_cursor *c, sqlite3 *db, int64_t
 /* Those with an id above 0 whose value contains q, ignoring case. */
 int xpv_store_strings_open_containing(xpv_store_cursor *c, sqlite3 *db, int64_t profile_id,
                                       const char *q, xpv_err *err);
-/* The next row of any of them: 1 (*id and *value, NULL when the value is
- * NULL, valid until the next step), 0 at the end, -1 with err. */
+/* The next row of any of them: 1 (*id and *value, valid until the next
+ * step), 0 at the end, -1 with err (a damaged chunk's names the damage). */
 int xpv_store_strings_next(xpv_store_cursor *c, int64_t *id, xpv_store_text *value, xpv_err *err);
 
 /* The greatest string id of a profile: 1 with *id, 0 when it has none

@@ -198,6 +198,49 @@ def test_damaged_kernel_rows_rebuild_that_profile():
     assert "indexing it again" in text, text
 
 
+def test_damaged_strings_rebuild_that_profile():
+    """A profile's packed strings (a chunk of `strings`) cut short on disk:
+    its search and events answer a 503 naming the profile, the server finds
+    the damage, indexes the profile again, and they then answer as before;
+    the other host's answers never changed."""
+    db, proc, port, log_path, log = serve_generated("--steps", "3")
+    try:
+        e2e.wait_indexed(port, 2)
+        _, profiles = get_json(port, "/api/profiles")
+        damaged, other = sorted(p["id"] for p in profiles["profiles"])
+        search = "/api/profiles/%s/search?q=fusion" % damaged
+        events = "/api/profiles/%s/events?resolution=2000" % damaged
+        other_events = "/api/profiles/%s/events" % other
+        before = [get_json(port, search), get_json(port, events)]
+        other_before = get_json(port, other_events)
+        assert before[0][0] == 200 and before[0][1]["matches"], before[0]
+        assert before[1][0] == 200 and before[1][1]["tracks"], str(before[1])[:300]
+        with sqlite3.connect(db, timeout=30) as c:
+            n = c.execute("UPDATE strings SET data=substr(data, 1, length(data) - 1)"
+                          " WHERE profile_id=?", (signed(damaged),)).rowcount
+        assert n > 0
+        status, body = get_json(port, search)
+        assert status == 503 and damaged in body["error"] and "is damaged" in body["error"], body
+        assert get_json(port, other_events) == other_before
+        seen, deadline = set(), time.time() + 60
+        while True:
+            now = [get_json(port, search), get_json(port, events)]
+            seen |= {s for s, _ in now}
+            if [(s, without_refs(b)) for s, b in now] == \
+                    [(s, without_refs(b)) for s, b in before]:
+                break
+            assert time.time() < deadline, ("not rebuilt", seen, str(now)[:300])
+            time.sleep(0.2)
+        assert seen <= {200, 503}, seen
+        assert get_json(port, other_events) == other_before
+        assert proc.poll() is None
+    finally:
+        text = stop(proc, log, log_path)
+    assert "profile %s: string chunk is damaged" % damaged in text, text
+    assert "indexing it again" in text, text
+
+
 if __name__ == "__main__":
     e2e.main([test_damaged_block_rebuilds_that_profile,
-              test_damaged_kernel_rows_rebuild_that_profile])
+              test_damaged_kernel_rows_rebuild_that_profile,
+              test_damaged_strings_rebuild_that_profile])

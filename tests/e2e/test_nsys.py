@@ -27,7 +27,8 @@ import urllib.request
 from collections import Counter, defaultdict
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from xpv_e2e import BIN, FIXTURES, need_fixtures, tmpdir, run, snapshot, main  # noqa: E402
+from xpv_e2e import (BIN, FIXTURES, need_fixtures, tmpdir, run, snapshot, main,  # noqa: E402
+                     profile_strings)
 from xpv_e2e import kernel_rows  # noqa: E402
 
 RTX = "pytorch-rtx2070-nsys-2022.1.sqlite"
@@ -154,8 +155,7 @@ class Index:
         self.db = sqlite3.connect(db_path)
         pid = int(profile_id_hex, 16)
         self.id = pid - (1 << 64) if pid >= (1 << 63) else pid
-        self.strings = dict(self.db.execute(
-            "SELECT id, value FROM strings WHERE profile_id=?", (self.id,)))
+        self.strings = profile_strings(self.db, self.id)
         self.tracks = {}
         for tid, pid_, tid_, pname, tname, dev in self.db.execute(
                 "SELECT id, pid, tid, process_name, thread_name, device_id FROM tracks"

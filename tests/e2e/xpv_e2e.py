@@ -104,6 +104,12 @@ def kernel_rows(con, pid, kind, device):
     return [dict(zip(index_tables.KERNEL_COLUMNS, (pid, kind, device) + r)) for r in rows]
 
 
+def profile_strings(con, pid):
+    """A profile's interned strings as {id: value}, unpacked from the index's
+    chunks by a reader of the tests' own (bench/index_tables.py)."""
+    return index_tables.profile_strings(con, pid)
+
+
 def main(tests):
     """Runs test functions, prints a closing 'N passed, N failed' line."""
     passed = failed = 0

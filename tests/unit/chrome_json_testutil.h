@@ -11,6 +11,7 @@
 
 #include "testutil.h"
 #include "store/event_store.h"
+#include "store/string_chunks.h"
 #include "indexer/ingest.h"
 #include "indexer/readers/readers.h"
 
@@ -141,8 +142,11 @@ static inline int run_doc_n(const char *doc, size_t len, int gzip, result *r)
     r->rc = xpv_reader_for(XPV_FMT_CHROME_JSON)(path, sink, &r->err);
     CU_ASSERT_EQUAL(xpv_sink_finish(sink, &r->stats, &err), 0);
     xpv_sink_free(sink);
-    sqlite3_prepare_v2(r->db, "SELECT value FROM strings WHERE profile_id=7 AND id=?1", -1, &r->str,
-                       NULL);
+    sqlite3_prepare_v2(r->db,
+                       "SELECT r.value FROM strings s, string_rows(s.first_id, s.data) r"
+                       " WHERE s.profile_id=7 AND s.first_id=?1 & " XPV_STORE_STRINGS_CHUNK_MASK
+                       " AND r.id=?1",
+                       -1, &r->str, NULL);
     xpv_store_query q;
     xpv_store_query_all(&q, 7);
     CU_ASSERT_EQUAL(xpv_store_scan(r->db, &q, collect, r, &err), 0);

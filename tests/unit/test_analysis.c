@@ -32,7 +32,8 @@ static const char *ks(const char *col, const char *kind, int device, const char 
 {
     static char sql[512];
     if (strcmp(col, "op") == 0) /* the op's text is in strings */
-        col = "(SELECT value FROM strings s WHERE s.profile_id=7 AND s.id=op_id)";
+        col = "(SELECT r.value FROM strings s, string_rows(s.first_id, s.data) r WHERE"
+              " s.profile_id=7 AND r.id=op_id)";
     snprintf(sql, sizeof sql,
              "SELECT %s FROM " XPV_STORE_KERNEL_ROWS_ALL
              " WHERE profile_id=7 AND kind='%s' AND device=%d AND "
@@ -372,8 +373,9 @@ static char *kernel_table(sqlite3 *db)
         " max_ps || '|' || median_ps || '|' || stddev_ps || '|' || ifnull(percent, '-') || '|'"
         " || ifnull(grid, '-') || '|' || ifnull(block, '-') || '|' ||"
         " ifnull(registers_per_thread, '-') || '|' || ifnull(shared_memory_bytes, '-') || '|'"
-        " || ifnull(occupancy_pct, '-') || '|' || ifnull((SELECT value FROM strings s WHERE"
-        " s.profile_id=7 AND s.id=op_id), '-') || '|' || ifnull(shapes, '-')"
+        " || ifnull(occupancy_pct, '-') || '|' || ifnull((SELECT r.value FROM strings s,"
+        " string_rows(s.first_id, s.data) r WHERE s.profile_id=7 AND r.id=op_id), '-') || '|' || "
+        "ifnull(shapes, '-')"
         " AS line FROM " XPV_STORE_KERNEL_ROWS_ALL
         " WHERE profile_id=7 ORDER BY kind, device, name)";
     sqlite3_stmt *st;

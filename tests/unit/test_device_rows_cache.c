@@ -177,6 +177,7 @@ static void test_unsettled_profile_not_kept(void)
     snprintf(copy, sizeof copy, "%s.pending", db_path);
     sqlite3 *src = reader(), *dst = NULL;
     CU_ASSERT_EQUAL_FATAL(sqlite3_open(copy, &dst), SQLITE_OK);
+    CU_ASSERT_EQUAL_FATAL(xpv_index_register_functions(dst), SQLITE_OK);
     sqlite3_backup *b = sqlite3_backup_init(dst, "main", src, "main");
     sqlite3_backup_step(b, -1);
     sqlite3_backup_finish(b);

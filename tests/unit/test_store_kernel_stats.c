@@ -25,7 +25,6 @@ static sqlite3 *db;
 static const char *const ROWS =
     "UPDATE profiles SET kernel_totals='{\"kernel\":[1000,3],\"xla_op\":[70,1]}';"
     "INSERT INTO profiles(id, path) VALUES(2, 'q');"
-    "INSERT INTO strings(profile_id, id, value) VALUES (1, 5, 'jit_op'), (1, 6, 'b');"
     "INSERT INTO kernel_stats(profile_id, kind, device, name, seq, category, count, total_ps,"
     " min_ps, max_ps, median_ps, stddev_ps, percent, grid, block, registers_per_thread,"
     " shared_memory_bytes, occupancy_pct, op_id, shapes, top_rank) VALUES"
@@ -76,6 +75,8 @@ static void setup(void)
 {
     if (db) return;
     db = xpv_test_index_with(1, ROWS);
+    static const char *const strings[] = {NULL, NULL, NULL, NULL, NULL, "jit_op", "b"};
+    xpv_test_put_strings(db, 1, strings, 7);
     write_device_rows();
 }
 
@@ -321,7 +322,9 @@ static void write_round_trip_rows(void)
     xpv_err err = {{0}};
     CU_ASSERT_EQUAL_FATAL(xpv_store_kernel_stats_write(db, 3, &rows, &err), 0);
     xpv_store_kernel_rows_free(&rows);
-    CU_ASSERT_EQUAL(xpv_db_exec(db, "INSERT INTO strings VALUES (3, 9, 'op9')", &err), 0);
+    static const char *const strings[] = {NULL, NULL, NULL, NULL, NULL,
+                                          NULL, NULL, NULL, NULL, "op9"};
+    xpv_test_put_strings(db, 3, strings, 10);
 }
 
 static void test_device_round_trip(void)

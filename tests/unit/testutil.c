@@ -4,6 +4,7 @@
 #define _GNU_SOURCE
 #include "testutil.h"
 #include "store/index_db.h"
+#include "store/strings.h"
 
 #include <CUnit/Basic.h>
 #include <errno.h>
@@ -76,6 +77,17 @@ sqlite3 *xpv_test_index_with(int64_t profile_id, const char *sql)
     xpv_err err = {{0}};
     CU_ASSERT_EQUAL_FATAL(xpv_db_exec(db, sql, &err), 0);
     return db;
+}
+
+void xpv_test_put_strings(sqlite3 *db, int64_t profile_id, const char *const *values, size_t n)
+{
+    xpv_store_string_rows rows = {0};
+    for (size_t i = 0; i < n; i++)
+        xpv_store_string_rows_add(&rows, values[i] ? values[i] : "",
+                                  values[i] ? strlen(values[i]) : 0);
+    xpv_err err = {{0}};
+    CU_ASSERT_EQUAL(xpv_store_strings_write(db, profile_id, &rows, &err), 0);
+    xpv_store_string_rows_free(&rows);
 }
 
 const char *xpv_test_fixtures(void)

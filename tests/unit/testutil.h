@@ -19,6 +19,9 @@ int xpv_test_write(const char *dir, const char *rel, const void *data, size_t n)
 sqlite3 *xpv_test_fresh_index(const char *dir, int64_t profile_id);
 /* The same in a fresh folder, with sql (hand-made rows) run on it. */
 sqlite3 *xpv_test_index_with(int64_t profile_id, const char *sql);
+/* Writes a profile's strings as the indexer does: values[i] is id i's
+ * (NULL: the empty string, as for ids no event uses). */
+void xpv_test_put_strings(sqlite3 *db, int64_t profile_id, const char *const *values, size_t n);
 /* The first column of the first row of sql as an integer; -1 when the
  * query fails or has no row. */
 int64_t xpv_test_int(sqlite3 *db, const char *sql);
