@@ -40,63 +40,85 @@ enum { N_OPTIONAL_TEXTS = sizeof OPTIONAL_TEXTS / sizeof OPTIONAL_TEXTS[0] };
 
 /* ---- writing ---- */
 
-static void put_varint(xpv_buf *b, uint64_t v)
+/* Rows are written through a pointer into space reserved for the row's
+ * largest encoding (row_bound): the writer's one thread encodes every
+ * device row of the run, and a call per byte written cost it twice as
+ * much. */
+
+static unsigned char *put_double(unsigned char *p, double v)
 {
-    unsigned char tmp[XPV_VARINT_MAX];
-    xpv_buf_append(b, tmp, (size_t)(xpv_varint_put(tmp, v) - tmp));
+    memcpy(p, &v, sizeof v); /* the index is little-endian, as event_store.c */
+    return p + sizeof v;
 }
 
-static void put_zigzag(xpv_buf *b, int64_t v)
+static unsigned char *put_text(unsigned char *p, const xpv_store_kernel_rows *rows,
+                               xpv_store_kernel_text t)
 {
-    unsigned char tmp[XPV_VARINT_MAX];
-    xpv_buf_append(b, tmp, (size_t)(xpv_zigzag_put(tmp, v) - tmp));
+    p = xpv_varint_put(p, t.len);
+    if (t.len) memcpy(p, rows->text.data + t.off, t.len);
+    return p + t.len;
 }
 
-static void put_double(xpv_buf *b, double v)
-{
-    xpv_buf_append(b, &v, sizeof v); /* the index is little-endian, as event_store.c */
-}
-
-static void put_text(xpv_buf *b, const xpv_store_kernel_rows *rows, xpv_store_kernel_text t)
-{
-    put_varint(b, t.len);
-    if (t.len) xpv_buf_append(b, rows->text.data + t.off, t.len);
-}
-
-static void put_row(xpv_buf *b, const xpv_store_kernel_rows *rows, const xpv_store_kernel_row *r)
+/* Which optional texts a row has, as its texts byte. */
+static unsigned row_texts(const xpv_store_kernel_row *r)
 {
     unsigned texts = 0;
     for (int i = 0; i < N_OPTIONAL_TEXTS; i++)
         if (r->text[OPTIONAL_TEXTS[i]].off != SIZE_MAX) texts |= 1u << i;
+    return texts;
+}
+
+/* The most bytes put_row writes for r: 1 texts byte, 4 doubles, 15
+ * integers (known, 4 text lengths, 10 numbers) each a full varint. */
+static size_t row_bound(const xpv_store_kernel_row *r, unsigned texts)
+{
+    size_t n = 1 + 4 * sizeof(double) + 15 * XPV_VARINT_MAX + r->text[XPV_STORE_KCOL_NAME].len;
+    for (int i = 0; i < N_OPTIONAL_TEXTS; i++)
+        if (texts & (1u << i)) n += r->text[OPTIONAL_TEXTS[i]].len;
+    return n;
+}
+
+static unsigned char *put_row(unsigned char *p, const xpv_store_kernel_rows *rows,
+                              const xpv_store_kernel_row *r, unsigned texts)
+{
     unsigned known = r->known & OPTIONAL_BITS;
-    put_varint(b, known);
-    xpv_buf_append(b, &(unsigned char){(unsigned char)texts}, 1);
+    p = xpv_varint_put(p, known);
+    *p++ = (unsigned char)texts;
     assert(r->text[XPV_STORE_KCOL_NAME].off != SIZE_MAX); /* name is NOT NULL */
-    put_text(b, rows, r->text[XPV_STORE_KCOL_NAME]);
+    p = put_text(p, rows, r->text[XPV_STORE_KCOL_NAME]);
     const int64_t always[] = {r->seq, r->count, r->total_ps, r->min_ps, r->max_ps};
     for (size_t i = 0; i < sizeof always / sizeof always[0]; i++)
-        put_zigzag(b, always[i]);
-    put_double(b, r->median_ps);
-    put_double(b, r->stddev_ps);
-    if (known & XPV_STORE_KSTAT_PERCENT) put_double(b, r->percent);
+        p = xpv_zigzag_put(p, always[i]);
+    p = put_double(p, r->median_ps);
+    p = put_double(p, r->stddev_ps);
+    if (known & XPV_STORE_KSTAT_PERCENT) p = put_double(p, r->percent);
     for (int i = 0; i < N_OPTIONAL_TEXTS; i++)
-        if (texts & (1u << i)) put_text(b, rows, r->text[OPTIONAL_TEXTS[i]]);
-    if (known & XPV_STORE_KSTAT_REGS) put_zigzag(b, r->registers_per_thread);
-    if (known & XPV_STORE_KSTAT_SHMEM) put_zigzag(b, r->shared_memory_bytes);
-    if (known & XPV_STORE_KSTAT_OCCUPANCY) put_double(b, r->occupancy_pct);
-    if (known & XPV_STORE_KSTAT_OP) put_zigzag(b, r->op_id);
-    if (known & XPV_STORE_KSTAT_SHAPES) put_zigzag(b, r->shapes);
-    if (known & XPV_STORE_KSTAT_RANK) put_zigzag(b, r->top_rank);
+        if (texts & (1u << i)) p = put_text(p, rows, r->text[OPTIONAL_TEXTS[i]]);
+    if (known & XPV_STORE_KSTAT_REGS) p = xpv_zigzag_put(p, r->registers_per_thread);
+    if (known & XPV_STORE_KSTAT_SHMEM) p = xpv_zigzag_put(p, r->shared_memory_bytes);
+    if (known & XPV_STORE_KSTAT_OCCUPANCY) p = put_double(p, r->occupancy_pct);
+    if (known & XPV_STORE_KSTAT_OP) p = xpv_zigzag_put(p, r->op_id);
+    if (known & XPV_STORE_KSTAT_SHAPES) p = xpv_zigzag_put(p, r->shapes);
+    if (known & XPV_STORE_KSTAT_RANK) p = xpv_zigzag_put(p, r->top_rank);
+    return p;
 }
 
 void xpv_store_kernel_device_stats_encode(const xpv_store_kernel_rows *rows, size_t from, size_t to,
                                           xpv_buf *out)
 {
     assert(from < to && to <= rows->n && rows->ordered == rows->n);
-    xpv_buf_putc(out, KDEV_VERSION);
-    put_varint(out, to - from);
-    for (size_t i = from; i < to; i++)
-        put_row(out, rows, &rows->v[rows->order[i]]);
+    xpv_buf_reserve(out, 1 + XPV_VARINT_MAX);
+    unsigned char *p = (unsigned char *)out->data + out->len;
+    *p++ = KDEV_VERSION;
+    p = xpv_varint_put(p, to - from);
+    out->len = (size_t)(p - (unsigned char *)out->data);
+    for (size_t i = from; i < to; i++) {
+        const xpv_store_kernel_row *r = &rows->v[rows->order[i]];
+        unsigned texts = row_texts(r);
+        xpv_buf_reserve(out, row_bound(r, texts));
+        p = put_row((unsigned char *)out->data + out->len, rows, r, texts);
+        out->len = (size_t)(p - (unsigned char *)out->data);
+    }
 }
 
 /* ---- reading ---- */
