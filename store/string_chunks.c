@@ -40,8 +40,12 @@ void xpv_store_string_chunk_encode(xpv_buf *out, const char *text, const size_t 
 int xpv_store_string_chunk_open(xpv_store_string_chunk *c, const void *data, size_t len,
                                 int64_t first_id)
 {
+    if (!data || len == 0) {
+        *c = (xpv_store_string_chunk){NULL, NULL, first_id, 0};
+        return -1; /* a chunk has at least its version and count */
+    }
     xpv_varint_reader r = {data, (const unsigned char *)data + len, 0};
-    unsigned version = data ? xpv_varint_u8(&r) : 0;
+    unsigned version = xpv_varint_u8(&r);
     uint64_t n = xpv_varint_get(&r);
     *c = (xpv_store_string_chunk){r.p, r.end, first_id, n};
     return version == CHUNK_VERSION && !r.bad && n >= 1 && n <= XPV_STORE_STRINGS_PER_CHUNK &&
