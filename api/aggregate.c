@@ -130,7 +130,7 @@ static int by_total_desc(const void *pa, const void *pb)
     return (x->name > y->name) - (x->name < y->name);
 }
 
-static void put_rows(sqlite3 *db, int64_t id, agg *g, xpv_buf *out)
+static int put_rows(sqlite3 *db, int64_t id, agg *g, xpv_buf *out)
 {
     int64_t self_sum = 0;
     for (size_t i = 0; i < g->nrows; i++)
@@ -162,7 +162,9 @@ static void put_rows(sqlite3 *db, int64_t id, agg *g, xpv_buf *out)
         xpv_buf_putc(out, '}');
     }
     xpv_buf_putc(out, ']');
+    int status = xpv_api_strings_status(strings, out);
     xpv_api_strings_free(strings);
+    return status;
 }
 
 static int cmp_id(const void *pa, const void *pb)
@@ -268,8 +270,8 @@ int xpv_api_aggregate(sqlite3 *db, int64_t id, const xpv_events_query *q, xpv_bu
         xpv_buf_puts(out, ",\"duration_us\":");
         xpv_api_put_us(out, b - a);
         xpv_buf_printf(out, ",\"tracks\":%zu,", n);
-        put_rows(db, id, &g, out);
-        xpv_buf_putc(out, '}');
+        status = put_rows(db, id, &g, out);
+        if (status == 200) xpv_buf_putc(out, '}');
     }
     free(owned);
     free(asked);

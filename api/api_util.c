@@ -3,6 +3,7 @@
  */
 #include "api_util.h"
 #include "api.h"
+#include "../store/event_store.h"
 #include "../store/profiles.h"
 #include "../store/strings.h"
 
@@ -132,6 +133,7 @@ typedef struct {
 struct xpv_api_strings {
     xpv_store_strings_lookup lookup; /* lookup.st NULL: every lookup answers "" */
     string_slot slots[STRING_CACHE_SLOTS];
+    xpv_err damage; /* the first damaged chunk met, else msg empty */
 };
 
 xpv_api_strings *xpv_api_strings_open_checked(sqlite3 *db, int64_t profile_id, xpv_err *err)
@@ -163,14 +165,24 @@ const char *xpv_api_string(xpv_api_strings *s, uint32_t id, size_t *len)
         slot->value = NULL;
         slot->len = 0;
         /* A failed step reads as a missing string (""), as a name that
-         * cannot be read is unknown; the answers go on without it. */
-        if (s->lookup.st && id)
-            xpv_store_strings_lookup_get(&s->lookup, id, &slot->value, &slot->len, NULL);
+         * cannot be read is unknown; the answers go on without it. A
+         * damaged chunk is kept for xpv_api_strings_status to report, so
+         * that the profile is checked and indexed again. */
+        xpv_err err = {{0}};
+        if (s->lookup.st && id &&
+            xpv_store_strings_lookup_get(&s->lookup, id, &slot->value, &slot->len, &err) < 0 &&
+            !s->damage.msg[0] && xpv_store_damage_in(err.msg))
+            s->damage = err;
         slot->id = id;
         slot->used = 1;
     }
     if (len) *len = slot->len;
     return slot->value ? slot->value : "";
+}
+
+int xpv_api_strings_status(const xpv_api_strings *s, xpv_buf *out)
+{
+    return s->damage.msg[0] ? xpv_api_error(out, 500, "%s", s->damage.msg) : 200;
 }
 
 void xpv_api_strings_free(xpv_api_strings *s)

@@ -44,6 +44,10 @@ xpv_api_strings *xpv_api_strings_open_checked(sqlite3 *db, int64_t profile_id, x
 xpv_api_strings *xpv_api_strings_open(sqlite3 *db, int64_t profile_id);
 /* The string (never NULL: "" when unknown); valid until the next call. */
 const char *xpv_api_string(xpv_api_strings *s, uint32_t id, size_t *len);
+/* 200 when every name read so far was sound; else the answer in out is
+ * replaced by the error of the damaged chunk met (a 500 the router turns
+ * into the 503 that sends the profile to be checked and indexed again). */
+int xpv_api_strings_status(const xpv_api_strings *s, xpv_buf *out);
 void xpv_api_strings_free(xpv_api_strings *s);
 
 /* Reads the profile's status ("ok", "pending", ...), its time span and its

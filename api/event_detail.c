@@ -109,7 +109,9 @@ int xpv_api_event(sqlite3 *db, int64_t id, int64_t block, uint32_t index, xpv_bu
         rc = xpv_api_put_flows(db, id, &ps, &d.src, d.strings, out, &err);
         xpv_buf_putc(out, '}');
     }
+    int names = xpv_api_strings_status(d.strings, out);
     xpv_api_strings_free(d.strings);
+    if (rc == 0 && names != 200) return names;
     if (rc != 0) {
         int missing = strstr(err.msg, "no event") != NULL;
         return xpv_api_error(out, missing ? 404 : 500, "%s", err.msg);

@@ -453,7 +453,7 @@ static void put_track(xpv_buf *b, window *w, size_t id, name_table *nt)
     xpv_buf_puts(b, "]}");
 }
 
-static void put_answer(sqlite3 *db, int64_t id, window *w, xpv_buf *out)
+static int put_answer(sqlite3 *db, int64_t id, window *w, xpv_buf *out)
 {
     char hex[17];
     xpv_profile_id_hex(id, hex);
@@ -483,10 +483,12 @@ static void put_answer(sqlite3 *db, int64_t id, window *w, xpv_buf *out)
         if (i) xpv_buf_putc(out, ',');
         xpv_buf_json_str(out, s, len);
     }
-    xpv_api_strings_free(strings);
     xpv_buf_puts(out, "]}");
+    int status = xpv_api_strings_status(strings, out);
+    xpv_api_strings_free(strings);
     free(nt.ids);
     xpv_hindex_free(&nt.local);
+    return status;
 }
 
 int xpv_api_window(sqlite3 *db, int64_t id, const xpv_events_query *q, xpv_api_profile_state *ps,
@@ -518,7 +520,7 @@ int xpv_api_events(sqlite3 *db, int64_t id, const xpv_events_query *q, xpv_buf *
     w.pixel = (double)(b - a) / resolution;
     status = load_tracks(db, id, q, &w, out);
     if (status == 200) status = collect(db, id, q, &w, out);
-    if (status == 200) put_answer(db, id, &w, out);
+    if (status == 200) status = put_answer(db, id, &w, out);
     for (size_t i = 0; i < w.ntracks; i++) {
         free(w.tracks[i].items);
         free(w.tracks[i].buckets);

@@ -115,7 +115,7 @@ static int by_time(const void *a, const void *b)
     return later(a, b) ? 1 : later(b, a) ? -1 : 0;
 }
 
-static void put_matches(sqlite3 *db, int64_t id, search_ctx *c, size_t offset, xpv_buf *out)
+static int put_matches(sqlite3 *db, int64_t id, search_ctx *c, size_t offset, xpv_buf *out)
 {
     xpv_sort(c->heap, c->n, sizeof *c->heap, by_time);
     xpv_api_strings *names = xpv_api_strings_open(db, id);
@@ -136,7 +136,9 @@ static void put_matches(sqlite3 *db, int64_t id, search_ctx *c, size_t offset, x
         xpv_buf_printf(out, ",\"ref\":\"%lld:%u\"}", (long long)m->block, m->index);
     }
     xpv_buf_puts(out, "]}");
+    int status = xpv_api_strings_status(names, out);
     xpv_api_strings_free(names);
+    return status;
 }
 
 int xpv_api_search(sqlite3 *db, int64_t id, const char *q, int64_t offset, int limit, xpv_buf *out)
@@ -165,7 +167,7 @@ int xpv_api_search(sqlite3 *db, int64_t id, const char *q, int64_t offset, int l
         xpv_buf_printf(out, ",\"match_count\":%lld,\"offset\":%lld,\"truncated\":%s",
                        (long long)c.total, (long long)offset,
                        c.total > (int64_t)c.n ? "true" : "false");
-        put_matches(db, id, &c, (size_t)offset, out);
+        status = put_matches(db, id, &c, (size_t)offset, out);
     }
     free(c.heap);
     free((void *)c.wanted);

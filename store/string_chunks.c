@@ -76,7 +76,8 @@ typedef struct {
     sqlite3_vtab_cursor base;
     unsigned char *data; /* a copy: the argument lives as long as one call */
     xpv_store_string_chunk chunk;
-    int64_t want; /* the one id asked for (id = ?), else -1 */
+    int has_want; /* id = ? was asked: only that id's row */
+    int64_t want;
     int64_t id;
     const char *value;
     size_t len;
@@ -172,8 +173,8 @@ static int rows_next(sqlite3_vtab_cursor *cur)
     for (;;) {
         int rc = xpv_store_string_chunk_next(&c->chunk, &c->id, &c->value, &c->len);
         if (rc < 0) return damaged(c);
-        if (rc == 0 || (c->want >= 0 && c->id > c->want)) break;
-        if (c->want < 0 || c->id == c->want) return SQLITE_OK;
+        if (rc == 0 || (c->has_want && c->id > c->want)) break;
+        if (!c->has_want || c->id == c->want) return SQLITE_OK;
     }
     c->eof = 1;
     return SQLITE_OK;
@@ -187,9 +188,15 @@ static int rows_filter(sqlite3_vtab_cursor *cur, int idx_num, const char *idx_st
     sqlite3_free(c->data);
     c->data = NULL;
     c->eof = 1;
-    if (argc < 2 || sqlite3_value_type(argv[1]) == SQLITE_NULL) return SQLITE_OK;
-    c->want = idx_num && argc == 3 ? sqlite3_value_int64(argv[2]) : -1;
-    if (idx_num && (argc != 3 || sqlite3_value_type(argv[2]) == SQLITE_NULL)) return SQLITE_OK;
+    /* Only integers name a chunk or a row: anything else (NULL, 3.5, '3x')
+     * matches none, as the table's own integer columns would. */
+    if (argc < 2 || sqlite3_value_numeric_type(argv[0]) != SQLITE_INTEGER ||
+        sqlite3_value_type(argv[1]) == SQLITE_NULL)
+        return SQLITE_OK;
+    c->has_want = idx_num && argc == 3;
+    if (idx_num && (argc != 3 || sqlite3_value_numeric_type(argv[2]) != SQLITE_INTEGER))
+        return SQLITE_OK;
+    c->want = c->has_want ? sqlite3_value_int64(argv[2]) : 0;
     int n = sqlite3_value_bytes(argv[1]);
     const void *src = sqlite3_value_blob(argv[1]);
     if (n > 0 && !(c->data = sqlite3_malloc(n))) return SQLITE_NOMEM;
@@ -254,8 +261,9 @@ int xpv_store_string_chunks_verify(sqlite3 *db, int64_t profile_id, xpv_err *err
         return xpv_err_set(err, "index: %s", sqlite3_errmsg(db));
     sqlite3_bind_int64(st, 1, profile_id);
     int rc = sqlite3_step(st) == SQLITE_ROW ? 0 : 1;
-    if (rc) xpv_err_set(err, "%s", sqlite3_errmsg(db));
-    if (rc && !strstr(err->msg, XPV_STORE_STRINGS_DAMAGED)) rc = -1; /* SQLite's, not damage */
+    const char *msg = sqlite3_errmsg(db);
+    if (rc) xpv_err_set(err, "%s", msg);
+    if (rc && !strstr(msg, XPV_STORE_STRINGS_DAMAGED)) rc = -1; /* SQLite's, not damage */
     sqlite3_finalize(st);
     return rc;
 }

@@ -200,9 +200,10 @@ def test_damaged_kernel_rows_rebuild_that_profile():
 
 def test_damaged_strings_rebuild_that_profile():
     """A profile's packed strings (a chunk of `strings`) cut short on disk:
-    its search and events answer a 503 naming the profile, the server finds
-    the damage, indexes the profile again, and they then answer as before;
-    the other host's answers never changed."""
+    its events (which read names only through the timeline's lookups) and
+    its search answer a 503 naming the profile, the server finds the
+    damage, indexes the profile again, and they then answer as before; the
+    other host's answers never changed."""
     db, proc, port, log_path, log = serve_generated("--steps", "3")
     try:
         e2e.wait_indexed(port, 2)
@@ -219,7 +220,7 @@ def test_damaged_strings_rebuild_that_profile():
             n = c.execute("UPDATE strings SET data=substr(data, 1, length(data) - 1)"
                           " WHERE profile_id=?", (signed(damaged),)).rowcount
         assert n > 0
-        status, body = get_json(port, search)
+        status, body = get_json(port, events)  # first: it alone must report the damage
         assert status == 503 and damaged in body["error"] and "is damaged" in body["error"], body
         assert get_json(port, other_events) == other_before
         seen, deadline = set(), time.time() + 60

@@ -155,15 +155,18 @@ static void test_errors(void)
     CU_ASSERT_EQUAL(xpv_db_exec(db, "ALTER TABLE strings_gone RENAME TO strings", &err), 0);
 }
 
-/* Profile 4's one chunk replaced by data (SQL), then read every way. */
+/* Profile 4's first chunk (of two: ids 0 .. 69) replaced by data (SQL),
+ * then read every way; the second chunk still reads. */
 static void expect_damage(const char *data_sql)
 {
-    static const char *const four[] = {NULL, "a", "bb"};
+    const char *four[70] = {NULL, "a", "bb"};
+    four[65] = "s65";
     xpv_err err = {{0}};
     char sql[256];
     CU_ASSERT_EQUAL(xpv_db_exec(db, "DELETE FROM strings WHERE profile_id=4", &err), 0);
-    xpv_test_put_strings(db, 4, four, 3);
-    snprintf(sql, sizeof sql, "UPDATE strings SET data=%s WHERE profile_id=4", data_sql);
+    xpv_test_put_strings(db, 4, four, 70);
+    snprintf(sql, sizeof sql, "UPDATE strings SET data=%s WHERE profile_id=4 AND first_id=0",
+             data_sql);
     CU_ASSERT_EQUAL_FATAL(xpv_db_exec(db, sql, &err), 0);
     xpv_store_strings_lookup l;
     char *v = NULL;
@@ -171,6 +174,10 @@ static void expect_damage(const char *data_sql)
     CU_ASSERT_EQUAL_FATAL(xpv_store_strings_lookup_open(&l, db, 4, &err), 0);
     CU_ASSERT_EQUAL(xpv_store_strings_lookup_get(&l, 1, &v, &n, &err), -1);
     CU_ASSERT_TRUE(v == NULL && xpv_store_damage_in(err.msg));
+    CU_ASSERT_EQUAL_FATAL(xpv_store_strings_lookup_get(&l, 65, &v, &n, &err), 1);
+    CU_ASSERT_STRING_EQUAL(v, "s65");
+    free(v);
+    CU_ASSERT_EQUAL(xpv_store_strings_lookup_get(&l, 2, &v, &n, &err), -1); /* not cached */
     xpv_store_strings_lookup_close(&l);
     xpv_store_cursor c;
     int64_t id;
@@ -198,15 +205,42 @@ static void test_damage(void)
     expect_damage("x''");                               /* empty */
     expect_damage("x'01020161ff'");                     /* a length past the end */
     xpv_err err = {{0}};
-    CU_ASSERT_EQUAL(xpv_db_exec(db, "UPDATE strings SET data=x'01010161' WHERE profile_id=4", &err),
+    CU_ASSERT_EQUAL(xpv_db_exec(db,
+                                "UPDATE strings SET data=x'01010161' WHERE profile_id=4"
+                                " AND first_id=0",
+                                &err),
                     0);
     CU_ASSERT_EQUAL(xpv_store_string_chunks_verify(db, 4, &err), 0); /* sound again */
-    CU_ASSERT_EQUAL(xpv_db_exec(db, "UPDATE strings SET first_id=1 WHERE profile_id=4", &err), 0);
+    CU_ASSERT_EQUAL(
+        xpv_db_exec(db, "UPDATE strings SET first_id=1 WHERE profile_id=4 AND first_id=0", &err),
+        0);
     CU_ASSERT_EQUAL(xpv_store_string_chunks_verify(db, 4, &err), 1); /* a first id off 64 */
     CU_ASSERT_EQUAL(xpv_store_string_chunks_verify(db, 1, &err), 0);
     CU_ASSERT_EQUAL(xpv_store_string_chunks_verify(db, 3, &err), 0);
     CU_ASSERT_EQUAL(xpv_store_string_chunks_verify(db, 9, &err), 0); /* no rows */
     CU_ASSERT_EQUAL(xpv_db_exec(db, "DELETE FROM strings WHERE profile_id=4", &err), 0);
+}
+
+/* string_rows(first_id, data) WHERE id = ?: one row for an integer id of
+ * the chunk, none for any other value. */
+static void test_one_id(void)
+{
+    setup();
+    static const struct {
+        const char *id;
+        int64_t rows;
+    } cases[] = {{"70", 1}, {"64", 1},   {"127", 1},  {"128", 0},   {"63", 0},
+                 {"-1", 0}, {"NULL", 0}, {"70.5", 0}, {"'70x'", 0}, {"'70'", 1}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char sql[256];
+        snprintf(sql, sizeof sql,
+                 "SELECT count(*) FROM strings c, string_rows(c.first_id, c.data) r"
+                 " WHERE c.profile_id=3 AND c.first_id=64 AND r.id=%s",
+                 cases[i].id);
+        CU_ASSERT_EQUAL(xpv_test_int(db, sql), cases[i].rows);
+    }
+    CU_ASSERT_EQUAL(xpv_test_int(db, "SELECT count(*) FROM string_rows(NULL, x'01010161')"), 0);
+    CU_ASSERT_EQUAL(xpv_test_int(db, "SELECT count(*) FROM string_rows(0, x'01010161')"), 1);
 }
 
 int main(void)
@@ -216,6 +250,7 @@ int main(void)
         {"ids of values, candidates, the greatest id", test_lists},
         {"a broken query is an error", test_errors},
         {"a damaged chunk is damage", test_damage},
+        {"one id of a chunk", test_one_id},
         {NULL, NULL},
     };
     return xpv_test_run("store_strings", tests, 0); /* the index goes with the process */
