@@ -10,6 +10,7 @@
 #include "db.h"
 #include "string_chunks.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -227,6 +228,14 @@ int xpv_store_strings_write(sqlite3 *db, int64_t profile_id, const xpv_store_str
             off[i] = rows->v[first + i].off, len[i] = rows->v[first + i].len;
         xpv_buf_reset(&chunk);
         xpv_store_string_chunk_encode(&chunk, rows->text.data, off, len, n);
+        /* Names are not capped (a JSON event may be 64 MB): 64 of the
+         * longest could pass what one blob may hold. SQLite refuses one
+         * over its limit (1e9 bytes) itself; this keeps the int below. */
+        if (chunk.len > (size_t)INT_MAX) {
+            rc = xpv_err_set(err, "strings %zu to %zu: %zu bytes, more than a chunk may hold",
+                             first, first + n - 1, chunk.len);
+            break;
+        }
         sqlite3_bind_int64(st, 2, (int64_t)first);
         sqlite3_bind_blob(st, 3, chunk.data, (int)chunk.len, SQLITE_STATIC);
         if (sqlite3_step(st) != SQLITE_DONE) rc = xpv_db_error(err, db);
