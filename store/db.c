@@ -29,3 +29,25 @@ int xpv_db_exec(sqlite3 *db, const char *sql, xpv_err *err)
     }
     return 0;
 }
+
+int xpv_db_vtab_damaged(sqlite3_vtab *t, const char *damage)
+{
+    sqlite3_free(t->zErrMsg);
+    t->zErrMsg = sqlite3_mprintf("%s", damage);
+    return SQLITE_ERROR;
+}
+
+int xpv_db_verify_packed(sqlite3 *db, const char *sql, int64_t profile_id, const char *damage,
+                         xpv_err *err)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+        return xpv_err_set(err, "index: %s", sqlite3_errmsg(db));
+    sqlite3_bind_int64(st, 1, profile_id);
+    int rc = sqlite3_step(st) == SQLITE_ROW ? 0 : 1;
+    const char *msg = sqlite3_errmsg(db);
+    if (rc) xpv_err_set(err, "%s", msg);
+    if (rc && !strstr(msg, damage)) rc = -1; /* SQLite's, not damage */
+    sqlite3_finalize(st);
+    return rc;
+}

@@ -15,4 +15,15 @@ int xpv_db_error(xpv_err *err, sqlite3 *db);
 /* Runs statements with no result rows; returns 0 or -1 with err. */
 int xpv_db_exec(sqlite3 *db, const char *sql, xpv_err *err);
 
+/* Packed rows (kernel_device_stats.c, string_chunks.c): a table-valued
+ * function that meets a damaged blob fails its statement with `damage`,
+ * which xpv_store_damage_in knows. Not SQLITE_CORRUPT: that would send the
+ * server to check the whole file, where SQLite finds nothing wrong. */
+int xpv_db_vtab_damaged(sqlite3_vtab *t, const char *damage);
+/* Runs sql, a count over one profile's packed rows (?1 the profile):
+ * 0 when every blob decodes, 1 with err naming the damage, -1 with err on
+ * an SQLite error. */
+int xpv_db_verify_packed(sqlite3 *db, const char *sql, int64_t profile_id, const char *damage,
+                         xpv_err *err);
+
 #endif

@@ -19,6 +19,7 @@
  * naming it (XPV_STORE_KERNEL_DEVICE_DAMAGED), never an out-of-bounds read.
  */
 #include "kernel_device_stats.h"
+#include "db.h"
 #include "../common/varint.h"
 
 #include <assert.h>
@@ -278,17 +279,12 @@ static int kdev_close(sqlite3_vtab_cursor *cur)
     return SQLITE_OK;
 }
 
-/* The message xpv_store_damage_in knows: the server then checks the
- * profile (xpv_store_kernel_device_stats_verify) and indexes it again. Not
- * SQLITE_CORRUPT, which would send it to check the whole file instead,
- * where SQLite finds nothing wrong. */
+/* The server then checks the profile (xpv_store_kernel_device_stats_verify)
+ * and indexes it again (db.h: xpv_db_vtab_damaged). */
 static int damaged(kdev_cursor *c)
 {
-    sqlite3_vtab *t = c->base.pVtab;
-    sqlite3_free(t->zErrMsg);
-    t->zErrMsg = sqlite3_mprintf(XPV_STORE_KERNEL_DEVICE_DAMAGED);
     c->eof = 1;
-    return SQLITE_ERROR;
+    return xpv_db_vtab_damaged(c->base.pVtab, XPV_STORE_KERNEL_DEVICE_DAMAGED);
 }
 
 static int kdev_next(sqlite3_vtab_cursor *cur)
@@ -451,17 +447,8 @@ int xpv_store_kernel_device_stats_register(sqlite3 *db)
 
 int xpv_store_kernel_device_stats_verify(sqlite3 *db, int64_t profile_id, xpv_err *err)
 {
-    sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(db,
-                           "SELECT count(*) FROM kernel_device_stats b, kernel_device_rows(b.data)"
-                           " WHERE b.profile_id=?1",
-                           -1, &st, NULL) != SQLITE_OK)
-        return xpv_err_set(err, "index: %s", sqlite3_errmsg(db));
-    sqlite3_bind_int64(st, 1, profile_id);
-    int rc = sqlite3_step(st) == SQLITE_ROW ? 0 : 1;
-    if (rc) xpv_err_set(err, "%s", sqlite3_errmsg(db));
-    if (rc && !strstr(err->msg, XPV_STORE_KERNEL_DEVICE_DAMAGED))
-        rc = -1; /* SQLite's, not damage */
-    sqlite3_finalize(st);
-    return rc;
+    return xpv_db_verify_packed(db,
+                                "SELECT count(*) FROM kernel_device_stats b,"
+                                " kernel_device_rows(b.data) WHERE b.profile_id=?1",
+                                profile_id, XPV_STORE_KERNEL_DEVICE_DAMAGED, err);
 }

@@ -10,6 +10,7 @@
  * out-of-bounds read.
  */
 #include "string_chunks.h"
+#include "db.h"
 #include "../common/varint.h"
 
 #include <assert.h>
@@ -160,11 +161,8 @@ static int rows_close(sqlite3_vtab_cursor *cur)
  * profile (xpv_store_string_chunks_verify) and indexes it again. */
 static int damaged(rows_cursor *c)
 {
-    sqlite3_vtab *t = c->base.pVtab;
-    sqlite3_free(t->zErrMsg);
-    t->zErrMsg = sqlite3_mprintf(XPV_STORE_STRINGS_DAMAGED);
     c->eof = 1;
-    return SQLITE_ERROR;
+    return xpv_db_vtab_damaged(c->base.pVtab, XPV_STORE_STRINGS_DAMAGED);
 }
 
 static int rows_next(sqlite3_vtab_cursor *cur)
@@ -253,17 +251,8 @@ int xpv_store_string_chunks_register(sqlite3 *db)
 
 int xpv_store_string_chunks_verify(sqlite3 *db, int64_t profile_id, xpv_err *err)
 {
-    sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(db,
-                           "SELECT count(*) FROM strings c, string_rows(c.first_id, c.data)"
-                           " WHERE c.profile_id=?1",
-                           -1, &st, NULL) != SQLITE_OK)
-        return xpv_err_set(err, "index: %s", sqlite3_errmsg(db));
-    sqlite3_bind_int64(st, 1, profile_id);
-    int rc = sqlite3_step(st) == SQLITE_ROW ? 0 : 1;
-    const char *msg = sqlite3_errmsg(db);
-    if (rc) xpv_err_set(err, "%s", msg);
-    if (rc && !strstr(msg, XPV_STORE_STRINGS_DAMAGED)) rc = -1; /* SQLite's, not damage */
-    sqlite3_finalize(st);
-    return rc;
+    return xpv_db_verify_packed(db,
+                                "SELECT count(*) FROM strings c, string_rows(c.first_id, c.data)"
+                                " WHERE c.profile_id=?1",
+                                profile_id, XPV_STORE_STRINGS_DAMAGED, err);
 }
