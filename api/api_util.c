@@ -168,11 +168,11 @@ const char *xpv_api_string(xpv_api_strings *s, uint32_t id, size_t *len)
          * cannot be read is unknown; the answers go on without it. A
          * damaged chunk is kept for xpv_api_strings_status to report, so
          * that the profile is checked and indexed again. */
-        xpv_err err = {{0}};
+        xpv_err *damage = s->damage.msg[0] ? NULL : &s->damage; /* the first is kept */
         if (s->lookup.st && id &&
-            xpv_store_strings_lookup_get(&s->lookup, id, &slot->value, &slot->len, &err) < 0 &&
-            !s->damage.msg[0] && xpv_store_damage_in(err.msg))
-            s->damage = err;
+            xpv_store_strings_lookup_get(&s->lookup, id, &slot->value, &slot->len, damage) < 0 &&
+            damage && !xpv_store_damage_in(damage->msg))
+            damage->msg[0] = '\0'; /* SQLite's: read as a missing string */
         slot->id = id;
         slot->used = 1;
     }

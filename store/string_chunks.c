@@ -19,21 +19,21 @@
 
 #define CHUNK_VERSION 1
 
-void xpv_store_string_chunk_encode(xpv_buf *out, const char *text, const size_t *off,
-                                   const size_t *len, size_t n)
+void xpv_store_string_chunk_encode(xpv_buf *out, const char *text, const xpv_store_string_ref *v,
+                                   size_t n)
 {
     assert(n >= 1 && n <= XPV_STORE_STRINGS_PER_CHUNK);
     size_t bytes = 1 + XPV_VARINT_MAX;
     for (size_t i = 0; i < n; i++)
-        bytes += XPV_VARINT_MAX + len[i];
+        bytes += XPV_VARINT_MAX + v[i].len;
     xpv_buf_reserve(out, bytes);
     unsigned char *p = (unsigned char *)out->data + out->len;
     *p++ = CHUNK_VERSION;
     p = xpv_varint_put(p, n);
     for (size_t i = 0; i < n; i++) {
-        p = xpv_varint_put(p, len[i]);
-        if (len[i]) memcpy(p, text + off[i], len[i]);
-        p += len[i];
+        p = xpv_varint_put(p, v[i].len);
+        if (v[i].len) memcpy(p, text + v[i].off, v[i].len);
+        p += v[i].len;
     }
     out->len = (size_t)(p - (unsigned char *)out->data);
 }

@@ -29,10 +29,15 @@
 /* The error of a read of a damaged chunk, which xpv_store_damage_in knows. */
 #define XPV_STORE_STRINGS_DAMAGED "string chunk is damaged"
 
+/* Where a value is in a buffer of texts: at off, len bytes. */
+typedef struct {
+    size_t off, len;
+} xpv_store_string_ref;
+
 /* Appends to out the chunk of n (1 .. XPV_STORE_STRINGS_PER_CHUNK) values,
- * value i at text + off[i], len[i] bytes. */
-void xpv_store_string_chunk_encode(xpv_buf *out, const char *text, const size_t *off,
-                                   const size_t *len, size_t n);
+ * value i at text + v[i].off. */
+void xpv_store_string_chunk_encode(xpv_buf *out, const char *text, const xpv_store_string_ref *v,
+                                   size_t n);
 
 /* A chunk being read. */
 typedef struct {

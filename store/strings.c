@@ -56,8 +56,8 @@ static int load_chunk(xpv_store_strings_lookup *l, int64_t first_id, xpv_err *er
     const char *s;
     size_t n;
     while (got == 0 && (got = xpv_store_string_chunk_next(&ch, &id, &s, &n)) == 1) {
-        l->off[l->n] = (size_t)(s - l->chunk.data), l->len[l->n] = n;
-        l->n++, got = 0;
+        l->v[l->n++] = (xpv_store_string_ref){(size_t)(s - l->chunk.data), n};
+        got = 0;
     }
     if (got < 0) return xpv_err_set(err, "%s", XPV_STORE_STRINGS_DAMAGED);
     l->first_id = first_id;
@@ -75,8 +75,8 @@ int xpv_store_strings_lookup_get(xpv_store_strings_lookup *l, uint32_t id, char 
     }
     size_t i = (size_t)((int64_t)id - first);
     if (i >= l->n) return 0;
-    *value = xpv_xstrndup(l->chunk.data + l->off[i], l->len[i]);
-    *len = l->len[i];
+    *value = xpv_xstrndup(l->chunk.data + l->v[i].off, l->v[i].len);
+    *len = l->v[i].len;
     return 1;
 }
 
@@ -223,11 +223,9 @@ int xpv_store_strings_write(sqlite3 *db, int64_t profile_id, const xpv_store_str
     xpv_buf chunk = {0};
     int rc = 0;
     for (size_t first = 0; first < rows->n && rc == 0; first += PER) {
-        size_t n = rows->n - first < PER ? rows->n - first : PER, off[PER], len[PER];
-        for (size_t i = 0; i < n; i++)
-            off[i] = rows->v[first + i].off, len[i] = rows->v[first + i].len;
+        size_t n = rows->n - first < PER ? rows->n - first : PER;
         xpv_buf_reset(&chunk);
-        xpv_store_string_chunk_encode(&chunk, rows->text.data, off, len, n);
+        xpv_store_string_chunk_encode(&chunk, rows->text.data, rows->v + first, n);
         /* Names are not capped (a JSON event may be 64 MB): 64 of the
          * longest could pass what one blob may hold. SQLite refuses one
          * over its limit (1e9 bytes) itself; this keeps the int below. */

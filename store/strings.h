@@ -24,10 +24,6 @@
 #include "string_chunks.h"
 
 /* A profile's strings in memory, value i at text.data + v[i].off. */
-typedef struct {
-    size_t off, len;
-} xpv_store_string_ref;
-
 typedef struct xpv_store_string_rows {
     xpv_buf text;
     xpv_store_string_ref *v;
@@ -49,7 +45,8 @@ typedef struct {
     int64_t profile_id;
     int64_t first_id; /* the chunk's in `chunk`, -1 for none */
     xpv_buf chunk;
-    size_t off[XPV_STORE_STRINGS_PER_CHUNK], len[XPV_STORE_STRINGS_PER_CHUNK], n; /* its values */
+    xpv_store_string_ref v[XPV_STORE_STRINGS_PER_CHUNK]; /* its values, in chunk */
+    size_t n;
 } xpv_store_strings_lookup;
 
 /* Prepares the lookup. Returns 0, or -1 with err (l->st NULL). */
