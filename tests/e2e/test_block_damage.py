@@ -96,6 +96,15 @@ def serve_generated(*gen_args):
     return db, proc, port, log_path, log
 
 
+def the_two_hosts(port):
+    """Once serve_generated's two hosts are indexed, their profile ids: the
+    one to damage, then the other."""
+    e2e.wait_indexed(port, 2)
+    status, profiles = get_json(port, "/api/profiles")
+    assert status == 200 and len(profiles["profiles"]) == 2, profiles
+    return sorted(p["id"] for p in profiles["profiles"])
+
+
 def stop(proc, log, log_path):
     """Stops serve_generated's server; its log, which must hold nothing
     from the sanitizers."""
@@ -110,10 +119,7 @@ def stop(proc, log, log_path):
 def test_damaged_block_rebuilds_that_profile():
     db, proc, port, log_path, log = serve_generated("--steps", "4")
     try:
-        e2e.wait_indexed(port, 2)
-        status, profiles = get_json(port, "/api/profiles")
-        assert status == 200 and len(profiles["profiles"]) == 2, profiles
-        damaged, other = sorted(p["id"] for p in profiles["profiles"])
+        damaged, other = the_two_hosts(port)
         _, track, t_min, t_max = largest_compressed_block(db, damaged)
         window = "/events?start_us=%d&end_us=%d&tracks=%d&resolution=4000" % (
             t_min // 1000, t_max // 1000 + 1, track)
@@ -164,9 +170,7 @@ def test_damaged_kernel_rows_rebuild_that_profile():
     answers as before; the other host's answers never changed."""
     db, proc, port, log_path, log = serve_generated("--steps", "3", "--devices", "2")
     try:
-        e2e.wait_indexed(port, 2)
-        _, profiles = get_json(port, "/api/profiles")
-        damaged, other = sorted(p["id"] for p in profiles["profiles"])
+        damaged, other = the_two_hosts(port)
         device = "/api/profiles/%s/kernels?kind=kernel&device=1&limit=1000" % damaged
         other_device = "/api/profiles/%s/kernels?kind=kernel&device=1&limit=1000" % other
         steps = "/api/profiles/%s/steps" % damaged  # reads no kernel rows
@@ -206,9 +210,7 @@ def test_damaged_strings_rebuild_that_profile():
     other host's answers never changed."""
     db, proc, port, log_path, log = serve_generated("--steps", "3")
     try:
-        e2e.wait_indexed(port, 2)
-        _, profiles = get_json(port, "/api/profiles")
-        damaged, other = sorted(p["id"] for p in profiles["profiles"])
+        damaged, other = the_two_hosts(port)
         search = "/api/profiles/%s/search?q=fusion" % damaged
         events = "/api/profiles/%s/events?resolution=2000" % damaged
         other_events = "/api/profiles/%s/events" % other
