@@ -330,6 +330,9 @@ static int rebuild(xpv_server *s, const char *why, uint64_t *last)
 {
     xpv_err err = {{0}};
     fprintf(stderr, "xprof-view: the index %s was %s; rebuilding it\n", s->db_path, why);
+    /* Odd: serving threads answer 503 rather than open the new file before
+     * its profiles are listed (a thread's first request included). */
+    __atomic_add_fetch(&s->index_generation, 1, __ATOMIC_SEQ_CST);
     sqlite3_close_v2(bg.db);
     bg.db = NULL;
     /* Opening checks the file again under the opening lock: a damaged one
@@ -337,14 +340,16 @@ static int rebuild(xpv_server *s, const char *why, uint64_t *last)
      * folder has just rebuilt is taken as it is. */
     if (xpv_index_open(s->db_path, s->root_abs, &bg.db, NULL, &err) != 0) {
         fprintf(stderr, "xprof-view: cannot rebuild the index: %s\n", err.msg);
+        __atomic_add_fetch(&s->index_generation, 1, __ATOMIC_SEQ_CST);
         return -1;
     }
     remember_file(s);
     *last = 0; /* the new index has no profile: register them all */
     int registered = xpv_indexer_register(bg.db, bg.cur, &err);
-    /* Serving threads move to the new file only now, so they find every
-     * profile listed (pending until indexed), never an empty index. */
-    __atomic_add_fetch(&s->index_generation, 1, __ATOMIC_RELEASE);
+    /* Even again: serving threads move to the new file only now, so they
+     * find every profile listed (pending until indexed), never an empty
+     * index. */
+    __atomic_add_fetch(&s->index_generation, 1, __ATOMIC_SEQ_CST);
     if (registered < 0) {
         fprintf(stderr, "xprof-view: rebuild: %s\n", err.msg);
         return 0;

@@ -71,10 +71,11 @@ static thread_cache *current(xpv_server *s, int *changed)
         t->version = -1;
         pthread_setspecific(cache_key, t);
     }
-    if (t->db != db) {
+    if (t->db != db) { /* a new connection: its data versions count anew */
         sqlite3_finalize(t->version_stmt);
         t->version_stmt = NULL;
         t->db = db;
+        t->version = -1;
     }
     int64_t v = xpv_index_data_version(db, &t->version_stmt);
     if (v < 0) return NULL;

@@ -5,7 +5,7 @@
  *
  * Threads: each pool thread keeps its own read-only index connection
  * (xpv_server_db), reopened when the index file's generation changes and
- * closed when the thread exits.
+ * closed when the thread exits. An odd generation is a rebuild under way.
  */
 #include "server_state.h"
 #include "../store/index_db.h"
@@ -34,12 +34,18 @@ static void make_db_key(void)
     pthread_key_create(&db_key, close_thread_db);
 }
 
+static sqlite3 *rebuilding(xpv_err *err)
+{
+    xpv_err_set(err, "the index is being rebuilt; try again shortly");
+    return NULL;
+}
+
 sqlite3 *xpv_server_db(xpv_server *s, xpv_err *err)
 {
     pthread_once(&db_key_once, make_db_key);
     thread_db *t = pthread_getspecific(db_key);
-    int generation = __atomic_load_n(&s->index_generation, __ATOMIC_ACQUIRE);
-    if (t && t->generation == generation) return t->db;
+    int generation = __atomic_load_n(&s->index_generation, __ATOMIC_SEQ_CST);
+    if (t && t->db && t->generation == generation) return t->db;
     if (!t) {
         t = xpv_xcalloc(1, sizeof *t);
         pthread_setspecific(db_key, t);
@@ -48,7 +54,15 @@ sqlite3 *xpv_server_db(xpv_server *s, xpv_err *err)
      * are finalized, and the connection's address is not reused before. */
     sqlite3_close_v2(t->db);
     t->db = NULL;
+    if (generation & 1) return rebuilding(err);
     if (xpv_index_open_reader(s->db_path, &t->db, err) != 0) return NULL;
+    /* The rebuild may have begun while the file was opened: this could be
+     * the new file before its profiles are listed. */
+    if (__atomic_load_n(&s->index_generation, __ATOMIC_SEQ_CST) != generation) {
+        sqlite3_close_v2(t->db);
+        t->db = NULL;
+        return rebuilding(err);
+    }
     t->generation = generation;
     return t->db;
 }

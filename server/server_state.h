@@ -40,7 +40,10 @@ typedef struct xpv_server {
     int perfetto_port;                     /* 0 when the hand-off listener is not running */
     pthread_mutex_t mu;
     xpv_server_progress progress; /* under mu */
-    int index_generation;         /* bumped when the index file is rebuilt (atomic) */
+    /* Bumped (atomically) as the index file is made anew: odd from the
+     * moment the old file is let go until the new one lists every profile,
+     * so no serving thread opens a half-made index. */
+    int index_generation;
     volatile int stop;
     struct xpv_block_marks *marks;          /* resume marks for long event blocks (thread-safe) */
     struct xpv_hlo_cache *hlo_cache;        /* the HLO tools' per-profile op sums (thread-safe) */
@@ -62,7 +65,8 @@ void xpv_server_init(xpv_server *s, const xpv_server_options *o, const char *db_
                      const char *root_abs, const char *profile_arg);
 
 /* The calling thread's read-only index connection, opened on first use and
- * closed when the thread exits. NULL (with err) when it cannot be opened. */
+ * closed when the thread exits. NULL (with err) when it cannot be opened,
+ * or while the index is being made anew. */
 sqlite3 *xpv_server_db(xpv_server *s, xpv_err *err);
 
 /* The index was found deleted, replaced, truncated or damaged by a request:
