@@ -10,6 +10,7 @@
 #include "compare_cli.h"
 #include "extract.h"
 #include "serve.h"
+#include "shrunk_maps.h"
 #include "../api/api.h"
 #include "../store/cache_dir.h"
 #include "../api/findings/findings.h"
@@ -19,6 +20,7 @@
 #include "../indexer/indexer.h"
 
 #include <cjson/cJSON.h>
+#include <errno.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -270,6 +272,10 @@ int main(int argc, char **argv)
      * SQLite and --extract report and clean up after, instead of the signal
      * killing the process half-way. */
     signal(SIGXFSZ, SIG_IGN);
+    /* The index and xplane.pb files are mapped; one cut shorter by another
+     * process must not take the server down with it. */
+    if (xpv_shrunk_maps_guard() != 0)
+        fprintf(stderr, "xprof-view: cannot install the SIGBUS guard: %s\n", strerror(errno));
     xpv_options o;
     if (xpv_cli_parse(argc, argv, &o) != 0) return 2;
     if (o.show_help) return xpv_cli_usage(stdout), 0;

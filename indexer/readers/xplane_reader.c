@@ -661,6 +661,17 @@ int xpv_claims_xplane(const xpv_sniff_input *in)
     return xpv_sniff_name_ends(in, ".xplane.pb");
 }
 
+/* A file cut shorter while mapped read as zeros past its new end (see
+ * app/shrunk_maps.h): whatever was decoded from it is not the file. */
+static int cut_shorter(int fd, off_t mapped, xpv_err *err)
+{
+    struct stat now;
+    if (fstat(fd, &now) != 0 || now.st_size >= mapped) return 0;
+    xpv_err_set(err, "the file was cut from %lld to %lld bytes while it was read",
+                (long long)mapped, (long long)now.st_size);
+    return 1;
+}
+
 int xpv_read_xplane(const char *path, xpv_sink *sink, xpv_err *err)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -676,8 +687,11 @@ int xpv_read_xplane(const char *path, xpv_sink *sink, xpv_err *err)
         return xpv_err_set(err, "%s: byte offset 0: empty file (0 bytes), not an XSpace", path);
     }
     void *map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-    close(fd);
-    if (map == MAP_FAILED) return xpv_err_set(err, "%s: cannot map: %s", path, strerror(errno));
+    if (map == MAP_FAILED) {
+        xpv_err_set(err, "%s: cannot map: %s", path, strerror(errno));
+        close(fd);
+        return -1;
+    }
     madvise(map, (size_t)st.st_size, MADV_SEQUENTIAL);
     reader rd;
     memset(&rd, 0, sizeof rd);
@@ -686,6 +700,8 @@ int xpv_read_xplane(const char *path, xpv_sink *sink, xpv_err *err)
     if (attribution_off()) rd.attrib_state = -1;
     xpl_plane_init(&rd.pl, sink);
     int rc = read_space(&rd, map, (size_t)st.st_size, err);
+    if (cut_shorter(fd, st.st_size, err)) rc = -1;
+    close(fd);
     if (rc == 0) xpv_attrib_report(rd.attrib, rd.unplaceable);
     if (rc == 0)
         xpl_facts_finish(&rd);
