@@ -324,6 +324,30 @@ static const char *index_damage(xpv_server *s)
     return xpv_index_quick_check(bg.db) ? NULL : "damaged";
 }
 
+/* The generation is odd while the file is made anew (server_state.h):
+ * only this thread changes it, so a load and an add do not race. */
+static void generation_odd(xpv_server *s)
+{
+    if (!(__atomic_load_n(&s->index_generation, __ATOMIC_SEQ_CST) & 1))
+        __atomic_add_fetch(&s->index_generation, 1, __ATOMIC_SEQ_CST);
+}
+
+static void generation_even(xpv_server *s)
+{
+    if (__atomic_load_n(&s->index_generation, __ATOMIC_SEQ_CST) & 1)
+        __atomic_add_fetch(&s->index_generation, 1, __ATOMIC_SEQ_CST);
+}
+
+/* A rebuild that failed is tried again at the next look at the file: as
+ * remembered, the file is always "replaced". Serving threads answer 503
+ * until then. */
+static int rebuild_failed(const char *what, const xpv_err *err)
+{
+    fprintf(stderr, "xprof-view: %s: %s\n", what, err->msg);
+    memset(&bg.file, 0, sizeof bg.file);
+    return -1;
+}
+
 /* Creates the index anew and indexes every profile of the last walk into
  * it. Returns 0, or -1 (said on stderr) to try again later. */
 static int rebuild(xpv_server *s, const char *why, uint64_t *last)
@@ -332,28 +356,21 @@ static int rebuild(xpv_server *s, const char *why, uint64_t *last)
     fprintf(stderr, "xprof-view: the index %s was %s; rebuilding it\n", s->db_path, why);
     /* Odd: serving threads answer 503 rather than open the new file before
      * its profiles are listed (a thread's first request included). */
-    __atomic_add_fetch(&s->index_generation, 1, __ATOMIC_SEQ_CST);
+    generation_odd(s);
     sqlite3_close_v2(bg.db);
     bg.db = NULL;
     /* Opening checks the file again under the opening lock: a damaged one
      * is removed and made anew, and one that another server on the same
      * folder has just rebuilt is taken as it is. */
-    if (xpv_index_open(s->db_path, s->root_abs, &bg.db, NULL, &err) != 0) {
-        fprintf(stderr, "xprof-view: cannot rebuild the index: %s\n", err.msg);
-        __atomic_add_fetch(&s->index_generation, 1, __ATOMIC_SEQ_CST);
-        return -1;
-    }
+    if (xpv_index_open(s->db_path, s->root_abs, &bg.db, NULL, &err) != 0)
+        return rebuild_failed("cannot rebuild the index", &err);
     remember_file(s);
     *last = 0; /* the new index has no profile: register them all */
-    int registered = xpv_indexer_register(bg.db, bg.cur, &err);
+    if (xpv_indexer_register(bg.db, bg.cur, &err) < 0) return rebuild_failed("rebuild", &err);
     /* Even again: serving threads move to the new file only now, so they
      * find every profile listed (pending until indexed), never an empty
      * index. */
-    __atomic_add_fetch(&s->index_generation, 1, __ATOMIC_SEQ_CST);
-    if (registered < 0) {
-        fprintf(stderr, "xprof-view: rebuild: %s\n", err.msg);
-        return 0;
-    }
+    generation_even(s);
     if (run_once(s, bg.cur) == 0) *last = fingerprint(bg.cur);
     remember_file(s);
     return 0;

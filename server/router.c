@@ -43,6 +43,12 @@ static const char *path_problem(const char *url)
 static void index_failure(xpv_server *s, xpv_reply *r)
 {
     xpv_err err = {{0}};
+    if (xpv_server_rebuilding(s)) { /* the damage is known: no report */
+        xpv_reply_free(r);
+        xpv_reply_init(r);
+        xpv_reply_error(r, 503, "the index is being rebuilt; try again shortly");
+        return;
+    }
     sqlite3 *db = xpv_server_db(s, &err);
     int code = db ? sqlite3_errcode(db) & 0xff : SQLITE_CANTOPEN;
     if (code == SQLITE_BUSY || code == SQLITE_LOCKED) {

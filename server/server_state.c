@@ -34,10 +34,33 @@ static void make_db_key(void)
     pthread_key_create(&db_key, close_thread_db);
 }
 
-static sqlite3 *rebuilding(xpv_err *err)
+int xpv_server_rebuilding(xpv_server *s)
 {
-    xpv_err_set(err, "the index is being rebuilt; try again shortly");
-    return NULL;
+    return __atomic_load_n(&s->index_generation, __ATOMIC_SEQ_CST) & 1;
+}
+
+/* A read makes SQLite open the -wal and -shm files (by path), so the
+ * generation is checked again after it: everything this connection holds
+ * is then of the file the generation names. A file SQLite cannot read is
+ * reported, so that the indexer checks it. */
+int xpv_server_open_reader(xpv_server *s, sqlite3 **db, xpv_err *err)
+{
+    static const char rebuilding[] = "the index is being rebuilt; try again shortly";
+    int generation = __atomic_load_n(&s->index_generation, __ATOMIC_SEQ_CST);
+    *db = NULL;
+    if (generation & 1) return xpv_err_set(err, "%s", rebuilding);
+    if (xpv_index_open_reader(s->db_path, db, err) != 0) return -1;
+    int rc = xpv_index_first_read(*db, err);
+    if (rc != SQLITE_OK) {
+        if ((rc & 0xff) == SQLITE_CORRUPT || (rc & 0xff) == SQLITE_NOTADB)
+            xpv_server_index_damaged(s);
+    } else if (__atomic_load_n(&s->index_generation, __ATOMIC_SEQ_CST) != generation) {
+        rc = xpv_err_set(err, "%s", rebuilding);
+    }
+    if (rc == SQLITE_OK) return generation;
+    sqlite3_close_v2(*db);
+    *db = NULL;
+    return -1;
 }
 
 sqlite3 *xpv_server_db(xpv_server *s, xpv_err *err)
@@ -54,16 +77,7 @@ sqlite3 *xpv_server_db(xpv_server *s, xpv_err *err)
      * are finalized, and the connection's address is not reused before. */
     sqlite3_close_v2(t->db);
     t->db = NULL;
-    if (generation & 1) return rebuilding(err);
-    if (xpv_index_open_reader(s->db_path, &t->db, err) != 0) return NULL;
-    /* The rebuild may have begun while the file was opened: this could be
-     * the new file before its profiles are listed. */
-    if (__atomic_load_n(&s->index_generation, __ATOMIC_SEQ_CST) != generation) {
-        sqlite3_close_v2(t->db);
-        t->db = NULL;
-        return rebuilding(err);
-    }
-    t->generation = generation;
+    t->generation = xpv_server_open_reader(s, &t->db, err);
     return t->db;
 }
 

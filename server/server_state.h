@@ -69,6 +69,14 @@ void xpv_server_init(xpv_server *s, const xpv_server_options *o, const char *db_
  * or while the index is being made anew. */
 sqlite3 *xpv_server_db(xpv_server *s, xpv_err *err);
 
+/* 1 while the indexer makes the index file anew (the generation is odd). */
+int xpv_server_rebuilding(xpv_server *s);
+
+/* Opens a read-only connection on the index, for a request's thread or a
+ * streamed answer: the generation it belongs to, or -1 (with err) when the
+ * file cannot be read or is being made anew. */
+int xpv_server_open_reader(xpv_server *s, sqlite3 **db, xpv_err *err);
+
 /* The index was found deleted, replaced, truncated or damaged by a request:
  * the indexer thread checks it and rebuilds it (background_index.c). */
 void xpv_server_index_damaged(xpv_server *s);

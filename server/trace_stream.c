@@ -143,7 +143,7 @@ void xpv_trace_stream_reply(xpv_server *s, struct MHD_Connection *c, int64_t id,
     }
     if (xpv_http_etag_matches(c, r->etag)) return; /* xpv_http_send answers 304 */
     trace_stream *t = xpv_xcalloc(1, sizeof *t);
-    if (xpv_index_open_reader(s->db_path, &t->db, &err) != 0 ||
+    if (xpv_server_open_reader(s, &t->db, &err) < 0 ||
         !(t->cursor = xpv_trace_cursor_open(t->db, id, &err))) {
         stream_free(t);
         {

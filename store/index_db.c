@@ -361,6 +361,13 @@ int xpv_index_open_reader(const char *db_path, sqlite3 **out, xpv_err *err)
     return 0;
 }
 
+int xpv_index_first_read(sqlite3 *db, xpv_err *err)
+{
+    int rc = sqlite3_exec(db, "PRAGMA schema_version", NULL, NULL, NULL);
+    if (rc != SQLITE_OK) xpv_err_set(err, "cannot read the index: %s", sqlite3_errmsg(db));
+    return rc;
+}
+
 int64_t xpv_index_data_version(sqlite3 *db, sqlite3_stmt **stmt)
 {
     if (!*stmt && sqlite3_prepare_v2(db, "PRAGMA data_version", -1, stmt, NULL) != SQLITE_OK)

@@ -57,6 +57,11 @@ void xpv_index_remove(const char *db_path);
 int xpv_index_register_functions(sqlite3 *db);
 /* Opens an existing index read-only for a serving thread. */
 int xpv_index_open_reader(const char *db_path, sqlite3 **out, xpv_err *err);
+
+/* The connection's first read (the schema version), which opens the -wal
+ * and -shm files beside the index. Returns SQLite's result code, with err
+ * set when it is not SQLITE_OK. */
+int xpv_index_first_read(sqlite3 *db, xpv_err *err);
 /* SQLite's data_version of db: it changes when another connection commits,
  * which is when answers cached for db go stale. *stmt keeps the prepared
  * statement between calls (NULL at first; sqlite3_finalize it with db).

@@ -77,8 +77,8 @@ def statuses_while_rebuilt(port, db, before, cut):
         while not done.is_set():
             try:
                 status, _ = get_json(port, "/api/profiles/latest/kernels?limit=1000")
-            except OSError as e:
-                status = "dropped: %s" % e
+            except Exception as e:  # noqa: BLE001 (a dropped socket, a broken answer)
+                status = "%s: %s" % (type(e).__name__, e)
             seen.add(status)
 
     def rebuilt():
