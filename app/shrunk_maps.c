@@ -11,6 +11,7 @@
 #define _GNU_SOURCE
 #include "shrunk_maps.h"
 
+#include <errno.h>
 #include <signal.h>
 #include <stdint.h>
 #include <string.h>
@@ -20,10 +21,13 @@
 static long page_size;    /* set once, before the handler can run */
 static long zeroed_pages; /* atomic */
 
-static void give_up(void)
+/* Not a page past a file's end: the default action, as without the guard.
+ * A fault repeats when the handler returns and ends the process with its
+ * own details; a SIGBUS sent by kill() is raised again. */
+static void give_up(const siginfo_t *si)
 {
     signal(SIGBUS, SIG_DFL);
-    raise(SIGBUS);
+    if (si->si_code <= 0) raise(SIGBUS);
 }
 
 static void on_sigbus(int sig, siginfo_t *si, void *uctx)
@@ -32,20 +36,23 @@ static void on_sigbus(int sig, siginfo_t *si, void *uctx)
                                "its missing pages read as zeros\n";
     (void)sig, (void)uctx;
     if (si->si_code != BUS_ADRERR || !si->si_addr) {
-        give_up();
+        give_up(si);
         return;
     }
+    int saved_errno = errno;
     uintptr_t page = (uintptr_t)si->si_addr & ~((uintptr_t)page_size - 1);
     void *zero = mmap((void *)page, (size_t)page_size, PROT_READ,
                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
     if (zero == MAP_FAILED) {
-        give_up();
+        errno = saved_errno;
+        give_up(si);
         return;
     }
     if (__atomic_add_fetch(&zeroed_pages, 1, __ATOMIC_RELAXED) == 1) {
         ssize_t w = write(STDERR_FILENO, said, sizeof said - 1);
         (void)w;
     }
+    errno = saved_errno;
 }
 
 int xpv_shrunk_maps_guard(void)

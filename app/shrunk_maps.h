@@ -9,8 +9,11 @@
  * is rebuilt), an event block fails its checksum, and a reader that checks
  * its file's size after reading reports that the file changed.
  *
- * Invariants: only BUS_ADRERR (an address past a file's end) is absorbed;
- * any other SIGBUS still ends the process as it would have.
+ * Invariants: only BUS_ADRERR is absorbed (an address past a file's end,
+ * or a mapped page the disk could not read, which reads as zeros too); any
+ * other SIGBUS still ends the process as it would have. Zeros are never
+ * trusted: whoever maps a file checks it after reading (its size and
+ * modification time, or checksums) and fails rather than answer from them.
  */
 #ifndef XPV_SHRUNK_MAPS_H
 #define XPV_SHRUNK_MAPS_H

@@ -63,7 +63,19 @@ static int map_file(const file_row *fr, xpv_hlo_file *f, xpv_err *err)
         f->map = NULL;
         return xpv_err_set(err, "cannot map %s: %m", fr->path);
     }
+    f->path = xpv_xstrdup(fr->path);
+    f->mtime_ns = mtime;
     return 0;
+}
+
+int xpv_hlo_file_unchanged(const xpv_hlo_file *f, xpv_err *err)
+{
+    struct stat sb;
+    if (!f->path) return 0;
+    if (stat(f->path, &sb) == 0 && (size_t)sb.st_size == f->size &&
+        (int64_t)sb.st_mtim.tv_sec * 1000000000LL + sb.st_mtim.tv_nsec == f->mtime_ns)
+        return 0;
+    return xpv_err_set(err, "%s changed while it was read; it is being indexed again", f->path);
 }
 
 /* A blob's program_id is its metadata id. Old JAX wrote the program id
@@ -106,6 +118,7 @@ void xpv_hlo_file_close(xpv_hlo_file *f)
 {
     if (f->map) munmap(f->map, f->size);
     free(f->blobs);
+    free(f->path);
     memset(f, 0, sizeof *f);
 }
 
@@ -212,6 +225,7 @@ int xpv_hlo_file_answer(sqlite3 *db, int64_t id, const char *module, const xpv_h
         else
             a->list(a->ctx, &f, out);
     }
+    if (xpv_hlo_file_unchanged(&f, &err) != 0) status = xpv_api_error(out, 500, "%s", err.msg);
     xpv_hlo_file_close(&f);
     return status;
 }

@@ -30,12 +30,19 @@ typedef struct {
                           * program_id the one its name gives, "(18566)",
                           * or else its metadata id */
     size_t n;
+    char *path;       /* the file mapped, as it was when mapped: */
+    int64_t mtime_ns; /* see xpv_hlo_file_unchanged */
 } xpv_hlo_file;
 
 /* Maps profile id's file and finds its modules. Returns 1 (f filled, n may
  * be 0), 0 when the profile is not an xplane or has no modules (f empty),
  * or -1 with err. */
 int xpv_hlo_file_open(sqlite3 *db, int64_t id, xpv_hlo_file *f, xpv_err *err);
+
+/* 0 when f's file still has the size and time it was mapped with; -1 with
+ * err when it changed, since its pages may have read as zeros meanwhile
+ * (app/shrunk_maps.h): what was decoded from them must not be answered. */
+int xpv_hlo_file_unchanged(const xpv_hlo_file *f, xpv_err *err);
 void xpv_hlo_file_close(xpv_hlo_file *f);
 /* The module named `module`: its metadata name ("jit_dot(79)"), its
  * program id in decimal ("79"), its HloModule name and program id

@@ -661,14 +661,21 @@ int xpv_claims_xplane(const xpv_sniff_input *in)
     return xpv_sniff_name_ends(in, ".xplane.pb");
 }
 
-/* A file cut shorter while mapped read as zeros past its new end (see
- * app/shrunk_maps.h): whatever was decoded from it is not the file. */
-static int cut_shorter(int fd, off_t mapped, xpv_err *err)
+/* A file cut shorter or rewritten while mapped: its pages past the new
+ * end read as zeros (see app/shrunk_maps.h), others as the new bytes, so
+ * whatever was decoded from it is not one file. */
+static int changed_while_read(int fd, const struct stat *before, xpv_err *err)
 {
     struct stat now;
-    if (fstat(fd, &now) != 0 || now.st_size >= mapped) return 0;
-    xpv_err_set(err, "the file was cut from %lld to %lld bytes while it was read",
-                (long long)mapped, (long long)now.st_size);
+    if (fstat(fd, &now) != 0) {
+        xpv_err_set(err, "cannot stat after reading: %s", strerror(errno));
+        return 1;
+    }
+    if (now.st_size == before->st_size && now.st_mtim.tv_sec == before->st_mtim.tv_sec &&
+        now.st_mtim.tv_nsec == before->st_mtim.tv_nsec)
+        return 0;
+    xpv_err_set(err, "the file changed while it was read (%lld bytes, now %lld)",
+                (long long)before->st_size, (long long)now.st_size);
     return 1;
 }
 
@@ -700,7 +707,7 @@ int xpv_read_xplane(const char *path, xpv_sink *sink, xpv_err *err)
     if (attribution_off()) rd.attrib_state = -1;
     xpl_plane_init(&rd.pl, sink);
     int rc = read_space(&rd, map, (size_t)st.st_size, err);
-    if (cut_shorter(fd, st.st_size, err)) rc = -1;
+    if (changed_while_read(fd, &st, err)) rc = -1;
     close(fd);
     if (rc == 0) xpv_attrib_report(rd.attrib, rd.unplaceable);
     if (rc == 0)

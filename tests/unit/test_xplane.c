@@ -424,8 +424,8 @@ static void test_file_cut_while_read(void)
     xpv_err err = {{0}};
     CU_ASSERT_EQUAL(xpv_reader_for(XPV_FMT_XPLANE)(path, (xpv_sink *)&rec, &err), -1);
     CU_ASSERT_PTR_NULL(cut_on_first_event);
-    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "cut from"));
-    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "to 0 bytes while it was read"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "changed while it was read"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "now 0)"));
     CU_ASSERT(xpv_shrunk_maps_pages() > zeroed);
 }
 
