@@ -327,6 +327,11 @@ int xpv_hlo_derived_any(sqlite3 *db, int64_t profile_id, xpv_err *err)
     return found;
 }
 
+int xpv_hlo_derived_unchanged(const xpv_hlo_derived *d, xpv_err *err)
+{
+    return xpv_hlo_file_unchanged(&d->f, err);
+}
+
 void xpv_hlo_derived_free(xpv_hlo_derived *d)
 {
     if (!d) return;

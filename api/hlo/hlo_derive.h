@@ -63,6 +63,9 @@ int xpv_hlo_derived_cost(xpv_hlo_derived *d, uint64_t program, const char *name,
  * open), 0 when unknown, -1 with err. */
 int xpv_hlo_derived_opcode(xpv_hlo_derived *d, uint64_t program, const char *name, size_t len,
                            xpv_hlo_str *opcode, xpv_err *err);
+/* 0 when d's file is still as it was when mapped, -1 with err when it
+ * changed (xpv_hlo_file_unchanged): what d gave must then be dropped. */
+int xpv_hlo_derived_unchanged(const xpv_hlo_derived *d, xpv_err *err);
 void xpv_hlo_derived_free(xpv_hlo_derived *d);
 /* 1 when profile id's modules hold an op (not inside a fusion) whose FLOPs
  * and bytes derive and whose name is one of the profile's strings (what

@@ -543,6 +543,18 @@ static int derive_opcode(xpv_hlo_derived *d, profile_ctx *p, local_op *o, xpv_er
     return rc < 0 ? -1 : 0;
 }
 
+/* The modules' file changed while they were read, so its pages may have
+ * read as zeros: nothing derived from them stands. */
+static void forget_derived(profile_ctx *p)
+{
+    for (size_t i = 0; i < p->nops; i++) {
+        local_op *o = &p->ops[i];
+        if (o->flops_derived) o->flops = 0, o->has_flops = o->flops_derived = 0;
+        if (o->bytes_derived) o->bytes = 0, o->has_bytes = o->bytes_derived = 0;
+        if (!o->category) o->opcode = 0;
+    }
+}
+
 /* Gives the ops that carry no flops the FLOPs (and bytes, where they
  * carry none) derived from the profile's modules, and those that carry
  * no category their opcode. A profile whose modules cannot be read keeps
@@ -560,6 +572,7 @@ static void derive_from_modules(sqlite3 *db, profile_ctx *p)
         if (!o->has_prog) continue;
         if (derive_cost(d, p, o, &err) < 0 || derive_opcode(d, p, o, &err) < 0) break;
     }
+    if (d && !err.msg[0] && xpv_hlo_derived_unchanged(d, &err) != 0) forget_derived(p);
     if (err.msg[0]) p->derive_error = xpv_xstrdup(err.msg);
     xpv_hlo_derived_free(d);
 }

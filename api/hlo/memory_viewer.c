@@ -487,6 +487,10 @@ xpv_table *xpv_tool_memory_viewer(sqlite3 *db, const xpv_tool_scope *s, xpv_err 
     const xpv_hlo_blob *only = s->module ? xpv_hlo_file_find(&f, s->module) : NULL;
     for (size_t i = 0; i < f.n; i++)
         if (!s->module || &f.blobs[i] == only) tool_row(t, &f, &f.blobs[i]);
+    if (xpv_hlo_file_unchanged(&f, err) != 0) {
+        xpv_table_free(t);
+        t = NULL;
+    }
     xpv_hlo_file_close(&f);
     return t;
 }

@@ -20,6 +20,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 
 enum { TPU = 1, TPU2 = 2, GPU = 3, TORCH = 4, PROTOS = 6 };
@@ -221,6 +222,26 @@ static void resolves(sqlite3 *db, const char *name, const char *meta, uint64_t w
     xpv_hlo_file_close(&f);
 }
 
+/* A file touched while it is mapped is no longer trusted: its pages may
+ * have read as zeros (app/shrunk_maps.h). */
+static void changed_while_open(sqlite3 *db, const char *dir)
+{
+    xpv_hlo_file f;
+    xpv_err err = {{0}};
+    CU_ASSERT_EQUAL_FATAL(xpv_hlo_file_open(db, PROTOS, &f, &err), 1);
+    CU_ASSERT_EQUAL(xpv_hlo_file_unchanged(&f, &err), 0);
+    char path[4096];
+    snprintf(path, sizeof path, "%s/profiles/p6", dir);
+    struct timespec later[2] = {{0, UTIME_OMIT}, {f.mtime_ns / 1000000000 + 5, 0}};
+    CU_ASSERT_EQUAL(utimensat(AT_FDCWD, path, later, 0), 0);
+    CU_ASSERT_EQUAL(xpv_hlo_file_unchanged(&f, &err), -1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "changed while it was read"));
+    xpv_hlo_file_close(&f);
+    /* and once it changed, it is not opened until indexed again */
+    CU_ASSERT_EQUAL(xpv_hlo_file_open(db, PROTOS, &f, &err), -1);
+    write_protos_file(db, dir); /* as indexed again */
+}
+
 static void test_protos(void)
 {
     const char *dir = xpv_test_tmpdir();
@@ -262,6 +283,7 @@ static void test_protos(void)
     resolves(db, "3", "jit_init(3)", 3);
     resolves(db, "40", NULL, 0);
     resolves(db, "6", "jit_dup(6)", 6);
+    changed_while_open(db, dir);
     /* two hosts with the same modules list each once */
     answer(db, (int64_t[]){PROTOS, PROTOS}, 2, 200,
            "[\"gemm_fusion_dot.1\",\"jit_dot(21)\",\"jit_dup\",\"jit_dup(5)\",\"jit_dup(6)\","
