@@ -48,6 +48,7 @@
 #define COALESCE_MAX_MS 250         /* ...but a steady stream still gets walked */
 #define INDEX_CHECK_MS 1000         /* how often the index file is looked at */
 #define INDEX_NICE 5                /* the indexing thread's nice value */
+#define REBUILD_RETRY_MAX_S 30      /* the longest wait before a failed rebuild is retried */
 
 static struct {
     pthread_t thread;
@@ -70,6 +71,8 @@ static struct {
     xpv_idset indexed;         /* profiles indexed in the current run */
     xpv_idset to_warm;         /* profiles whose findings are still to keep */
     double last_progress_event;
+    double rebuild_wait; /* seconds before a failed rebuild is tried again, 0 none */
+    double rebuild_due;  /* when it is (monotonic seconds) */
 } bg = {.done_mu = PTHREAD_MUTEX_INITIALIZER, .done_cv = PTHREAD_COND_INITIALIZER};
 
 /* The stop flag is written by the main thread: read it atomically. */
@@ -338,13 +341,16 @@ static void generation_even(xpv_server *s)
         __atomic_add_fetch(&s->index_generation, 1, __ATOMIC_SEQ_CST);
 }
 
-/* A rebuild that failed is tried again at the next look at the file: as
- * remembered, the file is always "replaced". Serving threads answer 503
- * until then. */
+/* A rebuild that failed is tried again after a wait that doubles, up to
+ * REBUILD_RETRY_MAX_S (a missing cache folder fails every time); serving
+ * threads answer 503 until one succeeds. */
 static int rebuild_failed(const char *what, const xpv_err *err)
 {
-    fprintf(stderr, "xprof-view: %s: %s\n", what, err->msg);
-    memset(&bg.file, 0, sizeof bg.file);
+    bg.rebuild_wait = bg.rebuild_wait > 0 ? bg.rebuild_wait * 2 : 1;
+    if (bg.rebuild_wait > REBUILD_RETRY_MAX_S) bg.rebuild_wait = REBUILD_RETRY_MAX_S;
+    bg.rebuild_due = xpv_now_mono() + bg.rebuild_wait;
+    fprintf(stderr, "xprof-view: %s: %s; trying again in %.0f s\n", what, err->msg,
+            bg.rebuild_wait);
     return -1;
 }
 
@@ -371,6 +377,7 @@ static int rebuild(xpv_server *s, const char *why, uint64_t *last)
      * find every profile listed (pending until indexed), never an empty
      * index. */
     generation_even(s);
+    bg.rebuild_wait = 0;
     if (run_once(s, bg.cur) == 0) *last = fingerprint(bg.cur);
     remember_file(s);
     return 0;
@@ -472,10 +479,23 @@ static int next_wait_ms(void)
     return ms > INDEX_CHECK_MS ? INDEX_CHECK_MS : (int)ms;
 }
 
+/* How long to sleep before a failed rebuild is tried again. */
+static int retry_wait_ms(void)
+{
+    double ms = (bg.rebuild_due - xpv_now_mono()) * 1000 + 1;
+    return ms < 1 ? 1 : ms > INDEX_CHECK_MS ? INDEX_CHECK_MS : (int)ms;
+}
+
 static void follow(xpv_server *s, uint64_t last)
 {
     double last_walk = xpv_now_mono();
     while (!stopping(s)) {
+        if (bg.rebuild_wait > 0) { /* no index to warm, walk or check */
+            xpv_watch_wait(bg.watch, retry_wait_ms());
+            if (!stopping(s) && xpv_now_mono() >= bg.rebuild_due)
+                rebuild(s, "not rebuilt yet", &last);
+            continue;
+        }
         /* Findings are warmed only while no file waits: a file settling or
          * a change seen first walks and indexes, then warming resumes. */
         int warm = bg.to_warm.n > 0 && xpv_settle_count(bg.settle) == 0;
@@ -616,7 +636,7 @@ int xpv_bg_index_stop(xpv_server *s, double wait_seconds)
         if (pthread_cond_timedwait(&bg.done_cv, &bg.done_mu, &until) == ETIMEDOUT) {
             if (interrupted) break;
             /* Cut a long SQLite step short; the profile stays pending. */
-            sqlite3_interrupt(bg.db);
+            if (bg.db) sqlite3_interrupt(bg.db); /* NULL while a rebuild opens it */
             interrupted = 1;
             until.tv_sec += 1;
         }

@@ -40,16 +40,16 @@ static const char *path_problem(const char *url)
 /* A 500 that SQLite's last error explains is the index's state, not a
  * bug: locked by another process (try again), or damaged (the indexer
  * checks it and rebuilds it). Either way the client gets a 503. */
-static void index_failure(xpv_server *s, xpv_reply *r)
+static void index_failure(xpv_server *s, sqlite3 *db, xpv_reply *r)
 {
     xpv_err err = {{0}};
-    if (xpv_server_rebuilding(s)) { /* the damage is known: no report */
+    if (!db) db = xpv_server_db(s, &err); /* a route that reads no index */
+    if (xpv_server_rebuilding(s)) {       /* the damage is known: no report */
         xpv_reply_free(r);
         xpv_reply_init(r);
         xpv_reply_error(r, 503, "the index is being rebuilt; try again shortly");
         return;
     }
-    sqlite3 *db = xpv_server_db(s, &err);
     int code = db ? sqlite3_errcode(db) & 0xff : SQLITE_CANTOPEN;
     if (code == SQLITE_BUSY || code == SQLITE_LOCKED) {
         xpv_reply_free(r);
@@ -102,6 +102,8 @@ static int route(xpv_server *s, struct MHD_Connection *c, const char *url, const
         q->c = c;
         q->rest = "";
         answer_row(q, caps, ncaps, r);
+        /* the connection the answer failed on says why, not a new one */
+        if (r->status == 500) index_failure(s, q->db, r);
         xpv_route_free_params(q);
     }
     int found = q->route != NULL;
@@ -135,10 +137,7 @@ static void answer(xpv_server *s, struct MHD_Connection *c, const char *url, con
         xpv_reply_error(r, 400, "%s", problem);
         return;
     }
-    if (route(s, c, url, method, r)) {
-        if (r->status == 500) index_failure(s, r);
-        return;
-    }
+    if (route(s, c, url, method, r)) return;
     xpv_static_reply(url, r);
 }
 

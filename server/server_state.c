@@ -51,10 +51,12 @@ int xpv_server_open_reader(xpv_server *s, sqlite3 **db, xpv_err *err)
     if (generation & 1) return xpv_err_set(err, "%s", rebuilding);
     if (xpv_index_open_reader(s->db_path, db, err) != 0) return -1;
     int rc = xpv_index_first_read(*db, err);
+    int now = __atomic_load_n(&s->index_generation, __ATOMIC_SEQ_CST);
     if (rc != SQLITE_OK) {
-        if ((rc & 0xff) == SQLITE_CORRUPT || (rc & 0xff) == SQLITE_NOTADB)
+        /* unless a rebuild began meanwhile, whose half-made file it read */
+        if (((rc & 0xff) == SQLITE_CORRUPT || (rc & 0xff) == SQLITE_NOTADB) && now == generation)
             xpv_server_index_damaged(s);
-    } else if (__atomic_load_n(&s->index_generation, __ATOMIC_SEQ_CST) != generation) {
+    } else if (now != generation) {
         rc = xpv_err_set(err, "%s", rebuilding);
     }
     if (rc == SQLITE_OK) return generation;

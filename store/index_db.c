@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -225,11 +226,16 @@ static int create_schema(sqlite3 *db, const char *profile_dir, xpv_err *err)
 {
     if (xpv_db_exec(db, "BEGIN", err) || xpv_db_exec(db, SCHEMA_SQL, err)) return -1;
     sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(db, "INSERT INTO meta VALUES('schema_version', ?1),('profile_dir', ?2)",
+    if (sqlite3_prepare_v2(db,
+                           "INSERT INTO meta VALUES('schema_version', ?1),('profile_dir', ?2),"
+                           "('created_ns', ?3)",
                            -1, &st, NULL) != SQLITE_OK)
         return xpv_db_error(err, db);
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
     sqlite3_bind_int(st, 1, XPV_SCHEMA_VERSION);
     sqlite3_bind_text(st, 2, profile_dir, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int64(st, 3, (int64_t)now.tv_sec * 1000000000 + now.tv_nsec);
     int rc = sqlite3_step(st);
     sqlite3_finalize(st);
     if (rc != SQLITE_DONE) return xpv_db_error(err, db);
@@ -359,6 +365,18 @@ int xpv_index_open_reader(const char *db_path, sqlite3 **out, xpv_err *err)
     sqlite3_exec(db, "PRAGMA mmap_size=17179869184; PRAGMA cache_size=-16384", NULL, NULL, NULL);
     *out = db;
     return 0;
+}
+
+int64_t xpv_index_created_ns(sqlite3 *db)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key='created_ns'", -1, &st, NULL) !=
+        SQLITE_OK)
+        return -1;
+    int rc = sqlite3_step(st);
+    int64_t ns = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : rc == SQLITE_DONE ? 0 : -1;
+    sqlite3_finalize(st);
+    return ns;
 }
 
 int xpv_index_first_read(sqlite3 *db, xpv_err *err)

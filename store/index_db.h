@@ -58,6 +58,11 @@ int xpv_index_register_functions(sqlite3 *db);
 /* Opens an existing index read-only for a serving thread. */
 int xpv_index_open_reader(const char *db_path, sqlite3 **out, xpv_err *err);
 
+/* When this index file was created (ns since the epoch): two connections
+ * on the same path read the same file when it is equal. 0 for an index
+ * made before it was kept, -1 when it cannot be read. */
+int64_t xpv_index_created_ns(sqlite3 *db);
+
 /* The connection's first read (the schema version), which opens the -wal
  * and -shm files beside the index. Returns SQLite's result code, with err
  * set when it is not SQLITE_OK. */

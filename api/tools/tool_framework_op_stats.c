@@ -513,7 +513,8 @@ typedef struct {
     xpv_err *errs;
     int *rc;
     atomic_size_t next;
-    const char *path; /* the index, for the helpers' own connections */
+    const char *path;   /* the index, for the helpers' own connections... */
+    int64_t created_ns; /* ...which must find the file the request reads */
 } par_job;
 
 /* Reads profiles of the job until none is left. */
@@ -528,8 +529,10 @@ static void *par_helper(void *arg)
     par_job *j = arg;
     sqlite3 *db = NULL;
     xpv_err err = {{0}};
-    /* A helper that cannot open leaves its share to the others. */
-    if (xpv_index_open_reader(j->path, &db, &err) == 0) par_take(j, db);
+    /* A helper that cannot open, or opens a file rebuilt since the request
+     * began (its hosts pending), leaves its share to the others. */
+    if (xpv_index_open_reader(j->path, &db, &err) == 0 && xpv_index_created_ns(db) == j->created_ns)
+        par_take(j, db);
     if (db) sqlite3_close(db);
     return NULL;
 }
@@ -554,7 +557,7 @@ static int read_all(sqlite3 *db, const xpv_tool_scope *s, op_rows *rows, xpv_err
             if (read_profile(db, s->ids[i], rows, 0, err) != 0) return -1;
         return 0;
     }
-    par_job j = {.ids = s->ids, .n = s->n, .path = path};
+    par_job j = {.ids = s->ids, .n = s->n, .path = path, .created_ns = xpv_index_created_ns(db)};
     j.rows = xpv_xcalloc(s->n, sizeof *j.rows);
     j.errs = xpv_xcalloc(s->n, sizeof *j.errs);
     j.rc = xpv_xcalloc(s->n, sizeof *j.rc);

@@ -131,6 +131,30 @@ def test_index_truncated_is_rebuilt():
     assert proc.poll() is None
 
 
+def test_index_folder_removed_then_back():
+    """The index's folder removed: every rebuild fails until it is back,
+    tried again after a doubling wait (not in a loop that floods the log),
+    and answers meanwhile are 503s; then the index is rebuilt."""
+    folder, where = generate(), e2e.tmpdir()
+    db = os.path.join(where, "cache", "i.sqlite")
+    os.makedirs(os.path.dirname(db))
+    log = open(os.path.join(e2e.tmpdir(), "log"), "w+")
+    proc, port = serve(folder, db, log)
+    e2e.wait_indexed(port)
+    before = kernels(port)
+    shutil.rmtree(os.path.dirname(db))
+    wait_for(lambda: "trying again in 2 s" in open(log.name).read(), "a second failed rebuild")
+    status, _ = get_json(port, "/api/profiles/latest/kernels?limit=1000")
+    assert status == 503, status
+    os.makedirs(os.path.dirname(db))
+    wait_for(lambda: get_json(port, "/api/profiles/latest/kernels?limit=1000")[1] == before,
+             "the index to be rebuilt in its folder, back")
+    log.seek(0)
+    tries = log.read().count("rebuilding it")
+    assert 3 <= tries <= 6, tries  # 0 s, 1 s, 3 s, (7 s): not a busy loop
+    assert proc.poll() is None
+
+
 def test_write_lock_held_by_another_process():
     folder, db = generate(), os.path.join(e2e.tmpdir(), "i.sqlite")
     proc, port = serve(folder, db)
@@ -235,6 +259,7 @@ def teardown():
 if __name__ == "__main__":
     try:
         e2e.main([test_index_deleted_is_rebuilt, test_index_truncated_is_rebuilt,
+                  test_index_folder_removed_then_back,
                   test_write_lock_held_by_another_process,
                   test_profile_deleted_while_indexed_and_folder_removed,
                   test_file_size_limit_during_extract_and_indexing,
