@@ -365,6 +365,11 @@ static int rebuild(xpv_server *s, const char *why, uint64_t *last)
     generation_odd(s);
     sqlite3_close_v2(bg.db);
     bg.db = NULL;
+    /* The cache folder is ours to make again, as at start-up (someone
+     * cleaned ~/.cache); a folder given with --db is not. */
+    char cache[XPV_SERVER_PATH_MAX];
+    if (!bg.opts->db_path && xpv_index_cache_dir(cache, sizeof cache, &err) != 0)
+        return rebuild_failed("cannot make the cache folder again", &err);
     /* Opening checks the file again under the opening lock: a damaged one
      * is removed and made anew, and one that another server on the same
      * folder has just rebuilt is taken as it is. */

@@ -155,6 +155,23 @@ def test_index_folder_removed_then_back():
     assert proc.poll() is None
 
 
+def test_cache_folder_removed_is_made_again():
+    """The default cache folder removed (someone cleaned ~/.cache): the
+    rebuild makes it again, as start-up does, and answers as before."""
+    folder, cache = generate(), e2e.tmpdir()
+    port = e2e.free_port()
+    proc = subprocess.Popen([e2e.BIN, "--profile-dir", folder, "--port", str(port),
+                             "--perfetto-port", "0"], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, env=dict(os.environ, XDG_CACHE_HOME=cache))
+    PROCS.append(proc)
+    e2e.wait_indexed(port)
+    before = kernels(port)
+    shutil.rmtree(os.path.join(cache, "xprof-view"))
+    wait_for(lambda: get_json(port, "/api/profiles/latest/kernels?limit=1000")[1] == before and
+             os.path.isdir(os.path.join(cache, "xprof-view")), "the cache folder to be back")
+    assert proc.poll() is None
+
+
 def test_write_lock_held_by_another_process():
     folder, db = generate(), os.path.join(e2e.tmpdir(), "i.sqlite")
     proc, port = serve(folder, db)
@@ -259,7 +276,7 @@ def teardown():
 if __name__ == "__main__":
     try:
         e2e.main([test_index_deleted_is_rebuilt, test_index_truncated_is_rebuilt,
-                  test_index_folder_removed_then_back,
+                  test_index_folder_removed_then_back, test_cache_folder_removed_is_made_again,
                   test_write_lock_held_by_another_process,
                   test_profile_deleted_while_indexed_and_folder_removed,
                   test_file_size_limit_during_extract_and_indexing,
