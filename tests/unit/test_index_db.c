@@ -46,12 +46,15 @@ static void test_fresh_then_kept(void)
     sqlite3 *db = open_ok(&rebuilt);
     CU_ASSERT_PTR_NOT_NULL_FATAL(db);
     CU_ASSERT_EQUAL(rebuilt, 0);
+    int64_t created = xpv_index_created_ns(db);
+    CU_ASSERT(created > 0);
     xpv_err err = {{0}};
     CU_ASSERT_EQUAL(xpv_db_exec(db, "INSERT INTO profiles(id, path) VALUES(1, 'x')", &err), 0);
     sqlite3_close(db);
     db = open_ok(&rebuilt);
     CU_ASSERT_EQUAL(rebuilt, 0);
     CU_ASSERT_EQUAL(xpv_test_int(db, "SELECT count(*) FROM profiles"), 1);
+    CU_ASSERT_EQUAL(xpv_index_created_ns(db), created); /* the same file: the same mark */
     sqlite3_close(db);
 }
 
@@ -95,6 +98,7 @@ static void test_other_version_rebuilt(void)
     setup_paths();
     int rebuilt;
     sqlite3 *db = open_ok(&rebuilt);
+    int64_t created = xpv_index_created_ns(db);
     xpv_err err = {{0}};
     xpv_db_exec(db,
                 "INSERT INTO profiles(id, path) VALUES(1, 'x');"
@@ -106,6 +110,8 @@ static void test_other_version_rebuilt(void)
     CU_ASSERT_EQUAL(xpv_test_int(db, "SELECT count(*) FROM profiles"), 0);
     CU_ASSERT_EQUAL(xpv_test_int(db, "SELECT value FROM meta WHERE key='schema_version'"),
                     XPV_SCHEMA_VERSION);
+    /* a rebuilt file is told apart from the one it replaced */
+    CU_ASSERT(xpv_index_created_ns(db) > created);
     sqlite3_close(db);
 }
 
