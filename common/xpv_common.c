@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -258,6 +259,11 @@ void xpv_sort(void *base, size_t n, size_t size, int (*cmp)(const void *, const 
     while (in_order < n && cmp(v + (in_order - 1) * size, v + in_order * size) <= 0)
         in_order++;
     if (in_order < n) qsort(base, n, size, cmp);
+}
+
+int64_t xpv_mtime_ns(const struct stat *st)
+{
+    return (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec;
 }
 
 double xpv_now_mono(void)

@@ -50,6 +50,11 @@ typedef struct {
 
 /* Arithmetic that clamps at the int64 range instead of overflowing, for
  * times read from files that may hold anything. */
+/* A file's modification time in ns since the epoch: what the index keeps
+ * to tell a file changed. */
+struct stat;
+int64_t xpv_mtime_ns(const struct stat *st);
+
 static inline int64_t xpv_sat_add_i64(int64_t a, int64_t b)
 {
     int64_t r;

@@ -215,7 +215,7 @@ static int reuse_known(walk_state *w, const char *rel, const struct stat *st)
 {
     if (!w->known && !w->admit) return 0;
     const xpv_found *k = known_item(w, rel);
-    int64_t mtime = (int64_t)st->st_mtim.tv_sec * 1000000000LL + st->st_mtim.tv_nsec;
+    int64_t mtime = xpv_mtime_ns(st);
     if (k && k->size == (int64_t)st->st_size && k->mtime_ns == mtime) {
         copy_item(w, k);
         return 1;
@@ -243,7 +243,7 @@ static void add_file(walk_state *w, const char *abs, const char *rel, const char
     f->rel_path = xpv_xstrdup(rel);
     f->format = format;
     f->size = (int64_t)st->st_size;
-    f->mtime_ns = (int64_t)st->st_mtim.tv_sec * 1000000000LL + st->st_mtim.tv_nsec;
+    f->mtime_ns = xpv_mtime_ns(st);
     f->error = error;
     assign_run_host(f);
 }
@@ -475,7 +475,7 @@ int xpv_autodetect_profile_dir(const char *cwd, char *out, size_t outsz, xpv_err
         for (size_t i = 0; i < g.gl_pathc; i++) {
             struct stat st;
             if (stat(g.gl_pathv[i], &st) != 0 || !S_ISDIR(st.st_mode)) continue;
-            int64_t m = (int64_t)st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec;
+            int64_t m = xpv_mtime_ns(&st);
             if (m > best_mtime) {
                 best_mtime = m;
                 snprintf(out, outsz, "%s", g.gl_pathv[i]);

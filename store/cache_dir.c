@@ -28,11 +28,6 @@
 #define SHM_DMS_BYTE 128
 #define DEFAULT_MAX_BYTES (20LL << 30)
 
-static int64_t mtime_ns(const struct stat *st)
-{
-    return (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec;
-}
-
 /* Whether another process holds SQLite's connection lock on db_path. */
 static int open_elsewhere(const char *db_path)
 {
@@ -89,7 +84,7 @@ static void measure(xpv_cache_entry *e)
         snprintf(p, sizeof p, "%s%s", e->path, sides[i]);
         if (stat(p, &st) != 0) continue;
         e->bytes += (int64_t)st.st_size;
-        if (i < 2 && mtime_ns(&st) > e->last_use_ns) e->last_use_ns = mtime_ns(&st);
+        if (i < 2 && xpv_mtime_ns(&st) > e->last_use_ns) e->last_use_ns = xpv_mtime_ns(&st);
     }
 }
 

@@ -50,7 +50,7 @@ static int map_file(const file_row *fr, xpv_hlo_file *f, xpv_err *err)
     if (fd < 0) return xpv_err_set(err, "cannot open %s: %m", fr->path);
     struct stat sb;
     int rc = fstat(fd, &sb);
-    int64_t mtime = (int64_t)sb.st_mtim.tv_sec * 1000000000LL + sb.st_mtim.tv_nsec;
+    int64_t mtime = xpv_mtime_ns(&sb);
     if (rc != 0 || sb.st_size != fr->size || mtime != fr->mtime_ns) {
         close(fd);
         return xpv_err_set(err, "%s changed since it was indexed; it is being indexed again",
@@ -73,7 +73,7 @@ int xpv_hlo_file_unchanged(const xpv_hlo_file *f, xpv_err *err)
     struct stat sb;
     if (!f->path) return 0;
     if (stat(f->path, &sb) == 0 && (size_t)sb.st_size == f->size &&
-        (int64_t)sb.st_mtim.tv_sec * 1000000000LL + sb.st_mtim.tv_nsec == f->mtime_ns)
+        xpv_mtime_ns(&sb) == f->mtime_ns)
         return 0;
     return xpv_err_set(err, "%s changed while it was read; it is being indexed again", f->path);
 }

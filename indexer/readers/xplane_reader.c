@@ -671,9 +671,7 @@ static int changed_while_read(int fd, const struct stat *before, xpv_err *err)
         xpv_err_set(err, "cannot stat after reading: %s", strerror(errno));
         return 1;
     }
-    if (now.st_size == before->st_size && now.st_mtim.tv_sec == before->st_mtim.tv_sec &&
-        now.st_mtim.tv_nsec == before->st_mtim.tv_nsec)
-        return 0;
+    if (now.st_size == before->st_size && xpv_mtime_ns(&now) == xpv_mtime_ns(before)) return 0;
     xpv_err_set(err, "the file changed while it was read (%lld bytes, now %lld)",
                 (long long)before->st_size, (long long)now.st_size);
     return 1;
