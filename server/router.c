@@ -47,7 +47,7 @@ static void index_failure(xpv_server *s, sqlite3 *db, xpv_reply *r)
     if (xpv_server_rebuilding(s)) {       /* the damage is known: no report */
         xpv_reply_free(r);
         xpv_reply_init(r);
-        xpv_reply_error(r, 503, "the index is being rebuilt; try again shortly");
+        xpv_reply_error(r, 503, XPV_SERVER_REBUILDING);
         return;
     }
     int code = db ? sqlite3_errcode(db) & 0xff : SQLITE_CANTOPEN;

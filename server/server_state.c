@@ -45,10 +45,9 @@ int xpv_server_rebuilding(xpv_server *s)
  * reported, so that the indexer checks it. */
 int xpv_server_open_reader(xpv_server *s, sqlite3 **db, xpv_err *err)
 {
-    static const char rebuilding[] = "the index is being rebuilt; try again shortly";
     int generation = __atomic_load_n(&s->index_generation, __ATOMIC_SEQ_CST);
     *db = NULL;
-    if (generation & 1) return xpv_err_set(err, "%s", rebuilding);
+    if (generation & 1) return xpv_err_set(err, XPV_SERVER_REBUILDING);
     if (xpv_index_open_reader(s->db_path, db, err) != 0) return -1;
     int rc = xpv_index_first_read(*db, err);
     int now = __atomic_load_n(&s->index_generation, __ATOMIC_SEQ_CST);
@@ -57,7 +56,7 @@ int xpv_server_open_reader(xpv_server *s, sqlite3 **db, xpv_err *err)
         if (((rc & 0xff) == SQLITE_CORRUPT || (rc & 0xff) == SQLITE_NOTADB) && now == generation)
             xpv_server_index_damaged(s);
     } else if (now != generation) {
-        rc = xpv_err_set(err, "%s", rebuilding);
+        rc = xpv_err_set(err, XPV_SERVER_REBUILDING);
     }
     if (rc == SQLITE_OK) return generation;
     sqlite3_close_v2(*db);

@@ -69,8 +69,10 @@ void xpv_server_init(xpv_server *s, const xpv_server_options *o, const char *db_
  * or while the index is being made anew. */
 sqlite3 *xpv_server_db(xpv_server *s, xpv_err *err);
 
-/* 1 while the indexer makes the index file anew (the generation is odd). */
+/* 1 while the indexer makes the index file anew (the generation is odd),
+ * when requests are answered 503 with this message. */
 int xpv_server_rebuilding(xpv_server *s);
+#define XPV_SERVER_REBUILDING "the index is being rebuilt; try again shortly"
 
 /* Opens a read-only connection on the index, for a request's thread or a
  * streamed answer: the generation it belongs to, or -1 (with err) when the
