@@ -7,7 +7,7 @@ set -euo pipefail
 
 what=${1:-build}
 pkgs=(build-essential cmake pkg-config libmicrohttpd-dev libsqlite3-dev zlib1g-dev libzstd-dev
-      libcjson-dev libcunit1-dev libdeflate-dev)
+      libcjson-dev libcunit1-dev libdeflate-dev libisal-dev)
 case "$what" in
   test)  pkgs+=(python3 nodejs npm chromium clang-format) ;;
   bench) pkgs+=(python3 nodejs npm chromium clang-format wrk nginx-light libyajl-dev time) ;;

@@ -1,8 +1,9 @@
 /*
  * test_gz_input.c — the chunked input (indexer/readers/gz_input.c): plain
- * and gzip files stream whole and in order, a truncated gzip stops with an
- * error after its good data, and the inflate limits stop a gzip bomb and an
- * over-large file while leaving ordinary files alone.
+ * and gzip files stream whole and in order, concatenated members read as
+ * one stream byte for byte, a truncated gzip stops with an error after its
+ * good data, a wrong checksum is an error, and the inflate limits stop a
+ * gzip bomb and an over-large file while leaving ordinary files alone.
  */
 #define _GNU_SOURCE
 #include "testutil.h"
@@ -120,6 +121,98 @@ static void test_truncated_keeps_good_data(void)
     xpv_gz_close(in);
 }
 
+/* Reads the whole stream into one buffer (*n bytes). */
+static char *slurp_stream(xpv_gz_input *in, size_t *n, int *rc, xpv_err *err)
+{
+    xpv_gz_chunk c;
+    char *all = NULL;
+    *n = 0;
+    while ((*rc = xpv_gz_next(in, &c, err)) == 1) {
+        all = realloc(all, *n + c.len + 1);
+        memcpy(all + *n, c.data, c.len);
+        *n += c.len;
+        xpv_gz_release(in, &c);
+    }
+    return all;
+}
+
+/* Appends the bytes of the file at `path` to *all (*n bytes so far). */
+static void append_file_bytes(char **all, size_t *n, const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    char buf[65536];
+    size_t k;
+    while ((k = fread(buf, 1, sizeof buf, f)) > 0) {
+        *all = realloc(*all, *n + k);
+        memcpy(*all + *n, buf, k);
+        *n += k;
+    }
+    fclose(f);
+}
+
+/* Members of 3 MB of text, 1 byte, and 2 MB of one byte, then zero padding
+ * (as some writers leave): one stream, exactly their bytes. */
+static void test_members_read_as_one(void)
+{
+    const size_t sizes[] = {3u << 20, 1, 2u << 20};
+    const int fills[] = {-1, 'x', 'y'};
+    char *file = NULL;
+    size_t file_len = 0;
+    const char *whole = NULL;
+    for (int i = 0; i < 3; i++) {
+        whole = write_gz("member.gz", sizes[i], fills[i]); /* each in a new folder */
+        append_file_bytes(&file, &file_len, whole);
+    }
+    file = realloc(file, file_len + 8);
+    memset(file + file_len, 0, 8);
+    FILE *f = fopen(whole, "wb");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    CU_ASSERT_EQUAL(fwrite(file, 1, file_len + 8, f), file_len + 8);
+    fclose(f);
+    free(file);
+    xpv_err err = {{0}};
+    xpv_gz_input *in = xpv_gz_open(whole, 1u << 20, 64, NULL, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(in);
+    size_t n = 0;
+    int rc;
+    char *all = slurp_stream(in, &n, &rc, &err);
+    CU_ASSERT_EQUAL(rc, 0);
+    CU_ASSERT_EQUAL_FATAL(n, sizes[0] + sizes[1] + sizes[2]);
+    uint64_t state = 42; /* write_gz's text, again */
+    size_t wrong = 0;
+    for (size_t i = 0; i < sizes[0]; i++)
+        wrong += all[i] != (char)('a' + xpv_test_xorshift(&state) % 26);
+    CU_ASSERT_EQUAL(wrong, 0);
+    CU_ASSERT_EQUAL(all[sizes[0]], 'x');
+    for (size_t i = sizes[0] + 1; i < n; i++)
+        wrong += all[i] != 'y';
+    CU_ASSERT_EQUAL(wrong, 0);
+    free(all);
+    xpv_gz_close(in);
+}
+
+/* A flipped CRC byte in the trailer: the data is read, then refused. */
+static void test_wrong_checksum_is_an_error(void)
+{
+    const char *path = write_gz("crc.gz", 1u << 20, -1);
+    FILE *f = fopen(path, "r+b");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    fseek(f, -8, SEEK_END);
+    int c = fgetc(f);
+    fseek(f, -8, SEEK_END);
+    fputc(c ^ 0x5a, f);
+    fclose(f);
+    xpv_err err = {{0}};
+    xpv_gz_input *in = xpv_gz_open(path, 1u << 20, 64, NULL, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(in);
+    int rc;
+    CU_ASSERT_EQUAL(drain(in, &rc, &err), 1 << 20);
+    CU_ASSERT_EQUAL(rc, -1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "incorrect data check"));
+    xpv_gz_close(in);
+}
+
 int main(void)
 {
     static const xpv_test_case tests[] = {
@@ -127,6 +220,8 @@ int main(void)
         {"a gzip bomb stops past the ratio", test_bomb_stops_past_ratio},
         {"the size cap stops inflating", test_size_cap},
         {"a truncated gzip keeps its good data", test_truncated_keeps_good_data},
+        {"concatenated members read as one stream", test_members_read_as_one},
+        {"a wrong checksum is an error", test_wrong_checksum_is_an_error},
         {NULL, NULL},
     };
     return xpv_test_run("gz_input", tests, 0);
