@@ -12,10 +12,16 @@ kernel_stats with each device's rows, which newer indexes pack into
 kernel_device_stats. For each
 table that differs it names the shared columns that hold different values,
 so a reader can tell an intended change (a new step breakdown) from a lost
-row."""
+row.
+
+Blocks are compared by their payload as once inflated (the zstd program
+inflates the frames), so two indexes whose blocks were packed at another
+level or kept raw still compare equal when they hold the same events."""
+import hashlib
 import math
 import sqlite3
 import struct
+import subprocess
 import sys
 
 TABLES = ["profiles", "strings", "tracks", "blocks", "kernel_stats", "kernel_device_stats", "steps"]
@@ -128,6 +134,46 @@ def all_kernel_rows(db):
     return rows
 
 
+def block_payloads(db):
+    """{block id: sha1 of its payload as once inflated}, from the blob layout
+    (store/event_store.c): version 2 holds the payload, version 3 its byte
+    count, k chunk sizes, then k zstd frames, inflated here in one run of
+    the zstd program and cut back into blocks by those byte counts."""
+    frames, plan = bytearray(), []
+    for bid, blob in db.execute("SELECT id, data FROM blocks ORDER BY id"):
+        b = Blob(blob)
+        version = b.byte()
+        b.varint()  # event count
+        if version == 2:
+            plan.append((bid, None, hashlib.sha1(blob[b.at:]).hexdigest()))
+            continue
+        assert version == 3, "block %d: blob version %d" % (bid, version)
+        raw, k = b.varint(), b.varint()
+        for _ in range(2 * k):
+            b.varint()
+        frames += blob[b.at:]
+        plan.append((bid, raw, None))
+    inflated = subprocess.run(["zstd", "-dcq"], input=bytes(frames), stdout=subprocess.PIPE,
+                              check=True).stdout if frames else b""
+    out, at = {}, 0
+    for bid, raw, digest in plan:
+        if raw is not None:
+            digest, at = hashlib.sha1(inflated[at:at + raw]).hexdigest(), at + raw
+        out[bid] = digest
+    assert at == len(inflated), "the frames inflate to %d bytes, the blocks say %d" % (
+        len(inflated), at)
+    return out
+
+
+def exact_rows(db, table, cols):
+    """ordered_rows, with a block's data as the digest of its payload."""
+    rows = ordered_rows(db, table, cols)
+    if table != "blocks":
+        return rows
+    payloads, i_id, i_data = block_payloads(db), cols.index("id"), cols.index("data")
+    return [r[:i_data] + (payloads[r[i_id]],) + r[i_data + 1:] for r in rows]
+
+
 def columns(db, table):
     return [r[1] for r in db.execute("PRAGMA table_info(%s)" % table) if r[1] not in VOLATILE]
 
@@ -153,7 +199,7 @@ def exact(a, b):
     da, db = sqlite3.connect(a), sqlite3.connect(b)
     same = True
     for t in TABLES:
-        ra, rb = ordered_rows(da, t, columns(da, t)), ordered_rows(db, t, columns(db, t))
+        ra, rb = exact_rows(da, t, columns(da, t)), exact_rows(db, t, columns(db, t))
         same &= ra == rb
         print("  %-19s %9d rows  %s" % (t, len(ra), "same" if ra == rb else "DIFFERENT"))
     return same

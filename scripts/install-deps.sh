@@ -10,7 +10,7 @@ pkgs=(build-essential cmake pkg-config libmicrohttpd-dev libsqlite3-dev zlib1g-d
       libcjson-dev libcunit1-dev libdeflate-dev libisal-dev)
 case "$what" in
   test)  pkgs+=(python3 nodejs npm chromium clang-format) ;;
-  bench) pkgs+=(python3 nodejs npm chromium clang-format wrk nginx-light libyajl-dev time) ;;
+  bench) pkgs+=(python3 nodejs npm chromium clang-format wrk nginx-light libyajl-dev time zstd) ;;
   fuzz)  pkgs+=(python3 clang) ;;
 esac
 
@@ -24,6 +24,7 @@ provides() {
     python3) command -v python3 >/dev/null && python3 -c 'import sqlite3, gzip, json' 2>/dev/null ;;
     wrk|nginx-light) command -v "${1%-light}" >/dev/null ;;
     time) [ -x /usr/bin/time ] ;;
+    zstd) command -v zstd >/dev/null ;;
     clang) command -v clang >/dev/null ;;
     *) return 1 ;;
   esac
