@@ -13,8 +13,9 @@
  * the CRC-32 the trailer holds is checked with libdeflate's when it is
  * built in: zlib's own is ~3.9 instructions a byte, 45% of a gzip
  * member's inflate (bench_json_inflate weighs them), libdeflate's 0.3.
- * The input buffer keeps XPV_INFLATE_GIVE_BACK bytes in front of it for
- * the bytes an engine read past a member's end and gives back.
+ * In front of the compressed input buffer lie the last
+ * XPV_INFLATE_GIVE_BACK bytes read before it, which an engine that read
+ * past a member's end may step back onto (inflate_raw.h).
  *
  * Invariants: slot states move free -> full (producer) -> held (consumer)
  * -> free (release), all under `mu`. After the producer has published its
@@ -24,6 +25,7 @@
 #include "gz_input.h"
 #include "inflate_raw.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -64,7 +66,7 @@ struct xpv_gz_input {
 
     /* producer only */
     xpv_inflater *inf;
-    unsigned char *inbuf_mem, *inbuf; /* inbuf: XPV_INFLATE_GIVE_BACK bytes into inbuf_mem */
+    unsigned char *inbuf_mem, *inbuf; /* inbuf_mem: the bytes read before inbuf, then inbuf */
     unsigned char *next_in;           /* the compressed bytes read and not yet used */
     size_t avail_in;
     int64_t produced;
@@ -141,16 +143,20 @@ static int produce_plain(xpv_gz_input *in, xpv_err *err)
 }
 
 /* Refills the compressed input; returns bytes now available, 0 at end of
- * file, -1 on error. */
+ * file, -1 on error. The last XPV_INFLATE_GIVE_BACK bytes of what was read
+ * before move to just in front of the buffer (inflate_raw.h). */
 static int refill_input(xpv_gz_input *in, xpv_err *err)
 {
     if (in->avail_in) return (int)in->avail_in;
+    size_t used = (size_t)(in->next_in - in->inbuf); /* all of the last read */
+    assert(used <= READ_SIZE);
+    memmove(in->inbuf_mem, in->inbuf_mem + used, XPV_INFLATE_GIVE_BACK);
+    in->next_in = in->inbuf;
     ssize_t r = read_some(in->fd, in->inbuf, READ_SIZE);
     if (r < 0)
         return xpv_err_set(err, "read error at compressed offset %lld: %s",
                            (long long)in->compressed_read, strerror(errno));
     in->compressed_read += r;
-    in->next_in = in->inbuf;
     in->avail_in = (size_t)r;
     return (int)r;
 }
@@ -310,6 +316,8 @@ static int fill_slot(xpv_gz_input *in, int slot, size_t *have, int *member_open,
             /* at the end of the file, and the engine's own buffered input
              * made nothing more */
             return gzip_failure(in, slot, *have, err, TRUNCATED);
+        } else if (made == 0 && in->avail_in == (size_t)avail) {
+            return gzip_failure(in, slot, *have, err, "the inflater made no progress");
         }
     }
     return 0;
@@ -361,8 +369,8 @@ xpv_gz_input *xpv_gz_open(const char *path, size_t chunk_size, size_t headroom,
     pthread_mutex_init(&in->mu, NULL);
     pthread_cond_init(&in->cv, NULL);
     if (in->gzip) {
-        in->inbuf_mem = xpv_xmalloc(XPV_INFLATE_GIVE_BACK + READ_SIZE);
-        in->inbuf = in->inbuf_mem + XPV_INFLATE_GIVE_BACK;
+        in->inbuf_mem = xpv_xcalloc(1, XPV_INFLATE_GIVE_BACK + READ_SIZE);
+        in->inbuf = in->next_in = in->inbuf_mem + XPV_INFLATE_GIVE_BACK;
         in->inf = xpv_inflate_new();
         if (!in->inf) {
             xpv_err_set(err, "%s: the inflater (%s) cannot start", path, xpv_inflate_engine());

@@ -1,10 +1,14 @@
 /*
  * inflate_raw.c — the raw deflate engines behind inflate_raw.h.
  *
- * Invariant: each call hands the engine at most UINT32_MAX bytes of input
- * and of room (both engines count in 32 bits) and moves the caller's
- * pointers by exactly what the engine reports it used, less, at a stream's
- * end, the read-ahead it gives back.
+ * Invariants: each call hands the engine at most UINT32_MAX bytes of input
+ * and of room (both engines count in 32 bits); the caller's input pointer
+ * and length are set from where the engine's input pointer ends, not from
+ * its count of bytes used, because an ISA-L from 2.32.1 on moves its
+ * pointer back over what it read past a stream's end, possibly to before
+ * where this call's input began (into the bytes inflate_raw.h has the
+ * caller keep there), while older ones leave those bytes in their bit
+ * buffer for us to step back over.
  */
 #include "inflate_raw.h"
 #include "../../common/xpv_common.h"
@@ -32,8 +36,8 @@ struct xpv_inflater {
 
 xpv_inflater *xpv_inflate_new(void)
 {
-    xpv_inflater *inf = malloc(sizeof *inf);
-    if (inf) xpv_inflate_reset(inf);
+    xpv_inflater *inf = xpv_xmalloc(sizeof *inf);
+    xpv_inflate_reset(inf);
     return inf;
 }
 
@@ -44,11 +48,11 @@ int xpv_inflate_reset(xpv_inflater *inf)
     return 0;
 }
 
-static const char *isal_failure(int rc)
+static const char *engine_failure(int rc)
 {
     switch (rc) {
     case ISAL_INVALID_BLOCK:
-        return "invalid block type";
+        return "invalid block";
     case ISAL_INVALID_SYMBOL:
         return "invalid code";
     case ISAL_INVALID_LOOKBACK:
@@ -58,9 +62,10 @@ static const char *isal_failure(int rc)
     }
 }
 
-/* At the stream's end the engine's bit buffer holds the padding of the last
- * byte and then whole bytes read past the end: written back before *in. */
-static void give_back(struct inflate_state *st, unsigned char **in, size_t *in_len)
+/* At a stream's end an ISA-L before 2.32.1 keeps in its bit buffer the
+ * padding of the last byte, then whole bytes read past the end: *in steps
+ * back over those, onto the same bytes (the caller's, inflate_raw.h). */
+static void step_back(struct inflate_state *st, unsigned char **in, size_t *in_len)
 {
     int whole = st->read_in_length / 8;
     assert(whole >= 0 && whole <= XPV_INFLATE_GIVE_BACK);
@@ -68,7 +73,8 @@ static void give_back(struct inflate_state *st, unsigned char **in, size_t *in_l
     *in -= whole;
     *in_len += (size_t)whole;
     for (int i = 0; i < whole; i++)
-        (*in)[i] = (unsigned char)(bits >> (8 * i));
+        assert((*in)[i] == (unsigned char)(bits >> (8 * i)));
+    (void)bits;
     st->read_in = 0;
     st->read_in_length = 0;
 }
@@ -77,22 +83,24 @@ int xpv_inflate_run(xpv_inflater *inf, unsigned char **in, size_t *in_len, unsig
                     size_t *out_len, const char **why)
 {
     struct inflate_state *st = &inf->st;
-    uint32_t avail_in = clamp32(*in_len), avail_out = clamp32(*out_len);
+    uint32_t give = clamp32(*in_len), room = clamp32(*out_len);
+    unsigned char *in_end = *in + give;
     st->next_in = *in;
-    st->avail_in = avail_in;
+    st->avail_in = give;
     st->next_out = *out;
-    st->avail_out = avail_out;
+    st->avail_out = room;
     int rc = isal_inflate(st);
-    *in_len -= avail_in - st->avail_in;
+    assert(st->next_in <= in_end && st->next_in >= *in - XPV_INFLATE_GIVE_BACK);
+    *in_len = *in_len - give + (size_t)(in_end - st->next_in);
     *in = st->next_in;
-    *out_len -= avail_out - st->avail_out;
+    *out_len -= room - st->avail_out;
     *out = st->next_out;
     if (rc < 0) {
-        *why = isal_failure(rc);
+        *why = engine_failure(rc);
         return XPV_INFLATE_ERROR;
     }
     if (st->block_state != ISAL_BLOCK_FINISH) return XPV_INFLATE_MORE;
-    give_back(st, in, in_len);
+    step_back(st, in, in_len);
     return XPV_INFLATE_END;
 }
 
@@ -131,15 +139,15 @@ int xpv_inflate_run(xpv_inflater *inf, unsigned char **in, size_t *in_len, unsig
                     size_t *out_len, const char **why)
 {
     z_stream *zs = &inf->zs;
-    uint32_t avail_in = clamp32(*in_len), avail_out = clamp32(*out_len);
+    uint32_t give = clamp32(*in_len), room = clamp32(*out_len);
     zs->next_in = *in;
-    zs->avail_in = avail_in;
+    zs->avail_in = give;
     zs->next_out = *out;
-    zs->avail_out = avail_out;
+    zs->avail_out = room;
     int rc = inflate(zs, Z_NO_FLUSH);
-    *in_len -= avail_in - zs->avail_in;
+    *in_len -= give - zs->avail_in; /* zlib never reads ahead: avail_in <= give */
     *in = zs->next_in;
-    *out_len -= avail_out - zs->avail_out;
+    *out_len -= room - zs->avail_out;
     *out = zs->next_out;
     if (rc == Z_STREAM_END) return XPV_INFLATE_END;
     if (rc == Z_OK || rc == Z_BUF_ERROR) return XPV_INFLATE_MORE;
