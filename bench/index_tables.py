@@ -23,6 +23,7 @@ import sqlite3
 import struct
 import subprocess
 import sys
+import tempfile
 
 TABLES = ["profiles", "strings", "tracks", "blocks", "kernel_stats", "kernel_device_stats", "steps"]
 VOLATILE = {"indexed_at", "index_seconds"}
@@ -136,40 +137,46 @@ def all_kernel_rows(db):
 
 def block_payloads(db):
     """{block id: sha1 of its payload as once inflated}, from the blob layout
-    (store/event_store.c): version 2 holds the payload, version 3 its byte
-    count, k chunk sizes, then k zstd frames, inflated here in one run of
-    the zstd program and cut back into blocks by those byte counts."""
-    frames, plan = bytearray(), []
-    for bid, blob in db.execute("SELECT id, data FROM blocks ORDER BY id"):
-        b = Blob(blob)
-        version = b.byte()
-        b.varint()  # event count
-        if version == 2:
-            plan.append((bid, None, hashlib.sha1(blob[b.at:]).hexdigest()))
-            continue
-        assert version == 3, "block %d: blob version %d" % (bid, version)
-        raw, k = b.varint(), b.varint()
-        for _ in range(2 * k):
-            b.varint()
-        frames += blob[b.at:]
-        plan.append((bid, raw, None))
-    inflated = subprocess.run(["zstd", "-dcq"], input=bytes(frames), stdout=subprocess.PIPE,
-                              check=True).stdout if frames else b""
-    out, at = {}, 0
-    for bid, raw, digest in plan:
-        if raw is not None:
-            digest, at = hashlib.sha1(inflated[at:at + raw]).hexdigest(), at + raw
-        out[bid] = digest
-    assert at == len(inflated), "the frames inflate to %d bytes, the blocks say %d" % (
-        len(inflated), at)
+    (store/event_store.c): version 2 holds the payload; version 3 its byte
+    count, the chunk count k, k (chunk, frame) size pairs, then k zstd
+    frames. The frames of every block go to a temporary file, which the
+    zstd program inflates in one run; its output is cut back into blocks by
+    their byte counts as it streams, so memory holds one block at a time."""
+    plan = []
+    with tempfile.TemporaryFile() as frames:
+        for bid, blob in db.execute("SELECT id, data FROM blocks ORDER BY id"):
+            b = Blob(blob)
+            version = b.byte()
+            b.varint()  # event count
+            if version == 2:
+                plan.append((bid, None, hashlib.sha1(blob[b.at:]).hexdigest()))
+                continue
+            assert version == 3, "block %d: blob version %d" % (bid, version)
+            raw, k = b.varint(), b.varint()
+            for _ in range(2 * k):
+                b.varint()
+            frames.write(blob[b.at:])
+            plan.append((bid, raw, None))
+        frames.seek(0)
+        zstd = subprocess.Popen(["zstd", "-dcq"], stdin=frames, stdout=subprocess.PIPE)
+        out = {}
+        for bid, raw, digest in plan:
+            if raw is not None:
+                payload = zstd.stdout.read(raw)
+                assert len(payload) == raw, "block %d: %d of %d bytes inflated" % (
+                    bid, len(payload), raw)
+                digest = hashlib.sha1(payload).hexdigest()
+            out[bid] = digest
+        left = zstd.stdout.read()
+        assert zstd.wait() == 0 and not left, "the frames inflate to more than the blocks say"
     return out
 
 
 def exact_rows(db, table, cols):
     """ordered_rows, with a block's data as the digest of its payload."""
-    rows = ordered_rows(db, table, cols)
     if table != "blocks":
-        return rows
+        return ordered_rows(db, table, cols)
+    rows = ordered_rows(db, table, [c if c != "data" else "NULL" for c in cols])
     payloads, i_id, i_data = block_payloads(db), cols.index("id"), cols.index("data")
     return [r[:i_data] + (payloads[r[i_id]],) + r[i_data + 1:] for r in rows]
 
