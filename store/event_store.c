@@ -25,9 +25,11 @@
  * Why zstd: bench/bench_codec.c on real traces (docs/BENCHMARKS.md, "Index footprint")
  * shrinks the payload ~6x and inflates it several times faster than zlib,
  * which matters because a window query inflates every block it decodes.
- * Why level -1: on the H100 JAX fixtures it compresses 1.3x and inflates
- * 1.3x faster than level 1 for 1.3% more bytes (the V100 PyTorch trace:
- * 1.4x, 1.5x, 6%). Compression runs at flush on the event store's thread.
+ * Why level -1: on the H100 GPU fixtures (JAX and PyTorch) it compresses
+ * 1.3x and inflates 1.3x faster than level 1 for 1.3% more bytes (the V100
+ * PyTorch trace: 1.4x, 1.5x, 6%; only a trace of 40 copies of one, all
+ * long matches, inflated slower). Compression runs at flush on the event
+ * store's thread.
  * Resume marks (xpv_store_mark) count bytes of the payload as it is once
  * inflated, from the blob's start for version 2 and from the payload's
  * start for version 3; both come from open_cursor, so they always agree.
