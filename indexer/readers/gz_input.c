@@ -43,7 +43,7 @@
 
 #define NSLOTS 4
 #define DEFAULT_CHUNK (4u << 20)
-#define READ_SIZE (1u << 20)
+#define READ_SIZE XPV_GZ_READ_SIZE
 
 enum { SLOT_FREE, SLOT_FULL, SLOT_HELD };
 

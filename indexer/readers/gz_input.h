@@ -19,6 +19,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* A gzip file is read this many compressed bytes at a time (tests place a
+ * member's end next to where one read stops and the next begins). */
+#define XPV_GZ_READ_SIZE (1u << 20)
+
 typedef struct xpv_gz_input xpv_gz_input;
 
 typedef struct {

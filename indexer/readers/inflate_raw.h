@@ -34,7 +34,8 @@ void xpv_inflate_free(xpv_inflater *inf);
 int xpv_inflate_reset(xpv_inflater *inf);
 
 /* Inflates from [*in, *in + *in_len) into [*out, *out + *out_len), moving
- * both pointers and lengths past what it used. XPV_INFLATE_MORE: it needs
+ * both pointers and lengths past what it used (but for the read-ahead it
+ * gives back at a stream's end, above). XPV_INFLATE_MORE: it needs
  * more input or more room; XPV_INFLATE_END: the stream ended, and *in is
  * the first byte after it (see read-ahead above); XPV_INFLATE_ERROR: the
  * data is not deflate, and *why says how (a static string). */

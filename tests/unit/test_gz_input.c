@@ -213,6 +213,119 @@ static void test_wrong_checksum_is_an_error(void)
     xpv_gz_close(in);
 }
 
+/* Appends a gzip member of text to *f (*n bytes so far): a header, the raw
+ * deflate data z (zlen bytes) and the trailer for text. */
+static void put_member(char **f, size_t *n, const unsigned char *z, size_t zlen,
+                       const unsigned char *text, size_t len)
+{
+    static const char head[10] = {0x1f, (char)0x8b, 8, 0, 0, 0, 0, 0, 0, 3};
+    uint32_t crc = (uint32_t)crc32(0, text, (uInt)len), size = (uint32_t)len;
+    *f = realloc(*f, *n + 10 + zlen + 8);
+    memcpy(*f + *n, head, 10);
+    memcpy(*f + *n + 10, z, zlen);
+    for (int i = 0; i < 4; i++) {
+        (*f)[*n + 10 + zlen + i] = (char)(crc >> (8 * i));
+        (*f)[*n + 14 + zlen + i] = (char)(size >> (8 * i));
+    }
+    *n += 10 + zlen + 8;
+}
+
+/* The raw deflate data of text[0..len) into z (room for 2 MB), from the
+ * state `base` left after deflating text[0..cut) and flushing. */
+static size_t deflate_from(z_stream *base, const unsigned char *text, size_t cut, size_t len)
+{
+    z_stream zs;
+    CU_ASSERT_EQUAL_FATAL(deflateCopy(&zs, base), Z_OK);
+    zs.next_in = (unsigned char *)text + cut;
+    zs.avail_in = (uInt)(len - cut);
+    zs.avail_out = (uInt)((2u << 20) - base->total_out);
+    CU_ASSERT_EQUAL(deflate(&zs, Z_FINISH), Z_STREAM_END);
+    size_t out = zs.total_out;
+    deflateEnd(&zs);
+    return out;
+}
+
+/* Raw deflate data of text whose length is exactly `want` bytes: the text
+ * up to `cut` is deflated and flushed once; from a copy of that state the
+ * length of the rest is bisected (the output grows with it, a byte or so
+ * a letter), then the few lengths around the one found are tried. Returns the
+ * text's length used (its data in z, room for 2 MB), 0 when none gives
+ * `want`. */
+static size_t deflate_to_size(const unsigned char *text, size_t cut, size_t max, size_t want,
+                              unsigned char *z)
+{
+    z_stream base = {0};
+    CU_ASSERT_EQUAL_FATAL(deflateInit2(&base, 6, Z_DEFLATED, -MAX_WBITS, 8, Z_DEFAULT_STRATEGY),
+                          Z_OK);
+    base.next_in = (unsigned char *)text;
+    base.avail_in = (uInt)cut;
+    base.next_out = z;
+    base.avail_out = 2u << 20;
+    CU_ASSERT_EQUAL_FATAL(deflate(&base, Z_FULL_FLUSH), Z_OK);
+    size_t lo = cut, hi = max, found = 0;
+    while (lo < hi) { /* the first length whose data reaches want */
+        size_t mid = lo + (hi - lo) / 2;
+        if (deflate_from(&base, text, cut, mid) < want)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    for (size_t len = lo > cut + 8 ? lo - 8 : cut; len < lo + 8 && len <= max && !found; len++)
+        if (deflate_from(&base, text, cut, len) == want) found = len;
+    if (found) deflate_from(&base, text, cut, found); /* leaves its data in z */
+    deflateEnd(&base);
+    return found;
+}
+
+/* A member whose deflate data ends 1 to 6 bytes before one read of the
+ * file stops, then a second member: ISA-L has read past the first's end
+ * into the next read, and steps back into the bytes kept in front of the
+ * buffer (inflate_raw.h) to read the trailer. Each case reads back byte
+ * for byte. */
+static void test_member_ends_at_a_read(void)
+{
+    size_t max = 2u << 20, found = 0;
+    unsigned char *text = malloc(max), *z = malloc(2u << 20);
+    uint64_t state = 9;
+    for (size_t i = 0; i < max; i++)
+        text[i] = (unsigned char)('a' + xpv_test_xorshift(&state) % 26);
+    /* 26 letters deflate to ~0.64 bytes each: flush well before a read's end */
+    size_t cut = (size_t)((XPV_GZ_READ_SIZE - 30000) / 0.7);
+    for (size_t k = 1; k <= 6; k++) {
+        size_t want = XPV_GZ_READ_SIZE - 10 - k; /* the header's 10 bytes come first */
+        size_t len = deflate_to_size(text, cut, max, want, z);
+        if (!len) continue;
+        found++;
+        char *file = NULL;
+        size_t n = 0;
+        put_member(&file, &n, z, want, text, len);
+        CU_ASSERT_EQUAL(n - 8, (size_t)XPV_GZ_READ_SIZE - k);
+        const char *second = write_gz("second.gz", 1000, 'q');
+        append_file_bytes(&file, &n, second);
+        FILE *f = fopen(second, "wb");
+        CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+        CU_ASSERT_EQUAL(fwrite(file, 1, n, f), n);
+        fclose(f);
+        xpv_err err = {{0}};
+        xpv_gz_input *in = xpv_gz_open(second, 97, 64, NULL, &err);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(in);
+        size_t got_n = 0;
+        int rc;
+        char *got = slurp_stream(in, &got_n, &rc, &err);
+        CU_ASSERT_EQUAL(rc, 0);
+        CU_ASSERT_EQUAL_FATAL(got_n, len + 1000);
+        CU_ASSERT_EQUAL(memcmp(got, text, len), 0);
+        CU_ASSERT_EQUAL(got[len], 'q');
+        CU_ASSERT_EQUAL(got[len + 999], 'q');
+        free(got);
+        free(file);
+        xpv_gz_close(in);
+    }
+    CU_ASSERT_TRUE(found >= 3); /* most ends are reachable; a miss is no failure of gz_input */
+    free(text);
+    free(z);
+}
+
 int main(void)
 {
     static const xpv_test_case tests[] = {
@@ -222,6 +335,7 @@ int main(void)
         {"a truncated gzip keeps its good data", test_truncated_keeps_good_data},
         {"concatenated members read as one stream", test_members_read_as_one},
         {"a wrong checksum is an error", test_wrong_checksum_is_an_error},
+        {"a member that ends at a read's end reads whole", test_member_ends_at_a_read},
         {NULL, NULL},
     };
     return xpv_test_run("gz_input", tests, 0);
