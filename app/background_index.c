@@ -420,13 +420,6 @@ static void recheck_profiles(xpv_server *s, uint64_t *last)
 
 /* ---- following the directory ---- */
 
-static int64_t wall_ns(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_REALTIME, &t);
-    return (int64_t)t.tv_sec * 1000000000LL + t.tv_nsec;
-}
-
 static int admit(void *ctx, const char *rel_path, int64_t size, int64_t mtime_ns)
 {
     return xpv_settle_observe(bg.settle, rel_path, size, mtime_ns, *(const int64_t *)ctx);
@@ -451,7 +444,7 @@ static void rescan(xpv_server *s, uint64_t *last)
 {
     xpv_found_list next;
     xpv_err err = {{0}};
-    int64_t now = wall_ns();
+    int64_t now = xpv_now_wall_ns();
     if (xpv_discover_again(s->profile_arg, bg.cur, admit, &now, &next, &err) != 0)
         return; /* e.g. the directory is gone for now */
     next.limits = bg.opts->limits;
@@ -479,7 +472,7 @@ static void rescan(xpv_server *s, uint64_t *last)
  * file is looked at again. */
 static int next_wait_ms(void)
 {
-    int64_t due = xpv_settle_next_due(bg.settle, wall_ns());
+    int64_t due = xpv_settle_next_due(bg.settle, xpv_now_wall_ns());
     int64_t ms = due < 0 ? INDEX_CHECK_MS : due / 1000000 + 1;
     return ms > INDEX_CHECK_MS ? INDEX_CHECK_MS : (int)ms;
 }

@@ -273,6 +273,13 @@ double xpv_now_mono(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+int64_t xpv_now_wall_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
 int64_t xpv_profile_id_for(const char *rel_path)
 {
     /* Keep ids positive and within 63 bits so they print and sort simply. */

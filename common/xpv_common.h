@@ -50,11 +50,6 @@ typedef struct {
 
 /* Arithmetic that clamps at the int64 range instead of overflowing, for
  * times read from files that may hold anything. */
-/* A file's modification time in ns since the epoch: what the index keeps
- * to tell a file changed. */
-struct stat;
-int64_t xpv_mtime_ns(const struct stat *st);
-
 static inline int64_t xpv_sat_add_i64(int64_t a, int64_t b)
 {
     int64_t r;
@@ -138,8 +133,14 @@ static inline uint64_t xpv_hash_mem(const void *p, size_t n)
  * (ids and times mostly arrive sorted). */
 void xpv_sort(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *));
 
-/* Wall-clock and monotonic seconds. */
+/* Monotonic seconds. */
 double xpv_now_mono(void);
+/* Wall-clock ns since the epoch, comparable with file times. */
+int64_t xpv_now_wall_ns(void);
+/* A file's modification time in ns since the epoch: what the index keeps
+ * to tell a file changed. */
+struct stat;
+int64_t xpv_mtime_ns(const struct stat *st);
 /* Whether another thread asked a long loop to stop: stop (may be NULL)
  * is written by that thread, so it is read atomically. */
 static inline int xpv_stop_requested(volatile int *stop)

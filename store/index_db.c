@@ -22,7 +22,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -231,11 +230,9 @@ static int create_schema(sqlite3 *db, const char *profile_dir, xpv_err *err)
                            "('created_ns', ?3)",
                            -1, &st, NULL) != SQLITE_OK)
         return xpv_db_error(err, db);
-    struct timespec now;
-    clock_gettime(CLOCK_REALTIME, &now);
     sqlite3_bind_int(st, 1, XPV_SCHEMA_VERSION);
     sqlite3_bind_text(st, 2, profile_dir, -1, SQLITE_TRANSIENT);
-    sqlite3_bind_int64(st, 3, (int64_t)now.tv_sec * 1000000000 + now.tv_nsec);
+    sqlite3_bind_int64(st, 3, xpv_now_wall_ns());
     int rc = sqlite3_step(st);
     sqlite3_finalize(st);
     if (rc != SQLITE_DONE) return xpv_db_error(err, db);
