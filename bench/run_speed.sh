@@ -22,11 +22,16 @@
 # made by BASE (an xprof-view, e.g. main's before a change) when BASE is
 # set: the old binary's index format has changed since, the base's should
 # not have.
+# COLD=1 drops the input's files from the page cache before every run
+# (posix_fadvise DONTNEED), so that each binary reads them from the disk,
+# as on a machine that has not read them lately or from a network mount;
+# it says how much of them stayed in memory when the filesystem keeps
+# pages regardless.
 # Prints figures; asserts nothing.
 # usage: bench/run_speed.sh [BUILD_DIR=build-rel]
 #   env: OLD, BASE, WORK (/tmp/xpv-speed), RUNS (3), INPUTS ("pod json"),
 #        HOSTS (256), DEVICES (4), STEPS (5), SIZE (4MB), COPIES (40),
-#        NEW_ARGS / OLD_ARGS (extra flags, e.g. NEW_ARGS=--jobs=1)
+#        NEW_ARGS / OLD_ARGS (extra flags, e.g. NEW_ARGS=--jobs=1), COLD
 set -euo pipefail
 
 SRC=$(cd "$(dirname "$0")/.." && pwd)
@@ -77,8 +82,22 @@ input() { # NAME: the input's path, made once
     esac
 }
 
+drop_cache() { # INPUT: with COLD=1, its files out of the page cache
+    [ "${COLD:-0}" = 1 ] || return 0
+    python3 - "$1" <<'PY'
+import os, sys
+path = sys.argv[1]
+files = [os.path.join(d, x) for d, _, fs in os.walk(path) for x in fs] if os.path.isdir(path) else [path]
+for f in files:
+    fd = os.open(f, os.O_RDONLY)
+    os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+    os.close(fd)
+PY
+}
+
 index_once() { # WHO BINARY ARGS INPUT DB LOG
     rm -f "$5" "$5-wal" "$5-shm"
+    drop_cache "$4"
     # the counts come from the index, outside the timing
     # shellcheck disable=SC2086
     /usr/bin/time -f "%e %U %S %M" -o "$WORK/time.one" \
@@ -91,6 +110,11 @@ echo "old: $OLD ${OLD_ARGS:-}"
 echo "new: $NEW ${NEW_ARGS:-}"
 for name in ${INPUTS:-pod json}; do
     in=$(input "$name")
+    if [ "${COLD:-0}" = 1 ] && command -v fincore >/dev/null; then
+        drop_cache "$in"
+        echo "cold runs: $(find "$in" -type f -exec fincore --bytes --noheadings --output RES {} + |
+            awk '{r += $1} END {printf "%.0f MB", r / 1e6}') of $name stay in memory after a drop"
+    fi
     log=$WORK/$name.log
     : >"$log"
     load0=$(cut -d' ' -f1-3 /proc/loadavg)

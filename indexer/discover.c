@@ -1,6 +1,7 @@
 /*
  * discover.c — walking the profile directory, reading each candidate's
- * first bytes for the format registry to sniff, grouping files into runs
+ * first bytes for the format registry to sniff (asked of the kernel for a
+ * whole directory at once, then read one by one), grouping files into runs
  * and hosts, and pairing files by the registry's twin rule (a trace.json
  * beside its xplane.pb). A file that names no host (perfetto_trace.json.gz)
  * belongs to the one host of its run folder.
@@ -266,12 +267,41 @@ static void visit_entry(walk_state *w, const char *abs, const char *rel, const c
         add_file(w, abs, rel, name, &st);
 }
 
+/* Starts reading the head of every file in d that add_file will sniff,
+ * all at once, then rewinds d. Sniffed one after another, a directory of
+ * hosts' files on a cold disk or a network mount waits for each read in
+ * turn before indexing can start. A file a previous walk knows is left
+ * alone (a rescan reads only new ones); so is one whose type the
+ * directory does not give (a link, or a filesystem without d_type). */
+static void read_heads_ahead(const walk_state *w, DIR *d, const char *abs, const char *rel)
+{
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL) {
+        if (de->d_type != DT_REG || is_xprof_cache(de->d_name) ||
+            !xpv_format_ending_len(de->d_name))
+            continue;
+        char path[PATH_MAX], child_rel[PATH_MAX];
+        if (snprintf(path, sizeof path, "%s/%s", abs, de->d_name) >= PATH_MAX) continue;
+        if (w->known &&
+            snprintf(child_rel, sizeof child_rel, "%s%s%s", rel, *rel ? "/" : "", de->d_name) <
+                PATH_MAX &&
+            known_item(w, child_rel))
+            continue;
+        int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+        if (fd < 0) continue; /* add_file says why */
+        (void)posix_fadvise(fd, 0, SNIFF_BYTES, POSIX_FADV_WILLNEED);
+        close(fd);
+    }
+    rewinddir(d);
+}
+
 static void walk_dir(walk_state *w, const char *abs, const char *rel, int depth)
 {
     struct stat st;
     if (depth > MAX_DEPTH || stat(abs, &st) != 0 || seen_before(w, &st)) return;
     DIR *d = opendir(abs);
     if (!d) return;
+    read_heads_ahead(w, d, abs, rel);
     struct dirent *de;
     while ((de = readdir(d)) != NULL) {
         if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0) continue;

@@ -1,9 +1,9 @@
 /*
  * index_file.h — indexing one file: its profile row cleared, its reader
  * run into a fresh sink, its status set, all in one transaction; a part
- * (index_db.h) seeded with the row; and the run's progress report around
- * each file. The serial run (indexer.c) and the workers (index_jobs.c)
- * both index files this way.
+ * (index_db.h) seeded with the row; the run's progress report around each
+ * file; and the read-ahead of the file queued next. The serial run
+ * (indexer.c) and the workers (index_jobs.c) both index files this way.
  */
 #ifndef XPV_INDEX_FILE_H
 #define XPV_INDEX_FILE_H
@@ -49,6 +49,13 @@ int xpv_indexer_index_file(sqlite3 *db, const xpv_found *f, int64_t id,
  * committed to the index, and counts as done. */
 void xpv_indexer_report(const xpv_index_options *o, xpv_index_progress *p, const xpv_found *next,
                         const xpv_found *committed);
+
+/* Asks the kernel to start reading f's first XPV_READ_AHEAD_BYTES, so that
+ * it is in memory by the time its turn comes: the run calls it for the
+ * file queued next while one is indexed. A file it cannot open is left to
+ * its turn to report. */
+void xpv_indexer_read_ahead(const xpv_found *f);
+#define XPV_READ_AHEAD_BYTES ((int64_t)64 << 20)
 
 /* Gives a fresh part (index_db.h) the profiles row that indexing updates. */
 int xpv_indexer_seed_part(sqlite3 *part, const xpv_found *f, int64_t id, xpv_err *err);

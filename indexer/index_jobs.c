@@ -102,6 +102,7 @@ static void *worker_main(void *arg)
         size_t i = pool->next++;
         pool->slots[i].state = PART_RUNNING;
         pthread_mutex_unlock(&pool->mu);
+        if (i + 1 < pool->n) xpv_indexer_read_ahead(pool->queue[i + 1].f);
         int rc = index_part(pool, i);
         pthread_mutex_lock(&pool->mu);
         pool->slots[i].state = rc == 0 ? PART_READY : PART_FAILED;

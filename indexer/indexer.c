@@ -138,6 +138,7 @@ static int run_serial(sqlite3 *db, const xpv_found_list *found, const xpv_index_
     xpv_index_progress p = {(int)n, 0, NULL, NULL};
     for (size_t i = 0; i < n && !xpv_stop_requested(o->stop); i++) {
         const xpv_found *f = queue[i].f;
+        if (i + 1 < n) xpv_indexer_read_ahead(queue[i + 1].f);
         xpv_indexer_report(o, &p, f, NULL);
         if (xpv_indexer_index_file(db, f, queue[i].id, &found->limits, XPV_SINK_STAGES_THREADED,
                                    NULL, err) != 0)
