@@ -114,9 +114,10 @@ void xpv_indexer_report(const xpv_index_options *o, xpv_index_progress *p, const
  * waits; with it the reads overlap the file indexed before. */
 void xpv_indexer_read_ahead(const xpv_found *f)
 {
+    int64_t n = f->size < XPV_READ_AHEAD_BYTES ? f->size : XPV_READ_AHEAD_BYTES;
+    if (n <= 0) return; /* a length of 0 would mean the whole file */
     int fd = open(f->abs_path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) return;
-    int64_t n = f->size < XPV_READ_AHEAD_BYTES ? f->size : XPV_READ_AHEAD_BYTES;
     (void)posix_fadvise(fd, 0, (off_t)n, POSIX_FADV_WILLNEED); /* a hint: nothing to report */
     close(fd);
 }
