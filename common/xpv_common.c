@@ -5,6 +5,7 @@
 #include "xpv_common.h"
 
 #include <assert.h>
+#include <fcntl.h>
 #include <math.h>
 #include <sched.h>
 #include <stdio.h>
@@ -264,6 +265,15 @@ void xpv_sort(void *base, size_t n, size_t size, int (*cmp)(const void *, const 
 int64_t xpv_mtime_ns(const struct stat *st)
 {
     return (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec;
+}
+
+void xpv_read_ahead(const char *path, int64_t bytes)
+{
+    assert(bytes > 0); /* 0 would mean the whole file */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0) return;
+    (void)posix_fadvise(fd, 0, (off_t)bytes, POSIX_FADV_WILLNEED); /* nothing to report */
+    close(fd);
 }
 
 double xpv_now_mono(void)

@@ -141,6 +141,10 @@ int64_t xpv_now_wall_ns(void);
  * to tell a file changed. */
 struct stat;
 int64_t xpv_mtime_ns(const struct stat *st);
+/* Asks the kernel to start reading the first `bytes` (> 0) of the file at
+ * path into the page cache, and returns without waiting. A hint: a file
+ * that cannot be opened is left to whoever reads it to report. */
+void xpv_read_ahead(const char *path, int64_t bytes);
 /* Whether another thread asked a long loop to stop: stop (may be NULL)
  * is written by that thread, so it is read atomically. */
 static inline int xpv_stop_requested(volatile int *stop)

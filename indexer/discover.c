@@ -226,10 +226,17 @@ static int reuse_known(walk_state *w, const char *rel, const struct stat *st)
     return 1;
 }
 
+/* Whether a file of this name is sniffed: a format's ending, not one of
+ * XProf's own caches beside the profile. */
+static int is_candidate(const char *name)
+{
+    return !is_xprof_cache(name) && xpv_format_ending_len(name);
+}
+
 static void add_file(walk_state *w, const char *abs, const char *rel, const char *name,
                      const struct stat *st)
 {
-    if (is_xprof_cache(name) || !xpv_format_ending_len(name)) return;
+    if (!is_candidate(name)) return;
     if (reuse_known(w, rel, st)) return;
     unsigned char head[SNIFF_BYTES];
     int gz = 0;
@@ -250,6 +257,15 @@ static void add_file(walk_state *w, const char *abs, const char *rel, const char
 }
 
 static void walk_dir(walk_state *w, const char *abs, const char *rel, int depth);
+
+/* The absolute and root-relative paths of `name` in the directory abs
+ * (rel from the root); 0 when either would not fit in PATH_MAX. */
+static int child_paths(const char *abs, const char *rel, const char *name, char *child_abs,
+                       char *child_rel)
+{
+    return snprintf(child_abs, PATH_MAX, "%s/%s", abs, name) < PATH_MAX &&
+           snprintf(child_rel, PATH_MAX, "%s%s%s", rel, *rel ? "/" : "", name) < PATH_MAX;
+}
 
 static void visit_entry(walk_state *w, const char *abs, const char *rel, const char *name,
                         int depth)
@@ -277,20 +293,11 @@ static void read_heads_ahead(const walk_state *w, DIR *d, const char *abs, const
 {
     struct dirent *de;
     while ((de = readdir(d)) != NULL) {
-        if (de->d_type != DT_REG || is_xprof_cache(de->d_name) ||
-            !xpv_format_ending_len(de->d_name))
+        char child_abs[PATH_MAX], child_rel[PATH_MAX];
+        if (de->d_type != DT_REG || !is_candidate(de->d_name) ||
+            !child_paths(abs, rel, de->d_name, child_abs, child_rel))
             continue;
-        char path[PATH_MAX], child_rel[PATH_MAX];
-        if (snprintf(path, sizeof path, "%s/%s", abs, de->d_name) >= PATH_MAX) continue;
-        if (w->known &&
-            snprintf(child_rel, sizeof child_rel, "%s%s%s", rel, *rel ? "/" : "", de->d_name) <
-                PATH_MAX &&
-            known_item(w, child_rel))
-            continue;
-        int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-        if (fd < 0) continue; /* add_file says why */
-        (void)posix_fadvise(fd, 0, SNIFF_BYTES, POSIX_FADV_WILLNEED);
-        close(fd);
+        if (!w->known || !known_item(w, child_rel)) xpv_read_ahead(child_abs, SNIFF_BYTES);
     }
     rewinddir(d);
 }
@@ -306,10 +313,7 @@ static void walk_dir(walk_state *w, const char *abs, const char *rel, int depth)
     while ((de = readdir(d)) != NULL) {
         if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0) continue;
         char child_abs[PATH_MAX], child_rel[PATH_MAX];
-        if (snprintf(child_abs, sizeof child_abs, "%s/%s", abs, de->d_name) >= PATH_MAX) continue;
-        if (snprintf(child_rel, sizeof child_rel, "%s%s%s", rel, *rel ? "/" : "", de->d_name) >=
-            PATH_MAX)
-            continue;
+        if (!child_paths(abs, rel, de->d_name, child_abs, child_rel)) continue;
         visit_entry(w, child_abs, child_rel, de->d_name, depth);
     }
     closedir(d);

@@ -6,16 +6,13 @@
  * is the profile's status (error, partial when some events were read),
  * not an error of the run.
  */
-#define _GNU_SOURCE /* O_CLOEXEC, posix_fadvise */
 #include "index_file.h"
 #include "../store/index_db.h"
 #include "ingest.h"
 #include "readers/readers.h"
 
-#include <fcntl.h>
 #include <stdio.h>
 #include <time.h>
-#include <unistd.h>
 
 static int set_status(sqlite3 *db, int64_t id, const char *status, const char *error, int partial,
                       double seconds, xpv_err *err)
@@ -115,9 +112,5 @@ void xpv_indexer_report(const xpv_index_options *o, xpv_index_progress *p, const
 void xpv_indexer_read_ahead(const xpv_found *f)
 {
     int64_t n = f->size < XPV_READ_AHEAD_BYTES ? f->size : XPV_READ_AHEAD_BYTES;
-    if (n <= 0) return; /* a length of 0 would mean the whole file */
-    int fd = open(f->abs_path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-    if (fd < 0) return;
-    (void)posix_fadvise(fd, 0, (off_t)n, POSIX_FADV_WILLNEED); /* a hint: nothing to report */
-    close(fd);
+    if (n > 0) xpv_read_ahead(f->abs_path, n); /* an empty file may have grown since */
 }
